@@ -1,0 +1,1 @@
+"""IPython magics that compile and explain kernels from notebook cells."""

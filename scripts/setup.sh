@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Set up a qdlab development environment. Safe to run again: each step is skipped when already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '[setup] %s\n' "$*"; }
+
+PYTHON="${PYTHON:-python3}"
+missing=()
+[ -x .venv/bin/python ] || "$PYTHON" -c "import ensurepip, venv" 2>/dev/null || missing+=(python3-venv)
+command -v dot >/dev/null 2>&1 || missing+=(graphviz)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+if [ ${#missing[@]} -eq 0 ]; then
+    say "system packages present (dot, chromium, python3 venv)"
+elif [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+    say "not root or no apt-get: skipping system packages (${missing[*]});" \
+        "graph rendering and browser tests will be skipped"
+else
+    say "apt-get install ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+    say "creating .venv with $("$PYTHON" --version)"
+    "$PYTHON" -m venv .venv
+else
+    say ".venv exists"
+fi
+
+say "pip install -e '.[dev]'"
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]' </dev/null
+say "done: run tests with .venv/bin/python -m pytest -q"
