@@ -1,0 +1,276 @@
+"""Binary cache for compiled constructs, so an unchanged loop is loaded in milliseconds, not rebuilt.
+
+The compiler asks this cache for a construct's payload (object file plus metadata, opaque here) by content key
+before compiling it. Two tiers: a bounded in-process LRU dict, and one file per key on disk, shared by all of a
+user's processes. A disk entry is never trusted blindly: its header (magic, format version, qdlab version, key,
+length) and a SHA-256 over key and payload are checked, and a file that fails is deleted and counts as a miss.
+Entries are written to a temporary name and renamed into place, so other processes see a whole entry or none. A
+directory another user owns or can write to is not read, and a write error (read-only, disk full) turns the disk
+tier off for the process: the compiler then compiles, which is always correct.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import logging
+import os
+import re
+import struct
+import tempfile
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import platformdirs
+
+log = logging.getLogger("qdlab")
+
+MAGIC = b"QDLABOBJ"
+FORMAT_VERSION = 1
+_PREFIX = struct.Struct("<8sHH")  # magic, format version, length of the qdlab version string
+_FIELDS = struct.Struct("<64sQ32s")  # key, payload length, sha256(key + payload)
+_KEY = re.compile(r"[0-9a-f]{64}")
+_SUFFIX = ".qdo"
+
+
+try:
+    QDLAB_VERSION = metadata.version("qdlab")
+except metadata.PackageNotFoundError:
+    QDLAB_VERSION = "0+unknown"
+
+
+def _current_uid() -> int:
+    return os.getuid()
+
+
+def default_cache_dir() -> Path:
+    """`QDLAB_CACHE_DIR` if set, else the per-user cache directory for qdlab."""
+    env = os.environ.get("QDLAB_CACHE_DIR")
+    return Path(env) if env else Path(platformdirs.user_cache_dir("qdlab"))
+
+
+def encode_entry(key: str, payload: bytes) -> bytes:
+    """The bytes of a disk entry for `key` holding `payload`."""
+    version = QDLAB_VERSION.encode()
+    digest = hashlib.sha256(key.encode() + payload).digest()
+    return (
+        _PREFIX.pack(MAGIC, FORMAT_VERSION, len(version))
+        + version
+        + _FIELDS.pack(key.encode(), len(payload), digest)
+        + payload
+    )
+
+
+def decode_entry(key: str, data: bytes) -> bytes:
+    """The payload stored in `data`; raises ValueError saying which check failed."""
+    if len(data) < _PREFIX.size:
+        raise ValueError(f"truncated header ({len(data)} bytes)")
+    magic, fmt, version_len = _PREFIX.unpack_from(data)
+    if magic != MAGIC:
+        raise ValueError("bad magic")
+    if fmt != FORMAT_VERSION:
+        raise ValueError(f"format version {fmt}, expected {FORMAT_VERSION}")
+    start = _PREFIX.size + version_len
+    if len(data) < start + _FIELDS.size:
+        raise ValueError("truncated header")
+    version = data[_PREFIX.size : start].decode(errors="replace")
+    if version != QDLAB_VERSION:
+        raise ValueError(f"written by qdlab {version}, this is {QDLAB_VERSION}")
+    stored_key, length, digest = _FIELDS.unpack_from(data, start)
+    if stored_key != key.encode():
+        raise ValueError("entry holds a different key")
+    payload = data[start + _FIELDS.size :]
+    if len(payload) != length:
+        raise ValueError(f"payload is {len(payload)} bytes, header says {length}")
+    if hashlib.sha256(stored_key + payload).digest() != digest:
+        raise ValueError("checksum mismatch")
+    return payload
+
+
+@dataclass
+class CacheStats:
+    entries: int
+    """Entries in the disk tier, or in memory when the disk tier is off."""
+    bytes: int
+    """Total size of those entries, headers included on disk."""
+    hits: int
+    misses: int
+    evictions: int
+    """Entries dropped to stay under the size limit (disk tier, or memory when the disk is off)."""
+    directory: str | None
+    """The cache directory; None when the cache was made memory-only."""
+    disk_enabled: bool
+
+
+class BinaryCache:
+    """Key (64-hex SHA-256) to payload bytes, in memory and on disk."""
+
+    def __init__(
+        self, directory: str | os.PathLike | None, *, disk: bool = True, max_size_mb: float = 1024.0
+    ) -> None:
+        self._root = Path(directory) if directory is not None else default_cache_dir()
+        self._dir = self._root / f"v{FORMAT_VERSION}"
+        self._configured_disk = disk
+        self._disk = disk
+        self._max_bytes = int(max_size_mb * 1024 * 1024)
+        self._memory: OrderedDict[str, bytes] = OrderedDict()
+        self._memory_bytes = 0
+        self._disk_bytes = 0
+        self._hits = self._misses = self._evictions = 0
+        self._lock = threading.Lock()
+        if self._disk:
+            self._open_directory()
+
+    def get(self, key: str) -> bytes | None:
+        _check_key(key)
+        with self._lock:
+            payload = self._memory.get(key)
+            if payload is not None:
+                self._memory.move_to_end(key)
+            elif self._disk and (payload := self._read(key)) is not None:
+                self._remember(key, payload)
+            self._hits += payload is not None
+            self._misses += payload is None
+            return payload
+
+    def put(self, key: str, payload: bytes) -> None:
+        _check_key(key)
+        with self._lock:
+            self._remember(key, bytes(payload))
+            if self._disk:
+                self._write(key, payload)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._memory.clear()
+            self._memory_bytes = 0
+            if self._disk:
+                for path, _, _ in self._scan():
+                    path.unlink(missing_ok=True)
+                self._disk_bytes = 0
+
+    def stats(self) -> CacheStats:
+        with self._lock:
+            if self._disk:
+                files = self._scan()
+                entries, size = len(files), sum(s for _, s, _ in files)
+            else:
+                entries, size = len(self._memory), self._memory_bytes
+            return CacheStats(
+                entries=entries,
+                bytes=size,
+                hits=self._hits,
+                misses=self._misses,
+                evictions=self._evictions,
+                directory=str(self._root) if self._configured_disk else None,
+                disk_enabled=self._disk,
+            )
+
+    def _open_directory(self) -> None:
+        try:
+            self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self._dir.mkdir(mode=0o700, exist_ok=True)
+        except OSError as e:
+            self._disable_disk(f"cannot create it ({e.strerror})")
+            return
+        for path in (self._root, self._dir):
+            st = path.stat()
+            if st.st_uid != _current_uid():
+                self._disable_disk(f"{path} is owned by uid {st.st_uid}, not by this user")
+                return
+            if st.st_mode & 0o022:
+                self._disable_disk(
+                    f"{path} is writable by other users (mode {st.st_mode & 0o777:o})"
+                )
+                return
+        self._disk_bytes = sum(s for _, s, _ in self._scan())
+
+    def _disable_disk(self, reason: str) -> None:
+        if self._disk:
+            self._disk = False
+            log.warning("qdlab cache: not using %s: %s; caching in memory only", self._root, reason)
+
+    def _path(self, key: str) -> Path:
+        return self._dir / key[:2] / (key + _SUFFIX)
+
+    def _remember(self, key: str, payload: bytes) -> None:
+        self._memory_bytes -= len(self._memory.pop(key, b""))
+        self._memory[key] = payload
+        self._memory_bytes += len(payload)
+        while self._memory_bytes > self._max_bytes and self._memory:
+            _, dropped = self._memory.popitem(last=False)
+            self._memory_bytes -= len(dropped)
+            if not self._disk:
+                self._evictions += 1
+
+    def _read(self, key: str) -> bytes | None:
+        path = self._path(key)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            self._disable_disk(f"cannot read {path.name} ({e.strerror})")
+            return None
+        try:
+            payload = decode_entry(key, data)
+        except ValueError as e:
+            log.warning("qdlab cache: deleting bad entry %s: %s", path, e)
+            path.unlink(missing_ok=True)
+            return None
+        with contextlib.suppress(OSError):  # evicted by another process meanwhile
+            os.utime(path)
+        return payload
+
+    def _write(self, key: str, payload: bytes) -> None:
+        path = self._path(key)
+        data = encode_entry(key, payload)
+        tmp = None
+        try:
+            path.parent.mkdir(mode=0o700, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+            tmp = None
+        except OSError as e:
+            reason = "disk full" if e.errno == errno.ENOSPC else e.strerror or str(e)
+            self._disable_disk(f"cannot write {path.name} ({reason})")
+            return
+        finally:
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
+        self._disk_bytes += len(data)
+        if self._disk_bytes > self._max_bytes:
+            self._evict()
+
+    def _evict(self) -> None:
+        files = sorted(self._scan(), key=lambda f: f[2])
+        total = sum(s for _, s, _ in files)
+        for path, size, _ in files:
+            if total <= self._max_bytes:
+                break
+            path.unlink(missing_ok=True)
+            total -= size
+            self._evictions += 1
+        self._disk_bytes = total
+
+    def _scan(self) -> list[tuple[Path, int, int]]:
+        """(path, size, mtime_ns) of every complete entry on disk. Shard folders are never removed."""
+        found = []
+        for path in self._dir.glob(f"*/*{_SUFFIX}"):
+            try:
+                st = path.stat()
+            except OSError:
+                continue  # evicted by another process since the listing
+            found.append((path, st.st_size, st.st_mtime_ns))
+        return found
+
+
+def _check_key(key: str) -> None:
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
+        raise ValueError(f"cache key must be 64 lowercase hex digits, got {key!r}")
