@@ -1,0 +1,45 @@
+"""qdlab: Quadrants-style kernels compiled per top-level construct, cached per construct, explained in notebooks.
+
+    import qdlab as qd
+    qd.init(arch=qd.cpu)
+
+    @qd.kernel
+    def saxpy(a: qd.f32, x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            y[i] = a * x[i] + y[i]
+"""
+
+from __future__ import annotations
+
+from . import math
+from .compiler.errors import QdError, QdRuntimeError, QdSyntaxError, QdTypeError
+from .compiler.types import (f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64)
+from .kernel import Kernel, kernel, func
+from .lang import BUILTINS, Template, static, stream_parallel, template, types
+from .ndarray import Ndarray, ndarray
+from .api import (Arch, cache_stats, clear_cache, compile_ptx, cpu, cuda, explain, gpu, init, reset, sync, x64,
+                  arm64)
+
+__version__ = "0.1.0"
+
+int8, int16, int32, int64 = i8, i16, i32, i64
+uint8, uint16, uint32, uint64 = u8, u16, u32, u64
+float16, float32, float64 = f16, f32, f64
+
+globals().update(BUILTINS)
+
+__all__ = ["Arch", "Kernel", "Ndarray", "QdError", "QdRuntimeError", "QdSyntaxError", "QdTypeError", "Template",
+           "cache_stats", "clear_cache", "compile_ptx", "cpu", "cuda", "explain", "f16", "f32", "f64", "func", "gpu",
+           "i8", "i16", "i32", "i64", "init", "kernel", "math", "ndarray", "reset", "static", "stream_parallel",
+           "sync", "template", "types", "u1", "u8", "u16", "u32", "u64", "x64", "arm64", *BUILTINS]
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """`%load_ext qdlab`: registers the `%%qdkernel` and `%qdlab` magics."""
+    from .magics import load_ipython_extension as load
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: object) -> None:
+    from .magics import unload_ipython_extension as unload
+    unload(ipython)

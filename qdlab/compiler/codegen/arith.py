@@ -1,0 +1,207 @@
+"""Scalar arithmetic with the kernel language's semantics, as LLVM instructions.
+
+Integer division and remainder never trap: a zero divisor gives 0 and `INT_MIN // -1` wraps, so no input can
+crash the process with SIGFPE. `//` floors and `%` takes the divisor's sign, as in Python; `qd.raw_div` and
+`qd.raw_mod` give the C results. No fast-math flags are set: the split and whole-kernel paths must agree to
+the bit, so the optimiser may not reassociate or contract floating-point arithmetic.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from llvmlite import ir as ll
+
+from ..types import DType
+
+if TYPE_CHECKING:
+    from .llvm import TaskEmitter
+
+CMP_INT = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+CMP_FLOAT = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+
+
+def _fname(base: str, t: DType) -> str:
+    return f"llvm.{base}.f{t.bits}"
+
+
+def binop(em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Value:
+    b = em.b
+    from .llvm import lltype
+    ty = lltype(t)
+    if t.is_float:
+        simple = {"add": b.fadd, "sub": b.fsub, "mul": b.fmul, "truediv": b.fdiv, "rawdiv": b.fdiv,
+                  "rawmod": b.frem}
+        if op in simple:
+            return simple[op](a, c)
+        if op == "floordiv":
+            return b.call(em.intrinsic(_fname("floor", t), ty, [ty]), [b.fdiv(a, c)])
+        if op == "mod":
+            r = b.frem(a, c)
+            fix = b.and_(b.fcmp_ordered("!=", r, ll.Constant(ty, 0.0)),
+                         b.xor(b.fcmp_ordered("<", r, ll.Constant(ty, 0.0)),
+                               b.fcmp_ordered("<", c, ll.Constant(ty, 0.0))))
+            return b.select(fix, b.fadd(r, c), r)
+        if op in ("min", "max"):
+            return b.call(em.intrinsic(_fname("minnum" if op == "min" else "maxnum", t), ty, [ty, ty]), [a, c])
+        if op == "pow":
+            return b.call(em.intrinsic(_fname("pow", t), ty, [ty, ty]), [a, c])
+        if op == "atan2":
+            return b.call(em.intrinsic("atan2f" if t.bits == 32 else "atan2", ty, [ty, ty]), [a, c])
+        raise NotImplementedError(op)
+    signed = t.is_signed
+    simple_i = {"add": b.add, "sub": b.sub, "mul": b.mul, "and": b.and_, "or": b.or_, "xor": b.xor}
+    if op in simple_i:
+        return simple_i[op](a, c)
+    if op in ("shl", "shr"):
+        amount = b.and_(c, ll.Constant(ty, t.bits - 1)) if t.bits > 1 else c
+        if op == "shl":
+            return b.shl(a, amount)
+        return b.ashr(a, amount) if signed else b.lshr(a, amount)
+    if op in ("min", "max"):
+        pred = "<" if op == "min" else ">"
+        cmp = b.icmp_signed(pred, a, c) if signed else b.icmp_unsigned(pred, a, c)
+        return b.select(cmp, a, c)
+    zero, one = ll.Constant(ty, 0), ll.Constant(ty, 1)
+    if op in ("floordiv", "mod", "rawdiv", "rawmod"):
+        is_zero = b.icmp_unsigned("==", c, zero)
+        if signed:
+            minus_one = b.icmp_signed("==", c, ll.Constant(ty, -1))
+            safe = b.select(b.or_(is_zero, minus_one), one, c)
+            q = b.sdiv(a, safe)
+            r = b.srem(a, safe)
+            if op in ("floordiv", "mod"):
+                adjust = b.and_(b.icmp_signed("!=", r, zero),
+                                b.xor(b.icmp_signed("<", r, zero), b.icmp_signed("<", c, zero)))
+                q = b.select(adjust, b.sub(q, one), q)
+                r = b.select(adjust, b.add(r, c), r)
+            q = b.select(minus_one, b.sub(zero, a), q)
+            r = b.select(minus_one, zero, r)
+        else:
+            safe = b.select(is_zero, one, c)
+            q, r = b.udiv(a, safe), b.urem(a, safe)
+        result = q if op in ("floordiv", "rawdiv") else r
+        return b.select(is_zero, zero, result)
+    if op == "pow":
+        return _int_pow(em, a, c, t)
+    raise NotImplementedError(op)
+
+
+def _int_pow(em: TaskEmitter, base: ll.Value, exp: ll.Value, t: DType) -> ll.Value:
+    """Exponentiation by squaring; a negative exponent gives 0 (1 for base 1, ±1 for base -1)."""
+    from .llvm import lltype
+    b = em.b
+    ty = lltype(t)
+    res = em.alloca_entry(ty, "pow.res")
+    bb = em.alloca_entry(ty, "pow.base")
+    ee = em.alloca_entry(ty, "pow.exp")
+    b.store(ll.Constant(ty, 1), res)
+    b.store(base, bb)
+    b.store(exp, ee)
+    cond = em.fn.append_basic_block("pow.cond")
+    body = em.fn.append_basic_block("pow.body")
+    done = em.fn.append_basic_block("pow.done")
+    b.branch(cond)
+    b.position_at_end(cond)
+    e = b.load(ee)
+    positive = b.icmp_signed(">", e, ll.Constant(ty, 0)) if t.is_signed else \
+        b.icmp_unsigned(">", e, ll.Constant(ty, 0))
+    b.cbranch(positive, body, done)
+    b.position_at_end(body)
+    odd = b.trunc(e, ll.IntType(1)) if t.bits > 1 else e
+    r = b.load(res)
+    x = b.load(bb)
+    b.store(b.select(odd, b.mul(r, x), r), res)
+    b.store(b.mul(x, x), bb)
+    b.store(b.lshr(e, ll.Constant(ty, 1)), ee)
+    b.branch(cond)
+    b.position_at_end(done)
+    out = b.load(res)
+    if t.is_signed:
+        neg = b.icmp_signed("<", exp, ll.Constant(ty, 0))
+        is_one = b.icmp_signed("==", base, ll.Constant(ty, 1))
+        is_m1 = b.icmp_signed("==", base, ll.Constant(ty, -1))
+        odd_exp = b.trunc(exp, ll.IntType(1))
+        neg_val = b.select(is_one, ll.Constant(ty, 1),
+                           b.select(is_m1, b.select(odd_exp, ll.Constant(ty, -1), ll.Constant(ty, 1)),
+                                    ll.Constant(ty, 0)))
+        out = b.select(neg, neg_val, out)
+    return out
+
+
+def compare(em: TaskEmitter, pred: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Value:
+    b = em.b
+    if t.is_float:
+        if pred == "ne":
+            return b.fcmp_unordered("!=", a, c)
+        return b.fcmp_ordered(CMP_FLOAT[pred], a, c)
+    if t.is_signed:
+        return b.icmp_signed(CMP_INT[pred], a, c)
+    return b.icmp_unsigned(CMP_INT[pred], a, c)
+
+
+def cast(em: TaskEmitter, v: ll.Value, src: DType, dst: DType) -> ll.Value:
+    from .llvm import lltype
+    b = em.b
+    to = lltype(dst)
+    if src == dst:
+        return v
+    if dst.name == "u1":
+        if src.is_float:
+            return b.fcmp_unordered("!=", v, ll.Constant(lltype(src), 0.0))
+        return b.icmp_unsigned("!=", v, ll.Constant(lltype(src), 0))
+    if src.is_float and dst.is_float:
+        return b.fpext(v, to) if dst.bits > src.bits else b.fptrunc(v, to)
+    if src.is_float:
+        sat = "llvm.fptosi.sat" if dst.is_signed else "llvm.fptoui.sat"
+        fn = em.intrinsic(f"{sat}.i{dst.bits}.f{src.bits}", to, [lltype(src)])
+        return b.call(fn, [v])
+    if dst.is_float:
+        return b.sitofp(v, to) if src.is_signed else b.uitofp(v, to)
+    if dst.bits < src.bits:
+        return b.trunc(v, to)
+    if dst.bits > src.bits:
+        return b.sext(v, to) if src.is_signed else b.zext(v, to)
+    return v
+
+
+def unary(em: TaskEmitter, fn: str, v: ll.Value, t: DType, out: DType) -> ll.Value:
+    from .llvm import lltype
+    b = em.b
+    ty = lltype(t)
+    if fn == "neg":
+        return b.fneg(v) if t.is_float else b.sub(ll.Constant(ty, 0), v)
+    if fn == "bitnot":
+        return b.xor(v, ll.Constant(ty, -1))
+    if not t.is_float:
+        if fn == "abs":
+            return b.select(b.icmp_signed("<", v, ll.Constant(ty, 0)), b.sub(ll.Constant(ty, 0), v), v) \
+                if t.is_signed else v
+        if fn == "sign":
+            pos = b.zext(b.icmp_signed(">", v, ll.Constant(ty, 0)), ty)
+            neg = b.zext(b.icmp_signed("<", v, ll.Constant(ty, 0)), ty)
+            return b.sub(pos, neg)
+        if fn == "fract":
+            return ll.Constant(ty, 0)
+        raise NotImplementedError(fn)
+    if fn == "isnan":
+        return b.fcmp_unordered("uno", v, v)
+    if fn == "isinf":
+        fabs = b.call(em.intrinsic(_fname("fabs", t), ty, [ty]), [v])
+        return b.fcmp_ordered("==", fabs, ll.Constant(ty, float("inf")))
+    intrinsics = {"sqrt": "sqrt", "sin": "sin", "cos": "cos", "exp": "exp", "log": "log", "floor": "floor",
+                  "ceil": "ceil", "round": "round", "abs": "fabs", "log2": "log2", "exp2": "exp2"}
+    if fn in intrinsics:
+        return b.call(em.intrinsic(_fname(intrinsics[fn], t), ty, [ty]), [v])
+    if fn in ("tan", "tanh", "asin", "acos"):
+        name = fn + ("f" if t.bits == 32 else "")
+        return b.call(em.intrinsic(name, ty, [ty]), [v])
+    if fn == "rsqrt":
+        return b.fdiv(ll.Constant(ty, 1.0), b.call(em.intrinsic(_fname("sqrt", t), ty, [ty]), [v]))
+    if fn == "sign":
+        one, zero = ll.Constant(ty, 1.0), ll.Constant(ty, 0.0)
+        pos = b.select(b.fcmp_ordered(">", v, zero), one, zero)
+        return b.fsub(pos, b.select(b.fcmp_ordered("<", v, zero), one, zero))
+    if fn == "fract":
+        return b.fsub(v, b.call(em.intrinsic(_fname("floor", t), ty, [ty]), [v]))
+    raise NotImplementedError(fn)

@@ -1,0 +1,279 @@
+"""The op table of the LLVM emitter: one short function per IR op class."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir as ll
+
+from .. import ir
+from ..offload import HDR_CODE, HDR_EXTENT, HDR_INDEX, HDR_MSG, HDR_PRINT, HDR_RNG, RET_OFFSET
+from ..types import DType
+from . import arith
+from .llvm import ERR_ASSERT, ERR_BOUNDS, I32, I64, PRINT_TYPE, TaskEmitter, lltype
+
+_C1, _C2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+
+
+def _const(em: TaskEmitter, op: ir.Op) -> ll.Value:
+    return ll.Constant(lltype(op.result.type), op.attrs["value"])  # type: ignore[union-attr]
+
+
+def _args_word(em: TaskEmitter, word: int, name: str = "") -> ll.Value:
+    return em.b.load(em.word(em.args_ptr, 8 * word, I64), name=name)
+
+
+def _arg(em: TaskEmitter, op: ir.Op) -> ll.Value | None:
+    t = op.result.type  # type: ignore[union-attr]
+    if isinstance(t, DType):
+        return em.from_word(_args_word(em, em.layout[op.attrs["index"]], op.result.name), t)  # type: ignore
+    return None  # arrays are read through their words when indexed
+
+
+def _shape(em: TaskEmitter, op: ir.Op) -> ll.Value:
+    arr = op.operands[0]
+    w = em.layout[arr.owner.attrs["index"]] + 2 + op.attrs["axis"]  # type: ignore[union-attr]
+    return em.b.trunc(_args_word(em, w), I32, name=op.result.name)  # type: ignore[union-attr]
+
+
+def _binop(em: TaskEmitter, op: ir.Op) -> ll.Value:
+    a, c = (em.get(v) for v in op.operands)
+    return arith.binop(em, op.attrs["op"], a, c, op.result.type)  # type: ignore[arg-type, union-attr]
+
+
+def _cmp(em: TaskEmitter, op: ir.Op) -> ll.Value:
+    a, c = (em.get(v) for v in op.operands)
+    return arith.compare(em, op.attrs["pred"], a, c, op.operands[0].type)  # type: ignore[arg-type]
+
+
+def _unary(em: TaskEmitter, op: ir.Op) -> ll.Value:
+    return arith.unary(em, op.attrs["fn"], em.get(op.operands[0]), op.operands[0].type,  # type: ignore
+                       op.result.type)  # type: ignore[union-attr]
+
+
+def _cast(em: TaskEmitter, op: ir.Op) -> ll.Value:
+    v = em.get(op.operands[0])
+    if op.attrs.get("bitcast"):
+        return em.b.bitcast(v, lltype(op.result.type))  # type: ignore[union-attr, arg-type]
+    return arith.cast(em, v, op.operands[0].type, op.result.type)  # type: ignore[arg-type, union-attr]
+
+
+def _select(em: TaskEmitter, op: ir.Op) -> ll.Value:
+    c, a, b = (em.get(v) for v in op.operands)
+    return em.b.select(c, a, b)
+
+
+def _alloca(em: TaskEmitter, op: ir.Op) -> None:
+    em.local_ptr(op.result)  # type: ignore[arg-type]
+
+
+def _local_load(em: TaskEmitter, op: ir.Op) -> ll.Value:
+    return em.b.load(em.local_ptr(op.operands[0]), name=op.result.name)  # type: ignore[union-attr]
+
+
+def _local_store(em: TaskEmitter, op: ir.Op) -> None:
+    em.b.store(em.get(op.operands[1]), em.local_ptr(op.operands[0]))
+
+
+def _local_atomic(em: TaskEmitter, op: ir.Op) -> None:
+    ref, value = op.operands
+    dtype: DType = ref.type.dtype  # type: ignore[union-attr]
+    v = em.get(value)
+    name = op.attrs["op"]
+    if ref in em.reduce_acc:
+        acc = em.reduce_acc[ref]
+        if name == "sub":
+            name, v = "add", arith.unary(em, "neg", v, dtype, dtype)
+        em.b.store(arith.binop(em, name, em.b.load(acc), v, dtype), acc)
+        return
+    _rmw(em, name, em.local_ptr(ref), v, dtype)
+
+
+def _rmw(em: TaskEmitter, name: str, ptr: ll.Value, v: ll.Value, dtype: DType) -> ll.Value:
+    if name == "mul":
+        return _cas_loop(em, ptr, v, dtype)
+    if dtype.is_float:
+        op = {"add": "fadd", "sub": "fsub", "min": "fmin", "max": "fmax", "xchg": "xchg"}[name]
+    elif name in ("min", "max") and not dtype.is_signed:
+        op = "u" + name
+    else:
+        op = name
+    return em.b.atomic_rmw(op, ptr, v, "monotonic")
+
+
+def _cas_loop(em: TaskEmitter, ptr: ll.Value, v: ll.Value, dtype: DType) -> ll.Value:
+    b = em.b
+    ity = ll.IntType(max(8, dtype.bits))
+    iptr = b.bitcast(ptr, ity.as_pointer())
+    loop = em.fn.append_basic_block("cas")
+    done = em.fn.append_basic_block("cas.done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    old_bits = b.load_atomic(iptr, "monotonic", dtype.nbytes)
+    old = b.bitcast(old_bits, lltype(dtype)) if dtype.is_float else old_bits
+    new = arith.binop(em, "mul", old, v, dtype)
+    new_bits = b.bitcast(new, ity) if dtype.is_float else new
+    pair = b.cmpxchg(iptr, old_bits, new_bits, "monotonic", "monotonic")
+    b.cbranch(b.extract_value(pair, 1), done, loop)
+    b.position_at_end(done)
+    return old
+
+
+def _address(em: TaskEmitter, op: ir.Op) -> ll.Value:
+    b = em.b
+    arr = op.operands[0]
+    at = arr.type
+    base_word = em.layout[arr.owner.attrs["index"]]  # type: ignore[union-attr]
+    data = _args_word(em, base_word + (1 if op.attrs.get("grad") else 0), f"{arr.name}.data")
+    ptr = b.inttoptr(data, lltype(at.dtype).as_pointer())  # type: ignore[union-attr]
+    lin: ll.Value = ll.Constant(I64, 0)
+    for d, idx in enumerate(op.operands[1:1 + at.ndim]):  # type: ignore[union-attr]
+        extent = _args_word(em, base_word + 2 + d, f"{arr.name}.shape{d}")
+        i = b.sext(em.get(idx), I64)
+        if at.boundary == "clamp":  # type: ignore[union-attr]
+            top = b.sub(extent, ll.Constant(I64, 1))
+            i = b.select(b.icmp_signed(">", i, top), top, i)
+            i = b.select(b.icmp_signed("<", i, ll.Constant(I64, 0)), ll.Constant(I64, 0), i)
+        elif em.debug:
+            bad = b.icmp_unsigned(">=", i, extent)
+            with b.if_then(bad, likely=False):
+                _fail(em, op, ERR_BOUNDS, i, extent)
+        lin = b.add(b.mul(lin, extent), i) if d else i
+    return b.gep(ptr, [lin])
+
+
+def _fail(em: TaskEmitter, op: ir.Op, code: int, index: ll.Value | None = None,
+          extent: ll.Value | None = None) -> None:
+    b = em.b
+    b.store(ll.Constant(I64, code), em.word(em.tmp, HDR_CODE, I64))
+    b.store(ll.Constant(I64, em.messages.index(op)), em.word(em.tmp, HDR_MSG, I64))
+    if index is not None:
+        b.store(index, em.word(em.tmp, HDR_INDEX, I64))
+        b.store(extent, em.word(em.tmp, HDR_EXTENT, I64))
+    b.ret(ll.Constant(I64, 1))
+
+
+def _load(em: TaskEmitter, op: ir.Op) -> ll.Value:
+    return em.b.load(_address(em, op), name=op.result.name)  # type: ignore[union-attr]
+
+
+def _volatile_load(em: TaskEmitter, op: ir.Op) -> ll.Value:
+    """An atomic load: LLVM never merges, hoists or removes it, which is what `qd.volatile_load` promises."""
+    nbytes = op.result.type.nbytes  # type: ignore[union-attr]
+    return em.b.load_atomic(_address(em, op), "monotonic", nbytes, name=op.result.name)  # type: ignore
+
+
+def _store(em: TaskEmitter, op: ir.Op) -> None:
+    ptr = _address(em, op)
+    em.b.store(em.get(op.operands[-1]), ptr)
+
+
+def _atomic(em: TaskEmitter, op: ir.Op) -> ll.Value:
+    ptr = _address(em, op)
+    return _rmw(em, op.attrs["op"], ptr, em.get(op.operands[-1]), op.result.type)  # type: ignore[arg-type, union-attr]
+
+
+def _mix(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
+    x = b.xor(x, b.lshr(x, ll.Constant(I64, 30)))
+    x = b.mul(x, ll.Constant(I64, _C1))
+    x = b.xor(x, b.lshr(x, ll.Constant(I64, 27)))
+    x = b.mul(x, ll.Constant(I64, _C2))
+    return b.xor(x, b.lshr(x, ll.Constant(I64, 31)))
+
+
+def _random(em: TaskEmitter, op: ir.Op) -> ll.Value:
+    """Counter-based: hash(launch key, draw site, parallel iteration, draw count in this iteration)."""
+    b = em.b
+    key = b.load(em.word(em.tmp, HDR_RNG, I64))
+    count = b.load(em.rng_counter)
+    b.store(b.add(count, ll.Constant(I64, 1)), em.rng_counter)
+    h = _mix(b, b.xor(key, ll.Constant(I64, (op.attrs["site"] * _C2) & (2**64 - 1))))
+    h = _mix(b, b.add(h, em.iter_index))
+    h = _mix(b, b.add(h, count))
+    t: DType = op.result.type  # type: ignore[assignment, union-attr]
+    if t.is_float:
+        bits = 24 if t.bits == 32 else 53
+        mant = b.lshr(h, ll.Constant(I64, 64 - bits))
+        return b.fmul(b.uitofp(mant, lltype(t)), ll.Constant(lltype(t), 2.0 ** -bits))
+    return b.trunc(h, lltype(t)) if t.bits < 64 else h
+
+
+def _print(em: TaskEmitter, op: ir.Op) -> None:
+    b = em.b
+    types = [v.type for v in op.operands]
+    fmt = "\x1f".join(("s" + p) if p is not None else "v" + str(types.pop(0)) for p in op.attrs["parts"])
+    n = len(op.operands)
+    buf = em.alloca_entry(ll.ArrayType(I64, max(1, n)), "print.args")
+    for k, v in enumerate(op.operands):
+        x = em.get(v)
+        t: DType = v.type  # type: ignore[assignment]
+        if t.is_float:
+            word = b.bitcast(b.fpext(x, ll.DoubleType()) if t.bits == 32 else x, I64)
+        else:
+            word = em.to_word(x, t)
+        b.store(word, b.gep(buf, [ll.Constant(I32, 0), ll.Constant(I32, k)]))
+    cb = b.inttoptr(b.load(em.word(em.tmp, HDR_PRINT, I64)), PRINT_TYPE.as_pointer())
+    b.call(cb, [em.cstring(fmt), b.bitcast(buf, I64.as_pointer()), ll.Constant(I64, n)])
+
+
+def _assert(em: TaskEmitter, op: ir.Op) -> None:
+    with em.b.if_then(em.b.not_(em.get(op.operands[0])), likely=False):
+        _fail(em, op, ERR_ASSERT)
+
+
+def _return(em: TaskEmitter, op: ir.Op) -> None:
+    for k, v in enumerate(op.operands):
+        em.b.store(em.to_word(em.get(v), v.type), em.word(em.tmp, RET_OFFSET + 8 * k, I64))  # type: ignore
+
+
+def _for(em: TaskEmitter, op: ir.Op) -> None:
+    lo = em.b.sext(em.get(op.operands[0]), I64)
+    hi = em.b.sext(em.get(op.operands[1]), I64)
+    em.range_loop(op.regions[0].args[0], lo, hi, lambda: em.block(op.regions[0]))
+
+
+def _if(em: TaskEmitter, op: ir.Op) -> None:
+    then, other = op.regions
+    if not other.ops:
+        with em.b.if_then(em.get(op.operands[0])):
+            em.block(then)
+        return
+    with em.b.if_else(em.get(op.operands[0])) as (t, o):
+        with t:
+            em.block(then)
+        with o:
+            em.block(other)
+
+
+def _loop(em: TaskEmitter, op: ir.Op) -> None:
+    b = em.b
+    head = em.fn.append_basic_block("while")
+    done = em.fn.append_basic_block("while.done")
+    b.branch(head)
+    b.position_at_end(head)
+    em.loops.append((head, done))
+    em.block(op.regions[0])
+    em.loops.pop()
+    if not em.terminated():
+        b.branch(head)
+    b.position_at_end(done)
+
+
+def _break(em: TaskEmitter, op: ir.Op) -> None:
+    em.b.branch(em.loops[-1][1])
+
+
+def _continue(em: TaskEmitter, op: ir.Op) -> None:
+    em.b.branch(em.loops[-1][0])
+
+
+EMITTERS: dict[type[ir.Op], Callable[[TaskEmitter, ir.Op], ll.Value | None]] = {
+    ir.Const: _const, ir.Arg: _arg, ir.Shape: _shape, ir.BinOp: _binop, ir.Cmp: _cmp, ir.Unary: _unary,
+    ir.Cast: _cast, ir.Select: _select, ir.Alloca: _alloca, ir.LocalLoad: _local_load,
+    ir.LocalStore: _local_store, ir.LocalAtomic: _local_atomic, ir.Load: _load,
+    ir.VolatileLoad: _volatile_load, ir.Store: _store, ir.Atomic: _atomic, ir.Random: _random,
+    ir.Print: _print, ir.Assert: _assert, ir.Return: _return, ir.For: _for, ir.If: _if, ir.Loop: _loop,
+    ir.Break: _break, ir.Continue: _continue,
+}
+
+

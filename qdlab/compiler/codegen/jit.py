@@ -1,0 +1,77 @@
+"""LLVM IR text to native object code, and object code to callable addresses.
+
+Kept apart from `llvm.py` so a run whose constructs are all cache hits only loads objects: it never builds or
+optimises LLVM IR. One MCJIT engine lives per process (engines own their target machine; sharing one crashes),
+and every object is added to it once.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import cache
+
+import llvmlite.binding as llvm
+
+_lock = threading.Lock()
+
+
+@cache
+def _init() -> None:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+
+
+@cache
+def host() -> tuple[str, str, str]:
+    """(triple, cpu name, cpu features): part of every cache key, since objects use the host's features."""
+    _init()
+    return llvm.get_process_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
+def target_machine(opt: int) -> llvm.TargetMachine:
+    triple, cpu, features = host()
+    target = llvm.Target.from_triple(triple)
+    return target.create_target_machine(cpu=cpu, features=features, opt=opt, reloc="static",
+                                        codemodel="jitdefault")
+
+
+@cache
+def _tm(opt: int) -> llvm.TargetMachine:
+    return target_machine(opt)
+
+
+def data_layout() -> str:
+    return str(_tm(3).target_data)
+
+
+def optimize(llvm_ir: str, opt: int) -> llvm.ModuleRef:
+    mod = llvm.parse_assembly(llvm_ir)
+    mod.verify()
+    if opt > 0:
+        pto = llvm.create_pipeline_tuning_options(speed_level=opt)
+        pb = llvm.create_pass_builder(_tm(opt), pto)
+        pb.getModulePassManager().run(mod, pb)
+    return mod
+
+
+def emit_object(mod: llvm.ModuleRef, opt: int) -> bytes:
+    return _tm(opt).emit_object(mod)
+
+
+def emit_assembly(llvm_ir: str, opt: int) -> str:
+    return _tm(opt).emit_assembly(llvm.parse_assembly(llvm_ir))
+
+
+@cache
+def _engine() -> llvm.ExecutionEngine:
+    _init()
+    return llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine(2))
+
+
+def load(obj: bytes, symbols: list[str]) -> list[int]:
+    """Link an object into the process and return the addresses of `symbols`."""
+    with _lock:
+        ee = _engine()
+        ee.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        ee.finalize_object()
+        return [ee.get_function_address(s) for s in symbols]

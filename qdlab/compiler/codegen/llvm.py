@@ -1,0 +1,296 @@
+"""IR to LLVM IR, one function per task, with llvmlite's builder.
+
+Every task function has the signature `i64 task(i8* args, i8* tmp, i64 chunk, i64 nchunks)`:
+`args` holds one 8-byte word per scalar parameter and, per array, its data pointer, gradient pointer and
+extents; `tmp` is the per-launch temporary buffer (header, slots, reduction partials). A parallel task called
+with `nchunks == 0` runs inline when its range is small and otherwise returns the trip count so the runtime
+can split it; `chunk == -1` folds the per-chunk partials in chunk order, so reductions give the same bits on
+every run. A non-zero return from a serial task means an error was recorded in the header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir as ll
+
+from .. import ir
+from ..offload import Plan, Task, arg_words
+from ..types import DType, i32
+
+I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
+F32, F64 = ll.FloatType(), ll.DoubleType()
+I8P = I8.as_pointer()
+TASK_TYPE = ll.FunctionType(I64, [I8P, I8P, I64, I64])
+PRINT_TYPE = ll.FunctionType(ll.VoidType(), [I8P, I64.as_pointer(), I64])
+PARALLEL_THRESHOLD = 8192
+ERR_BOUNDS, ERR_ASSERT = 1, 2
+
+
+def lltype(t: DType) -> ll.Type:
+    if t.is_float:
+        return F32 if t.bits == 32 else F64
+    return ll.IntType(t.bits)
+
+
+class TaskEmitter:
+    """Emits one task's function."""
+
+    def __init__(self, module: ll.Module, kernel: ir.Kernel, plan: Plan, task: Task, symbol: str,
+                 debug: bool) -> None:
+        self.module, self.kernel, self.plan, self.task, self.debug = module, kernel, plan, task, debug
+        self.fn = ll.Function(module, TASK_TYPE, symbol)
+        self.fn.attributes.add("nounwind")
+        self.args_ptr, self.tmp, self.chunk, self.nchunks = self.fn.args
+        for a, n in zip(self.fn.args, ("args", "tmp", "chunk", "nchunks")):
+            a.name = n
+        self.entry = self.fn.append_basic_block("entry")
+        self.b = ll.IRBuilder(self.entry)
+        self.vals: dict[ir.Value, ll.Value] = {}
+        self.locals: dict[ir.Value, ll.Value] = {}
+        self.loops: list[tuple[ll.Block, ll.Block]] = []
+        self.layout = arg_words(kernel.params)
+        self.reduce_acc: dict[ir.Value, ll.Value] = {}
+        self.iter_index: ll.Value = ll.Constant(I64, 0)
+        self.rng_counter = self.b.alloca(I64, name="rng_counter")
+        self.b.store(ll.Constant(I64, 0), self.rng_counter)
+        self.strings: dict[str, ll.Value] = {}
+        from ..offload import message_ops
+        self.messages = message_ops([op for t in plan.tasks for op in t.ops], debug)
+
+    # -- helpers --------------------------------------------------------------------------------------------
+    def word(self, base: ll.Value, offset_bytes: int, ty: ll.Type, name: str = "") -> ll.Value:
+        p = self.b.gep(base, [ll.Constant(I64, offset_bytes)])
+        return self.b.bitcast(p, ty.as_pointer(), name=name)
+
+    def alloca_entry(self, ty: ll.Type, name: str) -> ll.Value:
+        with self.b.goto_block(self.entry):
+            self.b.position_at_start(self.entry)
+            return self.b.alloca(ty, name=name)
+
+    def cstring(self, text: str) -> ll.Value:
+        if text not in self.strings:
+            data = bytearray(text.encode() + b"\0")
+            g = ll.GlobalVariable(self.module, ll.ArrayType(I8, len(data)), f"{self.fn.name}.str{len(self.strings)}")
+            g.global_constant, g.linkage, g.initializer = True, "private", ll.Constant(g.type.pointee, data)
+            self.strings[text] = g
+        return self.b.bitcast(self.strings[text], I8P)
+
+    def intrinsic(self, name: str, ret: ll.Type, args: list[ll.Type]) -> ll.Function:
+        existing = self.module.globals.get(name)
+        if existing is not None:
+            return existing  # type: ignore[return-value]
+        return ll.Function(self.module, ll.FunctionType(ret, args), name)
+
+    def get(self, v: ir.Value) -> ll.Value:
+        if v in self.vals:
+            return self.vals[v]
+        if v in self.plan.slots and not ir.is_local(v):
+            dtype = v.type
+            w = self.b.load(self.word(self.tmp, self.plan.slots[v], I64))
+            self.vals[v] = self.from_word(w, dtype)  # type: ignore[arg-type]
+            return self.vals[v]
+        raise KeyError(f"value {v} used before definition in task")
+
+    def from_word(self, w: ll.Value, t: DType) -> ll.Value:
+        if t.is_float:
+            if t.bits == 32:
+                return self.b.bitcast(self.b.trunc(w, I32), F32)
+            return self.b.bitcast(w, F64)
+        return self.b.trunc(w, lltype(t)) if t.bits < 64 else w
+
+    def to_word(self, v: ll.Value, t: DType) -> ll.Value:
+        if t.is_float:
+            return self.b.zext(self.b.bitcast(v, I32), I64) if t.bits == 32 else self.b.bitcast(v, I64)
+        if t.bits == 64:
+            return v
+        return self.b.sext(v, I64) if t.is_signed else self.b.zext(v, I64)
+
+    def local_ptr(self, ref: ir.Value) -> ll.Value:
+        if ref not in self.locals:
+            ty = lltype(ref.type.dtype)  # type: ignore[union-attr]
+            if ref in self.plan.slots:
+                self.locals[ref] = self.word(self.tmp, self.plan.slots[ref], ty, ref.name)
+            else:
+                self.locals[ref] = self.alloca_entry(ty, ref.name)
+        return self.locals[ref]
+
+    def terminated(self) -> bool:
+        return self.b.block.terminator is not None
+
+    def dead_block(self) -> None:
+        self.b.position_at_end(self.fn.append_basic_block("dead"))
+
+    # -- emission -------------------------------------------------------------------------------------------
+    def emit_task(self) -> None:
+        needed = self.remat_needed()
+        for op in self.kernel.body.ops:
+            if op.result in needed:
+                self.op(op)
+        if self.task.kind == "parallel_for":
+            self.parallel(self.task.ops[0])  # type: ignore[arg-type]
+        else:
+            for op in self.task.ops:
+                self.b.store(ll.Constant(I64, 0), self.rng_counter)
+                self.op(op)
+                if self.terminated():
+                    self.dead_block()
+            self.b.ret(ll.Constant(I64, 0))
+
+    def remat_needed(self) -> set[ir.Value]:
+        need: set[ir.Value] = set()
+        work = [v for top in self.task.ops for op in top.walk() for v in op.operands]
+        while work:
+            v = work.pop()
+            if v in self.plan.remat and v not in need:
+                need.add(v)
+                work.extend(v.owner.operands)  # type: ignore[union-attr]
+        return need
+
+    def block(self, block: ir.Block) -> None:
+        for op in block.ops:
+            self.op(op)
+            if self.terminated():
+                self.dead_block()
+
+    def op(self, op: ir.Op) -> None:
+        result = EMITTERS[type(op)](self, op)
+        if op.result is not None and result is not None:
+            self.vals[op.result] = result
+            if op.result in self.plan.slots and not ir.is_local(op.result):
+                self.b.store(self.to_word(result, op.result.type), self.word(self.tmp, self.plan.slots[op.result], I64))  # type: ignore
+
+    # -- loops ----------------------------------------------------------------------------------------------
+    def range_loop(self, index: ir.Value, lo: ll.Value, hi: ll.Value, body: Callable[[], None],
+                   per_iteration: bool = False) -> None:
+        b = self.b
+        slot = self.alloca_entry(I64, f"{index.name}.addr")
+        b.store(lo, slot)
+        cond = self.fn.append_basic_block(f"{index.name}.cond")
+        step = self.fn.append_basic_block(f"{index.name}.step")
+        loop = self.fn.append_basic_block(f"{index.name}.body")
+        done = self.fn.append_basic_block(f"{index.name}.done")
+        b.branch(cond)
+        b.position_at_end(cond)
+        i = b.load(slot)
+        b.cbranch(b.icmp_signed("<", i, hi), loop, done)
+        b.position_at_end(loop)
+        self.vals[index] = b.trunc(i, I32, name=index.name)
+        if per_iteration:
+            self.iter_index = i
+            b.store(ll.Constant(I64, 0), self.rng_counter)
+        self.loops.append((step, done))
+        body()
+        self.loops.pop()
+        if not self.terminated():
+            b.branch(step)
+        b.position_at_end(step)
+        b.store(b.add(b.load(slot), ll.Constant(I64, 1)), slot)
+        b.branch(cond)
+        b.position_at_end(done)
+
+    def parallel(self, loop: ir.For) -> None:
+        b = self.b
+        begin = b.sext(self.get(loop.operands[0]), I64, name="begin")
+        end = b.sext(self.get(loop.operands[1]), I64, name="end")
+        total = b.sub(end, begin, name="total")
+        zero, one = ll.Constant(I64, 0), ll.Constant(I64, 1)
+        with b.if_then(b.icmp_signed("<=", total, zero)):
+            b.ret(zero)
+        reds = self.task.reductions
+        fold = self.fn.append_basic_block("fold")
+        run = self.fn.append_basic_block("run")
+        b.cbranch(b.icmp_signed("==", self.chunk, ll.Constant(I64, -1)), fold, run)
+        b.position_at_end(fold)
+        for r in reds:
+            self.fold_partials(r)
+        b.ret(zero)
+        b.position_at_end(run)
+        inline = b.icmp_signed("==", self.nchunks, zero, name="inline")
+        with b.if_then(b.and_(inline, b.icmp_signed(">", total, ll.Constant(I64, PARALLEL_THRESHOLD)))):
+            b.ret(total)
+        n = b.select(inline, one, self.nchunks)
+        c = b.sdiv(b.sub(b.add(total, n), one), n, name="chunk_size")
+        chunk = b.select(inline, zero, self.chunk)
+        lo = b.add(begin, b.mul(chunk, c), name="lo")
+        hi_raw = b.add(lo, c)
+        hi = b.select(b.icmp_signed("<", hi_raw, end), hi_raw, end, name="hi")
+        for r in reds:
+            acc = self.alloca_entry(lltype(r.type.dtype), f"{r.name}.partial")  # type: ignore[union-attr]
+            b.store(_identity(_red_op(loop, r), r.type.dtype), acc)  # type: ignore[union-attr]
+            self.reduce_acc[r] = acc
+        index = loop.body.args[0]
+        self.range_loop(index, lo, hi, lambda: self.block(loop.body), per_iteration=True)
+        self.iter_index = ll.Constant(I64, 0)
+        for r in reds:
+            dtype = r.type.dtype  # type: ignore[union-attr]
+            acc = b.load(self.reduce_acc[r])
+            with b.if_else(inline) as (then, other):
+                with then:
+                    ptr = self.local_ptr(r)
+                    b.store(self.combine(_red_op(loop, r), b.load(ptr), acc, dtype), ptr)
+                with other:
+                    base = self.plan.partials[r]
+                    p = b.gep(self.word(self.tmp, base, lltype(dtype)), [chunk])
+                    b.store(acc, p)
+        b.ret(zero)
+
+    def fold_partials(self, r: ir.Value) -> None:
+        dtype = r.type.dtype  # type: ignore[union-attr]
+        loop = self.task.ops[0]
+        ptr = self.local_ptr(r)
+        parts = self.word(self.tmp, self.plan.partials[r], lltype(dtype))
+        idx = ir.Value(i32, f"{r.name}.chunk")
+
+        def body() -> None:
+            k = self.b.sext(self.vals[idx], I64)
+            part = self.b.load(self.b.gep(parts, [k]))
+            self.b.store(self.combine(_red_op(loop, r), self.b.load(ptr), part, dtype), ptr)  # type: ignore
+
+        self.range_loop(idx, ll.Constant(I64, 0), self.nchunks, body)
+
+    def combine(self, op: str, a: ll.Value, b_: ll.Value, t: DType) -> ll.Value:
+        return binop_value(self, op, a, b_, t)
+
+
+def _red_op(loop: ir.Op, r: ir.Value) -> str:
+    for op in loop.walk():
+        if isinstance(op, ir.LocalAtomic) and op.operands[0] is r:
+            return "add" if op.attrs["op"] == "sub" else op.attrs["op"]
+    raise AssertionError("reduction without an atomic")
+
+
+def _identity(op: str, t: DType) -> ll.Constant:
+    if t.is_float:
+        value = {"add": 0.0, "min": float("inf"), "max": float("-inf")}[op]
+        return ll.Constant(lltype(t), value)
+    bits = t.bits
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if t.is_signed else (0, (1 << bits) - 1)
+    value = {"add": 0, "or": 0, "xor": 0, "and": -1, "min": hi, "max": lo}[op]
+    return ll.Constant(lltype(t), value)
+
+
+def binop_value(em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Value:
+    from .arith import binop
+    return binop(em, op, a, c, t)
+
+
+def emit_module(kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool, triple: str = "",
+                datalayout: str = "") -> tuple[ll.Module, list[str]]:
+    """One LLVM module with a function per task; returns the module and the task symbols in order."""
+    module = ll.Module(name=prefix)
+    if triple:
+        module.triple = triple
+    if datalayout:
+        module.data_layout = datalayout
+    symbols = []
+    for k, task in enumerate(plan.tasks):
+        symbol = f"{prefix}_t{k}"
+        TaskEmitter(module, kernel, plan, task, symbol, debug).emit_task()
+        symbols.append(symbol)
+    return module, symbols
+
+
+from .emitters import EMITTERS  # noqa: E402  (the op table needs TaskEmitter defined)
+
+

@@ -1,0 +1,66 @@
+"""`qd.init` settings: one frozen record, replaced (never mutated) by each `qd.init` call."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, fields
+
+from .types import DType, f32, f64
+
+ARCHS = ("cpu", "x64", "arm64", "cuda", "gpu")
+
+
+@dataclass(frozen=True)
+class Config:
+    """The active compiler and runtime settings."""
+
+    arch: str = "cpu"
+    debug: bool = False
+    """Bounds checks and `assert` in kernels."""
+    opt_level: int = 3
+    random_seed: int = 0
+    default_fp: DType = f32
+    offline_cache: bool = True
+    """Use the on-disk tier of the construct cache."""
+    offline_cache_file_path: str | None = None
+    offline_cache_max_size_mb: float = 1024.0
+    per_offload: bool = True
+    """Compile kernels construct by construct (False: always whole-kernel)."""
+    split_carried: bool = True
+    print_ir: bool = False
+    debug_dump_path: str | None = None
+    dump_ir: bool = False
+    dump_cfg: bool = False
+    """Write a control-flow graph of each kernel; needs the whole kernel (diagnostic_mode)."""
+    kernel_coverage: bool = False
+    cpu_max_num_threads: int | None = None
+    unrolling_limit: int = 1024
+
+    def codegen_key(self) -> str:
+        """The settings that change generated code (part of every cache key)."""
+        return f"opt={self.opt_level};debug={int(self.debug)}"
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["default_fp"] = str(self.default_fp)
+        return d
+
+
+def make_config(**kwargs: object) -> Config:
+    names = {f.name for f in fields(Config)}
+    unknown = sorted(set(kwargs) - names)
+    if unknown:
+        raise TypeError(f"qd.init() got unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+    arch = kwargs.get("arch", "cpu")
+    arch = getattr(arch, "name", arch)
+    if arch not in ARCHS:
+        raise ValueError(f"qd.init(arch=...) must be one of {', '.join(ARCHS)}, not {arch!r}")
+    kwargs["arch"] = "cpu" if arch in ("x64", "arm64") else arch
+    if os.environ.get("QDLAB_DUMP_IR") == "1":
+        kwargs.setdefault("dump_ir", True)
+    if os.environ.get("QDLAB_DUMP_CFG") == "1":
+        kwargs.setdefault("dump_cfg", True)
+    fp = kwargs.get("default_fp", f32)
+    if fp not in (f32, f64):
+        raise ValueError("default_fp must be qd.f32 or qd.f64")
+    return Config(**kwargs)  # type: ignore[arg-type]

@@ -1,0 +1,659 @@
+"""Python AST to typed IR: one whitelisting visitor.
+
+There is one `visit_*` per construct the kernel language accepts; anything else reaches `generic_visit`, which
+refuses it by name. The `visit` override records the node being lowered, so every error points at the user's
+line. Calls to `qd.*` built-ins are lowered by `calls.py`. Set `QDLAB_DEBUG_FRONTEND=1` to see the raw
+exception behind a user-facing error.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import textwrap
+from dataclasses import dataclass, field
+
+from . import ir
+from .errors import QdError, QdSyntaxError, QdTypeError, SourceLoc
+from .types import DType, LocalType, f32, f64, i32, promote, u1
+
+BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
+          ast.Mod: "mod", ast.Pow: "pow", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor",
+          ast.LShift: "shl", ast.RShift: "shr"}
+CMPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
+ATOMIC_AUG = {"add", "sub", "and", "or", "xor"}
+REFUSED = {"Try": "`try`", "With": "`with`", "Lambda": "`lambda`", "ClassDef": "a class definition",
+           "FunctionDef": "a nested function", "Yield": "`yield`", "ListComp": "a list comprehension",
+           "DictComp": "a dict comprehension", "SetComp": "a set comprehension",
+           "GeneratorExp": "a generator expression", "Global": "`global`", "Nonlocal": "`nonlocal`",
+           "Delete": "`del`", "Raise": "`raise`", "Import": "`import`", "ImportFrom": "`import`",
+           "List": "a list", "Dict": "a dict", "Set": "a set", "Await": "`await`", "Starred": "`*` unpacking",
+           "JoinedStr": "an f-string outside print()", "Match": "`match`", "NamedExpr": "`:=`"}
+
+
+@dataclass
+class Local:
+    """A mutable local variable: its storage and the loop nesting where it was created."""
+
+    ref: ir.Value
+    parallel_depth: int
+
+
+@dataclass
+class GradOf:
+    """`x.grad` inside a kernel: the gradient buffer of array parameter `x`."""
+
+    array: ir.Value
+
+
+@dataclass
+class Source:
+    """A function's source, parsed, with what is needed to map AST positions back to the user's lines."""
+
+    fn: object
+    tree: ast.FunctionDef
+    filename: str
+    first_line: int
+    indent: int
+    lines: list[str]
+
+    @classmethod
+    def of(cls, fn: object, kind: str) -> Source:
+        try:
+            lines, first = inspect.getsourcelines(fn)  # type: ignore[arg-type]
+        except (OSError, TypeError) as e:
+            raise QdError(f"cannot read the source of {kind} {getattr(fn, '__name__', fn)!r}: {e}. "
+                          "Define kernels in a file or a notebook cell.") from None
+        text = "".join(lines)
+        dedented = textwrap.dedent(text)
+        indent = len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0
+        tree = ast.parse(dedented).body[0]
+        assert isinstance(tree, ast.FunctionDef)
+        filename = inspect.getsourcefile(fn) or getattr(getattr(fn, "__code__", None), "co_filename", "?")  # type: ignore[arg-type]
+        return cls(fn, tree, filename, first, indent, lines)
+
+    def loc(self, node: ast.AST, name: str) -> SourceLoc:
+        rel = getattr(node, "lineno", 1)
+        line = self.lines[rel - 1] if 0 < rel <= len(self.lines) else ""
+        return SourceLoc(name, self.filename, self.first_line + rel - 1,
+                         getattr(node, "col_offset", 0) + self.indent, line)
+
+
+@dataclass
+class Scope:
+    """What names mean while lowering one function body."""
+
+    source: Source
+    name: str
+    globals: dict
+    frames: list[dict] = field(default_factory=lambda: [{}])
+    returned: list = field(default_factory=list)
+    is_func: bool = False
+
+
+class _Return(Exception):
+    """Unwinds a `@qd.func` body at its `return`."""
+
+
+class Frontend(ast.NodeVisitor):
+    """Lowers one kernel (and the `@qd.func`s it calls, inlined) to a `ir.Kernel`."""
+
+    def __init__(self, kernel: ir.Kernel, source: Source, globals_: dict, config: dict) -> None:
+        from .calls import Calls
+        self.kernel = kernel
+        self.config = config
+        self.default_fp: DType = config.get("default_fp", f32)
+        self.block = kernel.body
+        self.scope = Scope(source, kernel.name, globals_)
+        self.loc: SourceLoc | None = None
+        self.loop_depth = 0          # runtime loops enclosing the current statement
+        self.parallel_depth = 0      # 1 inside a parallel for's body
+        self.top_level = True        # statement is directly in the kernel body
+        self.in_runtime_if = 0
+        self.serialize_next = False
+        self.loop_name: str | None = None
+        self.random_sites = 0
+        self.calls = Calls(self)
+
+    # -- infrastructure -------------------------------------------------------------------------------------
+    def visit(self, node: ast.AST) -> object:
+        outer = self.loc
+        if hasattr(node, "lineno"):
+            self.loc = self.scope.source.loc(node, self.scope.name)
+        try:
+            return super().visit(node)
+        except QdError:
+            raise
+        except (_Return, RecursionError):
+            raise
+        except Exception as e:
+            if os.environ.get("QDLAB_DEBUG_FRONTEND") == "1":
+                raise
+            raise QdError(f"internal error while compiling this line ({type(e).__name__}: {e})", self.loc) from None
+        finally:
+            self.loc = outer
+
+    def error(self, message: str, cls: type[QdError] = QdSyntaxError) -> QdError:
+        return cls(message, self.loc)
+
+    def generic_visit(self, node: ast.AST) -> object:
+        what = REFUSED.get(type(node).__name__, f"`{type(node).__name__}`")
+        raise self.error(f"{what} is not supported in a kernel.")
+
+    def emit(self, op_cls: type[ir.Op], operands: list[ir.Value] | tuple = (), result: object = None,
+             name: str = "", regions: list[ir.Block] | None = None, **attrs: object) -> ir.Value:
+        op = op_cls(list(operands), result, attrs, regions, self.loc, name)  # type: ignore[arg-type]
+        self.block.append(op)
+        return op.result  # type: ignore[return-value]
+
+    def const(self, value: object, dtype: DType) -> ir.Value:
+        if dtype.is_float:
+            value = float(value)  # type: ignore[arg-type]
+        elif dtype == u1:
+            value = int(bool(value))
+        else:
+            value = int(value)  # type: ignore[call-overload]
+        return self.emit(ir.Const, (), dtype, value=value)
+
+    # -- values ---------------------------------------------------------------------------------------------
+    def value(self, x: object, like: DType | None = None) -> ir.Value:
+        """Turn a lowered expression into an IR value; Python numbers become constants."""
+        if isinstance(x, ir.Value):
+            if not isinstance(x.type, DType):
+                raise self.error("an array cannot be used as a number here; index it, e.g. `a[i]`.",
+                                 QdTypeError)
+            return x
+        if isinstance(x, bool):
+            return self.const(x, u1)
+        if isinstance(x, int):
+            return self.const(x, like if like is not None and like.is_int and like != u1 else i32)
+        if isinstance(x, float):
+            return self.const(x, like if like is not None and like.is_float else self.default_fp)
+        raise self.error(f"{_describe(x)} cannot be used as a value in a kernel.", QdTypeError)
+
+    def cast(self, v: ir.Value, to: DType) -> ir.Value:
+        if v.type == to:
+            return v
+        return self.emit(ir.Cast, [v], to, v.name)
+
+    def truth(self, x: object) -> ir.Value:
+        v = self.value(x)
+        if v.type == u1:
+            return v
+        return self.emit(ir.Cmp, [v, self.const(0, v.type)], u1, pred="ne")  # type: ignore[arg-type]
+
+    def binop(self, op: str, a: object, b: object) -> object:
+        if _is_number(a) and _is_number(b):
+            return _fold_python(op, a, b, self)
+        va = self.value(a, b.type if isinstance(b, ir.Value) else None)  # type: ignore[union-attr]
+        vb = self.value(b, va.type)  # type: ignore[arg-type]
+        if isinstance(a, (int, float)) and not isinstance(a, bool):
+            va = self.value(a, vb.type)  # type: ignore[arg-type]
+        t = promote(va.type, vb.type)  # type: ignore[arg-type]
+        if op in ("and", "or", "xor", "shl", "shr") and t.is_float:
+            raise self.error(f"bitwise `{op}` needs integer operands, not {t}.", QdTypeError)
+        if op == "truediv" and not t.is_float:
+            t = self.default_fp
+        if op == "atan2" and not t.is_float:
+            t = self.default_fp
+        if op == "pow" and t.is_int and isinstance(b, int) and b < 0:
+            t = self.default_fp
+        if op in ("shl", "shr"):
+            t = va.type  # type: ignore[assignment]
+        return self.emit(ir.BinOp, [self.cast(va, t), self.cast(vb, t)], t, op=op)  # type: ignore[arg-type]
+
+    def compare(self, pred: str, a: object, b: object) -> object:
+        if _is_number(a) and _is_number(b):
+            return bool({"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b, "eq": a == b,  # type: ignore
+                         "ne": a != b}[pred])
+        va = self.value(a, b.type if isinstance(b, ir.Value) else None)  # type: ignore[union-attr]
+        vb = self.value(b, va.type)  # type: ignore[arg-type]
+        t = promote(va.type, vb.type)  # type: ignore[arg-type]
+        return self.emit(ir.Cmp, [self.cast(va, t), self.cast(vb, t)], u1, pred=pred)
+
+    # -- names ----------------------------------------------------------------------------------------------
+    def lookup(self, name: str) -> object:
+        for frame in reversed(self.scope.frames):
+            if name in frame:
+                b = frame[name]
+                if isinstance(b, Local):
+                    return self.emit(ir.LocalLoad, [b.ref], b.ref.type.dtype, name)  # type: ignore[union-attr]
+                return b
+        fn = self.scope.source.fn
+        closure = inspect.getclosurevars(fn).nonlocals if getattr(fn, "__closure__", None) else {}  # type: ignore[arg-type]
+        if name in closure:
+            return closure[name]
+        if name in self.scope.globals:
+            return self.scope.globals[name]
+        import builtins
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise self.error(f"name `{name}` is not defined.", QdError)
+
+    def find_local(self, name: str) -> Local | object | None:
+        for frame in reversed(self.scope.frames):
+            if name in frame:
+                return frame[name]
+        return None
+
+    def assign_name(self, name: str, x: object, declared: DType | None = None) -> None:
+        existing = self.find_local(name)
+        if isinstance(existing, Local):
+            ref = existing.ref
+            self.emit(ir.LocalStore, [ref, self.cast(self.value(x, ref.type.dtype), ref.type.dtype)])  # type: ignore
+            return
+        if existing is not None and not self.scope.is_func:
+            if isinstance(existing, ir.Value) and existing.owner is not None and isinstance(existing.owner, ir.Arg):
+                raise self.error(f"kernel argument `{name}` cannot be assigned; copy it into a local first "
+                                 f"(`{name}_ = {name}`).")
+            if isinstance(existing, ir.Value):
+                raise self.error(f"loop index `{name}` cannot be assigned in the loop body.")
+        if not isinstance(x, (ir.Value, int, float, bool)):
+            self.scope.frames[-1][name] = x       # a Python object (tuple, dtype ...) bound at compile time
+            return
+        v = self.value(x)
+        dtype = declared or v.type
+        ref = self.emit(ir.Alloca, (), LocalType(dtype), name)  # type: ignore[arg-type]
+        self.emit(ir.LocalStore, [ref, self.cast(v, dtype)])  # type: ignore[arg-type]
+        self.scope.frames[-1][name] = Local(ref, self.parallel_depth)
+
+    # -- blocks ---------------------------------------------------------------------------------------------
+    def lower_body(self, stmts: list[ast.stmt], block: ir.Block, frame: dict | None = None) -> None:
+        outer_block, outer_top = self.block, self.top_level
+        self.block = block
+        if block is not self.kernel.body:
+            self.top_level = False
+        self.scope.frames.append(frame or {})
+        try:
+            for s in stmts:
+                self.visit(s)
+        finally:
+            self.scope.frames.pop()
+            self.block, self.top_level = outer_block, outer_top
+
+    def lower_kernel(self, arg_values: dict[str, object]) -> None:
+        self.scope.frames[0].update(arg_values)
+        tree = self.scope.source.tree
+        for s in tree.body:
+            self.visit(s)
+
+    # -- statements -----------------------------------------------------------------------------------------
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # docstring
+        self.visit(node.value)
+
+    def visit_Pass(self, node: ast.Pass) -> None:
+        pass
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = self.visit(node.value)
+        for target in node.targets:
+            self.assign_target(target, value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        declared = self.resolve_static(node.annotation)
+        if not isinstance(declared, DType):
+            raise self.error("a local's annotation must be a scalar type such as `qd.f32`.", QdTypeError)
+        if node.value is None:
+            raise self.error("a local must be given a value where it is declared.")
+        if not isinstance(node.target, ast.Name):
+            raise self.error("only a plain name can be annotated.")
+        self.assign_name(node.target.id, self.visit(node.value), declared)
+
+    def assign_target(self, target: ast.expr, value: object) -> None:
+        if isinstance(target, ast.Name):
+            self.assign_name(target.id, value)
+        elif isinstance(target, ast.Subscript):
+            array, indices = self.subscript_target(target)
+            dtype = array.type.dtype if isinstance(array, ir.Value) else array.array.type.dtype  # type: ignore
+            v = self.cast(self.value(value, dtype), dtype)
+            base, grad = (array.array, True) if isinstance(array, GradOf) else (array, False)
+            self.emit(ir.Store, [base, *indices, v], grad=grad)
+        elif isinstance(target, ast.Tuple):
+            if not isinstance(value, tuple) or len(value) != len(target.elts):
+                raise self.error(f"cannot unpack {_describe(value)} into {len(target.elts)} names.")
+            for t, v in zip(target.elts, value):
+                self.assign_target(t, v)
+        else:
+            raise self.error(f"cannot assign to {type(target).__name__}.")
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        op = BINOPS.get(type(node.op))
+        if op is None:
+            raise self.error("this augmented assignment is not supported.")
+        rhs = self.visit(node.value)
+        if isinstance(node.target, ast.Name):
+            local = self.find_local(node.target.id)
+            if isinstance(local, Local) and op in ATOMIC_AUG and local.parallel_depth < self.parallel_depth:
+                ref = local.ref
+                self.emit(ir.LocalAtomic, [ref, self.cast(self.value(rhs, ref.type.dtype), ref.type.dtype)],  # type: ignore
+                          op=op)
+                return
+            self.assign_name(node.target.id, self.binop(op, self.visit(ast.Name(node.target.id, ast.Load())), rhs))
+            return
+        if isinstance(node.target, ast.Subscript):
+            array, indices = self.subscript_target(node.target)
+            base, grad = (array.array, True) if isinstance(array, GradOf) else (array, False)
+            dtype = base.type.dtype  # type: ignore[union-attr]
+            if op in ATOMIC_AUG:
+                self.emit(ir.Atomic, [base, *indices, self.cast(self.value(rhs, dtype), dtype)], dtype, op=op, grad=grad)
+                return
+            old = self.emit(ir.Load, [base, *indices], dtype, grad=grad)
+            new = self.cast(self.value(self.binop(op, old, rhs), dtype), dtype)
+            self.emit(ir.Store, [base, *indices, new], grad=grad)
+            return
+        raise self.error("augmented assignment needs a name or an array element on the left.")
+
+    def visit_If(self, node: ast.If) -> None:
+        static = self.static_condition(node.test)
+        if static is not None:
+            self.lower_body(node.body if static else node.orelse, self.block)
+            return
+        cond = self.truth(self.visit(node.test))
+        then, other = ir.Block(), ir.Block()
+        op = ir.If([cond], None, {}, [then, other], self.loc)
+        self.block.append(op)
+        self.in_runtime_if += 1
+        try:
+            self.lower_body(node.body, then)
+            self.lower_body(node.orelse, other)
+        finally:
+            self.in_runtime_if -= 1
+
+    def visit_While(self, node: ast.While) -> None:
+        if node.orelse:
+            raise self.error("`while` with `else` is not supported in a kernel.")
+        body = ir.Block()
+        self.block.append(ir.Loop([], None, {}, [body], self.loc))
+        outer, outer_top = self.block, self.top_level
+        self.block, self.top_level = body, False
+        self.loop_depth += 1
+        try:
+            cond = self.truth(self.visit(node.test))
+            exit_, stay = ir.Block(), ir.Block()
+            self.block.append(ir.If([cond], None, {}, [stay, exit_], self.loc))
+            exit_.append(ir.Break([], None, {}, None, self.loc))
+            self.lower_body(node.body, body)
+        finally:
+            self.loop_depth -= 1
+            self.block, self.top_level = outer, outer_top
+
+    def visit_Break(self, node: ast.Break) -> None:
+        if self.loop_depth == 0:
+            raise self.error("`break` outside a loop.")
+        if self.loop_depth == self.parallel_depth == 1 and self.innermost_parallel:
+            raise self.error("Cannot break in the outermost loop: a top-level `for` runs in parallel. Mark it "
+                             "`qd.loop_config(serialize=True)` to run it serially, or use a `while` loop.")
+        self.emit(ir.Break)
+
+    def visit_Continue(self, node: ast.Continue) -> None:
+        if self.loop_depth == 0:
+            raise self.error("`continue` outside a loop.")
+        self.emit(ir.Continue)
+
+    def visit_For(self, node: ast.For) -> None:
+        if node.orelse:
+            raise self.error("`for` with `else` is not supported in a kernel.")
+        from .loops import lower_for
+        lower_for(self, node)
+
+    def visit_With(self, node: ast.With) -> None:
+        import qdlab.lang as lang
+        items = [self.resolve_static(item.context_expr.func) if isinstance(item.context_expr, ast.Call) else None
+                 for item in node.items]
+        if items == [lang.stream_parallel] and self.top_level:
+            self.kernel.flags.setdefault("concurrent_region", self.loc)
+            self.lower_body(node.body, self.block)
+            return
+        raise self.error("`with` is only supported as `with qd.stream_parallel():` at the top of a kernel.")
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if self.scope.is_func:
+            if self.loop_depth or self.in_runtime_if or len(self.scope.frames) > 1:
+                raise self.error("`return` inside a loop or a runtime `if` is not supported in a @qd.func; "
+                                 "assign to a local and return it at the end.")
+            self.scope.returned.append(self.visit(node.value) if node.value is not None else None)
+            raise _Return()
+        if not self.top_level:
+            raise self.error("a kernel can only `return` at its top level, as its last statement.")
+        if not self.kernel.returns:
+            if node.value is None:
+                return
+            raise self.error("this kernel returns a value but has no return annotation (`-> qd.f32`).",
+                             QdTypeError)
+        value = self.visit(node.value)
+        values = value if isinstance(value, tuple) else (value,)
+        if len(values) != len(self.kernel.returns):
+            raise self.error(f"expected {len(self.kernel.returns)} return values, got {len(values)}.",
+                             QdTypeError)
+        vs = [self.cast(self.value(v, t), t) for v, t in zip(values, self.kernel.returns)]
+        self.emit(ir.Return, vs)
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        if not self.config.get("debug"):
+            return
+        cond = self.truth(self.visit(node.test))
+        msg = ast.unparse(node.msg) if node.msg is not None else ast.unparse(node.test)
+        if isinstance(node.msg, ast.Constant):
+            msg = str(node.msg.value)
+        self.emit(ir.Assert, [cond], message=msg, line=self.loc.render() if self.loc else "")
+
+    # -- expressions ----------------------------------------------------------------------------------------
+    def visit_Constant(self, node: ast.Constant) -> object:
+        if isinstance(node.value, (bool, int, float, str)) or node.value is None:
+            return node.value
+        raise self.error(f"constant {node.value!r} is not supported in a kernel.")
+
+    def visit_Name(self, node: ast.Name) -> object:
+        return self.lookup(node.id)
+
+    def visit_Tuple(self, node: ast.Tuple) -> object:
+        return tuple(self.visit(e) for e in node.elts)
+
+    def visit_Attribute(self, node: ast.Attribute) -> object:
+        base = self.visit(node.value)
+        if isinstance(base, ir.Value) and ir.is_array(base):
+            if node.attr == "shape":
+                return tuple(self.emit(ir.Shape, [base], i32, f"{base.name}_shape{d}", axis=d)
+                             for d in range(base.type.ndim))  # type: ignore[union-attr]
+            if node.attr == "grad":
+                if not base.type.needs_grad:  # type: ignore[union-attr]
+                    raise self.error(f"`{base.name}` has no gradient buffer; annotate it with needs_grad=True.",
+                                     QdTypeError)
+                return GradOf(base)
+            raise self.error(f"arrays have no attribute `{node.attr}` in a kernel (use `.shape` or `.grad`).")
+        if isinstance(base, ir.Value):
+            raise self.error(f"a {base.type} value has no attribute `{node.attr}`.", QdTypeError)
+        try:
+            return getattr(base, node.attr)
+        except AttributeError:
+            raise self.error(f"{_describe(base)} has no attribute `{node.attr}`.", QdError) from None
+
+    def subscript_target(self, node: ast.Subscript) -> tuple[object, list[ir.Value]]:
+        base = self.visit(node.value)
+        arr = base.array if isinstance(base, GradOf) else base
+        if not (isinstance(arr, ir.Value) and ir.is_array(arr)):
+            raise self.error(f"{_describe(base)} cannot be indexed in a kernel.", QdTypeError)
+        idx = self.visit(node.slice)
+        items = list(idx) if isinstance(idx, tuple) else [idx]
+        flat: list[object] = []
+        for it in items:
+            flat.extend(it if isinstance(it, tuple) else [it])
+        ndim = arr.type.ndim  # type: ignore[union-attr]
+        if len(flat) != ndim:
+            raise self.error(f"`{arr.name}` has {ndim} dimension(s) but is indexed with {len(flat)}.", QdTypeError)
+        indices = []
+        for it in flat:
+            v = self.value(it)
+            if not v.type.is_int:  # type: ignore[union-attr]
+                raise self.error(f"an array index must be an integer, not {v.type}.", QdTypeError)
+            indices.append(self.cast(v, i32))
+        return base, indices
+
+    def visit_Subscript(self, node: ast.Subscript) -> object:
+        base = self.visit(node.value)
+        if isinstance(base, tuple):
+            key = self.visit(node.slice)
+            if not isinstance(key, int):
+                raise self.error("a tuple (shape, grouped index) can only be indexed by a constant.")
+            return base[key]
+        array, indices = self.subscript_target(node)
+        base_arr, grad = (array.array, True) if isinstance(array, GradOf) else (array, False)
+        return self.emit(ir.Load, [base_arr, *indices], base_arr.type.dtype, grad=grad)  # type: ignore
+
+    def visit_BinOp(self, node: ast.BinOp) -> object:
+        op = BINOPS.get(type(node.op))
+        if op is None:
+            raise self.error(f"operator {type(node.op).__name__} is not supported in a kernel.")
+        return self.binop(op, self.visit(node.left), self.visit(node.right))
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> object:
+        x = self.visit(node.operand)
+        if isinstance(node.op, ast.Not):
+            if _is_number(x):
+                return not x
+            v = self.truth(x)
+            return self.emit(ir.Cmp, [v, self.const(0, u1)], u1, pred="eq")
+        if isinstance(node.op, ast.UAdd):
+            return x
+        if _is_number(x):
+            return -x if isinstance(node.op, ast.USub) else ~x  # type: ignore[operator]
+        v = self.value(x)
+        if isinstance(node.op, ast.Invert) and not v.type.is_int:  # type: ignore[union-attr]
+            raise self.error("`~` needs an integer operand.", QdTypeError)
+        return self.emit(ir.Unary, [v], v.type, fn="neg" if isinstance(node.op, ast.USub) else "bitnot")
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> object:
+        """`and`/`or` short-circuit: the right side runs only when needed (it may index out of range)."""
+        is_and = isinstance(node.op, ast.And)
+        first = self.visit(node.values[0])
+        if _is_number(first) and all(isinstance(v, ast.Constant) for v in node.values):
+            vals = [first] + [self.visit(v) for v in node.values[1:]]
+            return all(vals) if is_and else any(vals)
+        ref = self.emit(ir.Alloca, (), LocalType(u1), "_cond")
+        self.emit(ir.LocalStore, [ref, self.truth(first)])
+        for rest in node.values[1:]:
+            cur = self.emit(ir.LocalLoad, [ref], u1)
+            go, skip = ir.Block(), ir.Block()
+            self.block.append(ir.If([cur], None, {}, [go, skip] if is_and else [skip, go], self.loc))
+            outer = self.block
+            self.block = go
+            self.emit(ir.LocalStore, [ref, self.truth(self.visit(rest))])
+            self.block = outer
+        return self.emit(ir.LocalLoad, [ref], u1)
+
+    def visit_IfExp(self, node: ast.IfExp) -> object:
+        static = self.static_condition(node.test)
+        if static is not None:
+            return self.visit(node.body if static else node.orelse)
+        cond = self.truth(self.visit(node.test))
+        then, other = ir.Block(), ir.Block()
+        outer = self.block
+        self.block = then
+        a = self.visit(node.body)
+        self.block = other
+        b = self.visit(node.orelse)
+        self.block = outer
+        va_t = a.type if isinstance(a, ir.Value) else None
+        vb_t = b.type if isinstance(b, ir.Value) else None
+        t = promote(va_t or self.value(a).type, vb_t or self.value(b).type)  # type: ignore[arg-type]
+        ref = self.emit(ir.Alloca, (), LocalType(t), "_ifexp")
+        for blk, x in ((then, a), (other, b)):
+            self.block = blk
+            self.emit(ir.LocalStore, [ref, self.cast(self.value(x, t), t)])
+        self.block = outer
+        self.block.append(ir.If([cond], None, {}, [then, other], self.loc))
+        return self.emit(ir.LocalLoad, [ref], t)
+
+    def visit_Compare(self, node: ast.Compare) -> object:
+        result: object = None
+        left = self.visit(node.left)
+        for op, right_node in zip(node.ops, node.comparators):
+            pred = CMPS.get(type(op))
+            if pred is None:
+                raise self.error(f"comparison `{type(op).__name__}` is not supported in a kernel.")
+            right = self.visit(right_node)
+            c = self.compare(pred, left, right)
+            result = c if result is None else self.binop("and", result, c)
+            left = right
+        return result
+
+    def visit_Call(self, node: ast.Call) -> object:
+        return self.calls.lower(node)
+
+    # -- compile-time evaluation ----------------------------------------------------------------------------
+    def python_env(self) -> dict:
+        env = dict(self.scope.globals)
+        fn = self.scope.source.fn
+        if getattr(fn, "__closure__", None):
+            env.update(inspect.getclosurevars(fn).nonlocals)  # type: ignore[arg-type]
+        for frame in self.scope.frames:
+            env.update({k: v for k, v in frame.items() if not isinstance(v, (Local, ir.Value, GradOf))})
+        return env
+
+    def resolve_static(self, node: ast.expr) -> object:
+        try:
+            return eval(compile(ast.Expression(node), "<qd.static>", "eval"), self.python_env())
+        except QdError:
+            raise
+        except Exception as e:
+            raise self.error(f"cannot evaluate `{ast.unparse(node)}` at compile time ({e}); qd.static needs "
+                             "constants, template arguments or Python globals.", QdError) from None
+
+    def static_condition(self, test: ast.expr) -> bool | None:
+        import qdlab.lang as lang
+        if isinstance(test, ast.Call) and self.resolve_callee(test.func) is lang.static:
+            return bool(self.resolve_static(test.args[0]))
+        return None
+
+    def resolve_callee(self, func: ast.expr) -> object:
+        if isinstance(func, ast.Name):
+            b = self.find_local(func.id)
+            if b is not None:
+                return b
+            try:
+                return self.lookup(func.id)
+            except QdError:
+                return None
+        if isinstance(func, ast.Attribute):
+            base = self.resolve_callee(func.value)
+            return getattr(base, func.attr, None) if base is not None and not isinstance(base, ir.Value) else None
+        return None
+
+    @property
+    def innermost_parallel(self) -> bool:
+        return getattr(self, "_innermost_parallel", False)
+
+
+def _is_number(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, ir.Value)
+
+
+def _fold_python(op: str, a: object, b: object, fe: Frontend) -> object:
+    import math
+    try:
+        if op == "truediv":
+            return a / b  # type: ignore[operator]
+        if op == "floordiv":
+            return a // b  # type: ignore[operator]
+        if op == "atan2":
+            return math.atan2(a, b)  # type: ignore[arg-type]
+        return {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,  # type: ignore[operator]
+                "mod": lambda: a % b, "pow": lambda: a ** b, "and": lambda: a & b,  # type: ignore[operator]
+                "or": lambda: a | b, "xor": lambda: a ^ b, "shl": lambda: a << b,  # type: ignore[operator]
+                "shr": lambda: a >> b, "min": lambda: min(a, b), "max": lambda: max(a, b)}[op]()  # type: ignore
+    except ZeroDivisionError:
+        raise fe.error("division by zero in a constant expression.") from None
+
+
+def _describe(x: object) -> str:
+    if isinstance(x, ir.Value):
+        return f"a {x.type} value"
+    if isinstance(x, GradOf):
+        return f"the gradient of `{x.array.name}`"
+    return f"`{x!r}`" if not callable(x) else f"`{getattr(x, '__name__', x)}`"
+
+
+__all__ = ["Frontend", "Source", "Local", "GradOf", "f64"]

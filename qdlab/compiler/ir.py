@@ -1,0 +1,363 @@
+"""The typed IR: values, ops with nested blocks, and the rewriter that keeps def-use links right.
+
+Every op keeps its operands, its (single, optional) result, its nested blocks and the source `loc` it came
+from. Values know their users, so backward slices and "who reads this" are short loops. Effects are declared on
+the op classes (`reads`, `writes`, `draws`, ...): passes and the split gate ask about effects, never about classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from .errors import SourceLoc
+from .types import ArrayType, DType, LocalType, Type
+
+
+class Value:
+    """An SSA value: an op's result or a block argument (a loop index)."""
+
+    __slots__ = ("type", "name", "owner", "users")
+
+    def __init__(self, type: Type, name: str = "", owner: Op | Block | None = None) -> None:
+        self.type = type
+        self.name = name
+        """The source variable it came from (`total`, `i`), used by the printer; may be empty."""
+        self.owner = owner
+        """The op that defines it, or the block whose argument it is."""
+        self.users: list[Op] = []
+        """Ops that take this value as an operand (once per operand slot)."""
+
+    def __repr__(self) -> str:
+        return f"Value({self.name or '?'}: {self.type})"
+
+
+class Block:
+    """An ordered list of ops, optionally with arguments (the loop index of a `for`)."""
+
+    def __init__(self, args: list[Value] | None = None) -> None:
+        self.ops: list[Op] = []
+        self.args: list[Value] = args or []
+        for a in self.args:
+            a.owner = self
+        self.parent: Op | None = None
+        """The op this block belongs to; None for the kernel body."""
+
+    def append(self, op: Op) -> Op:
+        op.parent = self
+        self.ops.append(op)
+        return op
+
+    def walk(self) -> Iterator[Op]:
+        """Every op in this block and in blocks nested under it, in program order."""
+        for op in self.ops:
+            yield op
+            for region in op.regions:
+                yield from region.walk()
+
+
+class Op:
+    """Base class of IR operations."""
+
+    name: ClassVar[str] = "op"
+    pure: ClassVar[bool] = True
+    """No effect: may be removed if unused, recomputed, or merged with an equal op."""
+    effect: ClassVar[str | None] = None
+    """One of None, "read", "write", "atomic", "random", "volatile", "io", "return", "control"."""
+
+    def __init__(self, operands: list[Value] | tuple[Value, ...] = (), result: Type | None = None,
+                 attrs: dict | None = None, regions: list[Block] | None = None,
+                 loc: SourceLoc | None = None, name: str = "") -> None:
+        self.operands: list[Value] = []
+        self.result: Value | None = Value(result, name, self) if result is not None else None
+        self.attrs: dict = attrs or {}
+        """Compile-time attributes (constant value, operator name, axis ...), printed in canonical text."""
+        self.regions: list[Block] = regions or []
+        for r in self.regions:
+            r.parent = self
+        self.loc = loc
+        self.parent: Block | None = None
+        for v in operands:
+            self.add_operand(v)
+
+    def add_operand(self, v: Value) -> None:
+        self.operands.append(v)
+        v.users.append(self)
+
+    def set_operand(self, i: int, v: Value) -> None:
+        self.operands[i].users.remove(self)
+        self.operands[i] = v
+        v.users.append(self)
+
+    def walk(self) -> Iterator[Op]:
+        yield self
+        for r in self.regions:
+            yield from r.walk()
+
+    @property
+    def array_operand(self) -> Value | None:
+        """For memory ops: the array parameter accessed."""
+        return None
+
+    def __repr__(self) -> str:
+        return f"<{self.name} {self.attrs}>"
+
+
+# Values ---------------------------------------------------------------------------------------------------------
+
+class Const(Op):
+    """A compile-time constant: attrs `value` (int or float) of the result type."""
+    name = "const"
+
+
+class Arg(Op):
+    """Kernel parameter `index`: a scalar value or an array handle."""
+    name = "arg"
+
+
+class Shape(Op):
+    """Extent of axis `axis` of an array parameter, as i32."""
+    name = "shape"
+
+
+class BinOp(Op):
+    """Arithmetic or bitwise `op` (add sub mul truediv floordiv mod pow min max atan2 and or xor shl shr)."""
+    name = "binop"
+
+
+class Cmp(Op):
+    """Comparison `pred` (lt le gt ge eq ne) giving u1."""
+    name = "cmp"
+
+
+class Unary(Op):
+    """Unary `fn`: neg not bitnot abs sqrt sin cos tan tanh exp log floor ceil round asin acos rsqrt."""
+    name = "unary"
+
+
+class Cast(Op):
+    """Value conversion to the result type (float to int truncates toward zero); `bitcast` reinterprets."""
+    name = "cast"
+
+
+class Select(Op):
+    """`cond ? a : b`, both arms evaluated."""
+    name = "select"
+
+
+# Locals ---------------------------------------------------------------------------------------------------------
+
+class Alloca(Op):
+    """Storage for a mutable local variable named after it."""
+    name = "alloca"
+
+
+class LocalLoad(Op):
+    """Read a local."""
+    name = "local_load"
+    pure = False
+    effect = "local_read"
+
+
+class LocalStore(Op):
+    """Write a local: operands (local, value)."""
+    name = "local_store"
+    pure = False
+    effect = "local_write"
+
+
+class LocalAtomic(Op):
+    """Reduce into a local from a parallel loop: operands (local, value), attrs `op` (add sub min max and or xor)."""
+    name = "local_atomic"
+    pure = False
+    effect = "local_write"
+
+
+# Memory ---------------------------------------------------------------------------------------------------------
+
+class _Memory(Op):
+    @property
+    def array_operand(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def indices(self) -> list[Value]:
+        n = self.operands[0].type.ndim  # type: ignore[union-attr]
+        return self.operands[1:1 + n]
+
+
+class Load(_Memory):
+    """Read array element (array, *indices); attrs `grad` reads the gradient buffer."""
+    name = "load"
+    pure = False
+    effect = "read"
+
+
+class VolatileLoad(_Memory):
+    """A load that must happen exactly where written, once."""
+    name = "volatile_load"
+    pure = False
+    effect = "volatile"
+
+
+class Store(_Memory):
+    """Write array element: operands (array, *indices, value)."""
+    name = "store"
+    pure = False
+    effect = "write"
+
+
+class Atomic(_Memory):
+    """Atomic read-modify-write (array, *indices, value) with attrs `op`; the result is the old value."""
+    name = "atomic"
+    pure = False
+    effect = "atomic"
+
+
+class Random(Op):
+    """A draw from the counter-based generator; attrs `site` numbers the draw within the kernel."""
+    name = "random"
+    pure = False
+    effect = "random"
+
+
+class Print(Op):
+    """Print `parts` (strings, and None where the next operand goes)."""
+    name = "print"
+    pure = False
+    effect = "io"
+
+
+class Assert(Op):
+    """Check operand 0 in debug mode; attrs `message`."""
+    name = "assert"
+    pure = False
+    effect = "io"
+
+
+class Return(Op):
+    """Kernel return values."""
+    name = "return"
+    pure = False
+    effect = "return"
+
+
+# Control flow ---------------------------------------------------------------------------------------------------
+
+class For(Op):
+    """`for index in [begin, end)`; region 0 has the index as argument. attrs: `parallel`, `loop_name`."""
+    name = "for"
+    pure = False
+    effect = "control"
+
+    @property
+    def body(self) -> Block:
+        return self.regions[0]
+
+
+class If(Op):
+    """Operand 0 chooses region 0 (then) or region 1 (else)."""
+    name = "if"
+    pure = False
+    effect = "control"
+
+
+class Loop(Op):
+    """An endless loop left by `Break` (a `while` is `loop { if not cond: break; ... }`)."""
+    name = "loop"
+    pure = False
+    effect = "control"
+
+    @property
+    def body(self) -> Block:
+        return self.regions[0]
+
+
+class Break(Op):
+    """Leave the innermost loop."""
+    name = "break"
+    pure = False
+    effect = "control"
+
+
+class Continue(Op):
+    """Go to the next iteration of the innermost loop."""
+    name = "continue"
+    pure = False
+    effect = "control"
+
+
+@dataclass
+class Param:
+    """A kernel parameter."""
+
+    name: str
+    """Its name in the source."""
+    type: Type
+    """DType for scalars, ArrayType for arrays."""
+
+
+@dataclass
+class Kernel:
+    """A kernel's IR: its parameters, return types and body."""
+
+    name: str
+    """The Python function's name."""
+    params: list[Param]
+    """Parameters in declaration order."""
+    returns: list[DType] = field(default_factory=list)
+    """Return value types (empty for no return)."""
+    body: Block = field(default_factory=Block)
+    """Top-level statements."""
+    flags: dict = field(default_factory=dict)
+    """Kernel-wide facts found by the frontend (e.g. `concurrent_region`)."""
+
+    def walk(self) -> Iterator[Op]:
+        return self.body.walk()
+
+
+# Rewriter -------------------------------------------------------------------------------------------------------
+
+def replace_all_uses(old: Value, new: Value) -> None:
+    for user in list(old.users):
+        for i, v in enumerate(user.operands):
+            if v is old:
+                user.set_operand(i, new)
+
+
+def erase(op: Op) -> None:
+    """Remove an op (and everything nested in it) from its block, unlinking its operands."""
+    for inner in list(op.walk()):
+        for v in inner.operands:
+            if inner in v.users:
+                v.users.remove(inner)
+    if op.parent is not None:
+        op.parent.ops.remove(op)
+        op.parent = None
+
+
+def clone_ops(ops: list[Op], mapping: dict[Value, Value], into: Block) -> None:
+    """Copy `ops` (with nested blocks) into `into`, remapping operands through `mapping` (extended in place)."""
+    for op in ops:
+        regions = []
+        for r in op.regions:
+            args = [Value(a.type, a.name) for a in r.args]
+            mapping.update(zip(r.args, args))
+            regions.append(Block(args))
+        new = type(op)([mapping.get(v, v) for v in op.operands],
+                       op.result.type if op.result else None, dict(op.attrs), regions, op.loc,
+                       op.result.name if op.result else "")
+        if op.result is not None:
+            mapping[op.result] = new.result  # type: ignore[assignment]
+        into.append(new)
+        for r, nr in zip(op.regions, regions):
+            clone_ops(r.ops, mapping, nr)
+
+
+def is_array(v: Value) -> bool:
+    return isinstance(v.type, ArrayType)
+
+
+def is_local(v: Value) -> bool:
+    return isinstance(v.type, LocalType)

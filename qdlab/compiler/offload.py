@@ -1,0 +1,137 @@
+"""Offload: cut a kernel body into tasks and decide which values live in the per-launch temporary buffer.
+
+Each top-level parallel `for` becomes one parallel task; every other top-level statement joins the serial task
+that runs before the next parallel one. Pure values computed only from arguments, shapes and constants are
+rematerialised in every task that needs them (arguments never change during a launch). Any other value, and any
+local, that one task defines and another uses lives in a slot of the temporary buffer ("global temporaries").
+A local that a parallel loop touches always lives in a slot, so every thread sees the same storage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import ir
+from .types import ArrayType
+
+HEADER_BYTES = 128
+"""Temporary-buffer header: error code, message, index, extent, print callback, random key, return values."""
+RET_OFFSET = 64
+HDR_CODE, HDR_MSG, HDR_INDEX, HDR_EXTENT, HDR_PRINT, HDR_RNG = 0, 8, 16, 24, 32, 40
+MAX_CHUNKS = 64
+REMAT = (ir.Const, ir.Arg, ir.Shape, ir.BinOp, ir.Cmp, ir.Unary, ir.Cast, ir.Select)
+
+
+@dataclass
+class Task:
+    """One unit that runs: a parallel range-for, or a serial run of statements."""
+
+    kind: str
+    """`"parallel_for"` or `"serial"`."""
+    ops: list[ir.Op]
+    """Top-level ops it runs, in order."""
+    reductions: list[ir.Value] = field(default_factory=list)
+    """Locals a parallel task reduces into with per-chunk partial results."""
+
+    @property
+    def lines(self) -> tuple[int, int]:
+        ls = [op.loc.lineno for op in self.ops for op in op.walk() if op.loc]  # noqa: B020
+        return (min(ls), max(ls)) if ls else (0, 0)
+
+
+@dataclass
+class Plan:
+    """How a kernel body runs: its tasks and the layout of the temporary buffer."""
+
+    tasks: list[Task]
+    remat: set[ir.Value]
+    """Top-level values recomputed in each task that uses them."""
+    slots: dict[ir.Value, int]
+    """Byte offset in the temporary buffer of each crossing value or shared local."""
+    partials: dict[ir.Value, int]
+    """Byte offset of the per-chunk partial results of each reduction local."""
+    tmp_bytes: int
+
+
+def offload(kernel: ir.Kernel) -> Plan:
+    remat: set[ir.Value] = set()
+    tasks: list[Task] = []
+    pending: list[ir.Op] = []
+    for op in kernel.body.ops:
+        if isinstance(op, REMAT) and all(v in remat for v in op.operands):
+            remat.add(op.result)  # type: ignore[arg-type]
+            continue
+        if isinstance(op, ir.For) and op.attrs.get("parallel"):
+            if pending:
+                tasks.append(Task("serial", pending))
+                pending = []
+            tasks.append(Task("parallel_for", [op]))
+        else:
+            pending.append(op)
+    if pending:
+        tasks.append(Task("serial", pending))
+
+    owner: dict[ir.Value, int] = {}
+    for t, task in enumerate(tasks):
+        for op in task.ops:
+            if op.result is not None:
+                owner[op.result] = t
+    slots: dict[ir.Value, int] = {}
+    offset = HEADER_BYTES
+
+    def slot(v: ir.Value) -> None:
+        nonlocal offset
+        if v not in slots:
+            slots[v] = offset
+            offset += 8
+
+    for t, task in enumerate(tasks):
+        for top in task.ops:
+            for op in top.walk():
+                for v in op.operands:
+                    if v in owner and owner[v] != t:
+                        slot(v)
+                    elif v in owner and ir.is_local(v) and task.kind == "parallel_for":
+                        slot(v)
+    for task in tasks:
+        if task.kind == "parallel_for":
+            task.reductions = _reductions(task.ops[0])  # type: ignore[arg-type]
+    partials: dict[ir.Value, int] = {}
+    for task in tasks:
+        for r in task.reductions:
+            slot(r)
+            partials[r] = offset
+            offset += 8 * MAX_CHUNKS
+    return Plan(tasks, remat, slots, partials, offset)
+
+
+def _reductions(loop: ir.For) -> list[ir.Value]:
+    """Outer locals the loop only reduces into (never reads or plainly writes): safe for per-chunk partials."""
+    atomics: dict[ir.Value, set[str]] = {}
+    other: set[ir.Value] = set()
+    for op in loop.body.walk():
+        if isinstance(op, ir.LocalAtomic):
+            atomics.setdefault(op.operands[0], set()).add("add" if op.attrs["op"] == "sub" else op.attrs["op"])
+        elif isinstance(op, (ir.LocalLoad, ir.LocalStore)):
+            other.add(op.operands[0])
+    return [r for r, ops in atomics.items() if r not in other and len(ops) == 1]
+
+
+def message_ops(kernel_ops: list[ir.Op], debug: bool) -> list[ir.Op]:
+    """Ops that can report an error, in the order the emitter numbers them (cached binaries keep the numbers)."""
+    out = []
+    for top in kernel_ops:
+        for op in top.walk():
+            if isinstance(op, ir.Assert) or (debug and isinstance(op, (ir.Load, ir.Store, ir.Atomic,
+                                                                         ir.VolatileLoad))):
+                out.append(op)
+    return out
+
+
+def arg_words(params: list[ir.Param]) -> list[int]:
+    """First argument word of each parameter: one per scalar; data, gradient and extents per array."""
+    words, out = 0, []
+    for p in params:
+        out.append(words)
+        words += (2 + p.type.ndim) if isinstance(p.type, ArrayType) else 1
+    return out

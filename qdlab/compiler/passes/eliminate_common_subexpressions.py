@@ -1,0 +1,35 @@
+"""EliminateCommonSubexpressions: a pure op equal to an earlier one in scope reuses its result.
+
+Two pure ops of the same class, attributes and operands compute the same value. An op in a nested block may
+reuse one from an enclosing block that comes before it; never the other way round.
+"""
+
+from __future__ import annotations
+
+from .. import ir
+
+CSE_OPS = (ir.Const, ir.Arg, ir.Shape, ir.BinOp, ir.Cmp, ir.Unary, ir.Cast, ir.Select)
+
+
+class EliminateCommonSubexpressions:
+    name = "eliminate-common-subexpressions"
+
+    def run(self, kernel: ir.Kernel) -> bool:
+        return self.block(kernel.body, {})
+
+    def block(self, block: ir.Block, seen: dict) -> bool:
+        changed = False
+        scope = dict(seen)
+        for op in list(block.ops):
+            if isinstance(op, CSE_OPS):
+                key = (type(op), tuple(id(v) for v in op.operands), repr(sorted(op.attrs.items())),
+                       str(op.result.type))  # type: ignore[union-attr]
+                if key in scope:
+                    ir.replace_all_uses(op.result, scope[key])  # type: ignore[arg-type]
+                    ir.erase(op)
+                    changed = True
+                    continue
+                scope[key] = op.result
+            for r in op.regions:
+                changed |= self.block(r, scope)
+        return changed

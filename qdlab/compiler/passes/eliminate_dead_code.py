@@ -1,0 +1,33 @@
+"""EliminateDeadCode: remove pure ops nobody uses, and locals nobody reads.
+
+A pure op has no effect, so removing it when its result is unused changes nothing. A local that is never read
+(no load, no reduction read) only receives stores, and those stores are invisible.
+"""
+
+from __future__ import annotations
+
+from .. import ir
+
+
+class EliminateDeadCode:
+    name = "eliminate-dead-code"
+
+    def run(self, kernel: ir.Kernel) -> bool:
+        changed = False
+        again = True
+        while again:
+            again = False
+            for op in reversed(list(kernel.walk())):
+                if op.parent is None:
+                    continue
+                if isinstance(op, ir.Alloca):
+                    users = op.result.users  # type: ignore[union-attr]
+                    if not any(isinstance(u, ir.LocalLoad) for u in users):
+                        for u in list(users):
+                            ir.erase(u)
+                        ir.erase(op)
+                        again = changed = True
+                elif op.pure and op.result is not None and not op.result.users:
+                    ir.erase(op)
+                    again = changed = True
+        return changed

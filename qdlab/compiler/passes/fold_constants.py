@@ -1,0 +1,79 @@
+"""FoldConstants: an arithmetic op whose operands are all constants becomes a constant.
+
+Folding uses NumPy scalars of the op's own type, so it rounds and wraps exactly as the generated code does.
+Only ops whose compile-time result is certain to equal the run-time one are folded (no transcendental
+functions, no division by a constant zero).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ir
+from ..types import DType
+
+INT_FOLDS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "and": np.bitwise_and,
+             "or": np.bitwise_or, "xor": np.bitwise_xor, "min": np.minimum, "max": np.maximum}
+FLOAT_FOLDS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.divide,
+               "min": np.fmin, "max": np.fmax}
+CMP_FOLDS = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
+             "ne": np.not_equal}
+
+
+def _scalar(v: ir.Value) -> np.generic:
+    t: DType = v.type  # type: ignore[assignment]
+    return t.np.type(v.owner.attrs["value"])  # type: ignore[union-attr]
+
+
+def _python(x: np.generic, t: DType) -> int | float:
+    return float(x) if t.is_float else int(x)
+
+
+def fold(op: ir.Op) -> int | float | None:
+    t: DType = op.result.type  # type: ignore[assignment, union-attr]
+    if isinstance(op, ir.BinOp):
+        table = FLOAT_FOLDS if t.is_float else INT_FOLDS
+        fn = table.get(op.attrs["op"])
+        if fn is None:
+            return None
+        a, b = (_scalar(v) for v in op.operands)
+        with np.errstate(all="ignore"):
+            return _python(fn(a, b), t)
+    if isinstance(op, ir.Cmp):
+        a, b = (_scalar(v) for v in op.operands)
+        return int(bool(CMP_FOLDS[op.attrs["pred"]](a, b)))
+    if isinstance(op, ir.Cast) and not op.attrs.get("bitcast"):
+        src: DType = op.operands[0].type  # type: ignore[assignment]
+        if src.is_float and not t.is_float:
+            return None  # saturating float-to-int conversion is left to the code generator
+        with np.errstate(all="ignore"):
+            if t.name == "u1":
+                return int(bool(_scalar(op.operands[0])))
+            return _python(np.array(_scalar(op.operands[0])).astype(t.np)[()], t)
+    if isinstance(op, ir.Unary) and op.attrs["fn"] == "neg":
+        with np.errstate(all="ignore"):
+            return _python(-_scalar(op.operands[0]), t)
+    return None
+
+
+class FoldConstants:
+    name = "fold-constants"
+
+    def run(self, kernel: ir.Kernel) -> bool:
+        changed = False
+        for op in list(kernel.walk()):
+            if op.parent is None or not isinstance(op, (ir.BinOp, ir.Cmp, ir.Cast, ir.Unary)):
+                continue
+            if not all(isinstance(v.owner, ir.Const) for v in op.operands):
+                continue
+            value = fold(op)
+            if value is None:
+                continue
+            const = ir.Const([], op.result.type, {"value": value}, None, op.loc, op.result.name)  # type: ignore
+            block = op.parent
+            block.ops.insert(block.ops.index(op), const)
+            const.parent = block
+            ir.replace_all_uses(op.result, const.result)  # type: ignore[arg-type]
+            ir.erase(op)
+            changed = True
+        return changed

@@ -1,0 +1,33 @@
+"""PromoteLocals: a local assigned exactly once, at the top of its block, becomes a plain value.
+
+Safe because the frontend creates a local at its first assignment, so every read comes after that single
+store; replacing the reads with the stored value cannot change what they see. Fewer locals make def-use
+chains direct, which keeps backward slices small.
+"""
+
+from __future__ import annotations
+
+from .. import ir
+
+
+class PromoteLocals:
+    name = "promote-locals"
+
+    def run(self, kernel: ir.Kernel) -> bool:
+        changed = False
+        for alloca in [op for op in kernel.walk() if isinstance(op, ir.Alloca)]:
+            ref = alloca.result
+            users = list(ref.users)  # type: ignore[union-attr]
+            stores = [u for u in users if not isinstance(u, ir.LocalLoad)]
+            if len(stores) != 1 or not isinstance(stores[0], ir.LocalStore) or stores[0].parent is not alloca.parent:
+                continue
+            store = stores[0]
+            value = store.operands[1]
+            for load in users:
+                if isinstance(load, ir.LocalLoad):
+                    ir.replace_all_uses(load.result, value)  # type: ignore[arg-type]
+                    ir.erase(load)
+            ir.erase(store)
+            ir.erase(alloca)
+            changed = True
+        return changed

@@ -1,0 +1,259 @@
+"""The per-offload pipeline, top to bottom: read this file first.
+
+lower the AST, verify, simplify, split, gate, then emit and cache each construct (or the whole kernel when the
+gate refuses the split). Each stage is one named line in `compile_kernel`; no stage calls the next one.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import logging
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from . import gate, ir, runtime, split
+from .cache import BinaryCache
+from .config import Config
+from .explain import ConstructReport, KernelReport, Statement, Task
+from .frontend import Frontend, Source
+from .offload import Plan, message_ops, offload
+from .passes import run_passes
+from .printer import print_kernel
+from .verify import verify
+
+log = logging.getLogger("qdlab")
+COMPILER_VERSION = "qdlab-0.1.0/codegen-1"
+
+
+@dataclass
+class KernelSpec:
+    """What the frontend needs to lower one kernel for one argument signature."""
+
+    fn: object
+    name: str
+    params: list[ir.Param]
+    returns: list
+    templates: dict = field(default_factory=dict)
+    autodiff: bool = False
+
+
+@dataclass
+class Built:
+    """One compiled unit (a construct's slice or a whole kernel) and how it was obtained."""
+
+    unit: runtime.Unit
+    plan: Plan
+    kernel: ir.Kernel
+    key: str
+    text: str
+    status: str
+    ms: float
+
+
+@dataclass
+class Compiled:
+    """A kernel compiled for one signature: what runs, and the report of how it was made."""
+
+    launcher: runtime.Launcher
+    report: KernelReport
+    kernel: ir.Kernel
+    config: Config
+    observations: tuple[int, int, int]
+    written: set[int]
+    whole: runtime.Launcher | None = None
+
+    def whole_launcher(self, cache: BinaryCache) -> runtime.Launcher:
+        """The whole-kernel variant, compiled on first need (runtime fallbacks)."""
+        if self.whole is None:
+            built = build(self.kernel, self.config, cache)
+            self.whole = runtime.Launcher(self.kernel.name, self.kernel.params, self.kernel.returns,
+                                          [built.unit], self.launcher.layout)
+        return self.whole
+
+
+def compile_kernel(spec: KernelSpec, config: Config, cache: BinaryCache,
+                   previous: KernelReport | None = None) -> Compiled:
+    t0 = time.perf_counter()
+    kernel, source = lower(spec, config)                         # Python AST -> typed IR
+    verify(kernel)
+    run_passes(kernel)                                           # simplify: promote, fold, CSE, DCE
+    verify(kernel)
+    constructs = split.constructs(kernel)                        # segments, constructs, backward slices
+    facts = gate.Facts(kernel, constructs, config.as_dict(), spec.autodiff)
+    fallback = gate.check(facts) if config.per_offload else None  # recompute-safety gate
+    if fallback is not None:
+        log.debug("[PER_OFFLOAD] %s: fallback %s (line %s)", spec.name, fallback.code, fallback.lineno)
+    if config.per_offload and fallback is None:
+        built = [build(split.slice_kernel(kernel, c), config, cache) for c in constructs]  # emit + cache
+    else:
+        built = [build(kernel, config, cache)]                   # emit + cache, whole kernel
+    dump(spec.name, kernel, built, config)
+    layout = runtime_layout(kernel)
+    alias = sorted(facts.alias_pairs) if config.per_offload and fallback is None else []
+    launcher = runtime.Launcher(spec.name, kernel.params, kernel.returns, [b.unit for b in built], layout, alias)
+    report = make_report(spec, source, kernel, constructs, built, fallback, alias, config, previous,
+                         (time.perf_counter() - t0) * 1e3)
+    split_ran = config.per_offload and fallback is None
+    obs = (len(built), report.compiled, report.reused) if split_ran else (-1, -1, -1)
+    written = {op.operands[0].owner.attrs["index"] for op in kernel.walk()  # type: ignore[union-attr]
+               if isinstance(op, (ir.Store, ir.Atomic))}
+    whole = launcher if not split_ran else None
+    return Compiled(launcher, report, kernel, config, obs, written, whole)
+
+
+def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
+    source = Source.of(spec.fn, "kernel")
+    kernel = ir.Kernel(spec.name, spec.params, spec.returns)
+    fe = Frontend(kernel, source, getattr(spec.fn, "__globals__", {}), config.as_dict() | {
+        "default_fp": config.default_fp})
+    values: dict[str, object] = {}
+    for index, p in enumerate(spec.params):
+        if p.name in spec.templates:
+            values[p.name] = spec.templates[p.name]
+            continue
+        values[p.name] = fe.emit(ir.Arg, (), p.type, p.name, index=index)
+    fe.lower_kernel(values)
+    return kernel, source
+
+
+def cache_key(text: str, config: Config) -> str:
+    from .codegen.jit import host
+    triple, cpu, features = host()
+    h = hashlib.sha256()
+    for part in (COMPILER_VERSION, triple, cpu, features, config.codegen_key(), text):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+_loaded: dict[str, list[int]] = {}
+
+
+def build(k: ir.Kernel, config: Config, cache: BinaryCache) -> Built:
+    """Compile (or fetch from the cache) one unit: its tasks as one native object."""
+    t0 = time.perf_counter()
+    k = _canonical(k)
+    run_passes(k)
+    text = print_kernel(k)
+    key = cache_key(text, config)
+    plan = offload(k)
+    symbols = [f"qd_{key[:24]}_t{i}" for i in range(len(plan.tasks))]
+    status = "reused"
+    if key not in _loaded:
+        obj = cache.get(key)
+        if obj is None:
+            status = "compiled"
+            obj = emit_object(k, plan, key, config)
+            cache.put(key, obj)
+        from .codegen import jit
+        _loaded[key] = jit.load(obj, symbols)
+    fns = [runtime.task_function(a) for a in _loaded[key]]
+    unit = runtime.Unit(key, fns, [t.kind for t in plan.tasks], [bool(t.reductions) for t in plan.tasks],
+                        plan.tmp_bytes, message_ops([op for t in plan.tasks for op in t.ops], config.debug))
+    return Built(unit, plan, k, key, text, status, (time.perf_counter() - t0) * 1e3)
+
+
+def emit_object(k: ir.Kernel, plan: Plan, key: str, config: Config) -> bytes:
+    from .codegen import jit, llvm
+    module, _ = llvm.emit_module(k, plan, f"qd_{key[:24]}", config.debug, jit.host()[0], jit.data_layout())
+    return jit.emit_object(jit.optimize(str(module), config.opt_level), config.opt_level)
+
+
+def _canonical(k: ir.Kernel) -> ir.Kernel:
+    """A copy named neutrally, so equal constructs of different kernels share one key."""
+    out = ir.Kernel("construct", k.params, k.returns, ir.Block(), dict(k.flags))
+    ir.clone_ops(k.body.ops, {}, out.body)
+    return out
+
+
+def runtime_layout(kernel: ir.Kernel) -> list[int]:
+    from .offload import arg_words
+    return arg_words(kernel.params)
+
+
+def stages_of(b: Built, config: Config) -> dict:
+    def llvm_text(optimized: bool) -> str:
+        from .codegen import jit, llvm
+        module, _ = llvm.emit_module(b.kernel, b.plan, f"qd_{b.key[:24]}", config.debug, jit.host()[0],
+                                     jit.data_layout())
+        return str(jit.optimize(str(module), config.opt_level)) if optimized else str(module)
+
+    def asm() -> str:
+        from .codegen import jit
+        return jit.emit_assembly(llvm_text(True), config.opt_level)
+
+    return {"ir": b.text, "llvm": lambda: llvm_text(False), "llvm_optimized": lambda: llvm_text(True), "asm": asm}
+
+
+def make_report(spec: KernelSpec, source: Source, kernel: ir.Kernel, constructs: list[split.Construct],
+                built: list[Built], fallback: gate.Fallback | None, alias: list, config: Config,
+                previous: KernelReport | None, ms: float) -> KernelReport:
+    from .statements import describe_statements, statement_of_ops
+    statements = describe_statements(kernel, constructs)
+    group = statement_of_ops(kernel)
+    tasks = [Task(t.kind, t.lines) for t in offload(kernel).tasks]
+    names = [p.name for p in kernel.params]
+    alias_names = [(names[i] + (".grad" if gi else ""), names[j] + (".grad" if gj else "")) for i, gi, j, gj in alias]
+    reports = []
+    split_ran = len(built) == len(constructs) and config.per_offload and fallback is None
+    prev = {c.index: c for c in previous.constructs} if previous else {}
+    for c in constructs if split_ran else []:
+        b = built[c.index]
+        own_ids = sorted({group[p] for p in c.positions})
+        slice_ids = sorted({group[p] for p in c.slice_positions} - set(own_ids))
+        own = [statements[g] for g in own_ids]
+        lines = (min(s.lines[0] for s in own), max(s.lines[1] for s in own))
+        slice_lines = sorted({ln for g in slice_ids for ln in range(*_span(statements[g]))} - set(
+            ln for s in own for ln in range(*_span(s))))
+        r = ConstructReport(c.index, c.kind, lines, own_ids, slice_ids, slice_lines,
+                            [Task(t.kind, t.lines) for t in b.plan.tasks], b.key, b.status, b.ms,
+                            stages=stages_of(b, config))
+        r.stages["ir_before_split"] = print_kernel(kernel, with_locs=True)
+        if b.status == "compiled":
+            r.recompile_reason, r.key_diff = _why(prev.get(c.index), b)
+        reports.append(r)
+    report = KernelReport(spec.name, source.filename, "".join(source.lines), source.first_line,
+                          "per_offload" if split_ran else "whole_kernel", fallback, statements, reports, tasks,
+                          print_kernel(kernel, with_locs=True), alias_names, ms, previous,
+                          ", ".join(f"{p.name}: {p.type}" for p in kernel.params))
+    if not split_ran:
+        report.stages = stages_of(built[0], config)
+        report.stages["ir_before_split"] = report.ir_before_split
+    report.__dict__["_texts"] = {r.index: b.text for r, b in zip(reports, built)}
+    return report
+
+
+def _span(s: Statement) -> tuple[int, int]:
+    return s.lines[0], s.lines[1] + 1
+
+
+def _why(prev: ConstructReport | None, b: Built) -> tuple[str, str | None]:
+    if prev is None:
+        return "no entry under its key (new construct)", None
+    old = prev.stages.get("ir")
+    if not isinstance(old, str) or old == b.text:
+        return "no entry under its key (same IR; compiler settings or inputs changed)", None
+    diff = "\n".join(difflib.unified_diff(old.splitlines(), b.text.splitlines(), "previous", "now", lineterm="", n=1))
+    return "no entry under its key (its IR changed)", diff
+
+
+def dump(name: str, kernel: ir.Kernel, built: list[Built], config: Config) -> None:
+    """`print_ir` / `QDLAB_DUMP_IR=1`: one IR file per construct; `dump_cfg`: the whole kernel's CFG."""
+    if not (config.print_ir or config.dump_ir or config.dump_cfg):
+        return
+    folder = config.debug_dump_path or os.path.join(tempfile.gettempdir(), "qdlab_ir")
+    os.makedirs(folder, exist_ok=True)
+    for index, b in enumerate(built):
+        tag = f"{name}_construct{index}" if len(built) > 1 or config.per_offload else f"{name}_whole"
+        if config.print_ir:
+            print(f"// {tag}\n{b.text}")
+        if config.dump_ir:
+            with open(os.path.join(folder, f"{tag}.qdir"), "w") as f:
+                f.write(b.text)
+    if config.dump_cfg:
+        from .cfg import cfg_dot
+        with open(os.path.join(folder, f"{name}_cfg.dot"), "w") as f:
+            f.write(cfg_dot(kernel))

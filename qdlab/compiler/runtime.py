@@ -1,0 +1,210 @@
+"""Launching compiled kernels: argument words, the temporary buffer, threads, errors and the alias check.
+
+A launch fills one word per scalar and, per array, its data pointer, gradient pointer and extents; then it runs
+every task of every compiled unit in source order. ctypes releases the GIL during each call, so the chunks of a
+parallel task run on all cores from a small pool of Python threads. A split kernel checks, per launch, that the
+array parameters its split assumed disjoint really are; if not, that call runs the whole-kernel variant.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import struct
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import ir
+from .errors import QdRuntimeError
+from .offload import (HDR_CODE, HDR_EXTENT, HDR_INDEX, HDR_MSG, HDR_PRINT, HDR_RNG, HEADER_BYTES,
+                      MAX_CHUNKS, RET_OFFSET)
+from .types import ArrayType, DType
+
+log = logging.getLogger("qdlab")
+TASK_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+PRINT_FN = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_int64)
+MASK64 = (1 << 64) - 1
+
+
+def _print_callback(fmt: bytes, values: ctypes.Array, n: int) -> None:
+    out, k = [], 0
+    for part in fmt.decode().split("\x1f"):
+        if part[0] == "s":
+            out.append(part[1:])
+            continue
+        word = values[k]
+        k += 1
+        dtype = part[1:]
+        if dtype.startswith("f"):
+            x: object = struct.unpack("<d", struct.pack("<q", word))[0]
+            out.append(repr(float(np.float32(x))) if dtype == "f32" else repr(x))
+        elif dtype == "u1":
+            out.append(str(bool(word)))
+        else:
+            out.append(str(word & MASK64 if dtype.startswith("u") and word < 0 else word))
+    print("".join(out), flush=True)
+
+
+_PRINT = PRINT_FN(_print_callback)
+_PRINT_ADDR = ctypes.cast(_PRINT, ctypes.c_void_p).value
+
+
+class Pool:
+    """Threads that run the chunks of a parallel task (the caller runs chunk 0)."""
+
+    def __init__(self, threads: int) -> None:
+        self.threads = max(1, min(threads, MAX_CHUNKS))
+        self.executor = ThreadPoolExecutor(self.threads - 1, "qdlab") if self.threads > 1 else None
+
+    def run(self, fn: Callable, words: int, tmp: int, total: int) -> int:
+        n = self.threads
+        if self.executor is None or n == 1:
+            return fn(words, tmp, 0, 1)
+        futures = [self.executor.submit(fn, words, tmp, c, n) for c in range(1, n)]
+        status = fn(words, tmp, 0, n)
+        for f in futures:
+            status |= f.result()
+        return status
+
+
+_pool: Pool | None = None
+
+
+def pool() -> Pool:
+    global _pool
+    if _pool is None:
+        _pool = Pool(int(os.environ.get("QDLAB_NUM_THREADS", "0")) or os.cpu_count() or 1)
+    return _pool
+
+
+def set_threads(n: int | None) -> None:
+    global _pool
+    _pool = Pool(n) if n else None
+
+
+@dataclass
+class Unit:
+    """One compiled object's tasks: a construct of a split kernel, or a whole kernel."""
+
+    key: str
+    fns: list[Callable]
+    kinds: list[str]
+    reduces: list[bool]
+    tmp_bytes: int
+    messages: list[ir.Op]
+    """Ops that can report an error, numbered as the binary numbers them."""
+
+
+@dataclass
+class Launcher:
+    """Runs one compiled variant (split or whole-kernel) of a kernel for one argument signature."""
+
+    name: str
+    params: list[ir.Param]
+    returns: list[DType]
+    units: list[Unit]
+    layout: list[int]
+    alias_pairs: list[tuple[int, bool, int, bool]] = field(default_factory=list)
+    """(param, grad, param, grad) buffers the split assumed disjoint."""
+    launches: int = 0
+
+    def __post_init__(self) -> None:
+        nwords = max(1, sum((2 + p.type.ndim) if isinstance(p.type, ArrayType) else 1 for p in self.params))
+        self.words = np.zeros(nwords, np.int64)
+        self.words_f32 = self.words.view(np.float32)
+        self.words_f64 = self.words.view(np.float64)
+        self.words_ptr = self.words.ctypes.data
+        self.tmp_bytes = max(u.tmp_bytes for u in self.units) if self.units else HEADER_BYTES
+        self.tmp = np.zeros(self.tmp_bytes // 8, np.int64)
+        self.tmp_ptr = self.tmp.ctypes.data
+        self.lock = threading.Lock()
+        self.name_hash = int.from_bytes(self.name.encode()[:8].ljust(8, b"\0"), "little")
+
+    def fill(self, values: list) -> None:
+        w = self.words
+        for p, v, k in zip(self.params, values, self.layout):
+            t = p.type
+            if v is None:
+                continue
+            if isinstance(t, ArrayType):
+                arr, grad = v
+                w[k] = arr.ctypes.data
+                w[k + 1] = grad.ctypes.data if grad is not None else 0
+                w[k + 2:k + 2 + t.ndim] = arr.shape
+            elif t.is_float:
+                if t.bits == 32:
+                    self.words_f32[2 * k] = v
+                else:
+                    self.words_f64[k] = v
+            else:
+                iv = int(v)
+                w[k] = iv - (1 << 64) if iv >= (1 << 63) else iv
+
+    def overlapping(self, values: list) -> list[tuple[str, str]]:
+        bad = []
+        for i, gi, j, gj in self.alias_pairs:
+            a = values[i][1 if gi else 0]
+            b = values[j][1 if gj else 0]
+            if a is None or b is None or a.nbytes == 0 or b.nbytes == 0:
+                continue
+            alo, blo = a.ctypes.data, b.ctypes.data
+            if alo < blo + b.nbytes and blo < alo + a.nbytes:
+                bad.append((self.params[i].name + (".grad" if gi else ""), self.params[j].name + (".grad" if gj else "")))
+        return bad
+
+    def run(self, values: list, seed: int) -> object:
+        with self.lock:
+            self.fill(values)
+            tmp = self.tmp
+            self.launches += 1
+            key = (seed * 0x9E3779B97F4A7C15 + self.name_hash + self.launches * 0xD1B54A32D192ED03) & MASK64
+            for unit in self.units:
+                tmp[:unit.tmp_bytes // 8] = 0
+                tmp[HDR_PRINT // 8] = _PRINT_ADDR
+                tmp[HDR_RNG // 8] = key - (1 << 64) if key >= (1 << 63) else key
+                for fn, kind, reduces in zip(unit.fns, unit.kinds, unit.reduces):
+                    status = fn(self.words_ptr, self.tmp_ptr, 0, 0)
+                    if status > 1 and kind == "parallel_for":
+                        status = pool().run(fn, self.words_ptr, self.tmp_ptr, status)
+                        if reduces:
+                            fn(self.words_ptr, self.tmp_ptr, -1, pool().threads)
+                    if tmp[HDR_CODE // 8]:
+                        self.raise_error(unit)
+            return self.read_returns()
+
+    def read_returns(self) -> object:
+        if not self.returns:
+            return None
+        out = []
+        for k, t in enumerate(self.returns):
+            word = int(self.tmp[RET_OFFSET // 8 + k])
+            if t.is_float:
+                x = struct.unpack("<d", struct.pack("<q", word))[0] if t.bits == 64 else \
+                    struct.unpack("<f", struct.pack("<I", word & 0xFFFFFFFF))[0]
+                out.append(float(x))
+            elif t.name == "u1":
+                out.append(bool(word))
+            else:
+                out.append(int(np.array(word).astype(t.np)))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def raise_error(self, unit: Unit) -> None:
+        code = int(self.tmp[HDR_CODE // 8])
+        op = unit.messages[int(self.tmp[HDR_MSG // 8])]
+        if code == 1:
+            arr = op.operands[0]
+            index, extent = int(self.tmp[HDR_INDEX // 8]), int(self.tmp[HDR_EXTENT // 8])
+            what = f"`{arr.name}{'.grad' if op.attrs.get('grad') else ''}`"
+            msg = f"index {index} is out of range for {what} (extent {extent}) in kernel `{self.name}`."
+        else:
+            msg = f"assertion failed in kernel `{self.name}`: {op.attrs['message']}"
+        raise QdRuntimeError(msg, op.loc)
+
+
+def task_function(address: int) -> Callable:
+    return TASK_FN(address)

@@ -1,0 +1,112 @@
+"""Kernel value types: scalar dtypes, array parameter types, and the promotion rules.
+
+Types are frozen so they can key caches and appear in canonical IR text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DType:
+    """A scalar type, printed by its short name (`f32`, `i32`, `u1`)."""
+
+    name: str
+    """Short name, as in `qd.f32`."""
+    kind: str
+    """`"i"` signed integer, `"u"` unsigned integer (and `u1`), `"f"` float."""
+    bits: int
+    """Width in bits."""
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __call__(self, value: object) -> object:
+        raise TypeError(f"qd.{self.name}(...) casts a value and can only be used inside a kernel")
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind in "iu"
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind == "i"
+
+    @property
+    def np(self) -> np.dtype:
+        return np.dtype(bool) if self.name == "u1" else np.dtype(f"{self.kind}{self.bits // 8}")
+
+    @property
+    def nbytes(self) -> int:
+        return max(1, self.bits // 8)
+
+
+i8, i16, i32, i64 = (DType(f"i{b}", "i", b) for b in (8, 16, 32, 64))
+u1 = DType("u1", "u", 1)
+u8, u16, u32, u64 = (DType(f"u{b}", "u", b) for b in (8, 16, 32, 64))
+f16, f32, f64 = (DType(f"f{b}", "f", b) for b in (16, 32, 64))
+DTYPES = {t.name: t for t in (i8, i16, i32, i64, u1, u8, u16, u32, u64, f32, f64)}
+_FROM_NUMPY = {t.np: t for t in DTYPES.values()}
+
+
+def from_numpy(dtype: np.dtype) -> DType | None:
+    return _FROM_NUMPY.get(np.dtype(dtype))
+
+
+@dataclass(frozen=True)
+class ArrayType:
+    """An ndarray kernel parameter: element type, rank, and how it is indexed."""
+
+    dtype: DType
+    """Element type."""
+    ndim: int
+    """Number of axes."""
+    needs_grad: bool = False
+    """Whether the array carries a `.grad` buffer."""
+    boundary: str = "unsafe"
+    """`"unsafe"` (no index checks unless debug) or `"clamp"` (every index clamped into range)."""
+
+    def __str__(self) -> str:
+        extra = "".join([", clamp" if self.boundary == "clamp" else "", ", grad" if self.needs_grad else ""])
+        return f"ndarray<{self.dtype}, {self.ndim}{extra}>"
+
+
+@dataclass(frozen=True)
+class LocalType:
+    """The type of a local variable's storage (the result of `alloca`)."""
+
+    dtype: DType
+    """Type of the value the local holds."""
+
+    def __str__(self) -> str:
+        return f"local<{self.dtype}>"
+
+
+Type = DType | ArrayType | LocalType
+
+
+def promote(a: DType, b: DType) -> DType:
+    """Binary-operation result type: float beats int, wider beats narrower, unsigned beats signed."""
+    if a == b:
+        return a
+    if a.is_float or b.is_float:
+        if a.is_float and b.is_float:
+            return a if a.bits >= b.bits else b
+        return a if a.is_float else b
+    if a == u1:
+        return b
+    if b == u1:
+        return a
+    if a.bits != b.bits:
+        return a if a.bits > b.bits else b
+    return a if a.kind == "u" else b

@@ -1,0 +1,280 @@
+"""`@qd.kernel` and `@qd.func`: argument checking, one compile per argument signature, and launching."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import typing
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import state
+from .compiler import ir
+from .compiler.errors import QdError, QdTypeError
+from .compiler.frontend import Source
+from .compiler.pipeline import Compiled, KernelSpec, compile_kernel
+from .compiler.types import ArrayType, DType, from_numpy, i32
+from .lang import ArrayAnnotation, NDArray, Template
+from .ndarray import Ndarray
+
+log = logging.getLogger("qdlab")
+
+
+@dataclass
+class Observations:
+    """`kernel._primal.per_offload_cache_observations` for the latest compile (-1: the split did not run)."""
+
+    frontend_constructs_total: int = -1
+    frontend_constructs_recompiled: int = -1
+    frontend_constructs_cache_hit: int = -1
+
+
+class Func:
+    """`@qd.func`: inlined into every kernel (or func) that calls it."""
+
+    def __init__(self, fn: typing.Callable) -> None:
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self._source: Source | None = None
+
+    def source(self) -> Source:
+        if self._source is None:
+            self._source = Source.of(self.fn, "@qd.func")
+        return self._source
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        raise RuntimeError(f"@qd.func `{self.__name__}` can only be called from a kernel or another @qd.func")
+
+
+class Kernel:
+    """`@qd.kernel`: compiled on first call for each argument signature, then launched natively."""
+
+    def __init__(self, fn: typing.Callable, autodiff: bool = False) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.__name__ = self.name
+        self.__doc__ = fn.__doc__
+        self.autodiff = autodiff
+        self.per_offload_cache_observations = Observations()
+        self.variants: dict[tuple, Compiled] = {}
+        self.generation = -1
+        self.latest: Compiled | None = None
+        self.warned: set[str] = set()
+        try:
+            hints = inspect.get_annotations(fn, eval_str=True)
+        except Exception as e:
+            raise QdError(f"kernel `{self.name}`: cannot evaluate its annotations ({e}).") from None
+        sig = inspect.signature(fn)
+        self.param_names = list(sig.parameters)
+        self.annotations = []
+        for name in self.param_names:
+            if name not in hints:
+                raise QdTypeError(f"kernel `{self.name}`: parameter `{name}` needs a type annotation, e.g. "
+                                  f"`{name}: qd.types.NDArray[qd.f32, 1]` or `{name}: qd.f32`.")
+            self.annotations.append(_annotation(hints[name], self.name, name))
+        self.returns = _returns(hints.get("return"), self.name)
+
+    @property
+    def _primal(self) -> Kernel:
+        return self
+
+    def __repr__(self) -> str:
+        return f"<qd.kernel {self.name}>"
+
+    # -- arguments ------------------------------------------------------------------------------------------
+    def bind(self, args: tuple, kwargs: dict) -> tuple[tuple, list, dict]:
+        if kwargs:
+            try:
+                args = tuple(inspect.signature(self.fn).bind(*args, **kwargs).arguments.values())
+            except TypeError as e:
+                raise QdTypeError(f"kernel `{self.name}`: {e}.") from None
+        if len(args) != len(self.annotations):
+            raise QdTypeError(f"kernel `{self.name}` takes {len(self.annotations)} argument(s) "
+                              f"({', '.join(self.param_names)}), got {len(args)}.")
+        sig, values, templates = [], [], {}
+        for name, ann, a in zip(self.param_names, self.annotations, args):
+            if isinstance(ann, ArrayAnnotation):
+                arr, grad, t = _array_arg(a, ann, self.name, name)
+                sig.append(t)
+                values.append((arr, grad))
+            elif ann is Template:
+                templates[name] = a
+                sig.append(("template", _template_key(a)))
+                values.append(None)
+            else:
+                if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):
+                    sig.append(ann)
+                    values.append(a)
+                else:
+                    raise QdTypeError(f"kernel `{self.name}`: argument `{name}` must be a number ({ann}), "
+                                      f"not {type(a).__name__}.")
+        return tuple(sig), values, templates
+
+    # -- compiling ------------------------------------------------------------------------------------------
+    def compile_for(self, sig: tuple, templates: dict) -> Compiled:
+        cfg = state.config()
+        if cfg.arch in ("cuda", "gpu"):
+            raise QdError("qd.cuda/qd.gpu: no CUDA device is available in this process; use qd.cpu, or "
+                          "qd.compile_ptx(kernel, ...) to inspect the PTX a kernel would produce.")
+        params = []
+        for name, t in zip(self.param_names, sig):
+            if isinstance(t, tuple) and t[0] == "template":
+                params.append(ir.Param(name, i32))
+                continue
+            params.append(ir.Param(name, t))
+        spec = KernelSpec(self.fn, self.name, params, self.returns, templates, self.autodiff)
+        previous = state.history.get(self.name)
+        compiled = compile_kernel(spec, cfg, state.cache(), previous.report if previous else None)
+        compiled.report.previous = None if previous is None else previous.report
+        if compiled.report.previous is not None:
+            compiled.report.previous.previous = None
+        state.history[self.name] = compiled
+        self.latest = compiled
+        total, recompiled, hit = compiled.observations
+        self.per_offload_cache_observations = Observations(total, recompiled, hit)
+        for hook in list(state.compile_hooks):
+            hook(self, compiled)
+        return compiled
+
+    def compile(self, *arg_types: object) -> Compiled:
+        """Compile ahead of the first call, from the annotations (or explicit dtypes / ArrayTypes)."""
+        sig = []
+        for name, ann, given in zip(self.param_names, self.annotations,
+                                    list(arg_types) + [None] * (len(self.annotations) - len(arg_types))):
+            t = given or ann
+            if isinstance(t, ArrayAnnotation):
+                if t.dtype is None or t.ndim is None:
+                    raise QdTypeError(f"kernel `{self.name}`: parameter `{name}` needs dtype and ndim to compile "
+                                      "before its first call.")
+                t = ArrayType(t.dtype, t.ndim, bool(t.needs_grad), t.boundary)
+            if t is Template:
+                raise QdTypeError(f"kernel `{self.name}`: template parameter `{name}` needs a value.")
+            sig.append(t)
+        return self.variant(tuple(sig), {})
+
+    def variant(self, sig: tuple, templates: dict) -> Compiled:
+        if self.generation != state.generation:
+            self.variants.clear()
+            self.generation = state.generation
+        compiled = self.variants.get(sig)
+        if compiled is None:
+            compiled = self.variants[sig] = self.compile_for(sig, templates)
+        return compiled
+
+    # -- launching ------------------------------------------------------------------------------------------
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        sig, values, templates = self.bind(args, kwargs)
+        compiled = self.variant(sig, templates)
+        launcher = compiled.launcher
+        for k in compiled.written:
+            arr = values[k][0] if values[k] is not None else None
+            if arr is not None and not arr.flags.writeable:
+                raise ValueError(f"kernel `{self.name}` writes argument `{self.param_names[k]}`, which is a "
+                                 "read-only array.")
+        if launcher.alias_pairs:
+            overlap = launcher.overlapping(values)
+            if overlap:
+                self.warn_alias(overlap)
+                launcher = compiled.whole_launcher(state.cache())
+        return launcher.run(values, state.config().random_seed)
+
+    def warn_alias(self, overlap: list[tuple[str, str]]) -> None:
+        pairs = ", ".join(f"`{a}` and `{b}`" for a, b in overlap)
+        if pairs not in self.warned:
+            self.warned.add(pairs)
+            log.warning("[PER_OFFLOAD][FALLBACK] kernel `%s`: aliased_arguments: %s share memory, so this call "
+                        "runs the whole-kernel variant.", self.name, pairs)
+        if self.latest is not None:
+            self.latest.report.runtime_fallbacks.append(f"aliased_arguments: {pairs}")
+
+
+def _annotation(ann: object, kernel: str, name: str) -> object:
+    if isinstance(ann, ArrayAnnotation):
+        return ann
+    if ann is NDArray:
+        return ArrayAnnotation()
+    if isinstance(ann, DType):
+        return ann
+    if ann is int:
+        return i32
+    if ann is float:
+        return state.config().default_fp
+    if ann is Template:
+        return Template
+    raise QdTypeError(f"kernel `{kernel}`: parameter `{name}` has an unsupported annotation {ann!r}; use "
+                      "qd.types.NDArray[dtype, ndim], a scalar dtype such as qd.f32, int, float or qd.Template.")
+
+
+def _returns(ann: object, kernel: str) -> list[DType]:
+    if ann is None or ann is type(None):
+        return []
+    if isinstance(ann, DType):
+        return [ann]
+    if ann is int:
+        return [i32]
+    if ann is float:
+        return [state.config().default_fp]
+    if typing.get_origin(ann) is tuple:
+        return [r for a in typing.get_args(ann) for r in _returns(a, kernel)]
+    raise QdTypeError(f"kernel `{kernel}`: unsupported return annotation {ann!r}.")
+
+
+def _template_key(v: object) -> object:
+    if isinstance(v, (int, float, bool, str, type(None))):
+        return (type(v).__name__, v)
+    if isinstance(v, tuple):
+        return tuple(_template_key(x) for x in v)
+    return (type(v).__name__, repr(v))
+
+
+def _array_arg(a: object, ann: ArrayAnnotation, kernel: str, name: str) -> tuple[np.ndarray, np.ndarray | None,
+                                                                                 ArrayType]:
+    grad = None
+    if isinstance(a, Ndarray):
+        arr = a.arr
+        grad = a.grad.arr if a.grad is not None else None
+    elif isinstance(a, np.ndarray):
+        arr = a
+    elif hasattr(a, "__array_interface__"):
+        arr = np.asarray(a)
+    elif hasattr(a, "__dlpack__"):
+        try:
+            arr = np.from_dlpack(a)
+        except Exception as e:
+            raise QdTypeError(f"kernel `{kernel}`: argument `{name}` cannot be read through DLPack ({e}).") from None
+    else:
+        raise QdTypeError(f"kernel `{kernel}`: argument `{name}` must be a qd.ndarray or a NumPy array, not "
+                          f"{type(a).__name__}.")
+    dtype = from_numpy(arr.dtype)
+    if dtype is None:
+        raise QdTypeError(f"kernel `{kernel}`: argument `{name}` has dtype {arr.dtype}, which kernels do not support.")
+    if ann.dtype is not None and ann.dtype != dtype:
+        raise ValueError(f"kernel `{kernel}`: argument `{name}` has dtype {dtype} but the parameter is declared "
+                         f"{ann.dtype}.")
+    if ann.ndim is not None and ann.ndim != arr.ndim:
+        raise ValueError(f"kernel `{kernel}`: argument `{name}` has {arr.ndim} dimension(s) but the parameter is "
+                         f"declared with ndim={ann.ndim}.")
+    if not arr.flags.c_contiguous:
+        raise ValueError(f"kernel `{kernel}`: argument `{name}` is not C-contiguous; pass "
+                         f"np.ascontiguousarray({name}).")
+    if ann.needs_grad and grad is None:
+        raise ValueError(f"kernel `{kernel}`: parameter `{name}` needs a gradient buffer; pass "
+                         "qd.ndarray(..., needs_grad=True).")
+    needs_grad = grad is not None if ann.needs_grad is None else bool(ann.needs_grad)
+    return arr, grad if needs_grad else None, ArrayType(dtype, arr.ndim, needs_grad, ann.boundary)
+
+
+def kernel(fn: typing.Callable | None = None, **options: object) -> Kernel | typing.Callable[[typing.Callable], Kernel]:
+    """`@qd.kernel` (options such as `fastcache=True` are accepted for compatibility)."""
+    if fn is None:
+        return lambda f: Kernel(f)
+    return Kernel(fn)
+
+
+def func(fn: typing.Callable | None = None, **options: object) -> Func | typing.Callable[[typing.Callable], Func]:
+    """`@qd.func`: always inlined."""
+    if fn is None:
+        return lambda f: Func(f)
+    return Func(fn)

@@ -1,0 +1,86 @@
+"""The kernel language's names as Python objects: dtypes, parameter annotations and built-in functions.
+
+Inside a kernel these objects are recognised by identity in the frontend; outside a kernel most of them only
+explain that they belong inside one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .compiler.types import DType
+
+
+class Builtin:
+    """A function of the kernel language, compiled by the frontend (`qd.sqrt`, `qd.atomic_add`, ...)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        raise RuntimeError(f"qd.{self.name}() can only be used inside a @qd.kernel or @qd.func")
+
+    def __repr__(self) -> str:
+        return f"qd.{self.name}"
+
+
+_MATH = ("sqrt sin cos tan tanh exp log floor ceil round abs pow min max atan2 asin acos rsqrt select "
+         "clamp sign fract log2 exp2 isnan isinf").split()
+_OTHER = ("ndrange grouped loop_config atomic_add atomic_sub atomic_min atomic_max atomic_and atomic_or "
+          "atomic_xor atomic_mul atomic_exchange random randn volatile_load cast bit_cast raw_div raw_mod").split()
+BUILTINS: dict[str, Builtin] = {n: Builtin(n) for n in _MATH + _OTHER}
+
+
+def static(value: object, *rest: object) -> object:
+    """Compile-time evaluation marker: `if qd.static(cond):`, `for i in qd.static(range(3)):`."""
+    return (value, *rest) if rest else value
+
+
+@dataclass(frozen=True)
+class ArrayAnnotation:
+    """`qd.types.NDArray[qd.f32, 1]` / `qd.types.ndarray(dtype=, ndim=, ...)`; None fields are taken from the argument."""
+
+    dtype: DType | None = None
+    ndim: int | None = None
+    needs_grad: bool | None = None
+    boundary: str = "unsafe"
+
+
+class NDArray:
+    """Annotation for ndarray parameters: `NDArray[qd.f32, 2]`, `NDArray[qd.f32]`, or bare `NDArray`."""
+
+    def __class_getitem__(cls, item: object) -> ArrayAnnotation:
+        items = item if isinstance(item, tuple) else (item,)
+        dtype = items[0] if items else None
+        ndim = items[1] if len(items) > 1 else None
+        return ArrayAnnotation(dtype, ndim)  # type: ignore[arg-type]
+
+
+def ndarray_type(dtype: DType | None = None, ndim: int | None = None, needs_grad: bool | None = None,
+                 boundary: str = "unsafe") -> ArrayAnnotation:
+    if boundary not in ("unsafe", "clamp"):
+        raise ValueError(f"boundary must be 'unsafe' or 'clamp', not {boundary!r}")
+    return ArrayAnnotation(dtype, ndim, needs_grad, boundary)
+
+
+class Template:
+    """Annotation for a compile-time parameter: its value is baked into the kernel, one compile per value."""
+
+
+def template() -> type[Template]:
+    return Template
+
+
+class types:  # noqa: N801 - mirrors the `qd.types` namespace
+    NDArray = NDArray
+    ndarray = staticmethod(ndarray_type)
+    Template = Template
+    template = staticmethod(template)
+
+
+@contextlib.contextmanager
+def stream_parallel() -> Iterator[None]:
+    """Marks top-level loops that may run concurrently; inside a kernel this forces whole-kernel compilation."""
+    yield

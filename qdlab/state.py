@@ -1,0 +1,40 @@
+"""Process-wide state behind `qd.init`: the active config, the construct cache and compile history."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from .compiler.cache import BinaryCache
+from .compiler.config import Config, make_config
+
+_config: Config = make_config()
+_cache: BinaryCache | None = None
+generation = 0
+"""Bumped by every `qd.init`; kernels recompile under the new settings."""
+history: dict[str, object] = {}
+"""Latest compile of each kernel, by name: what the next compile of the same name is compared against."""
+compile_hooks: list[Callable] = []
+"""Called as hook(kernel, compiled) after each compile (the notebook views subscribe here)."""
+
+
+def config() -> Config:
+    return _config
+
+
+def init(**kwargs: object) -> Config:
+    global _config, _cache, generation
+    _config = make_config(**kwargs)
+    _cache = None
+    generation += 1
+    from .compiler import runtime
+    runtime.set_threads(_config.cpu_max_num_threads)
+    return _config
+
+
+def cache() -> BinaryCache:
+    global _cache
+    if _cache is None:
+        directory = _config.offline_cache_file_path or os.environ.get("QDLAB_CACHE_DIR") or None
+        _cache = BinaryCache(directory, disk=_config.offline_cache, max_size_mb=_config.offline_cache_max_size_mb)
+    return _cache
