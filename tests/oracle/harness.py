@@ -106,7 +106,10 @@ def case_names() -> list[str]:
         if not isinstance(node, ast.FunctionDef):
             continue
         for dec in node.decorator_list:
-            if isinstance(dec, ast.Call) and isinstance(dec.func, ast.Name) and dec.func.id == "case":
+            if not (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Name)):
+                continue
+            if dec.func.id == "case":
                 explicit = [k.value for k in dec.keywords if k.arg == "name"]
-                names.append(explicit[0].value if explicit else node.name)  # type: ignore[attr-defined]
+                name = explicit[0].value if explicit else node.name  # type: ignore[attr-defined]
+                names.append(name)
     return names

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-qd: Any  # injected by the harness before this module is executed
+qd: Any = globals()["qd"]  # injected by the harness before this module is executed
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,9 @@ def f64(rng: np.random.Generator, *shape: int, lo: float = -1.0, hi: float = 1.0
     return rng.uniform(lo, hi, size=shape).astype(np.float64)
 
 
-def ints(rng: np.random.Generator, dtype: Any, *shape: int, lo: int = -100, hi: int = 100) -> np.ndarray:
+def ints(
+    rng: np.random.Generator, dtype: Any, *shape: int, lo: int = -100, hi: int = 100
+) -> np.ndarray:
     """Uniform integer array in [lo, hi) of the given dtype."""
     return rng.integers(lo, hi, size=shape, endpoint=False).astype(dtype)
 
@@ -206,14 +208,14 @@ def ndrange_3d_mixed_bounds(out: qd.types.NDArray[qd.i32, 3]):
 @case(lambda r: [f32(r, 12, 17), zeros(np.float32, 12, 17)], outputs=(1,))
 @qd.kernel
 def grouped_2d(a: qd.types.NDArray[qd.f32, 2], out: qd.types.NDArray[qd.f32, 2]):
-    for I in qd.grouped(qd.ndrange(a.shape[0], a.shape[1])):
+    for I in qd.grouped(qd.ndrange(a.shape[0], a.shape[1])):  # noqa: E741
         out[I] = a[I] * 3.0 + I[0] - I[1]
 
 
 @case(lambda r: [zeros(np.int32, 4, 5, 3)], outputs=(0,), ndarray_args=(0,))
 @qd.kernel
 def grouped_3d_lo_hi(out: qd.types.NDArray[qd.i32, 3]):
-    for I in qd.grouped(qd.ndrange((1, 4), 5, (0, 2))):
+    for I in qd.grouped(qd.ndrange((1, 4), 5, (0, 2))):  # noqa: E741
         out[I] = I[0] * 100 + I[1] * 10 + I[2]
 
 
@@ -303,7 +305,7 @@ def dtype_u32(
         flag[i] = b[i] < -1  # unsigned compare: -1 becomes 0xFFFFFFFF, always true
 
 
-@case(lambda r: [ints(r, np.uint64, 100, lo=0, hi=2**63).astype(np.uint64) * np.uint64(2) + np.uint64(1),
+@case(lambda r: [ints(r, np.uint64, 100, lo=0, hi=2**63) * np.uint64(2) + np.uint64(1),
                  zeros(np.uint64, 100)], outputs=(1,))
 @qd.kernel
 def dtype_u64_hash(a: qd.types.NDArray[qd.u64, 1], out: qd.types.NDArray[qd.u64, 1]):
@@ -366,7 +368,8 @@ def int_div_mod(
         mod[i] = a[i] % b[i]  # sign of the divisor
 
 
-@case(lambda r: [ints(r, np.int64, 50, lo=2**38, hi=2**40), r.choice(np.array([1, 2, 4], np.int64), 50),
+@case(lambda r: [ints(r, np.int64, 50, lo=2**38, hi=2**40),
+                 r.choice(np.array([1, 2, 4], np.int64), 50),
                  zeros(np.int64, 50)], outputs=(2,))
 @qd.kernel
 def i64_true_div_precision(
@@ -452,7 +455,8 @@ def local_keeps_first_type(a: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray
         out[i] = x + y * 0.25
 
 
-@case(lambda r: [ints(r, np.int32, 60), ints(r, np.int32, 60), ints(r, np.int32, 60, lo=0, hi=2**20),
+@case(lambda r: [ints(r, np.int32, 60), ints(r, np.int32, 60),
+                 ints(r, np.int32, 60, lo=0, hi=2**20),
                  ints(r, np.int32, 60, lo=0, hi=2**20), ints(r, np.int32, 60, lo=0, hi=2**20),
                  ints(r, np.int32, 60, lo=0, hi=2**20)], outputs=(0, 1, 2, 3, 4), ndarray_args=(2,))
 @qd.kernel
@@ -483,7 +487,8 @@ def shared_bitwise_augassign(a: qd.types.NDArray[qd.i32, 1], acc: qd.types.NDArr
         acc[3] -= a[i] % 3
 
 
-@case(lambda r: [ints(r, np.int32, 200, lo=-10, hi=10), zeros(np.int32, 200), zeros(np.float32, 200)],
+@case(lambda r: [ints(r, np.int32, 200, lo=-10, hi=10), zeros(np.int32, 200),
+                 zeros(np.float32, 200)],
       outputs=(1, 2))
 @qd.kernel
 def integer_pow(
@@ -546,7 +551,9 @@ def nested_serial_loops(a: qd.types.NDArray[qd.i32, 1], out: qd.types.NDArray[qd
 @case(lambda r: [f32(r, 40, 30), zeros(np.int32, 40), zeros(np.int32, 40)], outputs=(1, 2))
 @qd.kernel
 def inner_break_continue(
-    b: qd.types.NDArray[qd.f32, 2], cnt: qd.types.NDArray[qd.i32, 1], stop: qd.types.NDArray[qd.i32, 1]
+    b: qd.types.NDArray[qd.f32, 2],
+    cnt: qd.types.NDArray[qd.i32, 1],
+    stop: qd.types.NDArray[qd.i32, 1],
 ):
     for i in range(b.shape[0]):
         c = 0
@@ -726,7 +733,8 @@ def matmul_nested(
 # ============================================================================= atomics
 
 
-@case(lambda r: [1000, zeros(np.int32, 1000), zeros(np.int32, 1000), np.array([0, 1000, 0], np.int32)],
+@case(lambda r: [1000, zeros(np.int32, 1000), zeros(np.int32, 1000),
+                 np.array([0, 1000, 0], np.int32)],
       outputs=(1, 2, 3))
 @qd.kernel
 def atomic_counters_old_values(
@@ -829,7 +837,9 @@ def math_f64(
                  zeros(np.float32, 10), zeros(np.int32, 10)], outputs=(1, 2))
 @qd.kernel
 def round_halves(
-    a: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray[qd.f32, 1], iout: qd.types.NDArray[qd.i32, 1]
+    a: qd.types.NDArray[qd.f32, 1],
+    out: qd.types.NDArray[qd.f32, 1],
+    iout: qd.types.NDArray[qd.i32, 1],
 ):
     for i in range(a.shape[0]):
         out[i] = qd.round(a[i])
@@ -868,7 +878,7 @@ def math_on_ints(a: qd.types.NDArray[qd.i32, 1], out: qd.types.NDArray[qd.f32, 1
         out[i] = qd.sqrt(a[i]) + qd.floor(a[i] / 7) + qd.exp(0) + qd.sin(a[i] * 0.01)
 
 
-# ============================================================================= funcs, static, globals
+# ======================================================================= funcs, static, globals
 
 
 @case(lambda r: [f32(r, 300, lo=-2.0, hi=2.0), 0.75, zeros(np.float32, 300)], outputs=(2,))
@@ -891,7 +901,9 @@ def func_with_array_and_loop(a: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArr
 @case(lambda r: [f32(r, 100), zeros(np.float32, 100), zeros(np.float32, 100)], outputs=(1, 2))
 @qd.kernel
 def static_if(
-    a: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray[qd.f32, 1], out2: qd.types.NDArray[qd.f32, 1]
+    a: qd.types.NDArray[qd.f32, 1],
+    out: qd.types.NDArray[qd.f32, 1],
+    out2: qd.types.NDArray[qd.f32, 1],
 ):
     for i in range(a.shape[0]):
         if qd.static(USE_SQUARE):
@@ -927,7 +939,9 @@ def static_range_of_toplevel_loops(
 @case(lambda r: [f32(r, 100), zeros(np.float32, 100), zeros(np.int32, 100)], outputs=(1, 2))
 @qd.kernel
 def python_globals_baked(
-    a: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray[qd.f32, 1], iout: qd.types.NDArray[qd.i32, 1]
+    a: qd.types.NDArray[qd.f32, 1],
+    out: qd.types.NDArray[qd.f32, 1],
+    iout: qd.types.NDArray[qd.i32, 1],
 ):
     for i in range(a.shape[0]):
         out[i] = a[i] * SCALE + OFFSET

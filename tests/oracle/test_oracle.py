@@ -64,7 +64,8 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         timeout=REFERENCE_TIMEOUT_S,
     )
     if not out.exists():
-        pytest.fail(f"run_reference.py wrote no output (rc={proc.returncode}):\n{proc.stderr[-4000:]}")
+        tail = proc.stderr[-4000:]
+        pytest.fail(f"run_reference.py wrote no output (rc={proc.returncode}):\n{tail}")
     with np.load(out) as npz:
         per_case = harness.unflatten(npz)
         errors = json.loads(str(npz["__errors__"]))

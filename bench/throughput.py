@@ -1,0 +1,227 @@
+"""Throughput of a streaming and a compute-bound kernel: qdlab vs Quadrants, NumPy and Numba.
+
+Why this script exists: it checks that qdlab's generated loops run at memory bandwidth
+(streaming ``y[i] = a*x[i] + y[i]``) and use all cores (64 dependent ``v = v*v*0.5 + 0.25``
+steps per element), against the same kernels on Quadrants and the obvious NumPy/Numba code.
+qdlab and Quadrants each run in a worker subprocess that times itself.
+
+Usage: ``.venv/bin/python bench/throughput.py [--sizes 10000000 50000000] [--reps 7]``
+"""
+
+# No `from __future__ import annotations`: kernel annotations must be real objects.
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import (  # noqa: E402
+    fmt,
+    markdown_table,
+    median_time_s,
+    report,
+    run_worker,
+    worker_main,
+)
+
+A = 1.5
+STEPS = 64
+BACKENDS = ("qdlab", "quadrants")
+
+
+def streaming_bytes(n: int) -> int:
+    """Bytes moved by ``y = a*x + y``: read x, read y, write y (float32)."""
+    return 3 * 4 * n
+
+
+def make_inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+
+
+# ----------------------------------------------------------------------------- Quadrants API
+
+
+def qd_kernels(qd: Any) -> tuple[Any, Any]:
+    """The two kernels, written once for any Quadrants-API backend."""
+
+    @qd.kernel
+    def saxpy(a: qd.f32, x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            y[i] = a * x[i] + y[i]
+
+    @qd.kernel
+    def compute(x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            v = x[i]
+            for _ in range(64):
+                v = v * v * 0.5 + 0.25
+            y[i] = v
+
+    return saxpy, compute
+
+
+def worker_body(qd: Any, sizes: list[int], reps: int) -> dict[str, Any]:
+    """Time both kernels with ``qd.ndarray`` arguments (ms per call, median)."""
+    saxpy, compute = qd_kernels(qd)
+    out: dict[str, Any] = {}
+    for n in sizes:
+        xs, ys = make_inputs(n)
+        x = qd.ndarray(qd.f32, (n,))
+        y = qd.ndarray(qd.f32, (n,))
+        x.from_numpy(xs)
+        y.from_numpy(ys)
+
+        def run_saxpy() -> None:
+            saxpy(A, x, y)
+            qd.sync()
+
+        def run_compute() -> None:
+            compute(x, y)
+            qd.sync()
+
+        out[f"stream/{n}"] = median_time_s(run_saxpy, reps, warmup=2) * 1e3
+        out[f"compute/{n}"] = median_time_s(run_compute, reps, warmup=2) * 1e3
+        got = y.to_numpy()[:1000]
+        want = _np_compute(xs[:1000])
+        out[f"check/{n}"] = bool(np.allclose(got, want, rtol=1e-4))
+    return out
+
+
+# ----------------------------------------------------------------------------- NumPy / Numba
+
+
+def _np_compute(x: np.ndarray, block: int = 1 << 16) -> np.ndarray:
+    """Compute-bound kernel in NumPy, cache-blocked so each block stays in L2."""
+    y = np.empty_like(x)
+    for s in range(0, x.size, block):
+        v = x[s : s + block].copy()
+        for _ in range(STEPS):
+            np.multiply(v, v, out=v)
+            np.multiply(v, np.float32(0.5), out=v)
+            np.add(v, np.float32(0.25), out=v)
+        y[s : s + block] = v
+    return y
+
+
+def numba_kernels() -> tuple[Any, Any] | None:
+    try:
+        from numba import njit, prange
+    except ImportError:
+        return None
+
+    @njit(parallel=True, fastmath=False)
+    def saxpy(a: float, x: np.ndarray, y: np.ndarray) -> None:
+        for i in prange(x.shape[0]):
+            y[i] = a * x[i] + y[i]
+
+    @njit(parallel=True, fastmath=False)
+    def compute(x: np.ndarray, y: np.ndarray) -> None:
+        for i in prange(x.shape[0]):
+            v = x[i]
+            for _ in range(64):
+                v = v * v * np.float32(0.5) + np.float32(0.25)
+            y[i] = v
+
+    return saxpy, compute
+
+
+def local_peers(sizes: list[int], reps: int) -> dict[str, dict[str, float]]:
+    """NumPy and Numba timings in this process (ms)."""
+    res: dict[str, dict[str, float]] = {"numpy": {}, "numba": {}, "copyto": {}}
+    nb = numba_kernels()
+    a32 = np.float32(A)
+    for n in sizes:
+        x, y = make_inputs(n)
+        tmp = np.empty_like(x)
+
+        def np_saxpy() -> None:
+            np.multiply(x, a32, out=tmp)
+            np.add(tmp, y, out=y)
+
+        res["numpy"][f"stream/{n}"] = median_time_s(np_saxpy, reps) * 1e3
+        res["numpy"][f"compute/{n}"] = median_time_s(lambda: _np_compute(x), reps) * 1e3
+        res["copyto"][f"stream/{n}"] = median_time_s(lambda: np.copyto(tmp, x), reps) * 1e3
+        if nb is not None:
+            saxpy, compute = nb
+            res["numba"][f"stream/{n}"] = median_time_s(lambda: saxpy(a32, x, y), reps, 2) * 1e3
+            res["numba"][f"compute/{n}"] = median_time_s(lambda: compute(x, y), reps, 2) * 1e3
+    return res
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def build_report(sizes: list[int], reps: int) -> str:
+    workers = {b: run_worker(__file__, b, _argv(sizes, reps)) for b in BACKENDS}
+    local = local_peers(sizes, reps)
+    ref = workers["quadrants"]
+    rows: list[list[str]] = []
+    for kind in ("stream", "compute"):
+        for n in sizes:
+            key = f"{kind}/{n}"
+            ref_ms = ref.get(key)
+            peers: list[tuple[str, dict[str, Any]]] = [
+                ("qdlab", workers["qdlab"]),
+                ("Quadrants (CPU)", workers["quadrants"]),
+                ("NumPy", local["numpy"]),
+                ("Numba parallel", local["numba"]),
+            ]
+            if kind == "stream":
+                peers.append(("NumPy copyto (bandwidth ref.)", local["copyto"]))
+            for label, data in peers:
+                ms = data.get(key)
+                if ms is None:
+                    why = data.get("error", "n/a")
+                    rows.append([kind, f"{n / 1e6:g}M", label, why, "", ""])
+                    continue
+                moved = 2 * 4 * n if "copyto" in label else streaming_bytes(n)
+                gbs = fmt(moved / (ms * 1e-3) / 1e9) if kind == "stream" else ""
+                ratio = fmt(ref_ms / ms) + "×" if ref_ms else "n/a"
+                if data.get(f"check/{n}") is False:
+                    label += " (WRONG RESULT)"
+                rows.append([kind, f"{n / 1e6:g}M", label, fmt(ms), gbs, ratio])
+    table = markdown_table(
+        ["kernel", "n (f32)", "implementation", "ms (median)", "GB/s", "speedup vs Quadrants"],
+        rows,
+    )
+    notes = [
+        f"median of {reps} after warm-up; qd.ndarray arguments; `qd.sync()` inside the timing",
+        "stream: `y[i] = a*x[i] + y[i]`, 12 bytes/element (read x, y; write y); "
+        "copyto moves 8 bytes/element",
+        f"compute: {STEPS} steps of `v = v*v*0.5 + 0.25` per element; NumPy is cache-blocked "
+        "(64K elements)",
+        "speedup vs Quadrants = Quadrants ms / implementation ms (> 1 is faster)",
+        "Quadrants: " + _version(workers["quadrants"]) + "; qdlab: " + _version(workers["qdlab"]),
+    ]
+    return report("throughput", "Throughput: streaming and compute-bound f32 kernels", table, notes)
+
+
+def _version(res: dict[str, Any]) -> str:
+    if "error" in res:
+        return res["error"] + (f" — {res['detail']}" if res.get("detail") else "")
+    return str(res.get("version", "?"))
+
+
+def _argv(sizes: list[int], reps: int) -> list[str]:
+    return ["--sizes", *map(str, sizes), "--reps", str(reps)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000_000, 50_000_000])
+    parser.add_argument("--reps", type=int, default=7)
+    parser.add_argument("--worker", choices=BACKENDS, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker_main(args.worker, lambda qd: worker_body(qd, args.sizes, args.reps))
+    else:
+        build_report(args.sizes, args.reps)
+
+
+if __name__ == "__main__":
+    main()
