@@ -27,7 +27,7 @@ class Builtin:
 
 
 _MATH = ("sqrt sin cos tan tanh exp log floor ceil round abs pow min max atan2 asin acos rsqrt select "
-         "clamp sign fract log2 exp2 isnan isinf").split()
+         "clamp sign fract log2 exp2 isnan isinf mix").split()
 _OTHER = ("ndrange grouped loop_config atomic_add atomic_sub atomic_min atomic_max atomic_and atomic_or "
           "atomic_xor atomic_mul atomic_exchange random randn volatile_load cast bit_cast raw_div raw_mod").split()
 BUILTINS: dict[str, Builtin] = {n: Builtin(n) for n in _MATH + _OTHER}

@@ -41,7 +41,7 @@ class Calls:
                 if callee.name in ATOMICS:
                     return self.atomic(node, ATOMICS[callee.name])
                 if callee.name in UNARY_FLOAT | UNARY_KEEP | {"isnan", "isinf"}:
-                    return self.unary(callee.name, self.args(node, 1)[0])
+                    return self.math1(callee.name, node)
                 raise fe.error(f"qd.{callee.name}() is not supported here.")
             return handler(node)
         if callee is print:
@@ -64,8 +64,6 @@ class Calls:
             raise fe.error(f"a kernel cannot call another kernel (`{callee.name}`); make it a @qd.func.")
         if callee is range or callee is lang.BUILTINS["ndrange"]:
             raise fe.error("range()/qd.ndrange() can only be used as the iterable of a `for`.")
-        if callee is lang.BUILTINS["loop_config"]:
-            return self.loop_config(node)
         if callee is getattr(builtins, "len"):
             (x,) = self.args(node, 1)
             if isinstance(x, tuple):
@@ -93,6 +91,20 @@ class Calls:
                     return v
                 v = fe.cast(v, fe.default_fp)
         return fe.emit(ir.Unary, [v], v.type, fn=fn)
+
+    def math1(self, fn: str, node: ast.Call) -> object:
+        """`qd.floor(x)`, and `qd.floor(x, qd.i32)` with a result dtype."""
+        if fn in ("floor", "ceil", "round") and len(node.args) == 2:
+            x, dtype = self.args(node, 2)
+            if not isinstance(dtype, DType):
+                raise self.fe.error(f"qd.{fn}(x, dtype) needs a dtype such as qd.i32.", QdTypeError)
+            return self.fe.cast(self.fe.value(self.unary(fn, x)), dtype)
+        return self.unary(fn, self.args(node, 1)[0])
+
+    def b_mix(self, node: ast.Call) -> object:
+        x, y, a = self.args(node, 3)
+        fe = self.fe
+        return fe.binop("add", fe.binop("mul", x, fe.binop("sub", 1.0, a)), fe.binop("mul", y, a))
 
     def reduce2(self, op: str, xs: list[object]) -> object:
         if len(xs) < 2:
@@ -228,7 +240,7 @@ class Calls:
                 values.append(fe.value(x))
         fe.emit(ir.Print, values, parts=parts)
 
-    def loop_config(self, node: ast.Call) -> None:
+    def b_loop_config(self, node: ast.Call) -> None:
         fe = self.fe
         for kw in node.keywords:
             v = fe.resolve_static(kw.value)
@@ -264,7 +276,8 @@ class Calls:
             frame[p.arg] = x
         fn_globals = getattr(func.fn, "__globals__", {})  # type: ignore[attr-defined]
         outer = fe.scope
-        fe.scope = Scope(source, source.tree.name, fn_globals, [frame], [], True)
+        fe.scope = Scope(source, source.tree.name, fn_globals, [frame], [], True,
+                         (fe.loop_depth, fe.in_runtime_if))
         self.inline_depth += 1
         try:
             for s in source.tree.body:

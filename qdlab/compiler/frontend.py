@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from . import ir
 from .errors import QdError, QdSyntaxError, QdTypeError, SourceLoc
-from .types import DType, LocalType, f32, f64, i32, promote, u1
+from .types import DType, LocalType, f32, f64, i32, i64, promote, u1
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
           ast.Mod: "mod", ast.Pow: "pow", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor",
@@ -90,6 +90,8 @@ class Scope:
     frames: list[dict] = field(default_factory=lambda: [{}])
     returned: list = field(default_factory=list)
     is_func: bool = False
+    base_depth: tuple[int, int] = (0, 0)
+    """(loop depth, runtime-if depth) where a @qd.func body starts."""
 
 
 class _Return(Exception):
@@ -158,7 +160,12 @@ class Frontend(ast.NodeVisitor):
 
     # -- values ---------------------------------------------------------------------------------------------
     def value(self, x: object, like: DType | None = None) -> ir.Value:
-        """Turn a lowered expression into an IR value; Python numbers become constants."""
+        """Turn a lowered expression into an IR value; Python numbers become constants.
+
+        As in Quadrants, an integer literal is i32 (i64 if it does not fit) and a float literal is
+        `default_fp`, whatever the other operand is; `like` only types literals where a store or a
+        declared type fixes the target type.
+        """
         if isinstance(x, ir.Value):
             if not isinstance(x.type, DType):
                 raise self.error("an array cannot be used as a number here; index it, e.g. `a[i]`.",
@@ -167,7 +174,9 @@ class Frontend(ast.NodeVisitor):
         if isinstance(x, bool):
             return self.const(x, u1)
         if isinstance(x, int):
-            return self.const(x, like if like is not None and like.is_int and like != u1 else i32)
+            if like is not None and like.is_int and like != u1:
+                return self.const(x, like)
+            return self.const(x, i32 if -2**31 <= x < 2**31 else i64)
         if isinstance(x, float):
             return self.const(x, like if like is not None and like.is_float else self.default_fp)
         raise self.error(f"{_describe(x)} cannot be used as a value in a kernel.", QdTypeError)
@@ -186,10 +195,7 @@ class Frontend(ast.NodeVisitor):
     def binop(self, op: str, a: object, b: object) -> object:
         if _is_number(a) and _is_number(b):
             return _fold_python(op, a, b, self)
-        va = self.value(a, b.type if isinstance(b, ir.Value) else None)  # type: ignore[union-attr]
-        vb = self.value(b, va.type)  # type: ignore[arg-type]
-        if isinstance(a, (int, float)) and not isinstance(a, bool):
-            va = self.value(a, vb.type)  # type: ignore[arg-type]
+        va, vb = self.value(a), self.value(b)
         t = promote(va.type, vb.type)  # type: ignore[arg-type]
         if op in ("and", "or", "xor", "shl", "shr") and t.is_float:
             raise self.error(f"bitwise `{op}` needs integer operands, not {t}.", QdTypeError)
@@ -207,8 +213,7 @@ class Frontend(ast.NodeVisitor):
         if _is_number(a) and _is_number(b):
             return bool({"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b, "eq": a == b,  # type: ignore
                          "ne": a != b}[pred])
-        va = self.value(a, b.type if isinstance(b, ir.Value) else None)  # type: ignore[union-attr]
-        vb = self.value(b, va.type)  # type: ignore[arg-type]
+        va, vb = self.value(a), self.value(b)
         t = promote(va.type, vb.type)  # type: ignore[arg-type]
         return self.emit(ir.Cmp, [self.cast(va, t), self.cast(vb, t)], u1, pred=pred)
 
@@ -411,7 +416,7 @@ class Frontend(ast.NodeVisitor):
 
     def visit_Return(self, node: ast.Return) -> None:
         if self.scope.is_func:
-            if self.loop_depth or self.in_runtime_if or len(self.scope.frames) > 1:
+            if (self.loop_depth, self.in_runtime_if) != self.scope.base_depth or len(self.scope.frames) > 1:
                 raise self.error("`return` inside a loop or a runtime `if` is not supported in a @qd.func; "
                                  "assign to a local and return it at the end.")
             self.scope.returned.append(self.visit(node.value) if node.value is not None else None)
@@ -526,23 +531,33 @@ class Frontend(ast.NodeVisitor):
         return self.emit(ir.Unary, [v], v.type, fn="neg" if isinstance(node.op, ast.USub) else "bitnot")
 
     def visit_BoolOp(self, node: ast.BoolOp) -> object:
-        """`and`/`or` short-circuit: the right side runs only when needed (it may index out of range)."""
+        """`and`/`or` short-circuit and give an operand's value, as in Python: `(5 and 7) == 7`."""
         is_and = isinstance(node.op, ast.And)
-        first = self.visit(node.values[0])
-        if _is_number(first) and all(isinstance(v, ast.Constant) for v in node.values):
-            vals = [first] + [self.visit(v) for v in node.values[1:]]
-            return all(vals) if is_and else any(vals)
-        ref = self.emit(ir.Alloca, (), LocalType(u1), "_cond")
-        self.emit(ir.LocalStore, [ref, self.truth(first)])
+        acc = self.visit(node.values[0])
         for rest in node.values[1:]:
-            cur = self.emit(ir.LocalLoad, [ref], u1)
-            go, skip = ir.Block(), ir.Block()
-            self.block.append(ir.If([cur], None, {}, [go, skip] if is_and else [skip, go], self.loc))
-            outer = self.block
-            self.block = go
-            self.emit(ir.LocalStore, [ref, self.truth(self.visit(rest))])
-            self.block = outer
-        return self.emit(ir.LocalLoad, [ref], u1)
+            acc = self.short_circuit(acc, rest, is_and)
+        return acc
+
+    def short_circuit(self, first: object, rest: ast.expr, is_and: bool) -> object:
+        if _is_number(first) and not isinstance(first, ir.Value):
+            if bool(first) != is_and:
+                return first
+            return self.visit(rest)
+        v0 = self.value(first)
+        go, skip = ir.Block(), ir.Block()
+        outer = self.block
+        self.block = go
+        v1 = self.value(self.visit(rest))
+        self.block = outer
+        t = v0.type if v0.type == v1.type else promote(v0.type, v1.type)  # type: ignore[arg-type]
+        ref = self.emit(ir.Alloca, (), LocalType(t), "_cond")  # type: ignore[arg-type]
+        self.emit(ir.LocalStore, [ref, self.cast(v0, t)])  # type: ignore[arg-type]
+        cond = self.truth(v0)
+        self.block = go
+        self.emit(ir.LocalStore, [ref, self.cast(v1, t)])  # type: ignore[arg-type]
+        self.block = outer
+        self.block.append(ir.If([cond], None, {}, [go, skip] if is_and else [skip, go], self.loc))
+        return self.emit(ir.LocalLoad, [ref], t)
 
     def visit_IfExp(self, node: ast.IfExp) -> object:
         static = self.static_condition(node.test)

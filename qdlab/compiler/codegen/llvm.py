@@ -63,6 +63,12 @@ class TaskEmitter:
         p = self.b.gep(base, [ll.Constant(I64, offset_bytes)])
         return self.b.bitcast(p, ty.as_pointer(), name=name)
 
+    def at_entry(self, emit: Callable[[], ll.Value]) -> ll.Value:
+        """Emit at the top of the entry block, so the value dominates every use in the function."""
+        with self.b.goto_block(self.entry):
+            self.b.position_at_start(self.entry)
+            return emit()
+
     def alloca_entry(self, ty: ll.Type, name: str) -> ll.Value:
         with self.b.goto_block(self.entry):
             self.b.position_at_start(self.entry)
@@ -87,8 +93,8 @@ class TaskEmitter:
             return self.vals[v]
         if v in self.plan.slots and not ir.is_local(v):
             dtype = v.type
-            w = self.b.load(self.word(self.tmp, self.plan.slots[v], I64))
-            self.vals[v] = self.from_word(w, dtype)  # type: ignore[arg-type]
+            self.vals[v] = self.at_entry(lambda: self.from_word(  # type: ignore[arg-type]
+                self.b.load(self.word(self.tmp, self.plan.slots[v], I64)), dtype))
             return self.vals[v]
         raise KeyError(f"value {v} used before definition in task")
 
@@ -110,7 +116,7 @@ class TaskEmitter:
         if ref not in self.locals:
             ty = lltype(ref.type.dtype)  # type: ignore[union-attr]
             if ref in self.plan.slots:
-                self.locals[ref] = self.word(self.tmp, self.plan.slots[ref], ty, ref.name)
+                self.locals[ref] = self.at_entry(lambda: self.word(self.tmp, self.plan.slots[ref], ty, ref.name))
             else:
                 self.locals[ref] = self.alloca_entry(ty, ref.name)
         return self.locals[ref]
