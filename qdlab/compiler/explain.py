@@ -25,7 +25,8 @@ class Statement:
     text: str
     """Its source text (first line for containers)."""
     kind: str
-    """`"def"`, `"local"`, `"store"`, `"effect"`, `"parallel_for"`, `"serial_for"`, `"while"`, `"if"`."""
+    """`"args"` (the kernel's parameters), `"def"` (pure definition), `"local"` (writes a local),
+    `"effect"` (stores, atomics, print, return), `"parallel_for"`, `"serial_for"`, `"while"`, `"if"`."""
     segment: int
     """Index of its segment."""
     construct: int | None
@@ -44,6 +45,26 @@ class Task:
     """`"parallel_for"` or `"serial"`."""
     lines: tuple[int, int]
     """Source lines it covers."""
+
+
+@dataclass
+class InterfaceSlot:
+    """A value handed from one construct to later ones through the persisted interface buffer."""
+
+    name: str
+    """The source variable (`total`, `first`)."""
+    dtype: str
+    """Its type (`f32`)."""
+    offset: int
+    """Byte offset in the interface buffer."""
+    producer: int
+    """Index of the construct that writes it."""
+    consumers: list[int]
+    """Indices of the constructs that read it."""
+    reason: str
+    """The fallback code this slot avoids (`carried_value`, `overwritten_reread`, `repeated_effect`)."""
+    line: int
+    """Source line of the producing statement."""
 
 
 @dataclass
@@ -107,6 +128,9 @@ class KernelReport:
     stages: dict[str, str | Callable[[], str]] = field(default_factory=dict)
     """Stages of the whole-kernel form, when it was compiled."""
     runtime_fallbacks: list[str] = field(default_factory=list)
+    """Per-launch fallbacks seen so far (`aliased_arguments: ...`)."""
+    interface: list[InterfaceSlot] = field(default_factory=list)
+    """Values carried between constructs through the interface buffer (empty unless a kernel needs it)."""
 
     @property
     def compiled(self) -> int:

@@ -114,7 +114,9 @@ def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
         if p.name in spec.templates:
             values[p.name] = spec.templates[p.name]
             continue
+        fe.loc = source.loc(source.tree.args.args[index], spec.name)
         values[p.name] = fe.emit(ir.Arg, (), p.type, p.name, index=index)
+    fe.loc = None
     fe.lower_kernel(values)
     return kernel, source
 

@@ -77,7 +77,8 @@ def constructs(kernel: ir.Kernel) -> list[Construct]:
     out = []
     for seg in segments(kernel):
         if isinstance(ops[seg[0]], CONTAINERS) or any(has_effect(ops[p]) for p in seg):
-            c = Construct(len(out), kind_of(kernel, seg), seg)
+            own = [p for p in seg if not isinstance(ops[p], ir.Arg)]  # parameters belong to every slice
+            c = Construct(len(out), kind_of(kernel, own), own)
             backward_slice(kernel, c)
             out.append(c)
     return out

@@ -22,6 +22,8 @@ def _kind(op: ir.Op) -> str:
         return "effect"
     if isinstance(op, (ir.Alloca, ir.LocalStore, ir.LocalAtomic)):
         return "local"
+    if isinstance(op, ir.Arg):
+        return "args"
     return "def"
 
 
@@ -65,7 +67,7 @@ def describe_statements(kernel: ir.Kernel, constructs: list[split.Construct]) ->
         name = op.result.name if op.result is not None else ""
         if isinstance(op, (ir.LocalStore, ir.LocalAtomic)):
             name = op.operands[0].name
-        if name and not name.startswith("_") and name not in st.defines and not isinstance(op, ir.Arg):
+        if name and not name.startswith("_") and name not in st.defines:
             st.defines.append(name)
         for inner in op.walk():
             for v in inner.operands:

@@ -23,6 +23,8 @@ class PromoteLocals:
                 continue
             store = stores[0]
             value = store.operands[1]
+            if not value.name and ref.name and not ref.name.startswith("_"):  # type: ignore[union-attr]
+                value.name = ref.name  # type: ignore[union-attr]
             for load in users:
                 if isinstance(load, ir.LocalLoad):
                     ir.replace_all_uses(load.result, value)  # type: ignore[arg-type]
