@@ -70,7 +70,7 @@ def _name(v: ir.Value) -> str:
 
 def autodiff(f: Facts) -> Finding:
     if f.autodiff:
-        return None, None, "it is a gradient kernel, and the backward pass links its constructs together"
+        return f.kernel.flags.get("def_loc"), None, "it is a gradient kernel, and the backward pass links its constructs together"
     return None
 
 
@@ -84,7 +84,7 @@ def concurrent_region(f: Facts) -> Finding:
 def diagnostic_mode(f: Facts) -> Finding:
     for flag, what in (("dump_cfg", "a control-flow-graph dump"), ("kernel_coverage", "line coverage")):
         if f.config.get(flag):
-            return None, None, f"{what} is on, and it needs the whole kernel"
+            return f.kernel.flags.get("def_loc"), None, f"{what} is on, and it needs the whole kernel"
     return None
 
 

@@ -110,6 +110,7 @@ def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
     fe = Frontend(kernel, source, getattr(spec.fn, "__globals__", {}), config.as_dict() | {
         "default_fp": config.default_fp})
     values: dict[str, object] = {}
+    kernel.flags["def_loc"] = source.loc(source.tree, spec.name)
     for index, p in enumerate(spec.params):
         if p.name in spec.templates:
             values[p.name] = spec.templates[p.name]
