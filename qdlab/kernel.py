@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import logging
 import typing
@@ -11,6 +12,7 @@ import numpy as np
 
 from . import state
 from .compiler import ir
+from .compiler.config import Config
 from .compiler.errors import QdError, QdTypeError
 from .compiler.frontend import Source
 from .compiler.pipeline import Compiled, KernelSpec, compile_kernel
@@ -62,6 +64,8 @@ class Kernel:
         self.generation = -1
         self.latest: Compiled | None = None
         self.warned: set[str] = set()
+        self.options: dict[str, object] = {}
+        """`qd.init` settings for this kernel only, over the active config (`%%qdkernel --opt 1` sets them)."""
         try:
             hints = inspect.get_annotations(fn, eval_str=True)
         except Exception as e:
@@ -113,8 +117,12 @@ class Kernel:
         return tuple(sig), values, templates
 
     # -- compiling ------------------------------------------------------------------------------------------
+    def config(self) -> Config:
+        """The settings this kernel compiles under: the active config with its own `options` applied."""
+        return dataclasses.replace(state.config(), **self.options) if self.options else state.config()
+
     def compile_for(self, sig: tuple, templates: dict) -> Compiled:
-        cfg = state.config()
+        cfg = self.config()
         if cfg.arch in ("cuda", "gpu"):
             raise QdError("qd.cuda/qd.gpu: no CUDA device is available in this process; use qd.cpu, or "
                           "qd.compile_ptx(kernel, ...) to inspect the PTX a kernel would produce.")
@@ -126,7 +134,7 @@ class Kernel:
             params.append(ir.Param(name, t))
         spec = KernelSpec(self.fn, self.name, params, self.returns, templates, self.autodiff)
         previous = state.history.get(self.name)
-        compiled = compile_kernel(spec, cfg, state.cache(), previous.report if previous else None)
+        compiled = compile_kernel(spec, cfg, state.cache_for(cfg), previous.report if previous else None)
         compiled.report.previous = None if previous is None else previous.report
         if compiled.report.previous is not None:
             compiled.report.previous.previous = None
@@ -177,7 +185,7 @@ class Kernel:
             overlap = launcher.overlapping(values)
             if overlap:
                 self.warn_alias(overlap)
-                launcher = compiled.whole_launcher(state.cache())
+                launcher = compiled.whole_launcher(state.cache_for(compiled.config))
         return launcher.run(values, state.config().random_seed)
 
     def warn_alias(self, overlap: list[tuple[str, str]]) -> None:

@@ -10,6 +10,7 @@ from .compiler.config import Config, make_config
 
 _config: Config = make_config()
 _cache: BinaryCache | None = None
+_memory_cache: BinaryCache | None = None
 generation = 0
 """Bumped by every `qd.init`; kernels recompile under the new settings."""
 history: dict[str, object] = {}
@@ -38,3 +39,14 @@ def cache() -> BinaryCache:
         directory = _config.offline_cache_file_path or os.environ.get("QDLAB_CACHE_DIR") or None
         _cache = BinaryCache(directory, disk=_config.offline_cache, max_size_mb=_config.offline_cache_max_size_mb)
     return _cache
+
+
+def cache_for(cfg: Config) -> BinaryCache:
+    """The cache for compiles under `cfg`: the shared one, or a memory-only one when `cfg` turns off the disk
+    tier that the active config has on (a kernel's own `offline_cache=False`, as `%%qdkernel --no-cache` sets)."""
+    global _memory_cache
+    if cfg.offline_cache or not _config.offline_cache:
+        return cache()
+    if _memory_cache is None:
+        _memory_cache = BinaryCache(None, disk=False, max_size_mb=cfg.offline_cache_max_size_mb)
+    return _memory_cache

@@ -1,0 +1,186 @@
+"""What the magics display: each view is a small object with a `text/plain` and a `text/html` form.
+
+The views read `qd.explain`'s report dataclasses, the cache's stats and the config record, and nothing else.
+Both forms are built from the same rows, so a terminal, a CI log and JupyterLab show the same facts.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from collections.abc import Iterable, Mapping
+
+from ..compiler.cache import CacheStats
+from ..compiler.config import Config
+from ..compiler.explain import KernelReport
+from ..kernel import Kernel
+
+HEAD = ("#", "lines", "kind", "status", "ms", "key")
+_STATUS_COLOUR = {"compiled": "#b35c00", "reused": "#1a7f37"}
+
+
+class View:
+    """A display object: subclasses give `text()` and `html()`."""
+
+    def text(self) -> str:
+        raise NotImplementedError
+
+    def html(self) -> str:
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, include: Iterable[str] | None = None,
+                          exclude: Iterable[str] | None = None) -> dict[str, str]:
+        return {"text/plain": self.text(), "text/html": self.html()}
+
+    def __repr__(self) -> str:
+        return self.text()
+
+
+def _table_text(head: tuple[str, ...], rows: list[tuple[str, ...]], indent: str = "  ") -> str:
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    return "\n".join(indent + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *rows])
+
+
+def _table_html(head: tuple[str, ...], rows: list[tuple[str, ...]], status_col: int | None = None) -> str:
+    def cell(i: int, x: str) -> str:
+        colour = _STATUS_COLOUR.get(x.split(" ", 1)[0]) if i == status_col else None
+        style = f' style="color:{colour}"' if colour else ""
+        return f"<td{style}>{html.escape(x)}</td>"
+
+    top = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(cell(i, x) for i, x in enumerate(r)) + "</tr>" for r in rows)
+    return f"<table><tr>{top}</tr>{body}</table>"
+
+
+class KernelSummary(View):
+    """One kernel's latest compile: mode, fallback, its constructs, and what compiling cost or saved."""
+
+    def __init__(self, kernel: Kernel, known_ms: Mapping[str, float], note: str = "") -> None:
+        self.kernel = kernel
+        self.known_ms = known_ms
+        """Compile time of each cache key seen compiled in this process (to estimate the time a reuse saved)."""
+        self.note = note
+        """Why the kernel is not compiled yet (shown until its first call compiles it)."""
+
+    @property
+    def report(self) -> KernelReport | None:
+        return self.kernel.latest.report if self.kernel.latest else None
+
+    def options(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.kernel.options.items())
+
+    def totals(self, r: KernelReport) -> str:
+        if r.mode != "per_offload":
+            return f"compiled whole in {r.compile_ms:.1f} ms"
+        spent = sum(c.compile_ms for c in r.constructs if c.status == "compiled")
+        reused = [c for c in r.constructs if c.status == "reused"]
+        saved = sum(self.known_ms.get(c.cache_key, 0.0) for c in reused)
+        untimed = sum(c.cache_key not in self.known_ms for c in reused)
+        text = (f"{len(r.constructs)} constructs: {r.compiled} compiled, {r.reused} reused; "
+                f"{spent:.1f} ms compiling, ~{saved:.1f} ms saved")
+        return text + (f" (+{untimed} reused not timed in this session)" if untimed else "")
+
+    def fallback(self, r: KernelReport) -> tuple[str, str] | None:
+        """(headline, source line) of the fallback that made the kernel whole, if any."""
+        fb = r.fallback
+        if fb is None:
+            return None
+        where = f" at {_place(r.filename)} {fb.lineno}" if fb.lineno else ""
+        return f"fallback {fb.code}{where}: {fb.message}", fb.source_line
+
+    def text(self) -> str:
+        r = self.report
+        name = self.kernel.name
+        if r is None:
+            return f"{name}: {self.note or 'not compiled yet'}"
+        opts = f" [{self.options()}]" if self.kernel.options else ""
+        lines = [f"{name}: {r.mode}{opts}, {self.totals(r)}"]
+        fb = self.fallback(r)
+        if fb:
+            lines += [f"  {fb[0]}", f"      {fb[1]}"]
+        if r.constructs:
+            lines.append(_table_text(HEAD, r.summary_rows()))
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        r = self.report
+        name = f"<b>{html.escape(self.kernel.name)}</b>"
+        if r is None:
+            return f"<div class='qdlab-summary'>{name}: {html.escape(self.note or 'not compiled yet')}</div>"
+        opts = f" <code>[{html.escape(self.options())}]</code>" if self.kernel.options else ""
+        parts = [f"<div>{name}: <code>{r.mode}</code>{opts}, {html.escape(self.totals(r))}</div>"]
+        fb = self.fallback(r)
+        if fb:
+            parts.append(f"<div>{html.escape(fb[0])}<br><code>{html.escape(fb[1])}</code></div>")
+        if r.constructs:
+            parts.append(_table_html(HEAD, r.summary_rows(), status_col=3))
+        return "<div class='qdlab-summary'>" + "".join(parts) + "</div>"
+
+
+class CellSummary(View):
+    """Everything one `%%qdkernel` cell compiled, kernel by kernel."""
+
+    def __init__(self, kernels: list[KernelSummary]) -> None:
+        self.kernels = kernels
+
+    def text(self) -> str:
+        return "\n".join(k.text() for k in self.kernels) or "no @qd.kernel in this cell"
+
+    def html(self) -> str:
+        return "".join(k.html() for k in self.kernels) or "<div>no <code>@qd.kernel</code> in this cell</div>"
+
+
+class CacheView(View):
+    """`%qdlab cache`: the construct cache's stats."""
+
+    def __init__(self, stats: CacheStats, note: str = "") -> None:
+        self.stats = stats
+        self.note = note
+
+    def rows(self) -> list[tuple[str, str]]:
+        s = self.stats
+        return [("entries", str(s.entries)), ("size", f"{s.bytes / 1024:.1f} KiB"), ("hits", str(s.hits)),
+                ("misses", str(s.misses)), ("evictions", str(s.evictions)),
+                ("directory", s.directory or "(memory only)"), ("disk tier", "on" if s.disk_enabled else "off")]
+
+    def text(self) -> str:
+        body = "\n".join(f"  {k:<10} {v}" for k, v in self.rows())
+        return (self.note + "\n" if self.note else "") + "construct cache\n" + body
+
+    def html(self) -> str:
+        note = f"<div>{html.escape(self.note)}</div>" if self.note else ""
+        return f"{note}<div><b>construct cache</b></div>" + _table_html(("", ""), self.rows())
+
+
+class ConfigView(View):
+    """`%qdlab config`: the active `qd.init` settings."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def rows(self) -> list[tuple[str, str]]:
+        return [(k, repr(v)) for k, v in self.config.as_dict().items()]
+
+    def text(self) -> str:
+        return "qd.init settings\n" + "\n".join(f"  {k:<26} {v}" for k, v in self.rows())
+
+    def html(self) -> str:
+        return "<div><b>qd.init settings</b></div>" + _table_html(("setting", "value"), self.rows())
+
+
+class RunTime(View):
+    """`--run EXPR`: how long the expression took (its value is the cell's result)."""
+
+    def __init__(self, expr: str, ms: float) -> None:
+        self.expr = expr
+        self.ms = ms
+
+    def text(self) -> str:
+        return f"ran {self.expr} in {self.ms:.3f} ms"
+
+    def html(self) -> str:
+        return f"<div>ran <code>{html.escape(self.expr)}</code> in {self.ms:.3f} ms</div>"
+
+
+def _place(filename: str) -> str:
+    return "cell line" if filename.startswith("<") else f"{os.path.basename(filename)}, line"
