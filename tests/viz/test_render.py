@@ -1,0 +1,57 @@
+"""Graphs render to SVG inline, say what to install without `dot`, and stay fast at 50 constructs."""
+
+from __future__ import annotations
+
+import time
+
+import graphviz
+import pytest
+
+import qdlab as qd
+from qdlab.viz import construct_graph, edit_graph, slice_graph
+from qdlab.viz.render import have_dot
+
+needs_dot = pytest.mark.skipif(not have_dot(), reason="graphviz `dot` is not installed (apt-get install graphviz)")
+
+
+@needs_dot
+def test_svg_has_a_cluster_per_construct(K) -> None:
+    g = construct_graph(K.three_loops)
+    bundle = g._repr_mimebundle_()
+    assert bundle["text/plain"].startswith("construct graph of `three_loops`")
+    svg = bundle["image/svg+xml"]
+    assert svg == g._repr_svg_()
+    for c in range(3):
+        assert f"<title>cluster_c{c}</title>" in svg
+        assert f"construct {c} · " in svg
+    assert "k = s" not in svg and "n = x.shape[0]" in svg
+
+
+@needs_dot
+def test_every_graph_kind_renders(K, E) -> None:
+    E.v1.compile()
+    E.v2.compile()
+    for g in (slice_graph(K.shared_scale, 1), edit_graph(E.v2), construct_graph(K.running_total)):
+        assert "<svg" in g.html()[:10] and "</svg>" in g.svg()
+
+
+def test_missing_dot_shows_the_install_command_and_the_dot_text(K, monkeypatch) -> None:
+    monkeypatch.setattr(graphviz.backend.dot_command, "DOT_BINARY", "qdlab-no-such-dot")
+    g = construct_graph(K.shared_scale)
+    assert g.svg() is None and not have_dot()
+    bundle = g._repr_mimebundle_()
+    assert "image/svg+xml" not in bundle
+    for text in (bundle["text/plain"], bundle["text/html"]):
+        assert "apt-get install graphviz" in text and "subgraph cluster_c1" in text
+    assert repr(g) == f"<{g.title}>"
+
+
+@needs_dot
+def test_fifty_constructs_render_in_under_a_second(many) -> None:
+    report = qd.explain(many.many_loops)
+    assert len(report.constructs) == 50
+    start = time.perf_counter()
+    svg = construct_graph(report).svg()
+    seconds = time.perf_counter() - start
+    assert svg is not None and svg.count("<title>cluster_c") == 50
+    assert seconds < 1.0, f"50-construct graph took {seconds:.2f} s"
