@@ -134,7 +134,9 @@ class QdMagics(Magics):
 
     def run_cell_source(self, cell: str, ns: dict, before: dict[str, Kernel]) -> str:
         """Run the cell's Python in `ns` as file `<qdkernel-cell-...>`; return that file name."""
-        source = "\n" + self.shell.transform_cell(cell)  # line 1 is the %%qdkernel line
+        python = self.shell.transform_cell(cell)
+        dropped = _leading_blank_lines(cell) - _leading_blank_lines(python)  # the transform drops them
+        source = "\n" * (1 + dropped) + python  # line 1 is the %%qdkernel line
         digest = hashlib.sha1(source.encode()).hexdigest()[:8]
         filename = f"<qdkernel-cell-{self.shell.execution_count}-{digest}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -280,6 +282,11 @@ def cell_options(args: argparse.Namespace) -> dict[str, object]:
     if args.debug:
         options["debug"] = True
     return options
+
+
+def _leading_blank_lines(text: str) -> int:
+    lines = text.splitlines()
+    return next((i for i, line in enumerate(lines) if line.strip()), len(lines))
 
 
 def unquote(text: str) -> str:

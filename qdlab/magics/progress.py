@@ -19,11 +19,11 @@ DELAY_S = 0.5
 class Progress:
     """Steps through the kernels of one cell; shown only once `DELAY_S` has passed."""
 
-    def __init__(self, names: list[str], display_id: str, notebook: bool, delay: float = DELAY_S) -> None:
+    def __init__(self, names: list[str], display_id: str, notebook: bool, delay: float | None = None) -> None:
         self.names = names
         self.display_id = display_id
         self.notebook = notebook
-        self.delay = delay
+        self.delay = DELAY_S if delay is None else delay
         self.done = 0
         self.label = f"compiling {names[0]}" if names else ""
         self.widget: object | None = None
