@@ -55,5 +55,37 @@ def cache_stats() -> CacheStats:
     return state.cache().stats()
 
 
-def compile_ptx(kernel: Kernel, *arg_types: object) -> str:
-    raise NotImplementedError("PTX output arrives with the CUDA backend")
+def compile_ptx(kernel: Kernel, *arg_types: object, sm: str = "sm_80") -> str:
+    """The PTX `kernel` compiles to under `arch=qd.cuda`, one module per construct, for compute capability `sm`.
+
+    Needs no GPU. Array parameters take dtype and ndim from their annotations unless `arg_types` gives an
+    `ArrayType` (or a dtype for a scalar) per parameter, as `kernel.compile(...)` does.
+    """
+    import dataclasses
+
+    from .compiler import cuda, ir
+    from .compiler.codegen.nvptx_jit import sm_number
+    from .compiler.errors import QdTypeError
+    from .compiler.pipeline import KernelSpec
+    from .compiler.types import ArrayType
+    from .lang import ArrayAnnotation, Template
+
+    target = getattr(kernel, "_primal", kernel)
+    if not isinstance(target, Kernel):
+        raise TypeError(f"qd.compile_ptx needs a @qd.kernel, not {type(kernel).__name__}")
+    sm = f"sm_{sm_number(sm)}"
+    given = list(arg_types) + [None] * (len(target.annotations) - len(arg_types))
+    params = []
+    for name, ann, t in zip(target.param_names, target.annotations, given):
+        t = t or ann
+        if isinstance(t, ArrayAnnotation):
+            if t.dtype is None or t.ndim is None:
+                raise QdTypeError(f"kernel `{target.name}`: parameter `{name}` needs dtype and ndim for "
+                                  "qd.compile_ptx; annotate it or pass its type.")
+            t = ArrayType(t.dtype, t.ndim, bool(t.needs_grad), t.boundary)
+        if t is Template:
+            raise QdTypeError(f"kernel `{target.name}`: template parameter `{name}` needs a value.")
+        params.append(ir.Param(name, t))
+    config = dataclasses.replace(state.config(), arch="cuda")
+    spec = KernelSpec(target.fn, target.name, params, target.returns, {}, target.autodiff)
+    return cuda.ptx_text(cuda.kernel_units(spec, config, sm), target.name, sm)

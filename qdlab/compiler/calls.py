@@ -248,7 +248,11 @@ class Calls:
                 fe.serialize_next = bool(v)
             elif kw.arg == "name":
                 fe.loop_name = str(v)
-            elif kw.arg not in ("block_dim", "parallelize", "block_dim_adaptive"):
+            elif kw.arg == "block_dim":
+                if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 1024:
+                    raise fe.error("qd.loop_config(block_dim=...) needs an integer from 1 to 1024.")
+                fe.block_dim = v
+            elif kw.arg not in ("parallelize", "block_dim_adaptive"):
                 raise fe.error(f"qd.loop_config has no option `{kw.arg}`.")
 
     # -- @qd.func -------------------------------------------------------------------------------------------

@@ -115,6 +115,7 @@ class Frontend(ast.NodeVisitor):
         self.in_runtime_if = 0
         self.serialize_next = False
         self.loop_name: str | None = None
+        self.block_dim: int | None = None
         self.random_sites = 0
         self.calls = Calls(self)
 

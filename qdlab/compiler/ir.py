@@ -246,7 +246,10 @@ class Return(Op):
 # Control flow ---------------------------------------------------------------------------------------------------
 
 class For(Op):
-    """`for index in [begin, end)`; region 0 has the index as argument. attrs: `parallel`, `loop_name`."""
+    """`for index in [begin, end)`; region 0 has the index as argument.
+
+    attrs: `parallel`, `loop_name`, `block_dim` (threads per CUDA block, from `qd.loop_config`).
+    """
     name = "for"
     pure = False
     effect = "control"

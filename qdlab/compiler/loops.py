@@ -76,6 +76,7 @@ def _runtime_for(fe: Frontend, node: ast.For, dims: list[tuple[ir.Value, ir.Valu
                  grouped: bool) -> None:
     parallel = fe.top_level and not fe.serialize_next
     loop_name, fe.serialize_next, fe.loop_name = fe.loop_name, False, None
+    block_dim, fe.block_dim = fe.block_dim, None
     if len(dims) == 1:
         begin, end = dims[0]
         extents = []
@@ -92,6 +93,8 @@ def _runtime_for(fe: Frontend, node: ast.For, dims: list[tuple[ir.Value, ir.Valu
     attrs = {"parallel": parallel}
     if loop_name:
         attrs["loop_name"] = loop_name
+    if block_dim and parallel:
+        attrs["block_dim"] = block_dim
     fe.block.append(ir.For([begin, end], None, attrs, [body], fe.loc))
     outer, outer_top = fe.block, fe.top_level
     fe.block, fe.top_level = body, False

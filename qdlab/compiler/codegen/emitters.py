@@ -125,7 +125,7 @@ def _address(em: TaskEmitter, op: ir.Op) -> ll.Value:
     at = arr.type
     base_word = em.layout[arr.owner.attrs["index"]]  # type: ignore[union-attr]
     data = _args_word(em, base_word + (1 if op.attrs.get("grad") else 0), f"{arr.name}.data")
-    ptr = b.inttoptr(data, lltype(at.dtype).as_pointer())  # type: ignore[union-attr]
+    ptr = em.array_pointer(data, lltype(at.dtype))  # type: ignore[union-attr]
     lin: ll.Value = ll.Constant(I64, 0)
     for d, idx in enumerate(op.operands[1:1 + at.ndim]):  # type: ignore[union-attr]
         extent = _args_word(em, base_word + 2 + d, f"{arr.name}.shape{d}")
@@ -150,7 +150,7 @@ def _fail(em: TaskEmitter, op: ir.Op, code: int, index: ll.Value | None = None,
     if index is not None:
         b.store(index, em.word(em.tmp, HDR_INDEX, I64))
         b.store(extent, em.word(em.tmp, HDR_EXTENT, I64))
-    b.ret(ll.Constant(I64, 1))
+    em.ret_status(1)
 
 
 def _load(em: TaskEmitter, op: ir.Op) -> ll.Value:

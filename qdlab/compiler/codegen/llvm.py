@@ -39,11 +39,7 @@ class TaskEmitter:
     def __init__(self, module: ll.Module, kernel: ir.Kernel, plan: Plan, task: Task, symbol: str,
                  debug: bool) -> None:
         self.module, self.kernel, self.plan, self.task, self.debug = module, kernel, plan, task, debug
-        self.fn = ll.Function(module, TASK_TYPE, symbol)
-        self.fn.attributes.add("nounwind")
-        self.args_ptr, self.tmp, self.chunk, self.nchunks = self.fn.args
-        for a, n in zip(self.fn.args, ("args", "tmp", "chunk", "nchunks")):
-            a.name = n
+        self.fn = self.declare(module, symbol)
         self.entry = self.fn.append_basic_block("entry")
         self.b = ll.IRBuilder(self.entry)
         self.vals: dict[ir.Value, ll.Value] = {}
@@ -57,6 +53,23 @@ class TaskEmitter:
         self.strings: dict[str, ll.Value] = {}
         from ..offload import message_ops
         self.messages = message_ops([op for t in plan.tasks for op in t.ops], debug)
+
+    # -- target hooks (the NVPTX emitter overrides these) ---------------------------------------------------
+    def declare(self, module: ll.Module, symbol: str) -> ll.Function:
+        fn = ll.Function(module, TASK_TYPE, symbol)
+        fn.attributes.add("nounwind")
+        self.args_ptr, self.tmp, self.chunk, self.nchunks = fn.args
+        for a, n in zip(fn.args, ("args", "tmp", "chunk", "nchunks")):
+            a.name = n
+        return fn
+
+    def ret_status(self, code: int) -> None:
+        """Leave the task; a non-zero code means an error was recorded in the header."""
+        self.b.ret(ll.Constant(I64, code))
+
+    def array_pointer(self, data: ll.Value, ty: ll.Type) -> ll.Value:
+        """An array's data word as a pointer to its elements."""
+        return self.b.inttoptr(data, ty.as_pointer())
 
     # -- helpers --------------------------------------------------------------------------------------------
     def word(self, base: ll.Value, offset_bytes: int, ty: ll.Type, name: str = "") -> ll.Value:
@@ -141,7 +154,7 @@ class TaskEmitter:
                 self.op(op)
                 if self.terminated():
                     self.dead_block()
-            self.b.ret(ll.Constant(I64, 0))
+            self.ret_status(0)
 
     def remat_needed(self) -> set[ir.Value]:
         need: set[ir.Value] = set()

@@ -1,0 +1,152 @@
+"""IR to LLVM IR for `nvptx64-nvidia-cuda`: the CPU task emitter with the few parts that differ on a GPU.
+
+Every task becomes a `.entry` kernel `void task(i8* args, i8* tmp)`, both pointers into device memory and laid
+out as on the CPU. A parallel range-for is a grid-stride loop over [begin, end): thread `t` of the grid runs
+iterations `begin + t`, `begin + t + grid`, ... so neighbouring threads touch neighbouring elements. A serial
+task is launched with one thread. A reduction into a local keeps one partial per thread and folds it into the
+local's slot with one atomic at the end (the CPU's per-chunk partials need a fixed chunk count; a grid has
+thousands of threads). Transcendental math calls libdevice's `__nv_*` functions, because NVPTX has no lowering
+for `llvm.sin` and friends; `qd.print` is refused at compile time. Array data pointers are marked global
+(address space 1) so the backend emits `ld.global`/`st.global`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir as ll
+
+from .. import ir
+from ..errors import QdError
+from ..offload import Plan, Task
+from ..types import DType
+from .llvm import I8P, I32, I64, TaskEmitter, _identity, _red_op, lltype  # isort: split
+
+from .emitters import _rmw
+
+TRIPLE = "nvptx64-nvidia-cuda"
+KERNEL_TYPE = ll.FunctionType(ll.VoidType(), [I8P, I8P])
+GLOBAL = 1
+"""NVPTX address space of device global memory."""
+LIBDEVICE_INTRINSICS = ("sin", "cos", "exp", "log", "log2", "exp2", "pow")
+"""`llvm.<name>.f32/f64` intrinsics NVPTX cannot select; they become `__nv_<name>f` / `__nv_<name>`."""
+LIBM = ("tan", "tanh", "asin", "acos", "atan2")
+"""libm names the CPU emitter calls (`tanf`, `atan2`, ...); they become `__nv_tanf`, `__nv_atan2`, ..."""
+DEFAULT_BLOCK_DIM = 128
+
+
+def libdevice_name(name: str) -> str | None:
+    """The libdevice function that replaces an intrinsic or libm call, or None when NVPTX lowers it itself."""
+    if name.startswith("llvm."):
+        _, base, suffix = name.split(".", 2)
+        if base in LIBDEVICE_INTRINSICS:
+            return f"__nv_{base}f" if suffix == "f32" else f"__nv_{base}"
+        return None
+    if name in LIBM or (name.endswith("f") and name[:-1] in LIBM):
+        return f"__nv_{name}"
+    return None
+
+
+class PtxTaskEmitter(TaskEmitter):
+    """Emits one task as a PTX kernel."""
+
+    def declare(self, module: ll.Module, symbol: str) -> ll.Function:
+        fn = ll.Function(module, KERNEL_TYPE, symbol)
+        fn.calling_convention = "ptx_kernel"
+        fn.attributes.add("nounwind")
+        self.args_ptr, self.tmp = fn.args
+        for a, n in zip(fn.args, ("args", "tmp")):
+            a.name = n
+            a.add_attribute("noalias")
+        return fn
+
+    def ret_status(self, code: int) -> None:
+        self.b.ret_void()
+
+    def array_pointer(self, data: ll.Value, ty: ll.Type) -> ll.Value:
+        return self.b.addrspacecast(self.b.inttoptr(data, ty.as_pointer(GLOBAL)), ty.as_pointer())
+
+    def intrinsic(self, name: str, ret: ll.Type, args: list[ll.Type]) -> ll.Function:
+        return super().intrinsic(libdevice_name(name) or name, ret, args)
+
+    def op(self, op: ir.Op) -> None:
+        if isinstance(op, ir.Print):
+            raise QdError("qd.print / print() is not supported on CUDA yet; remove it, or run the kernel with "
+                          "qd.init(arch=qd.cpu) to print.", op.loc)
+        super().op(op)
+
+    def sreg(self, name: str) -> ll.Value:
+        fn = self.intrinsic(f"llvm.nvvm.read.ptx.sreg.{name}", I32, [])
+        return self.b.zext(self.b.call(fn, []), I64, name=name.replace(".", "_"))
+
+    # -- parallel range-for as a grid-stride loop ------------------------------------------------------------
+    def parallel(self, loop: ir.For) -> None:
+        b = self.b
+        begin = b.sext(self.get(loop.operands[0]), I64, name="begin")
+        end = b.sext(self.get(loop.operands[1]), I64, name="end")
+        ntid = self.sreg("ntid.x")
+        thread = b.add(b.mul(self.sreg("ctaid.x"), ntid), self.sreg("tid.x"), name="thread")
+        stride = b.mul(ntid, self.sreg("nctaid.x"), name="stride")
+        start = b.add(begin, thread, name="start")
+        reds = self.task.reductions
+        for r in reds:
+            acc = self.alloca_entry(lltype(r.type.dtype), f"{r.name}.partial")  # type: ignore[union-attr]
+            b.store(_identity(_red_op(loop, r), r.type.dtype), acc)  # type: ignore[union-attr]
+            self.reduce_acc[r] = acc
+        self.strided_loop(loop.body.args[0], start, end, stride, lambda: self.block(loop.body))
+        self.iter_index = ll.Constant(I64, 0)
+        if reds:
+            with b.if_then(b.icmp_signed("<", start, end)):
+                for r in reds:
+                    dtype: DType = r.type.dtype  # type: ignore[union-attr]
+                    _rmw(self, _red_op(loop, r), self.local_ptr(r), b.load(self.reduce_acc[r]), dtype)
+        b.ret_void()
+
+    def strided_loop(self, index: ir.Value, lo: ll.Value, hi: ll.Value, stride: ll.Value,
+                     body: Callable[[], None]) -> None:
+        b = self.b
+        slot = self.alloca_entry(I64, f"{index.name}.addr")
+        b.store(lo, slot)
+        cond = self.fn.append_basic_block(f"{index.name}.cond")
+        step = self.fn.append_basic_block(f"{index.name}.step")
+        loop = self.fn.append_basic_block(f"{index.name}.body")
+        done = self.fn.append_basic_block(f"{index.name}.done")
+        b.branch(cond)
+        b.position_at_end(cond)
+        i = b.load(slot)
+        b.cbranch(b.icmp_signed("<", i, hi), loop, done)
+        b.position_at_end(loop)
+        self.vals[index] = b.trunc(i, I32, name=index.name)
+        self.iter_index = i
+        b.store(ll.Constant(I64, 0), self.rng_counter)
+        self.loops.append((step, done))
+        body()
+        self.loops.pop()
+        if not self.terminated():
+            b.branch(step)
+        b.position_at_end(step)
+        b.store(b.add(b.load(slot), stride), slot)
+        b.branch(cond)
+        b.position_at_end(done)
+
+
+def block_dim(task: Task) -> int:
+    """Threads per block of a task: `qd.loop_config(block_dim=...)` on a parallel loop, else 128; serial: 1."""
+    if task.kind != "parallel_for":
+        return 1
+    return int(task.ops[0].attrs.get("block_dim") or DEFAULT_BLOCK_DIM)
+
+
+def emit_module(kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool,
+                datalayout: str = "") -> tuple[ll.Module, list[str]]:
+    """One NVPTX LLVM module with a kernel per task; returns the module and the task symbols in order."""
+    module = ll.Module(name=prefix)
+    module.triple = TRIPLE
+    if datalayout:
+        module.data_layout = datalayout
+    symbols = []
+    for k, task in enumerate(plan.tasks):
+        symbol = f"{prefix}_t{k}"
+        PtxTaskEmitter(module, kernel, plan, task, symbol, debug).emit_task()
+        symbols.append(symbol)
+    return module, symbols
