@@ -1,0 +1,127 @@
+"""`%qdlab cache|explain|config`, loading the extension, and the progress indicator."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import pytest
+from conftest import run, six_loops
+from IPython.utils.capture import capture_output
+
+import qdlab as qd
+from qdlab import state
+from qdlab.magics import magic, progress
+
+
+def test_cache_stats_and_clear(shell, tmp_path):
+    run(shell, "%%qdkernel\n" + six_loops())
+    result, cap = run(shell, "%qdlab cache")
+    assert result.success
+    [out] = cap.outputs
+    assert set(out.data) == {"text/plain", "text/html"}
+    text = out.data["text/plain"]
+    assert "entries    6" in text and str(tmp_path) in text
+    result, cap = run(shell, "%qdlab cache clear")
+    text = cap.outputs[0].data["text/plain"]
+    assert text.startswith("cleared 6 entries") and "entries    0" in text
+    assert qd.cache_stats().entries == 0
+    result, cap = run(shell, "%qdlab cache nonsense")
+    assert result.error_in_exec is not None and "UsageError" in cap.stderr + cap.stdout
+
+
+def test_explain_a_kernel(shell):
+    run(shell, "%%qdkernel\n" + six_loops())
+    result, cap = run(shell, "%qdlab explain six")
+    assert result.success
+    [out] = cap.outputs
+    assert out.data["text/plain"].startswith("six: per_offload, 6 constructs: 6 compiled, 0 reused")
+    assert "<table>" in out.data["text/html"]
+    result, cap = run(shell, "%qdlab explain nothing_here")
+    assert result.error_in_exec is not None and "cannot find 'nothing_here'" in cap.stderr + cap.stdout
+    shell.user_ns["number"] = 3
+    result, cap = run(shell, "%qdlab explain number")
+    assert "is a int, not a @qd.kernel" in cap.stderr + cap.stdout
+
+
+def test_explain_compiles_a_kernel_defined_outside_the_magic(shell):
+    run(shell, "import qdlab as qd\n" + six_loops("plain"))
+    result, cap = run(shell, "%qdlab explain plain")
+    assert result.success, cap.stdout
+    assert cap.outputs[0].data["text/plain"].startswith("plain: per_offload, 6 constructs")
+
+
+def test_config(shell, tmp_path):
+    result, cap = run(shell, "%qdlab config")
+    text = cap.outputs[0].data["text/plain"]
+    assert text.startswith("qd.init settings") and f"'{tmp_path}'" in text and "opt_level" in text
+    assert "<table>" in cap.outputs[0].data["text/html"]
+
+
+def test_help(shell):
+    for line in ("%qdlab", "%qdlab --help"):
+        _, cap = run(shell, line)
+        assert "cache" in cap.stdout and "explain" in cap.stdout and "config" in cap.stdout
+
+
+def test_loading_twice_and_reloading(shell):
+    qd.load_ipython_extension(shell)
+    qd.load_ipython_extension(shell)
+    assert state.compile_hooks.count(magic.on_compile) == 1
+    result, cap = run(shell, "%load_ext qdlab")
+    assert result.success
+    result, cap = run(shell, "%reload_ext qdlab")
+    assert result.success and state.compile_hooks.count(magic.on_compile) == 1
+    qd.unload_ipython_extension(shell)
+    assert magic.on_compile not in state.compile_hooks
+    assert "qdkernel" not in shell.magics_manager.magics["cell"]
+    qd.load_ipython_extension(shell)
+    result, cap = run(shell, "%%qdkernel\n" + six_loops())
+    assert result.success and cap.outputs
+
+
+def test_no_progress_in_a_terminal_that_is_not_a_tty(shell, monkeypatch):
+    monkeypatch.setattr(progress, "DELAY_S", 0.0)
+    result, cap = run(shell, "%%qdkernel\n" + six_loops())
+    assert result.success and cap.stderr == ""
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_line_on_a_tty(monkeypatch):
+    tty = _Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    p = progress.Progress(["a", "b"], "id", notebook=False, delay=0.0)
+    p.start()
+    p.step("a", "6 compiled, 0 reused")
+    p.step("b", "1 compiled, 5 reused")
+    assert p.finish() is False
+    assert tty.getvalue().split("\r")[1:] == ["[qdlab 1/2] a: 6 compiled, 0 reused; compiling b\x1b[K",
+                                              "[qdlab 2/2] b: 1 compiled, 5 reused\x1b[K\n"]
+
+
+def test_progress_widget_in_a_notebook_takes_the_summarys_slot():
+    pytest.importorskip("ipywidgets")
+    p = progress.Progress(["a", "b"], "slot", notebook=True, delay=0.0)
+    with capture_output() as cap:
+        p._show()  # what the timer runs once compiling has taken `delay`
+        p.step("a", "6 compiled, 0 reused")
+    [out] = cap.outputs
+    assert out.transient == {"display_id": "slot"}
+    assert "application/vnd.jupyter.widget-view+json" in out.data and "text/plain" in out.data
+    bar, label = p.widget.children
+    assert (bar.value, bar.max) == (1, 2) and label.value == "a: 6 compiled, 0 reused; compiling b"
+    assert p.finish() is True
+    p.close()
+
+
+def test_fast_compiles_show_no_progress():
+    p = progress.Progress(["a"], "slot", notebook=True, delay=60.0)
+    with capture_output() as cap:
+        p.start()
+        p.step("a", "1 compiled, 0 reused")
+        assert p.finish() is False
+    assert cap.outputs == []
