@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
+import struct
 import typing
 from dataclasses import dataclass
 
@@ -79,6 +80,11 @@ class Kernel:
                                   f"`{name}: qd.types.NDArray[qd.f32, 1]` or `{name}: qd.f32`.")
             self.annotations.append(_annotation(hints[name], self.name, name))
         self.returns = _returns(hints.get("return"), self.name)
+        self.is_array = [isinstance(a, ArrayAnnotation) for a in self.annotations]
+        self.key_fns = [_array_key if isinstance(a, ArrayAnnotation) else _template_key if a is Template else type
+                        for a in self.annotations]
+        self.fast: dict[tuple, tuple[int, Compiled]] = {}
+        """Launch cache: a cheap key of the arguments -> the variant compiled for them."""
 
     @property
     def _primal(self) -> Kernel:
@@ -173,20 +179,56 @@ class Kernel:
 
     # -- launching ------------------------------------------------------------------------------------------
     def __call__(self, *args: object, **kwargs: object) -> object:
+        if not kwargs and len(args) == len(self.annotations):
+            try:
+                key = tuple(f(a) for f, a in zip(self.key_fns, args))
+            except (AttributeError, TypeError):
+                key = None
+            entry = self.fast.get(key) if key is not None else None
+            if entry is not None and entry[0] == state.generation:
+                return self.launch(entry[1], args)
         sig, values, templates = self.bind(args, kwargs)
         compiled = self.variant(sig, templates)
+        if not kwargs and len(args) == len(self.annotations):
+            try:
+                self.fast[tuple(f(a) for f, a in zip(self.key_fns, args))] = (state.generation, compiled)
+            except (AttributeError, TypeError):
+                pass
+        return self.launch(compiled, tuple(args) if not kwargs else tuple(
+            inspect.signature(self.fn).bind(*args, **kwargs).arguments.values()))
+
+    def launch(self, compiled: Compiled, args: tuple) -> object:
+        """Fill the launch words straight from the arguments (their types were checked when the key was made)."""
+        words: list = []
         launcher = compiled.launcher
-        for k in compiled.written:
-            arr = values[k][0] if values[k] is not None else None
-            if arr is not None and not arr.flags.writeable:
-                raise ValueError(f"kernel `{self.name}` writes argument `{self.param_names[k]}`, which is a "
-                                 "read-only array.")
+        for is_array, a in zip(self.is_array, args):
+            if is_array:
+                if type(a) is Ndarray:
+                    words.extend(a._words)
+                else:
+                    arr = a if type(a) is np.ndarray else _as_numpy(a)
+                    words.append(arr.ctypes.data)
+                    words.append(0)
+                    words.extend(arr.shape)
+            elif type(a) is bool or isinstance(a, (int, float, np.integer, np.floating, np.bool_)):
+                words.append(a)
+            else:
+                words.append(0)
+        if compiled.readonly_check:
+            for k in compiled.written:
+                a = args[k]
+                if type(a) is not Ndarray and not _as_numpy(a).flags.writeable:
+                    raise ValueError(f"kernel `{self.name}` writes argument `{self.param_names[k]}`, which is a "
+                                     "read-only array.")
         if launcher.alias_pairs:
-            overlap = launcher.overlapping(values)
+            overlap = launcher.overlapping([_buffers(a) if ia else None for ia, a in zip(self.is_array, args)])
             if overlap:
                 self.warn_alias(overlap)
-                launcher = compiled.whole_launcher(state.cache_for(compiled.config))
-        return launcher.run(values, state.config().random_seed)
+                launcher = compiled.whole_launcher(state.cache())
+        try:
+            return launcher.run(words, state.config().random_seed)
+        except struct.error:
+            return launcher.run(_wrapped(words, launcher), state.config().random_seed)
 
     def warn_alias(self, overlap: list[tuple[str, str]]) -> None:
         pairs = ", ".join(f"`{a}` and `{b}`" for a, b in overlap)
@@ -227,6 +269,33 @@ def _returns(ann: object, kernel: str) -> list[DType]:
     if typing.get_origin(ann) is tuple:
         return [r for a in typing.get_args(ann) for r in _returns(a, kernel)]
     raise QdTypeError(f"kernel `{kernel}`: unsupported return annotation {ann!r}.")
+
+
+def _array_key(a: object) -> tuple:
+    if type(a) is Ndarray:
+        return a._sig
+    if type(a) is np.ndarray:
+        return (a.dtype, a.ndim, a.flags.c_contiguous)
+    raise TypeError("not a fast-path array")
+
+
+def _as_numpy(a: object) -> np.ndarray:
+    if isinstance(a, np.ndarray):
+        return a
+    if isinstance(a, Ndarray):
+        return a.arr
+    return np.asarray(a) if hasattr(a, "__array_interface__") else np.from_dlpack(a)
+
+
+def _buffers(a: object) -> tuple[np.ndarray, np.ndarray | None]:
+    if isinstance(a, Ndarray):
+        return a.arr, a.grad.arr if a.grad is not None else None
+    return _as_numpy(a), None
+
+
+def _wrapped(words: list, launcher: object) -> list:
+    """Integers outside their parameter's range wrap, as a C conversion would."""
+    return [(w + (1 << 63)) % (1 << 64) - (1 << 63) if isinstance(w, int) else w for w in words]
 
 
 def _template_key(v: object) -> object:

@@ -22,6 +22,9 @@ class Ndarray:
         self.dtype = dtype
         self.arr = np.zeros(shape, dtype.np)
         self.grad = Ndarray(dtype, shape) if needs_grad else None
+        self._words = (self.arr.ctypes.data, self.grad.arr.ctypes.data if self.grad is not None else 0, *shape)
+        """Launch words: data pointer, gradient pointer, extents (the buffer never moves)."""
+        self._sig = (dtype.name, len(shape), needs_grad)
 
     @property
     def shape(self) -> tuple[int, ...]:

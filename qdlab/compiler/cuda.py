@@ -12,19 +12,21 @@ from __future__ import annotations
 
 import hashlib
 import math
-import time
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, replace
 from functools import cache
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
+from ..ndarray import Ndarray
 from . import gate, ir, runtime, split
 from .cache import BinaryCache
 from .config import Config
 from .errors import QdError
-from .offload import HDR_CODE, HDR_RNG, Plan, message_ops, offload
+from .offload import HDR_CODE, HDR_RNG, Plan, arg_words, message_ops, offload
+from .types import ArrayType, DType, i32
 
 MASK64 = (1 << 64) - 1
 PTX_VERSION = "nvptx-1"
@@ -119,7 +121,7 @@ def build_ptx(k: ir.Kernel, config: Config, cache: BinaryCache | None, sm: str) 
                    message_ops([op for t in plan.tasks for op in t.ops], config.debug), status, text, plan, k)
 
 
-def kernel_units(spec: Any, config: Config, sm: str) -> list[PtxUnit]:
+def kernel_units(spec: Any, config: Config, sm: str, cache: BinaryCache | None = None) -> list[PtxUnit]:
     """The PTX units of a kernel as `compile_kernel` would split it: one per construct, or the whole kernel."""
     from .passes import run_passes
     from .pipeline import lower
@@ -133,7 +135,7 @@ def kernel_units(spec: Any, config: Config, sm: str) -> list[PtxUnit]:
     fallback = gate.check(facts) if config.per_offload else None
     parts = [split.slice_kernel(kernel, c) for c in constructs] if config.per_offload and fallback is None \
         else [kernel]
-    return [build_ptx(p, config, None, sm) for p in parts]
+    return [build_ptx(p, config, cache, sm) for p in parts]
 
 
 def ptx_text(units: list[PtxUnit], kernel_name: str, sm: str) -> str:
@@ -160,19 +162,6 @@ def load(unit: PtxUnit) -> list[Any]:
     return [_modules[slot].get_function(s) for s in unit.symbols]
 
 
-def build(k: ir.Kernel, config: Config, cache: BinaryCache) -> Any:
-    """`pipeline.build` under `arch=qd.cuda`: compile or fetch the PTX, load it, and wrap it as a Unit."""
-    from .pipeline import Built
-    t0 = time.perf_counter()
-    sm = device_sm()
-    u = build_ptx(k, config, cache, sm)
-    fns = load(u)
-    unit = runtime.Unit(u.key, fns, u.kinds, [False] * len(fns), u.tmp_bytes, u.messages)
-    unit.__dict__["block_dims"] = u.block_dims
-    unit.__dict__["ptx"] = u.ptx
-    return Built(unit, u.plan, u.kernel, u.key, u.text, u.status, (time.perf_counter() - t0) * 1e3)
-
-
 # -- arrays -------------------------------------------------------------------------------------------------
 class DeviceArray:
     """A kernel argument that lives on the device: anything with `__cuda_array_interface__` (CuPy, PyTorch)."""
@@ -197,22 +186,34 @@ def _device_pointer(a: Any) -> int:
     return int(a.__cuda_array_interface__["data"][0])
 
 
-class Launcher(runtime.Launcher):
+def _pointer(a: Any) -> int:
+    return _device_pointer(a) if hasattr(a, "__cuda_array_interface__") else int(a.ctypes.data)
+
+
+class Launcher:
     """Runs one compiled variant on the GPU: uploads words, launches each task, copies NumPy arrays back."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        cupy = require()
-        self.cupy = cupy
-        self.words_dev = cupy.zeros(self.words.shape, np.int64)
-        self.tmp_dev = cupy.zeros(self.tmp.shape, np.int64)
-        self.threads_per_sm = 2048
+    THREADS_PER_SM = 2048
 
-    def device_values(self, values: list) -> tuple[list, list]:
-        """Values with every host array replaced by a device copy; and (host, device) pairs to copy back."""
+    def __init__(self, name: str, params: list[ir.Param], returns: list, units: list[PtxUnit]) -> None:
+        self.cupy = require()
+        self.name, self.params, self.returns, self.units = name, params, returns, units
+        self.fns = [load(u) for u in units]
+        self.layout = arg_words(params)
+        nwords = max(1, sum((2 + p.type.ndim) if isinstance(p.type, ArrayType) else 1 for p in params))
+        self.words = np.zeros(nwords, np.int64)
+        self.tmp = np.zeros(max(u.tmp_bytes for u in units) // 8, np.int64)
+        self.words_dev = self.cupy.zeros(self.words.shape, np.int64)
+        self.tmp_dev = self.cupy.zeros(self.tmp.shape, np.int64)
+        self.launches = 0
+        self.lock = threading.Lock()
+        self.name_hash = int.from_bytes(name.encode()[:8].ljust(8, b"\0"), "little")
+
+    def to_device(self, values: list) -> tuple[list, list]:
+        """Values with each host array replaced by a device copy, and the (host, device) pairs to copy back."""
         out, back = [], []
-        for p, v in zip(self.params, values):
-            if v is None or not isinstance(v, tuple):
+        for v in values:
+            if not isinstance(v, tuple):
                 out.append(v)
                 continue
             pair = []
@@ -230,67 +231,125 @@ class Launcher(runtime.Launcher):
     def fill(self, values: list) -> None:
         w = self.words
         for p, v, k in zip(self.params, values, self.layout):
-            if isinstance(v, tuple):
-                arr, grad = v
-                w[k] = _device_pointer(arr)
-                w[k + 1] = _device_pointer(grad) if grad is not None else 0
-                w[k + 2:k + 2 + arr.ndim] = arr.shape
-            else:
-                super().fill([v if q is p else None for q in self.params])
-
-    def overlapping(self, values: list) -> list[tuple[str, str]]:
-        bad = []
-        for i, gi, j, gj in self.alias_pairs:
-            a, b = values[i][1 if gi else 0], values[j][1 if gj else 0]
-            if a is None or b is None or a.nbytes == 0 or b.nbytes == 0:
+            t = p.type
+            if v is None:
                 continue
-            if type(a) is not type(b) and (hasattr(a, "__cuda_array_interface__")
-                                           != hasattr(b, "__cuda_array_interface__")):
-                continue  # one on the host, one on the device: never the same memory
-            alo, blo = _pointer(a), _pointer(b)
-            if alo < blo + b.nbytes and blo < alo + a.nbytes:
-                bad.append((self.params[i].name + (".grad" if gi else ""),
-                            self.params[j].name + (".grad" if gj else "")))
-        return bad
+            if isinstance(t, ArrayType):
+                arr, grad = v
+                w[k] = _pointer(arr)
+                w[k + 1] = _pointer(grad) if grad is not None else 0
+                w[k + 2:k + 2 + t.ndim] = arr.shape
+            elif t.is_float:
+                w[k:k + 1].view(np.float32 if t.bits == 32 else np.float64)[0] = v
+                if t.bits == 32:
+                    w[k] &= 0xFFFFFFFF
+            else:
+                iv = int(v) & MASK64
+                w[k] = iv - (1 << 64) if iv >= (1 << 63) else iv
 
     def grid(self, block: int) -> int:
-        return max(1, multiprocessors() * max(1, self.threads_per_sm // block))
+        return max(1, multiprocessors() * max(1, self.THREADS_PER_SM // block))
 
     def run(self, values: list, seed: int) -> object:
         with self.lock:
-            dvalues, back = self.device_values(values)
+            dvalues, back = self.to_device(values)
             self.fill(dvalues)
             self.words_dev.set(self.words)
             self.launches += 1
             key = (seed * 0x9E3779B97F4A7C15 + self.name_hash + self.launches * 0xD1B54A32D192ED03) & MASK64
             args = (self.words_dev, self.tmp_dev)
-            for unit in self.units:
+            for unit, fns in zip(self.units, self.fns):
                 self.tmp[:] = 0
                 self.tmp[HDR_RNG // 8] = key - (1 << 64) if key >= (1 << 63) else key
                 self.tmp_dev.set(self.tmp)
-                for fn, kind, bd in zip(unit.fns, unit.kinds, unit.__dict__["block_dims"]):
+                for fn, kind, bd in zip(fns, unit.kinds, unit.block_dims):
                     if kind == "parallel_for":
                         fn((self.grid(bd),), (bd,), args)
                     else:
                         fn((1,), (1,), args)
-                if unit.messages:
-                    code = int(self.tmp_dev[HDR_CODE // 8].get())
-                    if code:
-                        self.tmp[:] = self.tmp_dev.get()
-                        self.raise_error(unit)
+                if unit.messages and int(self.tmp_dev[HDR_CODE // 8].get()):
+                    self.tmp[:] = self.tmp_dev.get()
+                    runtime.Launcher.raise_error(self, unit)  # type: ignore[arg-type]
             if self.returns:
                 self.tmp[:] = self.tmp_dev.get()
             for host, dev in back:
                 dev.get(out=host)
-            return self.read_returns()
+            return runtime.Launcher.read_returns(self) if self.returns else None  # type: ignore[arg-type]
 
 
-def _pointer(a: Any) -> int:
-    if hasattr(a, "__cuda_array_interface__"):
-        return _device_pointer(a)
-    return int(a.ctypes.data)
+_variants: dict[tuple, Launcher] = {}
 
 
-def launcher_type(config: Config) -> type[runtime.Launcher]:
-    return Launcher if config.arch == "cuda" else runtime.Launcher
+def launch(kernel: Any, *args: object) -> object:
+    """Run `kernel` (a `@qd.kernel`) on the GPU: compile its constructs to PTX on first use, then launch.
 
+    Device arrays (`__cuda_array_interface__`: CuPy, PyTorch; `qd.ndarray` made by `cuda.ndarray`) pass by
+    pointer; NumPy arrays and host `qd.ndarray`s are copied to the device and back.
+    """
+    from .. import state
+    from .pipeline import KernelSpec
+    require()
+    device: dict[int, DeviceArray] = {}
+    bound = []
+    for k, a in enumerate(args):
+        if hasattr(a, "__cuda_array_interface__") and not isinstance(a, DeviceNdarray):
+            d = device[k] = DeviceArray(a)
+            bound.append(np.empty((0,) * d.ndim, d.dtype))  # stands in for the signature only
+        else:
+            bound.append(a)
+    sig, values, templates = kernel.bind(tuple(bound), {})
+    for k, d in device.items():
+        if not d.flags.c_contiguous:
+            raise ValueError(f"kernel `{kernel.name}`: device argument `{kernel.param_names[k]}` is not "
+                             "C-contiguous.")
+        values[k] = (d, None)
+    config = kernel.config() if hasattr(kernel, "config") else state.config()
+    config = replace(config, arch="cuda")
+    slot = (id(kernel), sig, state.generation, config.codegen_key())
+    launcher = _variants.get(slot)
+    if launcher is None:
+        params = [ir.Param(n, i32 if isinstance(t, tuple) else t) for n, t in zip(kernel.param_names, sig)]
+        spec = KernelSpec(kernel.fn, kernel.name, params, kernel.returns, templates, kernel.autodiff)
+        units = kernel_units(spec, config, device_sm(), state.cache())
+        launcher = _variants[slot] = Launcher(kernel.name, params, kernel.returns, units)
+    return launcher.run(values, config.random_seed)
+
+
+def sync() -> None:
+    if available():
+        require().cuda.get_current_stream().synchronize()
+
+
+# -- qd.ndarray on the device --------------------------------------------------------------------------------
+class DeviceNdarray(Ndarray):
+    """`qd.ndarray` whose storage is a CuPy array on the current device; kernels get it by pointer."""
+
+    def __init__(self, dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False) -> None:
+        cupy = require()
+        super().__init__(dtype, 0)
+        shape = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
+        self.arr = cupy.zeros(shape, self.dtype.np)
+        self.grad = DeviceNdarray(self.dtype, shape) if needs_grad else None
+
+    def to_numpy(self) -> np.ndarray:
+        return self.arr.get()
+
+    def from_numpy(self, array: np.ndarray) -> None:
+        array = np.ascontiguousarray(np.asarray(array), self.dtype.np)
+        if array.shape != self.arr.shape:
+            raise ValueError(f"from_numpy: shape {array.shape} does not match the ndarray's {self.arr.shape}")
+        self.arr.set(array)
+
+    def __getitem__(self, index: object) -> object:
+        return self.arr[index].get()
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        host = self.arr.get()
+        return host if dtype is None else host.astype(dtype)
+
+    def __repr__(self) -> str:
+        return "qd.ndarray on cuda" + super().__repr__().removeprefix("qd.ndarray")
+
+
+def ndarray(dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False) -> DeviceNdarray:
+    return DeviceNdarray(dtype, shape, needs_grad)

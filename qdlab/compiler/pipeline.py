@@ -64,6 +64,8 @@ class Compiled:
     observations: tuple[int, int, int]
     written: set[int]
     whole: runtime.Launcher | None = None
+    readonly_check: bool = True
+    """Check written array arguments for read-only NumPy arrays at launch."""
 
     def whole_launcher(self, cache: BinaryCache) -> runtime.Launcher:
         """The whole-kernel variant, compiled on first need (runtime fallbacks)."""

@@ -114,68 +114,59 @@ class Launcher:
     launches: int = 0
 
     def __post_init__(self) -> None:
-        nwords = max(1, sum((2 + p.type.ndim) if isinstance(p.type, ArrayType) else 1 for p in self.params))
-        self.words = np.zeros(nwords, np.int64)
-        self.words_f32 = self.words.view(np.float32)
-        self.words_f64 = self.words.view(np.float64)
-        self.words_ptr = self.words.ctypes.data
+        fmt = "<"
+        for p in self.params:
+            t = p.type
+            if isinstance(t, ArrayType):
+                fmt += "q" * (2 + t.ndim)
+            elif t.is_float:
+                fmt += "f4x" if t.bits == 32 else "d"
+            else:
+                fmt += "Q" if t.name == "u64" else "q"
+        self.packer = struct.Struct(fmt)
+        self.words = ctypes.create_string_buffer(max(8, self.packer.size))
+        self.words_ptr = ctypes.addressof(self.words)
         self.tmp_bytes = max(u.tmp_bytes for u in self.units) if self.units else HEADER_BYTES
         self.tmp = np.zeros(self.tmp_bytes // 8, np.int64)
         self.tmp_ptr = self.tmp.ctypes.data
         self.lock = threading.Lock()
         self.name_hash = int.from_bytes(self.name.encode()[:8].ljust(8, b"\0"), "little")
 
-    def fill(self, values: list) -> None:
-        w = self.words
-        for p, v, k in zip(self.params, values, self.layout):
-            t = p.type
-            if v is None:
-                continue
-            if isinstance(t, ArrayType):
-                arr, grad = v
-                w[k] = arr.ctypes.data
-                w[k + 1] = grad.ctypes.data if grad is not None else 0
-                w[k + 2:k + 2 + t.ndim] = arr.shape
-            elif t.is_float:
-                if t.bits == 32:
-                    self.words_f32[2 * k] = v
-                else:
-                    self.words_f64[k] = v
-            else:
-                iv = int(v)
-                w[k] = iv - (1 << 64) if iv >= (1 << 63) else iv
-
-    def overlapping(self, values: list) -> list[tuple[str, str]]:
+    def overlapping(self, buffers: list) -> list[tuple[str, str]]:
+        """Pairs of buffers the split assumed disjoint that share memory; `buffers[k]` is (value, grad)."""
         bad = []
         for i, gi, j, gj in self.alias_pairs:
-            a = values[i][1 if gi else 0]
-            b = values[j][1 if gj else 0]
+            a = buffers[i][1 if gi else 0]
+            b = buffers[j][1 if gj else 0]
             if a is None or b is None or a.nbytes == 0 or b.nbytes == 0:
                 continue
             alo, blo = a.ctypes.data, b.ctypes.data
             if alo < blo + b.nbytes and blo < alo + a.nbytes:
-                bad.append((self.params[i].name + (".grad" if gi else ""), self.params[j].name + (".grad" if gj else "")))
+                bad.append((self.params[i].name + (".grad" if gi else ""),
+                            self.params[j].name + (".grad" if gj else "")))
         return bad
 
-    def run(self, values: list, seed: int) -> object:
+    def run(self, words: list, seed: int) -> object:
+        """Launch with `words`: per array its data pointer, gradient pointer and extents; per scalar its value."""
         with self.lock:
-            self.fill(values)
+            self.packer.pack_into(self.words, 0, *words)
             tmp = self.tmp
             self.launches += 1
             key = (seed * 0x9E3779B97F4A7C15 + self.name_hash + self.launches * 0xD1B54A32D192ED03) & MASK64
+            key = key - (1 << 64) if key >= (1 << 63) else key
             for unit in self.units:
-                tmp[:unit.tmp_bytes // 8] = 0
+                tmp[HDR_CODE // 8] = 0
                 tmp[HDR_PRINT // 8] = _PRINT_ADDR
-                tmp[HDR_RNG // 8] = key - (1 << 64) if key >= (1 << 63) else key
+                tmp[HDR_RNG // 8] = key
                 for fn, kind, reduces in zip(unit.fns, unit.kinds, unit.reduces):
                     status = fn(self.words_ptr, self.tmp_ptr, 0, 0)
                     if status > 1 and kind == "parallel_for":
                         status = pool().run(fn, self.words_ptr, self.tmp_ptr, status)
                         if reduces:
                             fn(self.words_ptr, self.tmp_ptr, -1, pool().threads)
-                    if tmp[HDR_CODE // 8]:
+                    if status:
                         self.raise_error(unit)
-            return self.read_returns()
+            return self.read_returns() if self.returns else None
 
     def read_returns(self) -> object:
         if not self.returns:

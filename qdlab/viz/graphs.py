@@ -125,9 +125,11 @@ def construct_graph(kernel: object) -> Graph:
             if report.mode == "per_offload":
                 for i in p.slice:
                     c.node(f"c{p.index}_s{i}", "↻ " + _label(by_index[i]) + "\nrecomputed",
-                           shape="box", style="dashed,rounded", color=RECOMPUTED, fontcolor=RECOMPUTED)
+                           shape="box", style="dashed,rounded", color=RECOMPUTED, fontcolor=RECOMPUTED,
+                           id=f"qd_c{p.index}_s{i}")
             for i in p.own:
-                node(c, f"s{i}", by_index[i], style=_filled(by_index[i]), fillcolor="white")
+                node(c, f"s{i}", by_index[i], style=_filled(by_index[i]), fillcolor="white",
+                     id=f"qd_c{p.index}_s{i}")
     for p in drawn:
         copies = set(p.slice) if report.mode == "per_offload" else set()
         for i in sorted(copies):

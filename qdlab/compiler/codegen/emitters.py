@@ -119,16 +119,30 @@ def _cas_loop(em: TaskEmitter, ptr: ll.Value, v: ll.Value, dtype: DType) -> ll.V
     return old
 
 
+def _array_words(em: TaskEmitter, arr: ir.Value, grad: bool) -> tuple[ll.Value, list[ll.Value]]:
+    """An array's data pointer and extents, loaded once at function entry (kernels never write them)."""
+    key = (arr, grad)
+    if key not in em.arrays:
+        at = arr.type
+        base = em.layout[arr.owner.attrs["index"]]  # type: ignore[union-attr]
+
+        def load() -> tuple[ll.Value, list[ll.Value]]:
+            data = _args_word(em, base + (1 if grad else 0), f"{arr.name}{'.grad' if grad else ''}.data")
+            ptr = em.array_pointer(data, lltype(at.dtype))  # type: ignore[union-attr]
+            return ptr, [_args_word(em, base + 2 + d, f"{arr.name}.shape{d}") for d in range(at.ndim)]  # type: ignore
+
+        em.arrays[key] = em.at_entry(load)  # type: ignore[arg-type]
+    return em.arrays[key]
+
+
 def _address(em: TaskEmitter, op: ir.Op) -> ll.Value:
     b = em.b
     arr = op.operands[0]
     at = arr.type
-    base_word = em.layout[arr.owner.attrs["index"]]  # type: ignore[union-attr]
-    data = _args_word(em, base_word + (1 if op.attrs.get("grad") else 0), f"{arr.name}.data")
-    ptr = em.array_pointer(data, lltype(at.dtype))  # type: ignore[union-attr]
+    ptr, extents = _array_words(em, arr, bool(op.attrs.get("grad")))
     lin: ll.Value = ll.Constant(I64, 0)
     for d, idx in enumerate(op.operands[1:1 + at.ndim]):  # type: ignore[union-attr]
-        extent = _args_word(em, base_word + 2 + d, f"{arr.name}.shape{d}")
+        extent = extents[d]
         i = b.sext(em.get(idx), I64)
         if at.boundary == "clamp":  # type: ignore[union-attr]
             top = b.sub(extent, ll.Constant(I64, 1))

@@ -49,6 +49,7 @@ def optimize(llvm_ir: str, opt: int) -> llvm.ModuleRef:
     mod.verify()
     if opt > 0:
         pto = llvm.create_pipeline_tuning_options(speed_level=opt)
+        pto.slp_vectorization = opt >= 2
         pb = llvm.create_pass_builder(_tm(opt), pto)
         pb.getModulePassManager().run(mod, pb)
     return mod

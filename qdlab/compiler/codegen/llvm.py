@@ -51,6 +51,7 @@ class TaskEmitter:
         self.rng_counter = self.b.alloca(I64, name="rng_counter")
         self.b.store(ll.Constant(I64, 0), self.rng_counter)
         self.strings: dict[str, ll.Value] = {}
+        self.arrays: dict = {}
         from ..offload import message_ops
         self.messages = message_ops([op for t in plan.tasks for op in t.ops], debug)
 
