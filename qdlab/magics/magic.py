@@ -26,7 +26,7 @@ from IPython.display import display, update_display
 import qdlab
 
 from .. import state
-from ..compiler.errors import QdError
+from ..compiler.errors import QdError, QdSyntaxError
 from ..compiler.pipeline import Compiled
 from ..kernel import Kernel
 from ..lang import ArrayAnnotation, Template
@@ -140,7 +140,10 @@ class QdMagics(Magics):
         digest = hashlib.sha1(source.encode()).hexdigest()[:8]
         filename = f"<qdkernel-cell-{self.shell.execution_count}-{digest}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        code = self.shell.compile(source, filename, "exec")
+        try:
+            code = self.shell.compile(source, filename, "exec")
+        except SyntaxError as e:
+            raise self.syntax_error(e) from None
         try:
             if not binds_qd(ast.parse(source)):
                 ns["qd"] = qdlab
@@ -210,6 +213,13 @@ class QdMagics(Magics):
             raise self.user_traceback(e, e.__traceback__.tb_next if e.__traceback__ else None) from None
         display(RunTime(expr, ms))
         return value
+
+    def syntax_error(self, err: SyntaxError) -> QdSyntaxError:
+        """`err` as Python shows a syntax error in a cell: the line and a caret, without the magic's frames."""
+        lines = self.shell.SyntaxTB.structured_traceback(type(err), err, [])
+        error = QdSyntaxError(str(err))
+        error._render_traceback_ = lambda: lines
+        return error
 
     def user_traceback(self, err: BaseException, tb: TracebackType | None) -> BaseException:
         """`err`, shown with the traceback of the user's own frames only (from the cell down)."""

@@ -87,5 +87,7 @@ def test_python_error_in_run_shows_only_the_users_frames(shell):
 
 
 def test_syntax_error_in_the_cell(shell):
-    result, cap = run(shell, "%%qdkernel\nx = (\n")
-    assert isinstance(result.error_in_exec, SyntaxError)
+    result, cap = run(shell, "%%qdkernel\nx = 1\ny = (\n")
+    assert isinstance(result.error_in_exec, qd.QdSyntaxError)
+    assert "<qdkernel-cell-" in cap.stdout and ":3" in cap.stdout and "y = (" in cap.stdout
+    assert "SyntaxError" in cap.stdout and "magic.py" not in cap.stdout and "qdlab/" not in cap.stdout

@@ -52,7 +52,7 @@ def test_explain_compiles_a_kernel_defined_outside_the_magic(shell):
 
 
 def test_config(shell, tmp_path):
-    result, cap = run(shell, "%qdlab config")
+    _, cap = run(shell, "%qdlab config")
     text = cap.outputs[0].data["text/plain"]
     assert text.startswith("qd.init settings") and f"'{tmp_path}'" in text and "opt_level" in text
     assert "<table>" in cap.outputs[0].data["text/html"]

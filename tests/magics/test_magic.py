@@ -182,6 +182,7 @@ def test_show_widget_adds_the_visualizer(shell):
     result, cap = run(shell, "%%qdkernel --show widget\n" + six_loops())
     assert result.success, cap.stdout
     summary, widget = cap.outputs
+    assert summary.data["text/plain"].startswith("six: per_offload")
     assert "text/plain" in widget.data and "application/vnd.jupyter.widget-view+json" in widget.data
 
 
