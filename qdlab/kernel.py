@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
+import os
 import struct
 import typing
 from dataclasses import dataclass
@@ -14,9 +15,9 @@ import numpy as np
 from . import state
 from .compiler import ir
 from .compiler.config import Config
-from .compiler.errors import QdError, QdTypeError
+from .compiler.errors import QdError, QdTypeError, QdValueError
 from .compiler.frontend import Source
-from .compiler.pipeline import Compiled, KernelSpec, compile_kernel
+from .compiler.pipeline import Compiled, KernelSpec, compile_cached
 from .compiler.types import ArrayType, DType, from_numpy, i32
 from .lang import ArrayAnnotation, NDArray, Template
 from .ndarray import Ndarray
@@ -140,10 +141,12 @@ class Kernel:
             params.append(ir.Param(name, t))
         spec = KernelSpec(self.fn, self.name, params, self.returns, templates, self.autodiff)
         previous = state.history.get(self.name)
-        compiled = compile_kernel(spec, cfg, state.cache_for(cfg), previous.report if previous else None)
-        compiled.report.previous = None if previous is None else previous.report
-        if compiled.report.previous is not None:
-            compiled.report.previous.previous = None
+        previous_report = previous._report if previous is not None else None  # type: ignore[attr-defined]
+        compiled = compile_cached(spec, repr(sig), cfg, state.cache_for(cfg), previous_report)
+        if compiled._report is not None:
+            compiled._report.previous = previous_report
+            if previous_report is not None:
+                previous_report.previous = None
         state.history[self.name] = compiled
         self.latest = compiled
         total, recompiled, hit = compiled.observations
@@ -179,23 +182,29 @@ class Kernel:
 
     # -- launching ------------------------------------------------------------------------------------------
     def __call__(self, *args: object, **kwargs: object) -> object:
-        if not kwargs and len(args) == len(self.annotations):
-            try:
-                key = tuple(f(a) for f, a in zip(self.key_fns, args))
-            except (AttributeError, TypeError):
-                key = None
-            entry = self.fast.get(key) if key is not None else None
-            if entry is not None and entry[0] == state.generation:
-                return self.launch(entry[1], args)
-        sig, values, templates = self.bind(args, kwargs)
-        compiled = self.variant(sig, templates)
-        if not kwargs and len(args) == len(self.annotations):
-            try:
-                self.fast[tuple(f(a) for f, a in zip(self.key_fns, args))] = (state.generation, compiled)
-            except (AttributeError, TypeError):
-                pass
-        return self.launch(compiled, tuple(args) if not kwargs else tuple(
-            inspect.signature(self.fn).bind(*args, **kwargs).arguments.values()))
+        __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+        try:
+            if not kwargs and len(args) == len(self.annotations):
+                try:
+                    key = tuple(f(a) for f, a in zip(self.key_fns, args))
+                except (AttributeError, TypeError):
+                    key = None
+                entry = self.fast.get(key) if key is not None else None
+                if entry is not None and entry[0] == state.generation:
+                    return self.launch(entry[1], args)
+            sig, values, templates = self.bind(args, kwargs)
+            compiled = self.variant(sig, templates)
+            if not kwargs and len(args) == len(self.annotations):
+                try:
+                    self.fast[tuple(f(a) for f, a in zip(self.key_fns, args))] = (state.generation, compiled)
+                except (AttributeError, TypeError):
+                    pass
+            return self.launch(compiled, tuple(args) if not kwargs else tuple(
+                inspect.signature(self.fn).bind(*args, **kwargs).arguments.values()))
+        except QdError as e:
+            if os.environ.get("QDLAB_DEBUG_FRONTEND") == "1":
+                raise
+            raise e.with_traceback(None) from None  # the error already points at the user's line
 
     def launch(self, compiled: Compiled, args: tuple) -> object:
         """Fill the launch words straight from the arguments (their types were checked when the key was made)."""
@@ -218,7 +227,7 @@ class Kernel:
             for k in compiled.written:
                 a = args[k]
                 if type(a) is not Ndarray and not _as_numpy(a).flags.writeable:
-                    raise ValueError(f"kernel `{self.name}` writes argument `{self.param_names[k]}`, which is a "
+                    raise QdValueError(f"kernel `{self.name}` writes argument `{self.param_names[k]}`, which is a "
                                      "read-only array.")
         if launcher.alias_pairs:
             overlap = launcher.overlapping([_buffers(a) if ia else None for ia, a in zip(self.is_array, args)])
@@ -328,16 +337,16 @@ def _array_arg(a: object, ann: ArrayAnnotation, kernel: str, name: str) -> tuple
     if dtype is None:
         raise QdTypeError(f"kernel `{kernel}`: argument `{name}` has dtype {arr.dtype}, which kernels do not support.")
     if ann.dtype is not None and ann.dtype != dtype:
-        raise ValueError(f"kernel `{kernel}`: argument `{name}` has dtype {dtype} but the parameter is declared "
+        raise QdValueError(f"kernel `{kernel}`: argument `{name}` has dtype {dtype} but the parameter is declared "
                          f"{ann.dtype}.")
     if ann.ndim is not None and ann.ndim != arr.ndim:
-        raise ValueError(f"kernel `{kernel}`: argument `{name}` has {arr.ndim} dimension(s) but the parameter is "
+        raise QdValueError(f"kernel `{kernel}`: argument `{name}` has {arr.ndim} dimension(s) but the parameter is "
                          f"declared with ndim={ann.ndim}.")
     if not arr.flags.c_contiguous:
-        raise ValueError(f"kernel `{kernel}`: argument `{name}` is not C-contiguous; pass "
+        raise QdValueError(f"kernel `{kernel}`: argument `{name}` is not C-contiguous; pass "
                          f"np.ascontiguousarray({name}).")
     if ann.needs_grad and grad is None:
-        raise ValueError(f"kernel `{kernel}`: parameter `{name}` needs a gradient buffer; pass "
+        raise QdValueError(f"kernel `{kernel}`: parameter `{name}` needs a gradient buffer; pass "
                          "qd.ndarray(..., needs_grad=True).")
     needs_grad = grad is not None if ann.needs_grad is None else bool(ann.needs_grad)
     return arr, grad if needs_grad else None, ArrayType(dtype, arr.ndim, needs_grad, ann.boundary)

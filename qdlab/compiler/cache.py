@@ -187,7 +187,7 @@ class BinaryCache:
                     f"{path} is writable by other users (mode {st.st_mode & 0o777:o})"
                 )
                 return
-        self._disk_bytes = sum(s for _, s, _ in self._scan())
+        self._disk_bytes = -1  # measured at the first write, so a run of cache hits never lists the folder
 
     def _disable_disk(self, reason: str) -> None:
         if self._disk:
@@ -244,7 +244,10 @@ class BinaryCache:
         finally:
             if tmp is not None:
                 Path(tmp).unlink(missing_ok=True)
-        self._disk_bytes += len(data)
+        if self._disk_bytes < 0:
+            self._disk_bytes = sum(s for _, s, _ in self._scan())
+        else:
+            self._disk_bytes += len(data)
         if self._disk_bytes > self._max_bytes:
             self._evict()
 

@@ -262,6 +262,7 @@ class Calls:
         if self.inline_depth > 32:
             raise fe.error("@qd.func calls nest too deeply (recursion is not supported).")
         source: Source = func.source()  # type: ignore[attr-defined]
+        fe.record(func.fn, "<source>", func)  # type: ignore[attr-defined]
         params = source.tree.args.args
         args = [fe.visit(a) for a in node.args]
         kwargs = {kw.arg: fe.visit(kw.value) for kw in node.keywords}

@@ -12,6 +12,7 @@ import ast
 import inspect
 import os
 import textwrap
+import types
 from dataclasses import dataclass, field
 
 from . import ir
@@ -61,7 +62,7 @@ class Source:
     @classmethod
     def of(cls, fn: object, kind: str) -> Source:
         try:
-            lines, first = inspect.getsourcelines(fn)  # type: ignore[arg-type]
+            lines, first = _source_lines(fn)
         except (OSError, TypeError) as e:
             raise QdError(f"cannot read the source of {kind} {getattr(fn, '__name__', fn)!r}: {e}. "
                           "Define kernels in a file or a notebook cell.") from None
@@ -78,6 +79,31 @@ class Source:
         line = self.lines[rel - 1] if 0 < rel <= len(self.lines) else ""
         return SourceLoc(name, self.filename, self.first_line + rel - 1,
                          getattr(node, "col_offset", 0) + self.indent, line)
+
+
+def _source_lines(fn: object) -> tuple[list[str], int]:
+    """The function's source lines (decorators included) and first line number.
+
+    Read straight from linecache using the code object's line span, which is much faster than
+    `inspect.getsourcelines` (it tokenises the file); that remains the fallback.
+    """
+    code = getattr(fn, "__code__", None)
+    positions = getattr(code, "co_positions", None)
+    if code is not None and positions is not None:
+        import linecache
+        lines = linecache.getlines(code.co_filename)
+        last = max((end for _, end, _, _ in positions() if end is not None), default=0)
+        first = code.co_firstlineno
+        if lines and 0 < first <= last <= len(lines) and lines[first - 1].lstrip().startswith(("@", "def ")):
+            while last < len(lines) and lines[last].strip() and not lines[last].strip().startswith("#") and \
+                    _indent(lines[last]) > _indent(lines[first - 1]):
+                last += 1
+            return lines[first - 1:last], first
+    return inspect.getsourcelines(fn)  # type: ignore[arg-type]
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
 
 
 @dataclass
@@ -117,6 +143,8 @@ class Frontend(ast.NodeVisitor):
         self.loop_name: str | None = None
         self.block_dim: int | None = None
         self.random_sites = 0
+        self.deps: set[tuple[str, str, str, str]] = set()
+        """(module, qualname, name, fingerprint) of every global or closure value read: the manifest checks them."""
         self.calls = Calls(self)
 
     # -- infrastructure -------------------------------------------------------------------------------------
@@ -228,14 +256,21 @@ class Frontend(ast.NodeVisitor):
                 return b
         fn = self.scope.source.fn
         closure = inspect.getclosurevars(fn).nonlocals if getattr(fn, "__closure__", None) else {}  # type: ignore[arg-type]
-        if name in closure:
-            return closure[name]
-        if name in self.scope.globals:
-            return self.scope.globals[name]
         import builtins
-        if hasattr(builtins, name):
-            return getattr(builtins, name)
-        raise self.error(f"name `{name}` is not defined.", QdError)
+        if name in closure:
+            value = closure[name]
+        elif name in self.scope.globals:
+            value = self.scope.globals[name]
+        elif hasattr(builtins, name):
+            value = getattr(builtins, name)
+        else:
+            raise self.error(f"name `{name}` is not defined.", QdError)
+        self.record(fn, name, value)
+        return value
+
+    def record(self, fn: object, name: str, value: object) -> None:
+        from .manifest import fingerprint
+        self.deps.add((getattr(fn, "__module__", ""), getattr(fn, "__qualname__", ""), name, fingerprint(value)))
 
     def find_local(self, name: str) -> Local | object | None:
         for frame in reversed(self.scope.frames):
@@ -389,7 +424,7 @@ class Frontend(ast.NodeVisitor):
     def visit_Break(self, node: ast.Break) -> None:
         if self.loop_depth == 0:
             raise self.error("`break` outside a loop.")
-        if self.loop_depth == self.parallel_depth == 1 and self.innermost_parallel:
+        if self.loop_depth == self.parallel_depth == 1:
             raise self.error("Cannot break in the outermost loop: a top-level `for` runs in parallel. Mark it "
                              "`qd.loop_config(serialize=True)` to run it serially, or use a `while` loop.")
         self.emit(ir.Break)
@@ -490,10 +525,13 @@ class Frontend(ast.NodeVisitor):
         ndim = arr.type.ndim  # type: ignore[union-attr]
         if len(flat) != ndim:
             raise self.error(f"`{arr.name}` has {ndim} dimension(s) but is indexed with {len(flat)}.", QdTypeError)
+        nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         indices = []
-        for it in flat:
+        for k, it in enumerate(flat):
             v = self.value(it)
             if not v.type.is_int:  # type: ignore[union-attr]
+                if len(nodes) == len(flat):
+                    self.loc = self.scope.source.loc(nodes[k], self.scope.name)
                 raise self.error(f"an array index must be an integer, not {v.type}.", QdTypeError)
             indices.append(self.cast(v, i32))
         return base, indices
@@ -504,6 +542,8 @@ class Frontend(ast.NodeVisitor):
             key = self.visit(node.slice)
             if not isinstance(key, int):
                 raise self.error("a tuple (shape, grouped index) can only be indexed by a constant.")
+            if not -len(base) <= key < len(base):
+                raise self.error(f"index {key} is out of range for a tuple of {len(base)} item(s).", QdTypeError)
             return base[key]
         array, indices = self.subscript_target(node)
         base_arr, grad = (array.array, True) if isinstance(array, GradOf) else (array, False)
@@ -610,8 +650,13 @@ class Frontend(ast.NodeVisitor):
         return env
 
     def resolve_static(self, node: ast.expr) -> object:
+        env = self.python_env()
+        bound = {k for frame in self.scope.frames for k in frame}
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id not in bound and n.id in env:
+                self.record(self.scope.source.fn, n.id, env[n.id])
         try:
-            return eval(compile(ast.Expression(node), "<qd.static>", "eval"), self.python_env())
+            return eval(compile(ast.Expression(node), "<qd.static>", "eval"), env)
         except QdError:
             raise
         except Exception as e:
@@ -637,10 +682,6 @@ class Frontend(ast.NodeVisitor):
             base = self.resolve_callee(func.value)
             return getattr(base, func.attr, None) if base is not None and not isinstance(base, ir.Value) else None
         return None
-
-    @property
-    def innermost_parallel(self) -> bool:
-        return getattr(self, "_innermost_parallel", False)
 
 
 def _is_number(x: object) -> bool:
@@ -669,6 +710,8 @@ def _describe(x: object) -> str:
         return f"a {x.type} value"
     if isinstance(x, GradOf):
         return f"the gradient of `{x.array.name}`"
+    if isinstance(x, types.ModuleType):
+        return f"module `{x.__name__}`"
     return f"`{x!r}`" if not callable(x) else f"`{getattr(x, '__name__', x)}`"
 
 

@@ -12,9 +12,10 @@ import logging
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import gate, ir, runtime, split
+from . import gate, ir, manifest, runtime, split
 from .cache import BinaryCache
 from .config import Config
 from .explain import ConstructReport, KernelReport, Statement, Task
@@ -58,14 +59,31 @@ class Compiled:
     """A kernel compiled for one signature: what runs, and the report of how it was made."""
 
     launcher: runtime.Launcher
-    report: KernelReport
-    kernel: ir.Kernel
+    _report: KernelReport | None
+    _kernel: ir.Kernel | None
     config: Config
     observations: tuple[int, int, int]
     written: set[int]
     whole: runtime.Launcher | None = None
     readonly_check: bool = True
     """Check written array arguments for read-only NumPy arrays at launch."""
+    full: Callable[[], Compiled] | None = None
+    """For a manifest hit: runs the whole pipeline (all constructs cache hits) when the IR or report is needed."""
+
+    def _complete(self) -> None:
+        if self._report is None and self.full is not None:
+            done = self.full()
+            self._report, self._kernel = done._report, done._kernel
+
+    @property
+    def report(self) -> KernelReport:
+        self._complete()
+        return self._report  # type: ignore[return-value]
+
+    @property
+    def kernel(self) -> ir.Kernel:
+        self._complete()
+        return self._kernel  # type: ignore[return-value]
 
     def whole_launcher(self, cache: BinaryCache) -> runtime.Launcher:
         """The whole-kernel variant, compiled on first need (runtime fallbacks)."""
@@ -76,10 +94,35 @@ class Compiled:
         return self.whole
 
 
+def compile_cached(spec: KernelSpec, sig: str, config: Config, cache: BinaryCache,
+                   previous: KernelReport | None = None) -> Compiled:
+    """Serve the kernel from its manifest when every construct is cached; otherwise compile it."""
+    from .frontend import _source_lines
+    try:
+        lines, first = _source_lines(spec.fn)
+    except (OSError, TypeError):
+        return compile_kernel(spec, config, cache, previous)
+    filename = getattr(getattr(spec.fn, "__code__", None), "co_filename", "")
+    mkey = manifest.key("".join(lines), filename, first, sig, config)
+    doc = manifest.load(cache, mkey, spec.fn)
+    units = manifest.units(doc, cache) if doc is not None else None
+    if units is not None:
+        layout = runtime_layout_of(spec.params)
+        launcher = runtime.Launcher(spec.name, spec.params, spec.returns, units, layout,
+                                    [tuple(p) for p in doc["alias_pairs"]])  # type: ignore[index, misc]
+        return Compiled(launcher, None, None, config, (-1, -1, -1), set(doc["written"]),  # type: ignore[index]
+                        launcher if not launcher.alias_pairs and len(units) == 1 else None,
+                        full=lambda: compile_kernel(spec, config, cache, previous))
+    compiled = compile_kernel(spec, config, cache, previous)
+    manifest.save(cache, mkey, compiled, sorted(compiled._kernel.flags.get("deps", ())))  # type: ignore[union-attr]
+    return compiled
+
+
 def compile_kernel(spec: KernelSpec, config: Config, cache: BinaryCache,
                    previous: KernelReport | None = None) -> Compiled:
     t0 = time.perf_counter()
     kernel, source = lower(spec, config)                         # Python AST -> typed IR
+    fe_deps = kernel.flags.pop("deps", set())
     verify(kernel)
     run_passes(kernel)                                           # simplify: promote, fold, CSE, DCE
     verify(kernel)
@@ -103,6 +146,7 @@ def compile_kernel(spec: KernelSpec, config: Config, cache: BinaryCache,
     written = {op.operands[0].owner.attrs["index"] for op in kernel.walk()  # type: ignore[union-attr]
                if isinstance(op, (ir.Store, ir.Atomic))}
     whole = launcher if not split_ran else None
+    kernel.flags["deps"] = fe_deps
     return Compiled(launcher, report, kernel, config, obs, written, whole)
 
 
@@ -121,6 +165,7 @@ def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
         values[p.name] = fe.emit(ir.Arg, (), p.type, p.name, index=index)
     fe.loc = None
     fe.lower_kernel(values)
+    kernel.flags["deps"] = fe.deps
     return kernel, source
 
 
@@ -157,7 +202,8 @@ def build(k: ir.Kernel, config: Config, cache: BinaryCache) -> Built:
         _loaded[key] = jit.load(obj, symbols)
     fns = [runtime.task_function(a) for a in _loaded[key]]
     unit = runtime.Unit(key, fns, [t.kind for t in plan.tasks], [bool(t.reductions) for t in plan.tasks],
-                        plan.tmp_bytes, message_ops([op for t in plan.tasks for op in t.ops], config.debug))
+                        plan.tmp_bytes, [runtime.Message.of(op) for op in
+                                         message_ops([op for t in plan.tasks for op in t.ops], config.debug)])
     return Built(unit, plan, k, key, text, status, (time.perf_counter() - t0) * 1e3)
 
 
@@ -175,8 +221,12 @@ def _canonical(k: ir.Kernel) -> ir.Kernel:
 
 
 def runtime_layout(kernel: ir.Kernel) -> list[int]:
+    return runtime_layout_of(kernel.params)
+
+
+def runtime_layout_of(params: list[ir.Param]) -> list[int]:
     from .offload import arg_words
-    return arg_words(kernel.params)
+    return arg_words(params)
 
 
 def stages_of(b: Built, config: Config) -> dict:
@@ -203,6 +253,7 @@ def make_report(spec: KernelSpec, source: Source, kernel: ir.Kernel, constructs:
     names = [p.name for p in kernel.params]
     alias_names = [(names[i] + (".grad" if gi else ""), names[j] + (".grad" if gj else "")) for i, gi, j, gj in alias]
     reports = []
+    before = print_kernel(kernel, with_locs=True)
     split_ran = len(built) == len(constructs) and config.per_offload and fallback is None
     prev = {c.index: c for c in previous.constructs} if previous else {}
     for c in constructs if split_ran else []:
@@ -216,13 +267,13 @@ def make_report(spec: KernelSpec, source: Source, kernel: ir.Kernel, constructs:
         r = ConstructReport(c.index, c.kind, lines, own_ids, slice_ids, slice_lines,
                             [Task(t.kind, t.lines) for t in b.plan.tasks], b.key, b.status, b.ms,
                             stages=stages_of(b, config))
-        r.stages["ir_before_split"] = print_kernel(kernel, with_locs=True)
+        r.stages["ir_before_split"] = before
         if b.status == "compiled":
             r.recompile_reason, r.key_diff = _why(prev.get(c.index), b)
         reports.append(r)
     report = KernelReport(spec.name, source.filename, "".join(source.lines), source.first_line,
                           "per_offload" if split_ran else "whole_kernel", fallback, statements, reports, tasks,
-                          print_kernel(kernel, with_locs=True), alias_names, ms, previous,
+                          before, alias_names, ms, previous,
                           ", ".join(f"{p.name}: {p.type}" for p in kernel.params))
     if not split_ran:
         report.stages = stages_of(built[0], config)

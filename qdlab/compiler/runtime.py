@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import ir
-from .errors import QdRuntimeError
+from .errors import QdRuntimeError, SourceLoc
 from .offload import (HDR_CODE, HDR_EXTENT, HDR_INDEX, HDR_MSG, HDR_PRINT, HDR_RNG, HEADER_BYTES,
                       MAX_CHUNKS, RET_OFFSET)
 from .types import ArrayType, DType
@@ -87,6 +87,21 @@ def set_threads(n: int | None) -> None:
     _pool = Pool(n) if n else None
 
 
+@dataclass(frozen=True)
+class Message:
+    """What the runtime reports when an op fails: the array (bounds) or the assertion, and where it is."""
+
+    array: str
+    text: str
+    loc: SourceLoc | None
+
+    @classmethod
+    def of(cls, op: ir.Op) -> Message:
+        if isinstance(op, ir.Assert):
+            return cls("", op.attrs["message"], op.loc)
+        return cls(op.operands[0].name + (".grad" if op.attrs.get("grad") else ""), "", op.loc)
+
+
 @dataclass
 class Unit:
     """One compiled object's tasks: a construct of a split kernel, or a whole kernel."""
@@ -96,7 +111,7 @@ class Unit:
     kinds: list[str]
     reduces: list[bool]
     tmp_bytes: int
-    messages: list[ir.Op]
+    messages: list[Message]
     """Ops that can report an error, numbered as the binary numbers them."""
 
 
@@ -186,15 +201,13 @@ class Launcher:
 
     def raise_error(self, unit: Unit) -> None:
         code = int(self.tmp[HDR_CODE // 8])
-        op = unit.messages[int(self.tmp[HDR_MSG // 8])]
+        m = unit.messages[int(self.tmp[HDR_MSG // 8])]
         if code == 1:
-            arr = op.operands[0]
             index, extent = int(self.tmp[HDR_INDEX // 8]), int(self.tmp[HDR_EXTENT // 8])
-            what = f"`{arr.name}{'.grad' if op.attrs.get('grad') else ''}`"
-            msg = f"index {index} is out of range for {what} (extent {extent}) in kernel `{self.name}`."
+            msg = f"index {index} is out of range for `{m.array}` (extent {extent}) in kernel `{self.name}`."
         else:
-            msg = f"assertion failed in kernel `{self.name}`: {op.attrs['message']}"
-        raise QdRuntimeError(msg, op.loc)
+            msg = f"assertion failed in kernel `{self.name}`: {m.text}"
+        raise QdRuntimeError(msg, m.loc)
 
 
 def task_function(address: int) -> Callable:

@@ -71,8 +71,14 @@ def _engine() -> llvm.ExecutionEngine:
 
 def load(obj: bytes, symbols: list[str]) -> list[int]:
     """Link an object into the process and return the addresses of `symbols`."""
+    return load_many([(obj, symbols)])[0]
+
+
+def load_many(objects: list[tuple[bytes, list[str]]]) -> list[list[int]]:
+    """Link several objects with one finalisation; the addresses of each one's symbols."""
     with _lock:
         ee = _engine()
-        ee.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        for obj, _ in objects:
+            ee.add_object_file(llvm.ObjectFileRef.from_data(obj))
         ee.finalize_object()
-        return [ee.get_function_address(s) for s in symbols]
+        return [[ee.get_function_address(s) for s in symbols] for _, symbols in objects]

@@ -1,0 +1,134 @@
+"""The source-level first tier of the cache: a fresh process reaches a kernel's first result without lowering it.
+
+A manifest is keyed on what decides the whole compile (the kernel's source and where it sits, its argument
+signature, the settings, the host, qdlab's version) and lists the construct keys it produced, how to launch
+them, and the compile-time facts the source alone does not show: every Python global, closure value and
+`@qd.func` the frontend read, with a fingerprint of its value. On load every fingerprint is checked again; any
+mismatch, or any construct missing from the cache, means a normal compile (whose constructs are then mostly
+cache hits). A hit skips the frontend, so `per_offload_cache_observations` reports -1 for it, as the reference
+does for its fastcache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import sys
+import types
+
+from . import runtime
+from .cache import BinaryCache
+from .config import Config
+from .errors import SourceLoc
+
+VERSION = "manifest-1"
+
+
+def fingerprint(value: object) -> str:
+    """A stable description of a value a kernel baked in; equal fingerprints compile to equal code."""
+    from qdlab.kernel import Func, Kernel
+    from qdlab.lang import Builtin
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return f"{type(value).__name__}:{value!r}"
+    if isinstance(value, tuple):
+        return "(" + ",".join(fingerprint(v) for v in value) + ")"
+    if isinstance(value, Func):
+        return "func:" + hashlib.sha256(inspect.getsource(value.fn).encode()).hexdigest()[:32]
+    if isinstance(value, Kernel):
+        return f"kernel:{value.name}"
+    if isinstance(value, types.ModuleType):
+        return f"module:{value.__name__}"
+    if isinstance(value, Builtin):
+        return f"builtin:{value.name}"
+    if isinstance(value, type) or callable(value):
+        return f"callable:{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', repr(value))}"
+    return f"{type(value).__module__}.{type(value).__qualname__}:{value!r}"
+
+
+def key(source: str, filename: str, first_line: int, sig: str, config: Config) -> str:
+    from .codegen.jit import host
+    from .pipeline import COMPILER_VERSION
+    h = hashlib.sha256()
+    for part in (VERSION, COMPILER_VERSION, *host(), filename, str(first_line), source, sig,
+                 repr(sorted(config.as_dict().items()))):
+        h.update(str(part).encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def save(cache: BinaryCache, manifest_key: str, compiled: object, deps: list[tuple[str, str, str, str]]) -> None:
+    launcher = compiled.launcher  # type: ignore[attr-defined]
+    doc = {
+        "units": [{"key": u.key, "kinds": u.kinds, "reduces": u.reduces, "tmp_bytes": u.tmp_bytes,
+                   "messages": [[m.array, m.text, _loc(m.loc)] for m in u.messages]} for u in launcher.units],
+        "alias_pairs": [list(p) for p in launcher.alias_pairs],
+        "written": sorted(compiled.written),  # type: ignore[attr-defined]
+        "deps": [list(d) for d in deps],
+    }
+    cache.put(manifest_key, json.dumps(doc).encode())
+
+
+def load(cache: BinaryCache, manifest_key: str, fn: object) -> dict | None:
+    """The manifest under `manifest_key`, if every dependency it recorded still has the same fingerprint."""
+    data = cache.get(manifest_key)
+    if data is None:
+        return None
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return None
+    for module, qualname, name, fp in doc["deps"]:
+        owner = _function(fn, module, qualname)
+        if owner is None or _lookup_fingerprint(owner, name) != fp:
+            return None
+    return doc
+
+
+def units(doc: dict, cache: BinaryCache) -> list[runtime.Unit] | None:
+    """Load every construct object the manifest lists; None if any is gone from the cache."""
+    from .codegen import jit
+    from .pipeline import _loaded
+    missing = []
+    for u in doc["units"]:
+        k = u["key"]
+        if k not in _loaded:
+            obj = cache.get(k)
+            if obj is None:
+                return None
+            missing.append((k, obj, [f"qd_{k[:24]}_t{i}" for i in range(len(u["kinds"]))]))
+    if missing:
+        for (k, _, _), addresses in zip(missing, jit.load_many([(o, s) for _, o, s in missing])):
+            _loaded[k] = addresses
+    out = []
+    for u in doc["units"]:
+        messages = [runtime.Message(a, t, SourceLoc(*loc) if loc else None) for a, t, loc in u["messages"]]
+        out.append(runtime.Unit(u["key"], [runtime.task_function(a) for a in _loaded[u["key"]]], u["kinds"],
+                                u["reduces"], u["tmp_bytes"], messages))
+    return out
+
+
+def _loc(loc: SourceLoc | None) -> list | None:
+    return [loc.kernel, loc.filename, loc.lineno, loc.col, loc.source_line] if loc else None
+
+
+def _function(kernel_fn: object, module: str, qualname: str) -> object | None:
+    if getattr(kernel_fn, "__module__", None) == module and getattr(kernel_fn, "__qualname__", None) == qualname:
+        return kernel_fn
+    obj: object = sys.modules.get(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return getattr(obj, "fn", obj)
+
+
+def _lookup_fingerprint(fn: object, name: str) -> str:
+    if name == "<source>":
+        return "func:" + hashlib.sha256(inspect.getsource(fn).encode()).hexdigest()[:32]  # type: ignore[arg-type]
+    closure = inspect.getclosurevars(fn).nonlocals if getattr(fn, "__closure__", None) else {}  # type: ignore
+    if name in closure:
+        return fingerprint(closure[name])
+    g = getattr(fn, "__globals__", {})
+    if name in g:
+        return fingerprint(g[name])
+    import builtins
+    return fingerprint(getattr(builtins, name)) if hasattr(builtins, name) else "missing"
