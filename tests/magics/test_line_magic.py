@@ -20,11 +20,12 @@ def test_cache_stats_and_clear(shell, tmp_path):
     assert result.success
     [out] = cap.outputs
     assert set(out.data) == {"text/plain", "text/html"}
+    entries = qd.cache_stats().entries
     text = out.data["text/plain"]
-    assert "entries    6" in text and str(tmp_path) in text
+    assert entries >= 6 and f"entries    {entries}\n" in text and str(tmp_path) in text
     result, cap = run(shell, "%qdlab cache clear")
     text = cap.outputs[0].data["text/plain"]
-    assert text.startswith("cleared 6 entries") and "entries    0" in text
+    assert text.startswith(f"cleared {entries} entries") and "entries    0" in text
     assert qd.cache_stats().entries == 0
     result, cap = run(shell, "%qdlab cache nonsense")
     assert result.error_in_exec is not None and "UsageError" in cap.stderr + cap.stdout

