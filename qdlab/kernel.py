@@ -354,9 +354,20 @@ def _array_arg(a: object, ann: ArrayAnnotation, kernel: str, name: str) -> tuple
 
 def kernel(fn: typing.Callable | None = None, **options: object) -> Kernel | typing.Callable[[typing.Callable], Kernel]:
     """`@qd.kernel` (options such as `fastcache=True` are accepted for compatibility)."""
+    __tracebackhide__ = True
     if fn is None:
-        return lambda f: Kernel(f)
-    return Kernel(fn)
+        return _make_kernel
+    return _make_kernel(fn)
+
+
+def _make_kernel(fn: typing.Callable) -> Kernel:
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+    try:
+        return Kernel(fn)
+    except QdError as e:
+        if os.environ.get("QDLAB_DEBUG_FRONTEND") == "1":
+            raise
+        raise e.with_traceback(None) from None  # the message names the kernel and parameter
 
 
 def func(fn: typing.Callable | None = None, **options: object) -> Func | typing.Callable[[typing.Callable], Func]:

@@ -54,5 +54,9 @@ class QdTypeError(QdError, TypeError):
     """A value has the wrong type for where it is used."""
 
 
+class QdValueError(QdError, ValueError):
+    """A kernel argument has the right kind but an unusable value (dtype, ndim, memory layout)."""
+
+
 class QdRuntimeError(QdError, RuntimeError):
     """A kernel failed while running (bounds check, assertion)."""

@@ -122,6 +122,8 @@ def _runtime_for(fe: Frontend, node: ast.For, dims: list[tuple[ir.Value, ir.Valu
 
 
 def _static_for(fe: Frontend, node: ast.For) -> None:
+    if len(node.iter.args) != 1 or node.iter.keywords:  # type: ignore[attr-defined]
+        raise fe.error("a qd.static loop takes one iterable, e.g. `for k in qd.static(range(3)):`.")
     items = fe.resolve_static(node.iter.args[0])  # type: ignore[attr-defined]
     try:
         items = list(items)  # type: ignore[call-overload]
