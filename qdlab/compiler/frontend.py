@@ -63,14 +63,14 @@ class Source:
     def of(cls, fn: object, kind: str) -> Source:
         try:
             lines, first = _source_lines(fn)
+            try:
+                tree, indent = _parse(lines)
+            except SyntaxError:  # the fast span ends early when the body has no code (a docstring, `global`)
+                lines, first = inspect.getsourcelines(fn)  # type: ignore[arg-type]
+                tree, indent = _parse(lines)
         except (OSError, TypeError) as e:
             raise QdError(f"cannot read the source of {kind} {getattr(fn, '__name__', fn)!r}: {e}. "
                           "Define kernels in a file or a notebook cell.") from None
-        text = "".join(lines)
-        dedented = textwrap.dedent(text)
-        indent = len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0
-        tree = ast.parse(dedented).body[0]
-        assert isinstance(tree, ast.FunctionDef)
         filename = inspect.getsourcefile(fn) or getattr(getattr(fn, "__code__", None), "co_filename", "?")  # type: ignore[arg-type]
         return cls(fn, tree, filename, first, indent, lines)
 
@@ -100,6 +100,15 @@ def _source_lines(fn: object) -> tuple[list[str], int]:
                 last += 1
             return lines[first - 1:last], first
     return inspect.getsourcelines(fn)  # type: ignore[arg-type]
+
+
+def _parse(lines: list[str]) -> tuple[ast.FunctionDef, int]:
+    """The function's AST, and the indent removed from its lines to parse them."""
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    tree = ast.parse(dedented).body[0]
+    assert isinstance(tree, ast.FunctionDef)
+    return tree, len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0
 
 
 def _indent(line: str) -> int:
