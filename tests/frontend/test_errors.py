@@ -1,0 +1,548 @@
+"""Every bad-input case of the kernel language: the error points at the user's line, column and caret.
+
+Each case is a kernel below and a row naming the line it must point at (`line`, a snippet unique from the
+kernel's `def` on) and the column (`caret`, the text the caret must sit under). Nothing the user sees may name
+a path inside `qdlab/`, and the last traceback frame the user sees is their own call.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from pathlib import Path
+from types import TracebackType
+
+import numpy as np
+import pytest
+
+import qdlab as qd
+from qdlab.compiler.frontend import Frontend
+
+F32 = qd.types.NDArray[qd.f32, 1]
+I32 = qd.types.NDArray[qd.i32, 1]
+F32_2D = qd.types.NDArray[qd.f32, 2]
+THIS = Path(__file__).resolve()
+LINES = THIS.read_text().splitlines()
+QDLAB_DIR = str(Path(qd.__file__).resolve().parent)
+
+
+@pytest.fixture(autouse=True)
+def _init() -> None:
+    qd.init(arch=qd.cpu, offline_cache=False)
+
+
+def plain_python(x: float) -> float:
+    return x + 1.0
+
+
+@qd.func
+def returns_in_loop(x: qd.f32) -> qd.f32:
+    for _ in range(3):
+        return x
+    return x
+
+
+# -- kernels with one mistake each ------------------------------------------------------------------------------
+
+@qd.kernel
+def uses_try(a: F32):
+    try:
+        a[0] = 1.0
+    except Exception:
+        pass
+
+
+@qd.kernel
+def uses_with(a: F32):
+    with open("x"):
+        a[0] = 1.0
+
+
+@qd.kernel
+def uses_lambda(a: F32):
+    f = lambda x: x  # noqa: E731
+
+
+@qd.kernel
+def uses_class(a: F32):
+    class C:
+        pass
+
+
+@qd.kernel
+def uses_yield(a: F32):
+    a[0] = 1.0
+    yield 1
+
+
+@qd.kernel
+def uses_list_comprehension(a: F32):
+    b = [i for i in range(3)]
+
+
+@qd.kernel
+def uses_dict_comprehension(a: F32):
+    b = {i: i for i in range(3)}
+
+
+@qd.kernel
+def uses_set_comprehension(a: F32):
+    b = {i for i in range(3)}
+
+
+@qd.kernel
+def uses_nested_def(a: F32):
+    def inner():
+        pass
+
+
+@qd.kernel
+def uses_global(a: F32):
+    global SOMETHING
+
+
+@qd.kernel
+def uses_del(a: F32):
+    x = 1
+    del x
+
+
+@qd.kernel
+def uses_raise(a: F32):
+    raise ValueError("no")
+
+
+@qd.kernel
+def uses_fstring(a: F32):
+    s = f"{a[0]}"
+
+
+@qd.kernel
+def uses_while_else(a: F32):
+    while a[0] > 0.0:
+        a[0] -= 1.0
+    else:
+        a[0] = 2.0
+
+
+@qd.kernel
+def uses_for_else(a: F32):
+    for i in range(4):
+        a[i] = 1.0
+    else:
+        a[0] = 2.0
+
+
+@qd.kernel
+def uses_unknown_name(a: F32):
+    for i in range(4):
+        a[i] = not_defined_anywhere * 2.0
+
+
+@qd.kernel
+def assigns_argument(a: F32, s: qd.f32):
+    s = 2.0
+    a[0] = s
+
+
+@qd.kernel
+def bitwise_on_floats(a: F32):
+    for i in range(4):
+        a[i] = a[i] & a[i]
+
+
+@qd.kernel
+def float_index(a: F32):
+    for i in range(4):
+        a[i * 0.5] = 1.0
+
+
+@qd.kernel
+def too_many_indices(a: F32):
+    for i in range(4):
+        a[i, i] = 1.0
+
+
+@qd.kernel
+def too_few_indices(b: F32_2D):
+    for i in range(4):
+        b[i] = 1.0
+
+
+@qd.kernel
+def indexes_scalar(a: F32, s: qd.f32):
+    for i in range(4):
+        a[i] = s[i]
+
+
+@qd.kernel
+def breaks_parallel_loop(a: F32):
+    for i in range(4):
+        if a[i] > 2.0:
+            break
+        a[i] = 1.0
+
+
+@qd.kernel
+def calls_func_returning_in_loop(a: F32):
+    for i in range(4):
+        a[i] = returns_in_loop(a[i])
+
+
+@qd.kernel
+def calls_python_function(a: F32):
+    for i in range(4):
+        a[i] = plain_python(a[i])
+
+
+@qd.kernel
+def static_loop_without_iterable(a: F32):
+    for k in qd.static():
+        a[0] = 1.0
+
+
+@qd.kernel
+def shape_axis_out_of_range(a: F32):
+    for i in range(a.shape[1]):
+        a[i] = 1.0
+
+
+@qd.kernel
+def unknown_module_attribute(a: F32):
+    a[0] = qd.math.no_such_function(1.0)
+
+
+@qd.kernel
+def constant_division_by_zero(a: F32):
+    a[0] = 1 // 0
+
+
+# (kernel, the line's snippet, the text under the caret, part of the message, error class)
+CASES = [
+    (uses_try, "try:", "try", "`try` is not supported in a kernel", qd.QdSyntaxError),
+    (uses_with, 'with open("x"):', "with", "only supported as `with qd.stream_parallel():`", qd.QdSyntaxError),
+    (uses_lambda, "f = lambda", "lambda", "`lambda` is not supported", qd.QdSyntaxError),
+    (uses_class, "class C:", "class", "a class definition is not supported", qd.QdSyntaxError),
+    (uses_yield, "yield 1", "yield", "`yield` is not supported", qd.QdSyntaxError),
+    (uses_list_comprehension, "b = [i for", "[i for", "a list comprehension is not supported", qd.QdSyntaxError),
+    (uses_dict_comprehension, "b = {i: i", "{i: i", "a dict comprehension is not supported", qd.QdSyntaxError),
+    (uses_set_comprehension, "b = {i for", "{i for", "a set comprehension is not supported", qd.QdSyntaxError),
+    (uses_nested_def, "def inner", "def inner", "a nested function is not supported", qd.QdSyntaxError),
+    (uses_global, "global SOMETHING", "global", "`global` is not supported", qd.QdSyntaxError),
+    (uses_del, "del x", "del", "`del` is not supported", qd.QdSyntaxError),
+    (uses_raise, "raise ValueError", "raise", "`raise` is not supported", qd.QdSyntaxError),
+    (uses_fstring, 's = f"', 'f"', "an f-string outside print() is not supported", qd.QdSyntaxError),
+    (uses_while_else, "while a[0] > 0.0:", "while", "`while` with `else` is not supported", qd.QdSyntaxError),
+    (uses_for_else, "for i in range(4):", "for", "`for` with `else` is not supported", qd.QdSyntaxError),
+    (uses_unknown_name, "not_defined_anywhere", "not_defined_anywhere", "name `not_defined_anywhere` is not defined",
+     qd.QdError),
+    (assigns_argument, "s = 2.0", "s = 2.0", "kernel argument `s` cannot be assigned; copy it into a local first",
+     qd.QdSyntaxError),
+    (bitwise_on_floats, "a[i] & a[i]", "a[i] & a[i]", "bitwise `and` needs integer operands, not f32",
+     qd.QdTypeError),
+    (float_index, "a[i * 0.5] = 1.0", "i * 0.5", "an array index must be an integer, not f32", qd.QdTypeError),
+    (too_many_indices, "a[i, i] = 1.0", "a[i, i]", "`a` has 1 dimension(s) but is indexed with 2", qd.QdTypeError),
+    (too_few_indices, "b[i] = 1.0", "b[i]", "`b` has 2 dimension(s) but is indexed with 1", qd.QdTypeError),
+    (indexes_scalar, "s[i]", "s[i]", "a f32 value cannot be indexed in a kernel", qd.QdTypeError),
+    (breaks_parallel_loop, "break", "break", "Cannot break in the outermost loop", qd.QdSyntaxError),
+    (calls_python_function, "plain_python(a[i])", "plain_python", "plain_python cannot be called in a kernel; "
+     "kernels can call qd.* functions and @qd.func functions", qd.QdSyntaxError),
+    (static_loop_without_iterable, "qd.static():", "for", "a qd.static loop takes one iterable", qd.QdSyntaxError),
+    (shape_axis_out_of_range, "a.shape[1]", "a.shape[1]", "index 1 is out of range for a tuple of 1 item(s)",
+     qd.QdTypeError),
+    (unknown_module_attribute, "qd.math.no_such", "qd.math.no_such", "module `qdlab.math` has no attribute "
+     "`no_such_function`", qd.QdError),
+    (constant_division_by_zero, "1 // 0", "1 // 0", "division by zero in a constant expression", qd.QdSyntaxError),
+]
+
+
+def source_line(fn: object, snippet: str) -> int:
+    """The 1-based line of this file holding `snippet`, searching `fn`'s body (after its `def` line)."""
+    start = fn.__code__.co_firstlineno  # type: ignore[attr-defined]
+    while not LINES[start - 1].lstrip().startswith("def "):
+        start += 1
+    for lineno in range(start + 1, len(LINES) + 1):
+        if snippet in LINES[lineno - 1]:
+            return lineno
+    raise AssertionError(f"{snippet!r} not found after line {start}")
+
+
+def visible_frames(tb: TracebackType | None) -> list[str]:
+    """The traceback's frames as IPython and pytest show them (frames with `__tracebackhide__` left out)."""
+    out = []
+    while tb is not None:
+        if not tb.tb_frame.f_locals.get("__tracebackhide__"):
+            out.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    return out
+
+
+def assert_user_facing(exc: BaseException) -> None:
+    """No path inside qdlab in the message, and the innermost visible frame is this file's call."""
+    text = str(exc)
+    assert QDLAB_DIR not in text and "qdlab/compiler" not in text, text
+    frames = visible_frames(exc.__traceback__)
+    assert frames and Path(frames[-1]).resolve() == THIS, frames
+    assert not any(f.startswith(QDLAB_DIR) for f in frames), frames
+    formatted = "".join(traceback.format_exception_only(type(exc), exc))
+    assert "qdlab/compiler" not in formatted
+
+
+def assert_points_at(exc: qd.QdError, fn: object, name: str, snippet: str, caret_at: str) -> None:
+    lineno = source_line(fn, snippet)
+    line = LINES[lineno - 1]
+    col = line.index(caret_at, line.index(snippet) if caret_at in snippet else 0)
+    assert exc.loc is not None
+    assert (exc.loc.kernel, exc.loc.lineno, exc.loc.col) == (name, lineno, col)
+    head, shown, caret, *cause = str(exc).splitlines()
+    assert head == f"{name} ({THIS.name}, line {lineno}, col {col + 1}):"
+    assert shown == "    " + line.strip()
+    assert caret.strip() == "^"
+    assert shown[caret.index("^"):].startswith(caret_at)
+    assert len(cause) == 1 and cause[0] == exc.message
+
+
+@pytest.mark.parametrize("kernel, snippet, caret_at, message, cls", CASES, ids=[c[0].name for c in CASES])
+def test_compile_error_points_at_the_line(kernel: qd.Kernel, snippet: str, caret_at: str, message: str,
+                                          cls: type) -> None:
+    args = [np.zeros((4, 4), np.float32) if getattr(a, "ndim", 1) == 2 else
+            np.zeros(4, np.float32) if hasattr(a, "ndim") else 1.0 for a in kernel.annotations]
+    with pytest.raises(qd.QdError) as info:
+        kernel(*args)
+    exc = info.value
+    assert type(exc) is cls
+    assert message in exc.message
+    assert "internal error" not in exc.message
+    assert_points_at(exc, kernel.fn, kernel.name, snippet, caret_at)
+    assert_user_facing(exc)
+
+
+def test_return_in_loop_of_func_points_at_the_func() -> None:
+    with pytest.raises(qd.QdSyntaxError) as info:
+        calls_func_returning_in_loop(np.zeros(4, np.float32))
+    exc = info.value
+    assert "`return` inside a loop or a runtime `if` is not supported in a @qd.func" in exc.message
+    assert "assign to a local and return it at the end" in exc.message
+    assert_points_at(exc, returns_in_loop.fn, "returns_in_loop", "return x", "return")
+    assert_user_facing(exc)
+
+
+def test_break_message_says_what_to_do_instead() -> None:
+    with pytest.raises(qd.QdSyntaxError) as info:
+        breaks_parallel_loop(np.zeros(4, np.float32))
+    assert "qd.loop_config(serialize=True)" in info.value.message
+    assert "while" in info.value.message
+
+
+@qd.kernel
+def breaks_inner_and_serial_loops(a: F32, out: I32):
+    for i in range(a.shape[0]):
+        j = 0
+        while True:
+            j += 1
+            if j >= i:
+                break
+        out[i] = j
+    qd.loop_config(serialize=True)
+    for i in range(a.shape[0]):
+        if i == 2:
+            break
+        out[i] += 10
+
+
+def test_break_is_fine_in_inner_and_serialized_loops() -> None:
+    out = np.zeros(5, np.int32)
+    breaks_inner_and_serial_loops(np.zeros(5, np.float32), out)
+    assert out.tolist() == [11, 11, 2, 3, 4]
+
+
+# -- errors at the call ---------------------------------------------------------------------------------------
+
+@qd.kernel
+def fill(a: F32, s: qd.f32):
+    for i in range(a.shape[0]):
+        a[i] = s
+
+
+def _call_error(call: object, cls: type) -> BaseException:
+    with pytest.raises(cls) as info:
+        call()  # type: ignore[operator]
+    assert_user_facing(info.value)
+    return info.value
+
+
+def test_missing_annotation() -> None:
+    def no_annotation(a, s: qd.f32):  # noqa: ANN001
+        pass
+
+    exc = _call_error(lambda: qd.kernel(no_annotation), TypeError)
+    assert "kernel `no_annotation`: parameter `a` needs a type annotation" in str(exc)
+
+
+@pytest.mark.parametrize("args", [(), (np.zeros(4, np.float32),), (np.zeros(4, np.float32), 1.0, 2.0)])
+def test_wrong_argument_count(args: tuple) -> None:
+    exc = _call_error(lambda: fill(*args), TypeError)
+    assert f"kernel `fill` takes 2 argument(s) (a, s), got {len(args)}." in str(exc)
+
+
+def test_wrong_dtype() -> None:
+    exc = _call_error(lambda: fill(np.zeros(4, np.float64), 1.0), ValueError)
+    assert "kernel `fill`: argument `a` has dtype f64 but the parameter is declared f32." in str(exc)
+
+
+def test_wrong_ndim() -> None:
+    exc = _call_error(lambda: fill(np.zeros((4, 2), np.float32), 1.0), ValueError)
+    assert "argument `a` has 2 dimension(s) but the parameter is declared with ndim=1" in str(exc)
+
+
+def test_non_contiguous_array() -> None:
+    exc = _call_error(lambda: fill(np.zeros(8, np.float32)[::2], 1.0), ValueError)
+    assert "argument `a` is not C-contiguous; pass np.ascontiguousarray(a)" in str(exc)
+
+
+def test_scalar_where_an_array_is_expected() -> None:
+    exc = _call_error(lambda: fill(1.0, 1.0), TypeError)
+    assert "kernel `fill`: argument `a` must be a qd.ndarray or a NumPy array, not float." in str(exc)
+
+
+def test_array_where_a_scalar_is_expected() -> None:
+    exc = _call_error(lambda: fill(np.zeros(4, np.float32), np.zeros(2)), TypeError)
+    assert "kernel `fill`: argument `s` must be a number (f32), not ndarray." in str(exc)
+
+
+def test_call_errors_leave_the_kernel_usable() -> None:
+    a = np.zeros(4, np.float32)
+    _call_error(lambda: fill(a[::-1], 1.0), ValueError)
+    fill(a, 3.0)
+    assert a.tolist() == [3.0] * 4
+
+
+# -- debug mode: bounds checks, assert; division by zero ----------------------------------------------------------
+
+@qd.kernel
+def writes_past_end(a: F32, n: qd.i32):
+    for i in range(n):
+        a[i] = 1.0
+
+
+@qd.kernel
+def reads_past_end(a: F32, b: F32):
+    for i in range(a.shape[0]):
+        a[i] = b[i + 1000000]
+
+
+@qd.kernel
+def negative_index_2d(b: F32_2D):
+    for i in range(b.shape[0]):
+        b[i, i - 3] = 1.0
+
+
+@pytest.mark.parametrize("call, name, array, snippet, caret_at, index", [
+    (lambda: writes_past_end(np.zeros(4, np.float32), 10), "writes_past_end", "a", "a[i] = 1.0", "a[i]", 4),
+    (lambda: reads_past_end(np.zeros(4, np.float32), np.zeros(4, np.float32)), "reads_past_end", "b",
+     "b[i + 1000000]", "b[i + 1000000]", 1000000),
+    (lambda: negative_index_2d(np.zeros((4, 4), np.float32)), "negative_index_2d", "b", "b[i, i - 3] = 1.0",
+     "b[i, i - 3]", -3),
+], ids=["write", "read", "negative-2d"])
+def test_debug_bounds_check(call: object, name: str, array: str, snippet: str, caret_at: str, index: int) -> None:
+    qd.init(arch=qd.cpu, offline_cache=False, debug=True)
+    exc = _call_error(call, qd.QdRuntimeError)
+    assert f"in kernel `{name}`" in exc.message  # type: ignore[attr-defined]
+    assert f"for `{array}`" in exc.message  # type: ignore[attr-defined]
+    assert f"index {index} is out of range" in exc.message  # type: ignore[attr-defined]
+    kernel = {"writes_past_end": writes_past_end, "reads_past_end": reads_past_end,
+              "negative_index_2d": negative_index_2d}[name]
+    assert_points_at(exc, kernel.fn, name, snippet, caret_at)  # type: ignore[arg-type]
+    a = np.zeros(4, np.float32)
+    writes_past_end(a, 4)  # the process and the kernel are fine afterwards
+    assert a.tolist() == [1.0] * 4
+
+
+@qd.kernel
+def checks_positive(a: F32):
+    for i in range(a.shape[0]):
+        assert a[i] > 0.0, "a must be positive"
+
+
+def test_assert_in_debug_mode() -> None:
+    qd.init(arch=qd.cpu, offline_cache=False, debug=True)
+    checks_positive(np.ones(4, np.float32))
+    exc = _call_error(lambda: checks_positive(np.array([1, 2, -1, 3], np.float32)), qd.QdRuntimeError)
+    assert "assertion failed in kernel `checks_positive`: a must be positive" in exc.message  # type: ignore
+    assert_points_at(exc, checks_positive.fn, "checks_positive", "assert a[i]", "assert")  # type: ignore[arg-type]
+
+
+def test_assert_is_ignored_without_debug() -> None:
+    checks_positive(np.array([-1, -2], np.float32))
+
+
+@qd.kernel
+def divides(a: I32, d: qd.i32, q: I32, r: I32):
+    for i in range(a.shape[0]):
+        q[i] = a[i] // d
+        r[i] = a[i] % d
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_integer_division_by_zero_gives_zero(debug: bool) -> None:
+    qd.init(arch=qd.cpu, offline_cache=False, debug=debug)
+    a = np.array([7, -7, 0, 2**31 - 1], np.int32)
+    q, r = np.full(4, 9, np.int32), np.full(4, 9, np.int32)
+    divides(a, 0, q, r)
+    assert q.tolist() == [0] * 4 and r.tolist() == [0] * 4
+    divides(a, 2, q, r)
+    assert q.tolist() == [3, -4, 0, 2**30 - 1] and r.tolist() == [1, 1, 0, 1]
+
+
+# -- QDLAB_DEBUG_FRONTEND -----------------------------------------------------------------------------------------
+
+@qd.kernel
+def has_pass(a: F32):
+    pass
+
+
+def _broken_visit_pass(self: Frontend, node: object) -> None:
+    raise ZeroDivisionError("broken on purpose")
+
+
+def test_internal_error_points_at_the_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("QDLAB_DEBUG_FRONTEND", raising=False)
+    monkeypatch.setattr(Frontend, "visit_Pass", _broken_visit_pass)
+    with pytest.raises(qd.QdError) as info:
+        has_pass(np.zeros(4, np.float32))
+    assert info.value.message == "internal error while compiling this line (ZeroDivisionError: broken on purpose)"
+    assert_points_at(info.value, has_pass.fn, "has_pass", "    pass", "pass")
+    assert_user_facing(info.value)
+
+
+def test_debug_frontend_reraises_the_raw_exception(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QDLAB_DEBUG_FRONTEND", "1")
+    monkeypatch.setattr(Frontend, "visit_Pass", _broken_visit_pass)
+    with pytest.raises(ZeroDivisionError, match="broken on purpose") as info:
+        has_pass(np.zeros(4, np.float32))
+    frames = [tb.filename for tb in traceback.extract_tb(info.value.__traceback__)]
+    assert any(f.endswith(os.path.join("compiler", "frontend.py")) for f in frames)
+
+
+def test_debug_frontend_keeps_qdlab_frames_of_user_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QDLAB_DEBUG_FRONTEND", "1")
+    with pytest.raises(qd.QdSyntaxError) as info:
+        uses_try(np.zeros(4, np.float32))
+    assert any(f.startswith(QDLAB_DIR) for f in visible_frames(info.value.__traceback__))
+
+
+@qd.kernel
+def only_docstring(a: F32):
+    """A body without code still has its source read whole."""
+
+
+@qd.kernel
+def only_global_marker(a: F32):
+    global SOMETHING_ELSE
+
+
+def test_body_without_code() -> None:
+    only_docstring(np.zeros(4, np.float32))
+    with pytest.raises(qd.QdSyntaxError) as info:
+        only_global_marker(np.zeros(4, np.float32))
+    assert_points_at(info.value, only_global_marker.fn, "only_global_marker", "global SOMETHING_ELSE", "global")
