@@ -92,13 +92,21 @@ def _source_lines(fn: object) -> tuple[list[str], int]:
     if code is not None and positions is not None:
         import linecache
         lines = linecache.getlines(code.co_filename)
-        last = max((end for _, end, _, _ in positions() if end is not None), default=0)
         first = code.co_firstlineno
-        if lines and 0 < first <= last <= len(lines) and lines[first - 1].lstrip().startswith(("@", "def ")):
-            while last < len(lines) and lines[last].strip() and not lines[last].strip().startswith("#") and \
-                    _indent(lines[last]) > _indent(lines[first - 1]):
-                last += 1
-            return lines[first - 1:last], first
+        d = first - 1
+        while d < len(lines) and not lines[d].lstrip().startswith(("def ", "async def ")):
+            d += 1
+        if lines and d < len(lines):
+            end = max(max((e for _, e, _, _ in positions() if e is not None), default=0), d + 1)
+            while end < len(lines):
+                j = end
+                while j < len(lines) and (not lines[j].strip() or lines[j].lstrip().startswith("#")):
+                    j += 1
+                if j < len(lines) and _indent(lines[j]) > _indent(lines[d]):
+                    end = j + 1
+                    continue
+                break
+            return lines[first - 1:end], first
     return inspect.getsourcelines(fn)  # type: ignore[arg-type]
 
 
