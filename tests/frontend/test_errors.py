@@ -5,6 +5,8 @@ kernel's `def` on) and the column (`caret`, the text the caret must sit under). 
 a path inside `qdlab/`, and the last traceback frame the user sees is their own call.
 """
 
+# ruff: noqa: BLE001, F821, F841, PLW0120, PLW0602, S110 - the kernels below are wrong on purpose
+
 from __future__ import annotations
 
 import os
@@ -60,7 +62,7 @@ def uses_with(a: F32):
 
 @qd.kernel
 def uses_lambda(a: F32):
-    f = lambda x: x  # noqa: E731
+    f = lambda x: x
 
 
 @qd.kernel
@@ -245,13 +247,14 @@ CASES = [
     (too_few_indices, "b[i] = 1.0", "b[i]", "`b` has 2 dimension(s) but is indexed with 1", qd.QdTypeError),
     (indexes_scalar, "s[i]", "s[i]", "a f32 value cannot be indexed in a kernel", qd.QdTypeError),
     (breaks_parallel_loop, "break", "break", "Cannot break in the outermost loop", qd.QdSyntaxError),
-    (calls_python_function, "plain_python(a[i])", "plain_python", "plain_python cannot be called in a kernel; "
-     "kernels can call qd.* functions and @qd.func functions", qd.QdSyntaxError),
+    (calls_python_function, "plain_python(a[i])", "plain_python",
+     ("plain_python cannot be called in a kernel; kernels can call qd.* functions and @qd.func functions"),
+     qd.QdSyntaxError),
     (static_loop_without_iterable, "qd.static():", "for", "a qd.static loop takes one iterable", qd.QdSyntaxError),
     (shape_axis_out_of_range, "a.shape[1]", "a.shape[1]", "index 1 is out of range for a tuple of 1 item(s)",
      qd.QdTypeError),
-    (unknown_module_attribute, "qd.math.no_such", "qd.math.no_such", "module `qdlab.math` has no attribute "
-     "`no_such_function`", qd.QdError),
+    (unknown_module_attribute, "qd.math.no_such", "qd.math.no_such",
+     "module `qdlab.math` has no attribute `no_such_function`", qd.QdError),
     (constant_division_by_zero, "1 // 0", "1 // 0", "division by zero in a constant expression", qd.QdSyntaxError),
 ]
 
@@ -372,7 +375,7 @@ def _call_error(call: object, cls: type) -> BaseException:
 
 
 def test_missing_annotation() -> None:
-    def no_annotation(a, s: qd.f32):  # noqa: ANN001
+    def no_annotation(a, s: qd.f32):
         pass
 
     exc = _call_error(lambda: qd.kernel(no_annotation), TypeError)

@@ -1,0 +1,48 @@
+"""The IR of every oracle kernel (tests/oracle/kernels.py), lowered for its case's arguments, without codegen."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+import qdlab as qd
+from qdlab import state
+from qdlab.compiler import ir, pipeline
+from qdlab.compiler.types import i32
+
+ORACLE = Path(__file__).resolve().parent.parent / "oracle"
+
+
+def _harness() -> ModuleType:
+    name = "qdlab_oracle_harness"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ORACLE / "harness.py")
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[name]
+
+
+def cases() -> list:
+    harness = _harness()
+    return list(harness.load_kernels(qd, "qdlab_oracle_kernels_ir").CASES)
+
+
+def lower(case: object) -> ir.Kernel:
+    """The kernel's IR straight from the frontend (before any pass), for the case's own arguments."""
+    harness = _harness()
+    k = case.kernel  # type: ignore[attr-defined]
+    args = case.make_inputs(np.random.default_rng(harness.case_seed(case.name)))  # type: ignore[attr-defined]
+    call_args = [harness._to_backend(qd, a) if i in case.ndarray_args else a  # type: ignore[attr-defined]
+                 for i, a in enumerate(args)]
+    sig, _, templates = k.bind(tuple(call_args), {})
+    params = [ir.Param(n, i32 if isinstance(t, tuple) else t) for n, t in zip(k.param_names, sig)]
+    spec = pipeline.KernelSpec(k.fn, k.name, params, k.returns, templates, k.autodiff)
+    kernel, _ = pipeline.lower(spec, state.config())
+    kernel.flags.pop("deps", None)
+    return kernel
