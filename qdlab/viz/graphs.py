@@ -40,8 +40,9 @@ FONT = {"fontname": "Helvetica", "fontsize": "10"}
 
 def _text(s: Statement) -> str:
     text = s.text.strip()
-    if s.kind == "def" and s.text.lstrip().startswith(("for ", "while ", "if ")) and s.defines:
-        text = f"{', '.join(s.defines)}  (from `{text.rstrip(':')}`)"
+    if s.kind == "def" and text.startswith(("for ", "while ", "if ")):
+        what = ", ".join(s.defines) or "header values"
+        text = f"{what}  (from `{text.rstrip(':')}`)"
     return text if len(text) <= 60 else text[:57] + "..."
 
 

@@ -34,7 +34,8 @@ def _on_compile(kernel: object, compiled: object) -> None:
 
 
 def _pre(text: str) -> str:
-    return f"<pre style='font-size:11px;line-height:1.3;margin:0'>{html.escape(text)}</pre>"
+    return (f"<pre style='font-family:monospace;font-size:11px;line-height:1.3;margin:0'>"
+            f"{html.escape(text)}</pre>")
 
 
 def _section(title: str, body: str) -> str:
@@ -49,7 +50,8 @@ class SplitVisualizer(widgets.VBox):
         self.selector = widgets.Dropdown(description="construct", layout=widgets.Layout(width="520px"))
         self.source = widgets.HTML(layout=widgets.Layout(min_width="420px", overflow="auto"))
         self.panes = {name: widgets.HTML(layout=widgets.Layout(overflow="auto")) for name in TABS}
-        self.tabs = widgets.Tab(children=[self.panes[n] for n in TABS], titles=TABS)
+        self.tabs = widgets.Tab(children=[self.panes[n] for n in TABS], titles=TABS,
+                                layout=widgets.Layout(flex="1 1 auto", min_width="0"))
         self.report = report_of(kernel)
         self._stale: set[str] = set(TABS)
         self._overview = ""

@@ -11,7 +11,8 @@ var select = root && root.querySelector("select");
 if (!match || !select) return;
 event.preventDefault();
 for (var k = 0; k < select.options.length; k++) {
-    if (select.options[k].textContent.indexOf("construct " + match[1] + " ") === 0) {
+    // ipywidgets writes the option labels with non-breaking spaces.
+    if (select.options[k].textContent.replace(/\s/g, " ").indexOf("construct " + match[1] + " ") === 0) {
         select.selectedIndex = k;
         select.dispatchEvent(new Event("change", { bubbles: true }));
         return;
