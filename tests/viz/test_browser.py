@@ -24,15 +24,15 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "test-results"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+KERNELS = Path(__file__).with_name("kernels.py")
 NOTEBOOK_CELLS = [
-    "import importlib.util, sys\n"
-    "import qdlab as qd\n"
-    "qd.init(arch=qd.cpu, offline_cache=False)\n"
-    f"spec = importlib.util.spec_from_file_location('viz_kernels', {str(Path(__file__).with_name('kernels.py'))!r})\n"
-    "kernels = importlib.util.module_from_spec(spec)\n"
-    "spec.loader.exec_module(kernels)",
-    "from qdlab.viz import SplitVisualizer\n"
-    "SplitVisualizer(kernels.three_loops)",
+    ("import importlib.util\n"
+     "import qdlab as qd\n"
+     "qd.init(arch=qd.cpu, offline_cache=False)\n"
+     f"spec = importlib.util.spec_from_file_location('viz_kernels', {str(KERNELS)!r})\n"
+     "kernels = importlib.util.module_from_spec(spec)\n"
+     "spec.loader.exec_module(kernels)"),
+    "from qdlab.viz import SplitVisualizer\nSplitVisualizer(kernels.three_loops)",
 ]
 
 
