@@ -1,4 +1,4 @@
-"""The IR of every oracle kernel (tests/oracle/kernels.py), lowered for its case's arguments, without codegen."""
+"""The IR of every oracle kernel (tests/oracle/kernels.py) for its case's arguments, without codegen."""
 
 from __future__ import annotations
 
@@ -34,12 +34,13 @@ def cases() -> list:
 
 
 def lower(case: object) -> ir.Kernel:
-    """The kernel's IR straight from the frontend (before any pass), for the case's own arguments."""
+    """The kernel's IR straight from the frontend (before any pass), for its case's arguments."""
     harness = _harness()
     k = case.kernel  # type: ignore[attr-defined]
-    args = case.make_inputs(np.random.default_rng(harness.case_seed(case.name)))  # type: ignore[attr-defined]
-    call_args = [harness._to_backend(qd, a) if i in case.ndarray_args else a  # type: ignore[attr-defined]
-                 for i, a in enumerate(args)]
+    rng = np.random.default_rng(harness.case_seed(case.name))  # type: ignore[attr-defined]
+    args = case.make_inputs(rng)  # type: ignore[attr-defined]
+    arrays = case.ndarray_args  # type: ignore[attr-defined]
+    call_args = [harness._to_backend(qd, a) if i in arrays else a for i, a in enumerate(args)]
     sig, _, templates = k.bind(tuple(call_args), {})
     params = [ir.Param(n, i32 if isinstance(t, tuple) else t) for n, t in zip(k.param_names, sig)]
     spec = pipeline.KernelSpec(k.fn, k.name, params, k.returns, templates, k.autodiff)

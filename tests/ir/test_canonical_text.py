@@ -1,8 +1,8 @@
-"""The printer's text is canonical, so construct cache keys are stable and change only where the source did.
+"""The printer's text is canonical, so construct cache keys are stable and change only where the source does.
 
-Same source in two fresh processes: byte-identical IR text and identical keys (no object ids, hash seeds, dict
-order or addresses). Editing one loop changes that construct's key only; editing a shared definition changes the
-keys of exactly the constructs whose slices include it; moving the kernel down the file changes nothing.
+Same source in two fresh processes: byte-identical IR text and identical keys (no object ids, hash seeds,
+dict order or addresses). Editing one loop changes that construct's key only; editing a shared definition
+changes the keys of exactly the constructs whose slices include it; moving the kernel down changes nothing.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Each simplify pass on IR text: parse, run the one pass, verify, and compare the printed result.
 
-One row per case: the pass, what the case shows, the text before and the text after. The pass must also
-report a change exactly when the text changed, and have nothing left to do when run again.
+One row per case: the pass, what the case shows, the text before and the text after. The pass must
+also report a change exactly when the text changed, and have nothing left to do when run again.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class Case:
 
 CASES = [
     Case("fold_wrap", FoldConstants,
-         "i32 arithmetic wraps as the generated code does; comparisons and casts of constants fold too",
+         "i32 arithmetic wraps as generated code does; comparisons and casts of constants fold too",
          """\
 kernel k(out: ndarray<i32, 1>) {
   %out = arg {index=0} : ndarray<i32, 1>
@@ -338,9 +338,9 @@ def test_pass(case: Case) -> None:
 
 
 def test_names_are_the_documented_ones() -> None:
-    assert [p.name for p in (PromoteLocals(), FoldConstants(), EliminateCommonSubexpressions(),
-                             EliminateDeadCode())] == ["promote-locals", "fold-constants",
-                                                       "eliminate-common-subexpressions", "eliminate-dead-code"]
+    passes = (PromoteLocals(), FoldConstants(), EliminateCommonSubexpressions(), EliminateDeadCode())
+    assert [p.name for p in passes] == ["promote-locals", "fold-constants", "eliminate-common-subexpressions",
+                                        "eliminate-dead-code"]
 
 
 def test_the_simplify_pipeline_on_text() -> None:
