@@ -1,0 +1,205 @@
+"""Construct cache: cold compile, all-hit start and edit-one-loop recompile of N-loop kernels, vs Quadrants.
+
+Why this script exists: issue 4 sets targets for what the construct cache saves over Quadrants' own offline
+cache. For N = 1, 5, 20, 50 top-level loops (the kernel of ``compile_time.py``: loop k computes
+``o{k%4}[i] = x[i]*(k+1) + 1.5*x[i]*x[i] - c`` over five f32 arrays of 1000 elements) each repetition takes a
+fresh, empty cache directory and runs three fresh processes in it, for qdlab and for Quadrants alike:
+
+1. cold: the kernel compiled into the empty cache;
+2. all-hit: the same source again, in a new process (everything on disk);
+3. edit-one: the source with loop N//2's constant changed, in a new process with the cache warm.
+
+Each process times its own first ``kern(...)`` + ``qd.sync()`` (compile included) and, apart, import + init.
+The table shows medians over the repetitions and the qdlab/Quadrants ratio per column, next to the targets.
+
+Usage: ``.venv/bin/python bench/compile_cache.py [--loops 1 5 20 50] [--reps 3]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import JSON_MARK, NOT_IMPORTABLE, fmt, markdown_table, report
+from compile_time import _QD_LOOP, SIZE, run_once
+
+PEERS = ("qdlab", "quadrants")
+STEPS = ("cold", "hit", "edit")
+STEP_TITLES = {"cold": "cold compile", "hit": "all-hit, new process", "edit": "edit one loop"}
+TARGETS = {("edit", 20): 0.1, ("edit", 50): 0.05, ("hit", 20): 0.15, ("cold", 20): 0.8}
+"""(step, N) -> the largest qdlab/Quadrants ratio issue 4 accepts."""
+
+_HEADER = '''\
+import json, time
+_T0 = time.perf_counter()
+import numpy as np
+try:
+    import {module} as qd
+    qd.init(arch=qd.cpu, offline_cache=True, offline_cache_file_path={cache!r})
+except Exception as exc:
+    print({mark!r} + json.dumps({{"error": {not_importable!r},
+                                 "detail": type(exc).__name__ + ": " + str(exc)}}))
+    raise SystemExit(0)
+_T1 = time.perf_counter()
+
+c = 0.25
+
+
+@qd.kernel
+def kern(
+    x: qd.types.NDArray[qd.f32, 1],
+    o0: qd.types.NDArray[qd.f32, 1],
+    o1: qd.types.NDArray[qd.f32, 1],
+    o2: qd.types.NDArray[qd.f32, 1],
+    o3: qd.types.NDArray[qd.f32, 1],
+):
+'''
+
+_FOOTER = '''
+
+xs = np.linspace(-1.0, 1.0, {size}, dtype=np.float32)
+x = qd.ndarray(qd.f32, ({size},))
+x.from_numpy(xs)
+outs = [qd.ndarray(qd.f32, ({size},)) for _ in range(4)]
+t0 = time.perf_counter()
+kern(x, *outs)
+qd.sync()
+t1 = time.perf_counter()
+ok = all(np.allclose(o.to_numpy(), xs * k1 + 1.5 * xs * xs - c, rtol=1e-5, atol=1e-5)
+         for o, k1 in zip(outs, {last_k1}) if k1)
+obs = getattr(getattr(kern, "_primal", kern), "per_offload_cache_observations", None)
+print({mark!r} + json.dumps({{"first_call_ms": (t1 - t0) * 1e3, "import_init_ms": (_T1 - _T0) * 1e3,
+                             "check": bool(ok),
+                             "recompiled": getattr(obs, "frontend_constructs_recompiled", None)}}))
+'''
+
+
+def kernel_source(peer: str, n_loops: int, cache: str, edited: bool) -> str:
+    """A standalone script that defines, first-calls and times the N-loop kernel against cache dir `cache`."""
+    factors: list[float] = [k + 1 for k in range(n_loops)]
+    if edited:
+        factors[n_loops // 2] += 0.5
+    last_k1: list[float] = [0, 0, 0, 0]
+    for k, f in enumerate(factors):
+        last_k1[k % 4] = f
+    fields = {"mark": JSON_MARK, "size": SIZE, "last_k1": last_k1, "not_importable": NOT_IMPORTABLE,
+              "module": peer, "cache": cache}
+    body = "".join(_QD_LOOP.format(j=k % 4, k1=f) for k, f in enumerate(factors))
+    return _HEADER.format(**fields) + body + _FOOTER.format(**fields)
+
+
+def one_rep(peer: str, n: int, tmp: Path, rep: int) -> dict[str, dict[str, Any]]:
+    """Cold, all-hit and edit-one runs of one peer in one fresh cache directory."""
+    cache = tmp / f"cache_{peer}_n{n}_r{rep}"
+    cache.mkdir()
+    out: dict[str, dict[str, Any]] = {}
+    for step in STEPS:
+        script = tmp / f"{peer}_n{n}_{step}.py"  # the edit keeps the file name, as an edited cell or module does
+        script.write_text(kernel_source(peer, n, str(cache), edited=step == "edit"))
+        out[step] = run_once(script)
+        if "error" in out[step]:
+            break
+    return out
+
+
+def measure(loops: list[int], reps: int) -> dict[tuple[str, int, str], dict[str, Any]]:
+    """Medians per (peer, N, step); the first error wins."""
+    results: dict[tuple[str, int, str], dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="qdlab_cache_bench_") as tmp_name:
+        tmp = Path(tmp_name)
+        for n in loops:
+            runs: dict[tuple[str, str], list[dict[str, Any]]] = {(p, s): [] for p in PEERS for s in STEPS}
+            for rep in range(reps):
+                for peer in PEERS:  # interleave peers so drift hits both alike
+                    if any("error" in r for s in STEPS for r in runs[(peer, s)]):
+                        continue
+                    for step, r in one_rep(peer, n, tmp, rep).items():
+                        runs[(peer, step)].append(r)
+            for (peer, step), rs in runs.items():
+                errors = [r for r in rs if "error" in r]
+                if errors or not rs:
+                    results[(peer, n, step)] = errors[0] if errors else {"error": "n/a (not run)"}
+                    continue
+                results[(peer, n, step)] = {
+                    "first_call_ms": statistics.median(r["first_call_ms"] for r in rs),
+                    "import_init_ms": statistics.median(r["import_init_ms"] for r in rs),
+                    "check": all(r["check"] for r in rs),
+                    "recompiled": sorted({r.get("recompiled") for r in rs}, key=str),
+                }
+    return results
+
+
+def _cell(res: dict[str, Any]) -> str:
+    if "error" in res:
+        return res["error"]
+    return fmt(res["first_call_ms"]) + ("" if res["check"] else " (WRONG RESULT)")
+
+
+def _ratio(res: dict, n: int, step: str) -> tuple[str, str | None]:
+    mine = res[("qdlab", n, step)].get("first_call_ms")
+    ref = res[("quadrants", n, step)].get("first_call_ms")
+    if not (mine and ref):
+        return "n/a", None
+    ratio = mine / ref
+    target = TARGETS.get((step, n))
+    if target is None:
+        return f"{ratio:.2f}×", None
+    verdict = "met" if ratio <= target else "NOT met"
+    summary = f"{STEP_TITLES[step]} at N = {n}: {ratio:.3f}× (target ≤ {target}×) — {verdict}"
+    return f"{ratio:.2f}× (≤ {target}×: {verdict})", summary
+
+
+def build_report(loops: list[int], reps: int) -> str:
+    res = measure(loops, reps)
+    header = ["N loops"]
+    for step in STEPS:
+        header += [f"{STEP_TITLES[step]}: qdlab ms", "Quadrants ms", "qdlab/Quadrants"]
+    rows, verdicts = [], []
+    for n in loops:
+        row = [str(n)]
+        for step in STEPS:
+            ratio, verdict = _ratio(res, n, step)
+            row += [_cell(res[("qdlab", n, step)]), _cell(res[("quadrants", n, step)]), ratio]
+            if verdict:
+                verdicts.append(verdict)
+        rows.append(row)
+    recompiled = {n: res[("qdlab", n, "edit")].get("recompiled") for n in loops}
+    notes = [
+        (f"first call (`kern(...)` + `qd.sync()`, compile included) in a fresh process, median of {reps}; each "
+         "repetition uses a new empty cache directory (`offline_cache=True, offline_cache_file_path=<dir>`) and "
+         f"runs cold, then all-hit, then edit-one in it; {SIZE} f32 elements"),
+        ("edit one loop: loop N//2's factor changed from k+1 to k+1.5, same file name; qdlab constructs "
+         "recompiled on that run: " + ", ".join(f"N={n}: {recompiled[n]}" for n in loops)),
+        "import + init time (not included above), median over all runs: "
+        + ", ".join(f"{p} {_import_ms(res, p, loops)}" for p in PEERS),
+        *verdicts,
+    ]
+    for peer in PEERS:
+        detail = next((r.get("detail") for (p, _, _), r in res.items() if p == peer and "detail" in r), None)
+        if detail:
+            notes.append(f"{peer}: {detail}")
+    return report("compile_cache", "Construct cache: cold, all-hit and edit-one-loop first calls vs Quadrants",
+                  markdown_table(header, rows), notes)
+
+
+def _import_ms(res: dict, peer: str, loops: list[int]) -> str:
+    values = [res[(peer, n, s)]["import_init_ms"] for n in loops for s in STEPS if "error" not in res[(peer, n, s)]]
+    return fmt(statistics.median(values)) + " ms" if values else "n/a"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--loops", type=int, nargs="+", default=[1, 5, 20, 50])
+    parser.add_argument("--reps", type=int, default=3)
+    args = parser.parse_args()
+    build_report(args.loops, args.reps)
+
+
+if __name__ == "__main__":
+    main()
