@@ -184,6 +184,8 @@ class Kernel:
     def __call__(self, *args: object, **kwargs: object) -> object:
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         try:
+            if self.config().arch in ("cuda", "gpu"):
+                return self.launch_cuda(args, kwargs)
             if not kwargs and len(args) == len(self.annotations):
                 try:
                     key = tuple(f(a) for f, a in zip(self.key_fns, args))
@@ -205,6 +207,15 @@ class Kernel:
             if os.environ.get("QDLAB_DEBUG_FRONTEND") == "1":
                 raise
             raise e.with_traceback(None) from None  # the error already points at the user's line
+
+    def launch_cuda(self, args: tuple, kwargs: dict) -> object:
+        from .compiler import cuda
+        if not cuda.available():
+            raise QdError(f"kernel `{self.name}`: qd.cuda/qd.gpu needs a CUDA device, and none is available in "
+                          "this process; use qd.cpu, or qd.compile_ptx(kernel) to inspect the PTX.")
+        if kwargs:
+            args = tuple(inspect.signature(self.fn).bind(*args, **kwargs).arguments.values())
+        return cuda.launch(self, *args)
 
     def launch(self, compiled: Compiled, args: tuple) -> object:
         """Fill the launch words straight from the arguments (their types were checked when the key was made)."""

@@ -64,5 +64,10 @@ class Ndarray:
 
 
 def ndarray(dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False) -> Ndarray:
-    """`qd.ndarray(qd.f32, (n, m))`: zero-initialised."""
+    """`qd.ndarray(qd.f32, (n, m))`: zero-initialised; on the GPU under `qd.init(arch=qd.cuda)`."""
+    from . import state
+    if state.config().arch in ("cuda", "gpu"):
+        from .compiler import cuda
+        if cuda.available():
+            return cuda.ndarray(dtype, shape, needs_grad)
     return Ndarray(dtype, shape, needs_grad)

@@ -90,7 +90,7 @@ class PtxUnit:
     kinds: list[str]
     block_dims: list[int]
     tmp_bytes: int
-    messages: list[ir.Op]
+    messages: list[runtime.Message]
     status: str
     text: str
     """The canonical IR text the key hashes."""
@@ -118,7 +118,8 @@ def build_ptx(k: ir.Kernel, config: Config, cache: BinaryCache | None, sm: str) 
             cache.put(key, data)
     return PtxUnit(key, data.decode(), [f"qd_{key[:24]}_t{i}" for i in range(len(plan.tasks))],
                    [t.kind for t in plan.tasks], [block_dim(t) for t in plan.tasks], plan.tmp_bytes,
-                   message_ops([op for t in plan.tasks for op in t.ops], config.debug), status, text, plan, k)
+                   [runtime.Message.of(op) for op in message_ops([op for t in plan.tasks for op in t.ops], config.debug)],
+                   status, text, plan, k)
 
 
 def kernel_units(spec: Any, config: Config, sm: str, cache: BinaryCache | None = None) -> list[PtxUnit]:
