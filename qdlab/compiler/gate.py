@@ -32,6 +32,9 @@ class Fallback:
     """The statement it depends on that blocked the split (the writing loop, the overwrite, ...)."""
     construct: int | None = None
     """Index of the construct whose slice is unsafe."""
+    remedy: ir.Value | None = field(default=None, compare=False, repr=False)
+    """For carried_value, overwritten_reread and repeated_effect: the local or value that, handed over through
+    the interface buffer instead of recomputed, removes this reason."""
 
     @property
     def lineno(self) -> int | None:
@@ -51,6 +54,8 @@ class Facts:
     config: dict
     autodiff: bool = False
     alias_pairs: set[tuple[int, bool, int, bool]] = field(default_factory=set)
+    remedy: ir.Value | None = None
+    """Set by the rule that fires when publishing one value would remove its reason."""
 
     @property
     def ops(self) -> list[ir.Op]:
@@ -98,6 +103,7 @@ def carried_value(f: Facts) -> Finding:
                 loop_write = _write_in_loop(writer, ref)
                 if loop_write is not None:
                     reader = _first_read(f.ops[p], ref)
+                    f.remedy = ref
                     return (reader, loop_write, f"`{_name(ref)}` is written inside a loop at line "
                             f"{_line(loop_write)} and read by construct {c.index}; that construct cannot be "
                             "rebuilt from the kernel's arguments alone")
@@ -117,6 +123,7 @@ def repeated_effect(f: Facts) -> Finding:
                         op.effect in ("random", "volatile") and (q in owner or users[q] > 1)):
                     what = {"random": "a random draw", "volatile": "a volatile load"}.get(op.effect or "",
                                                                                           "a side effect")
+                    f.remedy = _remedy(f, c, q)
                     return (op, None, f"{what} at line {_line(op)} would run again inside construct {c.index}, "
                             "changing what the kernel does")
     return None
@@ -136,6 +143,7 @@ def _reread(f: Facts, want_grad_alias: bool) -> Finding:
                             continue
                         wp, wg = _param(w)
                         if (wp, wg) == (p, g) and not want_grad_alias:
+                            f.remedy = _remedy(f, c, q)
                             return (load, w, f"`{load.operands[0].name}{'.grad' if g else ''}` is read at line "
                                     f"{_line(load)}, overwritten at line {_line(w)}, and the read would be "
                                     f"recomputed after the overwrite in construct {c.index}")
@@ -177,7 +185,7 @@ def check(facts: Facts) -> Fallback | None:
             at, blocker, why = found
             c = _construct_of(facts, at)
             return Fallback(code, f"kernel `{facts.kernel.name}` is compiled whole: {why}.", _loc(at),
-                            _loc(blocker), c)
+                            _loc(blocker), c, facts.remedy)
     return None
 
 
@@ -191,6 +199,13 @@ def _construct_of(f: Facts, at: ir.Op | SourceLoc | None) -> int | None:
         if any(f.ops[p] is top for p in c.all_positions):
             return c.index
     return None
+
+
+def _remedy(f: Facts, c: Construct, q: int) -> ir.Value | None:
+    """What to publish so that slice position `q` of `c` is no longer recomputed."""
+    if q in c.local_writers:
+        return c.local_writers[q][0][0]
+    return f.ops[q].result
 
 
 def _param(op: ir.Op) -> tuple[int, bool]:

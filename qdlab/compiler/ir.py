@@ -243,6 +243,18 @@ class Return(Op):
     effect = "return"
 
 
+class InterfaceLoad(Op):
+    """Read a value a previous construct published: attrs `slot` (byte offset) and `key` (what it holds)."""
+    name = "interface_load"
+
+
+class InterfaceStore(Op):
+    """Publish operand 0 for later constructs: attrs `slot` and `key`."""
+    name = "interface_store"
+    pure = False
+    effect = "interface"
+
+
 # Control flow ---------------------------------------------------------------------------------------------------
 
 class For(Op):

@@ -17,9 +17,11 @@ from .types import ArrayType
 HEADER_BYTES = 128
 """Temporary-buffer header: error code, message, index, extent, print callback, random key, return values."""
 RET_OFFSET = 64
-HDR_CODE, HDR_MSG, HDR_INDEX, HDR_EXTENT, HDR_PRINT, HDR_RNG = 0, 8, 16, 24, 32, 40
+HDR_CODE, HDR_MSG, HDR_INDEX, HDR_EXTENT, HDR_PRINT, HDR_RNG, HDR_IFACE = 0, 8, 16, 24, 32, 40, 48
+IFACE_SLOTS = 64
+"""Slots (8 bytes each) of the interface buffer that carries values between constructs."""
 MAX_CHUNKS = 64
-REMAT = (ir.Const, ir.Arg, ir.Shape, ir.BinOp, ir.Cmp, ir.Unary, ir.Cast, ir.Select)
+REMAT = (ir.Const, ir.Arg, ir.Shape, ir.BinOp, ir.Cmp, ir.Unary, ir.Cast, ir.Select, ir.InterfaceLoad)
 
 
 @dataclass

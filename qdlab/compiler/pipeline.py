@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from . import gate, ir, manifest, runtime, split
 from .cache import BinaryCache
 from .config import Config
-from .explain import ConstructReport, KernelReport, Statement, Task
+from .explain import ConstructReport, InterfaceSlot, KernelReport, Statement, Task
 from .frontend import Frontend, Source
-from .offload import Plan, message_ops, offload
+from .offload import IFACE_SLOTS, Plan, message_ops, offload
 from .passes import run_passes
 from .printer import print_kernel
 from .verify import verify
@@ -126,13 +126,12 @@ def compile_kernel(spec: KernelSpec, config: Config, cache: BinaryCache,
     verify(kernel)
     run_passes(kernel)                                           # simplify: promote, fold, CSE, DCE
     verify(kernel)
-    constructs = split.constructs(kernel)                        # segments, constructs, backward slices
-    facts = gate.Facts(kernel, constructs, config.as_dict(), spec.autodiff)
-    fallback = gate.check(facts) if config.per_offload else None  # recompute-safety gate
+    constructs, facts, fallback, iface = split_and_gate(kernel, spec, config)  # split + recompute-safety gate
+    slots = split.assign_slots(iface.published, IFACE_SLOTS)
     if fallback is not None:
         log.debug("[PER_OFFLOAD] %s: fallback %s (line %s)", spec.name, fallback.code, fallback.lineno)
     if config.per_offload and fallback is None:
-        built = [build(split.slice_kernel(kernel, c), config, cache) for c in constructs]  # emit + cache
+        built = [build(split.slice_kernel(kernel, c, slots), config, cache) for c in constructs]  # emit + cache
     else:
         built = [build(kernel, config, cache)]                   # emit + cache, whole kernel
     dump(spec.name, kernel, built, config)
@@ -141,6 +140,8 @@ def compile_kernel(spec: KernelSpec, config: Config, cache: BinaryCache,
     launcher = runtime.Launcher(spec.name, kernel.params, kernel.returns, [b.unit for b in built], layout, alias)
     report = make_report(spec, source, kernel, constructs, built, fallback, alias, config, previous,
                          (time.perf_counter() - t0) * 1e3)
+    if config.per_offload and fallback is None:
+        report.interface = interface_report(constructs, iface, slots)
     split_ran = config.per_offload and fallback is None
     obs = (len(built), report.compiled, report.reused) if split_ran else (-1, -1, -1)
     written = {op.operands[0].owner.attrs["index"] for op in kernel.walk()  # type: ignore[union-attr]
@@ -148,6 +149,25 @@ def compile_kernel(spec: KernelSpec, config: Config, cache: BinaryCache,
     whole = launcher if not split_ran else None
     kernel.flags["deps"] = fe_deps
     return Compiled(launcher, report, kernel, config, obs, written, whole)
+
+
+CARRIED = ("carried_value", "overwritten_reread", "repeated_effect")
+
+
+def split_and_gate(kernel: ir.Kernel, spec: KernelSpec, config: Config) -> tuple[
+        list[split.Construct], gate.Facts, gate.Fallback | None, split.Interface]:
+    """Split, then ask the gate; with `split_carried`, each carried value it names is handed over through the
+    interface buffer instead, and the kernel is split again, until the gate is satisfied or names a reason
+    that no hand-over removes."""
+    iface = split.Interface()
+    while True:
+        constructs = split.constructs(kernel, iface)
+        facts = gate.Facts(kernel, constructs, config.as_dict(), spec.autodiff)
+        fallback = gate.check(facts) if config.per_offload else None
+        if fallback is None or not config.split_carried or fallback.code not in CARRIED or \
+                fallback.remedy is None or len(iface.published) >= IFACE_SLOTS // 2 or \
+                not iface.add(fallback.remedy, fallback.code):
+            return constructs, facts, fallback, iface
 
 
 def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
@@ -280,6 +300,19 @@ def make_report(spec: KernelSpec, source: Source, kernel: ir.Kernel, constructs:
         report.stages["ir_before_split"] = report.ir_before_split
     report.__dict__["_texts"] = {r.index: b.text for r, b in zip(reports, built)}
     return report
+
+
+def interface_report(constructs: list[split.Construct], iface: split.Interface,
+                     slots: dict[ir.Value, tuple[int, str]]) -> list[InterfaceSlot]:
+    out = []
+    for v, code in iface.published.items():
+        producers = [c.index for c in constructs if v in c.exports]
+        consumers = [c.index for c in constructs if v in c.imports]
+        dtype = v.type.dtype if ir.is_local(v) else v.type  # type: ignore[union-attr]
+        loc = v.owner.loc if isinstance(v.owner, ir.Op) else None
+        out.append(InterfaceSlot(v.name or slots[v][1], str(dtype), slots[v][0], producers[-1] if producers else -1,
+                                 consumers, code, loc.lineno if loc else 0))
+    return sorted(out, key=lambda s: (s.producer, s.name))
 
 
 def _span(s: Statement) -> tuple[int, int]:

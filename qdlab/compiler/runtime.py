@@ -21,8 +21,8 @@ import numpy as np
 
 from . import ir
 from .errors import QdRuntimeError, SourceLoc
-from .offload import (HDR_CODE, HDR_EXTENT, HDR_INDEX, HDR_MSG, HDR_PRINT, HDR_RNG, HEADER_BYTES,
-                      MAX_CHUNKS, RET_OFFSET)
+from .offload import (HDR_CODE, HDR_EXTENT, HDR_IFACE, HDR_INDEX, HDR_MSG, HDR_PRINT, HDR_RNG, HEADER_BYTES,
+                      IFACE_SLOTS, MAX_CHUNKS, RET_OFFSET)
 from .types import ArrayType, DType
 
 log = logging.getLogger("qdlab")
@@ -144,6 +144,8 @@ class Launcher:
         self.tmp_bytes = max(u.tmp_bytes for u in self.units) if self.units else HEADER_BYTES
         self.tmp = np.zeros(self.tmp_bytes // 8, np.int64)
         self.tmp_ptr = self.tmp.ctypes.data
+        self.iface = np.zeros(IFACE_SLOTS, np.int64)
+        self.tmp[HDR_IFACE // 8] = self.iface.ctypes.data
         self.lock = threading.Lock()
         self.name_hash = int.from_bytes(self.name.encode()[:8].ljust(8, b"\0"), "little")
 

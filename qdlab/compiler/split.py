@@ -31,6 +31,10 @@ class Construct:
     """Positions of the ops recomputed into it from outside its own segment."""
     local_writers: dict[int, list[tuple[ir.Value, int]]] = field(default_factory=dict)
     """For each position in the slice: the locals whose earlier writers pulled it in."""
+    imports: list[ir.Value] = field(default_factory=list)
+    """Published values and carried locals it reads from the interface instead of recomputing."""
+    exports: list[ir.Value] = field(default_factory=list)
+    """Published values and carried locals it writes to the interface when it ends."""
 
     @property
     def all_positions(self) -> list[int]:
@@ -72,29 +76,64 @@ def kind_of(kernel: ir.Kernel, positions: list[int]) -> str:
     return "serial"
 
 
-def constructs(kernel: ir.Kernel) -> list[Construct]:
+@dataclass
+class Interface:
+    """What is handed between constructs through the interface buffer instead of being recomputed."""
+
+    published: dict[ir.Value, str] = field(default_factory=dict)
+    """Top-level values (a snapshot, an atomic's old value, a draw) and carried locals, with the fallback code
+    each one avoids."""
+
+    def add(self, v: ir.Value, code: str) -> bool:
+        if v in self.published:
+            return False
+        self.published[v] = code
+        return True
+
+
+def constructs(kernel: ir.Kernel, iface: Interface | None = None) -> list[Construct]:
     ops = kernel.body.ops
+    published = iface.published if iface else {}
     out = []
     for seg in segments(kernel):
-        if isinstance(ops[seg[0]], CONTAINERS) or any(has_effect(ops[p]) for p in seg):
+        if isinstance(ops[seg[0]], CONTAINERS) or any(
+                has_effect(ops[p]) or (ops[p].result in published and not ir.is_local(ops[p].result))  # type: ignore
+                for p in seg):
             own = [p for p in seg if not isinstance(ops[p], ir.Arg)]  # parameters belong to every slice
-            c = Construct(len(out), kind_of(kernel, own), own)
-            backward_slice(kernel, c)
-            out.append(c)
+            out.append(Construct(len(out), kind_of(kernel, own), own))
+    owned = sorted(p for c in out for p in c.positions)
+    for c in out:
+        backward_slice(kernel, c, published, owned)
     return out
 
 
-def backward_slice(kernel: ir.Kernel, c: Construct) -> None:
-    """Fill `c.slice_positions`: operand definitions, and earlier top-level writers of every local read."""
+def backward_slice(kernel: ir.Kernel, c: Construct, published: dict | None = None,
+                   owned: list[int] | None = None) -> None:
+    """Fill `c.slice_positions`: operand definitions, and earlier top-level writers of every local read.
+
+    A published value is read from the interface, so its definition is not recomputed. A carried local is read
+    from the interface as the last construct before this one left it; only its writers after that one are.
+    """
     ops = kernel.body.ops
+    published = published or {}
     position = {op: p for p, op in enumerate(ops)}
     included = set(c.positions)
     work = list(c.positions)
+    start = c.positions[0]
+    for v in published:
+        if ir.is_local(v) and any(writes_local(ops[p], v) for p in c.positions):
+            c.exports.append(v)
+        elif not ir.is_local(v) and position.get(v.owner) in c.positions:  # type: ignore[arg-type]
+            c.exports.append(v)
     while work:
         p = work.pop()
         for inner in ops[p].walk():
             for v in inner.operands:
                 d = v.owner
+                if v in published and not ir.is_local(v) and isinstance(d, ir.Op) and position.get(d) not in c.positions:
+                    if v not in c.imports:
+                        c.imports.append(v)
+                    continue
                 if isinstance(d, ir.Op) and d in position and position[d] not in included:
                     included.add(position[d])
                     work.append(position[d])
@@ -102,7 +141,14 @@ def backward_slice(kernel: ir.Kernel, c: Construct) -> None:
                 ref = inner.operands[0]
                 if isinstance(inner, ir.LocalStore):
                     continue
-                for q in range(p):
+                first = 0
+                if ref in published:
+                    last = max((q for q in owned or () if q < start and writes_local(ops[q], ref)), default=-1)
+                    if last >= 0:
+                        first = last + 1
+                        if ref not in c.imports:
+                            c.imports.append(ref)
+                for q in range(first, p):
                     if q not in included and writes_local(ops[q], ref):
                         included.add(q)
                         work.append(q)
@@ -112,9 +158,63 @@ def backward_slice(kernel: ir.Kernel, c: Construct) -> None:
     c.slice_positions = sorted(included - set(c.positions))
 
 
-def slice_kernel(kernel: ir.Kernel, c: Construct) -> ir.Kernel:
-    """Clone the construct's slice, in source order, into a kernel of its own."""
+def slice_kernel(kernel: ir.Kernel, c: Construct, slots: dict[ir.Value, tuple[int, str]] | None = None) -> ir.Kernel:
+    """Clone the construct's slice, in source order, into a kernel of its own.
+
+    Imported values are read from their interface slot where they were defined; an imported local is loaded
+    right after its storage is created; exports are written to their slots at the end.
+    """
     out = ir.Kernel(f"{kernel.name}_c{c.index}", kernel.params, kernel.returns, ir.Block(), dict(kernel.flags))
     mapping: dict[ir.Value, ir.Value] = {}
-    ir.clone_ops([kernel.body.ops[p] for p in c.all_positions], mapping, out.body)
+    ops = kernel.body.ops
+    position = {op: p for p, op in enumerate(ops)}
+    value_imports = {position[v.owner]: v for v in c.imports if not ir.is_local(v)}  # type: ignore[index]
+    local_imports = set(v for v in c.imports if ir.is_local(v))
+    for p in sorted(set(c.all_positions) | set(value_imports)):
+        if p in value_imports:
+            v = value_imports[p]
+            slot, key = slots[v]  # type: ignore[index]
+            load = ir.InterfaceLoad([], v.type, {"slot": slot, "key": key}, None, ops[p].loc, v.name)
+            out.body.append(load)
+            mapping[v] = load.result  # type: ignore[assignment]
+            continue
+        ir.clone_ops([ops[p]], mapping, out.body)
+        ref = ops[p].result
+        if ref in local_imports:
+            slot, key = slots[ref]  # type: ignore[index]
+            dtype = ref.type.dtype  # type: ignore[union-attr]
+            load = ir.InterfaceLoad([], dtype, {"slot": slot, "key": key}, None, ops[p].loc, ref.name)  # type: ignore
+            out.body.append(load)
+            out.body.append(ir.LocalStore([mapping[ref], load.result], None, {}, None, ops[p].loc))  # type: ignore
+    for v in c.exports:
+        slot, key = slots[v]  # type: ignore[index]
+        value = mapping[v]
+        loc = v.owner.loc if isinstance(v.owner, ir.Op) else None
+        if ir.is_local(v):
+            value = ir.LocalLoad([value], v.type.dtype, {}, None, loc, v.name).result  # type: ignore
+            out.body.append(value.owner)  # type: ignore[arg-type]
+        out.body.append(ir.InterfaceStore([value], None, {"slot": slot, "key": key}, None, loc))
+    return out
+
+
+def assign_slots(published: dict[ir.Value, str], slots: int) -> dict[ir.Value, tuple[int, str]]:
+    """A slot per published value, from a hash of what it holds (open addressing), so unrelated edits keep
+    every offset where it was."""
+    import hashlib
+    out: dict[ir.Value, tuple[int, str]] = {}
+    taken: set[int] = set()
+    keyed = []
+    for v in published:
+        t = v.type.dtype if ir.is_local(v) else v.type  # type: ignore[union-attr]
+        what = "local" if ir.is_local(v) else getattr(v.owner, "name", "value")
+        keyed.append((f"{what} {v.name}: {t}", v))
+    seen: dict[str, int] = {}
+    for key, v in sorted(keyed, key=lambda kv: kv[0]):
+        n = seen[key] = seen.get(key, -1) + 1
+        key = key if n == 0 else f"{key} #{n}"
+        h = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % slots
+        while h in taken:
+            h = (h + 1) % slots
+        taken.add(h)
+        out[v] = (8 * h, key)
     return out

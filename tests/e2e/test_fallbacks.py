@@ -12,7 +12,9 @@ import qdlab as qd
 
 @pytest.fixture(autouse=True)
 def _init() -> None:
-    qd.init(arch=qd.cpu, offline_cache=False)
+    # split_carried=False: the reference behaviour, where carried values and snapshots fall back
+    # (tests/e2e/test_interface.py covers the same kernels split through the interface buffer).
+    qd.init(arch=qd.cpu, offline_cache=False, split_carried=False)
 
 
 def obs(k: qd.Kernel) -> tuple[int, int, int]:
@@ -221,7 +223,7 @@ def test_concurrent_region(caplog: pytest.LogCaptureFixture) -> None:
 
 def test_diagnostic_mode(tmp_path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger="qdlab")
-    qd.init(arch=qd.cpu, offline_cache=False, dump_cfg=True, debug_dump_path=str(tmp_path))
+    qd.init(arch=qd.cpu, offline_cache=False, dump_cfg=True, debug_dump_path=str(tmp_path), split_carried=False)
     k = qd.kernel(shadowed_snapshot.fn)
     a, out = np.array([1, 2, 3], np.float32), np.zeros(2, np.float32)
     k(a, out)

@@ -12,7 +12,7 @@ import qdlab as qd
 
 from program_gen import FLOAT_ARRAYS, INT_ARRAYS, Program, load, programs
 
-CHECKED = {"programs": 0, "split": 0, "fallback": 0}
+CHECKED = {"programs": 0, "split": 0, "fallback": 0, "interface": 0}
 
 
 def run_program(p: Program, folder) -> None:
@@ -31,6 +31,7 @@ def run_program(p: Program, folder) -> None:
         if per_offload:
             report = qd.explain(kernel)
             CHECKED["split" if report.mode == "per_offload" else "fallback"] += 1
+            CHECKED["interface"] += bool(report.interface)
     for split_arr, whole_arr in zip(*results):
         np.testing.assert_array_equal(split_arr, whole_arr)
     if not p.uses_random:

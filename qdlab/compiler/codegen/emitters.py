@@ -7,7 +7,7 @@ from collections.abc import Callable
 from llvmlite import ir as ll
 
 from .. import ir
-from ..offload import HDR_CODE, HDR_EXTENT, HDR_INDEX, HDR_MSG, HDR_PRINT, HDR_RNG, RET_OFFSET
+from ..offload import HDR_CODE, HDR_EXTENT, HDR_IFACE, HDR_INDEX, HDR_MSG, HDR_PRINT, HDR_RNG, RET_OFFSET
 from ..types import DType
 from . import arith
 from .llvm import ERR_ASSERT, ERR_BOUNDS, I32, I64, PRINT_TYPE, TaskEmitter, lltype
@@ -240,6 +240,20 @@ def _return(em: TaskEmitter, op: ir.Op) -> None:
         em.b.store(em.to_word(em.get(v), v.type), em.word(em.tmp, RET_OFFSET + 8 * k, I64))  # type: ignore
 
 
+def _interface_word(em: TaskEmitter, op: ir.Op) -> ll.Value:
+    base = em.b.inttoptr(em.b.load(em.word(em.tmp, HDR_IFACE, I64)), I64.as_pointer())
+    return em.b.gep(base, [ll.Constant(I64, op.attrs["slot"] // 8)])
+
+
+def _interface_load(em: TaskEmitter, op: ir.Op) -> ll.Value:
+    return em.from_word(em.b.load(_interface_word(em, op)), op.result.type)  # type: ignore[arg-type, union-attr]
+
+
+def _interface_store(em: TaskEmitter, op: ir.Op) -> None:
+    v = op.operands[0]
+    em.b.store(em.to_word(em.get(v), v.type), _interface_word(em, op))  # type: ignore[arg-type]
+
+
 def _for(em: TaskEmitter, op: ir.Op) -> None:
     lo = em.b.sext(em.get(op.operands[0]), I64)
     hi = em.b.sext(em.get(op.operands[1]), I64)
@@ -287,7 +301,8 @@ EMITTERS: dict[type[ir.Op], Callable[[TaskEmitter, ir.Op], ll.Value | None]] = {
     ir.LocalStore: _local_store, ir.LocalAtomic: _local_atomic, ir.Load: _load,
     ir.VolatileLoad: _volatile_load, ir.Store: _store, ir.Atomic: _atomic, ir.Random: _random,
     ir.Print: _print, ir.Assert: _assert, ir.Return: _return, ir.For: _for, ir.If: _if, ir.Loop: _loop,
-    ir.Break: _break, ir.Continue: _continue,
+    ir.Break: _break, ir.Continue: _continue, ir.InterfaceLoad: _interface_load,
+    ir.InterfaceStore: _interface_store,
 }
 
 
