@@ -1,4 +1,5 @@
-"""Property test: random kernels give identical results split and whole-kernel, and match NumPy."""
+"""Property test: random kernels give identical results split (with and without the interface buffer) and
+whole-kernel, and match NumPy."""
 
 from __future__ import annotations
 
@@ -22,18 +23,20 @@ def run_program(p: Program, folder) -> None:
     floats = [rng.uniform(-4, 4, p.n).astype(np.float32) for _ in FLOAT_ARRAYS]
     k = int(rng.integers(-9, 9))
     results = []
-    for per_offload in (True, False):
-        qd.init(arch=qd.cpu, offline_cache=False, per_offload=per_offload, random_seed=7)
+    for per_offload, split_carried in ((True, True), (False, True), (True, False)):
+        qd.init(arch=qd.cpu, offline_cache=False, per_offload=per_offload, random_seed=7,
+                split_carried=split_carried)
         args = [a.copy() for a in ints + floats]
         with np.errstate(all="ignore"):
             kernel(*args, k)
         results.append(args)
-        if per_offload:
+        if per_offload and split_carried:
             report = qd.explain(kernel)
             CHECKED["split" if report.mode == "per_offload" else "fallback"] += 1
             CHECKED["interface"] += bool(report.interface)
-    for split_arr, whole_arr in zip(*results):
+    for split_arr, whole_arr, reference_split in zip(*results):
         np.testing.assert_array_equal(split_arr, whole_arr)
+        np.testing.assert_array_equal(reference_split, whole_arr)
     if not p.uses_random:
         args = [a.copy() for a in ints + floats]
         with np.errstate(all="ignore"):
