@@ -141,12 +141,7 @@ class Kernel:
             params.append(ir.Param(name, t))
         spec = KernelSpec(self.fn, self.name, params, self.returns, templates, self.autodiff)
         previous = state.history.get(self.name)
-        previous_report = previous._report if previous is not None else None  # type: ignore[attr-defined]
-        compiled = compile_cached(spec, repr(sig), cfg, state.cache_for(cfg), previous_report)
-        if compiled._report is not None:
-            compiled._report.previous = previous_report
-            if previous_report is not None:
-                previous_report.previous = None
+        compiled = compile_cached(spec, repr(sig), cfg, state.cache_for(cfg), previous)  # type: ignore[arg-type]
         state.history[self.name] = compiled
         self.latest = compiled
         total, recompiled, hit = compiled.observations

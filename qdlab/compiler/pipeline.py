@@ -69,11 +69,15 @@ class Compiled:
     """Check written array arguments for read-only NumPy arrays at launch."""
     full: Callable[[], Compiled] | None = None
     """For a manifest hit: runs the whole pipeline (all constructs cache hits) when the IR or report is needed."""
+    make: Callable[[], KernelReport] | None = None
+    """Builds the report on first use: a script that never looks does not pay for it."""
 
     def _complete(self) -> None:
-        if self._report is None and self.full is not None:
+        if self._report is None and self.make is not None:
+            self._report = self.make()
+        elif self._report is None and self.full is not None:
             done = self.full()
-            self._report, self._kernel = done._report, done._kernel
+            self._report, self._kernel = done.report, done._kernel
 
     @property
     def report(self) -> KernelReport:
@@ -95,7 +99,7 @@ class Compiled:
 
 
 def compile_cached(spec: KernelSpec, sig: str, config: Config, cache: BinaryCache,
-                   previous: KernelReport | None = None) -> Compiled:
+                   previous: Compiled | None = None) -> Compiled:
     """Serve the kernel from its manifest when every construct is cached; otherwise compile it."""
     from .frontend import _source_lines
     try:
@@ -119,7 +123,7 @@ def compile_cached(spec: KernelSpec, sig: str, config: Config, cache: BinaryCach
 
 
 def compile_kernel(spec: KernelSpec, config: Config, cache: BinaryCache,
-                   previous: KernelReport | None = None) -> Compiled:
+                   previous: Compiled | KernelReport | None = None) -> Compiled:
     t0 = time.perf_counter()
     kernel, source = lower(spec, config)                         # Python AST -> typed IR
     fe_deps = kernel.flags.pop("deps", set())
@@ -138,17 +142,25 @@ def compile_kernel(spec: KernelSpec, config: Config, cache: BinaryCache,
     layout = runtime_layout(kernel)
     alias = sorted(facts.alias_pairs) if config.per_offload and fallback is None else []
     launcher = runtime.Launcher(spec.name, kernel.params, kernel.returns, [b.unit for b in built], layout, alias)
-    report = make_report(spec, source, kernel, constructs, built, fallback, alias, config, previous,
-                         (time.perf_counter() - t0) * 1e3)
-    if config.per_offload and fallback is None:
-        report.interface = interface_report(constructs, iface, slots)
+    ms = (time.perf_counter() - t0) * 1e3
     split_ran = config.per_offload and fallback is None
-    obs = (len(built), report.compiled, report.reused) if split_ran else (-1, -1, -1)
+
+    def report() -> KernelReport:
+        prev = previous.report if isinstance(previous, Compiled) else previous
+        if prev is not None:
+            prev.previous = None  # keep one step of history, not a chain
+        r = make_report(spec, source, kernel, constructs, built, fallback, alias, config, prev, ms)
+        if split_ran:
+            r.interface = interface_report(constructs, iface, slots)
+        return r
+
+    compiled_n = sum(b.status == "compiled" for b in built)
+    obs = (len(built), compiled_n, len(built) - compiled_n) if split_ran else (-1, -1, -1)
     written = {op.operands[0].owner.attrs["index"] for op in kernel.walk()  # type: ignore[union-attr]
                if isinstance(op, (ir.Store, ir.Atomic))}
     whole = launcher if not split_ran else None
     kernel.flags["deps"] = fe_deps
-    return Compiled(launcher, report, kernel, config, obs, written, whole)
+    return Compiled(launcher, None, kernel, config, obs, written, whole, make=report)
 
 
 CARRIED = ("carried_value", "overwritten_reread", "repeated_effect")

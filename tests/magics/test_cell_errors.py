@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from conftest import run, six_loops
+from magic_cells import run, six_loops
 
 import qdlab as qd
 

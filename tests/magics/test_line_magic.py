@@ -6,8 +6,8 @@ import io
 import sys
 
 import pytest
-from conftest import run, six_loops
 from IPython.utils.capture import capture_output
+from magic_cells import run, six_loops
 
 import qdlab as qd
 from qdlab import state

@@ -16,7 +16,8 @@ HERE = Path(__file__).parent
 
 @pytest.fixture(autouse=True)
 def fresh_qdlab() -> None:
-    qd.init(arch=qd.cpu, offline_cache=False)
+    # The fallback drawings need the reference behaviour; test_real_interface_slots turns the interface on.
+    qd.init(arch=qd.cpu, offline_cache=False, split_carried=False)
     yield
     qd.init(arch=qd.cpu, offline_cache=False)
 

@@ -97,7 +97,7 @@ def test_concurrent_region_points_at_the_with_line(K) -> None:
 
 
 def test_diagnostic_mode(K, tmp_path) -> None:
-    qd.init(arch=qd.cpu, offline_cache=False, dump_cfg=True, debug_dump_path=str(tmp_path))
+    qd.init(arch=qd.cpu, offline_cache=False, dump_cfg=True, debug_dump_path=str(tmp_path), split_carried=False)
     k = qd.kernel(K.shared_scale.fn)
     g = construct_graph(k)
     assert "fallback: diagnostic_mode" in node(g, "fallback")
@@ -112,6 +112,15 @@ def test_interface_slots_are_edges_between_clusters(K) -> None:
     [(_, _, attrs)] = [e for e in edges(g) if "lhead" in e[2]]
     assert "ltail=cluster_c0" in attrs and "lhead=cluster_c1" in attrs
     assert "total: f32 @0" in attrs and "carried_value" in attrs
+
+
+def test_real_interface_slots(K) -> None:
+    qd.init(arch=qd.cpu, offline_cache=False, split_carried=True)
+    k = qd.kernel(K.running_total.fn)
+    g = construct_graph(k)
+    [(_, _, attrs)] = [e for e in edges(g) if "lhead" in e[2]]
+    assert "ltail=cluster_c0" in attrs and "lhead=cluster_c1" in attrs
+    assert "total: f32" in attrs and "carried_value" in attrs
 
 
 def test_slice_graph_runs_from_parameters_to_effects(K) -> None:
