@@ -82,8 +82,10 @@ def _fallback_words(report: KernelReport) -> list[str]:
     return words
 
 
-def check_split(kernel: Kernel, expect: str) -> Verdict:
+def check_split(kernel: Kernel, expect: str | None) -> Verdict:
     """Whether `kernel` compiles the way `expect` says: `"per_offload"` (split) or a fallback code."""
+    if expect is None:
+        return Verdict(False, "no answer yet", ["Set your answer (\"per_offload\" or a fallback code) first."])
     if expect not in ("per_offload", "whole_kernel", *SPLIT_CODES):
         return Verdict(False, f"`{expect}` is not a mode or fallback code",
                        [f"Use \"per_offload\" or one of: {', '.join(SPLIT_CODES)}."])
@@ -101,8 +103,8 @@ def check_split(kernel: Kernel, expect: str) -> Verdict:
         return Verdict(False, f"`{name}` is still compiled whole", _fallback_words(report))
     if got == "per_offload":
         return Verdict(False, f"`{name}` is split, so it does not fall back with `{expect}`",
-                       [f"The gate found nothing unsafe in its {len(report.constructs)} constructs. Look again at "
-                        "which values cross from one construct to another."])
+                       [(f"The gate found nothing unsafe in its {len(report.constructs)} constructs. Look again "
+                         "at which values cross from one construct to another.")])
     return Verdict(False, f"`{name}` falls back, but with `{got}`, not `{expect}`", _fallback_words(report))
 
 
@@ -201,8 +203,8 @@ class BarChart:
         top = max((v for _, v, _ in self.bars), default=0.0) or 1.0
         left, bar_w, row = 150, 420, 18
         height = 28 + row * len(self.bars)
-        parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{left + bar_w + 90}' height='{height}' "
-                 "font-family='Helvetica,Arial,sans-serif' font-size='11'>",
+        parts = [(f"<svg xmlns='http://www.w3.org/2000/svg' width='{left + bar_w + 90}' height='{height}' "
+                  "font-family='Helvetica,Arial,sans-serif' font-size='11'>"),
                  f"<text x='0' y='14' font-weight='bold'>{html.escape(self.title)}</text>"]
         for i, (label, value, colour) in enumerate(self.bars):
             y = 24 + i * row
@@ -263,7 +265,8 @@ def quadrants_first_calls(sources: Sequence[str], name: str, n_args: int, size: 
                 f.write(_QUADRANTS_RUN.format(cache=os.path.join(tmp, "cache"), source=textwrap.dedent(source),
                                               size=size, n_args=n_args, name=name))
             try:
-                done = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=timeout_s)
+                done = subprocess.run([sys.executable, script], capture_output=True, text=True,
+                                      timeout=timeout_s, check=False)
             except subprocess.TimeoutExpired:
                 return f"Quadrants run {i + 1} took longer than {timeout_s:.0f} s"
             marks = [line for line in done.stdout.splitlines() if line.startswith("QDLAB_TEACH_MS")]
@@ -272,3 +275,36 @@ def quadrants_first_calls(sources: Sequence[str], name: str, n_args: int, size: 
                 return f"Quadrants could not run here ({last})"
             times.append(float(marks[-1].split()[1]))
     return times
+
+
+# -- the exercises of notebooks/07_exercises.ipynb --------------------------------------------------------------
+
+SOLUTIONS: dict[int, str] = {
+    1: '''\
+@qd.kernel
+def running_total(x: F32, out: F32, acc: F32):
+    acc[0] = 0.0
+    for i in range(x.shape[0]):
+        acc[0] += x[i]
+    for i in range(out.shape[0]):
+        out[i] = acc[0]
+''',
+    2: '''\
+@qd.kernel
+def same_noise(x: F32, y: F32, draw: F32):
+    draw[0] = qd.random()
+    for i in range(x.shape[0]):
+        x[i] = x[i] + draw[0]
+    for i in range(y.shape[0]):
+        y[i] = y[i] + draw[0]
+''',
+    3: 'answer_3 = "overwritten_reread"  # `first` is re-read after the first loop overwrote x\n',
+    4: "prediction_4 = [1, 2]  # both loops that use `bias` recompute it; loop 0 does not use it\n",
+    5: "b5 = np.zeros(4, np.float32)  # any array that does not share memory with `a5`\n",
+}
+"""A reference answer per exercise (what `solution(n)` prints)."""
+
+
+def solution(n: int) -> None:
+    """Print the reference answer of exercise `n`."""
+    print(SOLUTIONS[n].rstrip())
