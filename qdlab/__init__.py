@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from . import math
+from . import ad, math
 from .compiler.errors import QdError, QdRuntimeError, QdSyntaxError, QdTypeError, QdValueError
 from .compiler.types import (f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64)
 from .kernel import Kernel, kernel, func
@@ -28,7 +28,7 @@ float16, float32, float64 = f16, f32, f64
 
 globals().update(BUILTINS)
 
-__all__ = ["Arch", "Kernel", "Ndarray", "QdError", "QdRuntimeError", "QdSyntaxError", "QdTypeError", "QdValueError",
+__all__ = ["ad", "Arch", "Kernel", "Ndarray", "QdError", "QdRuntimeError", "QdSyntaxError", "QdTypeError", "QdValueError",
            "Template", "cache_stats", "clear_cache", "compile_ptx", "cpu", "cuda", "explain", "f16", "f32", "f64",
            "func", "gpu", "i8", "i16", "i32", "i64", "init", "kernel", "math", "ndarray", "reset", "static",
            "stream_parallel", "sync", "template", "types", "u1", "u8", "u16", "u32", "u64", "x64", "arm64", *BUILTINS]

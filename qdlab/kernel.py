@@ -57,7 +57,7 @@ class Kernel:
 
     def __init__(self, fn: typing.Callable, autodiff: bool = False) -> None:
         self.fn = fn
-        self.name = fn.__name__
+        self.name = fn.__name__ + (".grad" if autodiff else "")
         self.__name__ = self.name
         self.__doc__ = fn.__doc__
         self.autodiff = autodiff
@@ -90,6 +90,17 @@ class Kernel:
     @property
     def _primal(self) -> Kernel:
         return self
+
+    @property
+    def grad(self) -> Kernel:
+        """The reverse-mode gradient kernel: `k.grad(*same_args)` accumulates into the arguments' `.grad`."""
+        if self.autodiff:
+            raise QdError(f"kernel `{self.name}` is already a gradient kernel.")
+        g = self.__dict__.get("_grad")
+        if g is None:
+            g = self.__dict__["_grad"] = Kernel(self.fn, autodiff=True)
+            g.options = self.options
+        return g
 
     def __repr__(self) -> str:
         return f"<qd.kernel {self.name}>"
@@ -179,6 +190,8 @@ class Kernel:
     def __call__(self, *args: object, **kwargs: object) -> object:
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         try:
+            if state.tape is not None and not self.autodiff:
+                state.tape.record(self, args, kwargs)
             if self.config().arch in ("cuda", "gpu"):
                 return self.launch_cuda(args, kwargs)
             if not kwargs and len(args) == len(self.annotations):

@@ -15,6 +15,8 @@ generation = 0
 """Bumped by every `qd.init`; kernels recompile under the new settings."""
 history: dict[str, object] = {}
 """Latest compile of each kernel, by name: what the next compile of the same name is compared against."""
+tape: object | None = None
+"""The `qd.ad.Tape` being recorded, if any."""
 compile_hooks: list[Callable] = []
 """Called as hook(kernel, compiled) after each compile (the notebook views subscribe here)."""
 

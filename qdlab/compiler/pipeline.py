@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import gate, ir, manifest, runtime, split
+from . import autodiff, gate, ir, manifest, runtime, split
 from .cache import BinaryCache
 from .config import Config
 from .explain import ConstructReport, InterfaceSlot, KernelReport, Statement, Task
@@ -107,7 +107,7 @@ def compile_cached(spec: KernelSpec, sig: str, config: Config, cache: BinaryCach
     except (OSError, TypeError):
         return compile_kernel(spec, config, cache, previous)
     filename = getattr(getattr(spec.fn, "__code__", None), "co_filename", "")
-    mkey = manifest.key("".join(lines), filename, first, sig, config)
+    mkey = manifest.key("".join(lines), filename, first, f"{spec.name}:{spec.autodiff}:{sig}", config)
     doc = manifest.load(cache, mkey, spec.fn)
     units = manifest.units(doc, cache) if doc is not None else None
     if units is not None:
@@ -130,6 +130,10 @@ def compile_kernel(spec: KernelSpec, config: Config, cache: BinaryCache,
     verify(kernel)
     run_passes(kernel)                                           # simplify: promote, fold, CSE, DCE
     verify(kernel)
+    if spec.autodiff:
+        kernel = autodiff.reverse(kernel)                        # the gradient kernel (compiled whole)
+        run_passes(kernel)
+        verify(kernel)
     constructs, facts, fallback, iface = split_and_gate(kernel, spec, config)  # split + recompute-safety gate
     slots = split.assign_slots(iface.published, IFACE_SLOTS)
     if fallback is not None:

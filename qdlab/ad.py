@@ -1,0 +1,41 @@
+"""`qd.ad.Tape`: record kernel launches, then run their gradient kernels in reverse."""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+from . import state
+
+
+class Tape:
+    """`with qd.ad.Tape(loss=loss): k1(...); k2(...)` then reads `x.grad`.
+
+    On exit the loss's gradient is set to 1 and every recorded kernel's `.grad` runs, last first, on the same
+    arguments. Gradients accumulate: clear `.grad` buffers between tapes (`x.grad.fill(0)`).
+    """
+
+    def __init__(self, loss: object = None) -> None:
+        self.loss = loss
+        self.calls: list[tuple[object, tuple, dict]] = []
+
+    def record(self, kernel: object, args: tuple, kwargs: dict) -> None:
+        self.calls.append((kernel, args, kwargs))
+
+    def __enter__(self) -> Tape:
+        if state.tape is not None:
+            raise RuntimeError("qd.ad.Tape cannot be nested")
+        state.tape = self
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        state.tape = None
+        if kind is not None:
+            return
+        grad = getattr(self.loss, "grad", None)
+        if self.loss is not None:
+            if grad is None:
+                raise ValueError("qd.ad.Tape(loss=...) needs a qd.ndarray made with needs_grad=True")
+            grad.fill(1)
+        for kernel, args, kwargs in reversed(self.calls):
+            kernel.grad(*args, **kwargs)  # type: ignore[attr-defined]

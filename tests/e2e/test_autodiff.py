@@ -1,0 +1,78 @@
+"""Reverse-mode gradients (`kernel.grad`, `qd.ad.Tape`) against analytic derivatives, and the `autodiff`
+fallback: gradient kernels are always compiled whole."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+import qdlab as qd
+
+G1 = qd.types.ndarray(dtype=qd.f32, ndim=1, needs_grad=True)
+
+
+@pytest.fixture(autouse=True)
+def _init() -> None:
+    qd.init(arch=qd.cpu, offline_cache=False)
+
+
+@qd.kernel
+def sum_of_squares(x: G1, loss: G1):
+    for i in range(x.shape[0]):
+        loss[0] += x[i] * x[i] + qd.sin(x[i])
+
+
+@qd.kernel
+def two_stages(x: G1, y: G1, z: G1, s: qd.f32):
+    for i in range(x.shape[0]):
+        y[i] = qd.exp(x[i] * s) / (1.0 + x[i])
+    for i in range(y.shape[0]):
+        z[i] = qd.sqrt(y[i]) - qd.tanh(x[i]) * 2.0
+
+
+def test_tape_gives_the_analytic_gradient(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="qdlab")
+    xs = np.linspace(-1.5, 2.0, 37).astype(np.float32)
+    x, loss = qd.ndarray(qd.f32, 37, needs_grad=True), qd.ndarray(qd.f32, 1, needs_grad=True)
+    x.from_numpy(xs)
+    with qd.ad.Tape(loss=loss):
+        sum_of_squares(x, loss)
+    np.testing.assert_allclose(loss.to_numpy()[0], (xs * xs + np.sin(xs)).sum(), rtol=1e-5)
+    np.testing.assert_allclose(x.grad.to_numpy(), 2 * xs + np.cos(xs), rtol=1e-5)
+    r = qd.explain(sum_of_squares.grad)
+    assert r.mode == "whole_kernel" and r.fallback.code == "autodiff" and "def sum_of_squares" in r.fallback.source_line
+    o = sum_of_squares.grad._primal.per_offload_cache_observations
+    assert o.frontend_constructs_total == -1
+    assert any("autodiff" in rec.getMessage() for rec in caplog.records)
+    assert qd.explain(sum_of_squares).mode == "per_offload"  # the primal still splits
+
+
+def test_grad_through_two_loops_matches_finite_differences() -> None:
+    xs = np.linspace(0.1, 0.9, 9).astype(np.float32)
+    x, y, z = (qd.ndarray(qd.f32, 9, needs_grad=True) for _ in range(3))
+    x.from_numpy(xs)
+    two_stages(x, y, z, 1.5)
+    z.grad.fill(1.0)
+    two_stages.grad(x, y, z, 1.5)
+
+    def f(v: np.ndarray) -> np.ndarray:
+        yv = np.exp(v * 1.5) / (1 + v)
+        return np.sqrt(yv) - np.tanh(v) * 2
+
+    h = 1e-3
+    numeric = (f(xs.astype(np.float64) + h) - f(xs.astype(np.float64) - h)) / (2 * h)
+    np.testing.assert_allclose(x.grad.to_numpy(), numeric, rtol=2e-3)
+
+
+@qd.kernel
+def serial_store(x: G1, y: G1):
+    y[0] = x[0] * 2.0
+
+
+def test_unsupported_kernel_is_a_clear_error() -> None:
+    x, y = qd.ndarray(qd.f32, 2, needs_grad=True), qd.ndarray(qd.f32, 2, needs_grad=True)
+    with pytest.raises(qd.QdError, match="not supported in a differentiated kernel") as e:
+        serial_store.grad(x, y)
+    assert "y[0] = x[0] * 2.0" in str(e.value)
