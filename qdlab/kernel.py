@@ -16,7 +16,7 @@ from . import state
 from .compiler import ir
 from .compiler.config import Config
 from .compiler.errors import QdError, QdTypeError, QdValueError
-from .compiler.frontend import Source
+from .compiler.source import Source
 from .compiler.pipeline import Compiled, KernelSpec, compile_cached
 from .compiler.types import ArrayType, DType, from_numpy, i32
 from .lang import ArrayAnnotation, NDArray, Template

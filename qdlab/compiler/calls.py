@@ -10,7 +10,8 @@ import builtins
 
 from . import ir
 from .errors import QdTypeError
-from .frontend import Frontend, GradOf, Local, Scope, Source, _is_number, _Return
+from .frontend import Frontend, GradOf, Local, Scope, _is_number, _Return
+from .source import Source
 from .types import DType, i32, u1
 
 UNARY_FLOAT = {"sqrt", "sin", "cos", "tan", "tanh", "exp", "log", "asin", "acos", "rsqrt", "log2", "exp2"}

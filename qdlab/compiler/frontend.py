@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
+import operator
 import os
-import textwrap
 import types
 from dataclasses import dataclass, field
 
 from . import ir
 from .errors import QdError, QdSyntaxError, QdTypeError, SourceLoc
-from .types import DType, LocalType, f32, f64, i32, i64, promote, u1
+from .conditionals import Conditionals
+from .source import Source
+from .types import DType, LocalType, f32, i32, i64, promote, u1
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
           ast.Mod: "mod", ast.Pow: "pow", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor",
           ast.LShift: "shl", ast.RShift: "shr"}
-CMPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 ATOMIC_AUG = {"add", "sub", "and", "or", "xor"}
 REFUSED = {"Try": "`try`", "With": "`with`", "Lambda": "`lambda`", "ClassDef": "a class definition",
            "FunctionDef": "a nested function", "Yield": "`yield`", "ListComp": "a list comprehension",
@@ -49,81 +51,6 @@ class GradOf:
 
 
 @dataclass
-class Source:
-    """A function's source, parsed, with what is needed to map AST positions back to the user's lines."""
-
-    fn: object
-    tree: ast.FunctionDef
-    filename: str
-    first_line: int
-    indent: int
-    lines: list[str]
-
-    @classmethod
-    def of(cls, fn: object, kind: str) -> Source:
-        try:
-            lines, first = _source_lines(fn)
-            try:
-                tree, indent = _parse(lines)
-            except SyntaxError:  # the fast span ends early when the body has no code (a docstring, `global`)
-                lines, first = inspect.getsourcelines(fn)  # type: ignore[arg-type]
-                tree, indent = _parse(lines)
-        except (OSError, TypeError) as e:
-            raise QdError(f"cannot read the source of {kind} {getattr(fn, '__name__', fn)!r}: {e}. "
-                          "Define kernels in a file or a notebook cell.") from None
-        filename = inspect.getsourcefile(fn) or getattr(getattr(fn, "__code__", None), "co_filename", "?")  # type: ignore[arg-type]
-        return cls(fn, tree, filename, first, indent, lines)
-
-    def loc(self, node: ast.AST, name: str) -> SourceLoc:
-        rel = getattr(node, "lineno", 1)
-        line = self.lines[rel - 1] if 0 < rel <= len(self.lines) else ""
-        return SourceLoc(name, self.filename, self.first_line + rel - 1,
-                         getattr(node, "col_offset", 0) + self.indent, line)
-
-
-def _source_lines(fn: object) -> tuple[list[str], int]:
-    """The function's source lines (decorators included) and first line number.
-
-    Read straight from linecache using the code object's line span, which is much faster than
-    `inspect.getsourcelines` (it tokenises the file); that remains the fallback.
-    """
-    code = getattr(fn, "__code__", None)
-    positions = getattr(code, "co_positions", None)
-    if code is not None and positions is not None:
-        import linecache
-        lines = linecache.getlines(code.co_filename)
-        first = code.co_firstlineno
-        d = first - 1
-        while d < len(lines) and not lines[d].lstrip().startswith(("def ", "async def ")):
-            d += 1
-        if lines and d < len(lines):
-            end = max(max((e for _, e, _, _ in positions() if e is not None), default=0), d + 1)
-            while end < len(lines):
-                j = end
-                while j < len(lines) and (not lines[j].strip() or lines[j].lstrip().startswith("#")):
-                    j += 1
-                if j < len(lines) and _indent(lines[j]) > _indent(lines[d]):
-                    end = j + 1
-                    continue
-                break
-            return lines[first - 1:end], first
-    return inspect.getsourcelines(fn)  # type: ignore[arg-type]
-
-
-def _parse(lines: list[str]) -> tuple[ast.FunctionDef, int]:
-    """The function's AST, and the indent removed from its lines to parse them."""
-    text = "".join(lines)
-    dedented = textwrap.dedent(text)
-    tree = ast.parse(dedented).body[0]
-    assert isinstance(tree, ast.FunctionDef)
-    return tree, len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
-@dataclass
 class Scope:
     """What names mean while lowering one function body."""
 
@@ -141,7 +68,7 @@ class _Return(Exception):
     """Unwinds a `@qd.func` body at its `return`."""
 
 
-class Frontend(ast.NodeVisitor):
+class Frontend(Conditionals, ast.NodeVisitor):
     """Lowers one kernel (and the `@qd.func`s it calls, inlined) to a `ir.Kernel`."""
 
     def __init__(self, kernel: ir.Kernel, source: Source, globals_: dict, config: dict) -> None:
@@ -588,71 +515,6 @@ class Frontend(ast.NodeVisitor):
             raise self.error("`~` needs an integer operand.", QdTypeError)
         return self.emit(ir.Unary, [v], v.type, fn="neg" if isinstance(node.op, ast.USub) else "bitnot")
 
-    def visit_BoolOp(self, node: ast.BoolOp) -> object:
-        """`and`/`or` short-circuit and give an operand's value, as in Python: `(5 and 7) == 7`."""
-        is_and = isinstance(node.op, ast.And)
-        acc = self.visit(node.values[0])
-        for rest in node.values[1:]:
-            acc = self.short_circuit(acc, rest, is_and)
-        return acc
-
-    def short_circuit(self, first: object, rest: ast.expr, is_and: bool) -> object:
-        if _is_number(first) and not isinstance(first, ir.Value):
-            if bool(first) != is_and:
-                return first
-            return self.visit(rest)
-        v0 = self.value(first)
-        go, skip = ir.Block(), ir.Block()
-        outer = self.block
-        self.block = go
-        v1 = self.value(self.visit(rest))
-        self.block = outer
-        t = v0.type if v0.type == v1.type else promote(v0.type, v1.type)  # type: ignore[arg-type]
-        ref = self.emit(ir.Alloca, (), LocalType(t), "_cond")  # type: ignore[arg-type]
-        self.emit(ir.LocalStore, [ref, self.cast(v0, t)])  # type: ignore[arg-type]
-        cond = self.truth(v0)
-        self.block = go
-        self.emit(ir.LocalStore, [ref, self.cast(v1, t)])  # type: ignore[arg-type]
-        self.block = outer
-        self.block.append(ir.If([cond], None, {}, [go, skip] if is_and else [skip, go], self.loc))
-        return self.emit(ir.LocalLoad, [ref], t)
-
-    def visit_IfExp(self, node: ast.IfExp) -> object:
-        static = self.static_condition(node.test)
-        if static is not None:
-            return self.visit(node.body if static else node.orelse)
-        cond = self.truth(self.visit(node.test))
-        then, other = ir.Block(), ir.Block()
-        outer = self.block
-        self.block = then
-        a = self.visit(node.body)
-        self.block = other
-        b = self.visit(node.orelse)
-        self.block = outer
-        va_t = a.type if isinstance(a, ir.Value) else None
-        vb_t = b.type if isinstance(b, ir.Value) else None
-        t = promote(va_t or self.value(a).type, vb_t or self.value(b).type)  # type: ignore[arg-type]
-        ref = self.emit(ir.Alloca, (), LocalType(t), "_ifexp")
-        for blk, x in ((then, a), (other, b)):
-            self.block = blk
-            self.emit(ir.LocalStore, [ref, self.cast(self.value(x, t), t)])
-        self.block = outer
-        self.block.append(ir.If([cond], None, {}, [then, other], self.loc))
-        return self.emit(ir.LocalLoad, [ref], t)
-
-    def visit_Compare(self, node: ast.Compare) -> object:
-        result: object = None
-        left = self.visit(node.left)
-        for op, right_node in zip(node.ops, node.comparators):
-            pred = CMPS.get(type(op))
-            if pred is None:
-                raise self.error(f"comparison `{type(op).__name__}` is not supported in a kernel.")
-            right = self.visit(right_node)
-            c = self.compare(pred, left, right)
-            result = c if result is None else self.binop("and", result, c)
-            left = right
-        return result
-
     def visit_Call(self, node: ast.Call) -> object:
         return self.calls.lower(node)
 
@@ -705,19 +567,16 @@ def _is_number(x: object) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, ir.Value)
 
 
+PY_FOLDS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
+            "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow, "and": operator.and_,
+            "or": operator.or_, "xor": operator.xor, "shl": operator.lshift, "shr": operator.rshift, "min": min,
+            "max": max, "atan2": math.atan2}
+"""Operators on two Python numbers, evaluated at compile time with Python's own semantics."""
+
+
 def _fold_python(op: str, a: object, b: object, fe: Frontend) -> object:
-    import math
     try:
-        if op == "truediv":
-            return a / b  # type: ignore[operator]
-        if op == "floordiv":
-            return a // b  # type: ignore[operator]
-        if op == "atan2":
-            return math.atan2(a, b)  # type: ignore[arg-type]
-        return {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,  # type: ignore[operator]
-                "mod": lambda: a % b, "pow": lambda: a ** b, "and": lambda: a & b,  # type: ignore[operator]
-                "or": lambda: a | b, "xor": lambda: a ^ b, "shl": lambda: a << b,  # type: ignore[operator]
-                "shr": lambda: a >> b, "min": lambda: min(a, b), "max": lambda: max(a, b)}[op]()  # type: ignore
+        return PY_FOLDS[op](a, b)  # type: ignore[operator]
     except ZeroDivisionError:
         raise fe.error("division by zero in a constant expression.") from None
 
@@ -730,6 +589,3 @@ def _describe(x: object) -> str:
     if isinstance(x, types.ModuleType):
         return f"module `{x.__name__}`"
     return f"`{x!r}`" if not callable(x) else f"`{getattr(x, '__name__', x)}`"
-
-
-__all__ = ["Frontend", "Source", "Local", "GradOf", "f64"]

@@ -19,7 +19,8 @@ from . import autodiff, gate, ir, manifest, runtime, split
 from .cache import BinaryCache
 from .config import Config
 from .explain import ConstructReport, InterfaceSlot, KernelReport, Statement, Task
-from .frontend import Frontend, Source
+from .frontend import Frontend
+from .source import Source
 from .offload import IFACE_SLOTS, Plan, message_ops, offload
 from .passes import run_passes
 from .printer import print_kernel
@@ -101,7 +102,7 @@ class Compiled:
 def compile_cached(spec: KernelSpec, sig: str, config: Config, cache: BinaryCache,
                    previous: Compiled | None = None) -> Compiled:
     """Serve the kernel from its manifest when every construct is cached; otherwise compile it."""
-    from .frontend import _source_lines
+    from .source import _source_lines
     try:
         lines, first = _source_lines(spec.fn)
     except (OSError, TypeError):

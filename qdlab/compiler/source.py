@@ -1,0 +1,101 @@
+"""A kernel's (or @qd.func's) Python source: its lines, where they sit, and its parsed AST.
+
+Lines are cut with the code object's span (much faster than `inspect`, which tokenises the file). A file is read
+afresh on every compile, so an edited file is never served from a stale line cache; a notebook cell, which has
+no file, comes from IPython's linecache entry. `inspect` is the fallback.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from dataclasses import dataclass
+
+from .errors import QdError, SourceLoc
+
+
+@dataclass
+class Source:
+    """A function's source, parsed, with what is needed to map AST positions back to the user's lines."""
+
+    fn: object
+    tree: ast.FunctionDef
+    filename: str
+    first_line: int
+    indent: int
+    lines: list[str]
+
+    @classmethod
+    def of(cls, fn: object, kind: str) -> Source:
+        try:
+            lines, first = _source_lines(fn)
+            try:
+                tree, indent = _parse(lines)
+            except SyntaxError:  # the fast span ends early when the body has no code (a docstring, `global`)
+                lines, first = inspect.getsourcelines(fn)  # type: ignore[arg-type]
+                tree, indent = _parse(lines)
+        except (OSError, TypeError) as e:
+            raise QdError(f"cannot read the source of {kind} {getattr(fn, '__name__', fn)!r}: {e}. "
+                          "Define kernels in a file or a notebook cell.") from None
+        filename = inspect.getsourcefile(fn) or getattr(getattr(fn, "__code__", None), "co_filename", "?")  # type: ignore[arg-type]
+        return cls(fn, tree, filename, first, indent, lines)
+
+    def loc(self, node: ast.AST, name: str) -> SourceLoc:
+        rel = getattr(node, "lineno", 1)
+        line = self.lines[rel - 1] if 0 < rel <= len(self.lines) else ""
+        return SourceLoc(name, self.filename, self.first_line + rel - 1,
+                         getattr(node, "col_offset", 0) + self.indent, line)
+
+
+def _source_lines(fn: object) -> tuple[list[str], int]:
+    """The function's source lines (decorators included) and first line number.
+
+    Read with the code object's line span, which is much faster than
+    `inspect.getsourcelines` (it tokenises the file); that remains the fallback.
+    """
+    code = getattr(fn, "__code__", None)
+    positions = getattr(code, "co_positions", None)
+    if code is not None and positions is not None:
+        lines = _read_lines(code.co_filename)
+        first = code.co_firstlineno
+        d = first - 1
+        while d < len(lines) and not lines[d].lstrip().startswith(("def ", "async def ")):
+            d += 1
+        if lines and d < len(lines):
+            end = max(max((e for _, e, _, _ in positions() if e is not None), default=0), d + 1)
+            while end < len(lines):
+                j = end
+                while j < len(lines) and (not lines[j].strip() or lines[j].lstrip().startswith("#")):
+                    j += 1
+                if j < len(lines) and _indent(lines[j]) > _indent(lines[d]):
+                    end = j + 1
+                    continue
+                break
+            return lines[first - 1:end], first
+    return inspect.getsourcelines(fn)  # type: ignore[arg-type]
+
+
+def _read_lines(filename: str) -> list[str]:
+    import linecache
+    import tokenize
+    if not filename.startswith("<"):
+        try:
+            with tokenize.open(filename) as f:
+                return f.readlines()
+        except (OSError, SyntaxError):
+            pass
+    return linecache.getlines(filename)
+
+
+def _parse(lines: list[str]) -> tuple[ast.FunctionDef, int]:
+    """The function's AST, and the indent removed from its lines to parse them."""
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    tree = ast.parse(dedented).body[0]
+    assert isinstance(tree, ast.FunctionDef)
+    return tree, len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
