@@ -249,7 +249,7 @@ class Kernel:
                     raise QdValueError(f"kernel `{self.name}` writes argument `{self.param_names[k]}`, which is a "
                                      "read-only array.")
         if launcher.alias_pairs:
-            overlap = launcher.overlapping([_buffers(a) if ia else None for ia, a in zip(self.is_array, args)])
+            overlap = launcher.overlapping([_extents(a) if ia else None for ia, a in zip(self.is_array, args)])
             if overlap:
                 self.warn_alias(overlap)
                 launcher = compiled.whole_launcher(state.cache())
@@ -315,10 +315,12 @@ def _as_numpy(a: object) -> np.ndarray:
     return np.asarray(a) if hasattr(a, "__array_interface__") else np.from_dlpack(a)
 
 
-def _buffers(a: object) -> tuple[np.ndarray, np.ndarray | None]:
-    if isinstance(a, Ndarray):
-        return a.arr, a.grad.arr if a.grad is not None else None
-    return _as_numpy(a), None
+def _extents(a: object) -> tuple[int, int, int, int]:
+    """(data pointer, bytes, gradient pointer, gradient bytes) of an array argument."""
+    if type(a) is Ndarray:
+        return a._extent
+    arr = _as_numpy(a)
+    return arr.ctypes.data, arr.nbytes, 0, 0
 
 
 def _wrapped(words: list, launcher: object) -> list:

@@ -25,6 +25,8 @@ class Ndarray:
         self._words = (self.arr.ctypes.data, self.grad.arr.ctypes.data if self.grad is not None else 0, *shape)
         """Launch words: data pointer, gradient pointer, extents (the buffer never moves)."""
         self._sig = (dtype.name, len(shape), needs_grad)
+        self._extent = (self._words[0], self.arr.nbytes, self._words[1], self.grad.arr.nbytes if self.grad else 0)
+        """(data pointer, bytes, gradient pointer, gradient bytes): what the launch's overlap check reads."""
 
     @property
     def shape(self) -> tuple[int, ...]:

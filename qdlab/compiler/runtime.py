@@ -149,16 +149,14 @@ class Launcher:
         self.lock = threading.Lock()
         self.name_hash = int.from_bytes(self.name.encode()[:8].ljust(8, b"\0"), "little")
 
-    def overlapping(self, buffers: list) -> list[tuple[str, str]]:
-        """Pairs of buffers the split assumed disjoint that share memory; `buffers[k]` is (value, grad)."""
+    def overlapping(self, extents: list) -> list[tuple[str, str]]:
+        """Pairs of buffers the split assumed disjoint that share memory; `extents[k]` is the parameter's
+        (data pointer, bytes, gradient pointer, gradient bytes)."""
         bad = []
         for i, gi, j, gj in self.alias_pairs:
-            a = buffers[i][1 if gi else 0]
-            b = buffers[j][1 if gj else 0]
-            if a is None or b is None or a.nbytes == 0 or b.nbytes == 0:
-                continue
-            alo, blo = a.ctypes.data, b.ctypes.data
-            if alo < blo + b.nbytes and blo < alo + a.nbytes:
+            alo, an = extents[i][2:4] if gi else extents[i][0:2]
+            blo, bn = extents[j][2:4] if gj else extents[j][0:2]
+            if an and bn and alo < blo + bn and blo < alo + an:
                 bad.append((self.params[i].name + (".grad" if gi else ""),
                             self.params[j].name + (".grad" if gj else "")))
         return bad
