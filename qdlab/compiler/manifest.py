@@ -46,22 +46,26 @@ def fingerprint(value: object) -> str:
     return f"{type(value).__module__}.{type(value).__qualname__}:{value!r}"
 
 
-def key(source: str, filename: str, first_line: int, sig: str, config: Config) -> str:
+def key(source: str, sig: str, config: Config) -> str:
+    """Where the kernel sits is left out: the same source in another file, cell or line reuses the manifest,
+    and its error locations are rebased onto where the kernel is now."""
     from .codegen.jit import host
     from .pipeline import COMPILER_VERSION
     h = hashlib.sha256()
-    for part in (VERSION, COMPILER_VERSION, *host(), filename, str(first_line), source, sig,
+    for part in (VERSION, COMPILER_VERSION, *host(), source, sig,
                  repr(sorted(config.as_dict().items()))):
         h.update(str(part).encode())
         h.update(b"\0")
     return h.hexdigest()
 
 
-def save(cache: BinaryCache, manifest_key: str, compiled: object, deps: list[tuple[str, str, str, str]]) -> None:
+def save(cache: BinaryCache, manifest_key: str, compiled: object, deps: list[tuple[str, str, str, str]],
+         first_line: int) -> None:
     launcher = compiled.launcher  # type: ignore[attr-defined]
     doc = {
         "units": [{"key": u.key, "kinds": u.kinds, "reduces": u.reduces, "tmp_bytes": u.tmp_bytes,
-                   "messages": [[m.array, m.text, _loc(m.loc)] for m in u.messages]} for u in launcher.units],
+                   "messages": [[m.array, m.text, _loc(m.loc, first_line)] for m in u.messages]}
+                  for u in launcher.units],
         "alias_pairs": [list(p) for p in launcher.alias_pairs],
         "written": sorted(compiled.written),  # type: ignore[attr-defined]
         "deps": [list(d) for d in deps],
@@ -85,7 +89,7 @@ def load(cache: BinaryCache, manifest_key: str, fn: object) -> dict | None:
     return doc
 
 
-def units(doc: dict, cache: BinaryCache) -> list[runtime.Unit] | None:
+def units(doc: dict, cache: BinaryCache, filename: str, first_line: int) -> list[runtime.Unit] | None:
     """Load every construct object the manifest lists; None if any is gone from the cache."""
     from .codegen import jit
     from .pipeline import _loaded
@@ -102,14 +106,21 @@ def units(doc: dict, cache: BinaryCache) -> list[runtime.Unit] | None:
             _loaded[k] = addresses
     out = []
     for u in doc["units"]:
-        messages = [runtime.Message(a, t, SourceLoc(*loc) if loc else None) for a, t, loc in u["messages"]]
+        messages = [runtime.Message(a, t, _unloc(loc, filename, first_line)) for a, t, loc in u["messages"]]
         out.append(runtime.Unit(u["key"], [runtime.task_function(a) for a in _loaded[u["key"]]], u["kinds"],
                                 u["reduces"], u["tmp_bytes"], messages))
     return out
 
 
-def _loc(loc: SourceLoc | None) -> list | None:
-    return [loc.kernel, loc.filename, loc.lineno, loc.col, loc.source_line] if loc else None
+def _loc(loc: SourceLoc | None, first_line: int) -> list | None:
+    return [loc.kernel, loc.lineno - first_line, loc.col, loc.source_line] if loc else None
+
+
+def _unloc(loc: list | None, filename: str, first_line: int) -> SourceLoc | None:
+    if loc is None:
+        return None
+    kernel, offset, col, text = loc
+    return SourceLoc(kernel, filename, first_line + offset, col, text)
 
 
 def _function(kernel_fn: object, module: str, qualname: str) -> object | None:

@@ -108,9 +108,9 @@ def compile_cached(spec: KernelSpec, sig: str, config: Config, cache: BinaryCach
     except (OSError, TypeError):
         return compile_kernel(spec, config, cache, previous)
     filename = getattr(getattr(spec.fn, "__code__", None), "co_filename", "")
-    mkey = manifest.key("".join(lines), filename, first, f"{spec.name}:{spec.autodiff}:{sig}", config)
+    mkey = manifest.key("".join(lines), f"{spec.name}:{spec.autodiff}:{sig}", config)
     doc = manifest.load(cache, mkey, spec.fn)
-    units = manifest.units(doc, cache) if doc is not None else None
+    units = manifest.units(doc, cache, filename, first) if doc is not None else None
     if units is not None:
         layout = runtime_layout_of(spec.params)
         launcher = runtime.Launcher(spec.name, spec.params, spec.returns, units, layout,
@@ -119,7 +119,7 @@ def compile_cached(spec: KernelSpec, sig: str, config: Config, cache: BinaryCach
                         launcher if not launcher.alias_pairs and len(units) == 1 else None,
                         full=lambda: compile_kernel(spec, config, cache, previous))
     compiled = compile_kernel(spec, config, cache, previous)
-    manifest.save(cache, mkey, compiled, sorted(compiled._kernel.flags.get("deps", ())))  # type: ignore[union-attr]
+    manifest.save(cache, mkey, compiled, sorted(compiled._kernel.flags.get("deps", ())), first)  # type: ignore
     return compiled
 
 

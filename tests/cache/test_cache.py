@@ -6,6 +6,7 @@ import errno
 import hashlib
 import logging
 import multiprocessing
+import random
 import os
 import stat
 from pathlib import Path
@@ -272,8 +273,9 @@ def hammer(args: tuple[str, int]) -> tuple[int, int]:
     directory, seed = args
     keys = [key_of(str(i)) for i in range(6)]
     hits = bad = 0
-    for i in range(60):
-        k = keys[(i * 7 + seed) % len(keys)]
+    order = random.Random(seed)  # random access: a cyclic order over more keys than fit is LRU's worst case
+    for _ in range(60):
+        k = order.choice(keys)
         c = BinaryCache(directory, max_size_mb=4.5 * 4200 / 2**20)
         got = c.get(k)
         if got is not None:
