@@ -27,7 +27,17 @@ from .printer import print_kernel
 from .verify import verify
 
 log = logging.getLogger("qdlab")
-COMPILER_VERSION = "qdlab-0.1.0/codegen-1"
+def _compiler_version() -> str:
+    """qdlab's version plus a digest of the compiler's own source: any change to it makes new keys, so a cache
+    never serves a binary that an older compiler built."""
+    from pathlib import Path
+    h = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.rglob("*.py")):
+        h.update(path.read_bytes())
+    return f"qdlab-0.1.0+{h.hexdigest()[:16]}"
+
+
+COMPILER_VERSION = _compiler_version()
 
 
 @dataclass
