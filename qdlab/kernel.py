@@ -192,7 +192,7 @@ class Kernel:
         try:
             if state.tape is not None and not self.autodiff:
                 state.tape.record(self, args, kwargs)
-            if self.config().arch in ("cuda", "gpu"):
+            if (self.options or state.config().arch != "cpu") and self.config().arch in ("cuda", "gpu"):
                 return self.launch_cuda(args, kwargs)
             if not kwargs and len(args) == len(self.annotations):
                 try:

@@ -50,6 +50,10 @@ def _print_callback(fmt: bytes, values: ctypes.Array, n: int) -> None:
     print("".join(out), flush=True)
 
 
+_HEADER = struct.Struct("<7q")
+"""The temporary buffer's header as each unit starts: error code, message, index, extent, print callback,
+random key, interface buffer (offsets HDR_CODE ... HDR_IFACE)."""
+assert (HDR_CODE, HDR_MSG, HDR_INDEX, HDR_EXTENT, HDR_PRINT, HDR_RNG, HDR_IFACE) == (0, 8, 16, 24, 32, 40, 48)
 _PRINT = PRINT_FN(_print_callback)
 _PRINT_ADDR = ctypes.cast(_PRINT, ctypes.c_void_p).value
 
@@ -145,7 +149,7 @@ class Launcher:
         self.tmp = np.zeros(self.tmp_bytes // 8, np.int64)
         self.tmp_ptr = self.tmp.ctypes.data
         self.iface = np.zeros(IFACE_SLOTS, np.int64)
-        self.tmp[HDR_IFACE // 8] = self.iface.ctypes.data
+        self.iface_ptr = self.iface.ctypes.data
         self.lock = threading.Lock()
         self.name_hash = int.from_bytes(self.name.encode()[:8].ljust(8, b"\0"), "little")
 
@@ -170,9 +174,7 @@ class Launcher:
             key = (seed * 0x9E3779B97F4A7C15 + self.name_hash + self.launches * 0xD1B54A32D192ED03) & MASK64
             key = key - (1 << 64) if key >= (1 << 63) else key
             for unit in self.units:
-                tmp[HDR_CODE // 8] = 0
-                tmp[HDR_PRINT // 8] = _PRINT_ADDR
-                tmp[HDR_RNG // 8] = key
+                _HEADER.pack_into(tmp, 0, 0, 0, 0, 0, _PRINT_ADDR, key, self.iface_ptr)
                 for fn, kind, reduces in zip(unit.fns, unit.kinds, unit.reduces):
                     status = fn(self.words_ptr, self.tmp_ptr, 0, 0)
                     if status > 1 and kind == "parallel_for":
