@@ -182,7 +182,9 @@ class TaskEmitter:
 
     # -- loops ----------------------------------------------------------------------------------------------
     def range_loop(self, index: ir.Value, lo: ll.Value, hi: ll.Value, body: Callable[[], None],
-                   per_iteration: bool = False) -> None:
+                   per_iteration: bool = False, stride: ll.Value | None = None) -> None:
+        """`for index in range(lo, hi, stride)`; `per_iteration` marks a parallel loop's iterations (the random
+        generator's counter restarts and keys on the index)."""
         b = self.b
         slot = self.alloca_entry(I64, f"{index.name}.addr")
         b.store(lo, slot)
@@ -205,7 +207,7 @@ class TaskEmitter:
         if not self.terminated():
             b.branch(step)
         b.position_at_end(step)
-        b.store(b.add(b.load(slot), ll.Constant(I64, 1)), slot)
+        b.store(b.add(b.load(slot), stride if stride is not None else ll.Constant(I64, 1)), slot)
         b.branch(cond)
         b.position_at_end(done)
 

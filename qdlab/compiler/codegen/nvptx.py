@@ -12,7 +12,6 @@ for `llvm.sin` and friends; `qd.print` is refused at compile time. Array data po
 
 from __future__ import annotations
 
-from collections.abc import Callable
 
 from llvmlite import ir as ll
 
@@ -93,7 +92,8 @@ class PtxTaskEmitter(TaskEmitter):
             acc = self.alloca_entry(lltype(r.type.dtype), f"{r.name}.partial")  # type: ignore[union-attr]
             b.store(_identity(_red_op(loop, r), r.type.dtype), acc)  # type: ignore[union-attr]
             self.reduce_acc[r] = acc
-        self.strided_loop(loop.body.args[0], start, end, stride, lambda: self.block(loop.body))
+        self.range_loop(loop.body.args[0], start, end, lambda: self.block(loop.body), per_iteration=True,
+                        stride=stride)
         self.iter_index = ll.Constant(I64, 0)
         if reds:
             with b.if_then(b.icmp_signed("<", start, end)):
@@ -101,33 +101,6 @@ class PtxTaskEmitter(TaskEmitter):
                     dtype: DType = r.type.dtype  # type: ignore[union-attr]
                     _rmw(self, _red_op(loop, r), self.local_ptr(r), b.load(self.reduce_acc[r]), dtype)
         b.ret_void()
-
-    def strided_loop(self, index: ir.Value, lo: ll.Value, hi: ll.Value, stride: ll.Value,
-                     body: Callable[[], None]) -> None:
-        b = self.b
-        slot = self.alloca_entry(I64, f"{index.name}.addr")
-        b.store(lo, slot)
-        cond = self.fn.append_basic_block(f"{index.name}.cond")
-        step = self.fn.append_basic_block(f"{index.name}.step")
-        loop = self.fn.append_basic_block(f"{index.name}.body")
-        done = self.fn.append_basic_block(f"{index.name}.done")
-        b.branch(cond)
-        b.position_at_end(cond)
-        i = b.load(slot)
-        b.cbranch(b.icmp_signed("<", i, hi), loop, done)
-        b.position_at_end(loop)
-        self.vals[index] = b.trunc(i, I32, name=index.name)
-        self.iter_index = i
-        b.store(ll.Constant(I64, 0), self.rng_counter)
-        self.loops.append((step, done))
-        body()
-        self.loops.pop()
-        if not self.terminated():
-            b.branch(step)
-        b.position_at_end(step)
-        b.store(b.add(b.load(slot), stride), slot)
-        b.branch(cond)
-        b.position_at_end(done)
 
 
 def block_dim(task: Task) -> int:
