@@ -229,15 +229,21 @@ class Kernel:
         """Fill the launch words straight from the arguments (their types were checked when the key was made)."""
         words: list = []
         launcher = compiled.launcher
-        for is_array, a in zip(self.is_array, args):
+        extents: list | None = [None] * len(args) if launcher.alias_pairs else None
+        for k, (is_array, a) in enumerate(zip(self.is_array, args)):
             if is_array:
                 if type(a) is Ndarray:
                     words.extend(a._words)
+                    if extents is not None:
+                        extents[k] = a._extent
                 else:
                     arr = a if type(a) is np.ndarray else _as_numpy(a)
-                    words.append(arr.ctypes.data)
+                    ptr = arr.ctypes.data
+                    words.append(ptr)
                     words.append(0)
                     words.extend(arr.shape)
+                    if extents is not None:
+                        extents[k] = (ptr, arr.nbytes, 0, 0)
             elif type(a) is bool or isinstance(a, (int, float, np.integer, np.floating, np.bool_)):
                 words.append(a)
             else:
@@ -249,7 +255,7 @@ class Kernel:
                     raise QdValueError(f"kernel `{self.name}` writes argument `{self.param_names[k]}`, which is a "
                                      "read-only array.")
         if launcher.alias_pairs:
-            overlap = launcher.overlapping([_extents(a) if ia else None for ia, a in zip(self.is_array, args)])
+            overlap = launcher.overlapping(extents)
             if overlap:
                 self.warn_alias(overlap)
                 launcher = compiled.whole_launcher(state.cache())
@@ -313,14 +319,6 @@ def _as_numpy(a: object) -> np.ndarray:
     if isinstance(a, Ndarray):
         return a.arr
     return np.asarray(a) if hasattr(a, "__array_interface__") else np.from_dlpack(a)
-
-
-def _extents(a: object) -> tuple[int, int, int, int]:
-    """(data pointer, bytes, gradient pointer, gradient bytes) of an array argument."""
-    if type(a) is Ndarray:
-        return a._extent
-    arr = _as_numpy(a)
-    return arr.ctypes.data, arr.nbytes, 0, 0
 
 
 def _wrapped(words: list, launcher: object) -> list:
