@@ -263,7 +263,6 @@ class Calls:
         if self.inline_depth > 32:
             raise fe.error("@qd.func calls nest too deeply (recursion is not supported).")
         source: Source = func.source()  # type: ignore[attr-defined]
-        fe.record(func.fn, "<source>", func)  # type: ignore[attr-defined]
         params = source.tree.args.args
         args = [fe.visit(a) for a in node.args]
         kwargs = {kw.arg: fe.visit(kw.value) for kw in node.keywords}
@@ -282,8 +281,12 @@ class Calls:
             frame[p.arg] = x
         fn_globals = getattr(func.fn, "__globals__", {})  # type: ignore[attr-defined]
         outer = fe.scope
+        from .frontend import _dotted
+        via = _dotted(node.func) or "?"
+        owner = f"{outer.owner}/{via}" if outer.owner else via
         fe.scope = Scope(source, source.tree.name, fn_globals, [frame], [], True,
-                         (fe.loop_depth, fe.in_runtime_if))
+                         (fe.loop_depth, fe.in_runtime_if), owner)
+        fe.record("<source>", func)
         self.inline_depth += 1
         try:
             for s in source.tree.body:

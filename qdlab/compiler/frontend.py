@@ -62,6 +62,9 @@ class Scope:
     is_func: bool = False
     base_depth: tuple[int, int] = (0, 0)
     """(loop depth, runtime-if depth) where a @qd.func body starts."""
+    owner: str = ""
+    """How this function is reached from the kernel: "" for the kernel, "twice" or "twice/helpers.f" for the
+    @qd.funcs it calls. The manifest re-resolves names through this path, never through module names."""
 
 
 class _Return(Exception):
@@ -87,8 +90,8 @@ class Frontend(Conditionals, ast.NodeVisitor):
         self.loop_name: str | None = None
         self.block_dim: int | None = None
         self.random_sites = 0
-        self.deps: set[tuple[str, str, str, str]] = set()
-        """(module, qualname, name, fingerprint) of every global or closure value read: the manifest checks them."""
+        self.deps: set[tuple[str, str, str]] = set()
+        """(owner path, name, fingerprint) of every global or closure value read: the manifest checks them."""
         self.calls = Calls(self)
 
     # -- infrastructure -------------------------------------------------------------------------------------
@@ -209,12 +212,12 @@ class Frontend(Conditionals, ast.NodeVisitor):
             value = getattr(builtins, name)
         else:
             raise self.error(f"name `{name}` is not defined.", QdError)
-        self.record(fn, name, value)
+        self.record(name, value)
         return value
 
-    def record(self, fn: object, name: str, value: object) -> None:
+    def record(self, name: str, value: object) -> None:
         from .manifest import fingerprint
-        self.deps.add((getattr(fn, "__module__", ""), getattr(fn, "__qualname__", ""), name, fingerprint(value)))
+        self.deps.add((self.scope.owner, name, fingerprint(value)))
 
     def find_local(self, name: str) -> Local | object | None:
         for frame in reversed(self.scope.frames):
@@ -452,9 +455,13 @@ class Frontend(Conditionals, ast.NodeVisitor):
         if isinstance(base, ir.Value):
             raise self.error(f"a {base.type} value has no attribute `{node.attr}`.", QdTypeError)
         try:
-            return getattr(base, node.attr)
+            value = getattr(base, node.attr)
         except AttributeError:
             raise self.error(f"{_describe(base)} has no attribute `{node.attr}`.", QdError) from None
+        path = _dotted(node)
+        if path is not None and path.split(".")[0] not in {k for f in self.scope.frames for k in f}:
+            self.record(path, value)  # `cfg.scale` is baked in: the manifest checks it
+        return value
 
     def subscript_target(self, node: ast.Subscript) -> tuple[object, list[ir.Value]]:
         base = self.visit(node.value)
@@ -533,7 +540,7 @@ class Frontend(Conditionals, ast.NodeVisitor):
         bound = {k for frame in self.scope.frames for k in frame}
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and n.id not in bound and n.id in env:
-                self.record(self.scope.source.fn, n.id, env[n.id])
+                self.record(n.id, env[n.id])
         try:
             return eval(compile(ast.Expression(node), "<qd.static>", "eval"), env)
         except QdError:
@@ -579,6 +586,17 @@ def _fold_python(op: str, a: object, b: object, fe: Frontend) -> object:
         return PY_FOLDS[op](a, b)  # type: ignore[operator]
     except ZeroDivisionError:
         raise fe.error("division by zero in a constant expression.") from None
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """`a.b.c` for an attribute chain on a plain name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
 
 
 def _describe(x: object) -> str:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-import sys
 import types
 
 from . import runtime
@@ -59,7 +58,7 @@ def key(source: str, sig: str, config: Config) -> str:
     return h.hexdigest()
 
 
-def save(cache: BinaryCache, manifest_key: str, compiled: object, deps: list[tuple[str, str, str, str]],
+def save(cache: BinaryCache, manifest_key: str, compiled: object, deps: list[tuple[str, str, str]],
          first_line: int) -> None:
     launcher = compiled.launcher  # type: ignore[attr-defined]
     doc = {
@@ -82,8 +81,8 @@ def load(cache: BinaryCache, manifest_key: str, fn: object) -> dict | None:
         doc = json.loads(data)
     except ValueError:
         return None
-    for module, qualname, name, fp in doc["deps"]:
-        owner = _function(fn, module, qualname)
+    for owner_path, name, fp in doc["deps"]:
+        owner = _function(fn, owner_path)
         if owner is None or _lookup_fingerprint(owner, name) != fp:
             return None
     return doc
@@ -123,23 +122,43 @@ def _unloc(loc: list | None, filename: str, first_line: int) -> SourceLoc | None
     return SourceLoc(kernel, filename, first_line + offset, col, text)
 
 
-def _function(kernel_fn: object, module: str, qualname: str) -> object | None:
-    if getattr(kernel_fn, "__module__", None) == module and getattr(kernel_fn, "__qualname__", None) == qualname:
-        return kernel_fn
-    obj: object = sys.modules.get(module)
-    for part in qualname.split("."):
-        obj = getattr(obj, part, None)
-    return getattr(obj, "fn", obj)
+def _function(kernel_fn: object, owner_path: str) -> object | None:
+    """The function a dependency was read in: the kernel, or a @qd.func reached from it by `owner_path`."""
+    from qdlab.kernel import Func
+    fn = kernel_fn
+    for step in owner_path.split("/") if owner_path else ():
+        value = _resolve(fn, step)
+        if not isinstance(value, Func):
+            return None
+        fn = value.fn
+    return fn
+
+
+def _resolve(fn: object, dotted: str) -> object:
+    head, *attrs = dotted.split(".")
+    closure = inspect.getclosurevars(fn).nonlocals if getattr(fn, "__closure__", None) else {}  # type: ignore
+    g = getattr(fn, "__globals__", {})
+    import builtins
+    if head in closure:
+        value = closure[head]
+    elif head in g:
+        value = g[head]
+    elif hasattr(builtins, head):
+        value = getattr(builtins, head)
+    else:
+        return _MISSING
+    for a in attrs:
+        if not hasattr(value, a):
+            return _MISSING
+        value = getattr(value, a)
+    return value
+
+
+_MISSING = object()
 
 
 def _lookup_fingerprint(fn: object, name: str) -> str:
     if name == "<source>":
         return "func:" + hashlib.sha256(inspect.getsource(fn).encode()).hexdigest()[:32]  # type: ignore[arg-type]
-    closure = inspect.getclosurevars(fn).nonlocals if getattr(fn, "__closure__", None) else {}  # type: ignore
-    if name in closure:
-        return fingerprint(closure[name])
-    g = getattr(fn, "__globals__", {})
-    if name in g:
-        return fingerprint(g[name])
-    import builtins
-    return fingerprint(getattr(builtins, name)) if hasattr(builtins, name) else "missing"
+    value = _resolve(fn, name)
+    return "missing" if value is _MISSING else fingerprint(value)

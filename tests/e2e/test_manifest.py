@@ -1,0 +1,108 @@
+"""The manifest tier serves a kernel without lowering it only when nothing it baked in has changed."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import sys
+import textwrap
+import types
+
+import numpy as np
+import pytest
+
+import qdlab as qd
+
+_n = itertools.count()
+
+
+def load(folder, source: str, **module_globals: object):
+    path = folder / f"manifest_{next(_n)}.py"
+    path.write_text(textwrap.dedent(source))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    mod.__dict__.update(module_globals)
+    sys.modules[path.stem] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def total(k) -> int:
+    return k._primal.per_offload_cache_observations.frontend_constructs_total
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path) -> None:
+    qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path / "cache"))
+
+
+KERNEL = """
+    import qdlab as qd
+
+    @qd.func
+    def twice(v: qd.f32) -> qd.f32:
+        return v * {factor}
+
+    @qd.kernel
+    def k(a: qd.types.NDArray[qd.f32, 1]):
+        for i in range(a.shape[0]):
+            a[i] = twice(SCALE) + cfg.offset
+"""
+
+
+def run(folder, factor: str = "2.0", scale: float = 1.0, offset: float = 0.0) -> tuple[float, int]:
+    cfg = types.SimpleNamespace(offset=offset)
+    mod = load(folder, KERNEL.format(factor=factor), SCALE=scale, cfg=cfg)
+    a = np.zeros(3, np.float32)
+    mod.k(a)
+    return float(a[0]), total(mod.k)
+
+
+def test_same_source_elsewhere_is_served_from_the_manifest(tmp_path) -> None:
+    assert run(tmp_path) == (2.0, 1)
+    assert run(tmp_path) == (2.0, -1)  # another file, same source: no lowering, -1 as for the reference's fastcache
+
+
+@pytest.mark.parametrize("change", [{"scale": 3.0}, {"offset": 0.5}, {"factor": "4.0"}])
+def test_a_changed_dependency_is_compiled_again(tmp_path, change: dict) -> None:
+    assert run(tmp_path) == (2.0, 1)
+    want = 2.0 * change.get("scale", 1.0) * (2.0 if change.get("factor") else 1.0) + change.get("offset", 0.0)
+    assert run(tmp_path, **change) == (want, 1)
+
+
+def test_an_attribute_of_a_mutable_object_is_checked(tmp_path) -> None:
+    class Settings:  # its repr is its address: only the attribute's own fingerprint can tell a change
+        offset = 1.0
+    settings = Settings()
+    src = """
+        import qdlab as qd
+
+        @qd.kernel
+        def k(a: qd.types.NDArray[qd.f32, 1]):
+            for i in range(a.shape[0]):
+                a[i] = settings.offset
+    """
+    a = np.zeros(2, np.float32)
+    load(tmp_path, src, settings=settings).k(a)
+    settings.offset = 7.0
+    load(tmp_path, src, settings=settings).k(a)
+    assert (a == 7.0).all()
+
+
+def test_gradient_and_primal_have_their_own_manifests(tmp_path) -> None:
+    src = """
+        import qdlab as qd
+
+        @qd.kernel
+        def k(x: qd.types.ndarray(dtype=qd.f32, ndim=1, needs_grad=True),
+              y: qd.types.ndarray(dtype=qd.f32, ndim=1, needs_grad=True)):
+            for i in range(x.shape[0]):
+                y[i] = x[i] * x[i]
+    """
+    x, y = qd.ndarray(qd.f32, 3, needs_grad=True), qd.ndarray(qd.f32, 3, needs_grad=True)
+    x.from_numpy(np.array([1, 2, 3], np.float32))
+    k = load(tmp_path, src).k
+    k(x, y)
+    y.grad.fill(1.0)
+    k.grad(x, y)
+    assert y.to_numpy().tolist() == [1, 4, 9] and x.grad.to_numpy().tolist() == [2, 4, 6]
