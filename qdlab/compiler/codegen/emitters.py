@@ -143,7 +143,7 @@ def _address(em: TaskEmitter, op: ir.Op) -> ll.Value:
     lin: ll.Value = ll.Constant(I64, 0)
     for d, idx in enumerate(op.operands[1:1 + at.ndim]):  # type: ignore[union-attr]
         extent = extents[d]
-        i = b.sext(em.get(idx), I64)
+        i = em.wide[idx] if idx in em.wide else b.sext(em.get(idx), I64)
         if at.boundary == "clamp":  # type: ignore[union-attr]
             top = b.sub(extent, ll.Constant(I64, 1))
             i = b.select(b.icmp_signed(">", i, top), top, i)

@@ -52,6 +52,7 @@ class TaskEmitter:
         self.b.store(ll.Constant(I64, 0), self.rng_counter)
         self.strings: dict[str, ll.Value] = {}
         self.arrays: dict = {}
+        self.wide: dict[ir.Value, ll.Value] = {}
         from ..offload import message_ops
         self.messages = message_ops([op for t in plan.tasks for op in t.ops], debug)
 
@@ -198,6 +199,7 @@ class TaskEmitter:
         b.cbranch(b.icmp_signed("<", i, hi), loop, done)
         b.position_at_end(loop)
         self.vals[index] = b.trunc(i, I32, name=index.name)
+        self.wide[index] = i  # the exact i64 form, so addresses skip a sext(trunc(i)) that hides the stride
         if per_iteration:
             self.iter_index = i
             b.store(ll.Constant(I64, 0), self.rng_counter)
