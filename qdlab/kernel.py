@@ -66,6 +66,8 @@ class Kernel:
         self.generation = -1
         self.latest: Compiled | None = None
         self.warned: set[str] = set()
+        self.on_construct: typing.Callable[[int, int, str], None] | None = None
+        """Told (index, total, status) as each construct of a compile is ready; the magic's progress bar."""
         self.options: dict[str, object] = {}
         """`qd.init` settings for this kernel only, over the active config (`%%qdkernel --opt 1` sets them)."""
         try:
@@ -152,7 +154,8 @@ class Kernel:
             params.append(ir.Param(name, t))
         spec = KernelSpec(self.fn, self.name, params, self.returns, templates, self.autodiff)
         previous = state.history.get(self.name)
-        compiled = compile_cached(spec, repr(sig), cfg, state.cache_for(cfg), previous)  # type: ignore[arg-type]
+        compiled = compile_cached(spec, repr(sig), cfg, state.cache_for(cfg), previous,  # type: ignore[arg-type]
+                                  self.on_construct)
         state.history[self.name] = compiled
         self.latest = compiled
         total, recompiled, hit = compiled.observations

@@ -110,13 +110,14 @@ class Compiled:
 
 
 def compile_cached(spec: KernelSpec, sig: str, config: Config, cache: BinaryCache,
-                   previous: Compiled | None = None) -> Compiled:
+                   previous: Compiled | None = None,
+                   on_construct: Callable[[int, int, str], None] | None = None) -> Compiled:
     """Serve the kernel from its manifest when every construct is cached; otherwise compile it."""
     from .source import _source_lines
     try:
         lines, first = _source_lines(spec.fn)
     except (OSError, TypeError):
-        return compile_kernel(spec, config, cache, previous)
+        return compile_kernel(spec, config, cache, previous, on_construct)
     filename = getattr(getattr(spec.fn, "__code__", None), "co_filename", "")
     mkey = manifest.key("".join(lines), f"{spec.name}:{spec.autodiff}:{sig}", config)
     doc = manifest.load(cache, mkey, spec.fn)
@@ -128,13 +129,15 @@ def compile_cached(spec: KernelSpec, sig: str, config: Config, cache: BinaryCach
         return Compiled(launcher, None, None, config, (-1, -1, -1), set(doc["written"]),  # type: ignore[index]
                         launcher if not launcher.alias_pairs and len(units) == 1 else None,
                         full=lambda: compile_kernel(spec, config, cache, previous))
-    compiled = compile_kernel(spec, config, cache, previous)
+    compiled = compile_kernel(spec, config, cache, previous, on_construct)
     manifest.save(cache, mkey, compiled, sorted(compiled._kernel.flags.get("deps", ())), first)  # type: ignore
     return compiled
 
 
 def compile_kernel(spec: KernelSpec, config: Config, cache: BinaryCache,
-                   previous: Compiled | KernelReport | None = None) -> Compiled:
+                   previous: Compiled | KernelReport | None = None,
+                   on_construct: Callable[[int, int, str], None] | None = None) -> Compiled:
+    """`on_construct(index, total, status)` is called as each construct is ready (a notebook's progress bar)."""
     t0 = time.perf_counter()
     kernel, source = lower(spec, config)                         # Python AST -> typed IR
     fe_deps = kernel.flags.pop("deps", set())
@@ -150,7 +153,11 @@ def compile_kernel(spec: KernelSpec, config: Config, cache: BinaryCache,
     if fallback is not None:
         log.debug("[PER_OFFLOAD] %s: fallback %s (line %s)", spec.name, fallback.code, fallback.lineno)
     if config.per_offload and fallback is None:
-        built = [build(split.slice_kernel(kernel, c, slots), config, cache) for c in constructs]  # emit + cache
+        built = []
+        for c in constructs:                                     # emit + cache, construct by construct
+            built.append(build(split.slice_kernel(kernel, c, slots), config, cache))
+            if on_construct is not None:
+                on_construct(c.index, len(constructs), built[-1].status)
     else:
         built = [build(kernel, config, cache)]                   # emit + cache, whole kernel
     dump(spec.name, kernel, built, config)

@@ -166,6 +166,7 @@ class QdMagics(Magics):
         for k in kernels:
             note = needs_call(k)
             if note is None:
+                k.on_construct = lambda i, n, status, name=k.name: progress.construct(name, i, n, status)
                 try:
                     report = k.compile().report
                 except QdError as e:
@@ -175,6 +176,8 @@ class QdMagics(Magics):
                         if v is k and name in before:
                             ns[name] = before[name]  # the previous working version stays usable
                     continue
+                finally:
+                    k.on_construct = None
                 progress.step(k.name, f"{report.compiled} compiled, {report.reused} reused")
             summaries.append(KernelSummary(k, COMPILE_MS, note or ""))
         summary = CellSummary(summaries)

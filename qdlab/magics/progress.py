@@ -2,8 +2,8 @@
 
 In a notebook it is an `IntProgress` widget shown by a timer, in the display slot the cell's summary takes over
 when compiling ends. On a TTY it is one line on stderr. Anywhere else (pipes, CI logs) it shows nothing. The
-compiler reports when each kernel finishes (`qdlab.state.compile_hooks`), so the bar steps per kernel and its label
-names the constructs that kernel compiled and reused.
+compiler reports each construct as it is ready (`Kernel.on_construct`), so the bar steps per construct of the
+kernel being compiled, and its label says which kernel of the cell that is and what it compiled and reused.
 """
 
 from __future__ import annotations
@@ -46,9 +46,22 @@ class Progress:
         with self._lock:
             if self.finished:
                 return
-            bar = ipywidgets.IntProgress(value=self.done, min=0, max=len(self.names))
+            bar = ipywidgets.IntProgress(value=0, min=0, max=1)
             self.widget = ipywidgets.HBox([bar, ipywidgets.Label(self.label)])
             display(self.widget, display_id=self.display_id)
+
+    def construct(self, name: str, index: int, total: int, status: str) -> None:
+        """Construct `index` of `total` of kernel `name` is ready (`status`: compiled or reused)."""
+        with self._lock:
+            self.label = (f"kernel {self.done + 1}/{len(self.names)} {name}: construct {index + 1}/{total} "
+                          f"{status}")
+            if self.widget is not None:
+                bar, label = self.widget.children  # type: ignore[attr-defined]
+                bar.max, bar.value, label.value = total, index + 1, self.label
+        if not self.notebook and sys.stderr.isatty() and time.perf_counter() - self.t0 > self.delay:
+            sys.stderr.write(f"\r[qdlab] {self.label}\x1b[K")
+            sys.stderr.flush()
+            self.printed = True
 
     def step(self, name: str, detail: str) -> None:
         """Kernel `name` finished compiling."""
@@ -57,8 +70,8 @@ class Progress:
             upcoming = f"; compiling {self.names[self.done]}" if self.done < len(self.names) else ""
             self.label = f"{name}: {detail}{upcoming}"
             if self.widget is not None:
-                bar, label = self.widget.children  # type: ignore[attr-defined]
-                bar.value, label.value = self.done, self.label
+                _, label = self.widget.children  # type: ignore[attr-defined]
+                label.value = self.label
         if not self.notebook and sys.stderr.isatty() and time.perf_counter() - self.t0 > self.delay:
             sys.stderr.write(f"\r[qdlab {self.done}/{len(self.names)}] {self.label}\x1b[K")
             sys.stderr.flush()

@@ -177,3 +177,12 @@ def test_disjoint_views_of_one_buffer_stay_split(caplog: pytest.LogCaptureFixtur
     k(buf[0:4], buf[4:8], out)
     assert (out == 3).all() and (buf[4:] == -1).all()
     assert not [r for r in caplog.records if "FALLBACK" in r.getMessage()]
+
+
+def test_each_construct_is_reported_as_it_is_ready() -> None:
+    k = qd.kernel(serial_between.fn)
+    seen: list[tuple[int, int, str]] = []
+    k.on_construct = lambda i, n, status: seen.append((i, n, status))
+    k(np.ones(4, np.float32), np.zeros(4, np.float32), 4)
+    assert [(i, n) for i, n, _ in seen] == [(0, 3), (1, 3), (2, 3)]
+    assert {s for *_, s in seen} <= {"compiled", "reused"}

@@ -109,12 +109,14 @@ def test_progress_widget_in_a_notebook_takes_the_summarys_slot():
     p = progress.Progress(["a", "b"], "slot", notebook=True, delay=0.0)
     with capture_output() as cap:
         p._show()  # what the timer runs once compiling has taken `delay`
-        p.step("a", "6 compiled, 0 reused")
+        p.construct("a", 3, 6, "compiled")
     [out] = cap.outputs
     assert out.transient == {"display_id": "slot"}
     assert "application/vnd.jupyter.widget-view+json" in out.data and "text/plain" in out.data
     bar, label = p.widget.children
-    assert (bar.value, bar.max) == (1, 2) and label.value == "a: 6 compiled, 0 reused; compiling b"
+    assert (bar.value, bar.max) == (4, 6) and label.value == "kernel 1/2 a: construct 4/6 compiled"
+    p.step("a", "6 compiled, 0 reused")
+    assert label.value == "a: 6 compiled, 0 reused; compiling b"
     assert p.finish() is True
     p.close()
 
