@@ -27,6 +27,8 @@ class Config:
     per_offload: bool = True
     """Compile kernels construct by construct (False: always whole-kernel)."""
     split_carried: bool = True
+    fresh: bool = False
+    """Compile every construct anew, reusing nothing already cached or loaded (`%%qdkernel --no-cache`)."""
     print_ir: bool = False
     debug_dump_path: str | None = None
     dump_ir: bool = False

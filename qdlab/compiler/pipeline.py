@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import itertools
 import logging
 import os
 import tempfile
@@ -113,6 +114,8 @@ def compile_cached(spec: KernelSpec, sig: str, config: Config, cache: BinaryCach
                    previous: Compiled | None = None,
                    on_construct: Callable[[int, int, str], None] | None = None) -> Compiled:
     """Serve the kernel from its manifest when every construct is cached; otherwise compile it."""
+    if config.fresh:
+        return compile_kernel(spec, config, cache, previous, on_construct)
     from .source import _source_lines
     try:
         lines, first = _source_lines(spec.fn)
@@ -234,6 +237,7 @@ def cache_key(text: str, config: Config) -> str:
 
 
 _loaded: dict[str, list[int]] = {}
+_fresh = itertools.count()
 
 
 def build(k: ir.Kernel, config: Config, cache: BinaryCache) -> Built:
@@ -244,6 +248,15 @@ def build(k: ir.Kernel, config: Config, cache: BinaryCache) -> Built:
     text = print_kernel(k)
     key = cache_key(text, config)
     plan = offload(k)
+    if config.fresh:  # nothing reused: a new object under symbols of its own (the engine holds the old ones)
+        prefix = f"qd_{key[:24]}_f{next(_fresh)}"
+        from .codegen import jit
+        addresses = jit.load(emit_object(k, plan, key, config, prefix), [f"{prefix}_t{i}" for i in range(len(plan.tasks))])
+        unit = runtime.Unit(key, [runtime.task_function(a) for a in addresses], [t.kind for t in plan.tasks],
+                            [bool(t.reductions) for t in plan.tasks], plan.tmp_bytes,
+                            [runtime.Message.of(op) for op in message_ops([op for t in plan.tasks for op in t.ops],
+                                                                          config.debug)])
+        return Built(unit, plan, k, key, text, "compiled", (time.perf_counter() - t0) * 1e3)
     symbols = [f"qd_{key[:24]}_t{i}" for i in range(len(plan.tasks))]
     status = "reused"
     if key not in _loaded:
@@ -261,9 +274,9 @@ def build(k: ir.Kernel, config: Config, cache: BinaryCache) -> Built:
     return Built(unit, plan, k, key, text, status, (time.perf_counter() - t0) * 1e3)
 
 
-def emit_object(k: ir.Kernel, plan: Plan, key: str, config: Config) -> bytes:
+def emit_object(k: ir.Kernel, plan: Plan, key: str, config: Config, prefix: str | None = None) -> bytes:
     from .codegen import jit, llvm
-    module, _ = llvm.emit_module(k, plan, f"qd_{key[:24]}", config.debug, jit.host()[0], jit.data_layout())
+    module, _ = llvm.emit_module(k, plan, prefix or f"qd_{key[:24]}", config.debug, jit.host()[0], jit.data_layout())
     return jit.emit_object(jit.optimize(str(module), config.opt_level), config.opt_level)
 
 

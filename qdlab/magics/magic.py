@@ -96,7 +96,7 @@ class QdMagics(Magics):
     @argument("--opt", type=int, choices=range(4), metavar="{0-3}", help="LLVM optimisation level")
     @argument("--whole-kernel", action="store_true", help="compile this cell's kernels without the split")
     @argument("--no-cache", action="store_true",
-              help="keep this cell's constructs out of the on-disk cache (neither read nor written)")
+              help="compile this cell's constructs anew: nothing is reused or written to the disk cache")
     @argument("--debug", action="store_true", help="compile with bounds checks and kernel asserts")
     @argument("--show", choices=("summary", "graph", "widget", "none"), default="summary",
               help="what to display: the summary (default), plus the construct graph or the visualizer")
@@ -292,6 +292,7 @@ def cell_options(args: argparse.Namespace) -> dict[str, object]:
         options["per_offload"] = False
     if args.no_cache:
         options["offline_cache"] = False
+        options["fresh"] = True
     if args.debug:
         options["debug"] = True
     return options

@@ -186,3 +186,18 @@ def test_each_construct_is_reported_as_it_is_ready() -> None:
     k(np.ones(4, np.float32), np.zeros(4, np.float32), 4)
     assert [(i, n) for i, n, _ in seen] == [(0, 3), (1, 3), (2, 3)]
     assert {s for *_, s in seen} <= {"compiled", "reused"}
+
+
+def test_fresh_compiles_anew_and_runs_the_same() -> None:
+    args = lambda: [np.arange(1000, dtype=np.float32), np.zeros(1000, np.float32), np.zeros(1000, np.float32), 2.0]
+    k = qd.kernel(shared_defs.fn)
+    want = args()
+    k(*want)
+    qd.init(arch=qd.cpu, offline_cache=False, fresh=True)
+    for _ in range(2):
+        got = args()
+        k2 = qd.kernel(shared_defs.fn)
+        k2(*got)
+        assert qd.explain(k2).compiled == 2
+        for a, b in zip(got[:3], want[:3]):
+            np.testing.assert_array_equal(a, b)

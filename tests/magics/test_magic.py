@@ -125,6 +125,17 @@ def test_no_cache_keeps_the_disk_cache_untouched(shell):
     assert qd.cache_stats().entries >= before + 6
 
 
+def test_no_cache_recompiles_constructs_already_loaded(shell):
+    cell = six_loops()
+    run(shell, "%%qdkernel\n" + cell)
+    result, cap = run(shell, "%%qdkernel\n" + cell)
+    assert shell.user_ns["six"].latest.report.reused == 6
+    result, cap = run(shell, "%%qdkernel --no-cache\n" + cell)
+    assert result.success, cap.stdout
+    assert shell.user_ns["six"].latest.report.compiled == 6
+    assert shell.user_ns["six"]._primal.per_offload_cache_observations.frontend_constructs_recompiled == 6
+
+
 def test_arch_cuda_without_a_device_is_one_short_error(shell):
     result, cap = run(shell, "%%qdkernel --arch cuda\n" + six_loops())
     assert isinstance(result.error_in_exec, qd.QdError)
