@@ -156,11 +156,8 @@ def compile_kernel(spec: KernelSpec, config: Config, cache: BinaryCache,
     if fallback is not None:
         log.debug("[PER_OFFLOAD] %s: fallback %s (line %s)", spec.name, fallback.code, fallback.lineno)
     if config.per_offload and fallback is None:
-        built = []
-        for c in constructs:                                     # emit + cache, construct by construct
-            built.append(build(split.slice_kernel(kernel, c, slots), config, cache))
-            if on_construct is not None:
-                on_construct(c.index, len(constructs), built[-1].status)
+        built = build_all([split.slice_kernel(kernel, c, slots) for c in constructs], config, cache,
+                          on_construct)                          # emit + cache, construct by construct
     else:
         built = [build(kernel, config, cache)]                   # emit + cache, whole kernel
     dump(spec.name, kernel, built, config)
@@ -242,36 +239,60 @@ _fresh = itertools.count()
 
 def build(k: ir.Kernel, config: Config, cache: BinaryCache) -> Built:
     """Compile (or fetch from the cache) one unit: its tasks as one native object."""
+    return build_all([k], config, cache)[0]
+
+
+def build_all(kernels: list[ir.Kernel], config: Config, cache: BinaryCache,
+              on_ready: Callable[[int, int, str], None] | None = None) -> list[Built]:
+    """Compile (or fetch) several units. The ones no cache holds are emitted as LLVM IR here and optimised and
+    turned into objects in worker processes when there are several (llvmlite serialises LLVM calls within a
+    process, so threads cannot share that work)."""
     t0 = time.perf_counter()
-    k = _canonical(k)
-    run_passes(k)
-    text = print_kernel(k)
-    key = cache_key(text, config)
-    plan = offload(k)
-    if config.fresh:  # nothing reused: a new object under symbols of its own (the engine holds the old ones)
-        prefix = f"qd_{key[:24]}_f{next(_fresh)}"
+    prepared = []
+    for k in kernels:
+        k = _canonical(k)
+        run_passes(k)
+        text = print_kernel(k)
+        key = cache_key(text, config)
+        prefix = f"qd_{key[:24]}_f{next(_fresh)}" if config.fresh else f"qd_{key[:24]}"
+        prepared.append((k, text, key, offload(k), prefix))
+    objects: dict[int, bytes] = {}
+    missing: list[int] = []
+    for i, (k, _, key, plan, prefix) in enumerate(prepared):
+        if config.fresh or key not in _loaded:
+            obj = None if config.fresh else cache.get(key)
+            if obj is None:
+                missing.append(i)
+            else:
+                objects[i] = obj
+    prep_ms = (time.perf_counter() - t0) * 1e3 / max(1, len(kernels))
+    llvm_ms: dict[int, float] = {}
+    if missing:
+        from .codegen import jit, llvm
+        texts = [str(llvm.emit_module(prepared[i][0], prepared[i][3], prepared[i][4], config.debug, jit.host()[0],
+                                      jit.data_layout())[0]) for i in missing]
+        for i, (obj, seconds) in zip(missing, jit.compile_many(texts, config.opt_level)):
+            objects[i], llvm_ms[i] = obj, seconds * 1e3
+            if not config.fresh:
+                cache.put(prepared[i][2], obj)
+    if objects:
         from .codegen import jit
-        addresses = jit.load(emit_object(k, plan, key, config, prefix), [f"{prefix}_t{i}" for i in range(len(plan.tasks))])
+        order = sorted(objects)
+        symbols = [[f"{prepared[i][4]}_t{t}" for t in range(len(prepared[i][3].tasks))] for i in order]
+        for i, addresses in zip(order, jit.load_many([(objects[i], sy) for i, sy in zip(order, symbols)])):
+            _loaded[prepared[i][4] if config.fresh else prepared[i][2]] = addresses
+    out = []
+    for i, (k, text, key, plan, prefix) in enumerate(prepared):
+        addresses = _loaded[prefix if config.fresh else key]
         unit = runtime.Unit(key, [runtime.task_function(a) for a in addresses], [t.kind for t in plan.tasks],
                             [bool(t.reductions) for t in plan.tasks], plan.tmp_bytes,
                             [runtime.Message.of(op) for op in message_ops([op for t in plan.tasks for op in t.ops],
                                                                           config.debug)])
-        return Built(unit, plan, k, key, text, "compiled", (time.perf_counter() - t0) * 1e3)
-    symbols = [f"qd_{key[:24]}_t{i}" for i in range(len(plan.tasks))]
-    status = "reused"
-    if key not in _loaded:
-        obj = cache.get(key)
-        if obj is None:
-            status = "compiled"
-            obj = emit_object(k, plan, key, config)
-            cache.put(key, obj)
-        from .codegen import jit
-        _loaded[key] = jit.load(obj, symbols)
-    fns = [runtime.task_function(a) for a in _loaded[key]]
-    unit = runtime.Unit(key, fns, [t.kind for t in plan.tasks], [bool(t.reductions) for t in plan.tasks],
-                        plan.tmp_bytes, [runtime.Message.of(op) for op in
-                                         message_ops([op for t in plan.tasks for op in t.ops], config.debug)])
-    return Built(unit, plan, k, key, text, status, (time.perf_counter() - t0) * 1e3)
+        status = "compiled" if i in llvm_ms else "reused"
+        out.append(Built(unit, plan, k, key, text, status, prep_ms + llvm_ms.get(i, 0.0)))
+        if on_ready is not None:
+            on_ready(i, len(prepared), status)
+    return out
 
 
 def emit_object(k: ir.Kernel, plan: Plan, key: str, config: Config, prefix: str | None = None) -> bytes:

@@ -7,7 +7,10 @@ and every object is added to it once.
 
 from __future__ import annotations
 
+import atexit
+import os
 import threading
+import time
 from functools import cache
 
 import llvmlite.binding as llvm
@@ -82,3 +85,31 @@ def load_many(objects: list[tuple[bytes, list[str]]]) -> list[list[int]]:
             ee.add_object_file(llvm.ObjectFileRef.from_data(obj))
         ee.finalize_object()
         return [[ee.get_function_address(s) for s in symbols] for _, symbols in objects]
+
+
+def compile_text(llvm_ir: str, opt: int) -> tuple[bytes, float]:
+    """Optimise LLVM IR text and emit its object; returns the object and the seconds it took."""
+    t0 = time.perf_counter()
+    return emit_object(optimize(llvm_ir, opt), opt), time.perf_counter() - t0
+
+
+_pool: object | None = None
+
+
+def compile_many(texts: list[str], opt: int) -> list[tuple[bytes, float]]:
+    """`compile_text` for each text: in forked worker processes when there are several and several cores
+    (`QDLAB_COMPILE_WORKERS` caps them; 0 or 1 compiles in this process). Any trouble with the workers falls
+    back to compiling here."""
+    global _pool
+    workers = int(os.environ.get("QDLAB_COMPILE_WORKERS", os.cpu_count() or 1))
+    if len(texts) >= 4 and workers > 1 and hasattr(os, "fork"):
+        try:
+            if _pool is None:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+                _pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+                atexit.register(_pool.shutdown, wait=True)  # before interpreter teardown, not during it
+            return list(_pool.map(compile_text, texts, [opt] * len(texts)))  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - a broken or refused pool: compile here instead
+            _pool = None
+    return [compile_text(t, opt) for t in texts]
