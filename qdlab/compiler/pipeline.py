@@ -295,12 +295,6 @@ def build_all(kernels: list[ir.Kernel], config: Config, cache: BinaryCache,
     return out
 
 
-def emit_object(k: ir.Kernel, plan: Plan, key: str, config: Config, prefix: str | None = None) -> bytes:
-    from .codegen import jit, llvm
-    module, _ = llvm.emit_module(k, plan, prefix or f"qd_{key[:24]}", config.debug, jit.host()[0], jit.data_layout())
-    return jit.emit_object(jit.optimize(str(module), config.opt_level), config.opt_level)
-
-
 def _canonical(k: ir.Kernel) -> ir.Kernel:
     """A copy named neutrally, so equal constructs of different kernels share one key."""
     out = ir.Kernel("construct", k.params, k.returns, ir.Block(), dict(k.flags))
