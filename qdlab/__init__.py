@@ -12,15 +12,27 @@
 from __future__ import annotations
 
 from . import ad, math
+from .api import (
+    Arch,
+    arm64,
+    cache_stats,
+    clear_cache,
+    compile_ptx,
+    cpu,
+    cuda,
+    explain,
+    gpu,
+    init,
+    reset,
+    sync,
+    x64,
+)
+from .compiler import __version__
 from .compiler.errors import QdError, QdRuntimeError, QdSyntaxError, QdTypeError, QdValueError
-from .compiler.types import (f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64)
-from .kernel import Kernel, kernel, func
+from .compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
+from .kernel import Kernel, func, kernel
 from .lang import BUILTINS, Template, static, stream_parallel, template, types
 from .ndarray import Ndarray, ndarray
-from .api import (Arch, cache_stats, clear_cache, compile_ptx, cpu, cuda, explain, gpu, init, reset, sync, x64,
-                  arm64)
-
-__version__ = "0.1.0"
 
 int8, int16, int32, int64 = i8, i16, i32, i64
 uint8, uint16, uint32, uint64 = u8, u16, u32, u64

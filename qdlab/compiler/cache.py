@@ -22,10 +22,10 @@ import tempfile
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
-import platformdirs
+from . import __version__
+
 
 log = logging.getLogger("qdlab")
 
@@ -37,10 +37,7 @@ _KEY = re.compile(r"[0-9a-f]{64}")
 _SUFFIX = ".qdo"
 
 
-try:
-    QDLAB_VERSION = metadata.version("qdlab")
-except metadata.PackageNotFoundError:
-    QDLAB_VERSION = "0+unknown"
+QDLAB_VERSION = __version__
 
 
 def _current_uid() -> int:
@@ -50,7 +47,10 @@ def _current_uid() -> int:
 def default_cache_dir() -> Path:
     """`QDLAB_CACHE_DIR` if set, else the per-user cache directory for qdlab."""
     env = os.environ.get("QDLAB_CACHE_DIR")
-    return Path(env) if env else Path(platformdirs.user_cache_dir("qdlab"))
+    if env:
+        return Path(env)
+    import platformdirs
+    return Path(platformdirs.user_cache_dir("qdlab"))
 
 
 def encode_entry(key: str, payload: bytes) -> bytes:

@@ -35,7 +35,8 @@ def _compiler_version() -> str:
     h = hashlib.sha256()
     for path in sorted(Path(__file__).parent.rglob("*.py")):
         h.update(path.read_bytes())
-    return f"qdlab-0.1.0+{h.hexdigest()[:16]}"
+    from . import __version__
+    return f"qdlab-{__version__}+{h.hexdigest()[:16]}"
 
 
 COMPILER_VERSION = _compiler_version()
