@@ -74,7 +74,9 @@ def test_running_total_splits(tmp_path) -> None:
     out = np.zeros(9, np.float32)
     k(x, out)
     r = qd.explain(k)
-    assert r.mode == "per_offload" and r.fallback is None and obs(k) == (2, 2, 0)
+    total, recompiled, hit = obs(k)
+    assert r.mode == "per_offload" and r.fallback is None and total == 2 and recompiled + hit == 2
+    # (a construct another test already loaded in this process comes back reused: keys are content, not names)
     [slot] = r.interface
     assert (slot.name, slot.dtype, slot.producer, slot.consumers, slot.reason) == \
         ("total", "f32", 0, [1], "carried_value")
