@@ -286,7 +286,7 @@ def hammer(args: tuple[str, int]) -> tuple[int, int]:
 
 
 def test_concurrent_processes_never_read_corrupt_entries(tmp_path: Path) -> None:
-    ctx = multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("fork")  # independent processes; spawn needs a real __main__, which an IPython shell replaces
     with ctx.Pool(3) as pool:
         results = pool.map(hammer, [(str(tmp_path), seed) for seed in range(3)])
     assert sum(bad for _, bad in results) == 0
