@@ -27,7 +27,7 @@ from .api import (
     sync,
     x64,
 )
-from .compiler import __version__
+from .compiler import __version__ as __version__
 from .compiler.errors import QdError, QdRuntimeError, QdSyntaxError, QdTypeError, QdValueError
 from .compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
 from .kernel import Kernel, func, kernel

@@ -9,7 +9,6 @@ exception behind a user-facing error.
 from __future__ import annotations
 
 import ast
-import inspect
 import math
 import operator
 import os
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field
 from . import ir
 from .errors import QdError, QdSyntaxError, QdTypeError, SourceLoc
 from .conditionals import Conditionals
-from .source import Source
+from .source import MISSING, Source, closure_values, resolve_name
 from .types import DType, LocalType, f32, i32, i64, promote, u1
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
@@ -201,16 +200,8 @@ class Frontend(Conditionals, ast.NodeVisitor):
                 if isinstance(b, Local):
                     return self.emit(ir.LocalLoad, [b.ref], b.ref.type.dtype, name)  # type: ignore[union-attr]
                 return b
-        fn = self.scope.source.fn
-        closure = inspect.getclosurevars(fn).nonlocals if getattr(fn, "__closure__", None) else {}  # type: ignore[arg-type]
-        import builtins
-        if name in closure:
-            value = closure[name]
-        elif name in self.scope.globals:
-            value = self.scope.globals[name]
-        elif hasattr(builtins, name):
-            value = getattr(builtins, name)
-        else:
+        value = resolve_name(self.scope.source.fn, name)
+        if value is MISSING:
             raise self.error(f"name `{name}` is not defined.", QdError)
         self.record(name, value)
         return value
@@ -528,9 +519,7 @@ class Frontend(Conditionals, ast.NodeVisitor):
     # -- compile-time evaluation ----------------------------------------------------------------------------
     def python_env(self) -> dict:
         env = dict(self.scope.globals)
-        fn = self.scope.source.fn
-        if getattr(fn, "__closure__", None):
-            env.update(inspect.getclosurevars(fn).nonlocals)  # type: ignore[arg-type]
+        env.update(closure_values(self.scope.source.fn))
         for frame in self.scope.frames:
             env.update({k: v for k, v in frame.items() if not isinstance(v, (Local, ir.Value, GradOf))})
         return env

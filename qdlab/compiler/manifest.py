@@ -20,6 +20,7 @@ from . import runtime
 from .cache import BinaryCache
 from .config import Config
 from .errors import SourceLoc
+from .source import MISSING, resolve_name
 
 VERSION = "manifest-1"
 
@@ -136,29 +137,14 @@ def _function(kernel_fn: object, owner_path: str) -> object | None:
 
 def _resolve(fn: object, dotted: str) -> object:
     head, *attrs = dotted.split(".")
-    closure = inspect.getclosurevars(fn).nonlocals if getattr(fn, "__closure__", None) else {}  # type: ignore
-    g = getattr(fn, "__globals__", {})
-    import builtins
-    if head in closure:
-        value = closure[head]
-    elif head in g:
-        value = g[head]
-    elif hasattr(builtins, head):
-        value = getattr(builtins, head)
-    else:
-        return _MISSING
+    value = resolve_name(fn, head)
     for a in attrs:
-        if not hasattr(value, a):
-            return _MISSING
-        value = getattr(value, a)
+        value = getattr(value, a, MISSING) if value is not MISSING else MISSING
     return value
-
-
-_MISSING = object()
 
 
 def _lookup_fingerprint(fn: object, name: str) -> str:
     if name == "<source>":
         return "func:" + hashlib.sha256(inspect.getsource(fn).encode()).hexdigest()[:32]  # type: ignore[arg-type]
     value = _resolve(fn, name)
-    return "missing" if value is _MISSING else fingerprint(value)
+    return "missing" if value is MISSING else fingerprint(value)

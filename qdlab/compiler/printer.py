@@ -73,10 +73,3 @@ def print_kernel(kernel: Kernel, with_locs: bool = False) -> str:
     p.block(kernel.body, 1)
     p.lines.append("}")
     return "\n".join(p.lines) + "\n"
-
-
-def print_ops(ops: list[Op], with_locs: bool = False) -> str:
-    p = Printer(with_locs)
-    for op in ops:
-        p.op(op, 0)
-    return "\n".join(p.lines) + "\n"

@@ -99,3 +99,31 @@ def _parse(lines: list[str]) -> tuple[ast.FunctionDef, int]:
 
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
+
+
+MISSING = object()
+"""What `resolve_name` returns for a name that is not defined."""
+
+
+def closure_values(fn: object) -> dict[str, object]:
+    """The function's closure variables by name (read from its cells; `inspect.getclosurevars` is much slower)."""
+    code = getattr(fn, "__code__", None)
+    out = {}
+    for name, cell in zip(code.co_freevars if code else (), getattr(fn, "__closure__", None) or ()):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:  # a cell not filled yet
+            pass
+    return out
+
+
+def resolve_name(fn: object, name: str) -> object:
+    """What `name` means inside `fn` outside its own locals: a closure variable, a global, or a builtin."""
+    closure = closure_values(fn)
+    if name in closure:
+        return closure[name]
+    g = getattr(fn, "__globals__", {})
+    if name in g:
+        return g[name]
+    import builtins
+    return getattr(builtins, name, MISSING)

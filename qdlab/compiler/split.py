@@ -66,7 +66,11 @@ def segments(kernel: ir.Kernel) -> list[list[int]]:
 
 
 def kind_of(kernel: ir.Kernel, positions: list[int]) -> str:
-    op = kernel.body.ops[positions[0]]
+    return kind_of_op(kernel.body.ops[positions[0]])
+
+
+def kind_of_op(op: ir.Op) -> str:
+    """`"parallel_for"`, `"serial_for"`, `"while"`, `"if"`, or `"serial"` for any other statement."""
     if isinstance(op, ir.For):
         return "parallel_for" if op.attrs.get("parallel") else "serial_for"
     if isinstance(op, ir.Loop):

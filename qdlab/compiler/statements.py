@@ -12,12 +12,8 @@ def _lines(op: ir.Op) -> tuple[int, int]:
 
 
 def _kind(op: ir.Op) -> str:
-    if isinstance(op, ir.For):
-        return "parallel_for" if op.attrs.get("parallel") else "serial_for"
-    if isinstance(op, ir.Loop):
-        return "while"
-    if isinstance(op, ir.If):
-        return "if"
+    if isinstance(op, split.CONTAINERS):
+        return split.kind_of_op(op)
     if any(o.effect in split.EFFECTS for o in op.walk()):
         return "effect"
     if isinstance(op, (ir.Alloca, ir.LocalStore, ir.LocalAtomic)):
