@@ -2,11 +2,13 @@
 
 The compiler asks this cache for a construct's payload (object file plus metadata, opaque here) by content key
 before compiling it. Two tiers: a bounded in-process LRU dict, and one file per key on disk, shared by all of a
-user's processes. A disk entry is never trusted blindly: its header (magic, format version, qdlab version, key,
-length) and a SHA-256 over key and payload are checked, and a file that fails is deleted and counts as a miss.
-Entries are written to a temporary name and renamed into place, so other processes see a whole entry or none. A
-directory another user owns or can write to is not read, and a write error (read-only, disk full) turns the disk
-tier off for the process: the compiler then compiles, which is always correct.
+user's processes. A disk entry is never trusted blindly: it is opened without following links, read only if it
+is a regular file, and no further than its header (magic, format version, qdlab version, key, length) declares;
+the header and a SHA-256 over key and payload are checked. An entry that fails, or cannot be opened or read, is
+deleted and counts as a miss. Entries are written to a temporary name and renamed into place, so other processes
+see a whole entry or none. A directory another user owns or can write to is not read, and a write error
+(read-only, disk full) turns the disk tier off for the process: the compiler then compiles, which is always
+correct.
 """
 
 from __future__ import annotations
@@ -17,15 +19,17 @@ import hashlib
 import logging
 import os
 import re
+import shutil
+import stat
 import struct
 import tempfile
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from . import __version__
-
 
 log = logging.getLogger("qdlab")
 
@@ -65,27 +69,32 @@ def encode_entry(key: str, payload: bytes) -> bytes:
     )
 
 
-def decode_entry(key: str, data: bytes) -> bytes:
-    """The payload stored in `data`; raises ValueError saying which check failed."""
-    if len(data) < _PREFIX.size:
-        raise ValueError(f"truncated header ({len(data)} bytes)")
-    magic, fmt, version_len = _PREFIX.unpack_from(data)
+def read_entry(f: BinaryIO, key: str, max_bytes: int) -> bytes:
+    """The payload of the entry `f` holds for `key`, reading no more than its header declares (and nothing
+    past `max_bytes`); raises ValueError saying which check failed."""
+    def take(n: int, what: str) -> bytes:
+        data = f.read(n)
+        if len(data) != n:
+            raise ValueError(f"{what} is {len(data)} bytes, header says {n}" if what == "payload"
+                             else f"truncated header ({len(data)} of {n} bytes)")
+        return data
+
+    magic, fmt, version_len = _PREFIX.unpack(take(_PREFIX.size, "header"))
     if magic != MAGIC:
         raise ValueError("bad magic")
     if fmt != FORMAT_VERSION:
         raise ValueError(f"format version {fmt}, expected {FORMAT_VERSION}")
-    start = _PREFIX.size + version_len
-    if len(data) < start + _FIELDS.size:
-        raise ValueError("truncated header")
-    version = data[_PREFIX.size : start].decode(errors="replace")
+    version = take(version_len, "header").decode(errors="replace")
     if version != QDLAB_VERSION:
         raise ValueError(f"written by qdlab {version}, this is {QDLAB_VERSION}")
-    stored_key, length, digest = _FIELDS.unpack_from(data, start)
+    stored_key, length, digest = _FIELDS.unpack(take(_FIELDS.size, "header"))
     if stored_key != key.encode():
         raise ValueError("entry holds a different key")
-    payload = data[start + _FIELDS.size :]
-    if len(payload) != length:
-        raise ValueError(f"payload is {len(payload)} bytes, header says {length}")
+    if length > max_bytes:
+        raise ValueError(f"header says {length} bytes, over the size limit")
+    payload = take(length, "payload")
+    if f.read(1):
+        raise ValueError(f"payload is longer than the {length} bytes the header says")
     if hashlib.sha256(stored_key + payload).digest() != digest:
         raise ValueError("checksum mismatch")
     return payload
@@ -149,8 +158,8 @@ class BinaryCache:
             self._memory.clear()
             self._memory_bytes = 0
             if self._disk:
-                for path, _, _ in self._scan():
-                    path.unlink(missing_ok=True)
+                for path in self._dir.glob(f"*/*{_SUFFIX}"):
+                    _remove(path)
                 self._disk_bytes = 0
 
     def stats(self) -> CacheStats:
@@ -208,29 +217,45 @@ class BinaryCache:
                 self._evictions += 1
 
     def _read(self, key: str) -> bytes | None:
+        """The entry's payload, or None. Links are never followed and only regular files are read: anything
+        else under the entry's name, or an entry that fails to open or read, is removed and is a miss."""
         path = self._path(key)
         try:
-            data = path.read_bytes()
+            if not stat.S_ISDIR(os.lstat(path.parent).st_mode):
+                self._drop(path.parent, "a shard that is not a folder")
+                return None
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
             return None
-        except OSError as e:
-            self._disable_disk(f"cannot read {path.name} ({e.strerror})")
+        except OSError as e:  # ELOOP: a link; EACCES; ENXIO: a socket
+            if e.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOMEM):  # those are this process's fault
+                self._drop(path, e.strerror or str(e))
             return None
         try:
-            payload = decode_entry(key, data)
-        except ValueError as e:
-            log.warning("qdlab cache: deleting bad entry %s: %s", path, e)
-            path.unlink(missing_ok=True)
+            with os.fdopen(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise ValueError("not a regular file")
+                payload = read_entry(f, key, self._max_bytes)
+                with contextlib.suppress(OSError):  # marks it recently used for the LRU
+                    os.utime(fd)
+        except (OSError, ValueError) as e:
+            self._drop(path, getattr(e, "strerror", None) or str(e))
             return None
-        with contextlib.suppress(OSError):  # evicted by another process meanwhile
-            os.utime(path)
         return payload
+
+    def _drop(self, path: Path, reason: str) -> None:
+        log.warning("qdlab cache: deleting bad entry %s: %s", path, reason)
+        _remove(path)
 
     def _write(self, key: str, payload: bytes) -> None:
         path = self._path(key)
         data = encode_entry(key, payload)
         tmp = None
         try:
+            for p in (path.parent, path):  # whatever sits where the shard folder or the entry file belongs
+                with contextlib.suppress(FileNotFoundError):
+                    if stat.S_IFMT(os.lstat(p).st_mode) != (stat.S_IFDIR if p != path else stat.S_IFREG):
+                        _remove(p)
             path.parent.mkdir(mode=0o700, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
             with os.fdopen(fd, "wb") as f:
@@ -267,11 +292,21 @@ class BinaryCache:
         found = []
         for path in self._dir.glob(f"*/*{_SUFFIX}"):
             try:
-                st = path.stat()
+                st = path.lstat()
             except OSError:
                 continue  # evicted by another process since the listing
-            found.append((path, st.st_size, st.st_mtime_ns))
+            if stat.S_ISREG(st.st_mode):
+                found.append((path, st.st_size, st.st_mtime_ns))
         return found
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, link or folder (not what a link points to); a failure leaves it in place."""
+    with contextlib.suppress(OSError):
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            shutil.rmtree(path)
+        else:
+            path.unlink()
 
 
 def _check_key(key: str) -> None:

@@ -6,9 +6,11 @@ import errno
 import hashlib
 import logging
 import multiprocessing
-import random
 import os
+import random
 import stat
+import threading
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -294,3 +296,168 @@ def test_concurrent_processes_never_read_corrupt_entries(tmp_path: Path) -> None
     final = BinaryCache(tmp_path)
     assert final.stats().entries <= 4
     assert list(tmp_path.rglob("*.tmp")) == []
+
+
+def _planted(cache_dir: Path, key: str) -> tuple[BinaryCache, Path]:
+    """A cache whose disk tier is on, and the path where `key`'s entry goes (its shard folder made)."""
+    c = BinaryCache(cache_dir)
+    entry_path(cache_dir, key).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return c, entry_path(cache_dir, key)
+
+
+def _still_on(c: BinaryCache, cache_dir: Path) -> None:
+    """The disk tier is on: an entry put now is read back from disk by another instance."""
+    k = key_of("later")
+    c.put(k, b"later")
+    assert c.stats().disk_enabled and BinaryCache(cache_dir).get(k) == b"later"
+    assert entry_path(cache_dir, k).is_file()
+
+
+def test_symlinked_entry_is_not_followed(cache_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    k = key_of("link")
+    c, path = _planted(cache_dir, k)
+    target = cache_dir.parent / "elsewhere.qdo"
+    target.write_bytes(encode_entry(k, b"valid, but not ours to read"))
+    path.symlink_to(target)
+    with caplog.at_level(logging.WARNING, logger="qdlab"):
+        assert c.get(k) is None
+    assert not path.is_symlink() and target.exists()
+    assert len(warnings_in(caplog)) == 1 and "bad entry" in warnings_in(caplog)[0]
+    _still_on(c, cache_dir)
+
+
+def test_entry_linked_to_dev_zero_is_not_read(cache_dir: Path) -> None:
+    k = key_of("zero")
+    c, path = _planted(cache_dir, k)
+    path.symlink_to("/dev/zero")
+    assert c.get(k) is None and not path.is_symlink()
+    _still_on(c, cache_dir)
+
+
+def test_symlinked_shard_folder_is_not_followed(cache_dir: Path) -> None:
+    k = key_of("shard link")
+    elsewhere = cache_dir.parent / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / f"{k}.qdo").write_bytes(encode_entry(k, b"planted"))
+    c = BinaryCache(cache_dir)
+    shard = entry_path(cache_dir, k).parent
+    shard.symlink_to(elsewhere, target_is_directory=True)
+    assert c.get(k) is None and not shard.is_symlink()
+    c.put(k, b"mine")
+    assert (elsewhere / f"{k}.qdo").read_bytes().endswith(b"planted")
+    assert BinaryCache(cache_dir).get(k) == b"mine"
+
+
+def test_directory_in_place_of_an_entry_is_removed_and_disk_stays_on(
+    cache_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    k = key_of("dir")
+    c, path = _planted(cache_dir, k)
+    path.mkdir()
+    (path / "inside").write_bytes(b"x")
+    with caplog.at_level(logging.WARNING, logger="qdlab"):
+        assert c.get(k) is None
+        assert BinaryCache(cache_dir).stats().entries == 0
+    assert not path.exists() and c.stats().disk_enabled and c.stats().misses == 1
+    assert len(warnings_in(caplog)) == 1 and "bad entry" in warnings_in(caplog)[0]
+    c.put(k, b"now a file")
+    assert BinaryCache(cache_dir).get(k) == b"now a file"
+    _still_on(c, cache_dir)
+
+
+def test_directory_in_place_of_an_entry_does_not_stop_a_put(cache_dir: Path) -> None:
+    k = key_of("dir put")
+    c, path = _planted(cache_dir, k)
+    path.mkdir()
+    (path / "inside").write_bytes(b"x")
+    c.put(k, b"written over it")
+    assert c.stats().disk_enabled and BinaryCache(cache_dir).get(k) == b"written over it"
+
+
+def test_fifo_in_place_of_an_entry_does_not_hang(cache_dir: Path) -> None:
+    k = key_of("fifo")
+    c, path = _planted(cache_dir, k)
+    os.mkfifo(path)
+    got: list[object] = []
+    reader = threading.Thread(target=lambda: got.append(c.get(k)), daemon=True)
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # release the blocked reader before failing
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(10)
+        pytest.fail("reading a FIFO entry blocked")
+    assert got == [None] and not path.exists()
+    _still_on(c, cache_dir)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores permission bits")
+def test_unreadable_entry_is_removed_and_disk_stays_on(cache_dir: Path) -> None:
+    k = key_of("000")
+    c = BinaryCache(cache_dir)
+    c.put(k, b"x")
+    entry_path(cache_dir, k).chmod(0)
+    fresh = BinaryCache(cache_dir)
+    assert fresh.get(k) is None and not entry_path(cache_dir, k).exists()
+    _still_on(fresh, cache_dir)
+
+
+def test_entry_that_cannot_be_opened_is_removed_and_disk_stays_on(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """EACCES as a non-root user sees for a mode-000 entry (root reads it anyway, so it is simulated)."""
+    k = key_of("eacces")
+    BinaryCache(cache_dir).put(k, b"x")
+    real_open = os.open
+
+    def denied(path: object, *args: object, **kwargs: object) -> int:
+        if str(path).endswith(f"{k}.qdo"):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cache_mod.os, "open", denied)
+    c = BinaryCache(cache_dir)
+    assert c.get(k) is None and not entry_path(cache_dir, k).exists()
+    monkeypatch.undo()
+    _still_on(c, cache_dir)
+
+
+def _with_length(key: str, payload: bytes, length: int) -> bytes:
+    """An entry for `key` whose header declares `length` payload bytes."""
+    data = encode_entry(key, payload)
+    at = len(data) - len(payload) - cache_mod._FIELDS.size + 64
+    return data[:at] + length.to_bytes(8, "little") + data[at + 8 :]
+
+
+@pytest.mark.parametrize("declared", [0, 999, 1001, 2**63])
+def test_header_length_that_disagrees_with_the_payload_is_a_bad_entry(
+    cache_dir: Path, caplog: pytest.LogCaptureFixture, declared: int
+) -> None:
+    k = key_of(f"length {declared}")
+    c, path = _planted(cache_dir, k)
+    path.write_bytes(_with_length(k, payload_of(k), declared))
+    with caplog.at_level(logging.WARNING, logger="qdlab"):
+        assert c.get(k) is None
+    assert not path.exists() and len(warnings_in(caplog)) == 1
+    _still_on(c, cache_dir)
+
+
+def test_reads_are_bounded_by_the_header_and_the_size_limit(cache_dir: Path) -> None:
+    """A huge file (sparse here) is refused after its header: neither its declared length nor its real size
+    is read into memory."""
+    big = 256 * 2**20
+    c = BinaryCache(cache_dir, max_size_mb=1)
+    for name, declared in (("declared big", big), ("declared small", 1000)):
+        k = key_of(name)
+        path = entry_path(cache_dir, k)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(_with_length(k, payload_of(k), declared))
+            f.truncate(big)
+        tracemalloc.start()
+        try:
+            assert c.get(k) is None
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 4 * 2**20 and not path.exists()
+    _still_on(c, cache_dir)
