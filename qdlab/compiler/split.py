@@ -116,7 +116,9 @@ def backward_slice(kernel: ir.Kernel, c: Construct, published: dict | None = Non
     """Fill `c.slice_positions`: operand definitions, and earlier top-level writers of every local read.
 
     A published value is read from the interface, so its definition is not recomputed. A carried local is read
-    from the interface as the last construct before this one left it; only its writers after that one are.
+    from the interface as the last construct before this one left it; only its writers after that one are. A
+    construct that exports a local reads it as it ends, since its own writes may not run (a `while` with no
+    trips, an `if` without `else`).
     """
     ops = kernel.body.ops
     published = published or {}
@@ -129,6 +131,27 @@ def backward_slice(kernel: ir.Kernel, c: Construct, published: dict | None = Non
             c.exports.append(v)
         elif not ir.is_local(v) and position.get(v.owner) in c.positions:  # type: ignore[arg-type]
             c.exports.append(v)
+
+    def reads_local(ref: ir.Value, p: int) -> None:
+        """Position `p` reads local `ref`: pull in its earlier writers, or import it where it is published."""
+        first = 0
+        if ref in published:
+            last = max((q for q in owned or () if q < start and writes_local(ops[q], ref)), default=-1)
+            if last >= 0:
+                first = last + 1
+                if ref not in c.imports:
+                    c.imports.append(ref)
+        for q in range(first, p):
+            if q not in included and writes_local(ops[q], ref):
+                included.add(q)
+                work.append(q)
+                c.local_writers.setdefault(q, []).append((ref, p))
+            elif q in included and q not in c.positions and writes_local(ops[q], ref):
+                c.local_writers.setdefault(q, []).append((ref, p))
+
+    for v in c.exports:
+        if ir.is_local(v):  # a write that may not run leaves the value from before: the export reads it
+            reads_local(v, c.positions[-1] + 1)
     while work:
         p = work.pop()
         for inner in ops[p].walk():
@@ -141,24 +164,8 @@ def backward_slice(kernel: ir.Kernel, c: Construct, published: dict | None = Non
                 if isinstance(d, ir.Op) and d in position and position[d] not in included:
                     included.add(position[d])
                     work.append(position[d])
-            if isinstance(inner, (ir.LocalLoad, ir.LocalAtomic, ir.LocalStore)):
-                ref = inner.operands[0]
-                if isinstance(inner, ir.LocalStore):
-                    continue
-                first = 0
-                if ref in published:
-                    last = max((q for q in owned or () if q < start and writes_local(ops[q], ref)), default=-1)
-                    if last >= 0:
-                        first = last + 1
-                        if ref not in c.imports:
-                            c.imports.append(ref)
-                for q in range(first, p):
-                    if q not in included and writes_local(ops[q], ref):
-                        included.add(q)
-                        work.append(q)
-                        c.local_writers.setdefault(q, []).append((ref, p))
-                    elif q in included and q not in c.positions and writes_local(ops[q], ref):
-                        c.local_writers.setdefault(q, []).append((ref, p))
+            if isinstance(inner, (ir.LocalLoad, ir.LocalAtomic)):
+                reads_local(inner.operands[0], p)
     c.slice_positions = sorted(included - set(c.positions))
 
 
