@@ -170,13 +170,12 @@ class Calls:
             if not isinstance(local, Local):
                 raise fe.error("the target of an atomic must be an array element or a local variable.")
             dtype = local.ref.type.dtype  # type: ignore[union-attr]
-            old = fe.emit(ir.LocalLoad, [local.ref], dtype, target.id)
             v = fe.cast(fe.value(fe.visit(value_node), dtype), dtype)
-            if op in ("add", "sub", "min", "max", "and", "or", "xor") and local.parallel_depth < fe.parallel_depth:
-                fe.emit(ir.LocalAtomic, [local.ref, v], op=op)
-            else:
-                fe.emit(ir.LocalStore, [local.ref, fe.cast(fe.value(fe.binop(op, old, v) if op != "xchg" else v,
-                                                                   dtype), dtype)])
+            if local.parallel_depth < fe.parallel_depth:  # shared by the loop's threads: one atomic RMW
+                return fe.emit(ir.LocalAtomic, [local.ref, v], dtype, target.id + "_old", op=op)
+            old = fe.emit(ir.LocalLoad, [local.ref], dtype, target.id)
+            fe.emit(ir.LocalStore, [local.ref, fe.cast(fe.value(fe.binop(op, old, v) if op != "xchg" else v,
+                                                               dtype), dtype)])
             return old
         if not isinstance(target, ast.Subscript):
             raise fe.error("the target of an atomic must be an array element, e.g. `qd.atomic_add(a[i], 1)`.")

@@ -21,6 +21,8 @@ HDR_CODE, HDR_MSG, HDR_INDEX, HDR_EXTENT, HDR_PRINT, HDR_RNG, HDR_IFACE = 0, 8, 
 IFACE_SLOTS = 64
 """Slots (8 bytes each) of the interface buffer that carries values between constructs."""
 MAX_CHUNKS = 64
+REDUCTIONS = ("add", "sub", "min", "max", "and", "or", "xor")
+"""Atomic ops on a local that a parallel loop may fold as per-chunk partial results."""
 REMAT = (ir.Const, ir.Arg, ir.Shape, ir.BinOp, ir.Cmp, ir.Unary, ir.Cast, ir.Select, ir.InterfaceLoad)
 
 
@@ -108,13 +110,14 @@ def offload(kernel: ir.Kernel) -> Plan:
 
 
 def _reductions(loop: ir.For) -> list[ir.Value]:
-    """Outer locals the loop only reduces into (never reads or plainly writes): safe for per-chunk partials."""
+    """Outer locals the loop only reduces into (never reads, plainly writes, or takes an atomic's old value of):
+    safe for per-chunk partials."""
     atomics: dict[ir.Value, set[str]] = {}
     other: set[ir.Value] = set()
     for op in loop.body.walk():
-        if isinstance(op, ir.LocalAtomic):
+        if isinstance(op, ir.LocalAtomic) and op.attrs["op"] in REDUCTIONS and not (op.result and op.result.users):
             atomics.setdefault(op.operands[0], set()).add("add" if op.attrs["op"] == "sub" else op.attrs["op"])
-        elif isinstance(op, (ir.LocalLoad, ir.LocalStore)):
+        elif isinstance(op, (ir.LocalLoad, ir.LocalStore, ir.LocalAtomic)):
             other.add(op.operands[0])
     return [r for r, ops in atomics.items() if r not in other and len(ops) == 1]
 

@@ -75,7 +75,7 @@ def _local_store(em: TaskEmitter, op: ir.Op) -> None:
     em.b.store(em.get(op.operands[1]), em.local_ptr(op.operands[0]))
 
 
-def _local_atomic(em: TaskEmitter, op: ir.Op) -> None:
+def _local_atomic(em: TaskEmitter, op: ir.Op) -> ll.Value | None:
     ref, value = op.operands
     dtype: DType = ref.type.dtype  # type: ignore[union-attr]
     v = em.get(value)
@@ -85,8 +85,8 @@ def _local_atomic(em: TaskEmitter, op: ir.Op) -> None:
         if name == "sub":
             name, v = "add", arith.unary(em, "neg", v, dtype, dtype)
         em.b.store(arith.binop(em, name, em.b.load(acc), v, dtype), acc)
-        return
-    _rmw(em, name, em.local_ptr(ref), v, dtype)
+        return None
+    return _rmw(em, name, em.local_ptr(ref), v, dtype)
 
 
 def _rmw(em: TaskEmitter, name: str, ptr: ll.Value, v: ll.Value, dtype: DType) -> ll.Value:

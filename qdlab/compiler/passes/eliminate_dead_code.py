@@ -1,7 +1,7 @@
 """EliminateDeadCode: remove pure ops nobody uses, and locals nobody reads.
 
 A pure op has no effect, so removing it when its result is unused changes nothing. A local that is never read
-(no load, no reduction read) only receives stores, and those stores are invisible.
+(no load, no atomic whose old value is used) only receives stores, and those stores are invisible.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class EliminateDeadCode:
                     continue
                 if isinstance(op, ir.Alloca):
                     users = op.result.users  # type: ignore[union-attr]
-                    if not any(isinstance(u, ir.LocalLoad) for u in users):
+                    if not any(_reads(u) for u in users):
                         for u in list(users):
                             ir.erase(u)
                         ir.erase(op)
@@ -31,3 +31,8 @@ class EliminateDeadCode:
                     ir.erase(op)
                     again = changed = True
         return changed
+
+
+def _reads(op: ir.Op) -> bool:
+    return isinstance(op, ir.LocalLoad) or (isinstance(op, ir.LocalAtomic) and op.result is not None
+                                            and bool(op.result.users))
