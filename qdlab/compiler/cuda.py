@@ -206,9 +206,8 @@ class Launcher:
         self.tmp = np.zeros(max(u.tmp_bytes for u in units) // 8, np.int64)
         self.words_dev = self.cupy.zeros(self.words.shape, np.int64)
         self.tmp_dev = self.cupy.zeros(self.tmp.shape, np.int64)
-        self.launches = 0
         self.lock = threading.Lock()
-        self.name_hash = int.from_bytes(name.encode()[:8].ljust(8, b"\0"), "little")
+        self.stream = runtime.RandomStream(name)
 
     def to_device(self, values: list) -> tuple[list, list]:
         """Values with each host array replaced by a device copy, and the (host, device) pairs to copy back."""
@@ -256,12 +255,11 @@ class Launcher:
             dvalues, back = self.to_device(values)
             self.fill(dvalues)
             self.words_dev.set(self.words)
-            self.launches += 1
-            key = (seed * 0x9E3779B97F4A7C15 + self.name_hash + self.launches * 0xD1B54A32D192ED03) & MASK64
+            key = self.stream.next_key(seed)
             args = (self.words_dev, self.tmp_dev)
             for unit, fns in zip(self.units, self.fns):
                 self.tmp[:] = 0
-                self.tmp[HDR_RNG // 8] = key - (1 << 64) if key >= (1 << 63) else key
+                self.tmp[HDR_RNG // 8] = key
                 self.tmp_dev.set(self.tmp)
                 for fn, kind, bd in zip(fns, unit.kinds, unit.block_dims):
                     if kind == "parallel_for":

@@ -107,7 +107,7 @@ class Compiled:
         if self.whole is None:
             built = build(self.kernel, self.config, cache)
             self.whole = runtime.Launcher(self.kernel.name, self.kernel.params, self.kernel.returns,
-                                          [built.unit], self.launcher.layout)
+                                          [built.unit], self.launcher.layout, stream=self.launcher.stream)
         return self.whole
 
 

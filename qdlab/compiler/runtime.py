@@ -9,6 +9,7 @@ array parameters its split assumed disjoint really are; if not, that call runs t
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import logging
 import os
 import struct
@@ -21,8 +22,19 @@ import numpy as np
 
 from . import ir
 from .errors import QdRuntimeError, SourceLoc
-from .offload import (HDR_CODE, HDR_EXTENT, HDR_IFACE, HDR_INDEX, HDR_MSG, HDR_PRINT, HDR_RNG, HEADER_BYTES,
-                      IFACE_SLOTS, MAX_CHUNKS, RET_OFFSET)
+from .offload import (
+    HDR_CODE,
+    HDR_EXTENT,
+    HDR_IFACE,
+    HDR_INDEX,
+    HDR_MSG,
+    HDR_PRINT,
+    HDR_RNG,
+    HEADER_BYTES,
+    IFACE_SLOTS,
+    MAX_CHUNKS,
+    RET_OFFSET,
+)
 from .types import ArrayType, DType
 
 log = logging.getLogger("qdlab")
@@ -119,6 +131,23 @@ class Unit:
     """Ops that can report an error, numbered as the binary numbers them."""
 
 
+class RandomStream:
+    """The random generator's launch key for one kernel: (seed, a hash of the kernel's whole name, launch count).
+
+    The split and whole-kernel variants of a compiled kernel draw from one stream, so which
+    path a launch takes never changes the numbers it draws."""
+
+    def __init__(self, name: str) -> None:
+        self.name_hash = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")
+        self.launches = 0
+
+    def next_key(self, seed: int) -> int:
+        """The key of the next launch, as a signed 64-bit word."""
+        self.launches += 1
+        key = (seed * 0x9E3779B97F4A7C15 + self.name_hash + self.launches * 0xD1B54A32D192ED03) & MASK64
+        return key - (1 << 64) if key >= (1 << 63) else key
+
+
 @dataclass
 class Launcher:
     """Runs one compiled variant (split or whole-kernel) of a kernel for one argument signature."""
@@ -130,7 +159,8 @@ class Launcher:
     layout: list[int]
     alias_pairs: list[tuple[int, bool, int, bool]] = field(default_factory=list)
     """(param, grad, param, grad) buffers the split assumed disjoint."""
-    launches: int = 0
+    stream: RandomStream | None = None
+    """Shared by every variant of the kernel; a new one if not given."""
 
     def __post_init__(self) -> None:
         fmt = "<"
@@ -151,7 +181,8 @@ class Launcher:
         self.iface = np.zeros(IFACE_SLOTS, np.int64)
         self.iface_ptr = self.iface.ctypes.data
         self.lock = threading.Lock()
-        self.name_hash = int.from_bytes(self.name.encode()[:8].ljust(8, b"\0"), "little")
+        if self.stream is None:
+            self.stream = RandomStream(self.name)
 
     def overlapping(self, extents: list) -> list[tuple[str, str]]:
         """Pairs of buffers the split assumed disjoint that share memory; `extents[k]` is the parameter's
@@ -170,9 +201,7 @@ class Launcher:
         with self.lock:
             self.packer.pack_into(self.words, 0, *words)
             tmp = self.tmp
-            self.launches += 1
-            key = (seed * 0x9E3779B97F4A7C15 + self.name_hash + self.launches * 0xD1B54A32D192ED03) & MASK64
-            key = key - (1 << 64) if key >= (1 << 63) else key
+            key = self.stream.next_key(seed)  # type: ignore[union-attr]
             for unit in self.units:
                 _HEADER.pack_into(tmp, 0, 0, 0, 0, 0, _PRINT_ADDR, key, self.iface_ptr)
                 for fn, kind, reduces in zip(unit.fns, unit.kinds, unit.reduces):
