@@ -1,0 +1,176 @@
+"""Regression tests for wrong answers the split once gave (issue 12): each kernel runs on every path (split with
+the interface buffer, whole-kernel, split with reference fallbacks) and must give the same, correct answer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import qdlab as qd
+
+F32 = qd.types.NDArray[qd.f32, 1]
+I32 = qd.types.NDArray[qd.i32, 1]
+PATHS = {"split": {}, "whole": {"per_offload": False}, "reference_fallbacks": {"split_carried": False}}
+
+
+def on_every_path(run) -> dict[str, object]:
+    out = {}
+    for name, options in PATHS.items():
+        qd.init(arch=qd.cpu, offline_cache=False, **options)
+        out[name] = run()
+    return out
+
+
+@qd.kernel
+def zero_trip_while(b: F32, m: qd.i32):
+    x = 3.0
+    j = 0
+    while j < m:          # no trips when m == 0: x keeps 3.0
+        x = 1.0
+        j += 1
+    for i in range(b.shape[0]):
+        b[i] = x
+
+
+@pytest.mark.parametrize("m, want", [(0, 3.0), (2, 1.0)])
+def test_a_while_that_may_not_write_a_carried_local_hands_on_its_earlier_value(m, want):
+    def run():
+        b = np.zeros(4, np.float32)
+        zero_trip_while(b, m)
+        return b.tolist()
+
+    assert on_every_path(run) == {p: [want] * 4 for p in PATHS}
+    qd.init(arch=qd.cpu, offline_cache=False)
+    zero_trip_while(np.zeros(4, np.float32), m)
+    assert qd.explain(zero_trip_while).mode == "per_offload"
+
+
+@qd.kernel
+def best_above(a: F32, b: F32):
+    best = -7.0
+    qd.loop_config(serialize=True)
+    for i in range(a.shape[0]):
+        if a[i] > 100.0:   # a conditional write in a serial loop
+            best = a[i]
+    for i in range(b.shape[0]):
+        b[i] = best
+
+
+@qd.kernel
+def maybe_set(b: F32, m: qd.i32):
+    x = 5.0
+    k = 0
+    for i in range(b.shape[0]):
+        k += 1             # makes the `if` below read a carried local
+    if k > m:              # a top-level `if` without `else`
+        x = 2.0
+    for i in range(b.shape[0]):
+        b[i] = x
+
+
+def test_a_conditional_write_in_a_serial_loop_keeps_the_earlier_value():
+    def run():
+        a, b = np.array([1.0, 200.0, 3.0], np.float32), np.zeros(3, np.float32)
+        best_above(np.ones(3, np.float32), b)
+        first = b.tolist()
+        best_above(a, b)
+        return first, b.tolist()
+
+    assert on_every_path(run) == {p: ([-7.0] * 3, [200.0] * 3) for p in PATHS}
+
+
+@pytest.mark.parametrize("m, want", [(10, 5.0), (1, 2.0)])
+def test_a_top_level_if_without_else_keeps_the_earlier_value(m, want):
+    def run():
+        b = np.zeros(3, np.float32)
+        maybe_set(b, m)
+        return b.tolist()
+
+    assert on_every_path(run) == {p: [want] * 3 for p in PATHS}
+
+
+@qd.kernel
+def compact_even(a: I32, out: I32) -> qd.i32:
+    count = 0
+    for i in range(a.shape[0]):
+        if a[i] % 2 == 0:
+            slot = qd.atomic_add(count, 1)   # the old value, taken atomically
+            out[slot] = a[i]
+    return count
+
+
+def test_atomic_add_on_a_local_returns_each_old_value_once():
+    def run():
+        a = np.arange(60_000, dtype=np.int32)
+        out = np.full(30_000, -1, np.int32)
+        n = compact_even(a, out)
+        return n, sorted(out.tolist()) == list(range(0, 60_000, 2))
+
+    assert on_every_path(run) == {p: (30_000, True) for p in PATHS}
+
+
+@qd.kernel
+def local_atomics(a: I32, out: I32):
+    prod = 1
+    top = 0
+    for i in range(a.shape[0]):
+        qd.atomic_mul(prod, 1 + (a[i] == 3))          # atomic, not a racy load-multiply-store
+        old = qd.atomic_max(top, a[i])
+        qd.atomic_add(out[1], old - old)               # the old value is used
+    out[0] = prod
+    out[2] = top
+
+
+def test_every_atomic_on_a_local_is_atomic_in_a_parallel_loop():
+    def run():
+        a = np.zeros(50_000, np.int32)
+        a[[7, 9_000, 20_000, 33_333, 49_999]] = 3
+        a[12_345] = 6
+        out = np.zeros(3, np.int32)
+        local_atomics(a, out)
+        return out.tolist()
+
+    assert on_every_path(run) == {p: [32, 0, 6] for p in PATHS}
+
+
+@qd.kernel
+def draw_then_copy(a: F32, b: F32, c: F32):
+    x = a[0]                        # a snapshot the split relies on a and b being disjoint for
+    for i in range(b.shape[0]):
+        b[i] = qd.random()
+    for i in range(c.shape[0]):
+        c[i] = x
+
+
+def test_an_aliased_call_draws_from_the_same_stream_as_every_other_path():
+    def run():
+        a, b, c = (np.zeros(4, np.float32) for _ in range(3))
+        draw_then_copy(a, b, c)
+        first = b.copy()
+        draw_then_copy(b, b, c)     # aliased: the split path runs its whole-kernel variant
+        return first.tolist(), b.tolist(), c.tolist()
+
+    got = on_every_path(run)
+    assert got["split"] == got["whole"] == got["reference_fallbacks"]
+    first, second, _ = got["split"]
+    assert first != second          # the second call draws new numbers
+
+
+@qd.kernel
+def randfill_one(a: F32):
+    for i in range(a.shape[0]):
+        a[i] = qd.random()
+
+
+@qd.kernel
+def randfill_two(a: F32):
+    for i in range(a.shape[0]):
+        a[i] = qd.random()
+
+
+def test_kernels_whose_names_share_a_prefix_draw_different_numbers():
+    qd.init(arch=qd.cpu, offline_cache=False)
+    a, b = np.zeros(8, np.float32), np.zeros(8, np.float32)
+    randfill_one(a)
+    randfill_two(b)
+    assert not np.array_equal(a, b)
