@@ -28,7 +28,24 @@ from .api import (
     x64,
 )
 from .compiler import __version__ as __version__
-from .compiler.errors import QdError, QdRuntimeError, QdSyntaxError, QdTypeError, QdValueError
+from .compiler.errors import (
+    QdArgumentError,
+    QdAssertionError,
+    QdError,
+    QdIndexError,
+    QdRuntimeError,
+    QdSyntaxError,
+    QdTypeError,
+    QdValueError,
+    QuadrantsAssertionError,
+    QuadrantsCompilationError,
+    QuadrantsIndexError,
+    QuadrantsNameError,
+    QuadrantsRuntimeError,
+    QuadrantsRuntimeTypeError,
+    QuadrantsSyntaxError,
+    QuadrantsTypeError,
+)
 from .compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
 from .kernel import Kernel, func, kernel
 from .lang import BUILTINS, Template, static, stream_parallel, template, types
@@ -40,7 +57,10 @@ float16, float32, float64 = f16, f32, f64
 
 globals().update(BUILTINS)
 
-__all__ = ["ad", "Arch", "Kernel", "Ndarray", "QdError", "QdRuntimeError", "QdSyntaxError", "QdTypeError", "QdValueError",
+__all__ = ["ad", "Arch", "Kernel", "Ndarray", "QdArgumentError", "QdAssertionError", "QdError", "QdIndexError",
+           "QdRuntimeError", "QdSyntaxError", "QdTypeError", "QdValueError", "QuadrantsAssertionError",
+           "QuadrantsCompilationError", "QuadrantsIndexError", "QuadrantsNameError", "QuadrantsRuntimeError",
+           "QuadrantsRuntimeTypeError", "QuadrantsSyntaxError", "QuadrantsTypeError",
            "Template", "cache_stats", "clear_cache", "compile_ptx", "cpu", "cuda", "explain", "f16", "f32", "f64",
            "func", "gpu", "i8", "i16", "i32", "i64", "init", "kernel", "math", "ndarray", "reset", "static",
            "stream_parallel", "sync", "template", "types", "u1", "u8", "u16", "u32", "u64", "x64", "arm64", *BUILTINS]

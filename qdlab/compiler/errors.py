@@ -46,17 +46,63 @@ class QdError(Exception):
         super().__init__(f"{loc.render()}\n{message}" if loc else message)
 
 
-class QdSyntaxError(QdError):
+# Quadrants' names, with its hierarchy (`quadrants.lang.exception`): code written against Quadrants catches
+# what qdlab raises. qdlab's own names below derive from them, so both kinds of `except` hold.
+class QuadrantsCompilationError(QdError):
+    """The kernel cannot be compiled."""
+
+
+class QuadrantsSyntaxError(QuadrantsCompilationError, SyntaxError):
+    pass
+
+
+class QuadrantsTypeError(QuadrantsCompilationError, TypeError):
+    pass
+
+
+class QuadrantsNameError(QuadrantsCompilationError, NameError):
+    pass
+
+
+class QuadrantsIndexError(QuadrantsCompilationError, IndexError):
+    pass
+
+
+class QuadrantsRuntimeError(QdError, RuntimeError):
+    """A kernel failed while running, or could not be launched with its arguments."""
+
+
+class QuadrantsRuntimeTypeError(QuadrantsRuntimeError, TypeError):
+    pass
+
+
+class QuadrantsAssertionError(QuadrantsRuntimeError, AssertionError):
+    pass
+
+
+class QdSyntaxError(QuadrantsSyntaxError):
     """The kernel uses Python that the kernel language does not accept."""
 
 
-class QdTypeError(QdError, TypeError):
+class QdTypeError(QuadrantsTypeError):
     """A value has the wrong type for where it is used."""
 
 
 class QdValueError(QdError, ValueError):
-    """A kernel argument has the right kind but an unusable value (dtype, ndim, memory layout)."""
+    """A kernel argument has the right kind but an unusable value (dtype, ndim, memory layout, size)."""
 
 
-class QdRuntimeError(QdError, RuntimeError):
-    """A kernel failed while running (bounds check, assertion)."""
+class QdArgumentError(QuadrantsRuntimeTypeError):
+    """A scalar argument that its parameter's type cannot hold (out of range, not integral)."""
+
+
+class QdRuntimeError(QuadrantsRuntimeError):
+    """A kernel failed while running."""
+
+
+class QdAssertionError(QdRuntimeError, QuadrantsAssertionError):
+    """A kernel `assert` failed (debug mode), or a loop's index space does not fit its i32 index."""
+
+
+class QdIndexError(QdAssertionError, IndexError):
+    """An array index out of range (debug mode); Quadrants reports it as an assertion error too."""
