@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import ir
-from .errors import QdRuntimeError, SourceLoc
+from .errors import QdAssertionError, QdIndexError, SourceLoc
 from .offload import (
     HDR_CODE,
     HDR_EXTENT,
@@ -238,7 +238,7 @@ class Launcher:
             msg = f"index {index} is out of range for `{m.array}` (extent {extent}) in kernel `{self.name}`."
         else:
             msg = f"assertion failed in kernel `{self.name}`: {m.text}"
-        raise QdRuntimeError(msg, m.loc)
+        raise (QdIndexError if code == 1 else QdAssertionError)(msg, m.loc)
 
 
 def task_function(address: int) -> Callable:
