@@ -67,7 +67,7 @@ class Scope:
 
 
 class _Return(Exception):
-    """Unwinds a `@qd.func` body at its `return`."""
+    """Unwinds a `@qd.func` body, or the kernel body, at its `return`."""
 
 
 class Frontend(Conditionals, ast.NodeVisitor):
@@ -253,9 +253,11 @@ class Frontend(Conditionals, ast.NodeVisitor):
 
     def lower_kernel(self, arg_values: dict[str, object]) -> None:
         self.scope.frames[0].update(arg_values)
-        tree = self.scope.source.tree
-        for s in tree.body:
-            self.visit(s)
+        try:
+            for s in self.scope.source.tree.body:
+                self.visit(s)
+        except _Return:
+            pass  # as in Python (and Quadrants), nothing after the kernel's `return` runs
 
     # -- statements -----------------------------------------------------------------------------------------
     def visit_Expr(self, node: ast.Expr) -> None:
@@ -398,10 +400,10 @@ class Frontend(Conditionals, ast.NodeVisitor):
         if not self.top_level:
             raise self.error("a kernel can only `return` at its top level, as its last statement.")
         if not self.kernel.returns:
-            if node.value is None:
-                return
-            raise self.error("this kernel returns a value but has no return annotation (`-> qd.f32`).",
-                             QdTypeError)
+            if node.value is not None:
+                raise self.error("this kernel returns a value but has no return annotation (`-> qd.f32`).",
+                                 QdTypeError)
+            raise _Return()
         value = self.visit(node.value)
         values = value if isinstance(value, tuple) else (value,)
         if len(values) != len(self.kernel.returns):
@@ -409,6 +411,7 @@ class Frontend(Conditionals, ast.NodeVisitor):
                              QdTypeError)
         vs = [self.cast(self.value(v, t), t) for v, t in zip(values, self.kernel.returns)]
         self.emit(ir.Return, vs)
+        raise _Return()
 
     def visit_Assert(self, node: ast.Assert) -> None:
         if not self.config.get("debug"):
