@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import math
 
 from . import ir
 from .errors import QdTypeError
@@ -198,15 +199,15 @@ class Calls:
         return fe.emit(ir.Random, [], dtype, site=fe.random_sites)
 
     def b_randn(self, node: ast.Call) -> object:
+        """A standard normal draw, by Box-Muller from two uniform draws in [0, 1)."""
         fe = self.fe
-        dtype = fe.visit(node.args[0]) if node.args else fe.default_fp
-        fe.random_sites += 1
-        u1_ = fe.emit(ir.Random, [], dtype, site=fe.random_sites)
-        fe.random_sites += 1
-        u2_ = fe.emit(ir.Random, [], dtype, site=fe.random_sites)
-        one = fe.const(1.0, dtype)  # type: ignore[arg-type]
-        r = fe.unary("sqrt", fe.binop("mul", -2.0, fe.unary("log", fe.binop("sub", one, u1_))))  # type: ignore
-        return fe.binop("mul", r, fe.unary("cos", fe.binop("mul", 6.283185307179586, u2_)))  # type: ignore
+        u, v = self.b_random(node), self.b_random(node)
+        t: DType = u.type  # type: ignore[attr-defined]
+        if not t.is_float:
+            raise fe.error(f"qd.randn(dtype) needs a float dtype, not {t}.", QdTypeError)
+        log = self.unary("log", fe.binop("sub", fe.const(1.0, t), u))
+        r = self.unary("sqrt", fe.binop("mul", fe.const(-2.0, t), log))
+        return fe.binop("mul", r, self.unary("cos", fe.binop("mul", fe.const(2 * math.pi, t), v)))
 
     def b_volatile_load(self, node: ast.Call) -> object:
         fe = self.fe

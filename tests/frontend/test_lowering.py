@@ -1,0 +1,35 @@
+"""Constructs that lower to the right program: `qd.randn`, a runtime loop's `break` inside a `qd.static`
+loop, and expressions too long for a recursive visitor."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import qdlab as qd
+
+
+@pytest.fixture(params=[True, False], ids=["per_offload", "whole_kernel"])
+def per_offload(request: pytest.FixtureRequest) -> bool:
+    qd.init(arch=qd.cpu, offline_cache=False, per_offload=request.param, random_seed=5)
+    return request.param
+
+
+@qd.kernel
+def normals(a: qd.types.NDArray[qd.f32, 1], b: qd.types.NDArray[qd.f64, 1]):
+    for i in range(a.shape[0]):
+        a[i] = qd.randn()
+    for i in range(b.shape[0]):
+        b[i] = qd.randn(qd.f64)
+
+
+def test_randn_draws_standard_normals(per_offload: bool) -> None:
+    a, b = np.zeros(200_000, np.float32), np.zeros(200_000, np.float64)
+    normals(a, b)
+    for x in (a, b):
+        assert np.isfinite(x).all() and abs(x.mean()) < 0.01 and abs(x.std() - 1.0) < 0.01
+        assert abs(np.mean(np.abs(x) < 1.0) - 0.6827) < 0.005  # the normal's mass within one sigma
+    qd.init(arch=qd.cpu, offline_cache=False, per_offload=not per_offload, random_seed=5)
+    a2, b2 = np.zeros_like(a), np.zeros_like(b)
+    normals(a2, b2)  # the first launch of the other path draws the same numbers
+    assert np.array_equal(a, a2) and np.array_equal(b, b2)
