@@ -132,10 +132,10 @@ def _static_for(fe: Frontend, node: ast.For) -> None:
     if len(items) > fe.config.get("unrolling_limit", 1024):
         raise fe.error(f"qd.static loop unrolls {len(items)} times; the limit is "
                        f"{fe.config.get('unrolling_limit', 1024)}.")
-    for s in ast.walk(ast.Module(node.body, [])):
-        if isinstance(s, (ast.Break, ast.Continue)):
-            fe.loc = fe.scope.source.loc(s, fe.scope.name)
-            raise fe.error("`break`/`continue` cannot be used directly in a qd.static loop.")
+    jump = _own_jump(node.body)
+    if jump is not None:
+        fe.loc = fe.scope.source.loc(jump, fe.scope.name)
+        raise fe.error("`break`/`continue` cannot be used directly in a qd.static loop.")
     for item in items:
         frame: dict = {}
         if isinstance(node.target, ast.Tuple):
@@ -144,3 +144,16 @@ def _static_for(fe: Frontend, node: ast.For) -> None:
         else:
             frame[node.target.id] = item  # type: ignore[attr-defined]
         fe.lower_body(node.body, fe.block, frame)
+
+
+def _own_jump(nodes: list) -> ast.stmt | None:
+    """The first `break`/`continue` among `nodes` that belongs to their loop, not to a loop nested in it."""
+    for n in nodes:
+        if isinstance(n, (ast.Break, ast.Continue)):
+            return n
+        inner = n.orelse if isinstance(n, (ast.For, ast.While)) else \
+            [c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt)]
+        jump = _own_jump(inner)
+        if jump is not None:
+            return jump
+    return None

@@ -186,6 +186,15 @@ def breaks_parallel_loop(a: F32):
 
 
 @qd.kernel
+def breaks_static_loop(a: F32):
+    for k in qd.static(range(3)):
+        while a[k] > 0.0:
+            a[k] -= 1.0
+        if a[k] < 0.0:
+            break
+
+
+@qd.kernel
 def calls_func_returning_in_loop(a: F32):
     for i in range(4):
         a[i] = returns_in_loop(a[i])
@@ -247,6 +256,8 @@ CASES = [
     (too_few_indices, "b[i] = 1.0", "b[i]", "`b` has 2 dimension(s) but is indexed with 1", qd.QdTypeError),
     (indexes_scalar, "s[i]", "s[i]", "a f32 value cannot be indexed in a kernel", qd.QdTypeError),
     (breaks_parallel_loop, "break", "break", "Cannot break in the outermost loop", qd.QdSyntaxError),
+    (breaks_static_loop, "break", "break", "`break`/`continue` cannot be used directly in a qd.static loop",
+     qd.QdSyntaxError),
     (calls_python_function, "plain_python(a[i])", "plain_python",
      ("plain_python cannot be called in a kernel; kernels can call qd.* functions and @qd.func functions"),
      qd.QdSyntaxError),

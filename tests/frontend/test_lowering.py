@@ -33,3 +33,25 @@ def test_randn_draws_standard_normals(per_offload: bool) -> None:
     a2, b2 = np.zeros_like(a), np.zeros_like(b)
     normals(a2, b2)  # the first launch of the other path draws the same numbers
     assert np.array_equal(a, a2) and np.array_equal(b, b2)
+
+
+@qd.kernel
+def counts_up(b: qd.types.NDArray[qd.i32, 1], m: qd.i32):
+    for s in qd.static(range(2)):
+        j = 0
+        while True:
+            j += 1
+            if j > m + s:
+                break
+        for k in range(m):
+            if k == s:
+                continue
+            j += 10
+        b[s] = j
+
+
+def test_break_of_a_runtime_loop_inside_a_static_loop(per_offload: bool) -> None:
+    """The `break` and `continue` belong to the runtime loops, so the static loop unrolls around them."""
+    b = np.zeros(2, np.int32)
+    counts_up(b, 3)
+    assert b.tolist() == [24, 25]
