@@ -9,9 +9,11 @@ exception behind a user-facing error.
 from __future__ import annotations
 
 import ast
+import contextlib
 import math
 import operator
 import os
+import sys
 import types
 from dataclasses import dataclass, field
 
@@ -25,6 +27,9 @@ BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", a
           ast.Mod: "mod", ast.Pow: "pow", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor",
           ast.LShift: "shl", ast.RShift: "shr"}
 ATOMIC_AUG = {"add", "sub", "and", "or", "xor"}
+MAX_DEPTH = 8000
+"""Python frames the frontend may use while lowering a kernel: enough for the longest sum CPython itself compiles
+(about 2,600 terms; its default limit of 1,000 frames stops the visitor at about 300)."""
 REFUSED = {"Try": "`try`", "With": "`with`", "Lambda": "`lambda`", "ClassDef": "a class definition",
            "FunctionDef": "a nested function", "Yield": "`yield`", "ListComp": "a list comprehension",
            "DictComp": "a dict comprehension", "SetComp": "a set comprehension",
@@ -102,7 +107,11 @@ class Frontend(Conditionals, ast.NodeVisitor):
             return super().visit(node)
         except QdError:
             raise
-        except (_Return, RecursionError):
+        except _Return:
+            raise
+        except RecursionError as e:
+            if not hasattr(e, "loc"):
+                e.loc = self.loc  # type: ignore[attr-defined]  # the innermost line reached; no call here
             raise
         except Exception as e:
             if os.environ.get("QDLAB_DEBUG_FRONTEND") == "1":
@@ -253,11 +262,18 @@ class Frontend(Conditionals, ast.NodeVisitor):
 
     def lower_kernel(self, arg_values: dict[str, object]) -> None:
         self.scope.frames[0].update(arg_values)
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, MAX_DEPTH))  # the visitor recurses about 3 frames per nesting level
         try:
             for s in self.scope.source.tree.body:
                 self.visit(s)
         except _Return:
             pass  # as in Python (and Quadrants), nothing after the kernel's `return` runs
+        except RecursionError as e:
+            raise QdSyntaxError("this expression or block nests too deeply to compile; build it up in steps "
+                                "through a local (`s = a + b`, then `s += c`).", getattr(e, "loc", None)) from None
+        finally:
+            sys.setrecursionlimit(limit)
 
     # -- statements -----------------------------------------------------------------------------------------
     def visit_Expr(self, node: ast.Expr) -> None:
@@ -533,6 +549,9 @@ class Frontend(Conditionals, ast.NodeVisitor):
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and n.id not in bound and n.id in env:
                 self.record(n.id, env[n.id])
+            elif isinstance(n, ast.Attribute) and (path := _dotted(n)) and path.split(".")[0] not in bound:
+                with contextlib.suppress(Exception):  # `consts.N`: the manifest names a module, no more
+                    self.record(path, eval(path, env))  # (one that fails, the evaluation below reports)
         try:
             return eval(compile(ast.Expression(node), "<qd.static>", "eval"), env)
         except QdError:

@@ -3,6 +3,10 @@ loop, and expressions too long for a recursive visitor."""
 
 from __future__ import annotations
 
+import sys
+import traceback
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -55,3 +59,28 @@ def test_break_of_a_runtime_loop_inside_a_static_loop(per_offload: bool) -> None
     b = np.zeros(2, np.int32)
     counts_up(b, 3)
     assert b.tolist() == [24, 25]
+
+
+def _long_sum(tmp_path: Path, terms: int) -> qd.Kernel:
+    path = tmp_path / f"long_sum_{terms}.py"
+    path.write_text("import qdlab as qd\n\n\n@qd.kernel\ndef long_sum(x: qd.f32) -> qd.f32:\n"
+                    f"    return {' + '.join(['x'] * terms)}\n")
+    ns: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), ns)  # noqa: S102
+    return ns["long_sum"]
+
+
+def test_a_900_term_sum_compiles(tmp_path: Path) -> None:
+    qd.init(arch=qd.cpu, offline_cache=False)
+    limit = sys.getrecursionlimit()
+    assert _long_sum(tmp_path, 900)(1.0) == 900.0
+    assert sys.getrecursionlimit() == limit
+
+
+def test_a_sum_too_long_to_compile_is_a_clear_error(tmp_path: Path) -> None:
+    qd.init(arch=qd.cpu, offline_cache=False)
+    with pytest.raises(qd.QdSyntaxError) as info:
+        _long_sum(tmp_path, 2700)(1.0)
+    assert "nests too deeply to compile" in info.value.message
+    assert info.value.loc is not None and (info.value.loc.lineno, info.value.loc.col) == (6, 11)
+    assert len(traceback.extract_tb(info.value.__traceback__)) < 5
