@@ -59,7 +59,7 @@ class Calls:
                     max: lambda: self.reduce2("max", self.args(node))}[callee]()  # type: ignore[index]
         if isinstance(callee, DType):
             (x,) = self.args(node, 1)
-            return fe.cast(fe.value(x, callee), callee)
+            return fe.cast(fe.value(x, callee, exact=True), callee)
         if isinstance(callee, Func):
             return self.inline(callee, node)
         if isinstance(callee, Kernel):

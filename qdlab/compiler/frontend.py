@@ -143,12 +143,13 @@ class Frontend(Conditionals, ast.NodeVisitor):
         return self.emit(ir.Const, (), dtype, value=value)
 
     # -- values ---------------------------------------------------------------------------------------------
-    def value(self, x: object, like: DType | None = None) -> ir.Value:
+    def value(self, x: object, like: DType | None = None, exact: bool = False) -> ir.Value:
         """Turn a lowered expression into an IR value; Python numbers become constants.
 
         As in Quadrants, an integer literal is i32 (i64 if it does not fit) and a float literal is
         `default_fp`, whatever the other operand is; `like` only types literals where a store or a
-        declared type fixes the target type.
+        declared type fixes the target type (one that does not fit it is i32 or i64, and the caller's
+        cast wraps it, as Quadrants does). With `exact` (`qd.u8(300)`), a literal must fit `like`.
         """
         if isinstance(x, ir.Value):
             if not isinstance(x.type, DType):
@@ -158,12 +159,32 @@ class Frontend(Conditionals, ast.NodeVisitor):
         if isinstance(x, bool):
             return self.const(x, u1)
         if isinstance(x, int):
-            if like is not None and like.is_int and like != u1:
-                return self.const(x, like)
-            return self.const(x, i32 if -2**31 <= x < 2**31 else i64)
+            if like is not None and like.is_int and like != u1 and (exact or _fits(x, like)):
+                t = like
+            else:
+                t = i32 if _fits(x, i32) else i64
+            if not _fits(x, t):
+                raise self.literal_error(x, t, exact)
+            return self.const(x, t)
         if isinstance(x, float):
             return self.const(x, like if like is not None and like.is_float else self.default_fp)
         raise self.error(f"{_describe(x)} cannot be used as a value in a kernel.", QdTypeError)
+
+    def literal_error(self, x: int, t: DType, exact: bool) -> QdError:
+        """`x` does not fit `t`; the caret goes under the constant expression on this line that gives `x`."""
+        lo, hi = _int_range(t)
+        if exact:
+            message = f"integer literal {x} is out of the range of {t} ({lo} to {hi})."
+        else:
+            message = (f"integer literal {x} does not fit i64 ({lo} to {hi}), the widest type an integer "
+                       "literal takes" + (f"; write qd.u64({x}) for an unsigned one." if 0 < x < 2**64 else "."))
+        loc = self.loc
+        for n in ast.walk(self.scope.source.tree):
+            if isinstance(n, (ast.Constant, ast.BinOp, ast.UnaryOp)) and getattr(n, "lineno", 0) and loc and \
+                    self.scope.source.loc(n, self.scope.name).lineno == loc.lineno and _constant(n) == x:
+                loc = self.scope.source.loc(n, self.scope.name)
+                break
+        return QdTypeError(message, loc)
 
     def cast(self, v: ir.Value, to: DType) -> ir.Value:
         if v.type == to:
@@ -578,6 +599,26 @@ class Frontend(Conditionals, ast.NodeVisitor):
         if isinstance(func, ast.Attribute):
             base = self.resolve_callee(func.value)
             return getattr(base, func.attr, None) if base is not None and not isinstance(base, ir.Value) else None
+        return None
+
+
+def _int_range(t: DType) -> tuple[int, int]:
+    return (-(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1) if t.is_signed else (0, (1 << t.bits) - 1)
+
+
+def _fits(x: int, t: DType) -> bool:
+    lo, hi = _int_range(t)
+    return lo <= x <= hi
+
+
+def _constant(node: ast.expr) -> object:
+    """The value of an expression of literals alone (`2**70`, `-1`), else None."""
+    if not all(isinstance(n, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop))
+               for n in ast.walk(node)):
+        return None
+    try:
+        return eval(compile(ast.Expression(node), "<literal>", "eval"), {})  # noqa: S307 - literals only
+    except Exception:  # noqa: BLE001
         return None
 
 

@@ -66,7 +66,7 @@ def _ndrange_dim(fe: Frontend, arg: ast.expr) -> tuple[ir.Value, ir.Value]:
 
 
 def _index(fe: Frontend, x: object) -> ir.Value:
-    v = fe.value(x)
+    v = fe.value(x, i32, exact=True)  # a constant bound must fit the i32 loop index
     if not v.type.is_int:  # type: ignore[union-attr]
         raise fe.error(f"loop bounds must be integers, not {v.type}.", QdTypeError)
     return fe.cast(v, i32)

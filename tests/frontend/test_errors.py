@@ -228,6 +228,28 @@ def constant_division_by_zero(a: F32):
     a[0] = 1 // 0
 
 
+@qd.kernel
+def literal_beyond_i64(a: F32) -> qd.i64:
+    a[0] = 1.0
+    return 2**70
+
+
+@qd.kernel
+def u8_literal_out_of_range(a: F32):
+    a[0] = qd.u8(300)
+
+
+@qd.kernel
+def i32_literal_out_of_range(a: F32):
+    a[0] = 1.0 + qd.i32(2**40 + 1)
+
+
+@qd.kernel
+def loop_bound_beyond_i32(a: F32):
+    for i in range(1, 2**40):
+        a[0] = 1.0
+
+
 # (kernel, the line's snippet, the text under the caret, part of the message, error class)
 CASES = [
     (uses_try, "try:", "try", "`try` is not supported in a kernel", qd.QdSyntaxError),
@@ -267,6 +289,13 @@ CASES = [
     (unknown_module_attribute, "qd.math.no_such", "qd.math.no_such",
      "module `qdlab.math` has no attribute `no_such_function`", qd.QdError),
     (constant_division_by_zero, "1 // 0", "1 // 0", "division by zero in a constant expression", qd.QdSyntaxError),
+    (literal_beyond_i64, "return 2**70", "2**70", f"integer literal {2**70} does not fit i64", qd.QdTypeError),
+    (u8_literal_out_of_range, "qd.u8(300)", "300", "integer literal 300 is out of the range of u8 (0 to 255)",
+     qd.QdTypeError),
+    (i32_literal_out_of_range, "qd.i32(2**40 + 1)", "2**40 + 1",
+     f"integer literal {2**40 + 1} is out of the range of i32", qd.QdTypeError),
+    (loop_bound_beyond_i32, "range(1, 2**40)", "2**40", f"integer literal {2**40} is out of the range of i32",
+     qd.QdTypeError),
 ]
 
 

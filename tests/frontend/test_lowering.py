@@ -84,3 +84,18 @@ def test_a_sum_too_long_to_compile_is_a_clear_error(tmp_path: Path) -> None:
     assert "nests too deeply to compile" in info.value.message
     assert info.value.loc is not None and (info.value.loc.lineno, info.value.loc.col) == (6, 11)
     assert len(traceback.extract_tb(info.value.__traceback__)) < 5
+
+
+@qd.kernel
+def literals(u: qd.types.NDArray[qd.u32, 1], w: qd.types.NDArray[qd.u64, 1], b: qd.types.NDArray[qd.i64, 1]):
+    u[0] = -1  # as in Quadrants: an i32 literal, cast to the element type
+    u[1] = qd.cast(2**32 + 300, qd.u8)
+    w[0] = qd.u64(2**64 - 1)
+    b[0] = 2**40 + 1  # i64: it does not fit i32
+
+
+def test_literals_that_fit_their_type_or_wrap_in_a_cast() -> None:
+    qd.init(arch=qd.cpu, offline_cache=False)
+    u, w, b = np.zeros(2, np.uint32), np.zeros(1, np.uint64), np.zeros(1, np.int64)
+    literals(u, w, b)
+    assert u.tolist() == [2**32 - 1, 44] and w.tolist() == [2**64 - 1] and b.tolist() == [2**40 + 1]
