@@ -1,9 +1,17 @@
-"""A random kernel generator for differential tests: split vs whole-kernel vs a NumPy interpretation.
+"""A random kernel generator for differential tests: every compile path vs a NumPy interpretation.
 
 Each program is written twice from one draw: as a qdlab kernel, and as a plain Python function over NumPy arrays
 that runs the same statements one after another. Programs are race-free by construction (a parallel loop writes
-element `i` only and reads written arrays only at `i`), so running loop iterations in order gives the parallel
-answer, and the NumPy function is a reference wherever the program draws no random numbers.
+element `i` only, reads written arrays only at `i`, and otherwise writes only through atomics or by storing one
+value that every iteration agrees on), so running loop iterations in order gives the parallel answer, and the
+NumPy function is a reference wherever the program draws no random numbers.
+
+Besides plain loops and definitions, the statements reach what the split and the gate have to get right: top-level
+`if`s with and without `else` and `while` loops of zero or more trips that may or may not write a kernel-level
+local, serial and parallel loops writing locals conditionally, atomics on locals whose old value is used, a
+top-level `return` (with statements after it that must not run), random draws read by several constructs, one
+array passed for two parameters, and a compile-time helper reading a module global (which the test changes
+between two loads of the same kernel). `Program.patterns` names the ones a program uses.
 """
 
 from __future__ import annotations
@@ -18,32 +26,57 @@ from hypothesis import strategies as st
 
 INT_ARRAYS = ["A0", "A1", "A2"]
 FLOAT_ARRAYS = ["F0", "F1"]
+KINDS = ["def", "fdef", "store", "loop", "loop", "floop", "reduce", "if", "atomic", "random", "snapshot",
+         *["cond_local", "while", "serial_loop", "par_flag", "atomic_local", "snapshot"] * 2,
+         "serial_atomic", "shared_random", "return", "helper"]
+PATTERNS = ("if_else", "if_no_else", "while", "while_zero_trips_possible", "serial_cond_local",
+            "parallel_cond_local", "atomic_old_local", "serial_atomic_old", "return", "after_return",
+            "shared_random", "random", "snapshot", "aliased_arrays", "compile_time_helper")
 _counter = itertools.count()
 
 
 @dataclass
 class Program:
     n: int
+    alias: bool = False
+    """A2 is passed the same array as A0."""
     kernel_lines: list[str] = field(default_factory=list)
     ref_lines: list[str] = field(default_factory=list)
     uses_random: bool = False
+    returns: bool = False
+    returned: bool = False
+    """A top-level `return` has been emitted: what follows must not run."""
     scalars: list[str] = field(default_factory=list)
     """Names of i32 locals defined at top level (usable in later statements)."""
     fscalars: list[str] = field(default_factory=list)
+    patterns: set[str] = field(default_factory=set)
+    helper_value: int | None = None
+    """The module global the compile-time helper reads, if the program uses one."""
 
     def emit(self, kernel: str, ref: str | None = None, indent: int = 1) -> None:
         self.kernel_lines.append("    " * indent + kernel)
         self.ref_lines.append("    " * indent + (kernel if ref is None else ref))
 
-    def source(self) -> tuple[str, str]:
+    def same(self, arr: str) -> set[str]:
+        """The parameters that may hold the same memory as `arr`."""
+        return {"A0", "A2"} if self.alias and arr in ("A0", "A2") else {arr}
+
+    def others(self, arr: str) -> tuple[str, ...]:
+        return tuple(a for a in INT_ARRAYS if a not in self.same(arr))
+
+    def source(self, helper_value: int | None = None) -> tuple[str, str]:
+        value = self.helper_value if helper_value is None else helper_value
+        helper = ["", f"HELPER_C = {value}", "", "", "def helper():", "    return HELPER_C * 2 + 1", ""] \
+            if value is not None else []
         params = ", ".join([f"{a}: qd.types.NDArray[qd.i32, 1]" for a in INT_ARRAYS]
                            + [f"{f}: qd.types.NDArray[qd.f32, 1]" for f in FLOAT_ARRAYS] + ["k: qd.i32"])
-        kernel = "\n".join(["import qdlab as qd", "", "", "@qd.kernel", f"def prog({params}):",
+        ret = " -> qd.i32" if self.returns else ""
+        kernel = "\n".join(["import qdlab as qd", *helper, "", "@qd.kernel", f"def prog({params}){ret}:",
                             *(self.kernel_lines or ["    pass"])]) + "\n"
         body = [line.replace("float(", "np.float32(").replace("for i in range(", "for i in _range(")
-                for line in self.ref_lines]
-        ref = "\n".join(["import numpy as np", "", "", "def _range(n):", "    return map(np.int32, range(n))", "",
-                         "", f"def prog({', '.join(INT_ARRAYS + FLOAT_ARRAYS)}, k):",
+                .replace("qd.static(helper())", "helper()") for line in self.ref_lines]
+        ref = "\n".join(["import numpy as np", *helper, "", "def _range(n):", "    return map(np.int32, range(n))",
+                         "", "", f"def prog({', '.join(INT_ARRAYS + FLOAT_ARRAYS)}, k):",
                          "    k = np.int32(k)", *(body or ["    pass"])]) + "\n"
         return kernel, ref
 
@@ -57,6 +90,8 @@ def int_expr(draw, p: Program, idx: str | None, depth: int = 0, readable: tuple[
         choices += ["read", "read", "index"]
     if readable:
         choices.append("read_const")
+    if p.helper_value is not None:
+        choices.append("helper")
     if depth < 2:
         choices += ["bin", "bin", "bin"]
     kind = draw(st.sampled_from(choices))
@@ -72,6 +107,8 @@ def int_expr(draw, p: Program, idx: str | None, depth: int = 0, readable: tuple[
         return f"{draw(st.sampled_from(INT_ARRAYS))}[{idx}]"
     if kind == "read_const":
         return f"{draw(st.sampled_from(readable))}[{draw(st.integers(0, p.n - 1))}]"
+    if kind == "helper":
+        return "qd.static(helper())"
     op = draw(st.sampled_from(["+", "-", "*", "//", "%", "&", "^", "|", "max", "min"]))
     a = int_expr(draw, p, idx, depth + 1, readable)
     b = int_expr(draw, p, idx, depth + 1, readable)
@@ -103,74 +140,191 @@ def float_expr(draw, p: Program, idx: str | None, depth: int = 0) -> str:
     return f"({float_expr(draw, p, idx, depth + 1)} {op} {float_expr(draw, p, idx, depth + 1)})"
 
 
+def _int_def(p: Program, name: str, expr: str, indent: int = 1) -> None:
+    p.emit(f"{name} = {expr}", f"{name} = np.int32({expr})", indent)
+
+
+def _statement(draw, p: Program, s: int, kind: str) -> None:
+    n = p.n
+    if kind == "def":
+        name = f"s{s}"
+        _int_def(p, name, int_expr(draw, p, None, 0, tuple(INT_ARRAYS)))
+        p.scalars.append(name)
+    elif kind == "fdef":
+        name = f"g{s}"
+        p.emit(f"{name} = {float_expr(draw, p, None)}")
+        p.ref_lines[-1] = p.kernel_lines[-1].replace(f"{name} = ", f"{name} = np.float32(") + ")"
+        p.fscalars.append(name)
+    elif kind == "store":
+        arr = draw(st.sampled_from(INT_ARRAYS))
+        p.emit(f"{arr}[{draw(st.integers(0, n - 1))}] = {int_expr(draw, p, None, 0, tuple(INT_ARRAYS))}")
+    elif kind == "loop":
+        arr = draw(st.sampled_from(INT_ARRAYS))
+        others = p.others(arr)
+        p.emit(f"for i in range({n}):")
+        if draw(st.booleans()):
+            p.emit(f"if {int_expr(draw, p, 'i', 1, others)} > {draw(st.integers(-5, 5))}:", indent=2)
+            p.emit(f"{arr}[i] = {int_expr(draw, p, 'i', 0, others)}", indent=3)
+            p.emit("else:", indent=2)
+            p.emit(f"{arr}[i] = {arr}[i] + 1", indent=3)
+        else:
+            p.emit(f"{arr}[i] = {int_expr(draw, p, 'i', 0, others)}", indent=2)
+    elif kind == "floop":
+        arr = draw(st.sampled_from(FLOAT_ARRAYS))
+        p.emit(f"for i in range({n}):")
+        p.emit(f"{arr}[i] = {float_expr(draw, p, 'i')}", indent=2)
+    elif kind == "reduce":
+        name, src, dst = f"t{s}", draw(st.sampled_from(INT_ARRAYS)), draw(st.sampled_from(INT_ARRAYS))
+        _int_def(p, name, "0")
+        p.emit(f"for i in range({n}):")
+        p.emit(f"{name} += {src}[i] % 17", indent=2)
+        p.emit(f"{dst}[{draw(st.integers(0, n - 1))}] = {name}")
+    elif kind == "if":
+        cond = int_expr(draw, p, None, 1)
+        arr = draw(st.sampled_from(INT_ARRAYS))
+        p.emit(f"if {cond} > 0:")
+        p.emit(f"{arr}[{draw(st.integers(0, n - 1))}] = {int_expr(draw, p, None, 1)}", indent=2)
+    elif kind == "atomic":
+        arr, dst = draw(st.sampled_from(INT_ARRAYS)), draw(st.sampled_from(INT_ARRAYS))
+        c = draw(st.integers(0, n - 1))
+        name = f"o{s}"
+        p.emit(f"{name} = qd.atomic_add({arr}[{c}], 3)", f"{name} = {arr}[{c}]; {arr}[{c}] += np.int32(3)")
+        p.emit(f"for i in range({n}):")
+        p.emit(f"{dst}[i] = {dst}[i] + {name}", indent=2)
+    elif kind == "random":
+        p.uses_random = True
+        p.patterns.add("random")
+        name = f"r{s}"
+        arr = draw(st.sampled_from(FLOAT_ARRAYS))
+        p.emit(f"{name} = qd.random(qd.f32)", f"{name} = np.float32(0.5)")
+        p.emit(f"for i in range({n}):")
+        p.emit(f"{arr}[i] = {name} + qd.random(qd.f32)", f"{arr}[i] = {name}", indent=2)
+    elif kind == "cond_local":
+        # a top-level `if` that may or may not write a local read later
+        name = f"x{s}"
+        _int_def(p, name, int_expr(draw, p, None, 1, tuple(INT_ARRAYS)))
+        p.emit(f"if {int_expr(draw, p, None, 1, tuple(INT_ARRAYS))} > {draw(st.integers(-5, 5))}:")
+        _int_def(p, name, int_expr(draw, p, None, 1, tuple(INT_ARRAYS)), 2)
+        if draw(st.booleans()):
+            p.emit("else:")
+            _int_def(p, name, int_expr(draw, p, None, 1), 2)
+            p.patterns.add("if_else")
+        else:
+            p.patterns.add("if_no_else")
+        p.scalars.append(name)
+    elif kind == "while":
+        # a `while` of zero or more trips, writing a local (maybe conditionally) and an array element
+        name, j = f"w{s}", f"j{s}"
+        _int_def(p, name, int_expr(draw, p, None, 1, tuple(INT_ARRAYS)))
+        _int_def(p, j, "0")
+        trips = f"((k + {draw(st.integers(-3, 3))}) % 4)" if draw(st.booleans()) else str(draw(st.integers(0, 3)))
+        p.patterns.add("while")
+        if trips.startswith("(") or trips == "0":
+            p.patterns.add("while_zero_trips_possible")
+        p.emit(f"while {j} < {trips}:")
+        arr = draw(st.sampled_from(INT_ARRAYS))
+        if draw(st.booleans()):
+            p.emit(f"if {int_expr(draw, p, None, 1, tuple(INT_ARRAYS))} > {draw(st.integers(-5, 5))}:", indent=2)
+            _int_def(p, name, f"{name} + {int_expr(draw, p, None, 1)}", 3)
+        else:
+            _int_def(p, name, f"{name} * 2 + {j}", 2)
+        p.emit(f"{arr}[{j} % {n}] = {arr}[{j} % {n}] + {name}", indent=2)
+        p.emit(f"{j} += 1", f"{j} = np.int32({j} + 1)", indent=2)
+        p.scalars += [name, j]
+    elif kind == "serial_loop":
+        name, src = f"b{s}", draw(st.sampled_from(INT_ARRAYS))
+        _int_def(p, name, str(draw(st.integers(-9, 9))))
+        p.emit("qd.loop_config(serialize=True)", "pass")
+        p.emit(f"for i in range({n}):")
+        p.emit(f"if {src}[i] > {draw(st.integers(-40, 40))}:", indent=2)
+        _int_def(p, name, draw(st.sampled_from([f"{src}[i]", f"{name} + {src}[i] % 5", f"max({name}, {src}[i])"])),
+                 3)
+        p.patterns.add("serial_cond_local")
+        p.scalars.append(name)
+    elif kind == "par_flag":
+        # every iteration that writes the local writes the same value, so the parallel loop is race-free
+        name, src = f"f{s}", draw(st.sampled_from(INT_ARRAYS))
+        _int_def(p, name, str(draw(st.integers(-3, 3))))
+        p.emit(f"for i in range({n}):")
+        p.emit(f"if {src}[i] > {draw(st.integers(-40, 40))}:", indent=2)
+        _int_def(p, name, int_expr(draw, p, None, 1), 3)
+        p.patterns.add("parallel_cond_local")
+        p.scalars.append(name)
+    elif kind == "atomic_local":
+        # old values of an atomic on a local: a set {0, ..., count-1}, so the array increments are order-free
+        name, dst = f"c{s}", draw(st.sampled_from(INT_ARRAYS))
+        _int_def(p, name, "0")
+        p.emit(f"for i in range({n}):")
+        p.emit(f"if {draw(st.sampled_from(p.others(dst)))}[i] > {draw(st.integers(-30, 30))}:", indent=2)
+        p.emit(f"o = qd.atomic_add({name}, 1)", f"o = {name}; {name} = np.int32({name} + 1)", indent=3)
+        p.emit(f"qd.atomic_add({dst}[o % {n}], 1)", f"{dst}[o % {n}] += np.int32(1)", indent=3)
+        p.patterns.add("atomic_old_local")
+        p.scalars.append(name)
+    elif kind == "serial_atomic":
+        name, old = f"e{s}", f"eo{s}"
+        _int_def(p, name, int_expr(draw, p, None, 1))
+        v = draw(st.integers(-5, 5))
+        p.emit(f"{old} = qd.atomic_add({name}, {v})", f"{old} = {name}; {name} = np.int32({name} + {v})")
+        p.patterns.add("serial_atomic_old")
+        p.scalars += [name, old]
+    elif kind == "shared_random":
+        p.uses_random = True
+        p.patterns.add("shared_random")
+        name = f"r{s}"
+        a, b = draw(st.sampled_from(FLOAT_ARRAYS)), draw(st.sampled_from(FLOAT_ARRAYS))
+        p.emit(f"{name} = qd.random(qd.f32)", f"{name} = np.float32(0.5)")
+        p.emit(f"for i in range({n}):")
+        p.emit(f"{a}[i] = {a}[i] + {name}", indent=2)
+        p.emit(f"for i in range({n}):")
+        p.emit(f"{b}[i] = {b}[i] * {name}", indent=2)
+    elif kind == "snapshot":
+        # a top-level read, an array written in between, and a loop that reads the snapshot after the write
+        name, src, dst = f"v{s}", draw(st.sampled_from(INT_ARRAYS)), draw(st.sampled_from(INT_ARRAYS))
+        _int_def(p, name, f"{src}[{draw(st.integers(0, n - 1))}]")
+        p.emit(f"for i in range({n}):")
+        p.emit(f"{dst}[i] = {dst}[i] * 2 + {int_expr(draw, p, 'i', 1, p.others(dst))}", indent=2)
+        out = draw(st.sampled_from(INT_ARRAYS))
+        p.emit(f"for i in range({n}):")
+        p.emit(f"{out}[i] = {out}[i] + {name}", indent=2)
+        p.patterns.add("snapshot")
+        p.scalars.append(name)
+    elif kind == "return":
+        if p.returned:
+            return
+        p.patterns.add("return")
+        p.returns = p.returned = True
+        p.emit(f"return {int_expr(draw, p, None, 1, tuple(INT_ARRAYS))}")
+    elif kind == "helper":
+        if p.helper_value is None:
+            p.helper_value = draw(st.integers(-4, 4))
+        p.patterns.add("compile_time_helper")
+        arr = draw(st.sampled_from(INT_ARRAYS))
+        p.emit(f"for i in range({n}):")
+        p.emit(f"{arr}[i] = {arr}[i] + qd.static(helper())", f"{arr}[i] = {arr}[i] + helper()", indent=2)
+    if p.returned and kind != "return":
+        p.patterns.add("after_return")
+
+
 @st.composite
 def programs(draw, max_statements: int = 6, allow_random: bool = True) -> Program:
     n = draw(st.sampled_from([1, 3, 8, 33, 64] + ([20000] if draw(st.integers(0, 9)) == 0 else [])))
-    p = Program(n)
+    p = Program(n, alias=draw(st.integers(0, 3)) == 0)
+    if p.alias:
+        p.patterns.add("aliased_arrays")
+    kinds = [k for k in KINDS if allow_random or k not in ("random", "shared_random")]
     for s in range(draw(st.integers(1, max_statements))):
-        kind = draw(st.sampled_from(["def", "fdef", "store", "loop", "loop", "floop", "reduce", "if", "atomic",
-                                     "random"] if allow_random else
-                                    ["def", "fdef", "store", "loop", "loop", "floop", "reduce", "if", "atomic"]))
-        if kind == "def":
-            name = f"s{s}"
-            expr = int_expr(draw, p, None, 0, tuple(INT_ARRAYS))
-            p.emit(f"{name} = {expr}", f"{name} = np.int32({expr})")
-            p.scalars.append(name)
-        elif kind == "fdef":
-            name = f"g{s}"
-            p.emit(f"{name} = {float_expr(draw, p, None)}")
-            p.ref_lines[-1] = p.kernel_lines[-1].replace(f"{name} = ", f"{name} = np.float32(") + ")"
-            p.fscalars.append(name)
-        elif kind == "store":
-            arr = draw(st.sampled_from(INT_ARRAYS))
-            p.emit(f"{arr}[{draw(st.integers(0, n - 1))}] = {int_expr(draw, p, None, 0, tuple(INT_ARRAYS))}")
-        elif kind == "loop":
-            arr = draw(st.sampled_from(INT_ARRAYS))
-            others = tuple(a for a in INT_ARRAYS if a != arr)
-            p.emit(f"for i in range({n}):")
-            if draw(st.booleans()):
-                p.emit(f"if {int_expr(draw, p, 'i', 1, others)} > {draw(st.integers(-5, 5))}:", indent=2)
-                p.emit(f"{arr}[i] = {int_expr(draw, p, 'i', 0, others)}", indent=3)
-                p.emit("else:", indent=2)
-                p.emit(f"{arr}[i] = {arr}[i] + 1", indent=3)
-            else:
-                p.emit(f"{arr}[i] = {int_expr(draw, p, 'i', 0, others)}", indent=2)
-        elif kind == "floop":
-            arr = draw(st.sampled_from(FLOAT_ARRAYS))
-            p.emit(f"for i in range({n}):")
-            p.emit(f"{arr}[i] = {float_expr(draw, p, 'i')}", indent=2)
-        elif kind == "reduce":
-            name, src, dst = f"t{s}", draw(st.sampled_from(INT_ARRAYS)), draw(st.sampled_from(INT_ARRAYS))
-            p.emit(f"{name} = 0", f"{name} = np.int32(0)")
-            p.emit(f"for i in range({n}):")
-            p.emit(f"{name} += {src}[i] % 17", indent=2)
-            p.emit(f"{dst}[{draw(st.integers(0, n - 1))}] = {name}")
-        elif kind == "if":
-            cond = int_expr(draw, p, None, 1)
-            arr = draw(st.sampled_from(INT_ARRAYS))
-            p.emit(f"if {cond} > 0:")
-            p.emit(f"{arr}[{draw(st.integers(0, n - 1))}] = {int_expr(draw, p, None, 1)}", indent=2)
-        elif kind == "atomic":
-            arr, dst = draw(st.sampled_from(INT_ARRAYS)), draw(st.sampled_from(INT_ARRAYS))
-            c = draw(st.integers(0, n - 1))
-            name = f"o{s}"
-            p.emit(f"{name} = qd.atomic_add({arr}[{c}], 3)", f"{name} = {arr}[{c}]; {arr}[{c}] += np.int32(3)")
-            p.emit(f"for i in range({n}):")
-            p.emit(f"{dst}[i] = {dst}[i] + {name}", indent=2)
-        elif kind == "random":
-            p.uses_random = True
-            name = f"r{s}"
-            arr = draw(st.sampled_from(FLOAT_ARRAYS))
-            p.emit(f"{name} = qd.random(qd.f32)", f"{name} = np.float32(0.5)")
-            p.emit(f"for i in range({n}):")
-            p.emit(f"{arr}[i] = {name} + qd.random(qd.f32)", f"{arr}[i] = {name}", indent=2)
+        _statement(draw, p, s, draw(st.sampled_from(kinds)))
+    if p.returns and not p.returned:
+        p.emit("return 0")
     return p
 
 
-def load(p: Program, folder: Path) -> tuple[object, object]:
-    """Write the program's two forms to files and import them: (qdlab kernel, reference function)."""
-    kernel_src, ref_src = p.source()
-    n = next(_counter)
+def load(p: Program, folder: Path, helper_value: int | None = None, again: bool = False) -> tuple[object, object]:
+    """Write the program's two forms to files and import them: (qdlab kernel, reference function). `again`
+    rewrites the files of the previous load under the same module names, as an edited file looks to a new
+    process."""
+    kernel_src, ref_src = p.source(helper_value)
+    n = next(_counter) - 1 if again else next(_counter)
     out = []
     for tag, src in (("k", kernel_src), ("r", ref_src)):
         path = folder / f"gen_{tag}{n}.py"

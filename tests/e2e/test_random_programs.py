@@ -1,65 +1,100 @@
-"""Property test: random kernels give identical results split (with and without the interface buffer) and
-whole-kernel, and match NumPy."""
+"""Property test: random kernels give identical results on every path (split with and without the interface
+buffer, whole-kernel, debug), match NumPy, and see a changed compile-time global when loaded again."""
 
 from __future__ import annotations
 
 import os
+from collections import Counter
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from program_gen import FLOAT_ARRAYS, INT_ARRAYS, Program, load, programs
 
 import qdlab as qd
 
-from program_gen import FLOAT_ARRAYS, INT_ARRAYS, Program, load, programs
+CHECKED: Counter = Counter()
+PATHS = (  # (per_offload, split_carried, debug)
+    (True, True, False), (False, True, False), (True, False, False), (True, True, True))
 
-CHECKED = {"programs": 0, "split": 0, "fallback": 0, "interface": 0}
+
+def inputs(p: Program) -> tuple[list[np.ndarray], int]:
+    rng = np.random.default_rng(len(p.kernel_lines) * 7919 + p.n)
+    ints = [rng.integers(-50, 50, p.n).astype(np.int32) for _ in INT_ARRAYS]
+    floats = [rng.uniform(-4, 4, p.n).astype(np.float32) for _ in FLOAT_ARRAYS]
+    return ints + floats, int(rng.integers(-9, 9))
+
+
+def call(fn, p: Program, arrays: list[np.ndarray], k: int) -> tuple[list[np.ndarray], object]:
+    """Run `fn` on copies of `arrays` (A2 bound to A0's copy when the program aliases them)."""
+    args = [a.copy() for a in arrays]
+    if p.alias:
+        args[2] = args[0]
+    with np.errstate(all="ignore"):
+        ret = fn(*args, k)
+    return args, ret
 
 
 def run_program(p: Program, folder) -> None:
     kernel, reference = load(p, folder)
-    rng = np.random.default_rng(len(p.kernel_lines) * 7919 + p.n)
-    ints = [rng.integers(-50, 50, p.n).astype(np.int32) for _ in INT_ARRAYS]
-    floats = [rng.uniform(-4, 4, p.n).astype(np.float32) for _ in FLOAT_ARRAYS]
-    k = int(rng.integers(-9, 9))
+    arrays, k = inputs(p)
     results = []
-    for per_offload, split_carried in ((True, True), (False, True), (True, False)):
+    for per_offload, split_carried, debug in PATHS:
         qd.init(arch=qd.cpu, offline_cache=False, per_offload=per_offload, random_seed=7,
-                split_carried=split_carried)
-        args = [a.copy() for a in ints + floats]
-        with np.errstate(all="ignore"):
-            kernel(*args, k)
-        results.append(args)
-        if per_offload and split_carried:
+                split_carried=split_carried, debug=debug)
+        results.append(call(kernel, p, arrays, k))
+        if (per_offload, split_carried, debug) == PATHS[0]:
             report = qd.explain(kernel)
             CHECKED["split" if report.mode == "per_offload" else "fallback"] += 1
             CHECKED["interface"] += bool(report.interface)
-    for split_arr, whole_arr, reference_split in zip(*results):
-        np.testing.assert_array_equal(split_arr, whole_arr)
-        np.testing.assert_array_equal(reference_split, whole_arr)
+            CHECKED["runtime_fallback"] += bool(report.runtime_fallbacks)
+            if p.helper_value is not None:
+                check_changed_helper(p, folder, arrays, k)
+    (first, first_ret), *rest = results
+    for (got, got_ret), path in zip(rest, PATHS[1:]):
+        for a, b in zip(first, got):
+            np.testing.assert_array_equal(a, b, err_msg=f"default path vs {path}")
+        assert first_ret == got_ret, (first_ret, got_ret, path)
     if not p.uses_random:
-        args = [a.copy() for a in ints + floats]
-        with np.errstate(all="ignore"):
-            reference(*args, k)
-        for got, want in zip(results[0], args):
-            np.testing.assert_array_equal(got, want)
+        want, want_ret = call(reference, p, arrays, k)
+        for got, ref in zip(first, want):
+            np.testing.assert_array_equal(got, ref)
+        assert first_ret == want_ret, (first_ret, want_ret)
     CHECKED["programs"] += 1
+    CHECKED.update(p.patterns)
+
+
+def check_changed_helper(p: Program, folder, arrays: list[np.ndarray], k: int) -> None:
+    """The same module loaded again with the helper's global changed, in the same process and cache: the
+    manifest and constructs may be reused, but never with the old value baked in."""
+    kernel, reference = load(p, folder, p.helper_value + 5, again=True)  # type: ignore[operator]
+    got, got_ret = call(kernel, p, arrays, k)
+    if p.uses_random:
+        qd.init(arch=qd.cpu, offline_cache=False, per_offload=False, random_seed=7)
+        want, want_ret = call(kernel, p, arrays, k)
+        qd.init(arch=qd.cpu, offline_cache=False, per_offload=True, random_seed=7)
+    else:
+        want, want_ret = call(reference, p, arrays, k)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b, err_msg="after changing the helper's global")
+    assert got_ret == want_ret
+    CHECKED["helper_changed"] += 1
 
 
 @settings(max_examples=int(os.environ.get("QDLAB_PROGRAMS", "300")), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                  HealthCheck.data_too_large])
 @given(p=programs())
-def test_split_equals_whole_equals_numpy(p: Program, tmp_path_factory) -> None:
+def test_every_path_equals_numpy(p: Program, tmp_path_factory) -> None:
     run_program(p, tmp_path_factory.mktemp("gen", numbered=True))
 
 
 @pytest.mark.slow
 @settings(max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(p=programs(max_statements=9))
-def test_split_equals_whole_equals_numpy_10k(p: Program, tmp_path_factory) -> None:
+def test_every_path_equals_numpy_10k(p: Program, tmp_path_factory) -> None:
     run_program(p, tmp_path_factory.mktemp("gen", numbered=True))
 
 
 def teardown_module() -> None:
-    print(f"\nrandom programs checked: {CHECKED}")
+    print(f"\nrandom programs checked: {dict(sorted(CHECKED.items()))}")
