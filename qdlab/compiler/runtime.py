@@ -41,6 +41,10 @@ log = logging.getLogger("qdlab")
 TASK_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 PRINT_FN = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_int64)
 MASK64 = (1 << 64) - 1
+WORD_FORMATS = {"i8": "b7x", "i16": "h6x", "i32": "i4x", "i64": "q", "u1": "?7x", "u8": "B7x", "u16": "H6x",
+                "u32": "I4x", "u64": "Q"}
+"""How an integer argument fills its word: packing refuses a value outside the type's range (the caller then
+reports it), at no cost to values in range."""
 
 
 def _print_callback(fmt: bytes, values: ctypes.Array, n: int) -> None:
@@ -167,11 +171,11 @@ class Launcher:
         for p in self.params:
             t = p.type
             if isinstance(t, ArrayType):
-                fmt += "q" * (2 + t.ndim)
+                fmt += "qq" + "i4x" * t.ndim  # an extent must fit the i32 index
             elif t.is_float:
                 fmt += "f4x" if t.bits == 32 else "d"
             else:
-                fmt += "Q" if t.name == "u64" else "q"
+                fmt += WORD_FORMATS[t.name]
         self.packer = struct.Struct(fmt)
         self.words = ctypes.create_string_buffer(max(8, self.packer.size))
         self.words_ptr = ctypes.addressof(self.words)
