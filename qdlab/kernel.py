@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
+import math
 import os
 import struct
 import typing
@@ -15,7 +16,7 @@ import numpy as np
 from . import state
 from .compiler import ir
 from .compiler.config import Config
-from .compiler.errors import QdError, QdTypeError, QdValueError
+from .compiler.errors import QdArgumentError, QdError, QdTypeError, QdValueError
 from .compiler.source import Source
 from .compiler.pipeline import Compiled, KernelSpec, compile_cached
 from .compiler.types import ArrayType, DType, from_numpy, i32
@@ -23,6 +24,10 @@ from .lang import ArrayAnnotation, NDArray, Template
 from .ndarray import Ndarray
 
 log = logging.getLogger("qdlab")
+ARRAY, TEMPLATE, SCALAR = "array", "template", "scalar"
+"""Kinds of kernel parameter."""
+INDEX_MAX = 2**31 - 1
+"""The largest array extent: kernels index arrays with i32."""
 
 
 @dataclass
@@ -83,7 +88,8 @@ class Kernel:
                                   f"`{name}: qd.types.NDArray[qd.f32, 1]` or `{name}: qd.f32`.")
             self.annotations.append(_annotation(hints[name], self.name, name))
         self.returns = _returns(hints.get("return"), self.name)
-        self.is_array = [isinstance(a, ArrayAnnotation) for a in self.annotations]
+        self.kinds = [ARRAY if isinstance(a, ArrayAnnotation) else TEMPLATE if a is Template else SCALAR
+                      for a in self.annotations]
         self.key_fns = [_array_key if isinstance(a, ArrayAnnotation) else _template_key if a is Template else type
                         for a in self.annotations]
         self.fast: dict[tuple, tuple[int, Compiled]] = {}
@@ -130,7 +136,7 @@ class Kernel:
             else:
                 if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):
                     sig.append(ann)
-                    values.append(a)
+                    values.append(_scalar(a, ann, self.name, name))  # type: ignore[arg-type]
                 else:
                     raise QdTypeError(f"kernel `{self.name}`: argument `{name}` must be a number ({ann}), "
                                       f"not {type(a).__name__}.")
@@ -233,8 +239,8 @@ class Kernel:
         words: list = []
         launcher = compiled.launcher
         extents: list | None = [None] * len(args) if launcher.alias_pairs else None
-        for k, (is_array, a) in enumerate(zip(self.is_array, args)):
-            if is_array:
+        for k, (kind, a) in enumerate(zip(self.kinds, args)):
+            if kind is ARRAY:
                 if type(a) is Ndarray:
                     words.extend(a._words)
                     if extents is not None:
@@ -247,10 +253,8 @@ class Kernel:
                     words.extend(arr.shape)
                     if extents is not None:
                         extents[k] = (ptr, arr.nbytes, 0, 0)
-            elif type(a) is bool or isinstance(a, (int, float, np.integer, np.floating, np.bool_)):
-                words.append(a)
             else:
-                words.append(0)
+                words.append(a if kind is SCALAR else 0)  # a number: the key checked its type
         if compiled.readonly_check:
             for k in compiled.written:
                 a = args[k]
@@ -264,8 +268,13 @@ class Kernel:
                 launcher = compiled.whole_launcher(state.cache())
         try:
             return launcher.run(words, state.config().random_seed)
-        except struct.error:
-            return launcher.run(_wrapped(words, launcher), state.config().random_seed)
+        except (struct.error, OverflowError):
+            pass  # a value its word cannot hold (2**40 for an i32, 2.0 for an int, a 2**31 extent)
+        _, values, _ = self.bind(args, {})  # raises the precise error, or converts the value
+        for k, v in enumerate(values):
+            if self.kinds[k] is SCALAR:
+                words[launcher.layout[k]] = v
+        return launcher.run(words, state.config().random_seed)
 
     def warn_alias(self, overlap: list[tuple[str, str]]) -> None:
         pairs = ", ".join(f"`{a}` and `{b}`" for a, b in overlap)
@@ -324,9 +333,29 @@ def _as_numpy(a: object) -> np.ndarray:
     return np.asarray(a) if hasattr(a, "__array_interface__") else np.from_dlpack(a)
 
 
-def _wrapped(words: list, launcher: object) -> list:
-    """Integers outside their parameter's range wrap, as a C conversion would."""
-    return [(w + (1 << 63)) % (1 << 64) - (1 << 63) if isinstance(w, int) else w for w in words]
+def _scalar(a: object, t: DType, kernel: str, name: str) -> object:
+    """`a` as a value of type `t`, or a QdArgumentError: an integer parameter takes an integer (or a float
+    with an integral value) within its range; a float too large for an f32 is infinite, as in Quadrants."""
+    if t.is_float:
+        try:
+            x = float(a)  # type: ignore[arg-type]
+            if t.bits == 32:
+                struct.pack("<f", x)
+            return x
+        except OverflowError:
+            return math.copysign(math.inf, a)  # type: ignore[arg-type]
+    if t.bits == 1:
+        return bool(a)
+    if isinstance(a, (float, np.floating)):
+        if not (math.isfinite(a) and float(a).is_integer()):
+            raise QdArgumentError(f"kernel `{kernel}`: argument `{name}` is {a!r}, but the parameter is {t}, "
+                                  "which takes integers only.")
+        a = int(a)
+    info = np.iinfo(t.np)
+    if not info.min <= a <= info.max:  # type: ignore[operator]
+        raise QdArgumentError(f"kernel `{kernel}`: argument `{name}` is {a}, outside the range of its type {t} "
+                              f"({info.min} to {info.max}).")
+    return int(a)  # type: ignore[call-overload]
 
 
 def _template_key(v: object) -> object:
@@ -364,6 +393,9 @@ def _array_arg(a: object, ann: ArrayAnnotation, kernel: str, name: str) -> tuple
     if ann.ndim is not None and ann.ndim != arr.ndim:
         raise QdValueError(f"kernel `{kernel}`: argument `{name}` has {arr.ndim} dimension(s) but the parameter is "
                          f"declared with ndim={ann.ndim}.")
+    if any(n > INDEX_MAX for n in arr.shape):
+        raise QdValueError(f"kernel `{kernel}`: argument `{name}` has shape {arr.shape}; kernels index arrays with "
+                           f"i32, so no extent may exceed 2**31 - 1 ({INDEX_MAX}).")
     if not arr.flags.c_contiguous:
         raise QdValueError(f"kernel `{kernel}`: argument `{name}` is not C-contiguous; pass "
                          f"np.ascontiguousarray({name}).")

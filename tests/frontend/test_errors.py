@@ -320,12 +320,12 @@ def visible_frames(tb: TracebackType | None) -> list[str]:
     return out
 
 
-def assert_user_facing(exc: BaseException) -> None:
-    """No path inside qdlab in the message, and the innermost visible frame is this file's call."""
+def assert_user_facing(exc: BaseException, caller: str | Path = THIS) -> None:
+    """No path inside qdlab in the message, and the innermost visible frame is the caller's file."""
     text = str(exc)
     assert QDLAB_DIR not in text and "qdlab/compiler" not in text, text
     frames = visible_frames(exc.__traceback__)
-    assert frames and Path(frames[-1]).resolve() == THIS, frames
+    assert frames and Path(frames[-1]).resolve() == Path(caller).resolve(), frames
     assert not any(f.startswith(QDLAB_DIR) for f in frames), frames
     formatted = "".join(traceback.format_exception_only(type(exc), exc))
     assert "qdlab/compiler" not in formatted
