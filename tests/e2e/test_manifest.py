@@ -106,3 +106,85 @@ def test_gradient_and_primal_have_their_own_manifests(tmp_path) -> None:
     y.grad.fill(1.0)
     k.grad(x, y)
     assert y.to_numpy().tolist() == [1, 4, 9] and x.grad.to_numpy().tolist() == [2, 4, 6]
+
+
+def test_fingerprints_describe_content_not_names() -> None:
+    from qdlab.compiler.manifest import fingerprint
+
+    def variants(src: str, **names: object) -> str:
+        scope = dict(names)
+        exec(textwrap.dedent(src), scope)  # noqa: S102 - the test's own source
+        return fingerprint(scope["helper"])
+
+    base = variants("def helper(x=2.0):\n    return x * FACTOR\n", FACTOR=1.0)
+    assert variants("def helper(x=2.0):\n    return x * FACTOR\n", FACTOR=1.0) == base
+    assert variants("def helper(x=2.0):\n    return x / FACTOR\n", FACTOR=1.0) != base  # body
+    assert variants("def helper(x=3.0):\n    return x * FACTOR\n", FACTOR=1.0) != base  # default
+    assert variants("def helper(x=2.0):\n    return x * FACTOR\n", FACTOR=4.0) != base  # a global it reads
+    table = np.zeros(2000, np.float32)
+    before = fingerprint(table)
+    table[700] = 1.0  # beyond what repr shows
+    assert fingerprint(table) != before
+
+    class Opaque:
+        def __repr__(self) -> str:
+            return "Opaque()"
+
+    obj = Opaque()
+    obj.scale = 1.0
+    before = fingerprint(obj)
+    obj.scale = 2.0
+    assert fingerprint(obj) != before
+    cyclic: list = [1]
+    cyclic.append(cyclic)
+    assert fingerprint(cyclic) == fingerprint(cyclic)
+
+
+def test_an_input_that_cannot_be_fingerprinted_is_never_served_from_a_manifest(tmp_path) -> None:
+    import threading
+
+    from qdlab.compiler.manifest import UNKNOWN, fingerprint
+
+    class Holder:  # a lock has no content to describe: the object's fingerprint cannot be trusted
+        def __init__(self, value: float) -> None:
+            self.lock, self.value = threading.Lock(), value
+
+    assert fingerprint(Holder(1.0)) == UNKNOWN
+    src = """
+        import qdlab as qd
+
+        @qd.kernel
+        def k(a: qd.types.NDArray[qd.f32, 1]):
+            for i in range(a.shape[0]):
+                a[i] = qd.static(holder.value)
+    """
+    for value in (1.0, 1.0, 3.0):
+        k = load(tmp_path, src, holder=Holder(value)).k
+        a = np.zeros(2, np.float32)
+        k(a)
+        assert (a == value).all() and total(k) != -1  # compiled each time (its constructs reused)
+
+
+def test_a_dependency_that_raises_when_checked_means_a_compile(tmp_path) -> None:
+    class Flaky:
+        broken = False
+
+        @property
+        def value(self) -> float:
+            if Flaky.broken:
+                raise RuntimeError("not now")
+            return 2.0
+
+    src = """
+        import qdlab as qd
+
+        @qd.kernel
+        def k(a: qd.types.NDArray[qd.f32, 1]):
+            for i in range(a.shape[0]):
+                a[i] = qd.static(flaky.value)
+    """
+    a, flaky = np.zeros(2, np.float32), Flaky()
+    load(tmp_path, src, flaky=flaky).k(a)
+    Flaky.broken = True
+    with pytest.raises(qd.QdError, match="not now"):  # the compile's error, not the manifest check's
+        load(tmp_path, src, flaky=flaky).k(a)
