@@ -12,7 +12,7 @@ import ast
 from . import ir
 from .errors import QdTypeError
 from .frontend import Frontend
-from .types import i32
+from .types import i32, i64, u1
 
 
 def lower_for(fe: Frontend, node: ast.For) -> None:
@@ -84,10 +84,12 @@ def _runtime_for(fe: Frontend, node: ast.For, dims: list[tuple[ir.Value, ir.Valu
         zero = fe.const(0, i32)
         extents = [fe.emit(ir.BinOp, [hi, lo], i32, op="sub") for lo, hi in dims]
         extents = [fe.emit(ir.BinOp, [e, zero], i32, op="max") for e in extents]
-        total = extents[0]
+        total = fe.cast(extents[0], i64)  # the trip count in i64, so it cannot wrap unseen
         for e in extents[1:]:
-            total = fe.emit(ir.BinOp, [total, e], i32, op="mul")
-        begin, end = zero, total
+            total = fe.emit(ir.BinOp, [total, fe.cast(e, i64)], i64, op="mul")
+        fits = fe.emit(ir.Cmp, [total, fe.const(2**31 - 1, i64)], u1, pred="le")
+        # one iteration when it does not fit: the check at the top of the body then reports it
+        begin, end = zero, fe.emit(ir.Select, [fits, fe.cast(total, i32), fe.const(1, i32)], i32)
     index = ir.Value(i32, names[0] if len(dims) == 1 and not grouped else "_I")
     body = ir.Block([index])
     attrs = {"parallel": parallel}
@@ -102,6 +104,9 @@ def _runtime_for(fe: Frontend, node: ast.For, dims: list[tuple[ir.Value, ir.Valu
     fe.parallel_depth += parallel
     try:
         if extents:
+            source = ast.unparse(node.iter)
+            fe.emit(ir.Assert, [fits], message=f"`{source}` has more than 2**31 - 1 iterations, the most an i32 "
+                    "loop index counts; split it into nested loops.", line=fe.loc.render() if fe.loc else "")
             idx: list[ir.Value] = [None] * len(dims)  # type: ignore[list-item]
             rem = index
             for d in range(len(dims) - 1, -1, -1):

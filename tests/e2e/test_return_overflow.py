@@ -40,3 +40,35 @@ def test_nothing_after_a_top_level_return_runs(per_offload: bool) -> None:
     assert a.tolist() == [1.0, 0.0, 0.0, 0.0]
     returns_early_after_loops(a, 4)
     assert a.tolist() == [1.0] * 4
+
+
+@qd.kernel
+def counts(n: qd.i32, m: qd.i32) -> qd.i32:
+    s = 0
+    for i, j in qd.ndrange(n, (1, m)):
+        s += 1
+    return s
+
+
+@qd.kernel
+def fills(a: qd.types.NDArray[qd.i32, 1], n: qd.i32):
+    for i, j, k in qd.ndrange(n, n, 2):
+        a[0] = 1
+
+
+@pytest.mark.parametrize("n, m", [(65536, 65537), (2**20, 2**12 + 1), (46341, 46342)])
+def test_an_index_space_beyond_i32_is_an_error(per_offload: bool, n: int, m: int) -> None:
+    """Quadrants silently runs zero iterations; the flat trip count is computed in i64 and checked once."""
+    assert counts(3, 5) == 12
+    with pytest.raises(qd.QdRuntimeError) as info:
+        counts(n, m)
+    exc = info.value
+    assert isinstance(exc, qd.QuadrantsAssertionError)
+    assert exc.message == ("assertion failed in kernel `counts`: `qd.ndrange(n, (1, m))` has more than "
+                           "2**31 - 1 iterations, the most an i32 loop index counts; split it into nested loops.")
+    assert exc.loc is not None and exc.loc.lineno == counts.fn.__code__.co_firstlineno + 3
+    assert counts(46340, 46341) == 46340**2  # the largest square that fits runs
+    a = np.zeros(1, np.int32)
+    with pytest.raises(qd.QdRuntimeError):
+        fills(a, 2**15)  # 2**31 points, wrapping to a negative count in i32
+    assert a[0] == 0
