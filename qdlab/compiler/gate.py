@@ -1,16 +1,19 @@
 """The recompute-safety gate: may this kernel be compiled construct by construct?
 
-One table, one row per reason code. Each row's predicate looks at the split (constructs and their slices) and
-at the effects the ops declare, and returns the statement that makes the split unsafe (and the statement that
-blocks it), or None. The first row that fires sends the kernel down the whole-kernel path. Alongside, the gate
-lists the pairs of array parameters whose disjointness the split relies on; the launch checks those.
+One table, one row per reason code: (code, predicate, message, handover). A predicate looks at the split
+(constructs and their slices) and at the effects the ops declare, and returns what it found (the statement that
+makes the split unsafe, the statement that blocks it, the facts its message names, and the value whose hand-over
+would remove the reason) or None; it changes nothing. The first row that fires sends the kernel down the
+whole-kernel path, unless the row allows a hand-over through the interface buffer (`handover`), which the
+pipeline then tries. Apart from the table, `disjoint_pairs` lists the pairs of array parameters whose
+disjointness a split relies on; the launch checks those.
 
 Mesh iteration is not part of qdlab's language, so the reference's `mesh` code cannot arise and has no row.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from . import ir
@@ -33,8 +36,8 @@ class Fallback:
     construct: int | None = None
     """Index of the construct whose slice is unsafe."""
     remedy: ir.Value | None = field(default=None, compare=False, repr=False)
-    """For carried_value, overwritten_reread and repeated_effect: the local or value that, handed over through
-    the interface buffer instead of recomputed, removes this reason."""
+    """For a row with `handover`: the local or value that, handed over through the interface buffer instead of
+    recomputed, removes this reason."""
 
     @property
     def lineno(self) -> int | None:
@@ -45,24 +48,165 @@ class Fallback:
         return self.loc.source_line.strip() if self.loc else ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Facts:
-    """What the rules look at."""
+    """What the predicates look at."""
 
     kernel: ir.Kernel
     constructs: list[Construct]
     config: dict
     autodiff: bool = False
-    alias_pairs: set[tuple[int, bool, int, bool]] = field(default_factory=set)
-    remedy: ir.Value | None = None
-    """Set by the rule that fires when publishing one value would remove its reason."""
 
     @property
     def ops(self) -> list[ir.Op]:
         return self.kernel.body.ops
 
 
-Finding = tuple[ir.Op | SourceLoc | None, ir.Op | None, str] | None
+@dataclass(frozen=True)
+class Finding:
+    """What a predicate found: where, what blocked the split, the words of its row's message, and the remedy."""
+
+    at: ir.Op | SourceLoc | None
+    blocker: ir.Op | None = None
+    words: dict = field(default_factory=dict)
+    """Filled into the row's message."""
+    remedy: ir.Value | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One row of the gate's table."""
+
+    code: str
+    predicate: Callable[[Facts], Finding | None]
+    message: str
+    """What the split would get wrong, with `{...}` fields from the finding's words."""
+    handover: bool = False
+    """Handing the finding's remedy over through the interface buffer removes the reason (`split_carried`)."""
+
+
+# -- predicates ---------------------------------------------------------------------------------------------
+
+def autodiff(f: Facts) -> Finding | None:
+    return Finding(f.kernel.flags.get("def_loc")) if f.autodiff else None
+
+
+def concurrent_region(f: Facts) -> Finding | None:
+    loc = f.kernel.flags.get("concurrent_region")
+    return Finding(loc) if loc is not None else None
+
+
+def diagnostic_mode(f: Facts) -> Finding | None:
+    for flag, what in (("dump_cfg", "a control-flow-graph dump"), ("kernel_coverage", "line coverage")):
+        if f.config.get(flag):
+            return Finding(f.kernel.flags.get("def_loc"), words={"what": what})
+    return None
+
+
+def carried_value(f: Facts) -> Finding | None:
+    for c in f.constructs:
+        for q, reads in sorted(c.local_writers.items()):
+            if q in c.positions:
+                continue
+            for ref, p in reads:
+                loop_write = _write_in_loop(f.ops[q], ref)
+                if loop_write is not None:
+                    return Finding(_first_read(f.ops[p], ref), loop_write,
+                                   {"name": _name(ref), "line": _line(loop_write), "construct": c.index}, ref)
+    return None
+
+
+def repeated_effect(f: Facts) -> Finding | None:
+    owner = {p for c in f.constructs for p in c.positions}
+    users: dict[int, int] = {}
+    for c in f.constructs:
+        for q in c.slice_positions:
+            users[q] = users.get(q, 0) + 1
+    for c in f.constructs:
+        for q in c.slice_positions:
+            for op in f.ops[q].walk():
+                side = op.effects & {"write", "io", "return"}
+                once = op.effects & {"draw", "volatile"} and (q in owner or users[q] > 1)
+                if side or once:
+                    what = "a side effect" if side else "a random draw" if "draw" in op.effects else \
+                        "a volatile load"
+                    return Finding(op, None, {"what": what, "line": _line(op), "construct": c.index},
+                                   _remedy(f, c, q))
+    return None
+
+
+def gradient_alias(f: Facts) -> Finding | None:
+    for c, q, load, w in _rereads(f):
+        (p, g), (wp, wg) = _buffer(load), _buffer(w)
+        if wp != p and g and wg:
+            return Finding(load, w, {"read": _array(load), "line": _line(load), "wline": _line(w),
+                                     "written": _array(w)})
+    return None
+
+
+def overwritten_reread(f: Facts) -> Finding | None:
+    for c, q, load, w in _rereads(f):
+        if _buffer(load) == _buffer(w):
+            return Finding(load, w, {"read": _array(load), "line": _line(load), "wline": _line(w),
+                                     "construct": c.index}, _remedy(f, c, q))
+    return None
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("autodiff", autodiff,
+         "it is a gradient kernel, and the backward pass links its constructs together"),
+    Rule("concurrent_region", concurrent_region,
+         "its loops sit in a region scheduled to run concurrently, which shares one temporary buffer"),
+    Rule("diagnostic_mode", diagnostic_mode, "{what} is on, and it needs the whole kernel"),
+    Rule("carried_value", carried_value,
+         "`{name}` is written inside a loop at line {line} and read by construct {construct}; that construct "
+         "cannot be rebuilt from the kernel's arguments alone", handover=True),
+    Rule("repeated_effect", repeated_effect,
+         "{what} at line {line} would run again inside construct {construct}, changing what the kernel does",
+         handover=True),
+    Rule("gradient_alias", gradient_alias,
+         "`{read}` is read at line {line} while line {wline} writes `{written}`; gradient buffers cannot be "
+         "checked for overlap at launch"),
+    Rule("overwritten_reread", overwritten_reread,
+         "`{read}` is read at line {line}, overwritten at line {wline}, and the read would be recomputed after "
+         "the overwrite in construct {construct}", handover=True),
+)
+"""Every compile-time fallback, in the order they are checked."""
+
+HANDOVER_CODES = tuple(r.code for r in RULES if r.handover)
+
+
+def check(facts: Facts) -> Fallback | None:
+    """The first rule that fires, as a Fallback naming the kernel; None when the split is safe."""
+    for rule in RULES:
+        found = rule.predicate(facts)
+        if found is not None:
+            why = rule.message.format(**found.words)
+            return Fallback(rule.code, f"kernel `{facts.kernel.name}` is compiled whole: {why}.",
+                            _loc(found.at), _loc(found.blocker), _construct_of(facts, found.at), found.remedy)
+    return None
+
+
+def disjoint_pairs(facts: Facts) -> set[tuple[int, bool, int, bool]]:
+    """(param, grad, param, grad): buffers a recomputed read assumes the writes between do not touch."""
+    return {(*_buffer(load), *_buffer(w)) for _, _, load, w in _rereads(facts) if _buffer(load)[0] != _buffer(w)[0]}
+
+
+# -- what the predicates share ------------------------------------------------------------------------------
+
+def _rereads(f: Facts) -> Iterator[tuple[Construct, int, ir.Op, ir.Op]]:
+    """(construct, slice position, read, write): a read recomputed in the construct's slice, and a write to
+    array memory between where the read stands and where the construct starts."""
+    for c in f.constructs:
+        start = c.positions[0]
+        for q in c.slice_positions:
+            for load in f.ops[q].walk():
+                if load.effects & {"read", "write"} != {"read"}:
+                    continue
+                for r in range(q + 1, start):
+                    for w in f.ops[r].walk():
+                        if "write" in w.effects:
+                            yield c, q, load, w
 
 
 def _loc(x: ir.Op | SourceLoc | None) -> SourceLoc | None:
@@ -73,120 +217,8 @@ def _name(v: ir.Value) -> str:
     return v.name or "a value"
 
 
-def autodiff(f: Facts) -> Finding:
-    if f.autodiff:
-        return f.kernel.flags.get("def_loc"), None, "it is a gradient kernel, and the backward pass links its constructs together"
-    return None
-
-
-def concurrent_region(f: Facts) -> Finding:
-    loc = f.kernel.flags.get("concurrent_region")
-    if loc is not None:
-        return loc, None, "its loops sit in a region scheduled to run concurrently, which shares one temporary buffer"
-    return None
-
-
-def diagnostic_mode(f: Facts) -> Finding:
-    for flag, what in (("dump_cfg", "a control-flow-graph dump"), ("kernel_coverage", "line coverage")):
-        if f.config.get(flag):
-            return f.kernel.flags.get("def_loc"), None, f"{what} is on, and it needs the whole kernel"
-    return None
-
-
-def carried_value(f: Facts) -> Finding:
-    for c in f.constructs:
-        for q, reads in sorted(c.local_writers.items()):
-            if q in c.positions:
-                continue
-            writer = f.ops[q]
-            for ref, p in reads:
-                loop_write = _write_in_loop(writer, ref)
-                if loop_write is not None:
-                    reader = _first_read(f.ops[p], ref)
-                    f.remedy = ref
-                    return (reader, loop_write, f"`{_name(ref)}` is written inside a loop at line "
-                            f"{_line(loop_write)} and read by construct {c.index}; that construct cannot be "
-                            "rebuilt from the kernel's arguments alone")
-    return None
-
-
-def repeated_effect(f: Facts) -> Finding:
-    owner = {p: c for c in f.constructs for p in c.positions}
-    users: dict[int, int] = {}
-    for c in f.constructs:
-        for q in c.slice_positions:
-            users[q] = users.get(q, 0) + 1
-    for c in f.constructs:
-        for q in c.slice_positions:
-            for op in f.ops[q].walk():
-                if op.effect in ("write", "atomic", "io", "return") or (
-                        op.effect in ("random", "volatile") and (q in owner or users[q] > 1)):
-                    what = {"random": "a random draw", "volatile": "a volatile load"}.get(op.effect or "",
-                                                                                          "a side effect")
-                    f.remedy = _remedy(f, c, q)
-                    return (op, None, f"{what} at line {_line(op)} would run again inside construct {c.index}, "
-                            "changing what the kernel does")
-    return None
-
-
-def _reread(f: Facts, want_grad_alias: bool) -> Finding:
-    for c in f.constructs:
-        start = c.positions[0]
-        for q in c.slice_positions:
-            for load in f.ops[q].walk():
-                if not isinstance(load, ir.Load):
-                    continue
-                p, g = _param(load)
-                for r in range(q + 1, start):
-                    for w in f.ops[r].walk():
-                        if not isinstance(w, (ir.Store, ir.Atomic)):
-                            continue
-                        wp, wg = _param(w)
-                        if (wp, wg) == (p, g) and not want_grad_alias:
-                            f.remedy = _remedy(f, c, q)
-                            return (load, w, f"`{load.operands[0].name}{'.grad' if g else ''}` is read at line "
-                                    f"{_line(load)}, overwritten at line {_line(w)}, and the read would be "
-                                    f"recomputed after the overwrite in construct {c.index}")
-                        if wp != p and g and wg and want_grad_alias:
-                            return (load, w, f"`{load.operands[0].name}.grad` is read at line {_line(load)} while "
-                                    f"line {_line(w)} writes `{w.operands[0].name}.grad`; gradient buffers cannot "
-                                    "be checked for overlap at launch")
-                        if wp != p:
-                            f.alias_pairs.add((p, g, wp, wg))
-    return None
-
-
-def gradient_alias(f: Facts) -> Finding:
-    return _reread(f, True)
-
-
-def overwritten_reread(f: Facts) -> Finding:
-    return _reread(f, False)
-
-
-Rule = tuple[str, Callable[[Facts], Finding]]
-RULES: tuple[Rule, ...] = (
-    ("autodiff", autodiff),
-    ("concurrent_region", concurrent_region),
-    ("diagnostic_mode", diagnostic_mode),
-    ("carried_value", carried_value),
-    ("repeated_effect", repeated_effect),
-    ("gradient_alias", gradient_alias),
-    ("overwritten_reread", overwritten_reread),
-)
-"""Every compile-time fallback, in the order they are checked."""
-
-
-def check(facts: Facts) -> Fallback | None:
-    """The first rule that fires, as a Fallback naming the kernel; None when the split is safe."""
-    for code, predicate in RULES:
-        found = predicate(facts)
-        if found is not None:
-            at, blocker, why = found
-            c = _construct_of(facts, at)
-            return Fallback(code, f"kernel `{facts.kernel.name}` is compiled whole: {why}.", _loc(at),
-                            _loc(blocker), c, facts.remedy)
-    return None
+def _array(op: ir.Op) -> str:
+    return op.array_operand.name + (".grad" if op.attrs.get("grad") else "")  # type: ignore[union-attr]
 
 
 def _construct_of(f: Facts, at: ir.Op | SourceLoc | None) -> int | None:
@@ -208,8 +240,9 @@ def _remedy(f: Facts, c: Construct, q: int) -> ir.Value | None:
     return f.ops[q].result
 
 
-def _param(op: ir.Op) -> tuple[int, bool]:
-    return op.operands[0].owner.attrs["index"], bool(op.attrs.get("grad"))  # type: ignore[union-attr]
+def _buffer(op: ir.Op) -> tuple[int, bool]:
+    """(parameter index, gradient buffer?) of a memory op."""
+    return op.array_operand.owner.attrs["index"], bool(op.attrs.get("grad"))  # type: ignore[union-attr]
 
 
 def _line(op: ir.Op) -> int | str:
@@ -218,7 +251,7 @@ def _line(op: ir.Op) -> int | str:
 
 def _write_in_loop(op: ir.Op, ref: ir.Value) -> ir.Op | None:
     def visit(o: ir.Op, in_loop: bool) -> ir.Op | None:
-        if in_loop and isinstance(o, (ir.LocalStore, ir.LocalAtomic)) and o.operands[0] is ref:
+        if in_loop and "local_write" in o.effects and o.operands[0] is ref:
             return o
         for r in o.regions:
             for inner in r.ops:
@@ -231,6 +264,6 @@ def _write_in_loop(op: ir.Op, ref: ir.Value) -> ir.Op | None:
 
 def _first_read(op: ir.Op, ref: ir.Value) -> ir.Op:
     for o in op.walk():
-        if isinstance(o, (ir.LocalLoad, ir.LocalAtomic)) and o.operands[0] is ref:
+        if "local_read" in o.effects and o.operands[0] is ref:
             return o
     return op

@@ -2,7 +2,7 @@
 
 Every op keeps its operands, its (single, optional) result, its nested blocks and the source `loc` it came
 from. Values know their users, so backward slices and "who reads this" are short loops. Effects are declared on
-the op classes (`reads`, `writes`, `draws`, ...): passes and the split gate ask about effects, never about classes.
+the op classes (`effects`, from `EFFECTS`): the split and the gate ask about effects, never about classes.
 """
 
 from __future__ import annotations
@@ -13,6 +13,20 @@ from typing import ClassVar
 
 from .errors import SourceLoc
 from .types import ArrayType, DType, LocalType, Type
+
+EFFECTS = {
+    "read": "reads array memory",
+    "write": "writes array memory",
+    "local_read": "reads a mutable local",
+    "local_write": "writes a mutable local",
+    "draw": "takes the next number of the random stream",
+    "volatile": "must run exactly once, where it is written",
+    "io": "prints, or checks an assertion",
+    "return": "sets the kernel's return values",
+    "interface": "writes the interface buffer",
+    "control": "holds or transfers control (loops, branches)",
+}
+"""The effects an op class may declare; the split and the gate ask about these, never about op classes."""
 
 
 class Value:
@@ -63,8 +77,8 @@ class Op:
     name: ClassVar[str] = "op"
     pure: ClassVar[bool] = True
     """No effect: may be removed if unused, recomputed, or merged with an equal op."""
-    effect: ClassVar[str | None] = None
-    """One of None, "read", "write", "atomic", "random", "volatile", "io", "return", "control"."""
+    effects: ClassVar[frozenset[str]] = frozenset()
+    """What running the op does besides giving its result, from EFFECTS."""
 
     def __init__(self, operands: list[Value] | tuple[Value, ...] = (), result: Type | None = None,
                  attrs: dict | None = None, regions: list[Block] | None = None,
@@ -157,21 +171,21 @@ class LocalLoad(Op):
     """Read a local."""
     name = "local_load"
     pure = False
-    effect = "local_read"
+    effects = frozenset({"local_read"})
 
 
 class LocalStore(Op):
     """Write a local: operands (local, value)."""
     name = "local_store"
     pure = False
-    effect = "local_write"
+    effects = frozenset({"local_write"})
 
 
 class LocalAtomic(Op):
     """Reduce into a local from a parallel loop: operands (local, value), attrs `op` (add sub min max and or xor)."""
     name = "local_atomic"
     pure = False
-    effect = "local_write"
+    effects = frozenset({"local_read", "local_write"})
 
 
 # Memory ---------------------------------------------------------------------------------------------------------
@@ -191,56 +205,56 @@ class Load(_Memory):
     """Read array element (array, *indices); attrs `grad` reads the gradient buffer."""
     name = "load"
     pure = False
-    effect = "read"
+    effects = frozenset({"read"})
 
 
 class VolatileLoad(_Memory):
     """A load that must happen exactly where written, once."""
     name = "volatile_load"
     pure = False
-    effect = "volatile"
+    effects = frozenset({"read", "volatile"})
 
 
 class Store(_Memory):
     """Write array element: operands (array, *indices, value)."""
     name = "store"
     pure = False
-    effect = "write"
+    effects = frozenset({"write"})
 
 
 class Atomic(_Memory):
     """Atomic read-modify-write (array, *indices, value) with attrs `op`; the result is the old value."""
     name = "atomic"
     pure = False
-    effect = "atomic"
+    effects = frozenset({"read", "write"})
 
 
 class Random(Op):
     """A draw from the counter-based generator; attrs `site` numbers the draw within the kernel."""
     name = "random"
     pure = False
-    effect = "random"
+    effects = frozenset({"draw"})
 
 
 class Print(Op):
     """Print `parts` (strings, and None where the next operand goes)."""
     name = "print"
     pure = False
-    effect = "io"
+    effects = frozenset({"io"})
 
 
 class Assert(Op):
     """Check operand 0 in debug mode; attrs `message`."""
     name = "assert"
     pure = False
-    effect = "io"
+    effects = frozenset({"io"})
 
 
 class Return(Op):
     """Kernel return values."""
     name = "return"
     pure = False
-    effect = "return"
+    effects = frozenset({"return"})
 
 
 class InterfaceLoad(Op):
@@ -252,7 +266,7 @@ class InterfaceStore(Op):
     """Publish operand 0 for later constructs: attrs `slot` and `key`."""
     name = "interface_store"
     pure = False
-    effect = "interface"
+    effects = frozenset({"interface"})
 
 
 # Control flow ---------------------------------------------------------------------------------------------------
@@ -264,7 +278,7 @@ class For(Op):
     """
     name = "for"
     pure = False
-    effect = "control"
+    effects = frozenset({"control"})
 
     @property
     def body(self) -> Block:
@@ -275,14 +289,14 @@ class If(Op):
     """Operand 0 chooses region 0 (then) or region 1 (else)."""
     name = "if"
     pure = False
-    effect = "control"
+    effects = frozenset({"control"})
 
 
 class Loop(Op):
     """An endless loop left by `Break` (a `while` is `loop { if not cond: break; ... }`)."""
     name = "loop"
     pure = False
-    effect = "control"
+    effects = frozenset({"control"})
 
     @property
     def body(self) -> Block:
@@ -293,14 +307,14 @@ class Break(Op):
     """Leave the innermost loop."""
     name = "break"
     pure = False
-    effect = "control"
+    effects = frozenset({"control"})
 
 
 class Continue(Op):
     """Go to the next iteration of the innermost loop."""
     name = "continue"
     pure = False
-    effect = "control"
+    effects = frozenset({"control"})
 
 
 @dataclass

@@ -163,7 +163,7 @@ def compile_kernel(spec: KernelSpec, config: Config, cache: BinaryCache,
         built = [build(kernel, config, cache)]                   # emit + cache, whole kernel
     dump(spec.name, kernel, built, config)
     layout = runtime_layout(kernel)
-    alias = sorted(facts.alias_pairs) if config.per_offload and fallback is None else []
+    alias = sorted(gate.disjoint_pairs(facts)) if config.per_offload and fallback is None else []
     launcher = runtime.Launcher(spec.name, kernel.params, kernel.returns, [b.unit for b in built], layout, alias)
     ms = (time.perf_counter() - t0) * 1e3
     split_ran = config.per_offload and fallback is None
@@ -186,20 +186,17 @@ def compile_kernel(spec: KernelSpec, config: Config, cache: BinaryCache,
     return Compiled(launcher, None, kernel, config, obs, written, whole, make=report)
 
 
-CARRIED = ("carried_value", "overwritten_reread", "repeated_effect")
-
-
 def split_and_gate(kernel: ir.Kernel, spec: KernelSpec, config: Config) -> tuple[
         list[split.Construct], gate.Facts, gate.Fallback | None, split.Interface]:
-    """Split, then ask the gate; with `split_carried`, each carried value it names is handed over through the
-    interface buffer instead, and the kernel is split again, until the gate is satisfied or names a reason
+    """Split, then ask the gate; with `split_carried`, each value a hand-over row names is handed over through
+    the interface buffer instead, and the kernel is split again, until the gate is satisfied or names a reason
     that no hand-over removes."""
     iface = split.Interface()
     while True:
         constructs = split.constructs(kernel, iface)
         facts = gate.Facts(kernel, constructs, config.as_dict(), spec.autodiff)
         fallback = gate.check(facts) if config.per_offload else None
-        if fallback is None or not config.split_carried or fallback.code not in CARRIED or \
+        if fallback is None or not config.split_carried or fallback.code not in gate.HANDOVER_CODES or \
                 fallback.remedy is None or len(iface.published) >= IFACE_SLOTS // 2 or \
                 not iface.add(fallback.remedy, fallback.code):
             return constructs, facts, fallback, iface

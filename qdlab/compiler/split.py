@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 
 from . import ir
 
-EFFECTS = ("write", "atomic", "io", "return")
+CONSTRUCT_EFFECTS = frozenset({"write", "io", "return"})
+"""Effects that make a run of top-level statements a construct of its own (stores, atomics, prints, asserts,
+returns); the other statements are definitions, recomputed where they are used."""
 CONTAINERS = (ir.For, ir.If, ir.Loop)
 
 
@@ -42,11 +44,11 @@ class Construct:
 
 
 def writes_local(op: ir.Op, ref: ir.Value) -> bool:
-    return any(isinstance(o, (ir.LocalStore, ir.LocalAtomic)) and o.operands[0] is ref for o in op.walk())
+    return any("local_write" in o.effects and o.operands[0] is ref for o in op.walk())
 
 
 def has_effect(op: ir.Op) -> bool:
-    return any(o.effect in EFFECTS for o in op.walk())
+    return any(o.effects & CONSTRUCT_EFFECTS for o in op.walk())
 
 
 def segments(kernel: ir.Kernel) -> list[list[int]]:
@@ -164,7 +166,7 @@ def backward_slice(kernel: ir.Kernel, c: Construct, published: dict | None = Non
                 if isinstance(d, ir.Op) and d in position and position[d] not in included:
                     included.add(position[d])
                     work.append(position[d])
-            if isinstance(inner, (ir.LocalLoad, ir.LocalAtomic)):
+            if "local_read" in inner.effects:
                 reads_local(inner.operands[0], p)
     c.slice_positions = sorted(included - set(c.positions))
 

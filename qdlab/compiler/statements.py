@@ -14,7 +14,7 @@ def _lines(op: ir.Op) -> tuple[int, int]:
 def _kind(op: ir.Op) -> str:
     if isinstance(op, split.CONTAINERS):
         return split.kind_of_op(op)
-    if any(o.effect in split.EFFECTS for o in op.walk()):
+    if split.has_effect(op):
         return "effect"
     if isinstance(op, (ir.Alloca, ir.LocalStore, ir.LocalAtomic)):
         return "local"

@@ -31,7 +31,8 @@ KINDS = ["def", "fdef", "store", "loop", "loop", "floop", "reduce", "if", "atomi
          "serial_atomic", "shared_random", "return", "helper"]
 PATTERNS = ("if_else", "if_no_else", "while", "while_zero_trips_possible", "serial_cond_local",
             "parallel_cond_local", "atomic_old_local", "serial_atomic_old", "return", "after_return",
-            "shared_random", "random", "snapshot", "aliased_arrays", "compile_time_helper")
+            "shared_random", "random", "snapshot", "volatile_snapshot", "aliased_arrays",
+            "compile_time_helper")
 _counter = itertools.count()
 
 
@@ -280,7 +281,12 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
     elif kind == "snapshot":
         # a top-level read, an array written in between, and a loop that reads the snapshot after the write
         name, src, dst = f"v{s}", draw(st.sampled_from(INT_ARRAYS)), draw(st.sampled_from(INT_ARRAYS))
-        _int_def(p, name, f"{src}[{draw(st.integers(0, n - 1))}]")
+        element = f"{src}[{draw(st.integers(0, n - 1))}]"
+        if draw(st.booleans()):
+            p.patterns.add("volatile_snapshot")
+            p.emit(f"{name} = qd.volatile_load({element})", f"{name} = np.int32({element})")
+        else:
+            _int_def(p, name, element)
         p.emit(f"for i in range({n}):")
         p.emit(f"{dst}[i] = {dst}[i] * 2 + {int_expr(draw, p, 'i', 1, p.others(dst))}", indent=2)
         out = draw(st.sampled_from(INT_ARRAYS))

@@ -174,3 +174,21 @@ def test_kernels_whose_names_share_a_prefix_draw_different_numbers():
     randfill_one(a)
     randfill_two(b)
     assert not np.array_equal(a, b)
+
+
+@qd.kernel
+def volatile_snapshot(a: F32, c: F32):
+    v = qd.volatile_load(a[0])     # read once, before the overwrite
+    for i in range(a.shape[0]):
+        a[i] = 9.0
+    for i in range(c.shape[0]):
+        c[i] = v
+
+
+def test_a_volatile_load_is_not_recomputed_after_an_overwrite():
+    def run():
+        a, c = np.ones(4, np.float32), np.zeros(4, np.float32)
+        volatile_snapshot(a, c)
+        return c.tolist()
+
+    assert on_every_path(run) == {p: [1.0] * 4 for p in PATHS}
