@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
 import logging
 import math
 import os
 import struct
+import types
 import typing
 from dataclasses import dataclass
 
@@ -16,7 +18,7 @@ import numpy as np
 from . import state
 from .compiler import ir
 from .compiler.config import Config
-from .compiler.errors import QdArgumentError, QdError, QdTypeError, QdValueError
+from .compiler.errors import QdArgumentError, QdError, QdTypeError, QdValueError, SourceLoc
 from .compiler.source import Source
 from .compiler.pipeline import Compiled, KernelSpec, compile_cached
 from .compiler.types import ArrayType, DType, from_numpy, i32
@@ -54,6 +56,7 @@ class Func:
         return self._source
 
     def __call__(self, *args: object, **kwargs: object) -> object:
+        __tracebackhide__ = True
         raise RuntimeError(f"@qd.func `{self.__name__}` can only be called from a kernel or another @qd.func")
 
 
@@ -75,19 +78,29 @@ class Kernel:
         """Told (index, total, status) as each construct of a compile is ready; the magic's progress bar."""
         self.options: dict[str, object] = {}
         """`qd.init` settings for this kernel only, over the active config (`%%qdkernel --opt 1` sets them)."""
+        self.param_names = list(inspect.signature(fn).parameters)
         try:
             hints = inspect.get_annotations(fn, eval_str=True)
         except Exception as e:
-            raise QdError(f"kernel `{self.name}`: cannot evaluate its annotations ({e}).") from None
-        sig = inspect.signature(fn)
-        self.param_names = list(sig.parameters)
+            raise QdError(f"kernel `{self.name}`: cannot evaluate its annotations ({e}).",
+                          _annotation_loc(fn, _unevaluable(fn, self.param_names))) from None
         self.annotations = []
-        for name in self.param_names:
+        for k, name in enumerate(self.param_names):
             if name not in hints:
                 raise QdTypeError(f"kernel `{self.name}`: parameter `{name}` needs a type annotation, e.g. "
-                                  f"`{name}: qd.types.NDArray[qd.f32, 1]` or `{name}: qd.f32`.")
-            self.annotations.append(_annotation(hints[name], self.name, name))
-        self.returns = _returns(hints.get("return"), self.name)
+                                  f"`{name}: qd.types.NDArray[qd.f32, 1]` or `{name}: qd.f32`.",
+                                  _annotation_loc(fn, k))
+            ann = _annotation(hints[name])
+            if ann is None:
+                raise QdTypeError(f"kernel `{self.name}`: parameter `{name}` has an unsupported annotation "
+                                  f"{hints[name]!r}; use qd.types.NDArray[dtype, ndim], a scalar dtype such as "
+                                  "qd.f32, int, float or qd.Template.", _annotation_loc(fn, k))
+            self.annotations.append(ann)
+        returns = _returns(hints.get("return"))
+        if returns is None:
+            raise QdTypeError(f"kernel `{self.name}`: unsupported return annotation {hints['return']!r}.",
+                              _annotation_loc(fn, "return"))
+        self.returns = returns
         self.kinds = [ARRAY if isinstance(a, ArrayAnnotation) else TEMPLATE if a is Template else SCALAR
                       for a in self.annotations]
         self.key_fns = [_array_key if isinstance(a, ArrayAnnotation) else _template_key if a is Template else type
@@ -102,6 +115,7 @@ class Kernel:
     @property
     def grad(self) -> Kernel:
         """The reverse-mode gradient kernel: `k.grad(*same_args)` accumulates into the arguments' `.grad`."""
+        __tracebackhide__ = True
         if self.autodiff:
             raise QdError(f"kernel `{self.name}` is already a gradient kernel.")
         g = self.__dict__.get("_grad")
@@ -172,19 +186,23 @@ class Kernel:
 
     def compile(self, *arg_types: object) -> Compiled:
         """Compile ahead of the first call, from the annotations (or explicit dtypes / ArrayTypes)."""
+        __tracebackhide__ = True
         sig = []
-        for name, ann, given in zip(self.param_names, self.annotations,
-                                    list(arg_types) + [None] * (len(self.annotations) - len(arg_types))):
-            t = given or ann
-            if isinstance(t, ArrayAnnotation):
-                if t.dtype is None or t.ndim is None:
-                    raise QdTypeError(f"kernel `{self.name}`: parameter `{name}` needs dtype and ndim to compile "
-                                      "before its first call.")
-                t = ArrayType(t.dtype, t.ndim, bool(t.needs_grad), t.boundary)
-            if t is Template:
-                raise QdTypeError(f"kernel `{self.name}`: template parameter `{name}` needs a value.")
-            sig.append(t)
-        return self.variant(tuple(sig), {})
+        try:
+            for name, ann, given in zip(self.param_names, self.annotations,
+                                        list(arg_types) + [None] * (len(self.annotations) - len(arg_types))):
+                t = given or ann
+                if isinstance(t, ArrayAnnotation):
+                    if t.dtype is None or t.ndim is None:
+                        raise QdTypeError(f"kernel `{self.name}`: parameter `{name}` needs dtype and ndim to "
+                                          "compile before its first call.")
+                    t = ArrayType(t.dtype, t.ndim, bool(t.needs_grad), t.boundary)
+                if t is Template:
+                    raise QdTypeError(f"kernel `{self.name}`: template parameter `{name}` needs a value.")
+                sig.append(t)
+            return self.variant(tuple(sig), {})
+        except QdError as e:
+            raise _user_facing(e) from None
 
     def variant(self, sig: tuple, templates: dict) -> Compiled:
         if self.generation != state.generation:
@@ -221,9 +239,7 @@ class Kernel:
             return self.launch(compiled, tuple(args) if not kwargs else tuple(
                 inspect.signature(self.fn).bind(*args, **kwargs).arguments.values()))
         except QdError as e:
-            if os.environ.get("QDLAB_DEBUG_FRONTEND") == "1":
-                raise
-            raise e.with_traceback(None) from None  # the error already points at the user's line
+            raise _user_facing(e) from None
 
     def launch_cuda(self, args: tuple, kwargs: dict) -> object:
         from .compiler import cuda
@@ -286,7 +302,7 @@ class Kernel:
             self.latest.report.runtime_fallbacks.append(f"aliased_arguments: {pairs}")
 
 
-def _annotation(ann: object, kernel: str, name: str) -> object:
+def _annotation(ann: object) -> object:
     if isinstance(ann, ArrayAnnotation):
         return ann
     if ann is NDArray:
@@ -299,11 +315,10 @@ def _annotation(ann: object, kernel: str, name: str) -> object:
         return state.config().default_fp
     if ann is Template:
         return Template
-    raise QdTypeError(f"kernel `{kernel}`: parameter `{name}` has an unsupported annotation {ann!r}; use "
-                      "qd.types.NDArray[dtype, ndim], a scalar dtype such as qd.f32, int, float or qd.Template.")
+    return None
 
 
-def _returns(ann: object, kernel: str) -> list[DType]:
+def _returns(ann: object) -> list[DType] | None:
     if ann is None or ann is type(None):
         return []
     if isinstance(ann, DType):
@@ -313,8 +328,36 @@ def _returns(ann: object, kernel: str) -> list[DType]:
     if ann is float:
         return [state.config().default_fp]
     if typing.get_origin(ann) is tuple:
-        return [r for a in typing.get_args(ann) for r in _returns(a, kernel)]
-    raise QdTypeError(f"kernel `{kernel}`: unsupported return annotation {ann!r}.")
+        parts = [_returns(a) for a in typing.get_args(ann)]
+        return None if None in parts else [r for part in parts for r in part]  # type: ignore[union-attr]
+    return None
+
+
+def _unevaluable(fn: typing.Callable, names: list[str]) -> int | str | None:
+    """The parameter (index, or "return") whose string annotation does not evaluate, if one is found."""
+    raw = getattr(fn, "__annotations__", {})
+    for which, name in [*enumerate(names), ("return", "return")]:
+        if isinstance(raw.get(name), str):
+            try:
+                eval(raw[name], getattr(fn, "__globals__", {}))  # what get_annotations does
+            except Exception:  # noqa: BLE001
+                return which
+    return None
+
+
+def _annotation_loc(fn: typing.Callable, which: int | str | None) -> SourceLoc | None:
+    """Where parameter `which` (an index, or "return") of `fn` is annotated, else its name or the `def`."""
+    try:
+        source = Source.of(fn, "kernel")
+    except QdError:
+        return None
+    tree = source.tree
+    node: ast.AST = tree
+    if isinstance(which, int) and which < len(tree.args.args):
+        node = tree.args.args[which].annotation or tree.args.args[which]
+    elif which == "return" and tree.returns is not None:
+        node = tree.returns
+    return source.loc(node, fn.__name__)
 
 
 def _array_key(a: object) -> tuple:
@@ -410,18 +453,11 @@ def kernel(fn: typing.Callable | None = None, **options: object) -> Kernel | typ
     """`@qd.kernel` (options such as `fastcache=True` are accepted for compatibility)."""
     __tracebackhide__ = True
     if fn is None:
-        return _make_kernel
-    return _make_kernel(fn)
-
-
-def _make_kernel(fn: typing.Callable) -> Kernel:
-    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+        return kernel
     try:
         return Kernel(fn)
     except QdError as e:
-        if os.environ.get("QDLAB_DEBUG_FRONTEND") == "1":
-            raise
-        raise e.with_traceback(None) from None  # the message names the kernel and parameter
+        raise _user_facing(e) from None
 
 
 def func(fn: typing.Callable | None = None, **options: object) -> Func | typing.Callable[[typing.Callable], Func]:
@@ -429,3 +465,24 @@ def func(fn: typing.Callable | None = None, **options: object) -> Func | typing.
     if fn is None:
         return lambda f: Func(f)
     return Func(fn)
+
+
+def _user_facing(e: QdError) -> QdError:
+    """`e` without the frames it came through (its message points at the user's line); with them all when
+    QDLAB_DEBUG_FRONTEND=1."""
+    return e if os.environ.get("QDLAB_DEBUG_FRONTEND") == "1" else e.with_traceback(None)
+
+
+def _outside_qdlab(code: types.CodeType) -> types.CodeType:
+    """`code`, and the code nested in it, naming a file outside qdlab/."""
+    return code.replace(co_filename="<qdlab>", co_consts=tuple(
+        _outside_qdlab(c) if isinstance(c, types.CodeType) else c for c in code.co_consts))
+
+
+# The entry points a user-facing error leaves qdlab through: the frame of the one it was raised from stays in its
+# traceback, so their code names no file in qdlab/, and the traceback holds no qdlab frame (IPython and pytest
+# leave them out altogether: `__tracebackhide__`). QDLAB_DEBUG_FRONTEND=1 at import keeps the real file.
+if os.environ.get("QDLAB_DEBUG_FRONTEND") != "1":
+    for _fn in (Kernel.__call__, Kernel.compile, Kernel.grad.fget, Func.__call__, kernel):  # type: ignore[attr-defined]
+        _fn.__code__ = _outside_qdlab(_fn.__code__)
+    del _fn

@@ -320,13 +320,23 @@ def visible_frames(tb: TracebackType | None) -> list[str]:
     return out
 
 
+def all_frames(tb: TracebackType | None) -> list[str]:
+    out = []
+    while tb is not None:
+        out.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    return out
+
+
 def assert_user_facing(exc: BaseException, caller: str | Path = THIS) -> None:
-    """No path inside qdlab in the message, and the innermost visible frame is the caller's file."""
+    """No path inside qdlab in the message, no qdlab frame in the traceback (hidden or not), and the innermost
+    visible frame is the caller's file."""
     text = str(exc)
     assert QDLAB_DIR not in text and "qdlab/compiler" not in text, text
     frames = visible_frames(exc.__traceback__)
     assert frames and Path(frames[-1]).resolve() == Path(caller).resolve(), frames
-    assert not any(f.startswith(QDLAB_DIR) for f in frames), frames
+    assert not any(f.startswith(QDLAB_DIR) for f in all_frames(exc.__traceback__)), all_frames(exc.__traceback__)
+    assert exc.__cause__ is None and (exc.__context__ is None or exc.__suppress_context__)
     formatted = "".join(traceback.format_exception_only(type(exc), exc))
     assert "qdlab/compiler" not in formatted
 
@@ -414,12 +424,50 @@ def _call_error(call: object, cls: type) -> BaseException:
     return info.value
 
 
-def test_missing_annotation() -> None:
-    def no_annotation(a, s: qd.f32):
-        pass
+def no_annotation(a, s: qd.f32):
+    pass
 
-    exc = _call_error(lambda: qd.kernel(no_annotation), TypeError)
-    assert "kernel `no_annotation`: parameter `a` needs a type annotation" in str(exc)
+
+def str_annotation(a: F32, s: str):
+    pass
+
+
+def unknown_annotation(a: F32, s: NoSuchType):
+    pass
+
+
+def tuple_return(a: F32) -> tuple[qd.f32, str]:
+    pass
+
+
+@pytest.mark.parametrize("fn, cls, snippet, caret_at, message", [
+    (no_annotation, qd.QdTypeError, "def no_annotation(a, s", "a, s", "parameter `a` needs a type annotation"),
+    (str_annotation, qd.QdTypeError, "def str_annotation", "str)", "parameter `s` has an unsupported annotation"),
+    (unknown_annotation, qd.QdError, "def unknown_annotation", "NoSuchType", "cannot evaluate its annotations"),
+    (tuple_return, qd.QdTypeError, "def tuple_return", "tuple[", "unsupported return annotation"),
+], ids=["missing", "unsupported", "unevaluable", "return"])
+def test_annotation_errors_point_at_the_annotation(fn: object, cls: type, snippet: str, caret_at: str,
+                                                   message: str) -> None:
+    exc = _call_error(lambda: qd.kernel(fn), cls)
+    assert type(exc) is cls
+    assert exc.message.startswith(f"kernel `{fn.__name__}`: {message}")  # type: ignore[attr-defined]
+    lineno = fn.__code__.co_firstlineno  # type: ignore[attr-defined]
+    line = LINES[lineno - 1]
+    assert snippet in line
+    col = line.index(caret_at)
+    assert exc.loc is not None and (exc.loc.lineno, exc.loc.col) == (lineno, col)  # type: ignore[attr-defined]
+    head, shown, caret, cause = str(exc).splitlines()
+    assert head == f"{fn.__name__} ({THIS.name}, line {lineno}, col {col + 1}):"  # type: ignore[attr-defined]
+    assert shown[caret.index("^"):].startswith(caret_at) and cause == exc.message  # type: ignore[attr-defined]
+
+
+def test_definition_errors_pass_through_one_call() -> None:
+    """`@qd.kernel` with options, an annotation error: no qdlab frame in the traceback as Python prints it."""
+    with pytest.raises(qd.QdTypeError) as info:
+        qd.kernel(fastcache=True)(str_annotation)
+    assert_user_facing(info.value)
+    printed = "".join(traceback.format_exception(info.value))
+    assert QDLAB_DIR not in printed and printed.count('  File "') == 2, printed
 
 
 @pytest.mark.parametrize("args", [(), (np.zeros(4, np.float32),), (np.zeros(4, np.float32), 1.0, 2.0)])
@@ -589,3 +637,22 @@ def test_body_without_code() -> None:
     with pytest.raises(qd.QdSyntaxError) as info:
         only_global_marker(np.zeros(4, np.float32))
     assert_points_at(info.value, only_global_marker.fn, "only_global_marker", "global SOMETHING_ELSE", "global")
+
+
+@qd.kernel
+def takes_template(a: F32, n: qd.template()):
+    a[0] = n
+
+
+def test_other_entry_points_show_no_qdlab_frame() -> None:
+    """Calling a @qd.func from Python, `.grad` of a gradient kernel, compiling a template kernel ahead."""
+    exc = _call_error(lambda: returns_in_loop(1.0), RuntimeError)
+    assert "can only be called from a kernel" in str(exc)
+    exc = _call_error(lambda: fill.grad.grad, qd.QdError)
+    assert "is already a gradient kernel" in str(exc)
+    exc = _call_error(lambda: takes_template.compile(), qd.QdTypeError)
+    assert "template parameter `n` needs a value" in str(exc)
+    exc = _call_error(lambda: uses_try.compile(), qd.QdSyntaxError)
+    assert_points_at(exc, uses_try.fn, "uses_try", "try:", "try")  # type: ignore[arg-type]
+    printed = "".join(traceback.format_exception(exc))
+    assert QDLAB_DIR not in printed, printed
