@@ -617,7 +617,7 @@ def _constant(node: ast.expr) -> object:
                for n in ast.walk(node)):
         return None
     try:
-        return eval(compile(ast.Expression(node), "<literal>", "eval"), {})  # noqa: S307 - literals only
+        return eval(compile(ast.Expression(node), "<literal>", "eval"), {})  # literals only
     except Exception:  # noqa: BLE001
         return None
 

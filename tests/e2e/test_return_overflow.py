@@ -21,7 +21,7 @@ def per_offload(request: pytest.FixtureRequest) -> bool:
 def returns_early(a: F32) -> qd.i32:
     a[0] = 1.0
     return 7
-    a[0] = 2.0  # noqa: unreachable on purpose
+    a[0] = 2.0  # unreachable on purpose
 
 
 @qd.kernel
