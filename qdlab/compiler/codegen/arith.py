@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from llvmlite import ir as ll
 
 from ..types import DType
+from .lltypes import lltype
 
 if TYPE_CHECKING:
     from .llvm import TaskEmitter
@@ -27,7 +28,6 @@ def _fname(base: str, t: DType) -> str:
 
 def binop(em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Value:
     b = em.b
-    from .llvm import lltype
     ty = lltype(t)
     if t.is_float:
         simple = {"add": b.fadd, "sub": b.fsub, "mul": b.fmul, "truediv": b.fdiv, "rawdiv": b.fdiv,
@@ -89,7 +89,6 @@ def binop(em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Va
 
 def _int_pow(em: TaskEmitter, base: ll.Value, exp: ll.Value, t: DType) -> ll.Value:
     """Exponentiation by squaring; a negative exponent gives 0 (1 for base 1, ±1 for base -1)."""
-    from .llvm import lltype
     b = em.b
     ty = lltype(t)
     res = em.alloca_entry(ty, "pow.res")
@@ -141,7 +140,6 @@ def compare(em: TaskEmitter, pred: str, a: ll.Value, c: ll.Value, t: DType) -> l
 
 
 def cast(em: TaskEmitter, v: ll.Value, src: DType, dst: DType) -> ll.Value:
-    from .llvm import lltype
     b = em.b
     to = lltype(dst)
     if src == dst:
@@ -166,7 +164,6 @@ def cast(em: TaskEmitter, v: ll.Value, src: DType, dst: DType) -> ll.Value:
 
 
 def unary(em: TaskEmitter, fn: str, v: ll.Value, t: DType, out: DType) -> ll.Value:
-    from .llvm import lltype
     b = em.b
     ty = lltype(t)
     if fn == "neg":

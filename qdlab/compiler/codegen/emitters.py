@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from llvmlite import ir as ll
 
 from .. import ir
-from ..offload import HDR_CODE, HDR_EXTENT, HDR_IFACE, HDR_INDEX, HDR_MSG, HDR_PRINT, HDR_RNG, RET_OFFSET
+from ..offload import (
+    HDR_CODE,
+    HDR_EXTENT,
+    HDR_IFACE,
+    HDR_INDEX,
+    HDR_MSG,
+    HDR_PRINT,
+    HDR_RNG,
+    RET_OFFSET,
+)
 from ..types import DType
 from . import arith
-from .llvm import ERR_ASSERT, ERR_BOUNDS, I32, I64, PRINT_TYPE, TaskEmitter, lltype
+from .lltypes import ERR_ASSERT, ERR_BOUNDS, I32, I64, PRINT_TYPE, lltype
+
+if TYPE_CHECKING:
+    from .llvm import TaskEmitter
 
 _C1, _C2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 
@@ -86,10 +99,11 @@ def _local_atomic(em: TaskEmitter, op: ir.Op) -> ll.Value | None:
             name, v = "add", arith.unary(em, "neg", v, dtype, dtype)
         em.b.store(arith.binop(em, name, em.b.load(acc), v, dtype), acc)
         return None
-    return _rmw(em, name, em.local_ptr(ref), v, dtype)
+    return rmw(em, name, em.local_ptr(ref), v, dtype)
 
 
-def _rmw(em: TaskEmitter, name: str, ptr: ll.Value, v: ll.Value, dtype: DType) -> ll.Value:
+def rmw(em: TaskEmitter, name: str, ptr: ll.Value, v: ll.Value, dtype: DType) -> ll.Value:
+    """One atomic read-modify-write of `*ptr`; returns the old value."""
     if name == "mul":
         return _cas_loop(em, ptr, v, dtype)
     if dtype.is_float:
@@ -184,7 +198,7 @@ def _store(em: TaskEmitter, op: ir.Op) -> None:
 
 def _atomic(em: TaskEmitter, op: ir.Op) -> ll.Value:
     ptr = _address(em, op)
-    return _rmw(em, op.attrs["op"], ptr, em.get(op.operands[-1]), op.result.type)  # type: ignore[arg-type, union-attr]
+    return rmw(em, op.attrs["op"], ptr, em.get(op.operands[-1]), op.result.type)  # type: ignore[arg-type, union-attr]
 
 
 def _mix(b: ll.IRBuilder, x: ll.Value) -> ll.Value:

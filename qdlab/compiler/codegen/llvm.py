@@ -15,22 +15,13 @@ from collections.abc import Callable
 from llvmlite import ir as ll
 
 from .. import ir
-from ..offload import Plan, Task, arg_words
+from ..offload import Plan, Task, arg_words, message_ops
 from ..types import DType, i32
+from .arith import binop
+from .emitters import EMITTERS
+from .lltypes import F32, F64, I8, I8P, I32, I64, TASK_TYPE, lltype
 
-I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
-F32, F64 = ll.FloatType(), ll.DoubleType()
-I8P = I8.as_pointer()
-TASK_TYPE = ll.FunctionType(I64, [I8P, I8P, I64, I64])
-PRINT_TYPE = ll.FunctionType(ll.VoidType(), [I8P, I64.as_pointer(), I64])
 PARALLEL_THRESHOLD = 8192
-ERR_BOUNDS, ERR_ASSERT = 1, 2
-
-
-def lltype(t: DType) -> ll.Type:
-    if t.is_float:
-        return F32 if t.bits == 32 else F64
-    return ll.IntType(t.bits)
 
 
 class TaskEmitter:
@@ -53,7 +44,6 @@ class TaskEmitter:
         self.strings: dict[str, ll.Value] = {}
         self.arrays: dict = {}
         self.wide: dict[ir.Value, ll.Value] = {}
-        from ..offload import message_ops
         self.messages = message_ops([op for t in plan.tasks for op in t.ops], debug)
 
     # -- target hooks (the NVPTX emitter overrides these) ---------------------------------------------------
@@ -241,7 +231,7 @@ class TaskEmitter:
         hi = b.select(b.icmp_signed("<", hi_raw, end), hi_raw, end, name="hi")
         for r in reds:
             acc = self.alloca_entry(lltype(r.type.dtype), f"{r.name}.partial")  # type: ignore[union-attr]
-            b.store(_identity(_red_op(loop, r), r.type.dtype), acc)  # type: ignore[union-attr]
+            b.store(reduction_identity(reduction_op(loop, r), r.type.dtype), acc)  # type: ignore[union-attr]
             self.reduce_acc[r] = acc
         index = loop.body.args[0]
         self.range_loop(index, lo, hi, lambda: self.block(loop.body), per_iteration=True)
@@ -252,7 +242,7 @@ class TaskEmitter:
             with b.if_else(inline) as (then, other):
                 with then:
                     ptr = self.local_ptr(r)
-                    b.store(self.combine(_red_op(loop, r), b.load(ptr), acc, dtype), ptr)
+                    b.store(self.combine(reduction_op(loop, r), b.load(ptr), acc, dtype), ptr)
                 with other:
                     base = self.plan.partials[r]
                     p = b.gep(self.word(self.tmp, base, lltype(dtype)), [chunk])
@@ -269,22 +259,24 @@ class TaskEmitter:
         def body() -> None:
             k = self.b.sext(self.vals[idx], I64)
             part = self.b.load(self.b.gep(parts, [k]))
-            self.b.store(self.combine(_red_op(loop, r), self.b.load(ptr), part, dtype), ptr)  # type: ignore
+            self.b.store(self.combine(reduction_op(loop, r), self.b.load(ptr), part, dtype), ptr)  # type: ignore
 
         self.range_loop(idx, ll.Constant(I64, 0), self.nchunks, body)
 
     def combine(self, op: str, a: ll.Value, b_: ll.Value, t: DType) -> ll.Value:
-        return binop_value(self, op, a, b_, t)
+        return binop(self, op, a, b_, t)
 
 
-def _red_op(loop: ir.Op, r: ir.Value) -> str:
+def reduction_op(loop: ir.Op, r: ir.Value) -> str:
+    """The one atomic op the loop reduces into `r` with (`sub` folds as `add`)."""
     for op in loop.walk():
         if isinstance(op, ir.LocalAtomic) and op.operands[0] is r:
             return "add" if op.attrs["op"] == "sub" else op.attrs["op"]
     raise AssertionError("reduction without an atomic")
 
 
-def _identity(op: str, t: DType) -> ll.Constant:
+def reduction_identity(op: str, t: DType) -> ll.Constant:
+    """The value a partial result of `op` starts from."""
     if t.is_float:
         value = {"add": 0.0, "min": float("inf"), "max": float("-inf")}[op]
         return ll.Constant(lltype(t), value)
@@ -292,11 +284,6 @@ def _identity(op: str, t: DType) -> ll.Constant:
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if t.is_signed else (0, (1 << bits) - 1)
     value = {"add": 0, "or": 0, "xor": 0, "and": -1, "min": hi, "max": lo}[op]
     return ll.Constant(lltype(t), value)
-
-
-def binop_value(em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Value:
-    from .arith import binop
-    return binop(em, op, a, c, t)
 
 
 def emit_module(kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool, triple: str = "",
@@ -314,7 +301,5 @@ def emit_module(kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool, triple:
         symbols.append(symbol)
     return module, symbols
 
-
-from .emitters import EMITTERS  # noqa: E402  (the op table needs TaskEmitter defined)
 
 

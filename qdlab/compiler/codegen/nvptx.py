@@ -12,16 +12,15 @@ for `llvm.sin` and friends; `qd.print` is refused at compile time. Array data po
 
 from __future__ import annotations
 
-
 from llvmlite import ir as ll
 
 from .. import ir
 from ..errors import QdError
 from ..offload import Plan, Task
 from ..types import DType
-from .llvm import I8P, I32, I64, TaskEmitter, _identity, _red_op, lltype  # isort: split
-
-from .emitters import _rmw
+from .emitters import rmw
+from .lltypes import I8P, I32, I64, lltype
+from .llvm import TaskEmitter, reduction_identity, reduction_op
 
 TRIPLE = "nvptx64-nvidia-cuda"
 KERNEL_TYPE = ll.FunctionType(ll.VoidType(), [I8P, I8P])
@@ -90,7 +89,7 @@ class PtxTaskEmitter(TaskEmitter):
         reds = self.task.reductions
         for r in reds:
             acc = self.alloca_entry(lltype(r.type.dtype), f"{r.name}.partial")  # type: ignore[union-attr]
-            b.store(_identity(_red_op(loop, r), r.type.dtype), acc)  # type: ignore[union-attr]
+            b.store(reduction_identity(reduction_op(loop, r), r.type.dtype), acc)  # type: ignore[union-attr]
             self.reduce_acc[r] = acc
         self.range_loop(loop.body.args[0], start, end, lambda: self.block(loop.body), per_iteration=True,
                         stride=stride)
@@ -99,7 +98,7 @@ class PtxTaskEmitter(TaskEmitter):
             with b.if_then(b.icmp_signed("<", start, end)):
                 for r in reds:
                     dtype: DType = r.type.dtype  # type: ignore[union-attr]
-                    _rmw(self, _red_op(loop, r), self.local_ptr(r), b.load(self.reduce_acc[r]), dtype)
+                    rmw(self, reduction_op(loop, r), self.local_ptr(r), b.load(self.reduce_acc[r]), dtype)
         b.ret_void()
 
 
