@@ -47,7 +47,8 @@ def bad(x: qd.types.NDArray[qd.f32, 1]):
 def test_bad_annotation_is_short_too(shell):
     result, cap = run(shell, "%%qdkernel\n@qd.kernel\ndef k(x: str):\n    pass\n")
     assert isinstance(result.error_in_exec, qd.QdTypeError)
-    assert cap.stdout.startswith("QdTypeError: kernel `k`: parameter `x` has an unsupported annotation")
+    assert cap.stdout.startswith("QdTypeError: k (cell line 3, col 10):\n    def k(x: str):\n             ^\n"
+                                 "kernel `k`: parameter `x` has an unsupported annotation")
     assert_short(cap.stdout)
 
 
