@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import itertools
 import logging
 import math
 import os
@@ -19,6 +20,7 @@ from . import state
 from .compiler import ir
 from .compiler.config import Config
 from .compiler.errors import QdArgumentError, QdError, QdTypeError, QdValueError, SourceLoc
+from .compiler.manifest import UNKNOWN, fingerprint
 from .compiler.source import Source
 from .compiler.pipeline import Compiled, KernelSpec, compile_cached
 from .compiler.types import ArrayType, DType, from_numpy, i32
@@ -402,11 +404,18 @@ def _scalar(a: object, t: DType, kernel: str, name: str) -> object:
 
 
 def _template_key(v: object) -> object:
+    """What tells two template arguments apart: plain values by value, anything else by its content (a
+    `repr` can hide a difference, and an identity can hide a mutation); a value whose content cannot be
+    described gets a key of its own on every call, so it always compiles anew rather than run stale code."""
     if isinstance(v, (int, float, bool, str, type(None))):
         return (type(v).__name__, v)
     if isinstance(v, tuple):
         return tuple(_template_key(x) for x in v)
-    return (type(v).__name__, repr(v))
+    fp = fingerprint(v)
+    return (type(v).__name__, fp if fp != UNKNOWN else next(_unique))
+
+
+_unique = itertools.count()
 
 
 def _array_arg(a: object, ann: ArrayAnnotation, kernel: str, name: str) -> tuple[np.ndarray, np.ndarray | None,

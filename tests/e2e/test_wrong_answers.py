@@ -192,3 +192,31 @@ def test_a_volatile_load_is_not_recomputed_after_an_overwrite():
         return c.tolist()
 
     assert on_every_path(run) == {p: [1.0] * 4 for p in PATHS}
+
+
+class Config:
+    def __init__(self, scale: float) -> None:
+        self.scale = scale
+
+    def __repr__(self) -> str:
+        return "Config"     # the same for every instance
+
+
+@qd.kernel
+def scaled(a: F32, cfg: qd.template()):
+    for i in range(a.shape[0]):
+        a[i] = cfg.scale
+
+
+def test_template_objects_that_print_alike_are_told_apart_by_content():
+    qd.init(arch=qd.cpu, offline_cache=False)
+    a = np.zeros(2, np.float32)
+    scaled(a, Config(1.0))
+    assert a.tolist() == [1.0, 1.0]
+    scaled(a, Config(2.0))
+    assert a.tolist() == [2.0, 2.0]
+    cfg = Config(3.0)
+    scaled(a, cfg)
+    cfg.scale = 4.0          # mutated between calls: compiled again, never served stale
+    scaled(a, cfg)
+    assert a.tolist() == [4.0, 4.0]
