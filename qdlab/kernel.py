@@ -24,7 +24,7 @@ from .compiler.manifest import UNKNOWN, fingerprint
 from .compiler.source import Source
 from .compiler.pipeline import Compiled, KernelSpec, compile_cached
 from .compiler.types import ArrayType, DType, from_numpy, i32
-from .lang import ArrayAnnotation, NDArray, Template
+from .lang import ArrayAnnotation, Func, KernelDef, NDArray, Template
 from .ndarray import Ndarray
 
 log = logging.getLogger("qdlab")
@@ -43,26 +43,7 @@ class Observations:
     frontend_constructs_cache_hit: int = -1
 
 
-class Func:
-    """`@qd.func`: inlined into every kernel (or func) that calls it."""
-
-    def __init__(self, fn: typing.Callable) -> None:
-        self.fn = fn
-        self.__name__ = fn.__name__
-        self.__doc__ = fn.__doc__
-        self._source: Source | None = None
-
-    def source(self) -> Source:
-        if self._source is None:
-            self._source = Source.of(self.fn, "@qd.func")
-        return self._source
-
-    def __call__(self, *args: object, **kwargs: object) -> object:
-        __tracebackhide__ = True
-        raise RuntimeError(f"@qd.func `{self.__name__}` can only be called from a kernel or another @qd.func")
-
-
-class Kernel:
+class Kernel(KernelDef):
     """`@qd.kernel`: compiled on first call for each argument signature, then launched natively."""
 
     def __init__(self, fn: typing.Callable, autodiff: bool = False) -> None:

@@ -12,7 +12,7 @@ import math
 from . import ir
 from .errors import QdTypeError
 from .frontend import Frontend, GradOf, Local, Scope, _is_number, _Return
-from .source import Source
+from .source import func_source
 from .types import DType, i32, u1
 
 UNARY_FLOAT = {"sqrt", "sin", "cos", "tan", "tanh", "exp", "log", "asin", "acos", "rsqrt", "log2", "exp2"}
@@ -29,7 +29,6 @@ class Calls:
 
     def lower(self, node: ast.Call) -> object:
         import qdlab.lang as lang
-        from qdlab.kernel import Func, Kernel
         fe = self.fe
         callee = fe.resolve_callee(node.func)
         if callee is None:
@@ -60,9 +59,9 @@ class Calls:
         if isinstance(callee, DType):
             (x,) = self.args(node, 1)
             return fe.cast(fe.value(x, callee, exact=True), callee)
-        if isinstance(callee, Func):
+        if isinstance(callee, lang.Func):
             return self.inline(callee, node)
-        if isinstance(callee, Kernel):
+        if isinstance(callee, lang.KernelDef):
             raise fe.error(f"a kernel cannot call another kernel (`{callee.name}`); make it a @qd.func.")
         if callee is range or callee is lang.BUILTINS["ndrange"]:
             raise fe.error("range()/qd.ndrange() can only be used as the iterable of a `for`.")
@@ -262,7 +261,7 @@ class Calls:
         fe = self.fe
         if self.inline_depth > 32:
             raise fe.error("@qd.func calls nest too deeply (recursion is not supported).")
-        source: Source = func.source()  # type: ignore[attr-defined]
+        source = func_source(func)
         params = source.tree.args.args
         args = [fe.visit(a) for a in node.args]
         kwargs = {kw.arg: fe.visit(kw.value) for kw in node.keywords}

@@ -26,6 +26,7 @@ from .cache import BinaryCache
 from .config import Config
 from .errors import SourceLoc
 from .source import MISSING, resolve_name
+from qdlab.lang import Builtin, Func, KernelDef
 
 VERSION = "manifest-1"
 
@@ -83,8 +84,6 @@ class _Fingerprint:
         return self.describe(v, depth + 1)
 
     def describe(self, v: object, d: int) -> str:
-        from qdlab.kernel import Func, Kernel
-        from qdlab.lang import Builtin
 
         def f(x: object) -> str:
             return self.of(x, d)
@@ -98,7 +97,7 @@ class _Fingerprint:
             return f"{t.__name__}({','.join(sorted(self.alone(x, d) for x in v))})"  # type: ignore[attr-defined]
         if isinstance(v, Func):
             return "func:" + _source_hash(v.fn)
-        if isinstance(v, Kernel):
+        if isinstance(v, KernelDef):
             return f"kernel:{v.autodiff}:" + _source_hash(v.fn)
         if isinstance(v, Builtin):
             return f"builtin:{v.name}"
@@ -339,7 +338,6 @@ def _unloc(loc: list | None, filename: str, first_line: int) -> SourceLoc | None
 
 def _function(kernel_fn: object, owner_path: str) -> object | None:
     """The function a dependency was read in: the kernel, or a @qd.func reached from it by `owner_path`."""
-    from qdlab.kernel import Func
     fn = kernel_fn
     for step in owner_path.split("/") if owner_path else ():
         value = _resolve(fn, step)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
+import weakref
 from dataclasses import dataclass
 
 from .errors import QdError, SourceLoc
@@ -46,6 +47,17 @@ class Source:
         line = self.lines[rel - 1] if 0 < rel <= len(self.lines) else ""
         return SourceLoc(name, self.filename, self.first_line + rel - 1,
                          getattr(node, "col_offset", 0) + self.indent, line)
+
+
+_func_sources: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def func_source(func: object) -> Source:
+    """The source of a `@qd.func`, read once per func object (a redefined func is a new object)."""
+    source = _func_sources.get(func)
+    if source is None:
+        source = _func_sources[func] = Source.of(func.fn, "@qd.func")  # type: ignore[attr-defined]
+    return source
 
 
 def _source_lines(fn: object) -> tuple[list[str], int]:

@@ -1,16 +1,39 @@
-"""The kernel language's names as Python objects: dtypes, parameter annotations and built-in functions.
+"""The kernel language's names as Python objects: annotations, built-in functions, `@qd.func`, kernels.
 
 Inside a kernel these objects are recognised by identity in the frontend; outside a kernel most of them only
-explain that they belong inside one.
+explain that they belong inside one. The compiler imports this package and nothing else of qdlab.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from .compiler.types import DType
+from ..compiler.types import DType
+
+
+class Func:
+    """`@qd.func`: inlined into every kernel (or func) that calls it."""
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        __tracebackhide__ = True
+        raise RuntimeError(f"@qd.func `{self.__name__}` can only be called from a kernel or another @qd.func")
+
+
+class KernelDef:
+    """A `@qd.kernel` as the language sees it: the Python function it was made from and its name.
+    `qdlab.Kernel`, which compiles and launches, derives from it."""
+
+    fn: Callable
+    name: str
+    autodiff: bool
+    """The reverse-mode gradient of the function rather than the function."""
 
 
 class Builtin:
