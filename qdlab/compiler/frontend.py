@@ -2,7 +2,8 @@
 
 There is one `visit_*` per construct the kernel language accepts; anything else reaches `generic_visit`, which
 refuses it by name. The `visit` override records the node being lowered, so every error points at the user's
-line. Calls to `qd.*` built-ins are lowered by `calls.py`. Set `QDLAB_DEBUG_FRONTEND=1` to see the raw
+line. The visitor is assembled from mixins, each a file of its own: calls (`calls.py`), loops (`loops.py`) and
+conditional expressions (`conditionals.py`); what they share is in `scope.py`. Set `QDLAB_DEBUG_FRONTEND=1` to see the raw
 exception behind a user-facing error.
 """
 
@@ -10,16 +11,29 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import math
-import operator
 import os
 import sys
-import types
-from dataclasses import dataclass, field
+
+import qdlab.lang as lang
 
 from . import ir
-from .errors import QdError, QdSyntaxError, QdTypeError, SourceLoc
+from .calls import Calls
 from .conditionals import Conditionals
+from .errors import QdError, QdSyntaxError, QdTypeError, SourceLoc
+from .loops import Loops
+from .scope import (
+    FuncReturn,
+    GradOf,
+    Local,
+    Scope,
+    describe,
+    dotted,
+    fits,
+    fold_python,
+    int_range,
+    is_number,
+    literal_value,
+)
 from .source import MISSING, Source, closure_values, resolve_name
 from .types import DType, LocalType, f32, i32, i64, promote, u1
 
@@ -39,47 +53,10 @@ REFUSED = {"Try": "`try`", "With": "`with`", "Lambda": "`lambda`", "ClassDef": "
            "JoinedStr": "an f-string outside print()", "Match": "`match`", "NamedExpr": "`:=`"}
 
 
-@dataclass
-class Local:
-    """A mutable local variable: its storage and the loop nesting where it was created."""
-
-    ref: ir.Value
-    parallel_depth: int
-
-
-@dataclass
-class GradOf:
-    """`x.grad` inside a kernel: the gradient buffer of array parameter `x`."""
-
-    array: ir.Value
-
-
-@dataclass
-class Scope:
-    """What names mean while lowering one function body."""
-
-    source: Source
-    name: str
-    globals: dict
-    frames: list[dict] = field(default_factory=lambda: [{}])
-    returned: list = field(default_factory=list)
-    is_func: bool = False
-    base_depth: tuple[int, int] = (0, 0)
-    """(loop depth, runtime-if depth) where a @qd.func body starts."""
-    owner: str = ""
-    """How this function is reached from the kernel: "" for the kernel, "twice" or "twice/helpers.f" for the
-    @qd.funcs it calls. The manifest re-resolves names through this path, never through module names."""
-
-
-class _Return(Exception):
-    """Unwinds a `@qd.func` body, or the kernel body, at its `return`."""
-
-
-class Frontend(Conditionals, ast.NodeVisitor):
+class Frontend(Calls, Loops, Conditionals, ast.NodeVisitor):
     """Lowers one kernel (and the `@qd.func`s it calls, inlined) to a `ir.Kernel`."""
 
     def __init__(self, kernel: ir.Kernel, source: Source, globals_: dict, config: dict) -> None:
-        from .calls import Calls
         self.kernel = kernel
         self.config = config
         self.default_fp: DType = config.get("default_fp", f32)
@@ -96,7 +73,6 @@ class Frontend(Conditionals, ast.NodeVisitor):
         self.random_sites = 0
         self.deps: set[tuple[str, str, str]] = set()
         """(owner path, name, fingerprint) of every global or closure value read: the manifest checks them."""
-        self.calls = Calls(self)
 
     # -- infrastructure -------------------------------------------------------------------------------------
     def visit(self, node: ast.AST) -> object:
@@ -107,7 +83,7 @@ class Frontend(Conditionals, ast.NodeVisitor):
             return super().visit(node)
         except QdError:
             raise
-        except _Return:
+        except FuncReturn:
             raise
         except RecursionError as e:
             if not hasattr(e, "loc"):
@@ -159,20 +135,20 @@ class Frontend(Conditionals, ast.NodeVisitor):
         if isinstance(x, bool):
             return self.const(x, u1)
         if isinstance(x, int):
-            if like is not None and like.is_int and like != u1 and (exact or _fits(x, like)):
+            if like is not None and like.is_int and like != u1 and (exact or fits(x, like)):
                 t = like
             else:
-                t = i32 if _fits(x, i32) else i64
-            if not _fits(x, t):
+                t = i32 if fits(x, i32) else i64
+            if not fits(x, t):
                 raise self.literal_error(x, t, exact)
             return self.const(x, t)
         if isinstance(x, float):
             return self.const(x, like if like is not None and like.is_float else self.default_fp)
-        raise self.error(f"{_describe(x)} cannot be used as a value in a kernel.", QdTypeError)
+        raise self.error(f"{describe(x)} cannot be used as a value in a kernel.", QdTypeError)
 
     def literal_error(self, x: int, t: DType, exact: bool) -> QdError:
         """`x` does not fit `t`; the caret goes under the constant expression on this line that gives `x`."""
-        lo, hi = _int_range(t)
+        lo, hi = int_range(t)
         if exact:
             message = f"integer literal {x} is out of the range of {t} ({lo} to {hi})."
         else:
@@ -181,7 +157,7 @@ class Frontend(Conditionals, ast.NodeVisitor):
         loc = self.loc
         for n in ast.walk(self.scope.source.tree):
             if isinstance(n, (ast.Constant, ast.BinOp, ast.UnaryOp)) and getattr(n, "lineno", 0) and loc and \
-                    self.scope.source.loc(n, self.scope.name).lineno == loc.lineno and _constant(n) == x:
+                    self.scope.source.loc(n, self.scope.name).lineno == loc.lineno and literal_value(n) == x:
                 loc = self.scope.source.loc(n, self.scope.name)
                 break
         return QdTypeError(message, loc)
@@ -198,8 +174,8 @@ class Frontend(Conditionals, ast.NodeVisitor):
         return self.emit(ir.Cmp, [v, self.const(0, v.type)], u1, pred="ne")  # type: ignore[arg-type]
 
     def binop(self, op: str, a: object, b: object) -> object:
-        if _is_number(a) and _is_number(b):
-            return _fold_python(op, a, b, self)
+        if is_number(a) and is_number(b):
+            return self.fold(op, a, b)
         va, vb = self.value(a), self.value(b)
         t = promote(va.type, vb.type)  # type: ignore[arg-type]
         if op in ("and", "or", "xor", "shl", "shr") and t.is_float:
@@ -214,8 +190,14 @@ class Frontend(Conditionals, ast.NodeVisitor):
             t = va.type  # type: ignore[assignment]
         return self.emit(ir.BinOp, [self.cast(va, t), self.cast(vb, t)], t, op=op)  # type: ignore[arg-type]
 
+    def fold(self, op: str, a: object, b: object) -> object:
+        try:
+            return fold_python(op, a, b)
+        except ZeroDivisionError:
+            raise self.error("division by zero in a constant expression.") from None
+
     def compare(self, pred: str, a: object, b: object) -> object:
-        if _is_number(a) and _is_number(b):
+        if is_number(a) and is_number(b):
             return bool({"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b, "eq": a == b,  # type: ignore
                          "ne": a != b}[pred])
         va, vb = self.value(a), self.value(b)
@@ -288,7 +270,7 @@ class Frontend(Conditionals, ast.NodeVisitor):
         try:
             for s in self.scope.source.tree.body:
                 self.visit(s)
-        except _Return:
+        except FuncReturn:
             pass  # as in Python (and Quadrants), nothing after the kernel's `return` runs
         except RecursionError as e:
             raise QdSyntaxError("this expression or block nests too deeply to compile; build it up in steps "
@@ -327,11 +309,11 @@ class Frontend(Conditionals, ast.NodeVisitor):
             array, indices = self.subscript_target(target)
             dtype = array.type.dtype if isinstance(array, ir.Value) else array.array.type.dtype  # type: ignore
             v = self.cast(self.value(value, dtype), dtype)
-            base, grad = (array.array, True) if isinstance(array, GradOf) else (array, False)
+            base, grad = GradOf.unpack(array)
             self.emit(ir.Store, [base, *indices, v], grad=grad)
         elif isinstance(target, ast.Tuple):
             if not isinstance(value, tuple) or len(value) != len(target.elts):
-                raise self.error(f"cannot unpack {_describe(value)} into {len(target.elts)} names.")
+                raise self.error(f"cannot unpack {describe(value)} into {len(target.elts)} names.")
             for t, v in zip(target.elts, value):
                 self.assign_target(t, v)
         else:
@@ -353,7 +335,7 @@ class Frontend(Conditionals, ast.NodeVisitor):
             return
         if isinstance(node.target, ast.Subscript):
             array, indices = self.subscript_target(node.target)
-            base, grad = (array.array, True) if isinstance(array, GradOf) else (array, False)
+            base, grad = GradOf.unpack(array)
             dtype = base.type.dtype  # type: ignore[union-attr]
             if op in ATOMIC_AUG:
                 self.emit(ir.Atomic, [base, *indices, self.cast(self.value(rhs, dtype), dtype)], dtype, op=op, grad=grad)
@@ -411,14 +393,7 @@ class Frontend(Conditionals, ast.NodeVisitor):
             raise self.error("`continue` outside a loop.")
         self.emit(ir.Continue)
 
-    def visit_For(self, node: ast.For) -> None:
-        if node.orelse:
-            raise self.error("`for` with `else` is not supported in a kernel.")
-        from .loops import lower_for
-        lower_for(self, node)
-
     def visit_With(self, node: ast.With) -> None:
-        import qdlab.lang as lang
         items = [self.resolve_static(item.context_expr.func) if isinstance(item.context_expr, ast.Call) else None
                  for item in node.items]
         if items == [lang.stream_parallel] and self.top_level:
@@ -433,14 +408,14 @@ class Frontend(Conditionals, ast.NodeVisitor):
                 raise self.error("`return` inside a loop or a runtime `if` is not supported in a @qd.func; "
                                  "assign to a local and return it at the end.")
             self.scope.returned.append(self.visit(node.value) if node.value is not None else None)
-            raise _Return()
+            raise FuncReturn()
         if not self.top_level:
             raise self.error("a kernel can only `return` at its top level, as its last statement.")
         if not self.kernel.returns:
             if node.value is not None:
                 raise self.error("this kernel returns a value but has no return annotation (`-> qd.f32`).",
                                  QdTypeError)
-            raise _Return()
+            raise FuncReturn()
         value = self.visit(node.value)
         values = value if isinstance(value, tuple) else (value,)
         if len(values) != len(self.kernel.returns):
@@ -448,7 +423,7 @@ class Frontend(Conditionals, ast.NodeVisitor):
                              QdTypeError)
         vs = [self.cast(self.value(v, t), t) for v, t in zip(values, self.kernel.returns)]
         self.emit(ir.Return, vs)
-        raise _Return()
+        raise FuncReturn()
 
     def visit_Assert(self, node: ast.Assert) -> None:
         if not self.config.get("debug"):
@@ -488,8 +463,8 @@ class Frontend(Conditionals, ast.NodeVisitor):
         try:
             value = getattr(base, node.attr)
         except AttributeError:
-            raise self.error(f"{_describe(base)} has no attribute `{node.attr}`.", QdError) from None
-        path = _dotted(node)
+            raise self.error(f"{describe(base)} has no attribute `{node.attr}`.", QdError) from None
+        path = dotted(node)
         if path is not None and path.split(".")[0] not in {k for f in self.scope.frames for k in f}:
             self.record(path, value)  # `cfg.scale` is baked in: the manifest checks it
         return value
@@ -498,7 +473,7 @@ class Frontend(Conditionals, ast.NodeVisitor):
         base = self.visit(node.value)
         arr = base.array if isinstance(base, GradOf) else base
         if not (isinstance(arr, ir.Value) and ir.is_array(arr)):
-            raise self.error(f"{_describe(base)} cannot be indexed in a kernel.", QdTypeError)
+            raise self.error(f"{describe(base)} cannot be indexed in a kernel.", QdTypeError)
         idx = self.visit(node.slice)
         items = list(idx) if isinstance(idx, tuple) else [idx]
         flat: list[object] = []
@@ -528,7 +503,7 @@ class Frontend(Conditionals, ast.NodeVisitor):
                 raise self.error(f"index {key} is out of range for a tuple of {len(base)} item(s).", QdTypeError)
             return base[key]
         array, indices = self.subscript_target(node)
-        base_arr, grad = (array.array, True) if isinstance(array, GradOf) else (array, False)
+        base_arr, grad = GradOf.unpack(array)
         return self.emit(ir.Load, [base_arr, *indices], base_arr.type.dtype, grad=grad)  # type: ignore
 
     def visit_BinOp(self, node: ast.BinOp) -> object:
@@ -540,13 +515,13 @@ class Frontend(Conditionals, ast.NodeVisitor):
     def visit_UnaryOp(self, node: ast.UnaryOp) -> object:
         x = self.visit(node.operand)
         if isinstance(node.op, ast.Not):
-            if _is_number(x):
+            if is_number(x):
                 return not x
             v = self.truth(x)
             return self.emit(ir.Cmp, [v, self.const(0, u1)], u1, pred="eq")
         if isinstance(node.op, ast.UAdd):
             return x
-        if _is_number(x):
+        if is_number(x):
             return -x if isinstance(node.op, ast.USub) else ~x  # type: ignore[operator]
         v = self.value(x)
         if isinstance(node.op, ast.Invert) and not v.type.is_int:  # type: ignore[union-attr]
@@ -554,7 +529,7 @@ class Frontend(Conditionals, ast.NodeVisitor):
         return self.emit(ir.Unary, [v], v.type, fn="neg" if isinstance(node.op, ast.USub) else "bitnot")
 
     def visit_Call(self, node: ast.Call) -> object:
-        return self.calls.lower(node)
+        return self.lower_call(node)
 
     # -- compile-time evaluation ----------------------------------------------------------------------------
     def python_env(self) -> dict:
@@ -570,7 +545,7 @@ class Frontend(Conditionals, ast.NodeVisitor):
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and n.id not in bound and n.id in env:
                 self.record(n.id, env[n.id])
-            elif isinstance(n, ast.Attribute) and (path := _dotted(n)) and path.split(".")[0] not in bound:
+            elif isinstance(n, ast.Attribute) and (path := dotted(n)) and path.split(".")[0] not in bound:
                 with contextlib.suppress(Exception):  # `consts.N`: the manifest names a module, no more
                     self.record(path, eval(path, env))  # (one that fails, the evaluation below reports)
         try:
@@ -582,7 +557,6 @@ class Frontend(Conditionals, ast.NodeVisitor):
                              "constants, template arguments or Python globals.", QdError) from None
 
     def static_condition(self, test: ast.expr) -> bool | None:
-        import qdlab.lang as lang
         if isinstance(test, ast.Call) and self.resolve_callee(test.func) is lang.static:
             return bool(self.resolve_static(test.args[0]))
         return None
@@ -602,60 +576,3 @@ class Frontend(Conditionals, ast.NodeVisitor):
         return None
 
 
-def _int_range(t: DType) -> tuple[int, int]:
-    return (-(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1) if t.is_signed else (0, (1 << t.bits) - 1)
-
-
-def _fits(x: int, t: DType) -> bool:
-    lo, hi = _int_range(t)
-    return lo <= x <= hi
-
-
-def _constant(node: ast.expr) -> object:
-    """The value of an expression of literals alone (`2**70`, `-1`), else None."""
-    if not all(isinstance(n, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop))
-               for n in ast.walk(node)):
-        return None
-    try:
-        return eval(compile(ast.Expression(node), "<literal>", "eval"), {})  # literals only
-    except Exception:  # noqa: BLE001
-        return None
-
-
-def _is_number(x: object) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, ir.Value)
-
-
-PY_FOLDS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
-            "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow, "and": operator.and_,
-            "or": operator.or_, "xor": operator.xor, "shl": operator.lshift, "shr": operator.rshift, "min": min,
-            "max": max, "atan2": math.atan2}
-"""Operators on two Python numbers, evaluated at compile time with Python's own semantics."""
-
-
-def _fold_python(op: str, a: object, b: object, fe: Frontend) -> object:
-    try:
-        return PY_FOLDS[op](a, b)  # type: ignore[operator]
-    except ZeroDivisionError:
-        raise fe.error("division by zero in a constant expression.") from None
-
-
-def _dotted(node: ast.expr) -> str | None:
-    """`a.b.c` for an attribute chain on a plain name, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id, *reversed(parts)])
-
-
-def _describe(x: object) -> str:
-    if isinstance(x, ir.Value):
-        return f"a {x.type} value"
-    if isinstance(x, GradOf):
-        return f"the gradient of `{x.array.name}`"
-    if isinstance(x, types.ModuleType):
-        return f"module `{x.__name__}`"
-    return f"`{x!r}`" if not callable(x) else f"`{getattr(x, '__name__', x)}`"
