@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import qdlab as qd
-from qdlab.compiler import cuda
+from qdlab.compiler import cuda_runtime
 
 
 @qd.kernel
@@ -47,8 +47,8 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    cupy = cuda.require()
-    qd.init(arch=qd.cpu)
+    cupy = cuda_runtime.require()
+    qd.init(arch=qd.cuda)
     n = args.n
     x = cupy.arange(n, dtype=cupy.float32) % 1024
     y = cupy.empty_like(x)
@@ -58,13 +58,13 @@ def main() -> None:
     for name, fn in (
         ("CuPy device-to-device copy", lambda: y.data.copy_from_device_async(x.data, n * 4)),
         ("CuPy elementwise `2x+1`", lambda: elementwise(x, y)),
-        ("qdlab kernel `2x+1` (cupy arrays)", lambda: cuda.launch(stream, x, y)),
+        ("qdlab kernel `2x+1` (cupy arrays)", lambda: stream(x, y)),
     ):
         ms = timed_ms(cupy, fn, args.reps)
         med = statistics.median(ms)
         rows.append((name, med, min(ms), nbytes / med / 1e6))
     want = (2.0 * (cupy.arange(n, dtype=cupy.float32) % 1024) + 1.0)
-    cuda.launch(stream, x, y)
+    stream(x, y)
     ok = bool(cupy.array_equal(y, want))
     copy_bw = rows[0][3]
     dev = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()

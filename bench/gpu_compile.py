@@ -2,7 +2,7 @@
 
 Why this script exists: per-construct caching pays most on GPUs, where each construct's PTX is also JIT-compiled
 by the driver. A kernel with N top-level loops (as in `compile_time.py`) is written to a file and first-called
-through `qdlab.compiler.cuda.launch` in three fresh processes sharing one cache directory: cold (empty cache),
+under `qd.init(arch=qd.cuda)` in three fresh processes sharing one cache directory: cold (empty cache),
 hit (same source), and edit (the constant of loop N//2 changed). Each process times its first call
 (PTX from cache or compiled, module load, launch, sync) and reports how many units were compiled.
 
@@ -28,9 +28,7 @@ t0 = time.perf_counter()
 import numpy as np
 import cupy
 import qdlab as qd
-from qdlab.compiler import cuda
-qd.init(arch=qd.cpu, offline_cache_file_path={cache!r})
-cuda.require()
+qd.init(arch=qd.cuda, offline_cache_file_path={cache!r})
 t1 = time.perf_counter()
 c = 0.25
 
@@ -42,13 +40,13 @@ def kern(x: qd.types.NDArray[qd.f32, 1], o0: qd.types.NDArray[qd.f32, 1], o1: qd
 x = cupy.linspace(-1.0, 1.0, 1000, dtype=cupy.float32)
 outs = [cupy.zeros(1000, cupy.float32) for _ in range(4)]
 t2 = time.perf_counter()
-cuda.launch(kern, x, *outs)
-cuda.sync()
+kern(x, *outs)
+qd.sync()
 t3 = time.perf_counter()
-launcher = next(iter(cuda._variants.values()))
-compiled = sum(u.status == "compiled" for u in launcher.units)
+built = kern.latest.built
+compiled = sum(b.status == "compiled" for b in built)
 print({mark!r} + json.dumps({{"first_call_ms": (t3 - t2) * 1e3, "import_init_ms": (t1 - t0) * 1e3,
-                             "units": len(launcher.units), "compiled": compiled}}))
+                             "units": len(built), "compiled": compiled}}))
 '''
 
 

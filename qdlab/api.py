@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from . import state
+from .compiler import cuda_runtime, keys
 from .compiler.cache import CacheStats
 from .compiler.explain import KernelReport
+from .compiler.pipeline import compile_kernel
+from .compiler.targets import CudaTarget
 from .kernel import Kernel
 
 
@@ -33,7 +37,9 @@ def reset() -> None:
 
 
 def sync() -> None:
-    """Launches finish before they return on the CPU; kept for Quadrants compatibility."""
+    """Wait until the GPU has run every queued launch (on the CPU a launch finishes before it returns)."""
+    if state.config().arch in ("cuda", "gpu"):
+        cuda_runtime.sync()
 
 
 def explain(kernel: Kernel) -> KernelReport:
@@ -58,34 +64,21 @@ def cache_stats() -> CacheStats:
 def compile_ptx(kernel: Kernel, *arg_types: object, sm: str = "sm_80") -> str:
     """The PTX `kernel` compiles to under `arch=qd.cuda`, one module per construct, for compute capability `sm`.
 
-    Needs no GPU. Array parameters take dtype and ndim from their annotations unless `arg_types` gives an
-    `ArrayType` (or a dtype for a scalar) per parameter, as `kernel.compile(...)` does.
+    Needs no GPU: the one pipeline runs for a CUDA target that builds but never loads. Array parameters take
+    dtype and ndim from their annotations unless `arg_types` gives an `ArrayType` (or a dtype for a scalar) per
+    parameter, as `kernel.compile(...)` does.
     """
-    import dataclasses
-
-    from .compiler import cuda, ir
-    from .compiler.codegen.nvptx_jit import sm_number
-    from .compiler.errors import QdTypeError
-    from .compiler.pipeline import KernelSpec
-    from .compiler.types import ArrayType
-    from .lang import ArrayAnnotation, Template
-
     target = getattr(kernel, "_primal", kernel)
     if not isinstance(target, Kernel):
         raise TypeError(f"qd.compile_ptx needs a @qd.kernel, not {type(kernel).__name__}")
-    sm = f"sm_{sm_number(sm)}"
-    given = list(arg_types) + [None] * (len(target.annotations) - len(arg_types))
-    params = []
-    for name, ann, t in zip(target.param_names, target.annotations, given):
-        t = t or ann
-        if isinstance(t, ArrayAnnotation):
-            if t.dtype is None or t.ndim is None:
-                raise QdTypeError(f"kernel `{target.name}`: parameter `{name}` needs dtype and ndim for "
-                                  "qd.compile_ptx; annotate it or pass its type.")
-            t = ArrayType(t.dtype, t.ndim, bool(t.needs_grad), t.boundary)
-        if t is Template:
-            raise QdTypeError(f"kernel `{target.name}`: template parameter `{name}` needs a value.")
-        params.append(ir.Param(name, t))
-    config = dataclasses.replace(state.config(), arch="cuda")
-    spec = KernelSpec(target.fn, target.name, params, target.returns, {}, target.autodiff)
-    return cuda.ptx_text(cuda.kernel_units(spec, config, sm), target.name, sm)
+    cuda = CudaTarget(sm, device=False)
+    spec = target.spec(target.declared_signature(arg_types, "for qd.compile_ptx"), {})
+    config = dataclasses.replace(target.config(), arch="cuda")
+    built = compile_kernel(spec, config, None, cuda).built
+    out = []
+    for index, b in enumerate(built):
+        tasks = ", ".join(f"{keys.symbol(b.prepared.prefix, k)} ({t.kind}, block {t.block_dim})"
+                          for k, t in enumerate(b.plan.tasks))
+        out.append(f"// qdlab: kernel `{target.name}`, unit {index} of {len(built)} for {cuda.sm}; tasks: {tasks}\n"
+                   f"{b.obj.decode()}")  # type: ignore[union-attr]
+    return "\n".join(out)

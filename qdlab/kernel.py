@@ -17,12 +17,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import state
-from .compiler import ir
+from .compiler import cuda_runtime, ir, targets
 from .compiler.config import Config
 from .compiler.errors import QdArgumentError, QdError, QdTypeError, QdValueError, SourceLoc
 from .compiler.manifest import UNKNOWN, fingerprint
-from .compiler.source import Source
 from .compiler.pipeline import Compiled, KernelSpec, compile_cached
+from .compiler.source import Source
 from .compiler.types import ArrayType, DType, from_numpy, i32
 from .lang import ArrayAnnotation, Func, KernelDef, NDArray, Template
 from .ndarray import Ndarray
@@ -144,21 +144,17 @@ class Kernel(KernelDef):
         """The settings this kernel compiles under: the active config with its own `options` applied."""
         return dataclasses.replace(state.config(), **self.options) if self.options else state.config()
 
+    def spec(self, sig: tuple, templates: dict) -> KernelSpec:
+        """What the pipeline lowers for one argument signature."""
+        params = [ir.Param(name, i32 if isinstance(t, tuple) and t[0] == "template" else t)
+                  for name, t in zip(self.param_names, sig)]
+        return KernelSpec(self.fn, self.name, params, self.returns, templates, self.autodiff)
+
     def compile_for(self, sig: tuple, templates: dict) -> Compiled:
         cfg = self.config()
-        if cfg.arch in ("cuda", "gpu"):
-            raise QdError("qd.cuda/qd.gpu: no CUDA device is available in this process; use qd.cpu, or "
-                          "qd.compile_ptx(kernel, ...) to inspect the PTX a kernel would produce.")
-        params = []
-        for name, t in zip(self.param_names, sig):
-            if isinstance(t, tuple) and t[0] == "template":
-                params.append(ir.Param(name, i32))
-                continue
-            params.append(ir.Param(name, t))
-        spec = KernelSpec(self.fn, self.name, params, self.returns, templates, self.autodiff)
         previous = state.history.get(self.name)
-        compiled = compile_cached(spec, repr(sig), cfg, state.cache_for(cfg), previous,  # type: ignore[arg-type]
-                                  self.on_construct)
+        compiled = compile_cached(self.spec(sig, templates), repr(sig), cfg, state.cache_for(cfg),
+                                  targets.of(cfg.arch), previous, self.on_construct)  # type: ignore[arg-type]
         state.history[self.name] = compiled
         self.latest = compiled
         total, recompiled, hit = compiled.observations
@@ -167,23 +163,27 @@ class Kernel(KernelDef):
             hook(self, compiled)
         return compiled
 
+    def declared_signature(self, arg_types: tuple, why: str) -> tuple:
+        """The signature from the annotations, or from explicit dtypes / ArrayTypes (`why` names the caller)."""
+        sig = []
+        for name, ann, given in zip(self.param_names, self.annotations,
+                                    list(arg_types) + [None] * (len(self.annotations) - len(arg_types))):
+            t = given or ann
+            if isinstance(t, ArrayAnnotation):
+                if t.dtype is None or t.ndim is None:
+                    raise QdTypeError(f"kernel `{self.name}`: parameter `{name}` needs dtype and ndim {why}; "
+                                      "annotate it or pass its type.")
+                t = ArrayType(t.dtype, t.ndim, bool(t.needs_grad), t.boundary)
+            if t is Template:
+                raise QdTypeError(f"kernel `{self.name}`: template parameter `{name}` needs a value.")
+            sig.append(t)
+        return tuple(sig)
+
     def compile(self, *arg_types: object) -> Compiled:
         """Compile ahead of the first call, from the annotations (or explicit dtypes / ArrayTypes)."""
         __tracebackhide__ = True
-        sig = []
         try:
-            for name, ann, given in zip(self.param_names, self.annotations,
-                                        list(arg_types) + [None] * (len(self.annotations) - len(arg_types))):
-                t = given or ann
-                if isinstance(t, ArrayAnnotation):
-                    if t.dtype is None or t.ndim is None:
-                        raise QdTypeError(f"kernel `{self.name}`: parameter `{name}` needs dtype and ndim to "
-                                          "compile before its first call.")
-                    t = ArrayType(t.dtype, t.ndim, bool(t.needs_grad), t.boundary)
-                if t is Template:
-                    raise QdTypeError(f"kernel `{self.name}`: template parameter `{name}` needs a value.")
-                sig.append(t)
-            return self.variant(tuple(sig), {})
+            return self.variant(self.declared_signature(arg_types, "to compile before its first call"), {})
         except QdError as e:
             raise _user_facing(e) from None
 
@@ -191,9 +191,10 @@ class Kernel(KernelDef):
         if self.generation != state.generation:
             self.variants.clear()
             self.generation = state.generation
-        compiled = self.variants.get(sig)
+        slot = (sig, self.config().arch)
+        compiled = self.variants.get(slot)
         if compiled is None:
-            compiled = self.variants[sig] = self.compile_for(sig, templates)
+            compiled = self.variants[slot] = self.compile_for(sig, templates)
         return compiled
 
     # -- launching ------------------------------------------------------------------------------------------
@@ -225,13 +226,20 @@ class Kernel(KernelDef):
             raise _user_facing(e) from None
 
     def launch_cuda(self, args: tuple, kwargs: dict) -> object:
-        from .compiler import cuda
-        if not cuda.available():
-            raise QdError(f"kernel `{self.name}`: qd.cuda/qd.gpu needs a CUDA device, and none is available in "
-                          "this process; use qd.cpu, or qd.compile_ptx(kernel) to inspect the PTX.")
-        if kwargs:
-            args = tuple(inspect.signature(self.fn).bind(*args, **kwargs).arguments.values())
-        return cuda.launch(self, *args)
+        """A launch on the GPU: arguments bound (device arrays by pointer, host arrays copied by the launcher),
+        the overlap check of the pairs the split relies on, then the CUDA launcher."""
+        sig, values, templates = self.bind(args, kwargs)
+        compiled = self.variant(sig, templates)
+        launcher = compiled.launcher
+        if compiled.alias_pairs:
+            extents = [(cuda_runtime.pointer(v[0]), v[0].nbytes, cuda_runtime.pointer(v[1]) if v[1] is not None
+                        else 0, v[1].nbytes if v[1] is not None else 0) if isinstance(v, tuple) else None
+                       for v in values]
+            overlap = launcher.overlapping(extents)
+            if overlap:
+                self.warn_alias(overlap)
+                launcher = compiled.whole_launcher(state.cache())
+        return launcher.run_values(values, state.config().random_seed)
 
     def launch(self, compiled: Compiled, args: tuple) -> object:
         """Fill the launch words straight from the arguments (their types were checked when the key was made)."""
@@ -407,6 +415,8 @@ def _array_arg(a: object, ann: ArrayAnnotation, kernel: str, name: str) -> tuple
         grad = a.grad.arr if a.grad is not None else None
     elif isinstance(a, np.ndarray):
         arr = a
+    elif hasattr(a, "__cuda_array_interface__"):  # CuPy, PyTorch CUDA tensors: passed by device pointer
+        arr = cuda_runtime.DeviceArray(a)  # type: ignore[assignment]
     elif hasattr(a, "__array_interface__"):
         arr = np.asarray(a)
     elif hasattr(a, "__dlpack__"):

@@ -1,31 +1,30 @@
-"""`qd.ndarray`: a host array that kernels read and write in place, with an optional gradient buffer."""
+"""`qd.ndarray`: an array owned by qdlab that kernels read and write in place, with an optional gradient buffer;
+in host memory, or on the GPU under `qd.init(arch=qd.cuda)`."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from . import state
+from .compiler import abi, cuda_runtime
 from .compiler.types import DType, from_numpy
 
 
 class Ndarray:
-    """A C-contiguous array owned by qdlab. `.grad` is a second array of the same shape when `needs_grad`."""
+    """A C-contiguous host array. `.grad` is a second array of the same shape when `needs_grad`."""
 
     def __init__(self, dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False) -> None:
-        if not isinstance(dtype, DType):
-            dt = from_numpy(dtype) if dtype is not None else None
-            if dt is None:
-                raise TypeError(f"qd.ndarray needs a qdlab dtype such as qd.f32, not {dtype!r}")
-            dtype = dt
-        shape = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
-        if any(s < 0 for s in shape):
-            raise ValueError(f"qd.ndarray shape must not be negative: {shape}")
-        self.dtype = dtype
-        self.arr = np.zeros(shape, dtype.np)
-        self.grad = Ndarray(dtype, shape) if needs_grad else None
-        self._words = (self.arr.ctypes.data, self.grad.arr.ctypes.data if self.grad is not None else 0, *shape)
+        self.dtype = _dtype(dtype)
+        self.arr = np.zeros(_shape(shape), self.dtype.np)
+        self.grad = Ndarray(self.dtype, self.arr.shape) if needs_grad else None
+        self._made(needs_grad)
+
+    def _made(self, needs_grad: bool) -> None:
+        data, grad = cuda_runtime.pointer(self.arr), cuda_runtime.pointer(self.grad.arr) if self.grad else 0
+        self._words = abi.array_words(data, grad, self.arr.shape)
         """Launch words: data pointer, gradient pointer, extents (the buffer never moves)."""
-        self._sig = (dtype.name, len(shape), needs_grad)
-        self._extent = (self._words[0], self.arr.nbytes, self._words[1], self.grad.arr.nbytes if self.grad else 0)
+        self._sig = (self.dtype.name, self.arr.ndim, needs_grad)
+        self._extent = (data, self.arr.nbytes, grad, self.grad.arr.nbytes if self.grad else 0)
         """(data pointer, bytes, gradient pointer, gradient bytes): what the launch's overlap check reads."""
 
     @property
@@ -49,7 +48,7 @@ class Ndarray:
         self.arr[...] = array
 
     def copy_from(self, other: Ndarray) -> None:
-        self.from_numpy(other.arr)
+        self.from_numpy(other.to_numpy())
 
     def __getitem__(self, index: object) -> object:
         return self.arr[index]  # type: ignore[index]
@@ -65,11 +64,54 @@ class Ndarray:
         return f"qd.ndarray({self.dtype}, {self.shape}{grad})"
 
 
+class DeviceNdarray(Ndarray):
+    """`qd.ndarray` whose storage is a CuPy array on the current device; kernels get it by pointer."""
+
+    def __init__(self, dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False) -> None:
+        cupy = cuda_runtime.require()
+        self.dtype = _dtype(dtype)
+        self.arr = cupy.zeros(_shape(shape), self.dtype.np)
+        self.grad = DeviceNdarray(self.dtype, self.arr.shape) if needs_grad else None
+        self._made(needs_grad)
+
+    def to_numpy(self) -> np.ndarray:
+        return self.arr.get()
+
+    def from_numpy(self, array: np.ndarray) -> None:
+        array = np.ascontiguousarray(np.asarray(array), self.dtype.np)
+        if array.shape != self.arr.shape:
+            raise ValueError(f"from_numpy: shape {array.shape} does not match the ndarray's {self.arr.shape}")
+        self.arr.set(array)
+
+    def __getitem__(self, index: object) -> object:
+        return self.arr[index].get()
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        host = self.arr.get()
+        return host if dtype is None else host.astype(dtype)
+
+    def __repr__(self) -> str:
+        return "qd.ndarray on cuda" + super().__repr__().removeprefix("qd.ndarray")
+
+
 def ndarray(dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False) -> Ndarray:
     """`qd.ndarray(qd.f32, (n, m))`: zero-initialised; on the GPU under `qd.init(arch=qd.cuda)`."""
-    from . import state
-    if state.config().arch in ("cuda", "gpu"):
-        from .compiler import cuda
-        if cuda.available():
-            return cuda.ndarray(dtype, shape, needs_grad)
+    if state.config().arch in ("cuda", "gpu") and cuda_runtime.available():
+        return DeviceNdarray(dtype, shape, needs_grad)
     return Ndarray(dtype, shape, needs_grad)
+
+
+def _dtype(dtype: object) -> DType:
+    if isinstance(dtype, DType):
+        return dtype
+    dt = from_numpy(dtype) if dtype is not None else None
+    if dt is None:
+        raise TypeError(f"qd.ndarray needs a qdlab dtype such as qd.f32, not {dtype!r}")
+    return dt
+
+
+def _shape(shape: int | tuple[int, ...]) -> tuple[int, ...]:
+    shape = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"qd.ndarray shape must not be negative: {shape}")
+    return shape

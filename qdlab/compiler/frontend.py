@@ -20,6 +20,7 @@ from . import ir
 from .calls import Calls
 from .conditionals import Conditionals
 from .errors import QdError, QdSyntaxError, QdTypeError, SourceLoc
+from .fingerprint import fingerprint
 from .loops import Loops
 from .scope import (
     FuncReturn,
@@ -219,7 +220,6 @@ class Frontend(Calls, Loops, Conditionals, ast.NodeVisitor):
         return value
 
     def record(self, name: str, value: object) -> None:
-        from .manifest import fingerprint
         self.deps.add((self.scope.owner, name, fingerprint(value)))
 
     def find_local(self, name: str) -> Local | object | None:

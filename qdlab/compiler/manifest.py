@@ -1,7 +1,7 @@
 """The source-level first tier of the cache: a fresh process reaches a kernel's first result without lowering it.
 
-A manifest is keyed on what decides the whole compile (the kernel's source and where it sits, its argument
-signature, the settings, the host, qdlab's version) and lists the construct keys it produced, how to launch
+A manifest is keyed (`keys.manifest_key`) on what decides the whole compile (the kernel's source, its argument
+signature, the settings, the target, the compiler version) and lists the construct keys it produced, how to launch
 them, and the compile-time facts the source alone does not show: every Python global, closure value and
 `@qd.func` the frontend read, with a fingerprint of its value's content (see `fingerprint`). On load every
 fingerprint is checked again; any mismatch, or any construct missing from the cache, means a normal compile
@@ -12,275 +12,42 @@ does for its fastcache.
 
 from __future__ import annotations
 
-import copyreg
-import functools
-import hashlib
-import inspect
 import json
-import os
-import sys
-import types
+from dataclasses import dataclass
+
+from qdlab.lang import Func
 
 from . import runtime
 from .cache import BinaryCache
-from .config import Config
 from .errors import SourceLoc
+from .fingerprint import UNKNOWN, fingerprint, source_digest
 from .source import MISSING, resolve_name
-from qdlab.lang import Builtin, Func, KernelDef
-
-VERSION = "manifest-1"
 
 
-UNKNOWN = "unfingerprintable"
-"""The fingerprint of a value that cannot be described faithfully: a kernel that read one gets no manifest."""
+@dataclass(frozen=True)
+class UnitRecord:
+    """What a manifest says of one unit: everything the launcher needs but its loaded task functions."""
 
-_NODES, _DEPTH, _BYTES = 50_000, 40, 64 << 20
-"""Bounds on one fingerprint: values visited, nesting, buffer bytes hashed. Past any of them: UNKNOWN."""
-
-
-def fingerprint(value: object) -> str:
-    """A description of a value a kernel baked in, by content: equal fingerprints compile to equal code.
-
-    Functions are described by their code, defaults, closure cells and the globals their code names (of a
-    module they read, the attributes their code names); classes by their namespace; arrays and other buffers
-    by dtype, shape and a hash of their bytes; other objects by their `__dict__`, slots and pickle state.
-    Modules, qd built-ins and the code of Python, installed packages and qdlab (by a stamp of their file) are
-    described by name; a `@qd.func` by its source. Anything else, or past the bounds, is UNKNOWN."""
-    try:
-        text = _Fingerprint().of(value, 0)
-    except Exception:  # noqa: BLE001 - _Unknown, RecursionError, or what a user's __reduce__ raised
-        return UNKNOWN
-    return text if len(text) <= 200 else "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    key: str
+    kinds: list[str]
+    reduces: list[bool]
+    tmp_bytes: int
+    messages: list[runtime.Message]
+    block_dims: list[int]
 
 
-class _Unknown(Exception):
-    pass
-
-
-_IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: set on C types, never on a class statement's
-_SCALARS = (type(None), bool, int, float, complex, str, type(...), type(NotImplemented))
-
-
-class _Fingerprint:
-    def __init__(self, nodes: int = 0) -> None:
-        self.seen: dict[int, int] = {}  # id -> visit number, for shared and cyclic references
-        self.alive: list[object] = []  # keeps what was visited alive, so no id is reused meanwhile
-        self.nodes = nodes
-        self.bytes = 0
-
-    def of(self, v: object, depth: int) -> str:
-        self.nodes += 1
-        if self.nodes > _NODES or depth > _DEPTH:
-            raise _Unknown
-        if type(v) in _SCALARS:
-            self.bytes += len(v) if type(v) is str else 0  # type: ignore[arg-type]
-            return f"{type(v).__name__}:{v!r}"
-        if v is MISSING:
-            return "missing"
-        if id(v) in self.seen:
-            return f"@{self.seen[id(v)]}"
-        self.seen[id(v)] = len(self.seen)
-        self.alive.append(v)
-        return self.describe(v, depth + 1)
-
-    def describe(self, v: object, d: int) -> str:
-
-        def f(x: object) -> str:
-            return self.of(x, d)
-
-        t = type(v)
-        if t in (tuple, list):
-            return f"{t.__name__}({','.join(map(f, v))})"  # type: ignore[call-overload]
-        if t in (dict, types.MappingProxyType):
-            return "dict(" + ",".join(f"{f(k)}:{f(x)}" for k, x in v.items()) + ")"  # type: ignore[attr-defined]
-        if t in (set, frozenset):  # iteration order differs between processes: each element on its own
-            return f"{t.__name__}({','.join(sorted(self.alone(x, d) for x in v))})"  # type: ignore[attr-defined]
-        if isinstance(v, Func):
-            return "func:" + _source_hash(v.fn)
-        if isinstance(v, KernelDef):
-            return f"kernel:{v.autodiff}:" + _source_hash(v.fn)
-        if isinstance(v, Builtin):
-            return f"builtin:{v.name}"
-        if isinstance(v, types.ModuleType):
-            return f"module:{v.__name__}"
-        if isinstance(v, types.CodeType):
-            consts = ",".join(map(f, v.co_consts))
-            return (f"code({v.co_code.hex()}|{consts}|{v.co_names}|{v.co_varnames}|{v.co_freevars}|"
-                    f"{v.co_cellvars}|{v.co_argcount},{v.co_posonlyargcount},{v.co_kwonlyargcount},{v.co_flags})")
-        if isinstance(v, types.FunctionType):
-            values = f"{f(v.__defaults__)},{f(v.__kwdefaults__)},{f(tuple(map(_cell, v.__closure__ or ())))}"
-            stamp = _library(v.__code__.co_filename)
-            if stamp is not None:
-                return f"function:{v.__module__}.{v.__qualname__}@{stamp}({values})"
-            # no module name: the same source loaded elsewhere is the same function
-            return f"function:{v.__qualname__}({f(v.__code__)},{values},{self.globals_read(v, d)})"
-        if isinstance(v, types.MethodType):
-            return f"method({f(v.__func__)},{f(v.__self__)})"
-        if isinstance(v, types.BuiltinFunctionType):  # C functions and methods; a bound one by its object too
-            bound = v.__self__
-            name = f"builtin:{getattr(v, '__module__', None)}.{v.__qualname__}"
-            return name if bound is None or isinstance(bound, types.ModuleType) else f"{name}({f(bound)})"
-        if t in (staticmethod, classmethod):
-            return f"{t.__name__}({f(v.__func__)})"  # type: ignore[attr-defined]
-        if t is property:
-            return f"property({f(v.fget)},{f(v.fset)},{f(v.fdel)})"  # type: ignore[attr-defined]
-        if t is functools.cached_property:
-            return f"cached_property({f(v.func)})"  # type: ignore[attr-defined]
-        if isinstance(v, type):
-            name = f"{v.__module__}.{v.__qualname__}"
-            file = getattr(sys.modules.get(v.__module__), "__file__", None)
-            if v.__flags__ & _IMMUTABLE_TYPE:  # a C type: its module's file stands for it
-                return f"class:{name}@{_stamp(file) if file else None}"
-            stamp = _library(file)
-            if stamp is not None:
-                return f"class:{name}@{stamp}"
-            items = ",".join(f"{k}={f(x)}" for k, x in vars(v).items()
-                             if k not in ("__dict__", "__weakref__", "__module__"))
-            return f"class:{v.__qualname__}({f(v.__bases__)},{items})"
-        return self.instance(v, d)
-
-    def instance(self, v: object, d: int) -> str:
-        """An object by its class, its bytes if it has a buffer, its `__dict__`, slots and pickle state."""
-        parts = [self.of(type(v), d)]
-        try:
-            view = memoryview(v)  # type: ignore[arg-type]
-        except (TypeError, ValueError):  # no buffer, or one of a dtype a memoryview cannot show
-            view = None
-        if view is not None and "O" in view.format:  # pointers to objects: described by pickle state
-            view = None
-        if view is not None:
-            self.bytes += view.nbytes
-            if self.bytes > _BYTES:
-                raise _Unknown
-            data = view if view.c_contiguous else view.tobytes()
-            parts.append(f"buffer:{getattr(v, 'dtype', '')}:{view.format}:{view.shape}:"
-                         f"{hashlib.sha256(data).hexdigest()}")
-        namespace = getattr(v, "__dict__", None)
-        if isinstance(namespace, dict):
-            parts.append(self.of(namespace, d))
-        for cls in type(v).__mro__:
-            slots = vars(cls).get("__slots__", ())
-            for name in (slots,) if isinstance(slots, str) else slots:
-                if name.startswith("__") and not name.endswith("__"):
-                    name = f"_{cls.__name__.lstrip('_')}{name}"
-                if type(slot := vars(cls).get(name)) is types.MemberDescriptorType:
-                    try:
-                        parts.append(f"{name}={self.of(slot.__get__(v, cls), d)}")
-                    except AttributeError:
-                        parts.append(f"{name}=-")
-        if view is None:  # the buffer already holds what pickling would copy
-            try:
-                reduce = copyreg.dispatch_table.get(type(v))
-                parts.append(self.of(reduce(v) if reduce else v.__reduce_ex__(4), d))
-            except TypeError:  # cannot be pickled: then its dict or slots must be all it holds
-                if len(parts) == 1 and namespace is None:
-                    raise _Unknown from None
-        return "object(" + ",".join(parts) + ")"
-
-    def globals_read(self, fn: types.FunctionType, d: int) -> str:
-        """Every global the code names, and of a module among them the attributes the code names; "-" for a
-        name that is not a global (a builtin, an attribute). A name computed at run time is not seen."""
-        names = list(dict.fromkeys(_names(fn.__code__)))
-        g = fn.__globals__
-        out = []
-        for n in names:
-            value = g.get(n, MISSING)
-            out.append(f"{n}={'-' if value is MISSING else self.of(value, d)}")
-            if isinstance(value, types.ModuleType):
-                out += [f"{n}.{a}={self.of(vars(value)[a], d)}" for a in names if a in vars(value)]
-        return ";".join(out)
-
-    def alone(self, v: object, d: int) -> str:
-        """`v` with no back-references into the rest (for elements of a set), the bounds still shared."""
-        sub = _Fingerprint(self.nodes)
-        sub.bytes = self.bytes
-        try:
-            return sub.of(v, d)
-        finally:
-            self.nodes, self.bytes = sub.nodes, sub.bytes
-
-
-def _names(code: types.CodeType) -> list[str]:
-    """The names the code and its nested code use, and its string constants that could be names (as in
-    `getattr(consts, "N")` or `globals()["N"]`)."""
-    out = list(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            out += _names(c)
-        elif isinstance(c, str) and c.isidentifier():
-            out.append(c)
-    return out
-
-
-def _cell(cell: types.CellType) -> object:
-    try:
-        return cell.cell_contents
-    except ValueError:  # not filled yet
-        return MISSING
-
-
-def _source_hash(fn: object) -> str:
-    return hashlib.sha256(inspect.getsource(fn).encode()).hexdigest()[:32]  # type: ignore[arg-type]
-
-
-@functools.cache
-def _roots() -> tuple[str, ...]:
-    import sysconfig
-    paths = sysconfig.get_paths()
-    return tuple({os.path.join(paths[k], "") for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-                 | {os.path.join(os.path.dirname(os.path.dirname(__file__)), "")})
-
-
-@functools.cache
-def _library(filename: str | None) -> str | None:
-    """A stamp of `filename` if it is Python's, an installed package's or qdlab's (their code is described
-    by that stamp, not followed), else None: the user's own code, described by content."""
-    if filename and filename.startswith("<frozen "):
-        return sys.version
-    if not filename or not os.path.isabs(filename):
-        return None
-    return _stamp(filename) if filename.startswith(_roots()) else None
-
-
-@functools.cache
-def _stamp(filename: str) -> str | None:
-    """A hash of a Python file, the size and time of another (a compiled extension), None if unreadable."""
-    try:
-        if filename.endswith(".py"):
-            with open(filename, "rb") as fh:
-                return hashlib.sha256(fh.read()).hexdigest()[:16]
-        st = os.stat(filename)
-        return f"{st.st_size}:{st.st_mtime_ns}"
-    except OSError:
-        return None
-
-
-def key(source: str, sig: str, config: Config) -> str:
-    """Where the kernel sits is left out: the same source in another file, cell or line reuses the manifest,
-    and its error locations are rebased onto where the kernel is now."""
-    from .codegen.jit import host
-    from .pipeline import COMPILER_VERSION
-    h = hashlib.sha256()
-    for part in (VERSION, COMPILER_VERSION, *host(), source, sig,
-                 repr(sorted(config.as_dict().items()))):
-        h.update(str(part).encode())
-        h.update(b"\0")
-    return h.hexdigest()
-
-
-def save(cache: BinaryCache, manifest_key: str, compiled: object, deps: list[tuple[str, str, str]],
-         first_line: int) -> None:
+def save(cache: BinaryCache, manifest_key: str, units: list[runtime.Unit], alias_pairs: list, written: set[int],
+         deps: list[tuple[str, str, str]], first_line: int) -> None:
     """Store the manifest, unless a dependency is UNKNOWN: that kernel is always compiled (its constructs are
     found by the content of their IR, which is always right)."""
     if any(fp == UNKNOWN for _, _, fp in deps):
         return
-    launcher = compiled.launcher  # type: ignore[attr-defined]
     doc = {
         "units": [{"key": u.key, "kinds": u.kinds, "reduces": u.reduces, "tmp_bytes": u.tmp_bytes,
-                   "messages": [[m.array, m.text, _loc(m.loc, first_line)] for m in u.messages]}
-                  for u in launcher.units],
-        "alias_pairs": [list(p) for p in launcher.alias_pairs],
-        "written": sorted(compiled.written),  # type: ignore[attr-defined]
+                   "block_dims": u.block_dims,
+                   "messages": [[m.array, m.text, _loc(m.loc, first_line)] for m in u.messages]} for u in units],
+        "alias_pairs": [list(p) for p in alias_pairs],
+        "written": sorted(written),
         "deps": [list(d) for d in deps],
     }
     cache.put(manifest_key, json.dumps(doc).encode())
@@ -302,27 +69,11 @@ def load(cache: BinaryCache, manifest_key: str, fn: object) -> dict | None:
     return doc
 
 
-def units(doc: dict, cache: BinaryCache, filename: str, first_line: int) -> list[runtime.Unit] | None:
-    """Load every construct object the manifest lists; None if any is gone from the cache."""
-    from .codegen import jit
-    from .pipeline import _loaded
-    missing = []
-    for u in doc["units"]:
-        k = u["key"]
-        if k not in _loaded:
-            obj = cache.get(k)
-            if obj is None:
-                return None
-            missing.append((k, obj, [f"qd_{k[:24]}_t{i}" for i in range(len(u["kinds"]))]))
-    if missing:
-        for (k, _, _), addresses in zip(missing, jit.load_many([(o, s) for _, o, s in missing])):
-            _loaded[k] = addresses
-    out = []
-    for u in doc["units"]:
-        messages = [runtime.Message(a, t, _unloc(loc, filename, first_line)) for a, t, loc in u["messages"]]
-        out.append(runtime.Unit(u["key"], [runtime.task_function(a) for a in _loaded[u["key"]]], u["kinds"],
-                                u["reduces"], u["tmp_bytes"], messages))
-    return out
+def units(doc: dict, filename: str, first_line: int) -> list[UnitRecord]:
+    """The manifest's units, their error locations rebased onto where the kernel sits now."""
+    return [UnitRecord(u["key"], u["kinds"], u["reduces"], u["tmp_bytes"],
+                       [runtime.Message(a, t, _unloc(loc, filename, first_line)) for a, t, loc in u["messages"]],
+                       u["block_dims"]) for u in doc["units"]]
 
 
 def _loc(loc: SourceLoc | None, first_line: int) -> list | None:
@@ -357,6 +108,6 @@ def _resolve(fn: object, dotted: str) -> object:
 
 def _lookup_fingerprint(fn: object, name: str) -> str:
     if name == "<source>":
-        return "func:" + _source_hash(fn)
+        return "func:" + source_digest(fn)
     value = _resolve(fn, name)
     return "missing" if value is MISSING else fingerprint(value)

@@ -12,15 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import ir
-from .types import ArrayType
+from .abi import HEADER_BYTES, MAX_CHUNKS
 
-HEADER_BYTES = 128
-"""Temporary-buffer header: error code, message, index, extent, print callback, random key, return values."""
-RET_OFFSET = 64
-HDR_CODE, HDR_MSG, HDR_INDEX, HDR_EXTENT, HDR_PRINT, HDR_RNG, HDR_IFACE = 0, 8, 16, 24, 32, 40, 48
-IFACE_SLOTS = 64
-"""Slots (8 bytes each) of the interface buffer that carries values between constructs."""
-MAX_CHUNKS = 64
+DEFAULT_BLOCK_DIM = 128
 REDUCTIONS = ("add", "sub", "min", "max", "and", "or", "xor")
 """Atomic ops on a local that a parallel loop may fold as per-chunk partial results."""
 REMAT = (ir.Const, ir.Arg, ir.Shape, ir.BinOp, ir.Cmp, ir.Unary, ir.Cast, ir.Select, ir.InterfaceLoad)
@@ -36,6 +30,13 @@ class Task:
     """Top-level ops it runs, in order."""
     reductions: list[ir.Value] = field(default_factory=list)
     """Locals a parallel task reduces into with per-chunk partial results."""
+
+    @property
+    def block_dim(self) -> int:
+        """Threads per block on a GPU: `qd.loop_config(block_dim=...)` on a parallel loop, else 128; serial: 1."""
+        if self.kind != "parallel_for":
+            return 1
+        return int(self.ops[0].attrs.get("block_dim") or DEFAULT_BLOCK_DIM)
 
     @property
     def lines(self) -> tuple[int, int]:
@@ -130,13 +131,4 @@ def message_ops(kernel_ops: list[ir.Op], debug: bool) -> list[ir.Op]:
             if isinstance(op, ir.Assert) or (debug and isinstance(op, (ir.Load, ir.Store, ir.Atomic,
                                                                          ir.VolatileLoad))):
                 out.append(op)
-    return out
-
-
-def arg_words(params: list[ir.Param]) -> list[int]:
-    """First argument word of each parameter: one per scalar; data, gradient and extents per array."""
-    words, out = 0, []
-    for p in params:
-        out.append(words)
-        words += (2 + p.type.ndim) if isinstance(p.type, ArrayType) else 1
     return out

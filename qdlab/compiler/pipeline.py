@@ -1,13 +1,13 @@
 """The per-offload pipeline, top to bottom: read this file first.
 
 lower the AST, verify, simplify, split, gate, then emit and cache each construct (or the whole kernel when the
-gate refuses the split). Each stage is one named line in `compile_kernel`; no stage calls the next one.
+gate refuses the split) for a target, and load it. Each stage is one named line in `compile_kernel`; no stage
+calls the next one. It is the only pipeline: a target (`targets.py`: the host CPU, or CUDA for an `sm_XX`)
+supplies what differs between backends.
 """
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import itertools
 import logging
 import os
@@ -16,30 +16,24 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import autodiff, gate, ir, manifest, runtime, split
+from . import autodiff, gate, ir, keys, manifest, runtime, split
+from .abi import IFACE_SLOTS
 from .cache import BinaryCache
+from .cfg import cfg_dot
 from .config import Config
-from .explain import ConstructReport, InterfaceSlot, KernelReport, Statement, Task
+from .explain import KernelReport
 from .frontend import Frontend
-from .source import Source
-from .offload import IFACE_SLOTS, Plan, message_ops, offload
+from .offload import Plan, message_ops, offload
 from .passes import run_passes
 from .printer import print_kernel
+from .report import make_report
+from .source import Source, source_lines
+from .targets import Target, symbols
 from .verify import verify
 
 log = logging.getLogger("qdlab")
-def _compiler_version() -> str:
-    """qdlab's version plus a digest of the compiler's own source: any change to it makes new keys, so a cache
-    never serves a binary that an older compiler built."""
-    from pathlib import Path
-    h = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.rglob("*.py")):
-        h.update(path.read_bytes())
-    from . import __version__
-    return f"qdlab-{__version__}+{h.hexdigest()[:16]}"
-
-
-COMPILER_VERSION = _compiler_version()
+OnConstruct = Callable[[int, int, str], None]
+"""Told (index, total, status) as each construct of a compile is ready (a notebook's progress bar)."""
 
 
 @dataclass
@@ -55,35 +49,72 @@ class KernelSpec:
 
 
 @dataclass
+class Prepared:
+    """A unit ready to be looked up: its canonical IR, that IR's text and key, its plan and symbol prefix."""
+
+    kernel: ir.Kernel
+    text: str
+    key: str
+    plan: Plan
+    prefix: str
+
+    @property
+    def name(self) -> str:
+        """What the loader knows it by: its key, or its prefix for a fresh (`--no-cache`) compile."""
+        return self.key if self.prefix == keys.prefix(self.key) else self.prefix
+
+
+@dataclass
 class Built:
-    """One compiled unit (a construct's slice or a whole kernel) and how it was obtained."""
+    """One compiled unit (a construct's slice or a whole kernel), how it was obtained, and its object."""
 
     unit: runtime.Unit
-    plan: Plan
-    kernel: ir.Kernel
-    key: str
-    text: str
+    prepared: Prepared
     status: str
     ms: float
+    obj: bytes | None
+    """Its object (or PTX) when this compile read or made it; None when the unit was already loaded."""
+
+    @property
+    def kernel(self) -> ir.Kernel:
+        return self.prepared.kernel
+
+    @property
+    def plan(self) -> Plan:
+        return self.prepared.plan
+
+    @property
+    def key(self) -> str:
+        return self.prepared.key
+
+    @property
+    def text(self) -> str:
+        return self.prepared.text
 
 
 @dataclass
 class Compiled:
-    """A kernel compiled for one signature: what runs, and the report of how it was made."""
+    """A kernel compiled for one signature and target: what runs, and the report of how it was made."""
 
-    launcher: runtime.Launcher
-    _report: KernelReport | None
-    _kernel: ir.Kernel | None
+    launcher: object
+    """A `runtime.Launcher` (CPU), a `cuda_runtime.Launcher`, or None for a target that cannot launch."""
+    target: Target
     config: Config
     observations: tuple[int, int, int]
     written: set[int]
-    whole: runtime.Launcher | None = None
+    """Array parameters the kernel writes."""
+    alias_pairs: list[tuple[int, bool, int, bool]] = field(default_factory=list)
+    """Pairs of array buffers the split relies on being disjoint; each launch checks them."""
+    _kernel: ir.Kernel | None = None
+    built: list[Built] = field(default_factory=list)
+    whole: object | None = None
     readonly_check: bool = True
     """Check written array arguments for read-only NumPy arrays at launch."""
     full: Callable[[], Compiled] | None = None
     """For a manifest hit: runs the whole pipeline (all constructs cache hits) when the IR or report is needed."""
     make: Callable[[], KernelReport] | None = None
     """Builds the report on first use: a script that never looks does not pay for it."""
+    _report: KernelReport | None = None
 
     def _complete(self) -> None:
         if self._report is None and self.make is not None:
@@ -102,46 +133,45 @@ class Compiled:
         self._complete()
         return self._kernel  # type: ignore[return-value]
 
-    def whole_launcher(self, cache: BinaryCache) -> runtime.Launcher:
-        """The whole-kernel variant, compiled on first need (runtime fallbacks)."""
+    def whole_launcher(self, cache: BinaryCache) -> object:
+        """The whole-kernel variant, compiled on first need (runtime fallbacks); it draws from the same random
+        stream as the split variant."""
         if self.whole is None:
-            built = build(self.kernel, self.config, cache)
-            self.whole = runtime.Launcher(self.kernel.name, self.kernel.params, self.kernel.returns,
-                                          [built.unit], self.launcher.layout, stream=self.launcher.stream)
+            k = self.kernel
+            built = build_all([k], self.config, cache, self.target)
+            self.whole = self.target.launcher(k.name, k.params, k.returns, [built[0].unit],
+                                              stream=self.launcher.stream)  # type: ignore[attr-defined]
         return self.whole
 
 
-def compile_cached(spec: KernelSpec, sig: str, config: Config, cache: BinaryCache,
-                   previous: Compiled | None = None,
-                   on_construct: Callable[[int, int, str], None] | None = None) -> Compiled:
+def compile_cached(spec: KernelSpec, signature: str, config: Config, cache: BinaryCache, target: Target,
+                   previous: Compiled | None = None, on_construct: OnConstruct | None = None) -> Compiled:
     """Serve the kernel from its manifest when every construct is cached; otherwise compile it."""
     if config.fresh:
-        return compile_kernel(spec, config, cache, previous, on_construct)
-    from .source import _source_lines
+        return compile_kernel(spec, config, cache, target, previous, on_construct)
     try:
-        lines, first = _source_lines(spec.fn)
+        lines, first = source_lines(spec.fn)
     except (OSError, TypeError):
-        return compile_kernel(spec, config, cache, previous, on_construct)
+        return compile_kernel(spec, config, cache, target, previous, on_construct)
     filename = getattr(getattr(spec.fn, "__code__", None), "co_filename", "")
-    mkey = manifest.key("".join(lines), f"{spec.name}:{spec.autodiff}:{sig}", config)
+    mkey = keys.manifest_key("".join(lines), f"{spec.name}:{spec.autodiff}:{signature}", config, target.parts())
     doc = manifest.load(cache, mkey, spec.fn)
-    units = manifest.units(doc, cache, filename, first) if doc is not None else None
+    units = load_units(manifest.units(doc, filename, first), cache, target) if doc is not None else None
     if units is not None:
-        layout = runtime_layout_of(spec.params)
-        launcher = runtime.Launcher(spec.name, spec.params, spec.returns, units, layout,
-                                    [tuple(p) for p in doc["alias_pairs"]])  # type: ignore[index, misc]
-        return Compiled(launcher, None, None, config, (-1, -1, -1), set(doc["written"]),  # type: ignore[index]
-                        launcher if not launcher.alias_pairs and len(units) == 1 else None,
-                        full=lambda: compile_kernel(spec, config, cache, previous))
-    compiled = compile_kernel(spec, config, cache, previous, on_construct)
-    manifest.save(cache, mkey, compiled, sorted(compiled._kernel.flags.get("deps", ())), first)  # type: ignore
+        pairs = [tuple(p) for p in doc["alias_pairs"]]  # type: ignore[index]
+        launcher = target.launcher(spec.name, spec.params, spec.returns, units, pairs)
+        return Compiled(launcher, target, config, (-1, -1, -1), set(doc["written"]), pairs,  # type: ignore
+                        whole=launcher if not pairs and len(units) == 1 else None,
+                        full=lambda: compile_kernel(spec, config, cache, target, previous))
+    compiled = compile_kernel(spec, config, cache, target, previous, on_construct)
+    manifest.save(cache, mkey, [b.unit for b in compiled.built], compiled.alias_pairs, compiled.written,
+                  sorted(compiled.kernel.flags.get("deps", ())), first)
     return compiled
 
 
-def compile_kernel(spec: KernelSpec, config: Config, cache: BinaryCache,
+def compile_kernel(spec: KernelSpec, config: Config, cache: BinaryCache | None, target: Target,
                    previous: Compiled | KernelReport | None = None,
-                   on_construct: Callable[[int, int, str], None] | None = None) -> Compiled:
-    """`on_construct(index, total, status)` is called as each construct is ready (a notebook's progress bar)."""
+                   on_construct: OnConstruct | None = None) -> Compiled:
     t0 = time.perf_counter()
     kernel, source = lower(spec, config)                         # Python AST -> typed IR
     fe_deps = kernel.flags.pop("deps", set())
@@ -154,36 +184,30 @@ def compile_kernel(spec: KernelSpec, config: Config, cache: BinaryCache,
         verify(kernel)
     constructs, facts, fallback, iface = split_and_gate(kernel, spec, config)  # split + recompute-safety gate
     slots = split.assign_slots(iface.published, IFACE_SLOTS)
+    split_ran = config.per_offload and fallback is None
     if fallback is not None:
         log.debug("[PER_OFFLOAD] %s: fallback %s (line %s)", spec.name, fallback.code, fallback.lineno)
-    if config.per_offload and fallback is None:
-        built = build_all([split.slice_kernel(kernel, c, slots) for c in constructs], config, cache,
-                          on_construct)                          # emit + cache, construct by construct
-    else:
-        built = [build(kernel, config, cache)]                   # emit + cache, whole kernel
+    units = [split.slice_kernel(kernel, c, slots) for c in constructs] if split_ran else [kernel]
+    built = build_all(units, config, cache, target, on_construct if split_ran else None)  # emit + cache + load
     dump(spec.name, kernel, built, config)
-    layout = runtime_layout(kernel)
-    alias = sorted(gate.disjoint_pairs(facts)) if config.per_offload and fallback is None else []
-    launcher = runtime.Launcher(spec.name, kernel.params, kernel.returns, [b.unit for b in built], layout, alias)
+    alias = sorted(gate.disjoint_pairs(facts)) if split_ran else []
+    launcher = target.launcher(spec.name, kernel.params, kernel.returns, [b.unit for b in built], alias)
     ms = (time.perf_counter() - t0) * 1e3
-    split_ran = config.per_offload and fallback is None
 
     def report() -> KernelReport:
         prev = previous.report if isinstance(previous, Compiled) else previous
         if prev is not None:
             prev.previous = None  # keep one step of history, not a chain
-        r = make_report(spec, source, kernel, constructs, built, fallback, alias, config, prev, ms)
-        if split_ran:
-            r.interface = interface_report(constructs, iface, slots)
-        return r
+        return make_report(spec, source, kernel, constructs, built, fallback, alias, config, target, prev, ms,
+                           iface, slots)
 
     compiled_n = sum(b.status == "compiled" for b in built)
     obs = (len(built), compiled_n, len(built) - compiled_n) if split_ran else (-1, -1, -1)
-    written = {op.operands[0].owner.attrs["index"] for op in kernel.walk()  # type: ignore[union-attr]
-               if isinstance(op, (ir.Store, ir.Atomic))}
-    whole = launcher if not split_ran else None
+    written = {op.array_operand.owner.attrs["index"] for op in kernel.walk()  # type: ignore[union-attr]
+               if "write" in op.effects}
     kernel.flags["deps"] = fe_deps
-    return Compiled(launcher, None, kernel, config, obs, written, whole, make=report)
+    return Compiled(launcher, target, config, obs, written, alias, kernel, built,
+                    whole=None if split_ran else launcher, make=report)
 
 
 def split_and_gate(kernel: ir.Kernel, spec: KernelSpec, config: Config) -> tuple[
@@ -221,44 +245,33 @@ def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
     return kernel, source
 
 
-def cache_key(text: str, config: Config) -> str:
-    from .codegen.jit import host
-    triple, cpu, features = host()
-    h = hashlib.sha256()
-    for part in (COMPILER_VERSION, triple, cpu, features, config.codegen_key(), text):
-        h.update(part.encode())
-        h.update(b"\0")
-    return h.hexdigest()
-
-
-_loaded: dict[str, list[int]] = {}
 _fresh = itertools.count()
 
 
-def build(k: ir.Kernel, config: Config, cache: BinaryCache) -> Built:
-    """Compile (or fetch from the cache) one unit: its tasks as one native object."""
-    return build_all([k], config, cache)[0]
+def prepare(k: ir.Kernel, config: Config, target: Target) -> Prepared:
+    """A unit's canonical form: named neutrally (equal constructs of different kernels share one key),
+    simplified again, printed, keyed and offloaded."""
+    canonical = ir.Kernel("construct", k.params, k.returns, ir.Block(), dict(k.flags))
+    ir.clone_ops(k.body.ops, {}, canonical.body)
+    run_passes(canonical)
+    text = print_kernel(canonical)
+    key = keys.construct_key(text, config, target.parts())
+    return Prepared(canonical, text, key, offload(canonical),
+                    keys.prefix(key, next(_fresh) if config.fresh else None))
 
 
-def build_all(kernels: list[ir.Kernel], config: Config, cache: BinaryCache,
-              on_ready: Callable[[int, int, str], None] | None = None) -> list[Built]:
-    """Compile (or fetch) several units. The ones no cache holds are emitted as LLVM IR here and optimised and
-    turned into objects in worker processes when there are several (llvmlite serialises LLVM calls within a
-    process, so threads cannot share that work)."""
+def build_all(kernels: list[ir.Kernel], config: Config, cache: BinaryCache | None, target: Target,
+              on_ready: OnConstruct | None = None) -> list[Built]:
+    """Compile (or fetch) and load several units. The ones neither loaded nor cached are emitted as LLVM IR
+    here and built by the target (on the CPU in worker processes when there are several: llvmlite serialises
+    LLVM calls within a process, so threads cannot share that work)."""
     t0 = time.perf_counter()
-    prepared = []
-    for k in kernels:
-        k = _canonical(k)
-        run_passes(k)
-        text = print_kernel(k)
-        key = cache_key(text, config)
-        prefix = f"qd_{key[:24]}_f{next(_fresh)}" if config.fresh else f"qd_{key[:24]}"
-        prepared.append((k, text, key, offload(k), prefix))
+    prepared = [prepare(k, config, target) for k in kernels]
     objects: dict[int, bytes] = {}
     missing: list[int] = []
-    for i, (k, _, key, plan, prefix) in enumerate(prepared):
-        if config.fresh or key not in _loaded:
-            obj = None if config.fresh else cache.get(key)
+    for i, p in enumerate(prepared):
+        if config.fresh or target.functions(p.name) is None:
+            obj = None if config.fresh or cache is None else cache.get(p.key)
             if obj is None:
                 missing.append(i)
             else:
@@ -266,127 +279,40 @@ def build_all(kernels: list[ir.Kernel], config: Config, cache: BinaryCache,
     prep_ms = (time.perf_counter() - t0) * 1e3 / max(1, len(kernels))
     llvm_ms: dict[int, float] = {}
     if missing:
-        from .codegen import jit, llvm
-        texts = [str(llvm.emit_module(prepared[i][0], prepared[i][3], prepared[i][4], config.debug, jit.host()[0],
-                                      jit.data_layout())[0]) for i in missing]
-        for i, (obj, seconds) in zip(missing, jit.compile_many(texts, config.opt_level)):
+        texts = [target.emit(prepared[i].kernel, prepared[i].plan, prepared[i].prefix, config.debug)
+                 for i in missing]
+        for i, (obj, seconds) in zip(missing, target.build(texts, config.opt_level)):
             objects[i], llvm_ms[i] = obj, seconds * 1e3
-            if not config.fresh:
-                cache.put(prepared[i][2], obj)
-    if objects:
-        from .codegen import jit
-        order = sorted(objects)
-        symbols = [[f"{prepared[i][4]}_t{t}" for t in range(len(prepared[i][3].tasks))] for i in order]
-        for i, addresses in zip(order, jit.load_many([(objects[i], sy) for i, sy in zip(order, symbols)])):
-            _loaded[prepared[i][4] if config.fresh else prepared[i][2]] = addresses
+            if cache is not None and not config.fresh:
+                cache.put(prepared[i].key, obj)
+    target.load([(prepared[i].name, objects[i], symbols(prepared[i].prefix, prepared[i].plan))
+                 for i in sorted(objects)])
     out = []
-    for i, (k, text, key, plan, prefix) in enumerate(prepared):
-        addresses = _loaded[prefix if config.fresh else key]
-        unit = runtime.Unit(key, [runtime.task_function(a) for a in addresses], [t.kind for t in plan.tasks],
-                            [bool(t.reductions) for t in plan.tasks], plan.tmp_bytes,
-                            [runtime.Message.of(op) for op in message_ops([op for t in plan.tasks for op in t.ops],
-                                                                          config.debug)])
+    for i, p in enumerate(prepared):
+        unit = runtime.Unit(p.key, target.functions(p.name) or [], [t.kind for t in p.plan.tasks],
+                            [bool(t.reductions) for t in p.plan.tasks], p.plan.tmp_bytes,
+                            [runtime.Message.of(op) for op in message_ops([op for t in p.plan.tasks for op in t.ops],
+                                                                          config.debug)],
+                            [t.block_dim for t in p.plan.tasks])
         status = "compiled" if i in llvm_ms else "reused"
-        out.append(Built(unit, plan, k, key, text, status, prep_ms + llvm_ms.get(i, 0.0)))
+        out.append(Built(unit, p, status, prep_ms + llvm_ms.get(i, 0.0), objects.get(i)))
         if on_ready is not None:
             on_ready(i, len(prepared), status)
     return out
 
 
-def _canonical(k: ir.Kernel) -> ir.Kernel:
-    """A copy named neutrally, so equal constructs of different kernels share one key."""
-    out = ir.Kernel("construct", k.params, k.returns, ir.Block(), dict(k.flags))
-    ir.clone_ops(k.body.ops, {}, out.body)
-    return out
-
-
-def runtime_layout(kernel: ir.Kernel) -> list[int]:
-    return runtime_layout_of(kernel.params)
-
-
-def runtime_layout_of(params: list[ir.Param]) -> list[int]:
-    from .offload import arg_words
-    return arg_words(params)
-
-
-def stages_of(b: Built, config: Config) -> dict:
-    def llvm_text(optimized: bool) -> str:
-        from .codegen import jit, llvm
-        module, _ = llvm.emit_module(b.kernel, b.plan, f"qd_{b.key[:24]}", config.debug, jit.host()[0],
-                                     jit.data_layout())
-        return str(jit.optimize(str(module), config.opt_level)) if optimized else str(module)
-
-    def asm() -> str:
-        from .codegen import jit
-        return jit.emit_assembly(llvm_text(True), config.opt_level)
-
-    return {"ir": b.text, "llvm": lambda: llvm_text(False), "llvm_optimized": lambda: llvm_text(True), "asm": asm}
-
-
-def make_report(spec: KernelSpec, source: Source, kernel: ir.Kernel, constructs: list[split.Construct],
-                built: list[Built], fallback: gate.Fallback | None, alias: list, config: Config,
-                previous: KernelReport | None, ms: float) -> KernelReport:
-    from .statements import describe_statements, statement_of_ops
-    statements = describe_statements(kernel, constructs)
-    group = statement_of_ops(kernel)
-    tasks = [Task(t.kind, t.lines) for t in offload(kernel).tasks]
-    names = [p.name for p in kernel.params]
-    alias_names = [(names[i] + (".grad" if gi else ""), names[j] + (".grad" if gj else "")) for i, gi, j, gj in alias]
-    reports = []
-    before = print_kernel(kernel, with_locs=True)
-    split_ran = len(built) == len(constructs) and config.per_offload and fallback is None
-    prev = {c.index: c for c in previous.constructs} if previous else {}
-    for c in constructs if split_ran else []:
-        b = built[c.index]
-        own_ids = sorted({group[p] for p in c.positions})
-        slice_ids = sorted({group[p] for p in c.slice_positions} - set(own_ids))
-        own = [statements[g] for g in own_ids]
-        lines = (min(s.lines[0] for s in own), max(s.lines[1] for s in own))
-        slice_lines = sorted({ln for g in slice_ids for ln in range(*_span(statements[g]))} - set(
-            ln for s in own for ln in range(*_span(s))))
-        r = ConstructReport(c.index, c.kind, lines, own_ids, slice_ids, slice_lines,
-                            [Task(t.kind, t.lines) for t in b.plan.tasks], b.key, b.status, b.ms,
-                            stages=stages_of(b, config))
-        r.stages["ir_before_split"] = before
-        if b.status == "compiled":
-            r.recompile_reason, r.key_diff = _why(prev.get(c.index), b)
-        reports.append(r)
-    report = KernelReport(spec.name, source.filename, "".join(source.lines), source.first_line,
-                          "per_offload" if split_ran else "whole_kernel", fallback, statements, reports, tasks,
-                          before, alias_names, ms, previous,
-                          ", ".join(f"{p.name}: {p.type}" for p in kernel.params))
-    if not split_ran:
-        report.stages = stages_of(built[0], config)
-        report.stages["ir_before_split"] = report.ir_before_split
-    report.__dict__["_texts"] = {r.index: b.text for r, b in zip(reports, built)}
-    return report
-
-
-def interface_report(constructs: list[split.Construct], iface: split.Interface,
-                     slots: dict[ir.Value, tuple[int, str]]) -> list[InterfaceSlot]:
-    out = []
-    for v, code in iface.published.items():
-        producers = [c.index for c in constructs if v in c.exports]
-        consumers = [c.index for c in constructs if v in c.imports]
-        dtype = v.type.dtype if ir.is_local(v) else v.type  # type: ignore[union-attr]
-        loc = v.owner.loc if isinstance(v.owner, ir.Op) else None
-        out.append(InterfaceSlot(v.name or slots[v][1], str(dtype), slots[v][0], producers[-1] if producers else -1,
-                                 consumers, code, loc.lineno if loc else 0))
-    return sorted(out, key=lambda s: (s.producer, s.name))
-
-
-def _span(s: Statement) -> tuple[int, int]:
-    return s.lines[0], s.lines[1] + 1
-
-
-def _why(prev: ConstructReport | None, b: Built) -> tuple[str, str | None]:
-    if prev is None:
-        return "no entry under its key (new construct)", None
-    old = prev.stages.get("ir")
-    if not isinstance(old, str) or old == b.text:
-        return "no entry under its key (same IR; compiler settings or inputs changed)", None
-    diff = "\n".join(difflib.unified_diff(old.splitlines(), b.text.splitlines(), "previous", "now", lineterm="", n=1))
-    return "no entry under its key (its IR changed)", diff
+def load_units(records: list[manifest.UnitRecord], cache: BinaryCache, target: Target) -> list[runtime.Unit] | None:
+    """The units a manifest lists, loaded (from the cache where needed); None if any is gone from it."""
+    objects = []
+    for r in records:
+        if target.functions(r.key) is None:
+            obj = cache.get(r.key)
+            if obj is None:
+                return None
+            objects.append((r.key, obj, [keys.symbol(keys.prefix(r.key), t) for t in range(len(r.kinds))]))
+    target.load(objects)
+    return [runtime.Unit(r.key, target.functions(r.key) or [], r.kinds, r.reduces, r.tmp_bytes, r.messages,
+                         r.block_dims) for r in records]
 
 
 def dump(name: str, kernel: ir.Kernel, built: list[Built], config: Config) -> None:
@@ -403,6 +329,5 @@ def dump(name: str, kernel: ir.Kernel, built: list[Built], config: Config) -> No
             with open(os.path.join(folder, f"{tag}.qdir"), "w") as f:
                 f.write(b.text)
     if config.dump_cfg:
-        from .cfg import cfg_dot
         with open(os.path.join(folder, f"{name}_cfg.dot"), "w") as f:
             f.write(cfg_dot(kernel))

@@ -21,30 +21,26 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import ir
-from .errors import QdAssertionError, QdIndexError, SourceLoc
-from .offload import (
+from .abi import (
     HDR_CODE,
     HDR_EXTENT,
-    HDR_IFACE,
     HDR_INDEX,
     HDR_MSG,
-    HDR_PRINT,
-    HDR_RNG,
+    HEADER,
     HEADER_BYTES,
     IFACE_SLOTS,
     MAX_CHUNKS,
     RET_OFFSET,
+    arg_words,
+    words_struct,
 )
-from .types import ArrayType, DType
+from .errors import QdAssertionError, QdIndexError, SourceLoc
+from .types import DType
 
 log = logging.getLogger("qdlab")
 TASK_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 PRINT_FN = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_int64)
 MASK64 = (1 << 64) - 1
-WORD_FORMATS = {"i8": "b7x", "i16": "h6x", "i32": "i4x", "i64": "q", "u1": "?7x", "u8": "B7x", "u16": "H6x",
-                "u32": "I4x", "u64": "Q"}
-"""How an integer argument fills its word: packing refuses a value outside the type's range (the caller then
-reports it), at no cost to values in range."""
 
 
 def _print_callback(fmt: bytes, values: ctypes.Array, n: int) -> None:
@@ -66,10 +62,6 @@ def _print_callback(fmt: bytes, values: ctypes.Array, n: int) -> None:
     print("".join(out), flush=True)
 
 
-_HEADER = struct.Struct("<7q")
-"""The temporary buffer's header as each unit starts: error code, message, index, extent, print callback,
-random key, interface buffer (offsets HDR_CODE ... HDR_IFACE)."""
-assert (HDR_CODE, HDR_MSG, HDR_INDEX, HDR_EXTENT, HDR_PRINT, HDR_RNG, HDR_IFACE) == (0, 8, 16, 24, 32, 40, 48)
 _PRINT = PRINT_FN(_print_callback)
 _PRINT_ADDR = ctypes.cast(_PRINT, ctypes.c_void_p).value
 
@@ -133,6 +125,8 @@ class Unit:
     tmp_bytes: int
     messages: list[Message]
     """Ops that can report an error, numbered as the binary numbers them."""
+    block_dims: list[int]
+    """Threads per block of each task on a GPU."""
 
 
 class RandomStream:
@@ -160,23 +154,14 @@ class Launcher:
     params: list[ir.Param]
     returns: list[DType]
     units: list[Unit]
-    layout: list[int]
     alias_pairs: list[tuple[int, bool, int, bool]] = field(default_factory=list)
     """(param, grad, param, grad) buffers the split assumed disjoint."""
     stream: RandomStream | None = None
     """Shared by every variant of the kernel; a new one if not given."""
 
     def __post_init__(self) -> None:
-        fmt = "<"
-        for p in self.params:
-            t = p.type
-            if isinstance(t, ArrayType):
-                fmt += "qq" + "i4x" * t.ndim  # an extent must fit the i32 index
-            elif t.is_float:
-                fmt += "f4x" if t.bits == 32 else "d"
-            else:
-                fmt += WORD_FORMATS[t.name]
-        self.packer = struct.Struct(fmt)
+        self.layout = arg_words(self.params)
+        self.packer = words_struct(self.params)
         self.words = ctypes.create_string_buffer(max(8, self.packer.size))
         self.words_ptr = ctypes.addressof(self.words)
         self.tmp_bytes = max(u.tmp_bytes for u in self.units) if self.units else HEADER_BYTES
@@ -189,16 +174,7 @@ class Launcher:
             self.stream = RandomStream(self.name)
 
     def overlapping(self, extents: list) -> list[tuple[str, str]]:
-        """Pairs of buffers the split assumed disjoint that share memory; `extents[k]` is the parameter's
-        (data pointer, bytes, gradient pointer, gradient bytes)."""
-        bad = []
-        for i, gi, j, gj in self.alias_pairs:
-            alo, an = extents[i][2:4] if gi else extents[i][0:2]
-            blo, bn = extents[j][2:4] if gj else extents[j][0:2]
-            if an and bn and alo < blo + bn and blo < alo + an:
-                bad.append((self.params[i].name + (".grad" if gi else ""),
-                            self.params[j].name + (".grad" if gj else "")))
-        return bad
+        return overlapping(self.params, self.alias_pairs, extents)
 
     def run(self, words: list, seed: int) -> object:
         """Launch with `words`: per array its data pointer, gradient pointer and extents; per scalar its value."""
@@ -207,7 +183,7 @@ class Launcher:
             tmp = self.tmp
             key = self.stream.next_key(seed)  # type: ignore[union-attr]
             for unit in self.units:
-                _HEADER.pack_into(tmp, 0, 0, 0, 0, 0, _PRINT_ADDR, key, self.iface_ptr)
+                HEADER.pack_into(tmp, 0, 0, 0, 0, 0, _PRINT_ADDR, key, self.iface_ptr)
                 for fn, kind, reduces in zip(unit.fns, unit.kinds, unit.reduces):
                     status = fn(self.words_ptr, self.tmp_ptr, 0, 0)
                     if status > 1 and kind == "parallel_for":
@@ -215,34 +191,48 @@ class Launcher:
                         if reduces:
                             fn(self.words_ptr, self.tmp_ptr, -1, pool().threads)
                     if status:
-                        self.raise_error(unit)
-            return self.read_returns() if self.returns else None
+                        raise_error(self.name, tmp, unit)
+            return read_returns(self.returns, tmp) if self.returns else None
 
-    def read_returns(self) -> object:
-        if not self.returns:
-            return None
-        out = []
-        for k, t in enumerate(self.returns):
-            word = int(self.tmp[RET_OFFSET // 8 + k])
-            if t.is_float:
-                x = struct.unpack("<d", struct.pack("<q", word))[0] if t.bits == 64 else \
-                    struct.unpack("<f", struct.pack("<I", word & 0xFFFFFFFF))[0]
-                out.append(float(x))
-            elif t.name == "u1":
-                out.append(bool(word))
-            else:
-                out.append(int(np.array(word).astype(t.np)))
-        return out[0] if len(out) == 1 else tuple(out)
 
-    def raise_error(self, unit: Unit) -> None:
-        code = int(self.tmp[HDR_CODE // 8])
-        m = unit.messages[int(self.tmp[HDR_MSG // 8])]
-        if code == 1:
-            index, extent = int(self.tmp[HDR_INDEX // 8]), int(self.tmp[HDR_EXTENT // 8])
-            msg = f"index {index} is out of range for `{m.array}` (extent {extent}) in kernel `{self.name}`."
+def overlapping(params: list[ir.Param], pairs: list[tuple[int, bool, int, bool]],
+                extents: list) -> list[tuple[str, str]]:
+    """Pairs of buffers a split assumed disjoint that share memory; `extents[k]` is parameter k's (data
+    pointer, bytes, gradient pointer, gradient bytes)."""
+    bad = []
+    for i, gi, j, gj in pairs:
+        alo, an = extents[i][2:4] if gi else extents[i][0:2]
+        blo, bn = extents[j][2:4] if gj else extents[j][0:2]
+        if an and bn and alo < blo + bn and blo < alo + an:
+            bad.append((params[i].name + (".grad" if gi else ""), params[j].name + (".grad" if gj else "")))
+    return bad
+
+
+def read_returns(returns: list[DType], tmp: np.ndarray) -> object:
+    """The kernel's return values, from the words a task wrote at RET_OFFSET."""
+    out = []
+    for k, t in enumerate(returns):
+        word = int(tmp[RET_OFFSET // 8 + k])
+        if t.is_float:
+            x = struct.unpack("<d", struct.pack("<q", word))[0] if t.bits == 64 else \
+                struct.unpack("<f", struct.pack("<I", word & 0xFFFFFFFF))[0]
+            out.append(float(x))
+        elif t.name == "u1":
+            out.append(bool(word))
         else:
-            msg = f"assertion failed in kernel `{self.name}`: {m.text}"
-        raise (QdIndexError if code == 1 else QdAssertionError)(msg, m.loc)
+            out.append(int(np.array(word).astype(t.np)))
+    return None if not out else out[0] if len(out) == 1 else tuple(out)
+
+
+def raise_error(kernel: str, tmp: np.ndarray, unit: Unit) -> None:
+    """Raise what a task recorded in the header: a failed bounds check or assertion, at its source line."""
+    code = int(tmp[HDR_CODE // 8])
+    m = unit.messages[int(tmp[HDR_MSG // 8])]
+    if code == 1:
+        index, extent = int(tmp[HDR_INDEX // 8]), int(tmp[HDR_EXTENT // 8])
+        raise QdIndexError(f"index {index} is out of range for `{m.array}` (extent {extent}) in kernel "
+                           f"`{kernel}`.", m.loc)
+    raise QdAssertionError(f"assertion failed in kernel `{kernel}`: {m.text}", m.loc)
 
 
 def task_function(address: int) -> Callable:

@@ -30,7 +30,7 @@ class Source:
     @classmethod
     def of(cls, fn: object, kind: str) -> Source:
         try:
-            lines, first = _source_lines(fn)
+            lines, first = source_lines(fn)
             try:
                 tree, indent = _parse(lines)
             except SyntaxError:  # the fast span ends early when the body has no code (a docstring, `global`)
@@ -60,7 +60,7 @@ def func_source(func: object) -> Source:
     return source
 
 
-def _source_lines(fn: object) -> tuple[list[str], int]:
+def source_lines(fn: object) -> tuple[list[str], int]:
     """The function's source lines (decorators included) and first line number.
 
     Read with the code object's line span, which is much faster than

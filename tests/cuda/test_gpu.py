@@ -16,42 +16,36 @@ import pytest
 from cuda_oracle import load_harness
 
 import qdlab
-from qdlab.compiler import cuda
+from qdlab.compiler import cuda_runtime
 from qdlab.compiler.errors import QdError, QdRuntimeError
+from qdlab.ndarray import Ndarray
 
 CASE_NAMES = load_harness().case_names()
 RTOL, ATOL = 1e-6, 1e-7
-gpu = pytest.mark.skipif(not cuda.available(), reason="no CUDA device (cupy.is_available() is False)")
+gpu = pytest.mark.skipif(not cuda_runtime.available(), reason="no CUDA device (cupy.is_available() is False)")
 
 
 def test_no_device_error_is_clear() -> None:
-    if cuda.available():
+    if cuda_runtime.available():
         pytest.skip("a CUDA device is present")
-    with pytest.raises(QdError, match="no CUDA device"):
-        cuda.require()
+    qdlab.init(arch=qdlab.cuda)
+    try:
+        @qdlab.kernel
+        def one(x: qdlab.types.NDArray[qdlab.f32, 1]):
+            for i in range(x.shape[0]):
+                x[i] = 1.0
+
+        with pytest.raises(QdError, match="no CUDA device"):
+            one(np.zeros(4, np.float32))
+    finally:
+        qdlab.init(arch=qdlab.cpu)
 
 
-def cuda_backend(device_arrays: bool) -> ModuleType:
-    """qdlab as the harness's `qd`, with kernels launched by `cuda.launch` (and `qd.ndarray` on the device)."""
-    backend = ModuleType(f"qdlab_cuda_{'device' if device_arrays else 'host'}")
+def host_arrays() -> ModuleType:
+    """qdlab as the harness's `qd`, with `qd.ndarray` kept in host memory (copied in and out per launch)."""
+    backend = ModuleType("qdlab_cuda_host")
     backend.__dict__.update({k: v for k, v in vars(qdlab).items() if not k.startswith("__")})
-
-    def kernel(fn: Any = None, **options: object) -> Any:
-        if fn is None:
-            return kernel
-        k = qdlab.kernel(fn)
-
-        def run(*args: object) -> object:
-            return cuda.launch(k, *args)
-
-        run.__name__ = k.name
-        run.kernel = k  # type: ignore[attr-defined]
-        return run
-
-    backend.kernel = kernel  # type: ignore[attr-defined]
-    backend.sync = cuda.sync  # type: ignore[attr-defined]
-    if device_arrays:
-        backend.ndarray = cuda.ndarray  # type: ignore[attr-defined]
+    backend.ndarray = Ndarray  # type: ignore[attr-defined]
     return backend
 
 
@@ -59,10 +53,11 @@ _results: dict[str, dict[str, Any]] = {}
 
 
 def results(mode: str) -> dict[str, Any]:
+    """Every oracle case on the CPU, or on the GPU (`qd.init(arch=qd.cuda)`) with host or device arrays."""
     if mode not in _results:
         harness = load_harness()
-        qdlab.init(arch=qdlab.cpu)
-        backend = qdlab if mode == "cpu" else cuda_backend(mode == "device")
+        qdlab.init(arch=qdlab.cpu if mode == "cpu" else qdlab.cuda)
+        backend = host_arrays() if mode == "host" else qdlab
         kernels = harness.load_kernels(backend, f"oracle_kernels_{mode}")
         out: dict[str, Any] = {}
         for case in kernels.CASES:
@@ -71,6 +66,7 @@ def results(mode: str) -> dict[str, Any]:
             except Exception:  # noqa: BLE001 - reported by the case's own test
                 out[case.name] = traceback.format_exc()
         _results[mode] = out
+        qdlab.init(arch=qdlab.cpu)
     return _results[mode]
 
 
@@ -103,7 +99,8 @@ def test_cupy_arrays_pass_by_pointer() -> None:
 
     x = cupy.arange(1 << 20, dtype=cupy.float32)
     y = cupy.ones(1 << 20, dtype=cupy.float32)
-    cuda.launch(saxpy, 2.0, x, y)
+    qdlab.init(arch=qdlab.cuda)
+    saxpy(2.0, x, y)
     np.testing.assert_array_equal(y.get(), 2.0 * np.arange(1 << 20, dtype=np.float32) + 1.0)
 
 
@@ -117,9 +114,10 @@ def test_reduction_over_a_large_range() -> None:
             n += qdlab.i64(x[i])
         return n
 
-    x = cuda.ndarray(qdlab.i32, 10_000_000)
+    qdlab.init(arch=qdlab.cuda)
+    x = qdlab.ndarray(qdlab.i32, 10_000_000)
     x.fill(3)
-    assert cuda.launch(count, x) == 30_000_000
+    assert count(x) == 30_000_000
 
 
 @pytest.mark.gpu
@@ -130,9 +128,33 @@ def test_debug_bounds_check_raises_at_the_line() -> None:
         for i in range(x.shape[0]):
             y[i] = x[i + 1]
 
-    qdlab.init(arch=qdlab.cpu, debug=True)
+    qdlab.init(arch=qdlab.cuda, debug=True)
     try:
         with pytest.raises(QdRuntimeError, match="out of range"):
-            cuda.launch(shift, np.zeros(8, np.float32), np.zeros(8, np.float32))
+            shift(np.zeros(8, np.float32), np.zeros(8, np.float32))
     finally:
         qdlab.init(arch=qdlab.cpu)
+
+
+@pytest.mark.gpu
+@gpu
+def test_gradient_kernel_on_the_gpu_matches_the_cpu() -> None:
+    @qdlab.kernel
+    def square(x: qdlab.types.ndarray(qdlab.f32, 1, needs_grad=True),
+               y: qdlab.types.ndarray(qdlab.f32, 1, needs_grad=True)):
+        for i in range(x.shape[0]):
+            y[i] = x[i] * x[i]
+
+    grads = []
+    for arch in (qdlab.cpu, qdlab.cuda):
+        qdlab.init(arch=arch)
+        x = qdlab.ndarray(qdlab.f32, 1000, needs_grad=True)
+        y = qdlab.ndarray(qdlab.f32, 1000, needs_grad=True)
+        x.from_numpy(np.linspace(-1, 1, 1000, dtype=np.float32))
+        y.grad.fill(1.0)
+        square(x, y)
+        square.grad(x, y)
+        grads.append(x.grad.to_numpy())
+    qdlab.init(arch=qdlab.cpu)
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
+    np.testing.assert_allclose(grads[0], 2 * np.linspace(-1, 1, 1000, dtype=np.float32), rtol=1e-6)

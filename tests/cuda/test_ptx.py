@@ -139,3 +139,18 @@ def test_sm_names_are_checked() -> None:
     assert ".target sm_90" in qd.compile_ptx(nothing, sm=90)
     with pytest.raises(ValueError):
         qd.compile_ptx(nothing, sm="hopper")
+
+
+@qd.kernel
+def square(x: qd.types.ndarray(qd.f32, 1, needs_grad=True), y: qd.types.ndarray(qd.f32, 1, needs_grad=True)):
+    for i in range(x.shape[0]):
+        y[i] = x[i] * x[i]
+
+
+def test_the_gradient_kernel_compiles_to_the_gradient_on_cuda() -> None:
+    """`k.grad` under arch=cuda runs the one pipeline's reverse pass (a second copy of the pipeline once
+    compiled the forward kernel for it): the forward stores y, the gradient accumulates into x.grad."""
+    forward, gradient = qd.compile_ptx(square, sm="sm_90"), qd.compile_ptx(square.grad, sm="sm_90")
+    assert "st.global.b32" in forward and "atom.global.add.f32" not in forward
+    assert "atom.global.add.f32" in gradient
+    assert forward != gradient

@@ -12,7 +12,6 @@ import numpy as np
 import qdlab as qd
 from qdlab import state
 from qdlab.compiler import ir, pipeline
-from qdlab.compiler.types import i32
 
 ORACLE = Path(__file__).resolve().parent.parent / "oracle"
 
@@ -42,8 +41,6 @@ def lower(case: object) -> ir.Kernel:
     arrays = case.ndarray_args  # type: ignore[attr-defined]
     call_args = [harness._to_backend(qd, a) if i in arrays else a for i, a in enumerate(args)]
     sig, _, templates = k.bind(tuple(call_args), {})
-    params = [ir.Param(n, i32 if isinstance(t, tuple) else t) for n, t in zip(k.param_names, sig)]
-    spec = pipeline.KernelSpec(k.fn, k.name, params, k.returns, templates, k.autodiff)
-    kernel, _ = pipeline.lower(spec, state.config())
+    kernel, _ = pipeline.lower(k.spec(sig, templates), state.config())
     kernel.flags.pop("deps", None)
     return kernel

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from llvmlite import ir as ll
 
 from .. import ir
-from ..offload import (
+from ..abi import (
     HDR_CODE,
     HDR_EXTENT,
     HDR_IFACE,

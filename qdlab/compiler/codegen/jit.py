@@ -72,9 +72,14 @@ def _engine() -> llvm.ExecutionEngine:
     return llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine(2))
 
 
-def load(obj: bytes, symbols: list[str]) -> list[int]:
-    """Link an object into the process and return the addresses of `symbols`."""
-    return load_many([(obj, symbols)])[0]
+loaded: dict[str, list[int]] = {}
+"""Every object linked into this process, by name (its cache key, or its fresh prefix): its task addresses."""
+
+
+def load_named(items: list[tuple[str, bytes, list[str]]]) -> None:
+    """Link (name, object, symbols) items with one finalisation and record their addresses in `loaded`."""
+    for (name, _, _), addresses in zip(items, load_many([(obj, symbols) for _, obj, symbols in items])):
+        loaded[name] = addresses
 
 
 def load_many(objects: list[tuple[bytes, list[str]]]) -> list[list[int]]:

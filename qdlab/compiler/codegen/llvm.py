@@ -14,8 +14,9 @@ from collections.abc import Callable
 
 from llvmlite import ir as ll
 
-from .. import ir
-from ..offload import Plan, Task, arg_words, message_ops
+from .. import ir, keys
+from ..abi import arg_words
+from ..offload import Plan, Task, message_ops
 from ..types import DType, i32
 from .arith import binop
 from .emitters import EMITTERS
@@ -296,7 +297,7 @@ def emit_module(kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool, triple:
         module.data_layout = datalayout
     symbols = []
     for k, task in enumerate(plan.tasks):
-        symbol = f"{prefix}_t{k}"
+        symbol = keys.symbol(prefix, k)
         TaskEmitter(module, kernel, plan, task, symbol, debug).emit_task()
         symbols.append(symbol)
     return module, symbols

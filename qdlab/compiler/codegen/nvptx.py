@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from .. import ir
+from .. import ir, keys
 from ..errors import QdError
-from ..offload import Plan, Task
+from ..offload import Plan
 from ..types import DType
 from .emitters import rmw
 from .lltypes import I8P, I32, I64, lltype
@@ -30,7 +30,6 @@ LIBDEVICE_INTRINSICS = ("sin", "cos", "exp", "log", "log2", "exp2", "pow")
 """`llvm.<name>.f32/f64` intrinsics NVPTX cannot select; they become `__nv_<name>f` / `__nv_<name>`."""
 LIBM = ("tan", "tanh", "asin", "acos", "atan2")
 """libm names the CPU emitter calls (`tanf`, `atan2`, ...); they become `__nv_tanf`, `__nv_atan2`, ..."""
-DEFAULT_BLOCK_DIM = 128
 
 
 def libdevice_name(name: str) -> str | None:
@@ -102,13 +101,6 @@ class PtxTaskEmitter(TaskEmitter):
         b.ret_void()
 
 
-def block_dim(task: Task) -> int:
-    """Threads per block of a task: `qd.loop_config(block_dim=...)` on a parallel loop, else 128; serial: 1."""
-    if task.kind != "parallel_for":
-        return 1
-    return int(task.ops[0].attrs.get("block_dim") or DEFAULT_BLOCK_DIM)
-
-
 def emit_module(kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool,
                 datalayout: str = "") -> tuple[ll.Module, list[str]]:
     """One NVPTX LLVM module with a kernel per task; returns the module and the task symbols in order."""
@@ -118,7 +110,7 @@ def emit_module(kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool,
         module.data_layout = datalayout
     symbols = []
     for k, task in enumerate(plan.tasks):
-        symbol = f"{prefix}_t{k}"
+        symbol = keys.symbol(prefix, k)
         PtxTaskEmitter(module, kernel, plan, task, symbol, debug).emit_task()
         symbols.append(symbol)
     return module, symbols

@@ -16,19 +16,12 @@ from functools import cache
 import llvmlite.binding as llvm
 
 from ..errors import QdError
+from ..targets import sm_number
 from .nvptx import TRIPLE
 
 _lock = threading.Lock()
 PTX_FEATURES = {70: "+ptx80", 75: "+ptx80", 80: "+ptx80", 86: "+ptx80", 89: "+ptx80", 90: "+ptx80"}
 """PTX ISA 8.0 (CUDA 12.0) for the architectures up to Hopper; newer ones need the ISA that introduced them."""
-
-
-def sm_number(sm: str | int) -> int:
-    text = str(sm).removeprefix("sm_").removeprefix("compute_")
-    digits = text.rstrip("af")
-    if not digits.isdigit():
-        raise ValueError(f"compute capability must look like 'sm_80' or 90, not {sm!r}")
-    return int(digits)
 
 
 @cache

@@ -1,0 +1,144 @@
+"""Targets as data: what a backend supplies to the one pipeline.
+
+A target gives the parts of every cache key that depend on it (`parts`), its task emitter (`emit`: a unit's
+IR and offload plan to LLVM IR text), its object step (`build`: LLVM IR text to a native object or to PTX),
+its loader (`load` and `functions`: objects into the process or onto the device, then the unit's task
+functions) and its launcher. The pipeline calls these and nothing else of a backend; a new backend is a new
+class here with the same methods.
+
+LLVM (and CuPy) are imported inside the methods: a process whose kernels all come from the cache never builds
+LLVM IR, and one that only inspects PTX never needs a GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import ir, keys
+from .offload import Plan
+
+Objects = list[tuple[bytes, float]]
+"""What `build` gives: per unit, its object (or PTX) and the seconds LLVM took."""
+
+
+class CpuTarget:
+    """The host CPU: native objects, linked into this process with MCJIT, launched through ctypes."""
+
+    arch = "cpu"
+
+    def parts(self) -> tuple[str, ...]:
+        from .codegen import jit  # lazy: llvmlite's binding, only once a key is needed
+        return jit.host()
+
+    def emit(self, kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool) -> str:
+        from .codegen import jit, llvm  # lazy: llvmlite
+        return str(llvm.emit_module(kernel, plan, prefix, debug, jit.host()[0], jit.data_layout())[0])
+
+    def build(self, texts: list[str], opt: int) -> Objects:
+        from .codegen import jit  # lazy: llvmlite's binding
+        return jit.compile_many(texts, opt)
+
+    def functions(self, name: str) -> list[Callable] | None:
+        from . import runtime
+        from .codegen import jit  # lazy: llvmlite's binding
+        addresses = jit.loaded.get(name)
+        return None if addresses is None else [runtime.task_function(a) for a in addresses]
+
+    def load(self, items: list[tuple[str, bytes, list[str]]]) -> None:
+        from .codegen import jit  # lazy: llvmlite's binding
+        jit.load_named(items)
+
+    def stages(self, llvm_ir: Callable[[], str], opt: int) -> dict:
+        """The views `qd.explain` shows of a unit, each made when first asked for."""
+        from .codegen import jit  # lazy: llvmlite's binding
+
+        def optimized() -> str:
+            return str(jit.optimize(llvm_ir(), opt))
+
+        return {"llvm": llvm_ir, "llvm_optimized": optimized, "asm": lambda: jit.emit_assembly(optimized(), opt)}
+
+    def launcher(self, *args: object, **kwargs: object) -> object:
+        from . import runtime
+        return runtime.Launcher(*args, **kwargs)  # type: ignore[arg-type]
+
+
+class CudaTarget:
+    """An NVIDIA GPU of compute capability `sm`: PTX per unit, loaded and launched with CuPy. With
+    `device=False` (`qd.compile_ptx`) units are built but never loaded, so no GPU or CuPy is needed."""
+
+    arch = "cuda"
+    PTX_VERSION = "nvptx-1"
+
+    def __init__(self, sm: str | int, device: bool = True) -> None:
+        self.sm, self.device = f"sm_{sm_number(sm)}", device
+
+    def parts(self) -> tuple[str, ...]:
+        from .codegen.nvptx import TRIPLE
+        return (self.PTX_VERSION, TRIPLE, self.sm)
+
+    def emit(self, kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool) -> str:
+        from .codegen import nvptx, nvptx_jit  # lazy: llvmlite
+        return str(nvptx.emit_module(kernel, plan, prefix, debug, nvptx_jit.data_layout(self.sm))[0])
+
+    def build(self, texts: list[str], opt: int) -> Objects:
+        import time
+
+        from .codegen import nvptx_jit  # lazy: llvmlite's binding
+        out = []
+        for text in texts:
+            t0 = time.perf_counter()
+            out.append((nvptx_jit.to_ptx(text, self.sm, opt).encode(), time.perf_counter() - t0))
+        return out
+
+    def functions(self, name: str) -> list[Callable] | None:
+        if not self.device:
+            return None
+        from . import cuda_runtime
+        return cuda_runtime.functions(name)
+
+    def load(self, items: list[tuple[str, bytes, list[str]]]) -> None:
+        if self.device:
+            from . import cuda_runtime
+            cuda_runtime.load(items)
+
+    def stages(self, llvm_ir: Callable[[], str], opt: int) -> dict:
+        from .codegen import nvptx_jit  # lazy: llvmlite's binding
+        return {"llvm": llvm_ir, "llvm_optimized": lambda: str(nvptx_jit.optimize(llvm_ir(), self.sm, opt)),
+                "asm": lambda: nvptx_jit.to_ptx(llvm_ir(), self.sm, opt)}
+
+    def launcher(self, *args: object, **kwargs: object) -> object:
+        if not self.device:
+            return None
+        from . import cuda_runtime
+        return cuda_runtime.Launcher(*args, **kwargs)  # type: ignore[arg-type]
+
+
+def sm_number(sm: str | int) -> int:
+    """90 for 'sm_90', 'compute_90', 'sm_90a' or 90."""
+    text = str(sm).removeprefix("sm_").removeprefix("compute_")
+    digits = text.rstrip("af")
+    if not digits.isdigit():
+        raise ValueError(f"compute capability must look like 'sm_80' or 90, not {sm!r}")
+    return int(digits)
+
+
+CPU = CpuTarget()
+
+Target = CpuTarget | CudaTarget
+
+
+def symbols(prefix: str, plan: Plan) -> list[str]:
+    return [keys.symbol(prefix, t) for t in range(len(plan.tasks))]
+
+
+def of(arch: str) -> Target:
+    """The target a kernel compiles for under `qd.init(arch=...)`: CUDA for the current device's compute
+    capability, else the host CPU."""
+    if arch in ("cuda", "gpu"):
+        from . import cuda_runtime
+        if not cuda_runtime.available():
+            from .errors import QdError
+            raise QdError("qd.cuda/qd.gpu: no CUDA device is available in this process; use qd.cpu, or "
+                          "qd.compile_ptx(kernel, ...) to inspect the PTX a kernel would produce.")
+        return CudaTarget(cuda_runtime.device_sm())
+    return CPU
