@@ -68,10 +68,10 @@ __all__ = ["ad", "Arch", "Kernel", "Ndarray", "QdArgumentError", "QdAssertionErr
 
 def load_ipython_extension(ipython: object) -> None:
     """`%load_ext qdlab`: registers the `%%qdkernel` and `%qdlab` magics."""
-    from .magics import load_ipython_extension as load
-    load(ipython)
+    from . import magics  # lazy: IPython, only when a notebook loads the extension
+    magics.load_ipython_extension(ipython)
 
 
 def unload_ipython_extension(ipython: object) -> None:
-    from .magics import unload_ipython_extension as unload
-    unload(ipython)
+    from . import magics  # lazy: IPython
+    magics.unload_ipython_extension(ipython)

@@ -28,8 +28,8 @@ def notebooks_dir() -> Path:
 
 def execute(path: Path, cache_dir: str, timeout_s: int = 300) -> object:
     """Run a notebook top to bottom in a `python3` kernel of this interpreter; return the executed notebook."""
-    import nbclient
-    import nbformat
+    import nbclient  # lazy: the demo alone runs notebooks
+    import nbformat  # lazy: the demo alone runs notebooks
 
     nb = nbformat.read(path, as_version=4)
     env = dict(os.environ, QDLAB_CACHE_DIR=cache_dir)
@@ -47,7 +47,7 @@ def errors(nb: object) -> list[str]:
 
 
 def write_html(nb: object, path: Path) -> None:
-    from nbconvert import HTMLExporter
+    from nbconvert import HTMLExporter  # lazy: the demo alone exports HTML
 
     body, _ = HTMLExporter().from_notebook_node(nb)
     path.write_text(body, encoding="utf-8")

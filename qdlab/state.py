@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from .compiler import runtime
 from .compiler.cache import BinaryCache
 from .compiler.config import Config, make_config
 
@@ -30,7 +31,6 @@ def init(**kwargs: object) -> Config:
     _config = make_config(**kwargs)
     _cache = None
     generation += 1
-    from .compiler import runtime
     runtime.set_threads(_config.cpu_max_num_threads)
     return _config
 

@@ -69,7 +69,7 @@ def _report(kernel: Kernel) -> KernelReport | Verdict:
 
 
 def _fallback_words(report: KernelReport) -> list[str]:
-    from .viz.fallbacks import advice
+    from .viz.fallbacks import advice  # lazy: the views, only when advice is shown
 
     fb = report.fallback
     if fb is None:

@@ -53,7 +53,7 @@ def default_cache_dir() -> Path:
     env = os.environ.get("QDLAB_CACHE_DIR")
     if env:
         return Path(env)
-    import platformdirs
+    import platformdirs  # lazy: only when the default cache directory is needed
     return Path(platformdirs.user_cache_dir("qdlab"))
 
 

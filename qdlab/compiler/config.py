@@ -66,3 +66,12 @@ def make_config(**kwargs: object) -> Config:
     if fp not in (f32, f64):
         raise ValueError("default_fp must be qd.f32 or qd.f64")
     return Config(**kwargs)  # type: ignore[arg-type]
+
+
+def sm_number(sm: str | int) -> int:
+    """A CUDA compute capability as a number: 90 for 'sm_90', 'compute_90', 'sm_90a' or 90."""
+    text = str(sm).removeprefix("sm_").removeprefix("compute_")
+    digits = text.rstrip("af")
+    if not digits.isdigit():
+        raise ValueError(f"compute capability must look like 'sm_80' or 90, not {sm!r}")
+    return int(digits)

@@ -14,6 +14,7 @@ import hashlib
 import inspect
 import os
 import sys
+import sysconfig
 import types
 
 from qdlab.lang import Builtin, Func, KernelDef
@@ -214,7 +215,6 @@ def source_digest(fn: object) -> str:
 
 @functools.cache
 def _roots() -> tuple[str, ...]:
-    import sysconfig
     paths = sysconfig.get_paths()
     return tuple({os.path.join(paths[k], "") for k in ("stdlib", "platstdlib", "purelib", "platlib")}
                  | {os.path.join(os.path.dirname(os.path.dirname(__file__)), "")})

@@ -8,8 +8,11 @@ no file, comes from IPython's linecache entry. `inspect` is the fallback.
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
+import linecache
 import textwrap
+import tokenize
 import weakref
 from dataclasses import dataclass
 
@@ -89,8 +92,6 @@ def source_lines(fn: object) -> tuple[list[str], int]:
 
 
 def _read_lines(filename: str) -> list[str]:
-    import linecache
-    import tokenize
     if not filename.startswith("<"):
         try:
             with tokenize.open(filename) as f:
@@ -137,5 +138,4 @@ def resolve_name(fn: object, name: str) -> object:
     g = getattr(fn, "__globals__", {})
     if name in g:
         return g[name]
-    import builtins
     return getattr(builtins, name, MISSING)

@@ -10,6 +10,7 @@ The slice is cloned, in source order, into a kernel of its own that depends on t
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 from . import ir
@@ -213,7 +214,6 @@ def slice_kernel(kernel: ir.Kernel, c: Construct, slots: dict[ir.Value, tuple[in
 def assign_slots(published: dict[ir.Value, str], slots: int) -> dict[ir.Value, tuple[int, str]]:
     """A slot per published value, from a hash of what it holds (open addressing), so unrelated edits keep
     every offset where it was."""
-    import hashlib
     out: dict[ir.Value, tuple[int, str]] = {}
     taken: set[int] = set()
     keyed = []

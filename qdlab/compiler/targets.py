@@ -12,9 +12,12 @@ LLVM IR, and one that only inspects PTX never needs a GPU.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
-from . import ir, keys
+from . import cuda_runtime, ir, keys, runtime
+from .config import sm_number
+from .errors import QdError
 from .offload import Plan
 
 Objects = list[tuple[bytes, float]]
@@ -39,7 +42,6 @@ class CpuTarget:
         return jit.compile_many(texts, opt)
 
     def functions(self, name: str) -> list[Callable] | None:
-        from . import runtime
         from .codegen import jit  # lazy: llvmlite's binding
         addresses = jit.loaded.get(name)
         return None if addresses is None else [runtime.task_function(a) for a in addresses]
@@ -58,7 +60,6 @@ class CpuTarget:
         return {"llvm": llvm_ir, "llvm_optimized": optimized, "asm": lambda: jit.emit_assembly(optimized(), opt)}
 
     def launcher(self, *args: object, **kwargs: object) -> object:
-        from . import runtime
         return runtime.Launcher(*args, **kwargs)  # type: ignore[arg-type]
 
 
@@ -73,7 +74,7 @@ class CudaTarget:
         self.sm, self.device = f"sm_{sm_number(sm)}", device
 
     def parts(self) -> tuple[str, ...]:
-        from .codegen.nvptx import TRIPLE
+        from .codegen.nvptx import TRIPLE  # lazy: llvmlite
         return (self.PTX_VERSION, TRIPLE, self.sm)
 
     def emit(self, kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool) -> str:
@@ -81,8 +82,6 @@ class CudaTarget:
         return str(nvptx.emit_module(kernel, plan, prefix, debug, nvptx_jit.data_layout(self.sm))[0])
 
     def build(self, texts: list[str], opt: int) -> Objects:
-        import time
-
         from .codegen import nvptx_jit  # lazy: llvmlite's binding
         out = []
         for text in texts:
@@ -91,14 +90,10 @@ class CudaTarget:
         return out
 
     def functions(self, name: str) -> list[Callable] | None:
-        if not self.device:
-            return None
-        from . import cuda_runtime
-        return cuda_runtime.functions(name)
+        return cuda_runtime.functions(name) if self.device else None
 
     def load(self, items: list[tuple[str, bytes, list[str]]]) -> None:
         if self.device:
-            from . import cuda_runtime
             cuda_runtime.load(items)
 
     def stages(self, llvm_ir: Callable[[], str], opt: int) -> dict:
@@ -109,17 +104,7 @@ class CudaTarget:
     def launcher(self, *args: object, **kwargs: object) -> object:
         if not self.device:
             return None
-        from . import cuda_runtime
         return cuda_runtime.Launcher(*args, **kwargs)  # type: ignore[arg-type]
-
-
-def sm_number(sm: str | int) -> int:
-    """90 for 'sm_90', 'compute_90', 'sm_90a' or 90."""
-    text = str(sm).removeprefix("sm_").removeprefix("compute_")
-    digits = text.rstrip("af")
-    if not digits.isdigit():
-        raise ValueError(f"compute capability must look like 'sm_80' or 90, not {sm!r}")
-    return int(digits)
 
 
 CPU = CpuTarget()
@@ -135,9 +120,7 @@ def of(arch: str) -> Target:
     """The target a kernel compiles for under `qd.init(arch=...)`: CUDA for the current device's compute
     capability, else the host CPU."""
     if arch in ("cuda", "gpu"):
-        from . import cuda_runtime
         if not cuda_runtime.available():
-            from .errors import QdError
             raise QdError("qd.cuda/qd.gpu: no CUDA device is available in this process; use qd.cpu, or "
                           "qd.compile_ptx(kernel, ...) to inspect the PTX a kernel would produce.")
         return CudaTarget(cuda_runtime.device_sm())

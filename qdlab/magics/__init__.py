@@ -13,7 +13,7 @@ from ..compiler.errors import QdError
 def load_ipython_extension(ipython: object) -> None:
     """Register the magics, the compile hook that updates displays, and the handler that shows a qdlab error
     as its message and caret; loading again is harmless."""
-    from .magic import QdMagics, on_compile
+    from .magic import QdMagics, on_compile  # lazy: IPython, when the extension loads
     ipython.register_magics(QdMagics)  # type: ignore[attr-defined]
     ipython.set_custom_exc((QdError,), show_error)  # type: ignore[attr-defined]
     if on_compile not in state.compile_hooks:
@@ -31,7 +31,7 @@ def show_error(shell: object, etype: type, value: BaseException, tb: object, tb_
 
 
 def unload_ipython_extension(ipython: object) -> None:
-    from .magic import on_compile
+    from .magic import on_compile  # lazy: IPython
     ipython.set_custom_exc((), None)  # type: ignore[attr-defined]
     if on_compile in state.compile_hooks:
         state.compile_hooks.remove(on_compile)

@@ -192,7 +192,7 @@ class QdMagics(Magics):
         """`--show graph|widget`: the construct graph or the visualizer, from `qdlab.viz`."""
         if show not in ("graph", "widget"):
             return
-        from .. import viz
+        from .. import viz  # lazy: graphviz and widgets, only when a view is shown
         name = "construct_graph" if show == "graph" else "SplitVisualizer"
         view = getattr(viz, name, None)
         if view is None:

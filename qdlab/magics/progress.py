@@ -41,8 +41,8 @@ class Progress:
             self._timer.start()
 
     def _show(self) -> None:
-        import ipywidgets
-        from IPython.display import display
+        import ipywidgets  # lazy: widgets, only when a compile is slow enough for a bar
+        from IPython.display import display  # lazy: IPython
         with self._lock:
             if self.finished:
                 return

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..api import explain
 from ..compiler.explain import ConstructReport, KernelReport, Statement
 
 
@@ -39,7 +40,6 @@ def report_of(kernel: object) -> KernelReport:
     """The report of a kernel's latest compile, or the report itself."""
     if isinstance(kernel, KernelReport):
         return kernel
-    from ..api import explain
     return explain(kernel)  # type: ignore[arg-type]
 
 

@@ -8,9 +8,11 @@ and every object is added to it once.
 from __future__ import annotations
 
 import atexit
+import multiprocessing
 import os
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 from functools import cache
 
 import llvmlite.binding as llvm
@@ -110,8 +112,6 @@ def compile_many(texts: list[str], opt: int) -> list[tuple[bytes, float]]:
     if len(texts) >= 4 and workers > 1 and hasattr(os, "fork"):
         try:
             if _pool is None:
-                import multiprocessing
-                from concurrent.futures import ProcessPoolExecutor
                 _pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
                 atexit.register(_pool.shutdown, wait=True)  # before interpreter teardown, not during it
             return list(_pool.map(compile_text, texts, [opt] * len(texts)))  # type: ignore[attr-defined]

@@ -15,8 +15,8 @@ from functools import cache
 
 import llvmlite.binding as llvm
 
+from ..config import sm_number
 from ..errors import QdError
-from ..targets import sm_number
 from .nvptx import TRIPLE
 
 _lock = threading.Lock()
@@ -49,7 +49,7 @@ def libdevice_path() -> str | None:
         return env
     roots = []
     try:
-        import nvidia.cuda_nvcc as nvcc  # type: ignore[import-not-found]
+        import nvidia.cuda_nvcc as nvcc  # type: ignore[import-not-found]  # lazy: an optional wheel
         roots.extend(nvcc.__path__)
     except ImportError:
         pass
@@ -100,7 +100,7 @@ def to_ptx(llvm_ir: str, sm: str, opt: int) -> str:
 def ptxas() -> str | None:
     """The `ptxas` of the nvidia-cuda-nvcc wheel, or one on PATH; None when neither is installed."""
     try:
-        import nvidia.cuda_nvcc as nvcc  # type: ignore[import-not-found]
+        import nvidia.cuda_nvcc as nvcc  # type: ignore[import-not-found]  # lazy: an optional wheel
         for root in nvcc.__path__:
             path = os.path.join(root, "bin", "ptxas")
             if os.access(path, os.X_OK):
