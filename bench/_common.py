@@ -67,7 +67,7 @@ def run_worker(
         return {"error": f"n/a (timed out after {timeout_s:.0f} s)"}
     for line in proc.stdout.splitlines():
         if line.startswith(JSON_MARK):
-            return json.loads(line[len(JSON_MARK):])
+            return json.loads(line[len(JSON_MARK) :])
     tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
     return {"error": f"n/a (worker failed, rc={proc.returncode}: {tail[:120]})"}
 
@@ -116,7 +116,7 @@ def fmt(value: float | None, digits: int = 3) -> str:
     """Format a number for a table cell with ``digits`` significant digits."""
     if value is None:
         return "n/a"
-    return f"{value:.{digits}g}" if abs(value) < 10 ** digits else f"{value:.0f}"
+    return f"{value:.{digits}g}" if abs(value) < 10**digits else f"{value:.0f}"
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:

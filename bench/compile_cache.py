@@ -35,7 +35,7 @@ STEP_TITLES = {"cold": "cold compile", "hit": "all-hit, new process", "edit": "e
 TARGETS = {("edit", 20): 0.1, ("edit", 50): 0.05, ("hit", 20): 0.15, ("cold", 20): 0.8}
 """(step, N) -> the largest qdlab/Quadrants ratio issue 4 accepts."""
 
-_HEADER = '''\
+_HEADER = """\
 import json, time
 _T0 = time.perf_counter()
 import numpy as np
@@ -59,9 +59,9 @@ def kern(
     o2: qd.types.NDArray[qd.f32, 1],
     o3: qd.types.NDArray[qd.f32, 1],
 ):
-'''
+"""
 
-_FOOTER = '''
+_FOOTER = """
 
 xs = np.linspace(-1.0, 1.0, {size}, dtype=np.float32)
 x = qd.ndarray(qd.f32, ({size},))
@@ -77,7 +77,7 @@ obs = getattr(getattr(kern, "_primal", kern), "per_offload_cache_observations", 
 print({mark!r} + json.dumps({{"first_call_ms": (t1 - t0) * 1e3, "import_init_ms": (_T1 - _T0) * 1e3,
                              "check": bool(ok),
                              "recompiled": getattr(obs, "frontend_constructs_recompiled", None)}}))
-'''
+"""
 
 
 def kernel_source(peer: str, n_loops: int, cache: str, edited: bool) -> str:
@@ -88,8 +88,14 @@ def kernel_source(peer: str, n_loops: int, cache: str, edited: bool) -> str:
     last_k1: list[float] = [0, 0, 0, 0]
     for k, f in enumerate(factors):
         last_k1[k % 4] = f
-    fields = {"mark": JSON_MARK, "size": SIZE, "last_k1": last_k1, "not_importable": NOT_IMPORTABLE,
-              "module": peer, "cache": cache}
+    fields = {
+        "mark": JSON_MARK,
+        "size": SIZE,
+        "last_k1": last_k1,
+        "not_importable": NOT_IMPORTABLE,
+        "module": peer,
+        "cache": cache,
+    }
     body = "".join(_QD_LOOP.format(j=k % 4, k1=f) for k, f in enumerate(factors))
     return _HEADER.format(**fields) + body + _FOOTER.format(**fields)
 
@@ -100,7 +106,9 @@ def one_rep(peer: str, n: int, tmp: Path, rep: int) -> dict[str, dict[str, Any]]
     cache.mkdir()
     out: dict[str, dict[str, Any]] = {}
     for step in STEPS:
-        script = tmp / f"{peer}_n{n}_{step}.py"  # the edit keeps the file name, as an edited cell or module does
+        script = (
+            tmp / f"{peer}_n{n}_{step}.py"
+        )  # the edit keeps the file name, as an edited cell or module does
         script.write_text(kernel_source(peer, n, str(cache), edited=step == "edit"))
         out[step] = run_once(script)
         if "error" in out[step]:
@@ -114,7 +122,9 @@ def measure(loops: list[int], reps: int) -> dict[tuple[str, int, str], dict[str,
     with tempfile.TemporaryDirectory(prefix="qdlab_cache_bench_") as tmp_name:
         tmp = Path(tmp_name)
         for n in loops:
-            runs: dict[tuple[str, str], list[dict[str, Any]]] = {(p, s): [] for p in PEERS for s in STEPS}
+            runs: dict[tuple[str, str], list[dict[str, Any]]] = {
+                (p, s): [] for p in PEERS for s in STEPS
+            }
             for rep in range(reps):
                 for peer in PEERS:  # interleave peers so drift hits both alike
                     if any("error" in r for s in STEPS for r in runs[(peer, s)]):
@@ -171,25 +181,40 @@ def build_report(loops: list[int], reps: int) -> str:
         rows.append(row)
     recompiled = {n: res[("qdlab", n, "edit")].get("recompiled") for n in loops}
     notes = [
-        (f"first call (`kern(...)` + `qd.sync()`, compile included) in a fresh process, median of {reps}; each "
-         "repetition uses a new empty cache directory (`offline_cache=True, offline_cache_file_path=<dir>`) and "
-         f"runs cold, then all-hit, then edit-one in it; {SIZE} f32 elements"),
-        ("edit one loop: loop N//2's factor changed from k+1 to k+1.5, same file name; qdlab constructs "
-         "recompiled on that run: " + ", ".join(f"N={n}: {recompiled[n]}" for n in loops)),
+        (
+            f"first call (`kern(...)` + `qd.sync()`, compile included) in a fresh process, median of {reps}; each "
+            "repetition uses a new empty cache directory (`offline_cache=True, offline_cache_file_path=<dir>`) and "
+            f"runs cold, then all-hit, then edit-one in it; {SIZE} f32 elements"
+        ),
+        (
+            "edit one loop: loop N//2's factor changed from k+1 to k+1.5, same file name; qdlab constructs "
+            "recompiled on that run: " + ", ".join(f"N={n}: {recompiled[n]}" for n in loops)
+        ),
         "import + init time (not included above), median over all runs: "
         + ", ".join(f"{p} {_import_ms(res, p, loops)}" for p in PEERS),
         *verdicts,
     ]
     for peer in PEERS:
-        detail = next((r.get("detail") for (p, _, _), r in res.items() if p == peer and "detail" in r), None)
+        detail = next(
+            (r.get("detail") for (p, _, _), r in res.items() if p == peer and "detail" in r), None
+        )
         if detail:
             notes.append(f"{peer}: {detail}")
-    return report("compile_cache", "Construct cache: cold, all-hit and edit-one-loop first calls vs Quadrants",
-                  markdown_table(header, rows), notes)
+    return report(
+        "compile_cache",
+        "Construct cache: cold, all-hit and edit-one-loop first calls vs Quadrants",
+        markdown_table(header, rows),
+        notes,
+    )
 
 
 def _import_ms(res: dict, peer: str, loops: list[int]) -> str:
-    values = [res[(peer, n, s)]["import_init_ms"] for n in loops for s in STEPS if "error" not in res[(peer, n, s)]]
+    values = [
+        res[(peer, n, s)]["import_init_ms"]
+        for n in loops
+        for s in STEPS
+        if "error" not in res[(peer, n, s)]
+    ]
     return fmt(statistics.median(values)) + " ms" if values else "n/a"
 
 

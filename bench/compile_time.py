@@ -30,7 +30,7 @@ from _common import JSON_MARK, NOT_IMPORTABLE, fmt, markdown_table, report  # no
 SIZE = 1000
 PEERS = ("qdlab", "quadrants", "numba")
 
-_QD_HEADER = '''\
+_QD_HEADER = """\
 import json, time
 _T0 = time.perf_counter()
 import numpy as np
@@ -54,14 +54,14 @@ def kern(
     o2: qd.types.NDArray[qd.f32, 1],
     o3: qd.types.NDArray[qd.f32, 1],
 ):
-'''
+"""
 
-_QD_LOOP = '''\
+_QD_LOOP = """\
     for i in range(x.shape[0]):
         o{j}[i] = x[i] * {k1} + 1.5 * x[i] * x[i] - c
-'''
+"""
 
-_QD_FOOTER = '''
+_QD_FOOTER = """
 
 xs = np.linspace(-1.0, 1.0, {size}, dtype=np.float32)
 x = qd.ndarray(qd.f32, ({size},))
@@ -75,9 +75,9 @@ ok = all(np.allclose(o.to_numpy(), xs * k1 + 1.5 * xs * xs - c, rtol=1e-5, atol=
          for o, k1 in zip(outs, {last_k1}) if k1)
 print({mark!r} + json.dumps({{"first_call_ms": (t1 - t0) * 1e3,
                              "import_init_ms": (_T1 - _T0) * 1e3, "check": ok}}))
-'''
+"""
 
-_NUMBA_HEADER = '''\
+_NUMBA_HEADER = """\
 import json, time
 _T0 = time.perf_counter()
 import numpy as np
@@ -89,14 +89,14 @@ c = 0.25
 
 @njit(parallel=True, cache=False)
 def kern(x, o0, o1, o2, o3):
-'''
+"""
 
-_NUMBA_LOOP = '''\
+_NUMBA_LOOP = """\
     for i in prange(x.shape[0]):
         o{j}[i] = x[i] * {k1} + 1.5 * x[i] * x[i] - c
-'''
+"""
 
-_NUMBA_FOOTER = '''
+_NUMBA_FOOTER = """
 
 xs = np.linspace(-1.0, 1.0, {size}, dtype=np.float32)
 outs = [np.zeros({size}, np.float32) for _ in range(4)]
@@ -107,7 +107,7 @@ ok = all(np.allclose(o, xs * k1 + 1.5 * xs * xs - c, rtol=1e-5, atol=1e-5)
          for o, k1 in zip(outs, {last_k1}) if k1)
 print({mark!r} + json.dumps({{"first_call_ms": (t1 - t0) * 1e3,
                              "import_init_ms": (_T1 - _T0) * 1e3, "check": ok}}))
-'''
+"""
 
 
 def kernel_source(peer: str, n_loops: int) -> str:
@@ -131,7 +131,7 @@ def run_once(script: Path) -> dict[str, Any]:
     )
     for line in proc.stdout.splitlines():
         if line.startswith(JSON_MARK):
-            return json.loads(line[len(JSON_MARK):])
+            return json.loads(line[len(JSON_MARK) :])
     tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
     return {"error": f"n/a (rc={proc.returncode}: {tail[:120]})"}
 
@@ -175,8 +175,15 @@ def build_report(loops: list[int], reps: int) -> str:
         ref = res[("quadrants", n)].get("first_call_ms")
         mine = res[("qdlab", n)].get("first_call_ms")
         ratio = fmt(ref / mine) + "×" if ref and mine else "n/a"
-        rows.append([str(n), _cell(res[("qdlab", n)]), _cell(res[("quadrants", n)]),
-                     _cell(res[("numba", n)]), ratio])
+        rows.append(
+            [
+                str(n),
+                _cell(res[("qdlab", n)]),
+                _cell(res[("quadrants", n)]),
+                _cell(res[("numba", n)]),
+                ratio,
+            ]
+        )
     table = markdown_table(
         ["N loops", "qdlab ms", "Quadrants ms", "Numba ms", "qdlab speedup vs Quadrants"], rows
     )
@@ -188,8 +195,9 @@ def build_report(loops: list[int], reps: int) -> str:
         "NumPy: no compile step, not listed",
     ]
     for peer in PEERS:
-        detail = next((r.get("detail") for (p, _), r in res.items() if p == peer and "detail" in r),
-                      None)
+        detail = next(
+            (r.get("detail") for (p, _), r in res.items() if p == peer and "detail" in r), None
+        )
         if detail:
             notes.append(f"{peer}: {detail}")
     return report("compile_time", "Compile time: first call of an N-loop kernel", table, notes)

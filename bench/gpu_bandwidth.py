@@ -53,7 +53,9 @@ def main() -> None:
     x = cupy.arange(n, dtype=cupy.float32) % 1024
     y = cupy.empty_like(x)
     nbytes = 2 * n * 4
-    elementwise = cupy.ElementwiseKernel("float32 x", "float32 y", "y = 2.0f * x + 1.0f", "qd_bench_axpb")
+    elementwise = cupy.ElementwiseKernel(
+        "float32 x", "float32 y", "y = 2.0f * x + 1.0f", "qd_bench_axpb"
+    )
     rows = []
     for name, fn in (
         ("CuPy device-to-device copy", lambda: y.data.copy_from_device_async(x.data, n * 4)),
@@ -63,17 +65,26 @@ def main() -> None:
         ms = timed_ms(cupy, fn, args.reps)
         med = statistics.median(ms)
         rows.append((name, med, min(ms), nbytes / med / 1e6))
-    want = (2.0 * (cupy.arange(n, dtype=cupy.float32) % 1024) + 1.0)
+    want = 2.0 * (cupy.arange(n, dtype=cupy.float32) % 1024) + 1.0
     stream(x, y)
     ok = bool(cupy.array_equal(y, want))
     copy_bw = rows[0][3]
     dev = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
-    lines = [f"## Streaming bandwidth, {n:,} float32 ({n * 4 / 2**30:.1f} GiB per array) on {dev}", "",
-             "| variant | median ms | min ms | GB/s (read+write) | vs copy |", "|---|---|---|---|---|"]
+    lines = [
+        f"## Streaming bandwidth, {n:,} float32 ({n * 4 / 2**30:.1f} GiB per array) on {dev}",
+        "",
+        "| variant | median ms | min ms | GB/s (read+write) | vs copy |",
+        "|---|---|---|---|---|",
+    ]
     for name, med, lo, bw in rows:
         lines.append(f"| {name} | {med:.3f} | {lo:.3f} | {bw:.0f} | {bw / copy_bw:.0%} |")
-    lines += ["", (f"qdlab result correct: {ok}; target: qdlab >= 80 % of the copy "
-              f"({'met' if rows[2][3] >= 0.8 * copy_bw else 'NOT met'}).")]
+    lines += [
+        "",
+        (
+            f"qdlab result correct: {ok}; target: qdlab >= 80 % of the copy "
+            f"({'met' if rows[2][3] >= 0.8 * copy_bw else 'NOT met'})."
+        ),
+    ]
     text = "\n".join(lines)
     print(text)
     if args.out:

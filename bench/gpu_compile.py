@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 MARK = "@@GPU_COMPILE@@"
 
-SCRIPT = '''\
+SCRIPT = """\
 import json, sys, time
 sys.path.insert(0, {root!r})
 t0 = time.perf_counter()
@@ -47,22 +47,26 @@ built = kern.latest.built
 compiled = sum(b.status == "compiled" for b in built)
 print({mark!r} + json.dumps({{"first_call_ms": (t3 - t2) * 1e3, "import_init_ms": (t1 - t0) * 1e3,
                              "units": len(built), "compiled": compiled}}))
-'''
+"""
 
 
 def source(n: int, cache: str, edited: int | None) -> str:
     loops = []
     for k in range(n):
         const = 1.25 if k == edited else k + 1
-        loops.append(f"    for i in range(x.shape[0]):\n        o{k % 4}[i] = x[i] * {const} + 1.5 * x[i] * x[i] - c")
+        loops.append(
+            f"    for i in range(x.shape[0]):\n        o{k % 4}[i] = x[i] * {const} + 1.5 * x[i] * x[i] - c"
+        )
     return SCRIPT.format(root=str(ROOT), cache=cache, loops="\n".join(loops), mark=MARK)
 
 
 def run(path: Path) -> dict:
-    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, timeout=300, check=False
+    )
     for line in proc.stdout.splitlines():
         if line.startswith(MARK):
-            return json.loads(line[len(MARK):])
+            return json.loads(line[len(MARK) :])
     return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1]}
 
 
@@ -71,8 +75,12 @@ def main() -> None:
     ap.add_argument("--loops", type=int, nargs="+", default=[1, 5, 20, 50])
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    lines = ["## Edit-one-construct compile on CUDA (first call, fresh process each; ms, units compiled/total)", "",
-             "| N loops | cold | cache hit | edit one loop | import+init |", "|---|---|---|---|---|"]
+    lines = [
+        "## Edit-one-construct compile on CUDA (first call, fresh process each; ms, units compiled/total)",
+        "",
+        "| N loops | cold | cache hit | edit one loop | import+init |",
+        "|---|---|---|---|---|",
+    ]
     for n in args.loops:
         with tempfile.TemporaryDirectory() as tmp:
             cells = []
@@ -81,8 +89,12 @@ def main() -> None:
                 path.write_text(source(n, str(Path(tmp) / "cache"), edited))
                 r = run(path)
                 cells.append(r)
-            fmt = [f"{r['first_call_ms']:.0f} ({r['compiled']}/{r['units']})" if "error" not in r else
-                   f"error: {r['error'][:80]}" for r in cells]
+            fmt = [
+                f"{r['first_call_ms']:.0f} ({r['compiled']}/{r['units']})"
+                if "error" not in r
+                else f"error: {r['error'][:80]}"
+                for r in cells
+            ]
             init = f"{cells[0].get('import_init_ms', float('nan')):.0f}"
             lines.append(f"| {n} | {' | '.join(fmt)} | {init} |")
             print(lines[-1], flush=True)

@@ -22,13 +22,23 @@ N = 20
 
 
 def source(edit: int) -> str:
-    lines = ["import qdlab as qd", "", "", "@qd.kernel",
-             "def k(x: qd.types.NDArray[qd.f32, 1], o0: qd.types.NDArray[qd.f32, 1], "
-             "o1: qd.types.NDArray[qd.f32, 1], o2: qd.types.NDArray[qd.f32, 1], o3: qd.types.NDArray[qd.f32, 1]):",
-             "    total = 0.0", "    for i in range(x.shape[0]):", "        total += x[i]"]
+    lines = [
+        "import qdlab as qd",
+        "",
+        "",
+        "@qd.kernel",
+        "def k(x: qd.types.NDArray[qd.f32, 1], o0: qd.types.NDArray[qd.f32, 1], "
+        "o1: qd.types.NDArray[qd.f32, 1], o2: qd.types.NDArray[qd.f32, 1], o3: qd.types.NDArray[qd.f32, 1]):",
+        "    total = 0.0",
+        "    for i in range(x.shape[0]):",
+        "        total += x[i]",
+    ]
     for k in range(1, N):
         c = 0.25 + (edit if k == N // 2 else 0)
-        lines += ["    for i in range(x.shape[0]):", f"        o{k % 4}[i] = x[i] * {k + 1} + total - {c}"]
+        lines += [
+            "    for i in range(x.shape[0]):",
+            f"        o{k % 4}[i] = x[i] * {k + 1} + total - {c}",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -36,6 +46,7 @@ def worker(split_carried: bool) -> None:
     import numpy as np
 
     import qdlab as qd
+
     folder = Path(tempfile.mkdtemp())
     qd.init(arch=qd.cpu, offline_cache_file_path=str(folder / "cache"), split_carried=split_carried)
     x = np.ones(1000, np.float32)
@@ -60,20 +71,32 @@ def worker(split_carried: bool) -> None:
 def main() -> None:
     rows = {}
     for split_carried in (True, False):
-        out = subprocess.run([sys.executable, __file__, "--worker", str(int(split_carried))],
-                             capture_output=True, text=True, check=True).stdout.split()
+        out = subprocess.run(
+            [sys.executable, __file__, "--worker", str(int(split_carried))],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
         rows[split_carried] = (float(out[0]), out[1], out[2], out[3])
     on, off = rows[True], rows[False]
-    table = "\n".join([
-        "| mode | path | constructs recompiled per edit | edit-one recompile (ms, median of 5) |",
-        "|---|---|---|---|",
-        f"| `split_carried=True` (interface buffer) | {on[1]} | {on[2]} of {on[3]} | {on[0]:.1f} |",
-        f"| `split_carried=False` (reference fallback) | {off[1]} | whole kernel | {off[0]:.1f} |",
-        "",
-        f"Ratio (interface / fallback): **{on[0] / off[0]:.2f}x**",
-    ])
-    report("interface_edit", f"Edit one consumer of a carried reduction (N = {N} loops)", table,
-           ["In-process, warm imports and cache (as in a notebook); each edit changes one consumer's constant."])
+    table = "\n".join(
+        [
+            "| mode | path | constructs recompiled per edit | edit-one recompile (ms, median of 5) |",
+            "|---|---|---|---|",
+            f"| `split_carried=True` (interface buffer) | {on[1]} | {on[2]} of {on[3]} | {on[0]:.1f} |",
+            f"| `split_carried=False` (reference fallback) | {off[1]} | whole kernel | {off[0]:.1f} |",
+            "",
+            f"Ratio (interface / fallback): **{on[0] / off[0]:.2f}x**",
+        ]
+    )
+    report(
+        "interface_edit",
+        f"Edit one consumer of a carried reduction (N = {N} loops)",
+        table,
+        [
+            "In-process, warm imports and cache (as in a notebook); each edit changes one consumer's constant."
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -66,8 +66,9 @@ def worker_body(qd: Any, calls: int, batch: int) -> dict[str, Any]:
 def local_peers(calls: int, batch: int) -> dict[str, float]:
     a, b = np.arange(N, dtype=np.float32), np.arange(N, dtype=np.float32) * 2
     c = np.zeros(N, np.float32)
-    res = {"NumPy `np.add(a, b, out=c)`": per_call_us(lambda: np.add(a, b, out=c), _noop, calls,
-                                                      batch)}
+    res = {
+        "NumPy `np.add(a, b, out=c)`": per_call_us(lambda: np.add(a, b, out=c), _noop, calls, batch)
+    }
     try:
         from numba import njit, prange
     except ImportError:
@@ -83,8 +84,9 @@ def local_peers(calls: int, batch: int) -> dict[str, float]:
         for i in range(c.shape[0]):
             c[i] = a[i] + b[i]
 
-    res["Numba `@njit(parallel=True)` prange"] = per_call_us(lambda: add_par(a, b, c), _noop,
-                                                             calls, batch)
+    res["Numba `@njit(parallel=True)` prange"] = per_call_us(
+        lambda: add_par(a, b, c), _noop, calls, batch
+    )
     res["Numba `@njit` (serial)"] = per_call_us(lambda: add_ser(a, b, c), _noop, calls, batch)
     return res
 
@@ -106,8 +108,14 @@ def build_report(calls: int, batch: int) -> str:
                 continue
             us = data[arg_kind]
             name = label if data.get("check", True) else label + " (WRONG RESULT)"
-            rows.append([name, arg_kind, fmt(us), fmt(ref[arg_kind] / us) + "×"
-                         if arg_kind in ref else "n/a"])
+            rows.append(
+                [
+                    name,
+                    arg_kind,
+                    fmt(us),
+                    fmt(ref[arg_kind] / us) + "×" if arg_kind in ref else "n/a",
+                ]
+            )
     ref_np = ref.get("numpy")
     for label, us in local_peers(calls, batch).items():
         rows.append([label, "numpy", fmt(us), fmt(ref_np / us) + "×" if ref_np else "n/a"])

@@ -1,12 +1,12 @@
 """qdlab: Quadrants-style kernels compiled per top-level construct, cached per construct, explained in notebooks.
 
-    import qdlab as qd
-    qd.init(arch=qd.cpu)
+import qdlab as qd
+qd.init(arch=qd.cpu)
 
-    @qd.kernel
-    def saxpy(a: qd.f32, x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1]):
-        for i in range(x.shape[0]):
-            y[i] = a * x[i] + y[i]
+@qd.kernel
+def saxpy(a: qd.f32, x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1]):
+    for i in range(x.shape[0]):
+        y[i] = a * x[i] + y[i]
 """
 
 from __future__ import annotations
@@ -57,21 +57,72 @@ float16, float32, float64 = f16, f32, f64
 
 globals().update(BUILTINS)
 
-__all__ = ["ad", "Arch", "Kernel", "Ndarray", "QdArgumentError", "QdAssertionError", "QdError", "QdIndexError",
-           "QdRuntimeError", "QdSyntaxError", "QdTypeError", "QdValueError", "QuadrantsAssertionError",
-           "QuadrantsCompilationError", "QuadrantsIndexError", "QuadrantsNameError", "QuadrantsRuntimeError",
-           "QuadrantsRuntimeTypeError", "QuadrantsSyntaxError", "QuadrantsTypeError",
-           "Template", "cache_stats", "clear_cache", "compile_ptx", "cpu", "cuda", "explain", "f16", "f32", "f64",
-           "func", "gpu", "i8", "i16", "i32", "i64", "init", "kernel", "math", "ndarray", "reset", "static",
-           "stream_parallel", "sync", "template", "types", "u1", "u8", "u16", "u32", "u64", "x64", "arm64", *BUILTINS]
+__all__ = [
+    "ad",
+    "Arch",
+    "Kernel",
+    "Ndarray",
+    "QdArgumentError",
+    "QdAssertionError",
+    "QdError",
+    "QdIndexError",
+    "QdRuntimeError",
+    "QdSyntaxError",
+    "QdTypeError",
+    "QdValueError",
+    "QuadrantsAssertionError",
+    "QuadrantsCompilationError",
+    "QuadrantsIndexError",
+    "QuadrantsNameError",
+    "QuadrantsRuntimeError",
+    "QuadrantsRuntimeTypeError",
+    "QuadrantsSyntaxError",
+    "QuadrantsTypeError",
+    "Template",
+    "cache_stats",
+    "clear_cache",
+    "compile_ptx",
+    "cpu",
+    "cuda",
+    "explain",
+    "f16",
+    "f32",
+    "f64",
+    "func",
+    "gpu",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "init",
+    "kernel",
+    "math",
+    "ndarray",
+    "reset",
+    "static",
+    "stream_parallel",
+    "sync",
+    "template",
+    "types",
+    "u1",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "x64",
+    "arm64",
+    *BUILTINS,
+]
 
 
 def load_ipython_extension(ipython: object) -> None:
     """`%load_ext qdlab`: registers the `%%qdkernel` and `%qdlab` magics."""
     from . import magics  # lazy: IPython, only when a notebook loads the extension
+
     magics.load_ipython_extension(ipython)
 
 
 def unload_ipython_extension(ipython: object) -> None:
     from . import magics  # lazy: IPython
+
     magics.unload_ipython_extension(ipython)

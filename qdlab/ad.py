@@ -27,15 +27,21 @@ class Tape:
         state.tape = self
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         state.tape = None
         if kind is not None:
             return
         grad = getattr(self.loss, "grad", None)
         if self.loss is not None:
             if grad is None:
-                raise ValueError("qd.ad.Tape(loss=...) needs a qd.ndarray made with needs_grad=True")
+                raise ValueError(
+                    "qd.ad.Tape(loss=...) needs a qd.ndarray made with needs_grad=True"
+                )
             grad.fill(1)
         for kernel, args, kwargs in reversed(self.calls):
             kernel.grad(*args, **kwargs)  # type: ignore[attr-defined]

@@ -77,8 +77,12 @@ def compile_ptx(kernel: Kernel, *arg_types: object, sm: str = "sm_80") -> str:
     built = compile_kernel(spec, config, None, cuda).built
     out = []
     for index, b in enumerate(built):
-        tasks = ", ".join(f"{keys.symbol(b.prepared.prefix, k)} ({t.kind}, block {t.block_dim})"
-                          for k, t in enumerate(b.plan.tasks))
-        out.append(f"// qdlab: kernel `{target.name}`, unit {index} of {len(built)} for {cuda.sm}; tasks: {tasks}\n"
-                   f"{b.obj.decode()}")  # type: ignore[union-attr]
+        tasks = ", ".join(
+            f"{keys.symbol(b.prepared.prefix, k)} ({t.kind}, block {t.block_dim})"
+            for k, t in enumerate(b.plan.tasks)
+        )
+        out.append(
+            f"// qdlab: kernel `{target.name}`, unit {index} of {len(built)} for {cuda.sm}; tasks: {tasks}\n"
+            f"{b.obj.decode()}"
+        )  # type: ignore[union-attr]
     return "\n".join(out)

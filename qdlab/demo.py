@@ -34,16 +34,26 @@ def execute(path: Path, cache_dir: str, timeout_s: int = 300) -> object:
     nb = nbformat.read(path, as_version=4)
     env = dict(os.environ, QDLAB_CACHE_DIR=cache_dir)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=timeout_s, store_widget_state=True,
-                                     resources={"metadata": {"path": str(path.parent)}})
+    client = nbclient.NotebookClient(
+        nb,
+        kernel_name="python3",
+        timeout=timeout_s,
+        store_widget_state=True,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
     client.execute(env=env)
     return nb
 
 
 def errors(nb: object) -> list[str]:
     """`ename: evalue` of every error output in an executed notebook."""
-    return [f"{o.ename}: {o.evalue}" for cell in nb.cells if cell.cell_type == "code"  # type: ignore[attr-defined]
-            for o in cell.get("outputs", []) if o.output_type == "error"]
+    return [
+        f"{o.ename}: {o.evalue}"
+        for cell in nb.cells
+        if cell.cell_type == "code"  # type: ignore[attr-defined]
+        for o in cell.get("outputs", [])
+        if o.output_type == "error"
+    ]
 
 
 def write_html(nb: object, path: Path) -> None:
@@ -65,9 +75,15 @@ def edit_table(nb: object) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m qdlab.demo", description=__doc__.splitlines()[0])
-    parser.add_argument("--notebooks", type=Path, default=notebooks_dir(), help="folder holding the notebooks")
-    parser.add_argument("--out", type=Path, default=Path("build"), help="where the HTML files go (default: build)")
+    parser = argparse.ArgumentParser(
+        prog="python -m qdlab.demo", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--notebooks", type=Path, default=notebooks_dir(), help="folder holding the notebooks"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("build"), help="where the HTML files go (default: build)"
+    )
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     executed = {}
@@ -75,24 +91,32 @@ def main(argv: list[str] | None = None) -> int:
         for name in DEMO:
             path = args.notebooks / f"{name}.ipynb"
             if not path.exists():
-                print(f"demo: {path} not found (run from a qdlab checkout, or pass --notebooks DIR)",
-                      file=sys.stderr)
+                print(
+                    f"demo: {path} not found (run from a qdlab checkout, or pass --notebooks DIR)",
+                    file=sys.stderr,
+                )
                 return 2
             t0 = time.perf_counter()
             print(f"running {path.name} ...", flush=True)
             nb = executed[name] = execute(path, cache_dir)
             write_html(nb, args.out / f"{name}.html")
             problems = errors(nb)
-            print(f"  {time.perf_counter() - t0:.1f} s, {len(problems)} errors" + "".join(
-                f"\n  {p}" for p in problems))
+            print(
+                f"  {time.perf_counter() - t0:.1f} s, {len(problems)} errors"
+                + "".join(f"\n  {p}" for p in problems)
+            )
             if problems:
                 return 1
-    print("\nNotebook 02, after editing one loop of the 30-loop kernel and running the cell again:\n")
+    print(
+        "\nNotebook 02, after editing one loop of the 30-loop kernel and running the cell again:\n"
+    )
     print(edit_table(executed["02_per_offload_caching"]))
     print("\nHTML (widgets load their JavaScript from a CDN):")
     for name in DEMO:
         print(f"  {(args.out / f'{name}.html').resolve()}")
-    print("Open the notebooks themselves: .venv/bin/pip install jupyterlab && .venv/bin/jupyter lab notebooks/")
+    print(
+        "Open the notebooks themselves: .venv/bin/pip install jupyterlab && .venv/bin/jupyter lab notebooks/"
+    )
     return 0
 
 

@@ -65,29 +65,46 @@ class Kernel(KernelDef):
         try:
             hints = inspect.get_annotations(fn, eval_str=True)
         except Exception as e:
-            raise QdError(f"kernel `{self.name}`: cannot evaluate its annotations ({e}).",
-                          _annotation_loc(fn, _unevaluable(fn, self.param_names))) from None
+            raise QdError(
+                f"kernel `{self.name}`: cannot evaluate its annotations ({e}).",
+                _annotation_loc(fn, _unevaluable(fn, self.param_names)),
+            ) from None
         self.annotations = []
         for k, name in enumerate(self.param_names):
             if name not in hints:
-                raise QdTypeError(f"kernel `{self.name}`: parameter `{name}` needs a type annotation, e.g. "
-                                  f"`{name}: qd.types.NDArray[qd.f32, 1]` or `{name}: qd.f32`.",
-                                  _annotation_loc(fn, k))
+                raise QdTypeError(
+                    f"kernel `{self.name}`: parameter `{name}` needs a type annotation, e.g. "
+                    f"`{name}: qd.types.NDArray[qd.f32, 1]` or `{name}: qd.f32`.",
+                    _annotation_loc(fn, k),
+                )
             ann = _annotation(hints[name])
             if ann is None:
-                raise QdTypeError(f"kernel `{self.name}`: parameter `{name}` has an unsupported annotation "
-                                  f"{hints[name]!r}; use qd.types.NDArray[dtype, ndim], a scalar dtype such as "
-                                  "qd.f32, int, float or qd.Template.", _annotation_loc(fn, k))
+                raise QdTypeError(
+                    f"kernel `{self.name}`: parameter `{name}` has an unsupported annotation "
+                    f"{hints[name]!r}; use qd.types.NDArray[dtype, ndim], a scalar dtype such as "
+                    "qd.f32, int, float or qd.Template.",
+                    _annotation_loc(fn, k),
+                )
             self.annotations.append(ann)
         returns = _returns(hints.get("return"))
         if returns is None:
-            raise QdTypeError(f"kernel `{self.name}`: unsupported return annotation {hints['return']!r}.",
-                              _annotation_loc(fn, "return"))
+            raise QdTypeError(
+                f"kernel `{self.name}`: unsupported return annotation {hints['return']!r}.",
+                _annotation_loc(fn, "return"),
+            )
         self.returns = returns
-        self.kinds = [ARRAY if isinstance(a, ArrayAnnotation) else TEMPLATE if a is Template else SCALAR
-                      for a in self.annotations]
-        self.key_fns = [_array_key if isinstance(a, ArrayAnnotation) else _template_key if a is Template else type
-                        for a in self.annotations]
+        self.kinds = [
+            ARRAY if isinstance(a, ArrayAnnotation) else TEMPLATE if a is Template else SCALAR
+            for a in self.annotations
+        ]
+        self.key_fns = [
+            _array_key
+            if isinstance(a, ArrayAnnotation)
+            else _template_key
+            if a is Template
+            else type
+            for a in self.annotations
+        ]
         self.fast: dict[tuple, tuple[int, Compiled]] = {}
         """Launch cache: a cheap key of the arguments -> the variant compiled for them."""
 
@@ -118,8 +135,10 @@ class Kernel(KernelDef):
             except TypeError as e:
                 raise QdTypeError(f"kernel `{self.name}`: {e}.") from None
         if len(args) != len(self.annotations):
-            raise QdTypeError(f"kernel `{self.name}` takes {len(self.annotations)} argument(s) "
-                              f"({', '.join(self.param_names)}), got {len(args)}.")
+            raise QdTypeError(
+                f"kernel `{self.name}` takes {len(self.annotations)} argument(s) "
+                f"({', '.join(self.param_names)}), got {len(args)}."
+            )
         sig, values, templates = [], [], {}
         for name, ann, a in zip(self.param_names, self.annotations, args):
             if isinstance(ann, ArrayAnnotation):
@@ -135,26 +154,39 @@ class Kernel(KernelDef):
                     sig.append(ann)
                     values.append(_scalar(a, ann, self.name, name))  # type: ignore[arg-type]
                 else:
-                    raise QdTypeError(f"kernel `{self.name}`: argument `{name}` must be a number ({ann}), "
-                                      f"not {type(a).__name__}.")
+                    raise QdTypeError(
+                        f"kernel `{self.name}`: argument `{name}` must be a number ({ann}), "
+                        f"not {type(a).__name__}."
+                    )
         return tuple(sig), values, templates
 
     # -- compiling ------------------------------------------------------------------------------------------
     def config(self) -> Config:
         """The settings this kernel compiles under: the active config with its own `options` applied."""
-        return dataclasses.replace(state.config(), **self.options) if self.options else state.config()
+        return (
+            dataclasses.replace(state.config(), **self.options) if self.options else state.config()
+        )
 
     def spec(self, sig: tuple, templates: dict) -> KernelSpec:
         """What the pipeline lowers for one argument signature."""
-        params = [ir.Param(name, i32 if isinstance(t, tuple) and t[0] == "template" else t)
-                  for name, t in zip(self.param_names, sig)]
+        params = [
+            ir.Param(name, i32 if isinstance(t, tuple) and t[0] == "template" else t)
+            for name, t in zip(self.param_names, sig)
+        ]
         return KernelSpec(self.fn, self.name, params, self.returns, templates, self.autodiff)
 
     def compile_for(self, sig: tuple, templates: dict) -> Compiled:
         cfg = self.config()
         previous = state.history.get(self.name)
-        compiled = compile_cached(self.spec(sig, templates), repr(sig), cfg, state.cache_for(cfg),
-                                  targets.of(cfg.arch), previous, self.on_construct)  # type: ignore[arg-type]
+        compiled = compile_cached(
+            self.spec(sig, templates),
+            repr(sig),
+            cfg,
+            state.cache_for(cfg),
+            targets.of(cfg.arch),
+            previous,
+            self.on_construct,
+        )  # type: ignore[arg-type]
         state.history[self.name] = compiled
         self.latest = compiled
         total, recompiled, hit = compiled.observations
@@ -166,16 +198,23 @@ class Kernel(KernelDef):
     def declared_signature(self, arg_types: tuple, why: str) -> tuple:
         """The signature from the annotations, or from explicit dtypes / ArrayTypes (`why` names the caller)."""
         sig = []
-        for name, ann, given in zip(self.param_names, self.annotations,
-                                    list(arg_types) + [None] * (len(self.annotations) - len(arg_types))):
+        for name, ann, given in zip(
+            self.param_names,
+            self.annotations,
+            list(arg_types) + [None] * (len(self.annotations) - len(arg_types)),
+        ):
             t = given or ann
             if isinstance(t, ArrayAnnotation):
                 if t.dtype is None or t.ndim is None:
-                    raise QdTypeError(f"kernel `{self.name}`: parameter `{name}` needs dtype and ndim {why}; "
-                                      "annotate it or pass its type.")
+                    raise QdTypeError(
+                        f"kernel `{self.name}`: parameter `{name}` needs dtype and ndim {why}; "
+                        "annotate it or pass its type."
+                    )
                 t = ArrayType(t.dtype, t.ndim, bool(t.needs_grad), t.boundary)
             if t is Template:
-                raise QdTypeError(f"kernel `{self.name}`: template parameter `{name}` needs a value.")
+                raise QdTypeError(
+                    f"kernel `{self.name}`: template parameter `{name}` needs a value."
+                )
             sig.append(t)
         return tuple(sig)
 
@@ -183,7 +222,9 @@ class Kernel(KernelDef):
         """Compile ahead of the first call, from the annotations (or explicit dtypes / ArrayTypes)."""
         __tracebackhide__ = True
         try:
-            return self.variant(self.declared_signature(arg_types, "to compile before its first call"), {})
+            return self.variant(
+                self.declared_signature(arg_types, "to compile before its first call"), {}
+            )
         except QdError as e:
             raise _user_facing(e) from None
 
@@ -203,7 +244,10 @@ class Kernel(KernelDef):
         try:
             if state.tape is not None and not self.autodiff:
                 state.tape.record(self, args, kwargs)
-            if (self.options or state.config().arch != "cpu") and self.config().arch in ("cuda", "gpu"):
+            if (self.options or state.config().arch != "cpu") and self.config().arch in (
+                "cuda",
+                "gpu",
+            ):
                 return self.launch_cuda(args, kwargs)
             if not kwargs and len(args) == len(self.annotations):
                 try:
@@ -217,11 +261,18 @@ class Kernel(KernelDef):
             compiled = self.variant(sig, templates)
             if not kwargs and len(args) == len(self.annotations):
                 try:
-                    self.fast[tuple(f(a) for f, a in zip(self.key_fns, args))] = (state.generation, compiled)
+                    self.fast[tuple(f(a) for f, a in zip(self.key_fns, args))] = (
+                        state.generation,
+                        compiled,
+                    )
                 except (AttributeError, TypeError):
                     pass
-            return self.launch(compiled, tuple(args) if not kwargs else tuple(
-                inspect.signature(self.fn).bind(*args, **kwargs).arguments.values()))
+            return self.launch(
+                compiled,
+                tuple(args)
+                if not kwargs
+                else tuple(inspect.signature(self.fn).bind(*args, **kwargs).arguments.values()),
+            )
         except QdError as e:
             raise _user_facing(e) from None
 
@@ -232,9 +283,17 @@ class Kernel(KernelDef):
         compiled = self.variant(sig, templates)
         launcher = compiled.launcher
         if compiled.alias_pairs:
-            extents = [(cuda_runtime.pointer(v[0]), v[0].nbytes, cuda_runtime.pointer(v[1]) if v[1] is not None
-                        else 0, v[1].nbytes if v[1] is not None else 0) if isinstance(v, tuple) else None
-                       for v in values]
+            extents = [
+                (
+                    cuda_runtime.pointer(v[0]),
+                    v[0].nbytes,
+                    cuda_runtime.pointer(v[1]) if v[1] is not None else 0,
+                    v[1].nbytes if v[1] is not None else 0,
+                )
+                if isinstance(v, tuple)
+                else None
+                for v in values
+            ]
             overlap = launcher.overlapping(extents)
             if overlap:
                 self.warn_alias(overlap)
@@ -266,8 +325,10 @@ class Kernel(KernelDef):
             for k in compiled.written:
                 a = args[k]
                 if type(a) is not Ndarray and not _as_numpy(a).flags.writeable:
-                    raise QdValueError(f"kernel `{self.name}` writes argument `{self.param_names[k]}`, which is a "
-                                     "read-only array.")
+                    raise QdValueError(
+                        f"kernel `{self.name}` writes argument `{self.param_names[k]}`, which is a "
+                        "read-only array."
+                    )
         if launcher.alias_pairs:
             overlap = launcher.overlapping(extents)
             if overlap:
@@ -287,8 +348,12 @@ class Kernel(KernelDef):
         pairs = ", ".join(f"`{a}` and `{b}`" for a, b in overlap)
         if pairs not in self.warned:
             self.warned.add(pairs)
-            log.warning("[PER_OFFLOAD][FALLBACK] kernel `%s`: aliased_arguments: %s share memory, so this call "
-                        "runs the whole-kernel variant.", self.name, pairs)
+            log.warning(
+                "[PER_OFFLOAD][FALLBACK] kernel `%s`: aliased_arguments: %s share memory, so this call "
+                "runs the whole-kernel variant.",
+                self.name,
+                pairs,
+            )
         if self.latest is not None:
             self.latest.report.runtime_fallbacks.append(f"aliased_arguments: {pairs}")
 
@@ -382,13 +447,17 @@ def _scalar(a: object, t: DType, kernel: str, name: str) -> object:
         return bool(a)
     if isinstance(a, (float, np.floating)):
         if not (math.isfinite(a) and float(a).is_integer()):
-            raise QdArgumentError(f"kernel `{kernel}`: argument `{name}` is {a!r}, but the parameter is {t}, "
-                                  "which takes integers only.")
+            raise QdArgumentError(
+                f"kernel `{kernel}`: argument `{name}` is {a!r}, but the parameter is {t}, "
+                "which takes integers only."
+            )
         a = int(a)
     info = np.iinfo(t.np)
     if not info.min <= a <= info.max:  # type: ignore[operator]
-        raise QdArgumentError(f"kernel `{kernel}`: argument `{name}` is {a}, outside the range of its type {t} "
-                              f"({info.min} to {info.max}).")
+        raise QdArgumentError(
+            f"kernel `{kernel}`: argument `{name}` is {a}, outside the range of its type {t} "
+            f"({info.min} to {info.max})."
+        )
     return int(a)  # type: ignore[call-overload]
 
 
@@ -407,15 +476,18 @@ def _template_key(v: object) -> object:
 _unique = itertools.count()
 
 
-def _array_arg(a: object, ann: ArrayAnnotation, kernel: str, name: str) -> tuple[np.ndarray, np.ndarray | None,
-                                                                                 ArrayType]:
+def _array_arg(
+    a: object, ann: ArrayAnnotation, kernel: str, name: str
+) -> tuple[np.ndarray, np.ndarray | None, ArrayType]:
     grad = None
     if isinstance(a, Ndarray):
         arr = a.arr
         grad = a.grad.arr if a.grad is not None else None
     elif isinstance(a, np.ndarray):
         arr = a
-    elif hasattr(a, "__cuda_array_interface__"):  # CuPy, PyTorch CUDA tensors: passed by device pointer
+    elif hasattr(
+        a, "__cuda_array_interface__"
+    ):  # CuPy, PyTorch CUDA tensors: passed by device pointer
         arr = cuda_runtime.DeviceArray(a)  # type: ignore[assignment]
     elif hasattr(a, "__array_interface__"):
         arr = np.asarray(a)
@@ -423,33 +495,51 @@ def _array_arg(a: object, ann: ArrayAnnotation, kernel: str, name: str) -> tuple
         try:
             arr = np.from_dlpack(a)
         except Exception as e:
-            raise QdTypeError(f"kernel `{kernel}`: argument `{name}` cannot be read through DLPack ({e}).") from None
+            raise QdTypeError(
+                f"kernel `{kernel}`: argument `{name}` cannot be read through DLPack ({e})."
+            ) from None
     else:
-        raise QdTypeError(f"kernel `{kernel}`: argument `{name}` must be a qd.ndarray or a NumPy array, not "
-                          f"{type(a).__name__}.")
+        raise QdTypeError(
+            f"kernel `{kernel}`: argument `{name}` must be a qd.ndarray or a NumPy array, not "
+            f"{type(a).__name__}."
+        )
     dtype = from_numpy(arr.dtype)
     if dtype is None:
-        raise QdTypeError(f"kernel `{kernel}`: argument `{name}` has dtype {arr.dtype}, which kernels do not support.")
+        raise QdTypeError(
+            f"kernel `{kernel}`: argument `{name}` has dtype {arr.dtype}, which kernels do not support."
+        )
     if ann.dtype is not None and ann.dtype != dtype:
-        raise QdValueError(f"kernel `{kernel}`: argument `{name}` has dtype {dtype} but the parameter is declared "
-                         f"{ann.dtype}.")
+        raise QdValueError(
+            f"kernel `{kernel}`: argument `{name}` has dtype {dtype} but the parameter is declared "
+            f"{ann.dtype}."
+        )
     if ann.ndim is not None and ann.ndim != arr.ndim:
-        raise QdValueError(f"kernel `{kernel}`: argument `{name}` has {arr.ndim} dimension(s) but the parameter is "
-                         f"declared with ndim={ann.ndim}.")
+        raise QdValueError(
+            f"kernel `{kernel}`: argument `{name}` has {arr.ndim} dimension(s) but the parameter is "
+            f"declared with ndim={ann.ndim}."
+        )
     if any(n > INDEX_MAX for n in arr.shape):
-        raise QdValueError(f"kernel `{kernel}`: argument `{name}` has shape {arr.shape}; kernels index arrays with "
-                           f"i32, so no extent may exceed 2**31 - 1 ({INDEX_MAX}).")
+        raise QdValueError(
+            f"kernel `{kernel}`: argument `{name}` has shape {arr.shape}; kernels index arrays with "
+            f"i32, so no extent may exceed 2**31 - 1 ({INDEX_MAX})."
+        )
     if not arr.flags.c_contiguous:
-        raise QdValueError(f"kernel `{kernel}`: argument `{name}` is not C-contiguous; pass "
-                         f"np.ascontiguousarray({name}).")
+        raise QdValueError(
+            f"kernel `{kernel}`: argument `{name}` is not C-contiguous; pass "
+            f"np.ascontiguousarray({name})."
+        )
     if ann.needs_grad and grad is None:
-        raise QdValueError(f"kernel `{kernel}`: parameter `{name}` needs a gradient buffer; pass "
-                         "qd.ndarray(..., needs_grad=True).")
+        raise QdValueError(
+            f"kernel `{kernel}`: parameter `{name}` needs a gradient buffer; pass "
+            "qd.ndarray(..., needs_grad=True)."
+        )
     needs_grad = grad is not None if ann.needs_grad is None else bool(ann.needs_grad)
     return arr, grad if needs_grad else None, ArrayType(dtype, arr.ndim, needs_grad, ann.boundary)
 
 
-def kernel(fn: typing.Callable | None = None, **options: object) -> Kernel | typing.Callable[[typing.Callable], Kernel]:
+def kernel(
+    fn: typing.Callable | None = None, **options: object
+) -> Kernel | typing.Callable[[typing.Callable], Kernel]:
     """`@qd.kernel` (options such as `fastcache=True` are accepted for compatibility)."""
     __tracebackhide__ = True
     if fn is None:
@@ -460,7 +550,9 @@ def kernel(fn: typing.Callable | None = None, **options: object) -> Kernel | typ
         raise _user_facing(e) from None
 
 
-def func(fn: typing.Callable | None = None, **options: object) -> Func | typing.Callable[[typing.Callable], Func]:
+def func(
+    fn: typing.Callable | None = None, **options: object
+) -> Func | typing.Callable[[typing.Callable], Func]:
     """`@qd.func`: always inlined."""
     if fn is None:
         return lambda f: Func(f)
@@ -475,8 +567,12 @@ def _user_facing(e: QdError) -> QdError:
 
 def _outside_qdlab(code: types.CodeType) -> types.CodeType:
     """`code`, and the code nested in it, naming a file outside qdlab/."""
-    return code.replace(co_filename="<qdlab>", co_consts=tuple(
-        _outside_qdlab(c) if isinstance(c, types.CodeType) else c for c in code.co_consts))
+    return code.replace(
+        co_filename="<qdlab>",
+        co_consts=tuple(
+            _outside_qdlab(c) if isinstance(c, types.CodeType) else c for c in code.co_consts
+        ),
+    )
 
 
 # The entry points a user-facing error leaves qdlab through: the frame of the one it was raised from stays in its

@@ -13,14 +13,19 @@ from .compiler.types import DType, from_numpy
 class Ndarray:
     """A C-contiguous host array. `.grad` is a second array of the same shape when `needs_grad`."""
 
-    def __init__(self, dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False) -> None:
+    def __init__(
+        self, dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False
+    ) -> None:
         self.dtype = _dtype(dtype)
         self.arr = np.zeros(_shape(shape), self.dtype.np)
         self.grad = Ndarray(self.dtype, self.arr.shape) if needs_grad else None
         self._made(needs_grad)
 
     def _made(self, needs_grad: bool) -> None:
-        data, grad = cuda_runtime.pointer(self.arr), cuda_runtime.pointer(self.grad.arr) if self.grad else 0
+        data, grad = (
+            cuda_runtime.pointer(self.arr),
+            cuda_runtime.pointer(self.grad.arr) if self.grad else 0,
+        )
         self._words = abi.array_words(data, grad, self.arr.shape)
         """Launch words: data pointer, gradient pointer, extents (the buffer never moves)."""
         self._sig = (self.dtype.name, self.arr.ndim, needs_grad)
@@ -44,7 +49,9 @@ class Ndarray:
     def from_numpy(self, array: np.ndarray) -> None:
         array = np.asarray(array)
         if array.shape != self.arr.shape:
-            raise ValueError(f"from_numpy: shape {array.shape} does not match the ndarray's {self.arr.shape}")
+            raise ValueError(
+                f"from_numpy: shape {array.shape} does not match the ndarray's {self.arr.shape}"
+            )
         self.arr[...] = array
 
     def copy_from(self, other: Ndarray) -> None:
@@ -67,7 +74,9 @@ class Ndarray:
 class DeviceNdarray(Ndarray):
     """`qd.ndarray` whose storage is a CuPy array on the current device; kernels get it by pointer."""
 
-    def __init__(self, dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False) -> None:
+    def __init__(
+        self, dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False
+    ) -> None:
         cupy = cuda_runtime.require()
         self.dtype = _dtype(dtype)
         self.arr = cupy.zeros(_shape(shape), self.dtype.np)
@@ -80,7 +89,9 @@ class DeviceNdarray(Ndarray):
     def from_numpy(self, array: np.ndarray) -> None:
         array = np.ascontiguousarray(np.asarray(array), self.dtype.np)
         if array.shape != self.arr.shape:
-            raise ValueError(f"from_numpy: shape {array.shape} does not match the ndarray's {self.arr.shape}")
+            raise ValueError(
+                f"from_numpy: shape {array.shape} does not match the ndarray's {self.arr.shape}"
+            )
         self.arr.set(array)
 
     def __getitem__(self, index: object) -> object:

@@ -39,7 +39,9 @@ def cache() -> BinaryCache:
     global _cache
     if _cache is None:
         directory = _config.offline_cache_file_path or os.environ.get("QDLAB_CACHE_DIR") or None
-        _cache = BinaryCache(directory, disk=_config.offline_cache, max_size_mb=_config.offline_cache_max_size_mb)
+        _cache = BinaryCache(
+            directory, disk=_config.offline_cache, max_size_mb=_config.offline_cache_max_size_mb
+        )
     return _cache
 
 

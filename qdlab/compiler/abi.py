@@ -29,8 +29,17 @@ IFACE_SLOTS = 64
 MAX_CHUNKS = 64
 """Most chunks a parallel task is cut into (its reduction partials have this many slots)."""
 
-INT_FORMATS = {"i8": "b7x", "i16": "h6x", "i32": "i4x", "i64": "q", "u1": "?7x", "u8": "B7x", "u16": "H6x",
-               "u32": "I4x", "u64": "Q"}
+INT_FORMATS = {
+    "i8": "b7x",
+    "i16": "h6x",
+    "i32": "i4x",
+    "i64": "q",
+    "u1": "?7x",
+    "u8": "B7x",
+    "u16": "H6x",
+    "u32": "I4x",
+    "u64": "Q",
+}
 """How an integer argument fills its word."""
 
 

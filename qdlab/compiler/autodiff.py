@@ -26,7 +26,13 @@ class Adjoint:
         self.loc = loc
         self.adj: dict[ir.Value, ir.Value] = {}
 
-    def emit(self, cls: type[ir.Op], operands: list[ir.Value], result: DType | None = None, **attrs: object) -> ir.Value:
+    def emit(
+        self,
+        cls: type[ir.Op],
+        operands: list[ir.Value],
+        result: DType | None = None,
+        **attrs: object,
+    ) -> ir.Value:
         op = cls(operands, result, attrs, None, self.loc)  # type: ignore[arg-type]
         self.body.append(op)
         return op.result  # type: ignore[return-value]
@@ -102,14 +108,22 @@ def _select(a: Adjoint, op: ir.Op, g: ir.Value) -> None:
     a.add(y, a.emit(ir.Select, [c, zero, g], g.type))  # type: ignore[arg-type]
 
 
-RULES: dict[type[ir.Op], Rule] = {ir.BinOp: _binop, ir.Unary: _unary, ir.Cast: _cast, ir.Select: _select}
+RULES: dict[type[ir.Op], Rule] = {
+    ir.BinOp: _binop,
+    ir.Unary: _unary,
+    ir.Cast: _cast,
+    ir.Select: _select,
+}
 """The derivative of each differentiable op: given the gradient of its result, add to its operands'."""
 FORWARD = (ir.Const, ir.Arg, ir.Shape, ir.BinOp, ir.Cmp, ir.Unary, ir.Cast, ir.Select, ir.Load)
 
 
 def _refuse(op: ir.Op, what: str) -> QdError:
-    return QdError(f"kernel.grad: {what} is not supported in a differentiated kernel; keep each top-level loop's "
-                   "body to straight-line arithmetic on array elements.", op.loc)  # type: ignore[arg-type]
+    return QdError(
+        f"kernel.grad: {what} is not supported in a differentiated kernel; keep each top-level loop's "
+        "body to straight-line arithmetic on array elements.",
+        op.loc,
+    )  # type: ignore[arg-type]
 
 
 def reverse(kernel: ir.Kernel) -> ir.Kernel:
@@ -136,12 +150,16 @@ def reverse(kernel: ir.Kernel) -> ir.Kernel:
 def _reverse_loop(loop: ir.For, outer: dict[ir.Value, ir.Value], into: ir.Block) -> None:
     index = ir.Value(loop.body.args[0].type, loop.body.args[0].name)
     body = ir.Block([index])
-    into.append(ir.For([outer.get(v, v) for v in loop.operands], None, dict(loop.attrs), [body], loop.loc))
+    into.append(
+        ir.For([outer.get(v, v) for v in loop.operands], None, dict(loop.attrs), [body], loop.loc)
+    )
     mapping = dict(outer)
     mapping[loop.body.args[0]] = index
     forward = []
     for op in loop.body.ops:
-        if op.regions or isinstance(op, (ir.Alloca, ir.LocalLoad, ir.LocalStore, ir.LocalAtomic, ir.Random)):
+        if op.regions or isinstance(
+            op, (ir.Alloca, ir.LocalLoad, ir.LocalStore, ir.LocalAtomic, ir.Random)
+        ):
             raise _refuse(op, f"`{op.name}` inside the loop")
         if isinstance(op, FORWARD):
             forward.append(op)
@@ -193,7 +211,13 @@ class _Mapped(Adjoint):
     def un(self, fn: str, x: ir.Value) -> ir.Value:
         return self.base.un(fn, self.mapping.get(x, x))
 
-    def emit(self, cls: type[ir.Op], operands: list[ir.Value], result: DType | None = None, **attrs: object) -> ir.Value:
+    def emit(
+        self,
+        cls: type[ir.Op],
+        operands: list[ir.Value],
+        result: DType | None = None,
+        **attrs: object,
+    ) -> ir.Value:
         return self.base.emit(cls, [self.mapping.get(v, v) for v in operands], result, **attrs)
 
     def add(self, v: ir.Value, g: ir.Value) -> None:

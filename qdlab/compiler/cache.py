@@ -54,6 +54,7 @@ def default_cache_dir() -> Path:
     if env:
         return Path(env)
     import platformdirs  # lazy: only when the default cache directory is needed
+
     return Path(platformdirs.user_cache_dir("qdlab"))
 
 
@@ -72,11 +73,15 @@ def encode_entry(key: str, payload: bytes) -> bytes:
 def read_entry(f: BinaryIO, key: str, max_bytes: int) -> bytes:
     """The payload of the entry `f` holds for `key`, reading no more than its header declares (and nothing
     past `max_bytes`); raises ValueError saying which check failed."""
+
     def take(n: int, what: str) -> bytes:
         data = f.read(n)
         if len(data) != n:
-            raise ValueError(f"{what} is {len(data)} bytes, header says {n}" if what == "payload"
-                             else f"truncated header ({len(data)} of {n} bytes)")
+            raise ValueError(
+                f"{what} is {len(data)} bytes, header says {n}"
+                if what == "payload"
+                else f"truncated header ({len(data)} of {n} bytes)"
+            )
         return data
 
     magic, fmt, version_len = _PREFIX.unpack(take(_PREFIX.size, "header"))
@@ -196,7 +201,9 @@ class BinaryCache:
                     f"{path} is writable by other users (mode {st.st_mode & 0o777:o})"
                 )
                 return
-        self._disk_bytes = -1  # measured at the first write, so a run of cache hits never lists the folder
+        self._disk_bytes = (
+            -1
+        )  # measured at the first write, so a run of cache hits never lists the folder
 
     def _disable_disk(self, reason: str) -> None:
         if self._disk:
@@ -228,7 +235,11 @@ class BinaryCache:
         except FileNotFoundError:
             return None
         except OSError as e:  # ELOOP: a link; EACCES; ENXIO: a socket
-            if e.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOMEM):  # those are this process's fault
+            if e.errno not in (
+                errno.EMFILE,
+                errno.ENFILE,
+                errno.ENOMEM,
+            ):  # those are this process's fault
                 self._drop(path, e.strerror or str(e))
             return None
         try:
@@ -252,9 +263,14 @@ class BinaryCache:
         data = encode_entry(key, payload)
         tmp = None
         try:
-            for p in (path.parent, path):  # whatever sits where the shard folder or the entry file belongs
+            for p in (
+                path.parent,
+                path,
+            ):  # whatever sits where the shard folder or the entry file belongs
                 with contextlib.suppress(FileNotFoundError):
-                    if stat.S_IFMT(os.lstat(p).st_mode) != (stat.S_IFDIR if p != path else stat.S_IFREG):
+                    if stat.S_IFMT(os.lstat(p).st_mode) != (
+                        stat.S_IFDIR if p != path else stat.S_IFREG
+                    ):
                         _remove(p)
             path.parent.mkdir(mode=0o700, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")

@@ -17,11 +17,32 @@ from .scope import FuncReturn, GradOf, Local, Scope, dotted, is_number
 from .source import func_source
 from .types import DType, i32, promote, u1
 
-UNARY_FLOAT = {"sqrt", "sin", "cos", "tan", "tanh", "exp", "log", "asin", "acos", "rsqrt", "log2", "exp2"}
+UNARY_FLOAT = {
+    "sqrt",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "exp",
+    "log",
+    "asin",
+    "acos",
+    "rsqrt",
+    "log2",
+    "exp2",
+}
 UNARY_KEEP = {"floor", "ceil", "round", "abs", "sign", "fract"}
-ATOMICS = {"atomic_add": "add", "atomic_sub": "sub", "atomic_min": "min", "atomic_max": "max",
-           "atomic_and": "and", "atomic_or": "or", "atomic_xor": "xor", "atomic_mul": "mul",
-           "atomic_exchange": "xchg"}
+ATOMICS = {
+    "atomic_add": "add",
+    "atomic_sub": "sub",
+    "atomic_min": "min",
+    "atomic_max": "max",
+    "atomic_and": "and",
+    "atomic_or": "or",
+    "atomic_xor": "xor",
+    "atomic_mul": "mul",
+    "atomic_exchange": "xchg",
+}
 
 
 class Calls:
@@ -36,8 +57,11 @@ class Calls:
         if callee is None:
             callee = self.visit(node.func)
         if callee is lang.static:
-            return self.resolve_static(node.args[0]) if len(node.args) == 1 else \
-                tuple(self.resolve_static(a) for a in node.args)
+            return (
+                self.resolve_static(node.args[0])
+                if len(node.args) == 1
+                else tuple(self.resolve_static(a) for a in node.args)
+            )
         if isinstance(callee, lang.Builtin):
             handler = getattr(self, f"b_{callee.name}", None)
             if handler is None:
@@ -55,24 +79,30 @@ class Calls:
                 return callee(x)  # type: ignore[operator]
             return self.cast(self.value(x), i32 if callee is int else self.default_fp)
         if callee in (abs, min, max):
-            return {abs: lambda: self.unary("abs", *self.call_args(node, 1)),
-                    min: lambda: self.reduce2("min", self.call_args(node)),
-                    max: lambda: self.reduce2("max", self.call_args(node))}[callee]()  # type: ignore[index]
+            return {
+                abs: lambda: self.unary("abs", *self.call_args(node, 1)),
+                min: lambda: self.reduce2("min", self.call_args(node)),
+                max: lambda: self.reduce2("max", self.call_args(node)),
+            }[callee]()  # type: ignore[index]
         if isinstance(callee, DType):
             (x,) = self.call_args(node, 1)
             return self.cast(self.value(x, callee, exact=True), callee)
         if isinstance(callee, lang.Func):
             return self.inline(callee, node)
         if isinstance(callee, lang.KernelDef):
-            raise self.error(f"a kernel cannot call another kernel (`{callee.name}`); make it a @qd.func.")
+            raise self.error(
+                f"a kernel cannot call another kernel (`{callee.name}`); make it a @qd.func."
+            )
         if callee is range or callee is lang.BUILTINS["ndrange"]:
             raise self.error("range()/qd.ndrange() can only be used as the iterable of a `for`.")
         if callee is getattr(builtins, "len"):
             (x,) = self.call_args(node, 1)
             if isinstance(x, tuple):
                 return len(x)
-        raise self.error(f"{getattr(callee, '__name__', repr(callee))!s} cannot be called in a kernel; "
-                       "kernels can call qd.* functions and @qd.func functions.")
+        raise self.error(
+            f"{getattr(callee, '__name__', repr(callee))!s} cannot be called in a kernel; "
+            "kernels can call qd.* functions and @qd.func functions."
+        )
 
     def call_args(self, node: ast.Call, n: int | None = None) -> list[object]:
         if n is not None and len(node.args) != n:
@@ -105,7 +135,9 @@ class Calls:
 
     def b_mix(self, node: ast.Call) -> object:
         x, y, a = self.call_args(node, 3)
-        return self.binop("add", self.binop("mul", x, self.binop("sub", 1.0, a)), self.binop("mul", y, a))
+        return self.binop(
+            "add", self.binop("mul", x, self.binop("sub", 1.0, a)), self.binop("mul", y, a)
+        )
 
     def reduce2(self, op: str, xs: list[object]) -> object:
         if len(xs) < 2:
@@ -165,17 +197,30 @@ class Calls:
         if isinstance(target, ast.Name):
             local = self.find_local(target.id)
             if not isinstance(local, Local):
-                raise self.error("the target of an atomic must be an array element or a local variable.")
+                raise self.error(
+                    "the target of an atomic must be an array element or a local variable."
+                )
             dtype = local.ref.type.dtype  # type: ignore[union-attr]
             v = self.cast(self.value(self.visit(value_node), dtype), dtype)
-            if local.parallel_depth < self.parallel_depth:  # shared by the loop's threads: one atomic RMW
+            if (
+                local.parallel_depth < self.parallel_depth
+            ):  # shared by the loop's threads: one atomic RMW
                 return self.emit(ir.LocalAtomic, [local.ref, v], dtype, target.id + "_old", op=op)
             old = self.emit(ir.LocalLoad, [local.ref], dtype, target.id)
-            self.emit(ir.LocalStore, [local.ref, self.cast(self.value(self.binop(op, old, v) if op != "xchg" else v,
-                                                               dtype), dtype)])
+            self.emit(
+                ir.LocalStore,
+                [
+                    local.ref,
+                    self.cast(
+                        self.value(self.binop(op, old, v) if op != "xchg" else v, dtype), dtype
+                    ),
+                ],
+            )
             return old
         if not isinstance(target, ast.Subscript):
-            raise self.error("the target of an atomic must be an array element, e.g. `qd.atomic_add(a[i], 1)`.")
+            raise self.error(
+                "the target of an atomic must be an array element, e.g. `qd.atomic_add(a[i], 1)`."
+            )
         array, indices = self.subscript_target(target)
         base, grad = GradOf.unpack(array)
         dtype = base.type.dtype  # type: ignore[union-attr]
@@ -201,11 +246,15 @@ class Calls:
             raise self.error(f"qd.randn(dtype) needs a float dtype, not {t}.", QdTypeError)
         log = self.unary("log", self.binop("sub", self.const(1.0, t), u))
         r = self.unary("sqrt", self.binop("mul", self.const(-2.0, t), log))
-        return self.binop("mul", r, self.unary("cos", self.binop("mul", self.const(2 * math.pi, t), v)))
+        return self.binop(
+            "mul", r, self.unary("cos", self.binop("mul", self.const(2 * math.pi, t), v))
+        )
 
     def b_volatile_load(self, node: ast.Call) -> object:
         if len(node.args) != 1 or not isinstance(node.args[0], ast.Subscript):
-            raise self.error("qd.volatile_load takes one array element, e.g. `qd.volatile_load(a[i])`.")
+            raise self.error(
+                "qd.volatile_load takes one array element, e.g. `qd.volatile_load(a[i])`."
+            )
         array, indices = self.subscript_target(node.args[0])
         base, grad = GradOf.unpack(array)
         return self.emit(ir.VolatileLoad, [base, *indices], base.type.dtype, grad=grad)  # type: ignore
@@ -242,7 +291,9 @@ class Calls:
                 self.loop_name = str(v)
             elif kw.arg == "block_dim":
                 if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 1024:
-                    raise self.error("qd.loop_config(block_dim=...) needs an integer from 1 to 1024.")
+                    raise self.error(
+                        "qd.loop_config(block_dim=...) needs an integer from 1 to 1024."
+                    )
                 self.block_dim = v
             elif kw.arg not in ("parallelize", "block_dim_adaptive"):
                 raise self.error(f"qd.loop_config has no option `{kw.arg}`.")
@@ -256,8 +307,11 @@ class Calls:
         args = [self.visit(a) for a in node.args]
         kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
         if len(args) + len(kwargs) != len(params):
-            raise self.error(f"{source.tree.name}() takes {len(params)} argument(s), got "
-                           f"{len(args) + len(kwargs)}.", QdTypeError)
+            raise self.error(
+                f"{source.tree.name}() takes {len(params)} argument(s), got "
+                f"{len(args) + len(kwargs)}.",
+                QdTypeError,
+            )
         annotations = getattr(func.fn, "__annotations__", {})  # type: ignore[attr-defined]
         frame: dict = {}
         for k, p in enumerate(params):
@@ -265,15 +319,25 @@ class Calls:
             ann = annotations.get(p.arg)
             if isinstance(ann, DType):
                 x = self.cast(self.value(x, ann), ann)
-            elif ann is not lang.Template and isinstance(x, (int, float)) and not isinstance(x, bool):
+            elif (
+                ann is not lang.Template and isinstance(x, (int, float)) and not isinstance(x, bool)
+            ):
                 x = self.value(x)
             frame[p.arg] = x
         fn_globals = getattr(func.fn, "__globals__", {})  # type: ignore[attr-defined]
         outer = self.scope
         via = dotted(node.func) or "?"
         owner = f"{outer.owner}/{via}" if outer.owner else via
-        self.scope = Scope(source, source.tree.name, fn_globals, [frame], [], True,
-                         (self.loop_depth, self.in_runtime_if), owner)
+        self.scope = Scope(
+            source,
+            source.tree.name,
+            fn_globals,
+            [frame],
+            [],
+            True,
+            (self.loop_depth, self.in_runtime_if),
+            owner,
+        )
         self.record("<source>", func)
         self.inline_depth += 1
         try:
@@ -289,6 +353,3 @@ class Calls:
         if isinstance(ret_ann, DType) and result is not None:
             result = self.cast(self.value(result, ret_ann), ret_ann)
         return result
-
-
-

@@ -22,7 +22,9 @@ def cfg_dot(kernel: ir.Kernel) -> str:
             lines.append(f"  {last} -> {here};")
             for k, r in enumerate(op.regions):
                 end = block(r, here)
-                lines.append(f'  {end} -> {here} [style=dashed, label="{"loop" if isinstance(op, (ir.For, ir.Loop)) else "join"}{k}"];')
+                lines.append(
+                    f'  {end} -> {here} [style=dashed, label="{"loop" if isinstance(op, (ir.For, ir.Loop)) else "join"}{k}"];'
+                )
             last = here
         return last
 

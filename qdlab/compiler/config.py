@@ -52,7 +52,9 @@ def make_config(**kwargs: object) -> Config:
     names = {f.name for f in fields(Config)}
     unknown = sorted(set(kwargs) - names)
     if unknown:
-        raise TypeError(f"qd.init() got unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+        raise TypeError(
+            f"qd.init() got unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}"
+        )
     arch = kwargs.get("arch", "cpu")
     arch = getattr(arch, "name", arch)
     if arch not in ARCHS:

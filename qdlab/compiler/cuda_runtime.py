@@ -32,6 +32,7 @@ def available() -> bool:
     """True when CuPy imports and sees a CUDA device."""
     try:
         import cupy  # lazy: CuPy, only where CUDA is asked for
+
         return bool(cupy.is_available())
     except Exception:  # noqa: BLE001 - no CuPy, no driver, no device: all mean "not available"
         return False
@@ -39,10 +40,13 @@ def available() -> bool:
 
 def require() -> Any:
     if not available():
-        raise QdError("qd.cuda/qd.gpu: no CUDA device is available in this process (CuPy missing or "
-                      "cupy.is_available() is False); use qd.cpu, or qd.compile_ptx(kernel, ...) to inspect "
-                      "the PTX a kernel would produce.")
+        raise QdError(
+            "qd.cuda/qd.gpu: no CUDA device is available in this process (CuPy missing or "
+            "cupy.is_available() is False); use qd.cpu, or qd.compile_ptx(kernel, ...) to inspect "
+            "the PTX a kernel would produce."
+        )
     import cupy  # lazy: CuPy
+
     return cupy
 
 
@@ -98,8 +102,10 @@ class DeviceArray:
         self.dtype = np.dtype(cai["typestr"])
         self.nbytes = math.prod(self.shape) * self.dtype.itemsize
         strides = cai.get("strides")
-        dense = [self.dtype.itemsize * math.prod(self.shape[d + 1:]) for d in range(self.ndim)]
-        contiguous = strides is None or all(s == d for s, d, n in zip(strides, dense, self.shape) if n > 1)
+        dense = [self.dtype.itemsize * math.prod(self.shape[d + 1 :]) for d in range(self.ndim)]
+        contiguous = strides is None or all(
+            s == d for s, d, n in zip(strides, dense, self.shape) if n > 1
+        )
         self.flags = SimpleNamespace(c_contiguous=contiguous, writeable=not cai["data"][1])
 
     @property
@@ -165,7 +171,11 @@ class Launcher:
         for p, v in zip(self.params, values):
             if isinstance(p.type, ArrayType):
                 arr, grad = v
-                out.extend(abi.array_words(pointer(arr), pointer(grad) if grad is not None else 0, arr.shape))
+                out.extend(
+                    abi.array_words(
+                        pointer(arr), pointer(grad) if grad is not None else 0, arr.shape
+                    )
+                )
             else:
                 out.append(v if v is not None else 0)
         return self.packer.pack(*out)

@@ -150,7 +150,11 @@ class KernelReport:
         rows = []
         for c in self.constructs:
             lines = f"{c.lines[0]}-{c.lines[1]}" if c.lines[0] != c.lines[1] else str(c.lines[0])
-            status = c.status if c.status == "reused" else f"compiled ({c.recompile_reason or 'new key'})"
+            status = (
+                c.status
+                if c.status == "reused"
+                else f"compiled ({c.recompile_reason or 'new key'})"
+            )
             rows.append((str(c.index), lines, c.kind, status, f"{c.compile_ms:.1f}", c.short_key))
         return rows
 
@@ -158,17 +162,25 @@ class KernelReport:
         head = f"KernelReport({self.kernel}: {self.mode}"
         if self.fallback:
             head += f", fallback={self.fallback.code} at line {self.fallback.lineno}"
-        head += f", {len(self.constructs)} constructs, {self.compiled} compiled, {self.reused} reused)"
+        head += (
+            f", {len(self.constructs)} constructs, {self.compiled} compiled, {self.reused} reused)"
+        )
         table = "\n".join("  " + "  ".join(r) for r in self.summary_rows())
         return head + ("\n" + table if table else "")
 
     def _repr_html_(self) -> str:
         fb = ""
         if self.fallback:
-            fb = (f"<p><b>fallback</b> <code>{self.fallback.code}</code> at line {self.fallback.lineno}: "
-                  f"{html.escape(self.fallback.message)}<br><code>{html.escape(self.fallback.source_line)}</code></p>")
+            fb = (
+                f"<p><b>fallback</b> <code>{self.fallback.code}</code> at line {self.fallback.lineno}: "
+                f"{html.escape(self.fallback.message)}<br><code>{html.escape(self.fallback.source_line)}</code></p>"
+            )
         head = "".join(f"<th>{h}</th>" for h in ("#", "lines", "kind", "status", "ms", "key"))
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(x)}</td>" for x in r) + "</tr>"
-                       for r in self.summary_rows())
-        return (f"<div><b>{html.escape(self.kernel)}</b>: {self.mode}, {self.compiled} compiled, "
-                f"{self.reused} reused, {self.compile_ms:.1f} ms{fb}<table><tr>{head}</tr>{body}</table></div>")
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(x)}</td>" for x in r) + "</tr>"
+            for r in self.summary_rows()
+        )
+        return (
+            f"<div><b>{html.escape(self.kernel)}</b>: {self.mode}, {self.compiled} compiled, "
+            f"{self.reused} reused, {self.compile_ms:.1f} ms{fb}<table><tr>{head}</tr>{body}</table></div>"
+        )

@@ -83,7 +83,10 @@ class _Fingerprint:
             return f"{t.__name__}({','.join(map(f, v))})"  # type: ignore[call-overload]
         if t in (dict, types.MappingProxyType):
             return "dict(" + ",".join(f"{f(k)}:{f(x)}" for k, x in v.items()) + ")"  # type: ignore[attr-defined]
-        if t in (set, frozenset):  # iteration order differs between processes: each element on its own
+        if t in (
+            set,
+            frozenset,
+        ):  # iteration order differs between processes: each element on its own
             return f"{t.__name__}({','.join(sorted(self.alone(x, d) for x in v))})"  # type: ignore[attr-defined]
         if isinstance(v, Func):
             return "func:" + source_digest(v.fn)
@@ -95,8 +98,10 @@ class _Fingerprint:
             return f"module:{v.__name__}"
         if isinstance(v, types.CodeType):
             consts = ",".join(map(f, v.co_consts))
-            return (f"code({v.co_code.hex()}|{consts}|{v.co_names}|{v.co_varnames}|{v.co_freevars}|"
-                    f"{v.co_cellvars}|{v.co_argcount},{v.co_posonlyargcount},{v.co_kwonlyargcount},{v.co_flags})")
+            return (
+                f"code({v.co_code.hex()}|{consts}|{v.co_names}|{v.co_varnames}|{v.co_freevars}|"
+                f"{v.co_cellvars}|{v.co_argcount},{v.co_posonlyargcount},{v.co_kwonlyargcount},{v.co_flags})"
+            )
         if isinstance(v, types.FunctionType):
             values = f"{f(v.__defaults__)},{f(v.__kwdefaults__)},{f(tuple(map(_cell, v.__closure__ or ())))}"
             stamp = _library(v.__code__.co_filename)
@@ -106,10 +111,16 @@ class _Fingerprint:
             return f"function:{v.__qualname__}({f(v.__code__)},{values},{self.globals_read(v, d)})"
         if isinstance(v, types.MethodType):
             return f"method({f(v.__func__)},{f(v.__self__)})"
-        if isinstance(v, types.BuiltinFunctionType):  # C functions and methods; a bound one by its object too
+        if isinstance(
+            v, types.BuiltinFunctionType
+        ):  # C functions and methods; a bound one by its object too
             bound = v.__self__
             name = f"builtin:{getattr(v, '__module__', None)}.{v.__qualname__}"
-            return name if bound is None or isinstance(bound, types.ModuleType) else f"{name}({f(bound)})"
+            return (
+                name
+                if bound is None or isinstance(bound, types.ModuleType)
+                else f"{name}({f(bound)})"
+            )
         if t in (staticmethod, classmethod):
             return f"{t.__name__}({f(v.__func__)})"  # type: ignore[attr-defined]
         if t is property:
@@ -124,8 +135,11 @@ class _Fingerprint:
             stamp = _library(file)
             if stamp is not None:
                 return f"class:{name}@{stamp}"
-            items = ",".join(f"{k}={f(x)}" for k, x in vars(v).items()
-                             if k not in ("__dict__", "__weakref__", "__module__"))
+            items = ",".join(
+                f"{k}={f(x)}"
+                for k, x in vars(v).items()
+                if k not in ("__dict__", "__weakref__", "__module__")
+            )
             return f"class:{v.__qualname__}({f(v.__bases__)},{items})"
         return self.instance(v, d)
 
@@ -136,15 +150,19 @@ class _Fingerprint:
             view = memoryview(v)  # type: ignore[arg-type]
         except (TypeError, ValueError):  # no buffer, or one of a dtype a memoryview cannot show
             view = None
-        if view is not None and "O" in view.format:  # pointers to objects: described by pickle state
+        if (
+            view is not None and "O" in view.format
+        ):  # pointers to objects: described by pickle state
             view = None
         if view is not None:
             self.bytes += view.nbytes
             if self.bytes > _BYTES:
                 raise _Unknown
             data = view if view.c_contiguous else view.tobytes()
-            parts.append(f"buffer:{getattr(v, 'dtype', '')}:{view.format}:{view.shape}:"
-                         f"{hashlib.sha256(data).hexdigest()}")
+            parts.append(
+                f"buffer:{getattr(v, 'dtype', '')}:{view.format}:{view.shape}:"
+                f"{hashlib.sha256(data).hexdigest()}"
+            )
         namespace = getattr(v, "__dict__", None)
         if isinstance(namespace, dict):
             parts.append(self.of(namespace, d))
@@ -216,8 +234,10 @@ def source_digest(fn: object) -> str:
 @functools.cache
 def _roots() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
-    return tuple({os.path.join(paths[k], "") for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-                 | {os.path.join(os.path.dirname(os.path.dirname(__file__)), "")})
+    return tuple(
+        {os.path.join(paths[k], "") for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+        | {os.path.join(os.path.dirname(os.path.dirname(__file__)), "")}
+    )
 
 
 @functools.cache

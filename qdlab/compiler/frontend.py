@@ -2,27 +2,30 @@
 
 There is one `visit_*` per construct the kernel language accepts; anything else reaches `generic_visit`, which
 refuses it by name. The `visit` override records the node being lowered, so every error points at the user's
-line. The visitor is assembled from mixins, each a file of its own: calls (`calls.py`), loops (`loops.py`) and
-conditional expressions (`conditionals.py`); what they share is in `scope.py`. Set `QDLAB_DEBUG_FRONTEND=1` to see the raw
+line. The visitor is assembled from mixins, each a file of its own: assignments (`assignments.py`), calls
+(`calls.py`), loops (`loops.py`), conditional expressions (`conditionals.py`) and compile-time evaluation
+(`compile_time.py`); what they share is in `scope.py`. Set `QDLAB_DEBUG_FRONTEND=1` to see the raw
 exception behind a user-facing error.
 """
 
 from __future__ import annotations
 
 import ast
-import contextlib
 import os
 import sys
 
 import qdlab.lang as lang
 
 from . import ir
+from .assignments import Assignments
 from .calls import Calls
+from .compile_time import CompileTime
 from .conditionals import Conditionals
 from .errors import QdError, QdSyntaxError, QdTypeError, SourceLoc
 from .fingerprint import fingerprint
 from .loops import Loops
 from .scope import (
+    BINOPS,
     FuncReturn,
     GradOf,
     Local,
@@ -35,26 +38,41 @@ from .scope import (
     is_number,
     literal_value,
 )
-from .source import MISSING, Source, closure_values, resolve_name
-from .types import DType, LocalType, f32, i32, i64, promote, u1
+from .source import MISSING, Source, resolve_name
+from .types import DType, f32, i32, i64, promote, u1
 
-BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
-          ast.Mod: "mod", ast.Pow: "pow", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor",
-          ast.LShift: "shl", ast.RShift: "shr"}
-ATOMIC_AUG = {"add", "sub", "and", "or", "xor"}
 MAX_DEPTH = 8000
 """Python frames the frontend may use while lowering a kernel: enough for the longest sum CPython itself compiles
 (about 2,600 terms; its default limit of 1,000 frames stops the visitor at about 300)."""
-REFUSED = {"Try": "`try`", "With": "`with`", "Lambda": "`lambda`", "ClassDef": "a class definition",
-           "FunctionDef": "a nested function", "Yield": "`yield`", "ListComp": "a list comprehension",
-           "DictComp": "a dict comprehension", "SetComp": "a set comprehension",
-           "GeneratorExp": "a generator expression", "Global": "`global`", "Nonlocal": "`nonlocal`",
-           "Delete": "`del`", "Raise": "`raise`", "Import": "`import`", "ImportFrom": "`import`",
-           "List": "a list", "Dict": "a dict", "Set": "a set", "Await": "`await`", "Starred": "`*` unpacking",
-           "JoinedStr": "an f-string outside print()", "Match": "`match`", "NamedExpr": "`:=`"}
+REFUSED = {
+    "Try": "`try`",
+    "With": "`with`",
+    "Lambda": "`lambda`",
+    "ClassDef": "a class definition",
+    "FunctionDef": "a nested function",
+    "Yield": "`yield`",
+    "ListComp": "a list comprehension",
+    "DictComp": "a dict comprehension",
+    "SetComp": "a set comprehension",
+    "GeneratorExp": "a generator expression",
+    "Global": "`global`",
+    "Nonlocal": "`nonlocal`",
+    "Delete": "`del`",
+    "Raise": "`raise`",
+    "Import": "`import`",
+    "ImportFrom": "`import`",
+    "List": "a list",
+    "Dict": "a dict",
+    "Set": "a set",
+    "Await": "`await`",
+    "Starred": "`*` unpacking",
+    "JoinedStr": "an f-string outside print()",
+    "Match": "`match`",
+    "NamedExpr": "`:=`",
+}
 
 
-class Frontend(Calls, Loops, Conditionals, ast.NodeVisitor):
+class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVisitor):
     """Lowers one kernel (and the `@qd.func`s it calls, inlined) to a `ir.Kernel`."""
 
     def __init__(self, kernel: ir.Kernel, source: Source, globals_: dict, config: dict) -> None:
@@ -64,9 +82,9 @@ class Frontend(Calls, Loops, Conditionals, ast.NodeVisitor):
         self.block = kernel.body
         self.scope = Scope(source, kernel.name, globals_)
         self.loc: SourceLoc | None = None
-        self.loop_depth = 0          # runtime loops enclosing the current statement
-        self.parallel_depth = 0      # 1 inside a parallel for's body
-        self.top_level = True        # statement is directly in the kernel body
+        self.loop_depth = 0  # runtime loops enclosing the current statement
+        self.parallel_depth = 0  # 1 inside a parallel for's body
+        self.top_level = True  # statement is directly in the kernel body
         self.in_runtime_if = 0
         self.serialize_next = False
         self.loop_name: str | None = None
@@ -93,7 +111,9 @@ class Frontend(Calls, Loops, Conditionals, ast.NodeVisitor):
         except Exception as e:
             if os.environ.get("QDLAB_DEBUG_FRONTEND") == "1":
                 raise
-            raise QdError(f"internal error while compiling this line ({type(e).__name__}: {e})", self.loc) from None
+            raise QdError(
+                f"internal error while compiling this line ({type(e).__name__}: {e})", self.loc
+            ) from None
         finally:
             self.loc = outer
 
@@ -104,8 +124,15 @@ class Frontend(Calls, Loops, Conditionals, ast.NodeVisitor):
         what = REFUSED.get(type(node).__name__, f"`{type(node).__name__}`")
         raise self.error(f"{what} is not supported in a kernel.")
 
-    def emit(self, op_cls: type[ir.Op], operands: list[ir.Value] | tuple = (), result: object = None,
-             name: str = "", regions: list[ir.Block] | None = None, **attrs: object) -> ir.Value:
+    def emit(
+        self,
+        op_cls: type[ir.Op],
+        operands: list[ir.Value] | tuple = (),
+        result: object = None,
+        name: str = "",
+        regions: list[ir.Block] | None = None,
+        **attrs: object,
+    ) -> ir.Value:
         op = op_cls(list(operands), result, attrs, regions, self.loc, name)  # type: ignore[arg-type]
         self.block.append(op)
         return op.result  # type: ignore[return-value]
@@ -130,8 +157,9 @@ class Frontend(Calls, Loops, Conditionals, ast.NodeVisitor):
         """
         if isinstance(x, ir.Value):
             if not isinstance(x.type, DType):
-                raise self.error("an array cannot be used as a number here; index it, e.g. `a[i]`.",
-                                 QdTypeError)
+                raise self.error(
+                    "an array cannot be used as a number here; index it, e.g. `a[i]`.", QdTypeError
+                )
             return x
         if isinstance(x, bool):
             return self.const(x, u1)
@@ -153,12 +181,20 @@ class Frontend(Calls, Loops, Conditionals, ast.NodeVisitor):
         if exact:
             message = f"integer literal {x} is out of the range of {t} ({lo} to {hi})."
         else:
-            message = (f"integer literal {x} does not fit i64 ({lo} to {hi}), the widest type an integer "
-                       "literal takes" + (f"; write qd.u64({x}) for an unsigned one." if 0 < x < 2**64 else "."))
+            message = (
+                f"integer literal {x} does not fit i64 ({lo} to {hi}), the widest type an integer "
+                "literal takes"
+                + (f"; write qd.u64({x}) for an unsigned one." if 0 < x < 2**64 else ".")
+            )
         loc = self.loc
         for n in ast.walk(self.scope.source.tree):
-            if isinstance(n, (ast.Constant, ast.BinOp, ast.UnaryOp)) and getattr(n, "lineno", 0) and loc and \
-                    self.scope.source.loc(n, self.scope.name).lineno == loc.lineno and literal_value(n) == x:
+            if (
+                isinstance(n, (ast.Constant, ast.BinOp, ast.UnaryOp))
+                and getattr(n, "lineno", 0)
+                and loc
+                and self.scope.source.loc(n, self.scope.name).lineno == loc.lineno
+                and literal_value(n) == x
+            ):
                 loc = self.scope.source.loc(n, self.scope.name)
                 break
         return QdTypeError(message, loc)
@@ -199,8 +235,16 @@ class Frontend(Calls, Loops, Conditionals, ast.NodeVisitor):
 
     def compare(self, pred: str, a: object, b: object) -> object:
         if is_number(a) and is_number(b):
-            return bool({"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b, "eq": a == b,  # type: ignore
-                         "ne": a != b}[pred])
+            return bool(
+                {
+                    "lt": a < b,
+                    "le": a <= b,
+                    "gt": a > b,
+                    "ge": a >= b,
+                    "eq": a == b,  # type: ignore
+                    "ne": a != b,
+                }[pred]
+            )
         va, vb = self.value(a), self.value(b)
         t = promote(va.type, vb.type)  # type: ignore[arg-type]
         return self.emit(ir.Cmp, [self.cast(va, t), self.cast(vb, t)], u1, pred=pred)
@@ -228,27 +272,6 @@ class Frontend(Calls, Loops, Conditionals, ast.NodeVisitor):
                 return frame[name]
         return None
 
-    def assign_name(self, name: str, x: object, declared: DType | None = None) -> None:
-        existing = self.find_local(name)
-        if isinstance(existing, Local):
-            ref = existing.ref
-            self.emit(ir.LocalStore, [ref, self.cast(self.value(x, ref.type.dtype), ref.type.dtype)])  # type: ignore
-            return
-        if existing is not None and not self.scope.is_func:
-            if isinstance(existing, ir.Value) and existing.owner is not None and isinstance(existing.owner, ir.Arg):
-                raise self.error(f"kernel argument `{name}` cannot be assigned; copy it into a local first "
-                                 f"(`{name}_ = {name}`).")
-            if isinstance(existing, ir.Value):
-                raise self.error(f"loop index `{name}` cannot be assigned in the loop body.")
-        if not isinstance(x, (ir.Value, int, float, bool)):
-            self.scope.frames[-1][name] = x       # a Python object (tuple, dtype ...) bound at compile time
-            return
-        v = self.value(x)
-        dtype = declared or v.type
-        ref = self.emit(ir.Alloca, (), LocalType(dtype), name)  # type: ignore[arg-type]
-        self.emit(ir.LocalStore, [ref, self.cast(v, dtype)])  # type: ignore[arg-type]
-        self.scope.frames[-1][name] = Local(ref, self.parallel_depth)
-
     # -- blocks ---------------------------------------------------------------------------------------------
     def lower_body(self, stmts: list[ast.stmt], block: ir.Block, frame: dict | None = None) -> None:
         outer_block, outer_top = self.block, self.top_level
@@ -266,15 +289,20 @@ class Frontend(Calls, Loops, Conditionals, ast.NodeVisitor):
     def lower_kernel(self, arg_values: dict[str, object]) -> None:
         self.scope.frames[0].update(arg_values)
         limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, MAX_DEPTH))  # the visitor recurses about 3 frames per nesting level
+        sys.setrecursionlimit(
+            max(limit, MAX_DEPTH)
+        )  # the visitor recurses about 3 frames per nesting level
         try:
             for s in self.scope.source.tree.body:
                 self.visit(s)
         except FuncReturn:
             pass  # as in Python (and Quadrants), nothing after the kernel's `return` runs
         except RecursionError as e:
-            raise QdSyntaxError("this expression or block nests too deeply to compile; build it up in steps "
-                                "through a local (`s = a + b`, then `s += c`).", getattr(e, "loc", None)) from None
+            raise QdSyntaxError(
+                "this expression or block nests too deeply to compile; build it up in steps "
+                "through a local (`s = a + b`, then `s += c`).",
+                getattr(e, "loc", None),
+            ) from None
         finally:
             sys.setrecursionlimit(limit)
 
@@ -286,65 +314,6 @@ class Frontend(Calls, Loops, Conditionals, ast.NodeVisitor):
 
     def visit_Pass(self, node: ast.Pass) -> None:
         pass
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        value = self.visit(node.value)
-        for target in node.targets:
-            self.assign_target(target, value)
-
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        declared = self.resolve_static(node.annotation)
-        if not isinstance(declared, DType):
-            raise self.error("a local's annotation must be a scalar type such as `qd.f32`.", QdTypeError)
-        if node.value is None:
-            raise self.error("a local must be given a value where it is declared.")
-        if not isinstance(node.target, ast.Name):
-            raise self.error("only a plain name can be annotated.")
-        self.assign_name(node.target.id, self.visit(node.value), declared)
-
-    def assign_target(self, target: ast.expr, value: object) -> None:
-        if isinstance(target, ast.Name):
-            self.assign_name(target.id, value)
-        elif isinstance(target, ast.Subscript):
-            array, indices = self.subscript_target(target)
-            dtype = array.type.dtype if isinstance(array, ir.Value) else array.array.type.dtype  # type: ignore
-            v = self.cast(self.value(value, dtype), dtype)
-            base, grad = GradOf.unpack(array)
-            self.emit(ir.Store, [base, *indices, v], grad=grad)
-        elif isinstance(target, ast.Tuple):
-            if not isinstance(value, tuple) or len(value) != len(target.elts):
-                raise self.error(f"cannot unpack {describe(value)} into {len(target.elts)} names.")
-            for t, v in zip(target.elts, value):
-                self.assign_target(t, v)
-        else:
-            raise self.error(f"cannot assign to {type(target).__name__}.")
-
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        op = BINOPS.get(type(node.op))
-        if op is None:
-            raise self.error("this augmented assignment is not supported.")
-        rhs = self.visit(node.value)
-        if isinstance(node.target, ast.Name):
-            local = self.find_local(node.target.id)
-            if isinstance(local, Local) and op in ATOMIC_AUG and local.parallel_depth < self.parallel_depth:
-                ref = local.ref
-                self.emit(ir.LocalAtomic, [ref, self.cast(self.value(rhs, ref.type.dtype), ref.type.dtype)],  # type: ignore
-                          op=op)
-                return
-            self.assign_name(node.target.id, self.binop(op, self.visit(ast.Name(node.target.id, ast.Load())), rhs))
-            return
-        if isinstance(node.target, ast.Subscript):
-            array, indices = self.subscript_target(node.target)
-            base, grad = GradOf.unpack(array)
-            dtype = base.type.dtype  # type: ignore[union-attr]
-            if op in ATOMIC_AUG:
-                self.emit(ir.Atomic, [base, *indices, self.cast(self.value(rhs, dtype), dtype)], dtype, op=op, grad=grad)
-                return
-            old = self.emit(ir.Load, [base, *indices], dtype, grad=grad)
-            new = self.cast(self.value(self.binop(op, old, rhs), dtype), dtype)
-            self.emit(ir.Store, [base, *indices, new], grad=grad)
-            return
-        raise self.error("augmented assignment needs a name or an array element on the left.")
 
     def visit_If(self, node: ast.If) -> None:
         static = self.static_condition(node.test)
@@ -384,8 +353,10 @@ class Frontend(Calls, Loops, Conditionals, ast.NodeVisitor):
         if self.loop_depth == 0:
             raise self.error("`break` outside a loop.")
         if self.loop_depth == self.parallel_depth == 1:
-            raise self.error("Cannot break in the outermost loop: a top-level `for` runs in parallel. Mark it "
-                             "`qd.loop_config(serialize=True)` to run it serially, or use a `while` loop.")
+            raise self.error(
+                "Cannot break in the outermost loop: a top-level `for` runs in parallel. Mark it "
+                "`qd.loop_config(serialize=True)` to run it serially, or use a `while` loop."
+            )
         self.emit(ir.Break)
 
     def visit_Continue(self, node: ast.Continue) -> None:
@@ -394,33 +365,47 @@ class Frontend(Calls, Loops, Conditionals, ast.NodeVisitor):
         self.emit(ir.Continue)
 
     def visit_With(self, node: ast.With) -> None:
-        items = [self.resolve_static(item.context_expr.func) if isinstance(item.context_expr, ast.Call) else None
-                 for item in node.items]
+        items = [
+            self.resolve_static(item.context_expr.func)
+            if isinstance(item.context_expr, ast.Call)
+            else None
+            for item in node.items
+        ]
         if items == [lang.stream_parallel] and self.top_level:
             self.kernel.flags.setdefault("concurrent_region", self.loc)
             self.lower_body(node.body, self.block)
             return
-        raise self.error("`with` is only supported as `with qd.stream_parallel():` at the top of a kernel.")
+        raise self.error(
+            "`with` is only supported as `with qd.stream_parallel():` at the top of a kernel."
+        )
 
     def visit_Return(self, node: ast.Return) -> None:
         if self.scope.is_func:
-            if (self.loop_depth, self.in_runtime_if) != self.scope.base_depth or len(self.scope.frames) > 1:
-                raise self.error("`return` inside a loop or a runtime `if` is not supported in a @qd.func; "
-                                 "assign to a local and return it at the end.")
+            if (self.loop_depth, self.in_runtime_if) != self.scope.base_depth or len(
+                self.scope.frames
+            ) > 1:
+                raise self.error(
+                    "`return` inside a loop or a runtime `if` is not supported in a @qd.func; "
+                    "assign to a local and return it at the end."
+                )
             self.scope.returned.append(self.visit(node.value) if node.value is not None else None)
             raise FuncReturn()
         if not self.top_level:
             raise self.error("a kernel can only `return` at its top level, as its last statement.")
         if not self.kernel.returns:
             if node.value is not None:
-                raise self.error("this kernel returns a value but has no return annotation (`-> qd.f32`).",
-                                 QdTypeError)
+                raise self.error(
+                    "this kernel returns a value but has no return annotation (`-> qd.f32`).",
+                    QdTypeError,
+                )
             raise FuncReturn()
         value = self.visit(node.value)
         values = value if isinstance(value, tuple) else (value,)
         if len(values) != len(self.kernel.returns):
-            raise self.error(f"expected {len(self.kernel.returns)} return values, got {len(values)}.",
-                             QdTypeError)
+            raise self.error(
+                f"expected {len(self.kernel.returns)} return values, got {len(values)}.",
+                QdTypeError,
+            )
         vs = [self.cast(self.value(v, t), t) for v, t in zip(values, self.kernel.returns)]
         self.emit(ir.Return, vs)
         raise FuncReturn()
@@ -450,14 +435,20 @@ class Frontend(Calls, Loops, Conditionals, ast.NodeVisitor):
         base = self.visit(node.value)
         if isinstance(base, ir.Value) and ir.is_array(base):
             if node.attr == "shape":
-                return tuple(self.emit(ir.Shape, [base], i32, f"{base.name}_shape{d}", axis=d)
-                             for d in range(base.type.ndim))  # type: ignore[union-attr]
+                return tuple(
+                    self.emit(ir.Shape, [base], i32, f"{base.name}_shape{d}", axis=d)
+                    for d in range(base.type.ndim)
+                )  # type: ignore[union-attr]
             if node.attr == "grad":
                 if not base.type.needs_grad:  # type: ignore[union-attr]
-                    raise self.error(f"`{base.name}` has no gradient buffer; annotate it with needs_grad=True.",
-                                     QdTypeError)
+                    raise self.error(
+                        f"`{base.name}` has no gradient buffer; annotate it with needs_grad=True.",
+                        QdTypeError,
+                    )
                 return GradOf(base)
-            raise self.error(f"arrays have no attribute `{node.attr}` in a kernel (use `.shape` or `.grad`).")
+            raise self.error(
+                f"arrays have no attribute `{node.attr}` in a kernel (use `.shape` or `.grad`)."
+            )
         if isinstance(base, ir.Value):
             raise self.error(f"a {base.type} value has no attribute `{node.attr}`.", QdTypeError)
         try:
@@ -481,7 +472,10 @@ class Frontend(Calls, Loops, Conditionals, ast.NodeVisitor):
             flat.extend(it if isinstance(it, tuple) else [it])
         ndim = arr.type.ndim  # type: ignore[union-attr]
         if len(flat) != ndim:
-            raise self.error(f"`{arr.name}` has {ndim} dimension(s) but is indexed with {len(flat)}.", QdTypeError)
+            raise self.error(
+                f"`{arr.name}` has {ndim} dimension(s) but is indexed with {len(flat)}.",
+                QdTypeError,
+            )
         nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         indices = []
         for k, it in enumerate(flat):
@@ -498,9 +492,13 @@ class Frontend(Calls, Loops, Conditionals, ast.NodeVisitor):
         if isinstance(base, tuple):
             key = self.visit(node.slice)
             if not isinstance(key, int):
-                raise self.error("a tuple (shape, grouped index) can only be indexed by a constant.")
+                raise self.error(
+                    "a tuple (shape, grouped index) can only be indexed by a constant."
+                )
             if not -len(base) <= key < len(base):
-                raise self.error(f"index {key} is out of range for a tuple of {len(base)} item(s).", QdTypeError)
+                raise self.error(
+                    f"index {key} is out of range for a tuple of {len(base)} item(s).", QdTypeError
+                )
             return base[key]
         array, indices = self.subscript_target(node)
         base_arr, grad = GradOf.unpack(array)
@@ -526,53 +524,9 @@ class Frontend(Calls, Loops, Conditionals, ast.NodeVisitor):
         v = self.value(x)
         if isinstance(node.op, ast.Invert) and not v.type.is_int:  # type: ignore[union-attr]
             raise self.error("`~` needs an integer operand.", QdTypeError)
-        return self.emit(ir.Unary, [v], v.type, fn="neg" if isinstance(node.op, ast.USub) else "bitnot")
+        return self.emit(
+            ir.Unary, [v], v.type, fn="neg" if isinstance(node.op, ast.USub) else "bitnot"
+        )
 
     def visit_Call(self, node: ast.Call) -> object:
         return self.lower_call(node)
-
-    # -- compile-time evaluation ----------------------------------------------------------------------------
-    def python_env(self) -> dict:
-        env = dict(self.scope.globals)
-        env.update(closure_values(self.scope.source.fn))
-        for frame in self.scope.frames:
-            env.update({k: v for k, v in frame.items() if not isinstance(v, (Local, ir.Value, GradOf))})
-        return env
-
-    def resolve_static(self, node: ast.expr) -> object:
-        env = self.python_env()
-        bound = {k for frame in self.scope.frames for k in frame}
-        for n in ast.walk(node):
-            if isinstance(n, ast.Name) and n.id not in bound and n.id in env:
-                self.record(n.id, env[n.id])
-            elif isinstance(n, ast.Attribute) and (path := dotted(n)) and path.split(".")[0] not in bound:
-                with contextlib.suppress(Exception):  # `consts.N`: the manifest names a module, no more
-                    self.record(path, eval(path, env))  # (one that fails, the evaluation below reports)
-        try:
-            return eval(compile(ast.Expression(node), "<qd.static>", "eval"), env)
-        except QdError:
-            raise
-        except Exception as e:
-            raise self.error(f"cannot evaluate `{ast.unparse(node)}` at compile time ({e}); qd.static needs "
-                             "constants, template arguments or Python globals.", QdError) from None
-
-    def static_condition(self, test: ast.expr) -> bool | None:
-        if isinstance(test, ast.Call) and self.resolve_callee(test.func) is lang.static:
-            return bool(self.resolve_static(test.args[0]))
-        return None
-
-    def resolve_callee(self, func: ast.expr) -> object:
-        if isinstance(func, ast.Name):
-            b = self.find_local(func.id)
-            if b is not None:
-                return b
-            try:
-                return self.lookup(func.id)
-            except QdError:
-                return None
-        if isinstance(func, ast.Attribute):
-            base = self.resolve_callee(func.value)
-            return getattr(base, func.attr, None) if base is not None and not isinstance(base, ir.Value) else None
-        return None
-
-

@@ -87,6 +87,7 @@ class Rule:
 
 # -- predicates ---------------------------------------------------------------------------------------------
 
+
 def autodiff(f: Facts) -> Finding | None:
     return Finding(f.kernel.flags.get("def_loc")) if f.autodiff else None
 
@@ -97,7 +98,10 @@ def concurrent_region(f: Facts) -> Finding | None:
 
 
 def diagnostic_mode(f: Facts) -> Finding | None:
-    for flag, what in (("dump_cfg", "a control-flow-graph dump"), ("kernel_coverage", "line coverage")):
+    for flag, what in (
+        ("dump_cfg", "a control-flow-graph dump"),
+        ("kernel_coverage", "line coverage"),
+    ):
         if f.config.get(flag):
             return Finding(f.kernel.flags.get("def_loc"), words={"what": what})
     return None
@@ -111,8 +115,12 @@ def carried_value(f: Facts) -> Finding | None:
             for ref, p in reads:
                 loop_write = _write_in_loop(f.ops[q], ref)
                 if loop_write is not None:
-                    return Finding(_first_read(f.ops[p], ref), loop_write,
-                                   {"name": _name(ref), "line": _line(loop_write), "construct": c.index}, ref)
+                    return Finding(
+                        _first_read(f.ops[p], ref),
+                        loop_write,
+                        {"name": _name(ref), "line": _line(loop_write), "construct": c.index},
+                        ref,
+                    )
     return None
 
 
@@ -128,10 +136,19 @@ def repeated_effect(f: Facts) -> Finding | None:
                 side = op.effects & {"write", "io", "return"}
                 once = op.effects & {"draw", "volatile"} and (q in owner or users[q] > 1)
                 if side or once:
-                    what = "a side effect" if side else "a random draw" if "draw" in op.effects else \
-                        "a volatile load"
-                    return Finding(op, None, {"what": what, "line": _line(op), "construct": c.index},
-                                   _remedy(f, c, q))
+                    what = (
+                        "a side effect"
+                        if side
+                        else "a random draw"
+                        if "draw" in op.effects
+                        else "a volatile load"
+                    )
+                    return Finding(
+                        op,
+                        None,
+                        {"what": what, "line": _line(op), "construct": c.index},
+                        _remedy(f, c, q),
+                    )
     return None
 
 
@@ -139,37 +156,74 @@ def gradient_alias(f: Facts) -> Finding | None:
     for c, q, load, w in _rereads(f):
         (p, g), (wp, wg) = _buffer(load), _buffer(w)
         if wp != p and g and wg:
-            return Finding(load, w, {"read": _array(load), "line": _line(load), "wline": _line(w),
-                                     "written": _array(w)})
+            return Finding(
+                load,
+                w,
+                {
+                    "read": _array(load),
+                    "line": _line(load),
+                    "wline": _line(w),
+                    "written": _array(w),
+                },
+            )
     return None
 
 
 def overwritten_reread(f: Facts) -> Finding | None:
     for c, q, load, w in _rereads(f):
         if _buffer(load) == _buffer(w):
-            return Finding(load, w, {"read": _array(load), "line": _line(load), "wline": _line(w),
-                                     "construct": c.index}, _remedy(f, c, q))
+            return Finding(
+                load,
+                w,
+                {
+                    "read": _array(load),
+                    "line": _line(load),
+                    "wline": _line(w),
+                    "construct": c.index,
+                },
+                _remedy(f, c, q),
+            )
     return None
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("autodiff", autodiff,
-         "it is a gradient kernel, and the backward pass links its constructs together"),
-    Rule("concurrent_region", concurrent_region,
-         "its loops sit in a region scheduled to run concurrently, which shares one temporary buffer"),
+    Rule(
+        "autodiff",
+        autodiff,
+        "it is a gradient kernel, and the backward pass links its constructs together",
+    ),
+    Rule(
+        "concurrent_region",
+        concurrent_region,
+        "its loops sit in a region scheduled to run concurrently, which shares one temporary buffer",
+    ),
     Rule("diagnostic_mode", diagnostic_mode, "{what} is on, and it needs the whole kernel"),
-    Rule("carried_value", carried_value,
-         "`{name}` is written inside a loop at line {line} and read by construct {construct}; that construct "
-         "cannot be rebuilt from the kernel's arguments alone", handover=True),
-    Rule("repeated_effect", repeated_effect,
-         "{what} at line {line} would run again inside construct {construct}, changing what the kernel does",
-         handover=True),
-    Rule("gradient_alias", gradient_alias,
-         "`{read}` is read at line {line} while line {wline} writes `{written}`; gradient buffers cannot be "
-         "checked for overlap at launch"),
-    Rule("overwritten_reread", overwritten_reread,
-         "`{read}` is read at line {line}, overwritten at line {wline}, and the read would be recomputed after "
-         "the overwrite in construct {construct}", handover=True),
+    Rule(
+        "carried_value",
+        carried_value,
+        "`{name}` is written inside a loop at line {line} and read by construct {construct}; that construct "
+        "cannot be rebuilt from the kernel's arguments alone",
+        handover=True,
+    ),
+    Rule(
+        "repeated_effect",
+        repeated_effect,
+        "{what} at line {line} would run again inside construct {construct}, changing what the kernel does",
+        handover=True,
+    ),
+    Rule(
+        "gradient_alias",
+        gradient_alias,
+        "`{read}` is read at line {line} while line {wline} writes `{written}`; gradient buffers cannot be "
+        "checked for overlap at launch",
+    ),
+    Rule(
+        "overwritten_reread",
+        overwritten_reread,
+        "`{read}` is read at line {line}, overwritten at line {wline}, and the read would be recomputed after "
+        "the overwrite in construct {construct}",
+        handover=True,
+    ),
 )
 """Every compile-time fallback, in the order they are checked."""
 
@@ -182,17 +236,28 @@ def check(facts: Facts) -> Fallback | None:
         found = rule.predicate(facts)
         if found is not None:
             why = rule.message.format(**found.words)
-            return Fallback(rule.code, f"kernel `{facts.kernel.name}` is compiled whole: {why}.",
-                            _loc(found.at), _loc(found.blocker), _construct_of(facts, found.at), found.remedy)
+            return Fallback(
+                rule.code,
+                f"kernel `{facts.kernel.name}` is compiled whole: {why}.",
+                _loc(found.at),
+                _loc(found.blocker),
+                _construct_of(facts, found.at),
+                found.remedy,
+            )
     return None
 
 
 def disjoint_pairs(facts: Facts) -> set[tuple[int, bool, int, bool]]:
     """(param, grad, param, grad): buffers a recomputed read assumes the writes between do not touch."""
-    return {(*_buffer(load), *_buffer(w)) for _, _, load, w in _rereads(facts) if _buffer(load)[0] != _buffer(w)[0]}
+    return {
+        (*_buffer(load), *_buffer(w))
+        for _, _, load, w in _rereads(facts)
+        if _buffer(load)[0] != _buffer(w)[0]
+    }
 
 
 # -- what the predicates share ------------------------------------------------------------------------------
+
 
 def _rereads(f: Facts) -> Iterator[tuple[Construct, int, ir.Op, ir.Op]]:
     """(construct, slice position, read, write): a read recomputed in the construct's slice, and a write to
@@ -225,7 +290,9 @@ def _construct_of(f: Facts, at: ir.Op | SourceLoc | None) -> int | None:
     if not isinstance(at, ir.Op):
         return None
     top = at
-    while top.parent is not None and top.parent is not f.kernel.body and top.parent.parent is not None:
+    while (
+        top.parent is not None and top.parent is not f.kernel.body and top.parent.parent is not None
+    ):
         top = top.parent.parent
     for c in f.constructs:
         if any(f.ops[p] is top for p in c.all_positions):
@@ -259,6 +326,7 @@ def _write_in_loop(op: ir.Op, ref: ir.Value) -> ir.Op | None:
                 if hit is not None:
                     return hit
         return None
+
     return visit(op, False)
 
 

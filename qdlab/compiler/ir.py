@@ -80,9 +80,15 @@ class Op:
     effects: ClassVar[frozenset[str]] = frozenset()
     """What running the op does besides giving its result, from EFFECTS."""
 
-    def __init__(self, operands: list[Value] | tuple[Value, ...] = (), result: Type | None = None,
-                 attrs: dict | None = None, regions: list[Block] | None = None,
-                 loc: SourceLoc | None = None, name: str = "") -> None:
+    def __init__(
+        self,
+        operands: list[Value] | tuple[Value, ...] = (),
+        result: Type | None = None,
+        attrs: dict | None = None,
+        regions: list[Block] | None = None,
+        loc: SourceLoc | None = None,
+        name: str = "",
+    ) -> None:
         self.operands: list[Value] = []
         self.result: Value | None = Value(result, name, self) if result is not None else None
         self.attrs: dict = attrs or {}
@@ -120,55 +126,67 @@ class Op:
 
 # Values ---------------------------------------------------------------------------------------------------------
 
+
 class Const(Op):
     """A compile-time constant: attrs `value` (int or float) of the result type."""
+
     name = "const"
 
 
 class Arg(Op):
     """Kernel parameter `index`: a scalar value or an array handle."""
+
     name = "arg"
 
 
 class Shape(Op):
     """Extent of axis `axis` of an array parameter, as i32."""
+
     name = "shape"
 
 
 class BinOp(Op):
     """Arithmetic or bitwise `op` (add sub mul truediv floordiv mod pow min max atan2 and or xor shl shr)."""
+
     name = "binop"
 
 
 class Cmp(Op):
     """Comparison `pred` (lt le gt ge eq ne) giving u1."""
+
     name = "cmp"
 
 
 class Unary(Op):
     """Unary `fn`: neg not bitnot abs sqrt sin cos tan tanh exp log floor ceil round asin acos rsqrt."""
+
     name = "unary"
 
 
 class Cast(Op):
     """Value conversion to the result type (float to int truncates toward zero); `bitcast` reinterprets."""
+
     name = "cast"
 
 
 class Select(Op):
     """`cond ? a : b`, both arms evaluated."""
+
     name = "select"
 
 
 # Locals ---------------------------------------------------------------------------------------------------------
 
+
 class Alloca(Op):
     """Storage for a mutable local variable named after it."""
+
     name = "alloca"
 
 
 class LocalLoad(Op):
     """Read a local."""
+
     name = "local_load"
     pure = False
     effects = frozenset({"local_read"})
@@ -176,6 +194,7 @@ class LocalLoad(Op):
 
 class LocalStore(Op):
     """Write a local: operands (local, value)."""
+
     name = "local_store"
     pure = False
     effects = frozenset({"local_write"})
@@ -183,12 +202,14 @@ class LocalStore(Op):
 
 class LocalAtomic(Op):
     """Reduce into a local from a parallel loop: operands (local, value), attrs `op` (add sub min max and or xor)."""
+
     name = "local_atomic"
     pure = False
     effects = frozenset({"local_read", "local_write"})
 
 
 # Memory ---------------------------------------------------------------------------------------------------------
+
 
 class _Memory(Op):
     @property
@@ -198,11 +219,12 @@ class _Memory(Op):
     @property
     def indices(self) -> list[Value]:
         n = self.operands[0].type.ndim  # type: ignore[union-attr]
-        return self.operands[1:1 + n]
+        return self.operands[1 : 1 + n]
 
 
 class Load(_Memory):
     """Read array element (array, *indices); attrs `grad` reads the gradient buffer."""
+
     name = "load"
     pure = False
     effects = frozenset({"read"})
@@ -210,6 +232,7 @@ class Load(_Memory):
 
 class VolatileLoad(_Memory):
     """A load that must happen exactly where written, once."""
+
     name = "volatile_load"
     pure = False
     effects = frozenset({"read", "volatile"})
@@ -217,6 +240,7 @@ class VolatileLoad(_Memory):
 
 class Store(_Memory):
     """Write array element: operands (array, *indices, value)."""
+
     name = "store"
     pure = False
     effects = frozenset({"write"})
@@ -224,6 +248,7 @@ class Store(_Memory):
 
 class Atomic(_Memory):
     """Atomic read-modify-write (array, *indices, value) with attrs `op`; the result is the old value."""
+
     name = "atomic"
     pure = False
     effects = frozenset({"read", "write"})
@@ -231,6 +256,7 @@ class Atomic(_Memory):
 
 class Random(Op):
     """A draw from the counter-based generator; attrs `site` numbers the draw within the kernel."""
+
     name = "random"
     pure = False
     effects = frozenset({"draw"})
@@ -238,6 +264,7 @@ class Random(Op):
 
 class Print(Op):
     """Print `parts` (strings, and None where the next operand goes)."""
+
     name = "print"
     pure = False
     effects = frozenset({"io"})
@@ -245,6 +272,7 @@ class Print(Op):
 
 class Assert(Op):
     """Check operand 0 in debug mode; attrs `message`."""
+
     name = "assert"
     pure = False
     effects = frozenset({"io"})
@@ -252,6 +280,7 @@ class Assert(Op):
 
 class Return(Op):
     """Kernel return values."""
+
     name = "return"
     pure = False
     effects = frozenset({"return"})
@@ -259,11 +288,13 @@ class Return(Op):
 
 class InterfaceLoad(Op):
     """Read a value a previous construct published: attrs `slot` (byte offset) and `key` (what it holds)."""
+
     name = "interface_load"
 
 
 class InterfaceStore(Op):
     """Publish operand 0 for later constructs: attrs `slot` and `key`."""
+
     name = "interface_store"
     pure = False
     effects = frozenset({"interface"})
@@ -271,11 +302,13 @@ class InterfaceStore(Op):
 
 # Control flow ---------------------------------------------------------------------------------------------------
 
+
 class For(Op):
     """`for index in [begin, end)`; region 0 has the index as argument.
 
     attrs: `parallel`, `loop_name`, `block_dim` (threads per CUDA block, from `qd.loop_config`).
     """
+
     name = "for"
     pure = False
     effects = frozenset({"control"})
@@ -287,6 +320,7 @@ class For(Op):
 
 class If(Op):
     """Operand 0 chooses region 0 (then) or region 1 (else)."""
+
     name = "if"
     pure = False
     effects = frozenset({"control"})
@@ -294,6 +328,7 @@ class If(Op):
 
 class Loop(Op):
     """An endless loop left by `Break` (a `while` is `loop { if not cond: break; ... }`)."""
+
     name = "loop"
     pure = False
     effects = frozenset({"control"})
@@ -305,6 +340,7 @@ class Loop(Op):
 
 class Break(Op):
     """Leave the innermost loop."""
+
     name = "break"
     pure = False
     effects = frozenset({"control"})
@@ -312,6 +348,7 @@ class Break(Op):
 
 class Continue(Op):
     """Go to the next iteration of the innermost loop."""
+
     name = "continue"
     pure = False
     effects = frozenset({"control"})
@@ -348,6 +385,7 @@ class Kernel:
 
 # Rewriter -------------------------------------------------------------------------------------------------------
 
+
 def replace_all_uses(old: Value, new: Value) -> None:
     for user in list(old.users):
         for i, v in enumerate(user.operands):
@@ -374,9 +412,14 @@ def clone_ops(ops: list[Op], mapping: dict[Value, Value], into: Block) -> None:
             args = [Value(a.type, a.name) for a in r.args]
             mapping.update(zip(r.args, args))
             regions.append(Block(args))
-        new = type(op)([mapping.get(v, v) for v in op.operands],
-                       op.result.type if op.result else None, dict(op.attrs), regions, op.loc,
-                       op.result.name if op.result else "")
+        new = type(op)(
+            [mapping.get(v, v) for v in op.operands],
+            op.result.type if op.result else None,
+            dict(op.attrs),
+            regions,
+            op.loc,
+            op.result.name if op.result else "",
+        )
         if op.result is not None:
             mapping[op.result] = new.result  # type: ignore[assignment]
         into.append(new)

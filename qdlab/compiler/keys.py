@@ -42,8 +42,16 @@ def construct_key(text: str, config: Config, target_parts: tuple[str, ...]) -> s
 
 
 def manifest_key(source: str, signature: str, config: Config, target_parts: tuple[str, ...]) -> str:
-    return _digest((MANIFEST_FORMAT, compiler_version(), *target_parts, source, signature,
-                    repr(sorted(config.as_dict().items()))))
+    return _digest(
+        (
+            MANIFEST_FORMAT,
+            compiler_version(),
+            *target_parts,
+            source,
+            signature,
+            repr(sorted(config.as_dict().items())),
+        )
+    )
 
 
 def prefix(key: str, fresh: int | None = None) -> str:

@@ -41,10 +41,17 @@ class Loops:
         else:
             base = self.visit(it)
             if not (isinstance(base, ir.Value) and ir.is_array(base)):
-                raise self.error("a kernel `for` loops over range(...), qd.ndrange(...), qd.grouped(...), an array, "
-                               "or qd.static(...).")
-            dims = [(self.const(0, i32), self.emit(ir.Shape, [base], i32, f"{base.name}_shape{d}", axis=d))
-                    for d in range(base.type.ndim)]  # type: ignore[union-attr]
+                raise self.error(
+                    "a kernel `for` loops over range(...), qd.ndrange(...), qd.grouped(...), an array, "
+                    "or qd.static(...)."
+                )
+            dims = [
+                (
+                    self.const(0, i32),
+                    self.emit(ir.Shape, [base], i32, f"{base.name}_shape{d}", axis=d),
+                )
+                for d in range(base.type.ndim)
+            ]  # type: ignore[union-attr]
         targets = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
         if not all(isinstance(t, ast.Name) for t in targets):
             raise self.error("loop targets must be plain names.")
@@ -75,8 +82,9 @@ class Loops:
             raise self.error(f"loop bounds must be integers, not {v.type}.", QdTypeError)
         return self.cast(v, i32)
 
-    def runtime_for(self, node: ast.For, dims: list[tuple[ir.Value, ir.Value]], names: list[str],
-                     grouped: bool) -> None:
+    def runtime_for(
+        self, node: ast.For, dims: list[tuple[ir.Value, ir.Value]], names: list[str], grouped: bool
+    ) -> None:
         parallel = self.top_level and not self.serialize_next
         loop_name, self.serialize_next, self.loop_name = self.loop_name, False, None
         block_dim, self.block_dim = self.block_dim, None
@@ -92,7 +100,10 @@ class Loops:
                 total = self.emit(ir.BinOp, [total, self.cast(e, i64)], i64, op="mul")
             fits = self.emit(ir.Cmp, [total, self.const(2**31 - 1, i64)], u1, pred="le")
             # one iteration when it does not fit: the check at the top of the body then reports it
-            begin, end = zero, self.emit(ir.Select, [fits, self.cast(total, i32), self.const(1, i32)], i32)
+            begin, end = (
+                zero,
+                self.emit(ir.Select, [fits, self.cast(total, i32), self.const(1, i32)], i32),
+            )
         index = ir.Value(i32, names[0] if len(dims) == 1 and not grouped else "_I")
         body = ir.Block([index])
         attrs = {"parallel": parallel}
@@ -108,14 +119,21 @@ class Loops:
         try:
             if extents:
                 source = ast.unparse(node.iter)
-                self.emit(ir.Assert, [fits], message=f"`{source}` has more than 2**31 - 1 iterations, the most an i32 "
-                        "loop index counts; split it into nested loops.", line=self.loc.render() if self.loc else "")
+                self.emit(
+                    ir.Assert,
+                    [fits],
+                    message=f"`{source}` has more than 2**31 - 1 iterations, the most an i32 "
+                    "loop index counts; split it into nested loops.",
+                    line=self.loc.render() if self.loc else "",
+                )
                 idx: list[ir.Value] = [None] * len(dims)  # type: ignore[list-item]
                 rem = index
                 for d in range(len(dims) - 1, -1, -1):
                     lo = dims[d][0]
                     part = rem if d == 0 else self.emit(ir.BinOp, [rem, extents[d]], i32, op="mod")
-                    idx[d] = self.emit(ir.BinOp, [part, lo], i32, names[d] if not grouped else f"_I{d}", op="add")
+                    idx[d] = self.emit(
+                        ir.BinOp, [part, lo], i32, names[d] if not grouped else f"_I{d}", op="add"
+                    )
                     if d:
                         rem = self.emit(ir.BinOp, [rem, extents[d]], i32, op="floordiv")
                 values: list[object] = idx
@@ -130,15 +148,21 @@ class Loops:
 
     def static_for(self, node: ast.For) -> None:
         if len(node.iter.args) != 1 or node.iter.keywords:  # type: ignore[attr-defined]
-            raise self.error("a qd.static loop takes one iterable, e.g. `for k in qd.static(range(3)):`.")
+            raise self.error(
+                "a qd.static loop takes one iterable, e.g. `for k in qd.static(range(3)):`."
+            )
         items = self.resolve_static(node.iter.args[0])  # type: ignore[attr-defined]
         try:
             items = list(items)  # type: ignore[call-overload]
         except TypeError:
-            raise self.error("qd.static(...) in a for loop needs something iterable at compile time.") from None
+            raise self.error(
+                "qd.static(...) in a for loop needs something iterable at compile time."
+            ) from None
         if len(items) > self.config.get("unrolling_limit", 1024):
-            raise self.error(f"qd.static loop unrolls {len(items)} times; the limit is "
-                           f"{self.config.get('unrolling_limit', 1024)}.")
+            raise self.error(
+                f"qd.static loop unrolls {len(items)} times; the limit is "
+                f"{self.config.get('unrolling_limit', 1024)}."
+            )
         jump = _own_jump(node.body)
         if jump is not None:
             self.loc = self.scope.source.loc(jump, self.scope.name)
@@ -158,8 +182,11 @@ def _own_jump(nodes: list) -> ast.stmt | None:
     for n in nodes:
         if isinstance(n, (ast.Break, ast.Continue)):
             return n
-        inner = n.orelse if isinstance(n, (ast.For, ast.While)) else \
-            [c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt)]
+        inner = (
+            n.orelse
+            if isinstance(n, (ast.For, ast.While))
+            else [c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt)]
+        )
         jump = _own_jump(inner)
         if jump is not None:
             return jump

@@ -36,16 +36,31 @@ class UnitRecord:
     block_dims: list[int]
 
 
-def save(cache: BinaryCache, manifest_key: str, units: list[runtime.Unit], alias_pairs: list, written: set[int],
-         deps: list[tuple[str, str, str]], first_line: int) -> None:
+def save(
+    cache: BinaryCache,
+    manifest_key: str,
+    units: list[runtime.Unit],
+    alias_pairs: list,
+    written: set[int],
+    deps: list[tuple[str, str, str]],
+    first_line: int,
+) -> None:
     """Store the manifest, unless a dependency is UNKNOWN: that kernel is always compiled (its constructs are
     found by the content of their IR, which is always right)."""
     if any(fp == UNKNOWN for _, _, fp in deps):
         return
     doc = {
-        "units": [{"key": u.key, "kinds": u.kinds, "reduces": u.reduces, "tmp_bytes": u.tmp_bytes,
-                   "block_dims": u.block_dims,
-                   "messages": [[m.array, m.text, _loc(m.loc, first_line)] for m in u.messages]} for u in units],
+        "units": [
+            {
+                "key": u.key,
+                "kinds": u.kinds,
+                "reduces": u.reduces,
+                "tmp_bytes": u.tmp_bytes,
+                "block_dims": u.block_dims,
+                "messages": [[m.array, m.text, _loc(m.loc, first_line)] for m in u.messages],
+            }
+            for u in units
+        ],
         "alias_pairs": [list(p) for p in alias_pairs],
         "written": sorted(written),
         "deps": [list(d) for d in deps],
@@ -71,9 +86,20 @@ def load(cache: BinaryCache, manifest_key: str, fn: object) -> dict | None:
 
 def units(doc: dict, filename: str, first_line: int) -> list[UnitRecord]:
     """The manifest's units, their error locations rebased onto where the kernel sits now."""
-    return [UnitRecord(u["key"], u["kinds"], u["reduces"], u["tmp_bytes"],
-                       [runtime.Message(a, t, _unloc(loc, filename, first_line)) for a, t, loc in u["messages"]],
-                       u["block_dims"]) for u in doc["units"]]
+    return [
+        UnitRecord(
+            u["key"],
+            u["kinds"],
+            u["reduces"],
+            u["tmp_bytes"],
+            [
+                runtime.Message(a, t, _unloc(loc, filename, first_line))
+                for a, t, loc in u["messages"]
+            ],
+            u["block_dims"],
+        )
+        for u in doc["units"]
+    ]
 
 
 def _loc(loc: SourceLoc | None, first_line: int) -> list | None:

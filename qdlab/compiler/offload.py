@@ -17,7 +17,17 @@ from .abi import HEADER_BYTES, MAX_CHUNKS
 DEFAULT_BLOCK_DIM = 128
 REDUCTIONS = ("add", "sub", "min", "max", "and", "or", "xor")
 """Atomic ops on a local that a parallel loop may fold as per-chunk partial results."""
-REMAT = (ir.Const, ir.Arg, ir.Shape, ir.BinOp, ir.Cmp, ir.Unary, ir.Cast, ir.Select, ir.InterfaceLoad)
+REMAT = (
+    ir.Const,
+    ir.Arg,
+    ir.Shape,
+    ir.BinOp,
+    ir.Cmp,
+    ir.Unary,
+    ir.Cast,
+    ir.Select,
+    ir.InterfaceLoad,
+)
 
 
 @dataclass
@@ -116,8 +126,14 @@ def _reductions(loop: ir.For) -> list[ir.Value]:
     atomics: dict[ir.Value, set[str]] = {}
     other: set[ir.Value] = set()
     for op in loop.body.walk():
-        if isinstance(op, ir.LocalAtomic) and op.attrs["op"] in REDUCTIONS and not (op.result and op.result.users):
-            atomics.setdefault(op.operands[0], set()).add("add" if op.attrs["op"] == "sub" else op.attrs["op"])
+        if (
+            isinstance(op, ir.LocalAtomic)
+            and op.attrs["op"] in REDUCTIONS
+            and not (op.result and op.result.users)
+        ):
+            atomics.setdefault(op.operands[0], set()).add(
+                "add" if op.attrs["op"] == "sub" else op.attrs["op"]
+            )
         elif isinstance(op, (ir.LocalLoad, ir.LocalStore, ir.LocalAtomic)):
             other.add(op.operands[0])
     return [r for r, ops in atomics.items() if r not in other and len(ops) == 1]
@@ -128,7 +144,8 @@ def message_ops(kernel_ops: list[ir.Op], debug: bool) -> list[ir.Op]:
     out = []
     for top in kernel_ops:
         for op in top.walk():
-            if isinstance(op, ir.Assert) or (debug and isinstance(op, (ir.Load, ir.Store, ir.Atomic,
-                                                                         ir.VolatileLoad))):
+            if isinstance(op, ir.Assert) or (
+                debug and isinstance(op, (ir.Load, ir.Store, ir.Atomic, ir.VolatileLoad))
+            ):
                 out.append(op)
     return out

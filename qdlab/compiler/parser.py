@@ -22,8 +22,11 @@ from . import ir
 from .errors import SourceLoc
 from .types import DTYPES, ArrayType, LocalType, Type
 
-OPS: dict[str, type[ir.Op]] = {cls.name: cls for cls in vars(ir).values()
-                               if isinstance(cls, type) and issubclass(cls, ir.Op) and cls.name != "op"}
+OPS: dict[str, type[ir.Op]] = {
+    cls.name: cls
+    for cls in vars(ir).values()
+    if isinstance(cls, type) and issubclass(cls, ir.Op) and cls.name != "op"
+}
 """Op classes by their printed name."""
 
 _HEADER = re.compile(r"kernel (\w+)\((.*?)\)(?: -> \((.*?)\))? \{$")
@@ -47,7 +50,9 @@ def parse_type(text: str) -> Type:
         return LocalType(DTYPES[text[6:-1]])
     if text.startswith("ndarray<") and text.endswith(">"):
         dtype, ndim, *flags = (part.strip() for part in text[8:-1].split(","))
-        return ArrayType(DTYPES[dtype], int(ndim), "grad" in flags, "clamp" if "clamp" in flags else "unsafe")
+        return ArrayType(
+            DTYPES[dtype], int(ndim), "grad" in flags, "clamp" if "clamp" in flags else "unsafe"
+        )
     raise ParseError(f"unknown type {text!r}")
 
 
@@ -144,7 +149,7 @@ class Parser:
         m = _LOC.search(line)
         if m is not None:
             loc = SourceLoc(self.kernel_name, "<ir>", int(m.group(1)), 0)
-            line = line[:m.start()]
+            line = line[: m.start()]
         k = 0
         result_name = None
         if m := _RESULT.match(line):
@@ -160,7 +165,7 @@ class Parser:
         attrs: dict = {}
         if line.startswith(" {", k) and k + 2 < len(line):
             end = _attr_end(line, k + 1)
-            attrs = parse_attrs(line[k + 2:end])
+            attrs = parse_attrs(line[k + 2 : end])
             k = end + 1
         result_type = None
         if m := _TYPE.match(line, k):
@@ -185,7 +190,7 @@ class Parser:
             closer = self.block(region)
             if closer == "}":
                 return
-            opener = closer[len("} else"):]
+            opener = closer[len("} else") :]
 
 
 def _source_name(printed: str) -> str:

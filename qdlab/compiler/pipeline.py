@@ -139,13 +139,21 @@ class Compiled:
         if self.whole is None:
             k = self.kernel
             built = build_all([k], self.config, cache, self.target)
-            self.whole = self.target.launcher(k.name, k.params, k.returns, [built[0].unit],
-                                              stream=self.launcher.stream)  # type: ignore[attr-defined]
+            self.whole = self.target.launcher(
+                k.name, k.params, k.returns, [built[0].unit], stream=self.launcher.stream
+            )  # type: ignore[attr-defined]
         return self.whole
 
 
-def compile_cached(spec: KernelSpec, signature: str, config: Config, cache: BinaryCache, target: Target,
-                   previous: Compiled | None = None, on_construct: OnConstruct | None = None) -> Compiled:
+def compile_cached(
+    spec: KernelSpec,
+    signature: str,
+    config: Config,
+    cache: BinaryCache,
+    target: Target,
+    previous: Compiled | None = None,
+    on_construct: OnConstruct | None = None,
+) -> Compiled:
     """Serve the kernel from its manifest when every construct is cached; otherwise compile it."""
     if config.fresh:
         return compile_kernel(spec, config, cache, target, previous, on_construct)
@@ -154,64 +162,122 @@ def compile_cached(spec: KernelSpec, signature: str, config: Config, cache: Bina
     except (OSError, TypeError):
         return compile_kernel(spec, config, cache, target, previous, on_construct)
     filename = getattr(getattr(spec.fn, "__code__", None), "co_filename", "")
-    mkey = keys.manifest_key("".join(lines), f"{spec.name}:{spec.autodiff}:{signature}", config, target.parts())
+    mkey = keys.manifest_key(
+        "".join(lines), f"{spec.name}:{spec.autodiff}:{signature}", config, target.parts()
+    )
     doc = manifest.load(cache, mkey, spec.fn)
-    units = load_units(manifest.units(doc, filename, first), cache, target) if doc is not None else None
+    units = (
+        load_units(manifest.units(doc, filename, first), cache, target) if doc is not None else None
+    )
     if units is not None:
         pairs = [tuple(p) for p in doc["alias_pairs"]]  # type: ignore[index]
         launcher = target.launcher(spec.name, spec.params, spec.returns, units, pairs)
-        return Compiled(launcher, target, config, (-1, -1, -1), set(doc["written"]), pairs,  # type: ignore
-                        whole=launcher if not pairs and len(units) == 1 else None,
-                        full=lambda: compile_kernel(spec, config, cache, target, previous))
+        return Compiled(
+            launcher,
+            target,
+            config,
+            (-1, -1, -1),
+            set(doc["written"]),
+            pairs,  # type: ignore
+            whole=launcher if not pairs and len(units) == 1 else None,
+            full=lambda: compile_kernel(spec, config, cache, target, previous),
+        )
     compiled = compile_kernel(spec, config, cache, target, previous, on_construct)
-    manifest.save(cache, mkey, [b.unit for b in compiled.built], compiled.alias_pairs, compiled.written,
-                  sorted(compiled.kernel.flags.get("deps", ())), first)
+    manifest.save(
+        cache,
+        mkey,
+        [b.unit for b in compiled.built],
+        compiled.alias_pairs,
+        compiled.written,
+        sorted(compiled.kernel.flags.get("deps", ())),
+        first,
+    )
     return compiled
 
 
-def compile_kernel(spec: KernelSpec, config: Config, cache: BinaryCache | None, target: Target,
-                   previous: Compiled | KernelReport | None = None,
-                   on_construct: OnConstruct | None = None) -> Compiled:
+def compile_kernel(
+    spec: KernelSpec,
+    config: Config,
+    cache: BinaryCache | None,
+    target: Target,
+    previous: Compiled | KernelReport | None = None,
+    on_construct: OnConstruct | None = None,
+) -> Compiled:
     t0 = time.perf_counter()
-    kernel, source = lower(spec, config)                         # Python AST -> typed IR
+    kernel, source = lower(spec, config)  # Python AST -> typed IR
     fe_deps = kernel.flags.pop("deps", set())
     verify(kernel)
-    run_passes(kernel)                                           # simplify: promote, fold, CSE, DCE
+    run_passes(kernel)  # simplify: promote, fold, CSE, DCE
     verify(kernel)
     if spec.autodiff:
-        kernel = autodiff.reverse(kernel)                        # the gradient kernel (compiled whole)
+        kernel = autodiff.reverse(kernel)  # the gradient kernel (compiled whole)
         run_passes(kernel)
         verify(kernel)
-    constructs, facts, fallback, iface = split_and_gate(kernel, spec, config)  # split + recompute-safety gate
+    constructs, facts, fallback, iface = split_and_gate(
+        kernel, spec, config
+    )  # split + recompute-safety gate
     slots = split.assign_slots(iface.published, IFACE_SLOTS)
     split_ran = config.per_offload and fallback is None
     if fallback is not None:
-        log.debug("[PER_OFFLOAD] %s: fallback %s (line %s)", spec.name, fallback.code, fallback.lineno)
+        log.debug(
+            "[PER_OFFLOAD] %s: fallback %s (line %s)", spec.name, fallback.code, fallback.lineno
+        )
     units = [split.slice_kernel(kernel, c, slots) for c in constructs] if split_ran else [kernel]
-    built = build_all(units, config, cache, target, on_construct if split_ran else None)  # emit + cache + load
+    built = build_all(
+        units, config, cache, target, on_construct if split_ran else None
+    )  # emit + cache + load
     dump(spec.name, kernel, built, config)
     alias = sorted(gate.disjoint_pairs(facts)) if split_ran else []
-    launcher = target.launcher(spec.name, kernel.params, kernel.returns, [b.unit for b in built], alias)
+    launcher = target.launcher(
+        spec.name, kernel.params, kernel.returns, [b.unit for b in built], alias
+    )
     ms = (time.perf_counter() - t0) * 1e3
 
     def report() -> KernelReport:
         prev = previous.report if isinstance(previous, Compiled) else previous
         if prev is not None:
             prev.previous = None  # keep one step of history, not a chain
-        return make_report(spec, source, kernel, constructs, built, fallback, alias, config, target, prev, ms,
-                           iface, slots)
+        return make_report(
+            spec,
+            source,
+            kernel,
+            constructs,
+            built,
+            fallback,
+            alias,
+            config,
+            target,
+            prev,
+            ms,
+            iface,
+            slots,
+        )
 
     compiled_n = sum(b.status == "compiled" for b in built)
     obs = (len(built), compiled_n, len(built) - compiled_n) if split_ran else (-1, -1, -1)
-    written = {op.array_operand.owner.attrs["index"] for op in kernel.walk()  # type: ignore[union-attr]
-               if "write" in op.effects}
+    written = {
+        op.array_operand.owner.attrs["index"]
+        for op in kernel.walk()  # type: ignore[union-attr]
+        if "write" in op.effects
+    }
     kernel.flags["deps"] = fe_deps
-    return Compiled(launcher, target, config, obs, written, alias, kernel, built,
-                    whole=None if split_ran else launcher, make=report)
+    return Compiled(
+        launcher,
+        target,
+        config,
+        obs,
+        written,
+        alias,
+        kernel,
+        built,
+        whole=None if split_ran else launcher,
+        make=report,
+    )
 
 
-def split_and_gate(kernel: ir.Kernel, spec: KernelSpec, config: Config) -> tuple[
-        list[split.Construct], gate.Facts, gate.Fallback | None, split.Interface]:
+def split_and_gate(
+    kernel: ir.Kernel, spec: KernelSpec, config: Config
+) -> tuple[list[split.Construct], gate.Facts, gate.Fallback | None, split.Interface]:
     """Split, then ask the gate; with `split_carried`, each value a hand-over row names is handed over through
     the interface buffer instead, and the kernel is split again, until the gate is satisfied or names a reason
     that no hand-over removes."""
@@ -220,17 +286,26 @@ def split_and_gate(kernel: ir.Kernel, spec: KernelSpec, config: Config) -> tuple
         constructs = split.constructs(kernel, iface)
         facts = gate.Facts(kernel, constructs, config.as_dict(), spec.autodiff)
         fallback = gate.check(facts) if config.per_offload else None
-        if fallback is None or not config.split_carried or fallback.code not in gate.HANDOVER_CODES or \
-                fallback.remedy is None or len(iface.published) >= IFACE_SLOTS // 2 or \
-                not iface.add(fallback.remedy, fallback.code):
+        if (
+            fallback is None
+            or not config.split_carried
+            or fallback.code not in gate.HANDOVER_CODES
+            or fallback.remedy is None
+            or len(iface.published) >= IFACE_SLOTS // 2
+            or not iface.add(fallback.remedy, fallback.code)
+        ):
             return constructs, facts, fallback, iface
 
 
 def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
     source = Source.of(spec.fn, "kernel")
     kernel = ir.Kernel(spec.name, spec.params, spec.returns)
-    fe = Frontend(kernel, source, getattr(spec.fn, "__globals__", {}), config.as_dict() | {
-        "default_fp": config.default_fp})
+    fe = Frontend(
+        kernel,
+        source,
+        getattr(spec.fn, "__globals__", {}),
+        config.as_dict() | {"default_fp": config.default_fp},
+    )
     values: dict[str, object] = {}
     kernel.flags["def_loc"] = source.loc(source.tree, spec.name)
     for index, p in enumerate(spec.params):
@@ -256,12 +331,22 @@ def prepare(k: ir.Kernel, config: Config, target: Target) -> Prepared:
     run_passes(canonical)
     text = print_kernel(canonical)
     key = keys.construct_key(text, config, target.parts())
-    return Prepared(canonical, text, key, offload(canonical),
-                    keys.prefix(key, next(_fresh) if config.fresh else None))
+    return Prepared(
+        canonical,
+        text,
+        key,
+        offload(canonical),
+        keys.prefix(key, next(_fresh) if config.fresh else None),
+    )
 
 
-def build_all(kernels: list[ir.Kernel], config: Config, cache: BinaryCache | None, target: Target,
-              on_ready: OnConstruct | None = None) -> list[Built]:
+def build_all(
+    kernels: list[ir.Kernel],
+    config: Config,
+    cache: BinaryCache | None,
+    target: Target,
+    on_ready: OnConstruct | None = None,
+) -> list[Built]:
     """Compile (or fetch) and load several units. The ones neither loaded nor cached are emitted as LLVM IR
     here and built by the target (on the CPU in worker processes when there are several: llvmlite serialises
     LLVM calls within a process, so threads cannot share that work)."""
@@ -279,21 +364,34 @@ def build_all(kernels: list[ir.Kernel], config: Config, cache: BinaryCache | Non
     prep_ms = (time.perf_counter() - t0) * 1e3 / max(1, len(kernels))
     llvm_ms: dict[int, float] = {}
     if missing:
-        texts = [target.emit(prepared[i].kernel, prepared[i].plan, prepared[i].prefix, config.debug)
-                 for i in missing]
+        texts = [
+            target.emit(prepared[i].kernel, prepared[i].plan, prepared[i].prefix, config.debug)
+            for i in missing
+        ]
         for i, (obj, seconds) in zip(missing, target.build(texts, config.opt_level)):
             objects[i], llvm_ms[i] = obj, seconds * 1e3
             if cache is not None and not config.fresh:
                 cache.put(prepared[i].key, obj)
-    target.load([(prepared[i].name, objects[i], symbols(prepared[i].prefix, prepared[i].plan))
-                 for i in sorted(objects)])
+    target.load(
+        [
+            (prepared[i].name, objects[i], symbols(prepared[i].prefix, prepared[i].plan))
+            for i in sorted(objects)
+        ]
+    )
     out = []
     for i, p in enumerate(prepared):
-        unit = runtime.Unit(p.key, target.functions(p.name) or [], [t.kind for t in p.plan.tasks],
-                            [bool(t.reductions) for t in p.plan.tasks], p.plan.tmp_bytes,
-                            [runtime.Message.of(op) for op in message_ops([op for t in p.plan.tasks for op in t.ops],
-                                                                          config.debug)],
-                            [t.block_dim for t in p.plan.tasks])
+        unit = runtime.Unit(
+            p.key,
+            target.functions(p.name) or [],
+            [t.kind for t in p.plan.tasks],
+            [bool(t.reductions) for t in p.plan.tasks],
+            p.plan.tmp_bytes,
+            [
+                runtime.Message.of(op)
+                for op in message_ops([op for t in p.plan.tasks for op in t.ops], config.debug)
+            ],
+            [t.block_dim for t in p.plan.tasks],
+        )
         status = "compiled" if i in llvm_ms else "reused"
         out.append(Built(unit, p, status, prep_ms + llvm_ms.get(i, 0.0), objects.get(i)))
         if on_ready is not None:
@@ -301,7 +399,9 @@ def build_all(kernels: list[ir.Kernel], config: Config, cache: BinaryCache | Non
     return out
 
 
-def load_units(records: list[manifest.UnitRecord], cache: BinaryCache, target: Target) -> list[runtime.Unit] | None:
+def load_units(
+    records: list[manifest.UnitRecord], cache: BinaryCache, target: Target
+) -> list[runtime.Unit] | None:
     """The units a manifest lists, loaded (from the cache where needed); None if any is gone from it."""
     objects = []
     for r in records:
@@ -309,10 +409,22 @@ def load_units(records: list[manifest.UnitRecord], cache: BinaryCache, target: T
             obj = cache.get(r.key)
             if obj is None:
                 return None
-            objects.append((r.key, obj, [keys.symbol(keys.prefix(r.key), t) for t in range(len(r.kinds))]))
+            objects.append(
+                (r.key, obj, [keys.symbol(keys.prefix(r.key), t) for t in range(len(r.kinds))])
+            )
     target.load(objects)
-    return [runtime.Unit(r.key, target.functions(r.key) or [], r.kinds, r.reduces, r.tmp_bytes, r.messages,
-                         r.block_dims) for r in records]
+    return [
+        runtime.Unit(
+            r.key,
+            target.functions(r.key) or [],
+            r.kinds,
+            r.reduces,
+            r.tmp_bytes,
+            r.messages,
+            r.block_dims,
+        )
+        for r in records
+    ]
 
 
 def dump(name: str, kernel: ir.Kernel, built: list[Built], config: Config) -> None:
@@ -322,7 +434,9 @@ def dump(name: str, kernel: ir.Kernel, built: list[Built], config: Config) -> No
     folder = config.debug_dump_path or os.path.join(tempfile.gettempdir(), "qdlab_ir")
     os.makedirs(folder, exist_ok=True)
     for index, b in enumerate(built):
-        tag = f"{name}_construct{index}" if len(built) > 1 or config.per_offload else f"{name}_whole"
+        tag = (
+            f"{name}_construct{index}" if len(built) > 1 or config.per_offload else f"{name}_whole"
+        )
         if config.print_ir:
             print(f"// {tag}\n{b.text}")
         if config.dump_ir:

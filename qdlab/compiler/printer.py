@@ -52,7 +52,9 @@ class Printer:
         for k, region in enumerate(op.regions):
             args = ", ".join(f"{self.name(a)}: {a.type}" for a in region.args)
             opener = head if k == 0 else f"{pad}}} else"
-            self.lines.append(f"{opener} {'(' + args + ') ' if args else ''}{{" + (loc if k == 0 else ""))
+            self.lines.append(
+                f"{opener} {'(' + args + ') ' if args else ''}{{" + (loc if k == 0 else "")
+            )
             self.block(region, indent + 1)
         self.lines.append(pad + "}")
 

@@ -20,16 +20,29 @@ if TYPE_CHECKING:
     from .targets import Target
 
 
-def make_report(spec: KernelSpec, source: Source, kernel: ir.Kernel, constructs: list[split.Construct],
-                built: list[Built], fallback: gate.Fallback | None, alias: list, config: Config, target: Target,
-                previous: KernelReport | None, ms: float, iface: split.Interface,
-                slots: dict[ir.Value, tuple[int, str]]) -> KernelReport:
+def make_report(
+    spec: KernelSpec,
+    source: Source,
+    kernel: ir.Kernel,
+    constructs: list[split.Construct],
+    built: list[Built],
+    fallback: gate.Fallback | None,
+    alias: list,
+    config: Config,
+    target: Target,
+    previous: KernelReport | None,
+    ms: float,
+    iface: split.Interface,
+    slots: dict[ir.Value, tuple[int, str]],
+) -> KernelReport:
     statements = describe_statements(kernel, constructs)
     group = statement_of_ops(kernel)
     tasks = [Task(t.kind, t.lines) for t in offload(kernel).tasks]
     names = [p.name for p in kernel.params]
-    alias_names = [(names[i] + (".grad" if gi else ""), names[j] + (".grad" if gj else ""))
-                   for i, gi, j, gj in alias]
+    alias_names = [
+        (names[i] + (".grad" if gi else ""), names[j] + (".grad" if gj else ""))
+        for i, gi, j, gj in alias
+    ]
     reports = []
     before = print_kernel(kernel, with_locs=True)
     split_ran = len(built) == len(constructs) and config.per_offload and fallback is None
@@ -40,19 +53,43 @@ def make_report(spec: KernelSpec, source: Source, kernel: ir.Kernel, constructs:
         slice_ids = sorted({group[p] for p in c.slice_positions} - set(own_ids))
         own = [statements[g] for g in own_ids]
         lines = (min(s.lines[0] for s in own), max(s.lines[1] for s in own))
-        slice_lines = sorted({ln for g in slice_ids for ln in range(*_span(statements[g]))} - {
-            ln for s in own for ln in range(*_span(s))})
-        r = ConstructReport(c.index, c.kind, lines, own_ids, slice_ids, slice_lines,
-                            [Task(t.kind, t.lines) for t in b.plan.tasks], b.key, b.status, b.ms,
-                            stages=stages_of(b, config, target))
+        slice_lines = sorted(
+            {ln for g in slice_ids for ln in range(*_span(statements[g]))}
+            - {ln for s in own for ln in range(*_span(s))}
+        )
+        r = ConstructReport(
+            c.index,
+            c.kind,
+            lines,
+            own_ids,
+            slice_ids,
+            slice_lines,
+            [Task(t.kind, t.lines) for t in b.plan.tasks],
+            b.key,
+            b.status,
+            b.ms,
+            stages=stages_of(b, config, target),
+        )
         r.stages["ir_before_split"] = before
         if b.status == "compiled":
             r.recompile_reason, r.key_diff = _why(prev.get(c.index), b)
         reports.append(r)
-    report = KernelReport(spec.name, source.filename, "".join(source.lines), source.first_line,
-                          "per_offload" if split_ran else "whole_kernel", fallback, statements, reports, tasks,
-                          before, alias_names, ms, previous,
-                          ", ".join(f"{p.name}: {p.type}" for p in kernel.params))
+    report = KernelReport(
+        spec.name,
+        source.filename,
+        "".join(source.lines),
+        source.first_line,
+        "per_offload" if split_ran else "whole_kernel",
+        fallback,
+        statements,
+        reports,
+        tasks,
+        before,
+        alias_names,
+        ms,
+        previous,
+        ", ".join(f"{p.name}: {p.type}" for p in kernel.params),
+    )
     if not split_ran:
         report.stages = stages_of(built[0], config, target)
         report.stages["ir_before_split"] = report.ir_before_split
@@ -64,20 +101,34 @@ def make_report(spec: KernelSpec, source: Source, kernel: ir.Kernel, constructs:
 
 def stages_of(b: Built, config: Config, target: Target) -> dict:
     """A unit's views: its IR text, and the target's LLVM IR, optimised LLVM IR and assembly (or PTX)."""
-    llvm_ir = functools.cache(lambda: target.emit(b.kernel, b.plan, keys.prefix(b.key), config.debug))
+    llvm_ir = functools.cache(
+        lambda: target.emit(b.kernel, b.plan, keys.prefix(b.key), config.debug)
+    )
     return {"ir": b.text, **target.stages(llvm_ir, config.opt_level)}
 
 
-def interface_report(constructs: list[split.Construct], iface: split.Interface,
-                     slots: dict[ir.Value, tuple[int, str]]) -> list[InterfaceSlot]:
+def interface_report(
+    constructs: list[split.Construct],
+    iface: split.Interface,
+    slots: dict[ir.Value, tuple[int, str]],
+) -> list[InterfaceSlot]:
     out = []
     for v, code in iface.published.items():
         producers = [c.index for c in constructs if v in c.exports]
         consumers = [c.index for c in constructs if v in c.imports]
         dtype = v.type.dtype if ir.is_local(v) else v.type  # type: ignore[union-attr]
         loc = v.owner.loc if isinstance(v.owner, ir.Op) else None
-        out.append(InterfaceSlot(v.name or slots[v][1], str(dtype), slots[v][0],
-                                 producers[-1] if producers else -1, consumers, code, loc.lineno if loc else 0))
+        out.append(
+            InterfaceSlot(
+                v.name or slots[v][1],
+                str(dtype),
+                slots[v][0],
+                producers[-1] if producers else -1,
+                consumers,
+                code,
+                loc.lineno if loc else 0,
+            )
+        )
     return sorted(out, key=lambda s: (s.producer, s.name))
 
 
@@ -91,6 +142,9 @@ def _why(prev: ConstructReport | None, b: Built) -> tuple[str, str | None]:
     old = prev.stages.get("ir")
     if not isinstance(old, str) or old == b.text:
         return "no entry under its key (same IR; compiler settings or inputs changed)", None
-    diff = "\n".join(difflib.unified_diff(old.splitlines(), b.text.splitlines(), "previous", "now", lineterm="",
-                                          n=1))
+    diff = "\n".join(
+        difflib.unified_diff(
+            old.splitlines(), b.text.splitlines(), "previous", "now", lineterm="", n=1
+        )
+    )
     return "no entry under its key (its IR changed)", diff

@@ -38,7 +38,9 @@ from .errors import QdAssertionError, QdIndexError, SourceLoc
 from .types import DType
 
 log = logging.getLogger("qdlab")
-TASK_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+TASK_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64
+)
 PRINT_FN = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_int64)
 MASK64 = (1 << 64) - 1
 
@@ -142,7 +144,9 @@ class RandomStream:
     def next_key(self, seed: int) -> int:
         """The key of the next launch, as a signed 64-bit word."""
         self.launches += 1
-        key = (seed * 0x9E3779B97F4A7C15 + self.name_hash + self.launches * 0xD1B54A32D192ED03) & MASK64
+        key = (
+            seed * 0x9E3779B97F4A7C15 + self.name_hash + self.launches * 0xD1B54A32D192ED03
+        ) & MASK64
         return key - (1 << 64) if key >= (1 << 63) else key
 
 
@@ -195,8 +199,9 @@ class Launcher:
             return read_returns(self.returns, tmp) if self.returns else None
 
 
-def overlapping(params: list[ir.Param], pairs: list[tuple[int, bool, int, bool]],
-                extents: list) -> list[tuple[str, str]]:
+def overlapping(
+    params: list[ir.Param], pairs: list[tuple[int, bool, int, bool]], extents: list
+) -> list[tuple[str, str]]:
     """Pairs of buffers a split assumed disjoint that share memory; `extents[k]` is parameter k's (data
     pointer, bytes, gradient pointer, gradient bytes)."""
     bad = []
@@ -204,7 +209,9 @@ def overlapping(params: list[ir.Param], pairs: list[tuple[int, bool, int, bool]]
         alo, an = extents[i][2:4] if gi else extents[i][0:2]
         blo, bn = extents[j][2:4] if gj else extents[j][0:2]
         if an and bn and alo < blo + bn and blo < alo + an:
-            bad.append((params[i].name + (".grad" if gi else ""), params[j].name + (".grad" if gj else "")))
+            bad.append(
+                (params[i].name + (".grad" if gi else ""), params[j].name + (".grad" if gj else ""))
+            )
     return bad
 
 
@@ -214,8 +221,11 @@ def read_returns(returns: list[DType], tmp: np.ndarray) -> object:
     for k, t in enumerate(returns):
         word = int(tmp[RET_OFFSET // 8 + k])
         if t.is_float:
-            x = struct.unpack("<d", struct.pack("<q", word))[0] if t.bits == 64 else \
-                struct.unpack("<f", struct.pack("<I", word & 0xFFFFFFFF))[0]
+            x = (
+                struct.unpack("<d", struct.pack("<q", word))[0]
+                if t.bits == 64
+                else struct.unpack("<f", struct.pack("<I", word & 0xFFFFFFFF))[0]
+            )
             out.append(float(x))
         elif t.name == "u1":
             out.append(bool(word))
@@ -230,8 +240,11 @@ def raise_error(kernel: str, tmp: np.ndarray, unit: Unit) -> None:
     m = unit.messages[int(tmp[HDR_MSG // 8])]
     if code == 1:
         index, extent = int(tmp[HDR_INDEX // 8]), int(tmp[HDR_EXTENT // 8])
-        raise QdIndexError(f"index {index} is out of range for `{m.array}` (extent {extent}) in kernel "
-                           f"`{kernel}`.", m.loc)
+        raise QdIndexError(
+            f"index {index} is out of range for `{m.array}` (extent {extent}) in kernel "
+            f"`{kernel}`.",
+            m.loc,
+        )
     raise QdAssertionError(f"assertion failed in kernel `{kernel}`: {m.text}", m.loc)
 
 

@@ -16,6 +16,24 @@ from . import ir
 from .source import Source
 from .types import DType
 
+BINOPS = {
+    ast.Add: "add",
+    ast.Sub: "sub",
+    ast.Mult: "mul",
+    ast.Div: "truediv",
+    ast.FloorDiv: "floordiv",
+    ast.Mod: "mod",
+    ast.Pow: "pow",
+    ast.BitAnd: "and",
+    ast.BitOr: "or",
+    ast.BitXor: "xor",
+    ast.LShift: "shl",
+    ast.RShift: "shr",
+}
+ATOMIC_AUG = {"add", "sub", "and", "or", "xor"}
+"""Python operators and the IR `binop` each lowers to; the augmented forms of ATOMIC_AUG on an array element
+are atomic."""
+
 
 @dataclass
 class Local:
@@ -59,7 +77,9 @@ class FuncReturn(Exception):
 
 
 def int_range(t: DType) -> tuple[int, int]:
-    return (-(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1) if t.is_signed else (0, (1 << t.bits) - 1)
+    return (
+        (-(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1) if t.is_signed else (0, (1 << t.bits) - 1)
+    )
 
 
 def fits(x: int, t: DType) -> bool:
@@ -69,8 +89,10 @@ def fits(x: int, t: DType) -> bool:
 
 def literal_value(node: ast.expr) -> object:
     """The value of an expression of literals alone (`2**70`, `-1`), else None."""
-    if not all(isinstance(n, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop))
-               for n in ast.walk(node)):
+    if not all(
+        isinstance(n, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop))
+        for n in ast.walk(node)
+    ):
         return None
     try:
         return eval(compile(ast.Expression(node), "<literal>", "eval"), {})  # literals only
@@ -82,10 +104,23 @@ def is_number(x: object) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, ir.Value)
 
 
-PY_FOLDS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
-            "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow, "and": operator.and_,
-            "or": operator.or_, "xor": operator.xor, "shl": operator.lshift, "shr": operator.rshift, "min": min,
-            "max": max, "atan2": math.atan2}
+PY_FOLDS = {
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "truediv": operator.truediv,
+    "floordiv": operator.floordiv,
+    "mod": operator.mod,
+    "pow": operator.pow,
+    "and": operator.and_,
+    "or": operator.or_,
+    "xor": operator.xor,
+    "shl": operator.lshift,
+    "shr": operator.rshift,
+    "min": min,
+    "max": max,
+    "atan2": math.atan2,
+}
 """Operators on two Python numbers, evaluated at compile time with Python's own semantics."""
 
 

@@ -36,20 +36,31 @@ class Source:
             lines, first = source_lines(fn)
             try:
                 tree, indent = _parse(lines)
-            except SyntaxError:  # the fast span ends early when the body has no code (a docstring, `global`)
+            except (
+                SyntaxError
+            ):  # the fast span ends early when the body has no code (a docstring, `global`)
                 lines, first = inspect.getsourcelines(fn)  # type: ignore[arg-type]
                 tree, indent = _parse(lines)
         except (OSError, TypeError) as e:
-            raise QdError(f"cannot read the source of {kind} {getattr(fn, '__name__', fn)!r}: {e}. "
-                          "Define kernels in a file or a notebook cell.") from None
-        filename = inspect.getsourcefile(fn) or getattr(getattr(fn, "__code__", None), "co_filename", "?")  # type: ignore[arg-type]
+            raise QdError(
+                f"cannot read the source of {kind} {getattr(fn, '__name__', fn)!r}: {e}. "
+                "Define kernels in a file or a notebook cell."
+            ) from None
+        filename = inspect.getsourcefile(fn) or getattr(
+            getattr(fn, "__code__", None), "co_filename", "?"
+        )  # type: ignore[arg-type]
         return cls(fn, tree, filename, first, indent, lines)
 
     def loc(self, node: ast.AST, name: str) -> SourceLoc:
         rel = getattr(node, "lineno", 1)
         line = self.lines[rel - 1] if 0 < rel <= len(self.lines) else ""
-        return SourceLoc(name, self.filename, self.first_line + rel - 1,
-                         getattr(node, "col_offset", 0) + self.indent, line)
+        return SourceLoc(
+            name,
+            self.filename,
+            self.first_line + rel - 1,
+            getattr(node, "col_offset", 0) + self.indent,
+            line,
+        )
 
 
 _func_sources: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -81,13 +92,15 @@ def source_lines(fn: object) -> tuple[list[str], int]:
             end = max(max((e for _, e, _, _ in positions() if e is not None), default=0), d + 1)
             while end < len(lines):
                 j = end
-                while j < len(lines) and (not lines[j].strip() or lines[j].lstrip().startswith("#")):
+                while j < len(lines) and (
+                    not lines[j].strip() or lines[j].lstrip().startswith("#")
+                ):
                     j += 1
                 if j < len(lines) and _indent(lines[j]) > _indent(lines[d]):
                     end = j + 1
                     continue
                 break
-            return lines[first - 1:end], first
+            return lines[first - 1 : end], first
     return inspect.getsourcelines(fn)  # type: ignore[arg-type]
 
 

@@ -104,9 +104,12 @@ def constructs(kernel: ir.Kernel, iface: Interface | None = None) -> list[Constr
     out = []
     for seg in segments(kernel):
         if isinstance(ops[seg[0]], CONTAINERS) or any(
-                has_effect(ops[p]) or (ops[p].result in published and not ir.is_local(ops[p].result))  # type: ignore
-                for p in seg):
-            own = [p for p in seg if not isinstance(ops[p], ir.Arg)]  # parameters belong to every slice
+            has_effect(ops[p]) or (ops[p].result in published and not ir.is_local(ops[p].result))  # type: ignore
+            for p in seg
+        ):
+            own = [
+                p for p in seg if not isinstance(ops[p], ir.Arg)
+            ]  # parameters belong to every slice
             out.append(Construct(len(out), kind_of(kernel, own), own))
     owned = sorted(p for c in out for p in c.positions)
     for c in out:
@@ -114,8 +117,9 @@ def constructs(kernel: ir.Kernel, iface: Interface | None = None) -> list[Constr
     return out
 
 
-def backward_slice(kernel: ir.Kernel, c: Construct, published: dict | None = None,
-                   owned: list[int] | None = None) -> None:
+def backward_slice(
+    kernel: ir.Kernel, c: Construct, published: dict | None = None, owned: list[int] | None = None
+) -> None:
     """Fill `c.slice_positions`: operand definitions, and earlier top-level writers of every local read.
 
     A published value is read from the interface, so its definition is not recomputed. A carried local is read
@@ -139,7 +143,9 @@ def backward_slice(kernel: ir.Kernel, c: Construct, published: dict | None = Non
         """Position `p` reads local `ref`: pull in its earlier writers, or import it where it is published."""
         first = 0
         if ref in published:
-            last = max((q for q in owned or () if q < start and writes_local(ops[q], ref)), default=-1)
+            last = max(
+                (q for q in owned or () if q < start and writes_local(ops[q], ref)), default=-1
+            )
             if last >= 0:
                 first = last + 1
                 if ref not in c.imports:
@@ -153,14 +159,21 @@ def backward_slice(kernel: ir.Kernel, c: Construct, published: dict | None = Non
                 c.local_writers.setdefault(q, []).append((ref, p))
 
     for v in c.exports:
-        if ir.is_local(v):  # a write that may not run leaves the value from before: the export reads it
+        if ir.is_local(
+            v
+        ):  # a write that may not run leaves the value from before: the export reads it
             reads_local(v, c.positions[-1] + 1)
     while work:
         p = work.pop()
         for inner in ops[p].walk():
             for v in inner.operands:
                 d = v.owner
-                if v in published and not ir.is_local(v) and isinstance(d, ir.Op) and position.get(d) not in c.positions:
+                if (
+                    v in published
+                    and not ir.is_local(v)
+                    and isinstance(d, ir.Op)
+                    and position.get(d) not in c.positions
+                ):
                     if v not in c.imports:
                         c.imports.append(v)
                     continue
@@ -172,13 +185,17 @@ def backward_slice(kernel: ir.Kernel, c: Construct, published: dict | None = Non
     c.slice_positions = sorted(included - set(c.positions))
 
 
-def slice_kernel(kernel: ir.Kernel, c: Construct, slots: dict[ir.Value, tuple[int, str]] | None = None) -> ir.Kernel:
+def slice_kernel(
+    kernel: ir.Kernel, c: Construct, slots: dict[ir.Value, tuple[int, str]] | None = None
+) -> ir.Kernel:
     """Clone the construct's slice, in source order, into a kernel of its own.
 
     Imported values are read from their interface slot where they were defined; an imported local is loaded
     right after its storage is created; exports are written to their slots at the end.
     """
-    out = ir.Kernel(f"{kernel.name}_c{c.index}", kernel.params, kernel.returns, ir.Block(), dict(kernel.flags))
+    out = ir.Kernel(
+        f"{kernel.name}_c{c.index}", kernel.params, kernel.returns, ir.Block(), dict(kernel.flags)
+    )
     mapping: dict[ir.Value, ir.Value] = {}
     ops = kernel.body.ops
     position = {op: p for p, op in enumerate(ops)}
@@ -188,7 +205,9 @@ def slice_kernel(kernel: ir.Kernel, c: Construct, slots: dict[ir.Value, tuple[in
         if p in value_imports:
             v = value_imports[p]
             slot, key = slots[v]  # type: ignore[index]
-            load = ir.InterfaceLoad([], v.type, {"slot": slot, "key": key}, None, ops[p].loc, v.name)
+            load = ir.InterfaceLoad(
+                [], v.type, {"slot": slot, "key": key}, None, ops[p].loc, v.name
+            )
             out.body.append(load)
             mapping[v] = load.result  # type: ignore[assignment]
             continue
@@ -197,7 +216,9 @@ def slice_kernel(kernel: ir.Kernel, c: Construct, slots: dict[ir.Value, tuple[in
         if ref in local_imports:
             slot, key = slots[ref]  # type: ignore[index]
             dtype = ref.type.dtype  # type: ignore[union-attr]
-            load = ir.InterfaceLoad([], dtype, {"slot": slot, "key": key}, None, ops[p].loc, ref.name)  # type: ignore
+            load = ir.InterfaceLoad(
+                [], dtype, {"slot": slot, "key": key}, None, ops[p].loc, ref.name
+            )  # type: ignore
             out.body.append(load)
             out.body.append(ir.LocalStore([mapping[ref], load.result], None, {}, None, ops[p].loc))  # type: ignore
     for v in c.exports:

@@ -73,7 +73,11 @@ def describe_statements(kernel: ir.Kernel, constructs: list[split.Construct]) ->
                         st.uses.append(group[position[d]])
             if isinstance(inner, (ir.LocalLoad, ir.LocalAtomic)):
                 for q in range(p):
-                    if group[q] != g and split.writes_local(ops[q], inner.operands[0]) and group[q] not in st.uses:
+                    if (
+                        group[q] != g
+                        and split.writes_local(ops[q], inner.operands[0])
+                        and group[q] not in st.uses
+                    ):
                         st.uses.append(group[q])
     for st in out:
         st.uses.sort()

@@ -31,23 +31,30 @@ class CpuTarget:
 
     def parts(self) -> tuple[str, ...]:
         from .codegen import jit  # lazy: llvmlite's binding, only once a key is needed
+
         return jit.host()
 
     def emit(self, kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool) -> str:
         from .codegen import jit, llvm  # lazy: llvmlite
-        return str(llvm.emit_module(kernel, plan, prefix, debug, jit.host()[0], jit.data_layout())[0])
+
+        return str(
+            llvm.emit_module(kernel, plan, prefix, debug, jit.host()[0], jit.data_layout())[0]
+        )
 
     def build(self, texts: list[str], opt: int) -> Objects:
         from .codegen import jit  # lazy: llvmlite's binding
+
         return jit.compile_many(texts, opt)
 
     def functions(self, name: str) -> list[Callable] | None:
         from .codegen import jit  # lazy: llvmlite's binding
+
         addresses = jit.loaded.get(name)
         return None if addresses is None else [runtime.task_function(a) for a in addresses]
 
     def load(self, items: list[tuple[str, bytes, list[str]]]) -> None:
         from .codegen import jit  # lazy: llvmlite's binding
+
         jit.load_named(items)
 
     def stages(self, llvm_ir: Callable[[], str], opt: int) -> dict:
@@ -57,7 +64,11 @@ class CpuTarget:
         def optimized() -> str:
             return str(jit.optimize(llvm_ir(), opt))
 
-        return {"llvm": llvm_ir, "llvm_optimized": optimized, "asm": lambda: jit.emit_assembly(optimized(), opt)}
+        return {
+            "llvm": llvm_ir,
+            "llvm_optimized": optimized,
+            "asm": lambda: jit.emit_assembly(optimized(), opt),
+        }
 
     def launcher(self, *args: object, **kwargs: object) -> object:
         return runtime.Launcher(*args, **kwargs)  # type: ignore[arg-type]
@@ -75,14 +86,19 @@ class CudaTarget:
 
     def parts(self) -> tuple[str, ...]:
         from .codegen.nvptx import TRIPLE  # lazy: llvmlite
+
         return (self.PTX_VERSION, TRIPLE, self.sm)
 
     def emit(self, kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool) -> str:
         from .codegen import nvptx, nvptx_jit  # lazy: llvmlite
-        return str(nvptx.emit_module(kernel, plan, prefix, debug, nvptx_jit.data_layout(self.sm))[0])
+
+        return str(
+            nvptx.emit_module(kernel, plan, prefix, debug, nvptx_jit.data_layout(self.sm))[0]
+        )
 
     def build(self, texts: list[str], opt: int) -> Objects:
         from .codegen import nvptx_jit  # lazy: llvmlite's binding
+
         out = []
         for text in texts:
             t0 = time.perf_counter()
@@ -98,8 +114,12 @@ class CudaTarget:
 
     def stages(self, llvm_ir: Callable[[], str], opt: int) -> dict:
         from .codegen import nvptx_jit  # lazy: llvmlite's binding
-        return {"llvm": llvm_ir, "llvm_optimized": lambda: str(nvptx_jit.optimize(llvm_ir(), self.sm, opt)),
-                "asm": lambda: nvptx_jit.to_ptx(llvm_ir(), self.sm, opt)}
+
+        return {
+            "llvm": llvm_ir,
+            "llvm_optimized": lambda: str(nvptx_jit.optimize(llvm_ir(), self.sm, opt)),
+            "asm": lambda: nvptx_jit.to_ptx(llvm_ir(), self.sm, opt),
+        }
 
     def launcher(self, *args: object, **kwargs: object) -> object:
         if not self.device:
@@ -121,7 +141,9 @@ def of(arch: str) -> Target:
     capability, else the host CPU."""
     if arch in ("cuda", "gpu"):
         if not cuda_runtime.available():
-            raise QdError("qd.cuda/qd.gpu: no CUDA device is available in this process; use qd.cpu, or "
-                          "qd.compile_ptx(kernel, ...) to inspect the PTX a kernel would produce.")
+            raise QdError(
+                "qd.cuda/qd.gpu: no CUDA device is available in this process; use qd.cpu, or "
+                "qd.compile_ptx(kernel, ...) to inspect the PTX a kernel would produce."
+            )
         return CudaTarget(cuda_runtime.device_sm())
     return CPU

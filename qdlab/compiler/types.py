@@ -77,7 +77,9 @@ class ArrayType:
     """`"unsafe"` (no index checks unless debug) or `"clamp"` (every index clamped into range)."""
 
     def __str__(self) -> str:
-        extra = "".join([", clamp" if self.boundary == "clamp" else "", ", grad" if self.needs_grad else ""])
+        extra = "".join(
+            [", clamp" if self.boundary == "clamp" else "", ", grad" if self.needs_grad else ""]
+        )
         return f"ndarray<{self.dtype}, {self.ndim}{extra}>"
 
 

@@ -26,13 +26,17 @@ def _block(block: ir.Block, visible: set[ir.Value], loops: int) -> None:
                 raise VerifyError(f"{op.name} is missing from the users of {v}")
         if isinstance(op, (ir.Break, ir.Continue)) and loops == 0:
             raise VerifyError(f"{op.name} outside a loop")
-        if isinstance(op, (ir.LocalLoad, ir.LocalStore, ir.LocalAtomic)) and not isinstance(op.operands[0].type, LocalType):
+        if isinstance(op, (ir.LocalLoad, ir.LocalStore, ir.LocalAtomic)) and not isinstance(
+            op.operands[0].type, LocalType
+        ):
             raise VerifyError(f"{op.name} on a non-local")
         if isinstance(op, (ir.Load, ir.Store, ir.Atomic, ir.VolatileLoad)):
             if not isinstance(op.operands[0].type, ArrayType):
                 raise VerifyError(f"{op.name} on a non-array")
         if isinstance(op, (ir.BinOp, ir.Cmp)) and op.operands[0].type != op.operands[1].type:
-            raise VerifyError(f"{op.name} {op.attrs} mixes {op.operands[0].type} and {op.operands[1].type}")
+            raise VerifyError(
+                f"{op.name} {op.attrs} mixes {op.operands[0].type} and {op.operands[1].type}"
+            )
         if op.result is not None:
             if not isinstance(op.result.type, (DType, ArrayType, LocalType)):
                 raise VerifyError(f"{op.name} has a result of unknown type")

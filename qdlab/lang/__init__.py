@@ -23,7 +23,9 @@ class Func:
 
     def __call__(self, *args: object, **kwargs: object) -> object:
         __tracebackhide__ = True
-        raise RuntimeError(f"@qd.func `{self.__name__}` can only be called from a kernel or another @qd.func")
+        raise RuntimeError(
+            f"@qd.func `{self.__name__}` can only be called from a kernel or another @qd.func"
+        )
 
 
 class KernelDef:
@@ -49,10 +51,14 @@ class Builtin:
         return f"qd.{self.name}"
 
 
-_MATH = ("sqrt sin cos tan tanh exp log floor ceil round abs pow min max atan2 asin acos rsqrt select "
-         "clamp sign fract log2 exp2 isnan isinf mix").split()
-_OTHER = ("ndrange grouped loop_config atomic_add atomic_sub atomic_min atomic_max atomic_and atomic_or "
-          "atomic_xor atomic_mul atomic_exchange random randn volatile_load cast bit_cast raw_div raw_mod").split()
+_MATH = (
+    "sqrt sin cos tan tanh exp log floor ceil round abs pow min max atan2 asin acos rsqrt select "
+    "clamp sign fract log2 exp2 isnan isinf mix"
+).split()
+_OTHER = (
+    "ndrange grouped loop_config atomic_add atomic_sub atomic_min atomic_max atomic_and atomic_or "
+    "atomic_xor atomic_mul atomic_exchange random randn volatile_load cast bit_cast raw_div raw_mod"
+).split()
 BUILTINS: dict[str, Builtin] = {n: Builtin(n) for n in _MATH + _OTHER}
 
 
@@ -81,8 +87,12 @@ class NDArray:
         return ArrayAnnotation(dtype, ndim)  # type: ignore[arg-type]
 
 
-def ndarray_type(dtype: DType | None = None, ndim: int | None = None, needs_grad: bool | None = None,
-                 boundary: str = "unsafe") -> ArrayAnnotation:
+def ndarray_type(
+    dtype: DType | None = None,
+    ndim: int | None = None,
+    needs_grad: bool | None = None,
+    boundary: str = "unsafe",
+) -> ArrayAnnotation:
     if boundary not in ("unsafe", "clamp"):
         raise ValueError(f"boundary must be 'unsafe' or 'clamp', not {boundary!r}")
     return ArrayAnnotation(dtype, ndim, needs_grad, boundary)

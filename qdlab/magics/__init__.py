@@ -14,24 +14,33 @@ def load_ipython_extension(ipython: object) -> None:
     """Register the magics, the compile hook that updates displays, and the handler that shows a qdlab error
     as its message and caret; loading again is harmless."""
     from .magic import QdMagics, on_compile  # lazy: IPython, when the extension loads
+
     ipython.register_magics(QdMagics)  # type: ignore[attr-defined]
     ipython.set_custom_exc((QdError,), show_error)  # type: ignore[attr-defined]
     if on_compile not in state.compile_hooks:
         state.compile_hooks.append(on_compile)
 
 
-def show_error(shell: object, etype: type, value: BaseException, tb: object, tb_offset: int | None = None) -> None:
+def show_error(
+    shell: object, etype: type, value: BaseException, tb: object, tb_offset: int | None = None
+) -> None:
     """A qdlab error in a cell: its own rendering when it has one (the magic's cell-relative form), else the
     traceback of the user's frames. A QdSyntaxError is a SyntaxError, for which IPython would otherwise print
     its own syntax-error view of the cell instead."""
     render = getattr(value, "_render_traceback_", None)
-    lines = render() if render is not None else shell.InteractiveTB.structured_traceback(  # type: ignore
-        etype, value, tb, tb_offset=tb_offset)
+    lines = (
+        render()
+        if render is not None
+        else shell.InteractiveTB.structured_traceback(  # type: ignore
+            etype, value, tb, tb_offset=tb_offset
+        )
+    )
     shell._showtraceback(etype, value, lines)  # type: ignore[attr-defined]
 
 
 def unload_ipython_extension(ipython: object) -> None:
     from .magic import on_compile  # lazy: IPython
+
     ipython.set_custom_exc((), None)  # type: ignore[attr-defined]
     if on_compile in state.compile_hooks:
         state.compile_hooks.remove(on_compile)

@@ -94,13 +94,26 @@ class QdMagics(Magics):
     @argument("-h", "--help", action="store_true", help="show this help")
     @argument("--arch", choices=("cpu", "cuda"), help="target of this cell's kernels")
     @argument("--opt", type=int, choices=range(4), metavar="{0-3}", help="LLVM optimisation level")
-    @argument("--whole-kernel", action="store_true", help="compile this cell's kernels without the split")
-    @argument("--no-cache", action="store_true",
-              help="compile this cell's constructs anew: nothing is reused or written to the disk cache")
+    @argument(
+        "--whole-kernel", action="store_true", help="compile this cell's kernels without the split"
+    )
+    @argument(
+        "--no-cache",
+        action="store_true",
+        help="compile this cell's constructs anew: nothing is reused or written to the disk cache",
+    )
     @argument("--debug", action="store_true", help="compile with bounds checks and kernel asserts")
-    @argument("--show", choices=("summary", "graph", "widget", "none"), default="summary",
-              help="what to display: the summary (default), plus the construct graph or the visualizer")
-    @argument("--run", metavar="EXPR", help="evaluate EXPR after compiling; show its time, return its value")
+    @argument(
+        "--show",
+        choices=("summary", "graph", "widget", "none"),
+        default="summary",
+        help="what to display: the summary (default), plus the construct graph or the visualizer",
+    )
+    @argument(
+        "--run",
+        metavar="EXPR",
+        help="evaluate EXPR after compiling; show its time, return its value",
+    )
     @line_cell_magic
     def qdkernel(self, line: str, cell: str | None = None) -> object:
         """Run the cell and compile every fully annotated `@qd.kernel` it defines, per construct.
@@ -115,14 +128,22 @@ class QdMagics(Magics):
         ns = self.shell.user_ns
         before = {name: v for name, v in ns.items() if isinstance(v, Kernel)}
         filename = self.run_cell_source(cell, ns, before)
-        kernels = sorted((v for v in ns.values() if isinstance(v, Kernel) and v.fn.__code__.co_filename == filename),
-                         key=lambda k: k.fn.__code__.co_firstlineno)
+        kernels = sorted(
+            (
+                v
+                for v in ns.values()
+                if isinstance(v, Kernel) and v.fn.__code__.co_filename == filename
+            ),
+            key=lambda k: k.fn.__code__.co_firstlineno,
+        )
         kernels = list({id(k): k for k in kernels}.values())
         options = cell_options(args)
         for k in kernels:
             k.options = dict(options)
         display_id = uuid.uuid4().hex
-        summary, errors = self.compile_all(kernels, ns, before, display_id, show=args.show != "none")
+        summary, errors = self.compile_all(
+            kernels, ns, before, display_id, show=args.show != "none"
+        )
         if args.show != "none":
             for s in summary.kernels:
                 if s.report is None:
@@ -135,7 +156,9 @@ class QdMagics(Magics):
     def run_cell_source(self, cell: str, ns: dict, before: dict[str, Kernel]) -> str:
         """Run the cell's Python in `ns` as file `<qdkernel-cell-...>`; return that file name."""
         python = self.shell.transform_cell(cell)
-        dropped = _leading_blank_lines(cell) - _leading_blank_lines(python)  # the transform drops them
+        dropped = _leading_blank_lines(cell) - _leading_blank_lines(
+            python
+        )  # the transform drops them
         source = "\n" * (1 + dropped) + python  # line 1 is the %%qdkernel line
         digest = hashlib.sha1(source.encode()).hexdigest()[:8]
         filename = f"<qdkernel-cell-{self.shell.execution_count}-{digest}>"
@@ -152,11 +175,19 @@ class QdMagics(Magics):
             ns.update(before)
             raise short([e]) from None
         except Exception as e:  # noqa: BLE001 - re-raised, with the user's frames only
-            raise self.user_traceback(e, e.__traceback__.tb_next if e.__traceback__ else None) from None
+            raise self.user_traceback(
+                e, e.__traceback__.tb_next if e.__traceback__ else None
+            ) from None
         return filename
 
-    def compile_all(self, kernels: list[Kernel], ns: dict, before: dict[str, Kernel], display_id: str,
-                    show: bool) -> tuple[CellSummary, list[BaseException]]:
+    def compile_all(
+        self,
+        kernels: list[Kernel],
+        ns: dict,
+        before: dict[str, Kernel],
+        display_id: str,
+        show: bool,
+    ) -> tuple[CellSummary, list[BaseException]]:
         """Compile the kernels that can compile now, with a progress indicator for slow cells."""
         eager = [k for k in kernels if needs_call(k) is None]
         progress = Progress([k.name for k in eager], display_id, notebook=is_notebook(self.shell))
@@ -166,7 +197,9 @@ class QdMagics(Magics):
         for k in kernels:
             note = needs_call(k)
             if note is None:
-                k.on_construct = lambda i, n, status, name=k.name: progress.construct(name, i, n, status)
+                k.on_construct = lambda i, n, status, name=k.name: progress.construct(
+                    name, i, n, status
+                )
                 try:
                     report = k.compile().report
                 except QdError as e:
@@ -193,10 +226,13 @@ class QdMagics(Magics):
         if show not in ("graph", "widget"):
             return
         from .. import viz  # lazy: graphviz and widgets, only when a view is shown
+
         name = "construct_graph" if show == "graph" else "SplitVisualizer"
         view = getattr(viz, name, None)
         if view is None:
-            print(f"--show {show}: this qdlab has no qdlab.viz.{name} yet; showing the summary only.")
+            print(
+                f"--show {show}: this qdlab has no qdlab.viz.{name} yet; showing the summary only."
+            )
             return
         for k in kernels:
             display(view(k))
@@ -213,7 +249,9 @@ class QdMagics(Magics):
         except Exception as e:  # noqa: BLE001 - re-raised, with the user's frames only
             if from_qdlab(e.__traceback__):
                 raise short([e]) from None
-            raise self.user_traceback(e, e.__traceback__.tb_next if e.__traceback__ else None) from None
+            raise self.user_traceback(
+                e, e.__traceback__.tb_next if e.__traceback__ else None
+            ) from None
         display(RunTime(expr, ms))
         return value
 
@@ -236,8 +274,12 @@ class QdMagics(Magics):
 
     @magic_arguments()
     @argument("-h", "--help", action="store_true", help="show this help")
-    @argument("command", nargs="?", choices=("cache", "explain", "config"),
-              help="cache [clear]: the construct cache; explain NAME: a kernel's summary; config: qd.init settings")
+    @argument(
+        "command",
+        nargs="?",
+        choices=("cache", "explain", "config"),
+        help="cache [clear]: the construct cache; explain NAME: a kernel's summary; config: qd.init settings",
+    )
     @argument("args", nargs="*", help="`clear` after cache; the kernel's name after explain")
     @line_magic
     def qdlab(self, line: str) -> None:
@@ -261,8 +303,11 @@ class QdMagics(Magics):
             raise UsageError(f"%qdlab cache takes `clear` or nothing, not {' '.join(rest)!r}")
         old = qdlab.cache_stats()
         qdlab.clear_cache()
-        return CacheView(qdlab.cache_stats(), f"cleared {old.entries} entries ({old.bytes / 1024:.1f} KiB); "
-                         "constructs already loaded in this process stay loaded")
+        return CacheView(
+            qdlab.cache_stats(),
+            f"cleared {old.entries} entries ({old.bytes / 1024:.1f} KiB); "
+            "constructs already loaded in this process stay loaded",
+        )
 
     def explain(self, rest: list[str]) -> KernelSummary:
         if len(rest) != 1:
@@ -270,10 +315,14 @@ class QdMagics(Magics):
         try:
             kernel = self.shell.ev(rest[0])
         except Exception as e:  # noqa: BLE001 - any failure to find NAME is a usage error
-            raise UsageError(f"%qdlab explain: cannot find {rest[0]!r} ({type(e).__name__}: {e})") from None
+            raise UsageError(
+                f"%qdlab explain: cannot find {rest[0]!r} ({type(e).__name__}: {e})"
+            ) from None
         target = getattr(kernel, "_primal", kernel)
         if not isinstance(target, Kernel):
-            raise UsageError(f"%qdlab explain: {rest[0]} is a {type(kernel).__name__}, not a @qd.kernel")
+            raise UsageError(
+                f"%qdlab explain: {rest[0]} is a {type(kernel).__name__}, not a @qd.kernel"
+            )
         try:
             qdlab.explain(target)
         except QdError as e:

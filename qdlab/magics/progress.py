@@ -19,7 +19,9 @@ DELAY_S = 0.5
 class Progress:
     """Steps through the kernels of one cell; shown only once `DELAY_S` has passed."""
 
-    def __init__(self, names: list[str], display_id: str, notebook: bool, delay: float | None = None) -> None:
+    def __init__(
+        self, names: list[str], display_id: str, notebook: bool, delay: float | None = None
+    ) -> None:
         self.names = names
         self.display_id = display_id
         self.notebook = notebook
@@ -35,7 +37,9 @@ class Progress:
 
     def start(self) -> None:
         if self.notebook and self.names:
-            context = contextvars.copy_context()  # the kernel's parent message, so output lands in this cell
+            context = (
+                contextvars.copy_context()
+            )  # the kernel's parent message, so output lands in this cell
             self._timer = threading.Timer(self.delay, context.run, (self._show,))
             self._timer.daemon = True
             self._timer.start()
@@ -43,6 +47,7 @@ class Progress:
     def _show(self) -> None:
         import ipywidgets  # lazy: widgets, only when a compile is slow enough for a bar
         from IPython.display import display  # lazy: IPython
+
         with self._lock:
             if self.finished:
                 return
@@ -53,8 +58,10 @@ class Progress:
     def construct(self, name: str, index: int, total: int, status: str) -> None:
         """Construct `index` of `total` of kernel `name` is ready (`status`: compiled or reused)."""
         with self._lock:
-            self.label = (f"kernel {self.done + 1}/{len(self.names)} {name}: construct {index + 1}/{total} "
-                          f"{status}")
+            self.label = (
+                f"kernel {self.done + 1}/{len(self.names)} {name}: construct {index + 1}/{total} "
+                f"{status}"
+            )
             if self.widget is not None:
                 bar, label = self.widget.children  # type: ignore[attr-defined]
                 bar.max, bar.value, label.value = total, index + 1, self.label

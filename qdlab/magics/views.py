@@ -28,8 +28,9 @@ class View:
     def html(self) -> str:
         raise NotImplementedError
 
-    def _repr_mimebundle_(self, include: Iterable[str] | None = None,
-                          exclude: Iterable[str] | None = None) -> dict[str, str]:
+    def _repr_mimebundle_(
+        self, include: Iterable[str] | None = None, exclude: Iterable[str] | None = None
+    ) -> dict[str, str]:
         return {"text/plain": self.text(), "text/html": self.html()}
 
     def __repr__(self) -> str:
@@ -38,10 +39,14 @@ class View:
 
 def _table_text(head: tuple[str, ...], rows: list[tuple[str, ...]], indent: str = "  ") -> str:
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    return "\n".join(indent + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *rows])
+    return "\n".join(
+        indent + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *rows]
+    )
 
 
-def _table_html(head: tuple[str, ...], rows: list[tuple[str, ...]], status_col: int | None = None) -> str:
+def _table_html(
+    head: tuple[str, ...], rows: list[tuple[str, ...]], status_col: int | None = None
+) -> str:
     def cell(i: int, x: str) -> str:
         colour = _STATUS_COLOUR.get(x.split(" ", 1)[0]) if i == status_col else None
         style = f' style="color:{colour}"' if colour else ""
@@ -76,8 +81,10 @@ class KernelSummary(View):
         reused = [c for c in r.constructs if c.status == "reused"]
         saved = sum(self.known_ms.get(c.cache_key, 0.0) for c in reused)
         untimed = sum(c.cache_key not in self.known_ms for c in reused)
-        text = (f"{len(r.constructs)} constructs: {r.compiled} compiled, {r.reused} reused; "
-                f"{spent:.1f} ms compiling, ~{saved:.1f} ms saved")
+        text = (
+            f"{len(r.constructs)} constructs: {r.compiled} compiled, {r.reused} reused; "
+            f"{spent:.1f} ms compiling, ~{saved:.1f} ms saved"
+        )
         return text + (f" (+{untimed} reused not timed in this session)" if untimed else "")
 
     def fallback(self, r: KernelReport) -> tuple[str, str] | None:
@@ -127,7 +134,10 @@ class CellSummary(View):
         return "\n".join(k.text() for k in self.kernels) or "no @qd.kernel in this cell"
 
     def html(self) -> str:
-        return "".join(k.html() for k in self.kernels) or "<div>no <code>@qd.kernel</code> in this cell</div>"
+        return (
+            "".join(k.html() for k in self.kernels)
+            or "<div>no <code>@qd.kernel</code> in this cell</div>"
+        )
 
 
 class CacheView(View):
@@ -139,9 +149,15 @@ class CacheView(View):
 
     def rows(self) -> list[tuple[str, str]]:
         s = self.stats
-        return [("entries", str(s.entries)), ("size", f"{s.bytes / 1024:.1f} KiB"), ("hits", str(s.hits)),
-                ("misses", str(s.misses)), ("evictions", str(s.evictions)),
-                ("directory", s.directory or "(memory only)"), ("disk tier", "on" if s.disk_enabled else "off")]
+        return [
+            ("entries", str(s.entries)),
+            ("size", f"{s.bytes / 1024:.1f} KiB"),
+            ("hits", str(s.hits)),
+            ("misses", str(s.misses)),
+            ("evictions", str(s.evictions)),
+            ("directory", s.directory or "(memory only)"),
+            ("disk tier", "on" if s.disk_enabled else "off"),
+        ]
 
     def text(self) -> str:
         body = "\n".join(f"  {k:<10} {v}" for k, v in self.rows())

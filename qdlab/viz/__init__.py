@@ -14,5 +14,6 @@ __all__ = ["Graph", "SplitVisualizer", "construct_graph", "edit_graph", "slice_g
 def __getattr__(name: str) -> object:
     if name == "SplitVisualizer":
         from .widget import SplitVisualizer  # lazy: ipywidgets, only when the widget is made
+
         return SplitVisualizer
     raise AttributeError(name)

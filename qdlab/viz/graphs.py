@@ -105,8 +105,9 @@ def construct_graph(kernel: object) -> Graph:
     by_index = {s.index: s for s in report.statements}
     owner = {i: p for p in drawn for i in p.own}
     marks = _Marks(report)
-    title = (f"construct graph of `{report.kernel}`: {report.mode}, {len(drawn)} constructs"
-             + (f", fallback {marks.fallback.code}" if marks.fallback else ""))
+    title = f"construct graph of `{report.kernel}`: {report.mode}, {len(drawn)} constructs" + (
+        f", fallback {marks.fallback.code}" if marks.fallback else ""
+    )
     g = _start(f"constructs_{report.kernel}", title)
 
     def node(where: Graph, name: str, s: Statement, **extra: str) -> None:
@@ -121,23 +122,54 @@ def construct_graph(kernel: object) -> Graph:
     for p in drawn:
         border, fill = STATUS_COLOURS[p.status]
         with g.subgraph(name=f"cluster_c{p.index}") as c:
-            c.attr(label=p.label, color=border, fillcolor=fill, style="filled,rounded", penwidth="2",
-                   id=f"construct_{p.index}", tooltip=f"construct {p.index}", href=f"#construct-{p.index}")
+            c.attr(
+                label=p.label,
+                color=border,
+                fillcolor=fill,
+                style="filled,rounded",
+                penwidth="2",
+                id=f"construct_{p.index}",
+                tooltip=f"construct {p.index}",
+                href=f"#construct-{p.index}",
+            )
             if report.mode == "per_offload":
                 for i in p.slice:
-                    c.node(f"c{p.index}_s{i}", "↻ " + _label(by_index[i]) + "\nrecomputed",
-                           shape="box", style="dashed,rounded", color=RECOMPUTED, fontcolor=RECOMPUTED,
-                           id=f"qd_c{p.index}_s{i}")
+                    c.node(
+                        f"c{p.index}_s{i}",
+                        "↻ " + _label(by_index[i]) + "\nrecomputed",
+                        shape="box",
+                        style="dashed,rounded",
+                        color=RECOMPUTED,
+                        fontcolor=RECOMPUTED,
+                        id=f"qd_c{p.index}_s{i}",
+                    )
             for i in p.own:
-                node(c, f"s{i}", by_index[i], style=_filled(by_index[i]), fillcolor="white",
-                     id=f"qd_c{p.index}_s{i}")
+                node(
+                    c,
+                    f"s{i}",
+                    by_index[i],
+                    style=_filled(by_index[i]),
+                    fillcolor="white",
+                    id=f"qd_c{p.index}_s{i}",
+                )
     for p in drawn:
         copies = set(p.slice) if report.mode == "per_offload" else set()
         for i in sorted(copies):
-            g.edge(f"s{i}", f"c{p.index}_s{i}", dir="back", style="dashed", color=RECOMPUTED,
-                   arrowtail="odot", tooltip="recomputed from the original definition")
+            g.edge(
+                f"s{i}",
+                f"c{p.index}_s{i}",
+                dir="back",
+                style="dashed",
+                color=RECOMPUTED,
+                arrowtail="odot",
+                tooltip="recomputed from the original definition",
+            )
             for d in by_index[i].uses:
-                g.edge(f"c{p.index}_s{d}" if d in copies else f"s{d}", f"c{p.index}_s{i}", color="#5f6368")
+                g.edge(
+                    f"c{p.index}_s{d}" if d in copies else f"s{d}",
+                    f"c{p.index}_s{i}",
+                    color="#5f6368",
+                )
         for i in p.own:
             for d in by_index[i].uses:
                 g.edge(f"c{p.index}_s{d}" if d in copies else f"s{d}", f"s{i}", color="#5f6368")
@@ -147,19 +179,40 @@ def construct_graph(kernel: object) -> Graph:
                 g.edge(f"s{d}", f"s{i}", color="#5f6368")
     _interface(g, report, drawn)
     _fallback(g, report, marks)
-    legend = [("compiled", _cluster_key("compiled")), ("reused", _cluster_key("reused")),
-              ("recomputed", {"shape": "box", "style": "dashed,rounded", "color": RECOMPUTED,
-                              "fontcolor": RECOMPUTED})]
+    legend = [
+        ("compiled", _cluster_key("compiled")),
+        ("reused", _cluster_key("reused")),
+        (
+            "recomputed",
+            {
+                "shape": "box",
+                "style": "dashed,rounded",
+                "color": RECOMPUTED,
+                "fontcolor": RECOMPUTED,
+            },
+        ),
+    ]
     if marks.fallback:
-        legend = [("whole kernel", _cluster_key("whole")),
-                  ("fallback", {"shape": "box", "color": FALLBACK, "fontcolor": FALLBACK, "penwidth": "2"})]
+        legend = [
+            ("whole kernel", _cluster_key("whole")),
+            (
+                "fallback",
+                {"shape": "box", "color": FALLBACK, "fontcolor": FALLBACK, "penwidth": "2"},
+            ),
+        ]
     _legend(g, legend)
     return g
 
 
 def _cluster_key(status: str) -> dict[str, str]:
     border, fill = STATUS_COLOURS[status]
-    return {"shape": "box", "style": "filled,rounded", "color": border, "fillcolor": fill, "penwidth": "2"}
+    return {
+        "shape": "box",
+        "style": "filled,rounded",
+        "color": border,
+        "fillcolor": fill,
+        "penwidth": "2",
+    }
 
 
 def _interface(g: Graph, report: KernelReport, drawn: list[Part]) -> None:
@@ -167,10 +220,17 @@ def _interface(g: Graph, report: KernelReport, drawn: list[Part]) -> None:
     for slot in report.interface:
         for consumer in slot.consumers:
             if slot.producer in anchor and consumer in anchor:
-                g.edge(anchor[slot.producer], anchor[consumer],
-                       label=f"{slot.name}: {slot.dtype} @{slot.offset}\n({slot.reason})",
-                       ltail=f"cluster_c{slot.producer}", lhead=f"cluster_c{consumer}",
-                       color="#9334e6", fontcolor="#9334e6", penwidth="2", style="bold")
+                g.edge(
+                    anchor[slot.producer],
+                    anchor[consumer],
+                    label=f"{slot.name}: {slot.dtype} @{slot.offset}\n({slot.reason})",
+                    ltail=f"cluster_c{slot.producer}",
+                    lhead=f"cluster_c{consumer}",
+                    color="#9334e6",
+                    fontcolor="#9334e6",
+                    penwidth="2",
+                    style="bold",
+                )
 
 
 def _fallback(g: Graph, report: KernelReport, marks: _Marks) -> None:
@@ -178,24 +238,57 @@ def _fallback(g: Graph, report: KernelReport, marks: _Marks) -> None:
     if fb is None:
         return
     where = f"line {fb.lineno}: {fb.source_line}\n" if fb.lineno else ""
-    g.node("fallback", f"fallback: {fb.code}\n{where}{_wrap(fb.message)}", shape="note", color=FALLBACK,
-           fontcolor=FALLBACK, penwidth="2")
+    g.node(
+        "fallback",
+        f"fallback: {fb.code}\n{where}{_wrap(fb.message)}",
+        shape="note",
+        color=FALLBACK,
+        fontcolor=FALLBACK,
+        penwidth="2",
+    )
     offender = marks.offender
     if offender is None and fb.loc is not None:
-        g.node("fallback_at", f"{fb.source_line}\nline {fb.lineno}", shape="box", color=FALLBACK,
-               fontcolor=FALLBACK, penwidth="2")
-        g.edge("fallback", "fallback_at", color=FALLBACK, penwidth="2", label=fb.code, fontcolor=FALLBACK)
+        g.node(
+            "fallback_at",
+            f"{fb.source_line}\nline {fb.lineno}",
+            shape="box",
+            color=FALLBACK,
+            fontcolor=FALLBACK,
+            penwidth="2",
+        )
+        g.edge(
+            "fallback",
+            "fallback_at",
+            color=FALLBACK,
+            penwidth="2",
+            label=fb.code,
+            fontcolor=FALLBACK,
+        )
         return
     if offender is None:
         return
     g.edge("fallback", f"s{offender.index}", color=FALLBACK, style="dotted", arrowhead="none")
     if marks.blocker is not None and marks.blocker.index != offender.index:
-        g.edge(f"s{marks.blocker.index}", f"s{offender.index}", color=FALLBACK, fontcolor=FALLBACK, penwidth="2",
-               label=fb.code, constraint="false")
+        g.edge(
+            f"s{marks.blocker.index}",
+            f"s{offender.index}",
+            color=FALLBACK,
+            fontcolor=FALLBACK,
+            penwidth="2",
+            label=fb.code,
+            constraint="false",
+        )
         return
     consumers = [s.index for s in report.statements if offender.index in s.uses]
     for i in consumers:
-        g.edge(f"s{offender.index}", f"s{i}", color=FALLBACK, fontcolor=FALLBACK, penwidth="2", label=fb.code)
+        g.edge(
+            f"s{offender.index}",
+            f"s{i}",
+            color=FALLBACK,
+            fontcolor=FALLBACK,
+            penwidth="2",
+            label=fb.code,
+        )
 
 
 def _wrap(text: str, width: int = 60) -> str:
@@ -214,13 +307,19 @@ def slice_graph(kernel: object, index: int) -> Graph:
     report = report_of(kernel)
     drawn = {p.index: p for p in parts(report)}
     if index not in drawn:
-        raise IndexError(f"kernel `{report.kernel}` has no construct {index} (it has {len(drawn)}).")
+        raise IndexError(
+            f"kernel `{report.kernel}` has no construct {index} (it has {len(drawn)})."
+        )
     p = drawn[index]
     by_index = {s.index: s for s in report.statements}
     keep = set(p.slice) | set(p.own)
     source = source_lines(report)
-    g = _start(f"slice_{report.kernel}_{index}", f"slice of construct {index} of `{report.kernel}`: "
-               f"{len(p.slice)} recomputed, {len(p.own)} own", rankdir="LR")
+    g = _start(
+        f"slice_{report.kernel}_{index}",
+        f"slice of construct {index} of `{report.kernel}`: "
+        f"{len(p.slice)} recomputed, {len(p.own)} own",
+        rankdir="LR",
+    )
     args = next((s for s in report.statements if s.kind == "args"), None)
     params = args.defines if args is not None else []
     with g.subgraph(name="cluster_args") as a:
@@ -233,10 +332,19 @@ def slice_graph(kernel: object, index: int) -> Graph:
         for i in sorted(keep):
             s = by_index[i]
             if i in p.slice:
-                c.node(f"s{i}", "↻ " + _label(s) + "\nrecomputed", shape="box", style="dashed,rounded,filled",
-                       fillcolor="white", color=RECOMPUTED, fontcolor=RECOMPUTED)
+                c.node(
+                    f"s{i}",
+                    "↻ " + _label(s) + "\nrecomputed",
+                    shape="box",
+                    style="dashed,rounded,filled",
+                    fillcolor="white",
+                    color=RECOMPUTED,
+                    fontcolor=RECOMPUTED,
+                )
             else:
-                c.node(f"s{i}", _label(s), **{**_style(s), "style": _filled(s), "fillcolor": "white"})
+                c.node(
+                    f"s{i}", _label(s), **{**_style(s), "style": _filled(s), "fillcolor": "white"}
+                )
     for i in sorted(keep):
         s = by_index[i]
         for d in s.uses:
@@ -256,29 +364,59 @@ def edit_graph(kernel: object) -> Graph:
     rows = edits(report)
     counts = {c: sum(e.change == c for e in rows) for c in EDIT_COLOURS}
     summary = ", ".join(f"{n} {c}" for c, n in counts.items() if n)
-    g = _start(f"edits_{report.kernel}", f"edit graph of `{report.kernel}`: {summary or 'no constructs'}",
-               rankdir="LR")
+    g = _start(
+        f"edits_{report.kernel}",
+        f"edit graph of `{report.kernel}`: {summary or 'no constructs'}",
+        rankdir="LR",
+    )
     with g.subgraph(name="cluster_previous") as prev:
-        prev.attr(label="previous compile" if report.previous else "previous compile: none", style="dashed",
-                  color="#bdc1c6")
+        prev.attr(
+            label="previous compile" if report.previous else "previous compile: none",
+            style="dashed",
+            color="#bdc1c6",
+        )
         for e in rows:
             if e.previous is not None:
-                prev.node(f"e_p{e.previous.index}", _edit_label(e.previous), shape="box", style="rounded",
-                          color=EDIT_COLOURS[e.change])
+                prev.node(
+                    f"e_p{e.previous.index}",
+                    _edit_label(e.previous),
+                    shape="box",
+                    style="rounded",
+                    color=EDIT_COLOURS[e.change],
+                )
     with g.subgraph(name="cluster_latest") as latest:
         latest.attr(label="latest compile", style="dashed", color="#bdc1c6")
         for e in rows:
             if e.latest is not None:
                 label = _edit_label(e.latest) + f"\n{EDIT_WORDS[e.change]}"
-                latest.node(f"e_l{e.latest.index}", label, shape="box", style="rounded,filled,bold",
-                            fillcolor="white", color=EDIT_COLOURS[e.change], tooltip="\n".join(e.notes))
+                latest.node(
+                    f"e_l{e.latest.index}",
+                    label,
+                    shape="box",
+                    style="rounded,filled,bold",
+                    fillcolor="white",
+                    color=EDIT_COLOURS[e.change],
+                    tooltip="\n".join(e.notes),
+                )
     for e in rows:
         colour = EDIT_COLOURS[e.change]
         if e.previous is not None and e.latest is not None:
-            g.edge(f"e_p{e.previous.index}", f"e_l{e.latest.index}", label=e.change, color=colour,
-                   fontcolor=colour, penwidth="2", style="solid" if e.change == "unchanged" else "bold")
-    _legend(g, [(EDIT_WORDS[c], {"shape": "box", "style": "rounded", "color": colour, "penwidth": "2"})
-                for c, colour in EDIT_COLOURS.items()])
+            g.edge(
+                f"e_p{e.previous.index}",
+                f"e_l{e.latest.index}",
+                label=e.change,
+                color=colour,
+                fontcolor=colour,
+                penwidth="2",
+                style="solid" if e.change == "unchanged" else "bold",
+            )
+    _legend(
+        g,
+        [
+            (EDIT_WORDS[c], {"shape": "box", "style": "rounded", "color": colour, "penwidth": "2"})
+            for c, colour in EDIT_COLOURS.items()
+        ],
+    )
     return g
 
 

@@ -47,9 +47,18 @@ def parts(report: KernelReport) -> list[Part]:
     """The constructs of the report, or the would-be constructs of a kernel compiled whole."""
     by_index = {s.index: s for s in report.statements}
     if report.constructs:
-        return [Part(c.index, c.kind, c.lines, list(c.statements),
-                     [i for i in c.slice_statements if by_index[i].kind != "args"], c.status, c)
-                for c in report.constructs]
+        return [
+            Part(
+                c.index,
+                c.kind,
+                c.lines,
+                list(c.statements),
+                [i for i in c.slice_statements if by_index[i].kind != "args"],
+                c.status,
+                c,
+            )
+            for c in report.constructs
+        ]
     owned: dict[int, list[int]] = {}
     for s in report.statements:
         if s.construct is not None:
@@ -80,7 +89,9 @@ def statement_at(report: KernelReport, lineno: int | None) -> Statement | None:
     """The narrowest statement covering a source line (a loop header before the loop)."""
     if lineno is None:
         return None
-    covering = [s for s in report.statements if s.lines[0] <= lineno <= s.lines[1] and s.kind != "args"]
+    covering = [
+        s for s in report.statements if s.lines[0] <= lineno <= s.lines[1] and s.kind != "args"
+    ]
     return min(covering, key=lambda s: (s.lines[1] - s.lines[0], s.index), default=None)
 
 
@@ -147,6 +158,10 @@ def edits(report: KernelReport) -> list[Edit]:
             matched[p.index] = Edit("new", p, None)
     result = [matched[p.index] for p in latest] + [Edit("removed", None, q) for q in left]
     for e in result:
-        if e.latest is not None and e.latest.report is not None and e.latest.report.recompile_reason:
+        if (
+            e.latest is not None
+            and e.latest.report is not None
+            and e.latest.report.recompile_reason
+        ):
             e.notes.append(e.latest.report.recompile_reason)
     return result

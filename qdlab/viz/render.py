@@ -33,21 +33,27 @@ class Graph(graphviz.Digraph):
             return None
 
     def missing_dot(self) -> str:
-        return (f"{self.title}\nThe graphviz `dot` program is not installed, so this graph cannot be drawn; "
-                f"install it with `{INSTALL}` (scripts/setup.sh does). Its DOT text:\n{self.source}")
+        return (
+            f"{self.title}\nThe graphviz `dot` program is not installed, so this graph cannot be drawn; "
+            f"install it with `{INSTALL}` (scripts/setup.sh does). Its DOT text:\n{self.source}"
+        )
 
     def html(self) -> str:
         """SVG for an HTML page, or the install hint and the DOT text."""
         svg = self.svg()
         if svg is not None:
-            return svg[svg.index("<svg"):]
+            return svg[svg.index("<svg") :]
         return f"<pre class='qdlab-missing-dot'>{html.escape(self.missing_dot())}</pre>"
 
     def _repr_svg_(self) -> str | None:
         return self.svg()
 
-    def _repr_mimebundle_(self, include: Iterable[str] | None = None,
-                          exclude: Iterable[str] | None = None, **_: object) -> dict[str, str]:
+    def _repr_mimebundle_(
+        self,
+        include: Iterable[str] | None = None,
+        exclude: Iterable[str] | None = None,
+        **_: object,
+    ) -> dict[str, str]:
         svg = self.svg()
         if svg is None:
             return {"text/plain": self.missing_dot(), "text/html": self.html()}

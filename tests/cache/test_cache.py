@@ -275,7 +275,9 @@ def hammer(args: tuple[str, int]) -> tuple[int, int]:
     directory, seed = args
     keys = [key_of(str(i)) for i in range(6)]
     hits = bad = 0
-    order = random.Random(seed)  # random access: a cyclic order over more keys than fit is LRU's worst case
+    order = random.Random(
+        seed
+    )  # random access: a cyclic order over more keys than fit is LRU's worst case
     for _ in range(60):
         k = order.choice(keys)
         c = BinaryCache(directory, max_size_mb=4.5 * 4200 / 2**20)
@@ -288,7 +290,9 @@ def hammer(args: tuple[str, int]) -> tuple[int, int]:
 
 
 def test_concurrent_processes_never_read_corrupt_entries(tmp_path: Path) -> None:
-    ctx = multiprocessing.get_context("fork")  # independent processes; spawn needs a real __main__, which an IPython shell replaces
+    ctx = multiprocessing.get_context(
+        "fork"
+    )  # independent processes; spawn needs a real __main__, which an IPython shell replaces
     with ctx.Pool(3) as pool:
         results = pool.map(hammer, [(str(tmp_path), seed) for seed in range(3)])
     assert sum(bad for _, bad in results) == 0

@@ -28,6 +28,8 @@ def reduce_then_scale(x: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray[qd.f
 
 
 @qd.kernel
-def clamped_stencil(a: qd.types.ndarray(dtype=qd.f32, ndim=1, boundary="clamp"), b: qd.types.NDArray[qd.f32, 1]):
+def clamped_stencil(
+    a: qd.types.ndarray(dtype=qd.f32, ndim=1, boundary="clamp"), b: qd.types.NDArray[qd.f32, 1]
+):
     for i in range(b.shape[0]):
         b[i] = (a[i - 1] + a[i] + a[i + 1]) / 3.0

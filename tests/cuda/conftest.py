@@ -16,5 +16,6 @@ def harness() -> ModuleType:
 @pytest.fixture(scope="session")
 def oracle_kernels(harness: ModuleType) -> ModuleType:
     import qdlab
+
     qdlab.init(arch=qdlab.cpu)
     return harness.load_kernels(qdlab, "oracle_kernels_qdlab_cuda_tests")

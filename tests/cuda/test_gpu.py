@@ -22,7 +22,9 @@ from qdlab.ndarray import Ndarray
 
 CASE_NAMES = load_harness().case_names()
 RTOL, ATOL = 1e-6, 1e-7
-gpu = pytest.mark.skipif(not cuda_runtime.available(), reason="no CUDA device (cupy.is_available() is False)")
+gpu = pytest.mark.skipif(
+    not cuda_runtime.available(), reason="no CUDA device (cupy.is_available() is False)"
+)
 
 
 def test_no_device_error_is_clear() -> None:
@@ -30,6 +32,7 @@ def test_no_device_error_is_clear() -> None:
         pytest.skip("a CUDA device is present")
     qdlab.init(arch=qdlab.cuda)
     try:
+
         @qdlab.kernel
         def one(x: qdlab.types.NDArray[qdlab.f32, 1]):
             for i in range(x.shape[0]):
@@ -93,7 +96,9 @@ def test_cupy_arrays_pass_by_pointer() -> None:
     import cupy
 
     @qdlab.kernel
-    def saxpy(a: qdlab.f32, x: qdlab.types.NDArray[qdlab.f32, 1], y: qdlab.types.NDArray[qdlab.f32, 1]):
+    def saxpy(
+        a: qdlab.f32, x: qdlab.types.NDArray[qdlab.f32, 1], y: qdlab.types.NDArray[qdlab.f32, 1]
+    ):
         for i in range(x.shape[0]):
             y[i] = a * x[i] + y[i]
 
@@ -140,8 +145,10 @@ def test_debug_bounds_check_raises_at_the_line() -> None:
 @gpu
 def test_gradient_kernel_on_the_gpu_matches_the_cpu() -> None:
     @qdlab.kernel
-    def square(x: qdlab.types.ndarray(qdlab.f32, 1, needs_grad=True),
-               y: qdlab.types.ndarray(qdlab.f32, 1, needs_grad=True)):
+    def square(
+        x: qdlab.types.ndarray(qdlab.f32, 1, needs_grad=True),
+        y: qdlab.types.ndarray(qdlab.f32, 1, needs_grad=True),
+    ):
         for i in range(x.shape[0]):
             y[i] = x[i] * x[i]
 

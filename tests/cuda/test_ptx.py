@@ -54,8 +54,13 @@ def test_ptxas_assembles(oracle_kernels: ModuleType, name: str, sm: str, tmp_pat
     for k, module in enumerate(modules(ptx_of(oracle_kernels, name, sm))):
         src = tmp_path / f"{name}_{k}.ptx"
         src.write_text(module)
-        proc = subprocess.run([ptxas, f"-arch={sm}", str(src), "-o", str(tmp_path / f"{name}_{k}.cubin")],
-                              check=False, capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [ptxas, f"-arch={sm}", str(src), "-o", str(tmp_path / f"{name}_{k}.cubin")],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert proc.returncode == 0, f"ptxas rejected {name} unit {k} for {sm}:\n{proc.stderr}"
 
 
@@ -78,7 +83,9 @@ def test_math_links_libdevice() -> None:
             x[i] = qd.sin(x[i]) + qd.exp(x[i]) + qd.atan2(x[i], 2.0) + qd.tan(x[i]) + x[i] ** 1.5
 
     ptx = qd.compile_ptx(waves, sm="sm_90")
-    assert "__nv_" not in ptx.split(".visible .entry")[0] or ".func" not in ptx  # inlined, nothing external
+    assert (
+        "__nv_" not in ptx.split(".visible .entry")[0] or ".func" not in ptx
+    )  # inlined, nothing external
     assert ".extern" not in ptx
 
 
@@ -142,7 +149,9 @@ def test_sm_names_are_checked() -> None:
 
 
 @qd.kernel
-def square(x: qd.types.ndarray(qd.f32, 1, needs_grad=True), y: qd.types.ndarray(qd.f32, 1, needs_grad=True)):
+def square(
+    x: qd.types.ndarray(qd.f32, 1, needs_grad=True), y: qd.types.ndarray(qd.f32, 1, needs_grad=True)
+):
     for i in range(x.shape[0]):
         y[i] = x[i] * x[i]
 

@@ -26,13 +26,42 @@ from hypothesis import strategies as st
 
 INT_ARRAYS = ["A0", "A1", "A2"]
 FLOAT_ARRAYS = ["F0", "F1"]
-KINDS = ["def", "fdef", "store", "loop", "loop", "floop", "reduce", "if", "atomic", "random", "snapshot",
-         *["cond_local", "while", "serial_loop", "par_flag", "atomic_local", "snapshot"] * 2,
-         "serial_atomic", "shared_random", "return", "helper"]
-PATTERNS = ("if_else", "if_no_else", "while", "while_zero_trips_possible", "serial_cond_local",
-            "parallel_cond_local", "atomic_old_local", "serial_atomic_old", "return", "after_return",
-            "shared_random", "random", "snapshot", "volatile_snapshot", "aliased_arrays",
-            "compile_time_helper")
+KINDS = [
+    "def",
+    "fdef",
+    "store",
+    "loop",
+    "loop",
+    "floop",
+    "reduce",
+    "if",
+    "atomic",
+    "random",
+    "snapshot",
+    *["cond_local", "while", "serial_loop", "par_flag", "atomic_local", "snapshot"] * 2,
+    "serial_atomic",
+    "shared_random",
+    "return",
+    "helper",
+]
+PATTERNS = (
+    "if_else",
+    "if_no_else",
+    "while",
+    "while_zero_trips_possible",
+    "serial_cond_local",
+    "parallel_cond_local",
+    "atomic_old_local",
+    "serial_atomic_old",
+    "return",
+    "after_return",
+    "shared_random",
+    "random",
+    "snapshot",
+    "volatile_snapshot",
+    "aliased_arrays",
+    "compile_time_helper",
+)
 _counter = itertools.count()
 
 
@@ -67,22 +96,59 @@ class Program:
 
     def source(self, helper_value: int | None = None) -> tuple[str, str]:
         value = self.helper_value if helper_value is None else helper_value
-        helper = ["", f"HELPER_C = {value}", "", "", "def helper():", "    return HELPER_C * 2 + 1", ""] \
-            if value is not None else []
-        params = ", ".join([f"{a}: qd.types.NDArray[qd.i32, 1]" for a in INT_ARRAYS]
-                           + [f"{f}: qd.types.NDArray[qd.f32, 1]" for f in FLOAT_ARRAYS] + ["k: qd.i32"])
+        helper = (
+            ["", f"HELPER_C = {value}", "", "", "def helper():", "    return HELPER_C * 2 + 1", ""]
+            if value is not None
+            else []
+        )
+        params = ", ".join(
+            [f"{a}: qd.types.NDArray[qd.i32, 1]" for a in INT_ARRAYS]
+            + [f"{f}: qd.types.NDArray[qd.f32, 1]" for f in FLOAT_ARRAYS]
+            + ["k: qd.i32"]
+        )
         ret = " -> qd.i32" if self.returns else ""
-        kernel = "\n".join(["import qdlab as qd", *helper, "", "@qd.kernel", f"def prog({params}){ret}:",
-                            *(self.kernel_lines or ["    pass"])]) + "\n"
-        body = [line.replace("float(", "np.float32(").replace("for i in range(", "for i in _range(")
-                .replace("qd.static(helper())", "helper()") for line in self.ref_lines]
-        ref = "\n".join(["import numpy as np", *helper, "", "def _range(n):", "    return map(np.int32, range(n))",
-                         "", "", f"def prog({', '.join(INT_ARRAYS + FLOAT_ARRAYS)}, k):",
-                         "    k = np.int32(k)", *(body or ["    pass"])]) + "\n"
+        kernel = (
+            "\n".join(
+                [
+                    "import qdlab as qd",
+                    *helper,
+                    "",
+                    "@qd.kernel",
+                    f"def prog({params}){ret}:",
+                    *(self.kernel_lines or ["    pass"]),
+                ]
+            )
+            + "\n"
+        )
+        body = [
+            line.replace("float(", "np.float32(")
+            .replace("for i in range(", "for i in _range(")
+            .replace("qd.static(helper())", "helper()")
+            for line in self.ref_lines
+        ]
+        ref = (
+            "\n".join(
+                [
+                    "import numpy as np",
+                    *helper,
+                    "",
+                    "def _range(n):",
+                    "    return map(np.int32, range(n))",
+                    "",
+                    "",
+                    f"def prog({', '.join(INT_ARRAYS + FLOAT_ARRAYS)}, k):",
+                    "    k = np.int32(k)",
+                    *(body or ["    pass"]),
+                ]
+            )
+            + "\n"
+        )
         return kernel, ref
 
 
-def int_expr(draw, p: Program, idx: str | None, depth: int = 0, readable: tuple[str, ...] = ()) -> str:
+def int_expr(
+    draw, p: Program, idx: str | None, depth: int = 0, readable: tuple[str, ...] = ()
+) -> str:
     """An i32 expression: constants, k, top-level scalars, array reads at `idx` (or constant indices)."""
     choices = ["const", "k"]
     if p.scalars:
@@ -158,13 +224,17 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         p.fscalars.append(name)
     elif kind == "store":
         arr = draw(st.sampled_from(INT_ARRAYS))
-        p.emit(f"{arr}[{draw(st.integers(0, n - 1))}] = {int_expr(draw, p, None, 0, tuple(INT_ARRAYS))}")
+        p.emit(
+            f"{arr}[{draw(st.integers(0, n - 1))}] = {int_expr(draw, p, None, 0, tuple(INT_ARRAYS))}"
+        )
     elif kind == "loop":
         arr = draw(st.sampled_from(INT_ARRAYS))
         others = p.others(arr)
         p.emit(f"for i in range({n}):")
         if draw(st.booleans()):
-            p.emit(f"if {int_expr(draw, p, 'i', 1, others)} > {draw(st.integers(-5, 5))}:", indent=2)
+            p.emit(
+                f"if {int_expr(draw, p, 'i', 1, others)} > {draw(st.integers(-5, 5))}:", indent=2
+            )
             p.emit(f"{arr}[i] = {int_expr(draw, p, 'i', 0, others)}", indent=3)
             p.emit("else:", indent=2)
             p.emit(f"{arr}[i] = {arr}[i] + 1", indent=3)
@@ -175,7 +245,11 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         p.emit(f"for i in range({n}):")
         p.emit(f"{arr}[i] = {float_expr(draw, p, 'i')}", indent=2)
     elif kind == "reduce":
-        name, src, dst = f"t{s}", draw(st.sampled_from(INT_ARRAYS)), draw(st.sampled_from(INT_ARRAYS))
+        name, src, dst = (
+            f"t{s}",
+            draw(st.sampled_from(INT_ARRAYS)),
+            draw(st.sampled_from(INT_ARRAYS)),
+        )
         _int_def(p, name, "0")
         p.emit(f"for i in range({n}):")
         p.emit(f"{name} += {src}[i] % 17", indent=2)
@@ -189,7 +263,10 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         arr, dst = draw(st.sampled_from(INT_ARRAYS)), draw(st.sampled_from(INT_ARRAYS))
         c = draw(st.integers(0, n - 1))
         name = f"o{s}"
-        p.emit(f"{name} = qd.atomic_add({arr}[{c}], 3)", f"{name} = {arr}[{c}]; {arr}[{c}] += np.int32(3)")
+        p.emit(
+            f"{name} = qd.atomic_add({arr}[{c}], 3)",
+            f"{name} = {arr}[{c}]; {arr}[{c}] += np.int32(3)",
+        )
         p.emit(f"for i in range({n}):")
         p.emit(f"{dst}[i] = {dst}[i] + {name}", indent=2)
     elif kind == "random":
@@ -218,14 +295,21 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         name, j = f"w{s}", f"j{s}"
         _int_def(p, name, int_expr(draw, p, None, 1, tuple(INT_ARRAYS)))
         _int_def(p, j, "0")
-        trips = f"((k + {draw(st.integers(-3, 3))}) % 4)" if draw(st.booleans()) else str(draw(st.integers(0, 3)))
+        trips = (
+            f"((k + {draw(st.integers(-3, 3))}) % 4)"
+            if draw(st.booleans())
+            else str(draw(st.integers(0, 3)))
+        )
         p.patterns.add("while")
         if trips.startswith("(") or trips == "0":
             p.patterns.add("while_zero_trips_possible")
         p.emit(f"while {j} < {trips}:")
         arr = draw(st.sampled_from(INT_ARRAYS))
         if draw(st.booleans()):
-            p.emit(f"if {int_expr(draw, p, None, 1, tuple(INT_ARRAYS))} > {draw(st.integers(-5, 5))}:", indent=2)
+            p.emit(
+                f"if {int_expr(draw, p, None, 1, tuple(INT_ARRAYS))} > {draw(st.integers(-5, 5))}:",
+                indent=2,
+            )
             _int_def(p, name, f"{name} + {int_expr(draw, p, None, 1)}", 3)
         else:
             _int_def(p, name, f"{name} * 2 + {j}", 2)
@@ -238,8 +322,14 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         p.emit("qd.loop_config(serialize=True)", "pass")
         p.emit(f"for i in range({n}):")
         p.emit(f"if {src}[i] > {draw(st.integers(-40, 40))}:", indent=2)
-        _int_def(p, name, draw(st.sampled_from([f"{src}[i]", f"{name} + {src}[i] % 5", f"max({name}, {src}[i])"])),
-                 3)
+        _int_def(
+            p,
+            name,
+            draw(
+                st.sampled_from([f"{src}[i]", f"{name} + {src}[i] % 5", f"max({name}, {src}[i])"])
+            ),
+            3,
+        )
         p.patterns.add("serial_cond_local")
         p.scalars.append(name)
     elif kind == "par_flag":
@@ -256,8 +346,13 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         name, dst = f"c{s}", draw(st.sampled_from(INT_ARRAYS))
         _int_def(p, name, "0")
         p.emit(f"for i in range({n}):")
-        p.emit(f"if {draw(st.sampled_from(p.others(dst)))}[i] > {draw(st.integers(-30, 30))}:", indent=2)
-        p.emit(f"o = qd.atomic_add({name}, 1)", f"o = {name}; {name} = np.int32({name} + 1)", indent=3)
+        p.emit(
+            f"if {draw(st.sampled_from(p.others(dst)))}[i] > {draw(st.integers(-30, 30))}:",
+            indent=2,
+        )
+        p.emit(
+            f"o = qd.atomic_add({name}, 1)", f"o = {name}; {name} = np.int32({name} + 1)", indent=3
+        )
         p.emit(f"qd.atomic_add({dst}[o % {n}], 1)", f"{dst}[o % {n}] += np.int32(1)", indent=3)
         p.patterns.add("atomic_old_local")
         p.scalars.append(name)
@@ -265,7 +360,10 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         name, old = f"e{s}", f"eo{s}"
         _int_def(p, name, int_expr(draw, p, None, 1))
         v = draw(st.integers(-5, 5))
-        p.emit(f"{old} = qd.atomic_add({name}, {v})", f"{old} = {name}; {name} = np.int32({name} + {v})")
+        p.emit(
+            f"{old} = qd.atomic_add({name}, {v})",
+            f"{old} = {name}; {name} = np.int32({name} + {v})",
+        )
         p.patterns.add("serial_atomic_old")
         p.scalars += [name, old]
     elif kind == "shared_random":
@@ -280,7 +378,11 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         p.emit(f"{b}[i] = {b}[i] * {name}", indent=2)
     elif kind == "snapshot":
         # a top-level read, an array written in between, and a loop that reads the snapshot after the write
-        name, src, dst = f"v{s}", draw(st.sampled_from(INT_ARRAYS)), draw(st.sampled_from(INT_ARRAYS))
+        name, src, dst = (
+            f"v{s}",
+            draw(st.sampled_from(INT_ARRAYS)),
+            draw(st.sampled_from(INT_ARRAYS)),
+        )
         element = f"{src}[{draw(st.integers(0, n - 1))}]"
         if draw(st.booleans()):
             p.patterns.add("volatile_snapshot")
@@ -306,7 +408,11 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         p.patterns.add("compile_time_helper")
         arr = draw(st.sampled_from(INT_ARRAYS))
         p.emit(f"for i in range({n}):")
-        p.emit(f"{arr}[i] = {arr}[i] + qd.static(helper())", f"{arr}[i] = {arr}[i] + helper()", indent=2)
+        p.emit(
+            f"{arr}[i] = {arr}[i] + qd.static(helper())",
+            f"{arr}[i] = {arr}[i] + helper()",
+            indent=2,
+        )
     if p.returned and kind != "return":
         p.patterns.add("after_return")
 
@@ -325,7 +431,9 @@ def programs(draw, max_statements: int = 6, allow_random: bool = True) -> Progra
     return p
 
 
-def load(p: Program, folder: Path, helper_value: int | None = None, again: bool = False) -> tuple[object, object]:
+def load(
+    p: Program, folder: Path, helper_value: int | None = None, again: bool = False
+) -> tuple[object, object]:
     """Write the program's two forms to files and import them: (qdlab kernel, reference function). `again`
     rewrites the files of the previous load under the same module names, as an edited file looks to a new
     process."""

@@ -42,7 +42,11 @@ def test_tape_gives_the_analytic_gradient(caplog: pytest.LogCaptureFixture) -> N
     np.testing.assert_allclose(loss.to_numpy()[0], (xs * xs + np.sin(xs)).sum(), rtol=1e-5)
     np.testing.assert_allclose(x.grad.to_numpy(), 2 * xs + np.cos(xs), rtol=1e-5)
     r = qd.explain(sum_of_squares.grad)
-    assert r.mode == "whole_kernel" and r.fallback.code == "autodiff" and "def sum_of_squares" in r.fallback.source_line
+    assert (
+        r.mode == "whole_kernel"
+        and r.fallback.code == "autodiff"
+        and "def sum_of_squares" in r.fallback.source_line
+    )
     o = sum_of_squares.grad._primal.per_offload_cache_observations
     assert o.frontend_constructs_total == -1
     assert any("autodiff" in rec.getMessage() for rec in caplog.records)

@@ -19,15 +19,20 @@ def _init() -> None:
 
 def obs(k: qd.Kernel) -> tuple[int, int, int]:
     o = k._primal.per_offload_cache_observations
-    return o.frontend_constructs_total, o.frontend_constructs_recompiled, o.frontend_constructs_cache_hit
+    return (
+        o.frontend_constructs_total,
+        o.frontend_constructs_recompiled,
+        o.frontend_constructs_cache_hit,
+    )
 
 
 # The three examples of the reference documentation, verbatim but for the import.
 
+
 @qd.kernel
 def running_total(x: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray[qd.f32, 1]):
     total = 0.0
-    for i in range(x.shape[0]):    # construct 1: build up a running total
+    for i in range(x.shape[0]):  # construct 1: build up a running total
         total += x[i]
     for i in range(out.shape[0]):  # construct 2: reuse it
         out[i] = total
@@ -35,25 +40,29 @@ def running_total(x: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray[qd.f32, 
 
 @qd.kernel
 def stale_snapshot(a: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray[qd.f32, 1]):
-    first = a[0]                   # snapshot a[0]
-    for i in range(a.shape[0]):    # construct 1: overwrite a
+    first = a[0]  # snapshot a[0]
+    for i in range(a.shape[0]):  # construct 1: overwrite a
         a[i] = 0.0
     for i in range(out.shape[0]):  # construct 2: reuse the snapshot
         out[i] = first
 
 
 @qd.kernel
-def grad_snapshot(a: qd.types.ndarray(dtype=qd.f32, ndim=1, needs_grad=True),
-                  b: qd.types.ndarray(dtype=qd.f32, ndim=1, needs_grad=True),
-                  out: qd.types.ndarray(dtype=qd.f32, ndim=1)):
-    g = a.grad[0]                  # snapshot a's gradient
-    for i in range(b.shape[0]):    # construct 1: write b's gradient (a different argument)
+def grad_snapshot(
+    a: qd.types.ndarray(dtype=qd.f32, ndim=1, needs_grad=True),
+    b: qd.types.ndarray(dtype=qd.f32, ndim=1, needs_grad=True),
+    out: qd.types.ndarray(dtype=qd.f32, ndim=1),
+):
+    g = a.grad[0]  # snapshot a's gradient
+    for i in range(b.shape[0]):  # construct 1: write b's gradient (a different argument)
         b.grad[i] = 0.0
     for i in range(out.shape[0]):  # construct 2: reuse the snapshot
         out[i] = g
 
 
-def assert_fallback(k: qd.Kernel, code: str, line_text: str, caplog: pytest.LogCaptureFixture) -> None:
+def assert_fallback(
+    k: qd.Kernel, code: str, line_text: str, caplog: pytest.LogCaptureFixture
+) -> None:
     r = qd.explain(k)
     assert r.mode == "whole_kernel"
     assert r.fallback is not None and r.fallback.code == code, r.fallback
@@ -97,9 +106,10 @@ def test_gradient_alias(caplog: pytest.LogCaptureFixture) -> None:
 
 
 @qd.kernel
-def clamped_reread(a: qd.types.ndarray(dtype=qd.f32, ndim=1, boundary="clamp"),
-                   out: qd.types.NDArray[qd.f32, 1]):
-    before = a[-5]                 # clamps to a[0]
+def clamped_reread(
+    a: qd.types.ndarray(dtype=qd.f32, ndim=1, boundary="clamp"), out: qd.types.NDArray[qd.f32, 1]
+):
+    before = a[-5]  # clamps to a[0]
     for i in range(a.shape[0]):
         a[i] = a[i] + 1.0
     for i in range(out.shape[0]):
@@ -118,7 +128,7 @@ def test_clamped_reread(caplog: pytest.LogCaptureFixture) -> None:
 @qd.kernel
 def shadowed_snapshot(a: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray[qd.f32, 1]):
     snap = a[1]
-    a[1] = 100.0                   # the shadowing write sits in the same serial run
+    a[1] = 100.0  # the shadowing write sits in the same serial run
     for i in range(out.shape[0]):
         out[i] = snap
 
@@ -152,8 +162,9 @@ def test_local_read_modify_written_by_two_constructs(caplog: pytest.LogCaptureFi
 
 
 @qd.kernel
-def atomic_feeds_two(c: qd.types.NDArray[qd.i32, 1], x: qd.types.NDArray[qd.i32, 1],
-                     y: qd.types.NDArray[qd.i32, 1]):
+def atomic_feeds_two(
+    c: qd.types.NDArray[qd.i32, 1], x: qd.types.NDArray[qd.i32, 1], y: qd.types.NDArray[qd.i32, 1]
+):
     old = qd.atomic_add(c[0], 1)
     for i in range(x.shape[0]):
         x[i] = old
@@ -223,7 +234,13 @@ def test_concurrent_region(caplog: pytest.LogCaptureFixture) -> None:
 
 def test_diagnostic_mode(tmp_path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger="qdlab")
-    qd.init(arch=qd.cpu, offline_cache=False, dump_cfg=True, debug_dump_path=str(tmp_path), split_carried=False)
+    qd.init(
+        arch=qd.cpu,
+        offline_cache=False,
+        dump_cfg=True,
+        debug_dump_path=str(tmp_path),
+        split_carried=False,
+    )
     k = qd.kernel(shadowed_snapshot.fn)
     a, out = np.array([1, 2, 3], np.float32), np.zeros(2, np.float32)
     k(a, out)

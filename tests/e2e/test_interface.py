@@ -52,7 +52,11 @@ def load(tmp_path, source: str, name: str):
 
 def obs(k) -> tuple[int, int, int]:
     o = k._primal.per_offload_cache_observations
-    return o.frontend_constructs_total, o.frontend_constructs_recompiled, o.frontend_constructs_cache_hit
+    return (
+        o.frontend_constructs_total,
+        o.frontend_constructs_recompiled,
+        o.frontend_constructs_cache_hit,
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -78,8 +82,13 @@ def test_running_total_splits(tmp_path) -> None:
     assert r.mode == "per_offload" and r.fallback is None and total == 2 and recompiled + hit == 2
     # (a construct another test already loaded in this process comes back reused: keys are content, not names)
     [slot] = r.interface
-    assert (slot.name, slot.dtype, slot.producer, slot.consumers, slot.reason) == \
-        ("total", "f32", 0, [1], "carried_value")
+    assert (slot.name, slot.dtype, slot.producer, slot.consumers, slot.reason) == (
+        "total",
+        "f32",
+        0,
+        [1],
+        "carried_value",
+    )
     want = np.zeros(9, np.float32)
     whole(k, x, want)
     np.testing.assert_array_equal(out, want)
@@ -127,8 +136,11 @@ def test_interface_change_recompiles_both_sides(tmp_path) -> None:
     src = RUNNING_TOTAL.format(consumer_edit="")
     x, out = np.ones(10, np.float32), np.zeros(2, np.float32)
     load(tmp_path, src, "running_total")(x, out)
-    k = load(tmp_path, src.replace("total = 0.0", "total = 0").replace("x[i]\n", "qd.i32(x[i])\n"),
-             "running_total")
+    k = load(
+        tmp_path,
+        src.replace("total = 0.0", "total = 0").replace("x[i]\n", "qd.i32(x[i])\n"),
+        "running_total",
+    )
     k(x, out)
     assert (out == 10).all()
     assert [c.status for c in qd.explain(k).constructs] == ["compiled", "compiled"]
@@ -136,7 +148,9 @@ def test_interface_change_recompiles_both_sides(tmp_path) -> None:
 
 
 @qd.kernel
-def ticket(c: qd.types.NDArray[qd.i32, 1], x: qd.types.NDArray[qd.i32, 1], y: qd.types.NDArray[qd.i32, 1]):
+def ticket(
+    c: qd.types.NDArray[qd.i32, 1], x: qd.types.NDArray[qd.i32, 1], y: qd.types.NDArray[qd.i32, 1]
+):
     old = qd.atomic_add(c[0], 1)
     for i in range(x.shape[0]):
         x[i] = old
@@ -178,9 +192,11 @@ def test_random_producer_draws_once() -> None:
 
 
 @qd.kernel
-def still_whole(a: qd.types.ndarray(dtype=qd.f32, ndim=1, needs_grad=True),
-                b: qd.types.ndarray(dtype=qd.f32, ndim=1, needs_grad=True),
-                out: qd.types.ndarray(dtype=qd.f32, ndim=1)):
+def still_whole(
+    a: qd.types.ndarray(dtype=qd.f32, ndim=1, needs_grad=True),
+    b: qd.types.ndarray(dtype=qd.f32, ndim=1, needs_grad=True),
+    out: qd.types.ndarray(dtype=qd.f32, ndim=1),
+):
     g = a.grad[0]
     for i in range(b.shape[0]):
         b.grad[i] = 0.0

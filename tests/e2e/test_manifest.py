@@ -60,19 +60,25 @@ def run(folder, factor: str = "2.0", scale: float = 1.0, offset: float = 0.0) ->
 
 def test_same_source_elsewhere_is_served_from_the_manifest(tmp_path) -> None:
     assert run(tmp_path) == (2.0, 1)
-    assert run(tmp_path) == (2.0, -1)  # another file, same source: no lowering, -1 as for the reference's fastcache
+    assert run(tmp_path) == (
+        2.0,
+        -1,
+    )  # another file, same source: no lowering, -1 as for the reference's fastcache
 
 
 @pytest.mark.parametrize("change", [{"scale": 3.0}, {"offset": 0.5}, {"factor": "4.0"}])
 def test_a_changed_dependency_is_compiled_again(tmp_path, change: dict) -> None:
     assert run(tmp_path) == (2.0, 1)
-    want = 2.0 * change.get("scale", 1.0) * (2.0 if change.get("factor") else 1.0) + change.get("offset", 0.0)
+    want = 2.0 * change.get("scale", 1.0) * (2.0 if change.get("factor") else 1.0) + change.get(
+        "offset", 0.0
+    )
     assert run(tmp_path, **change) == (want, 1)
 
 
 def test_an_attribute_of_a_mutable_object_is_checked(tmp_path) -> None:
     class Settings:  # its repr is its address: only the attribute's own fingerprint can tell a change
         offset = 1.0
+
     settings = Settings()
     src = """
         import qdlab as qd
@@ -120,7 +126,9 @@ def test_fingerprints_describe_content_not_names() -> None:
     assert variants("def helper(x=2.0):\n    return x * FACTOR\n", FACTOR=1.0) == base
     assert variants("def helper(x=2.0):\n    return x / FACTOR\n", FACTOR=1.0) != base  # body
     assert variants("def helper(x=3.0):\n    return x * FACTOR\n", FACTOR=1.0) != base  # default
-    assert variants("def helper(x=2.0):\n    return x * FACTOR\n", FACTOR=4.0) != base  # a global it reads
+    assert (
+        variants("def helper(x=2.0):\n    return x * FACTOR\n", FACTOR=4.0) != base
+    )  # a global it reads
     table = np.zeros(2000, np.float32)
     before = fingerprint(table)
     table[700] = 1.0  # beyond what repr shows
@@ -186,5 +194,7 @@ def test_a_dependency_that_raises_when_checked_means_a_compile(tmp_path) -> None
     a, flaky = np.zeros(2, np.float32), Flaky()
     load(tmp_path, src, flaky=flaky).k(a)
     Flaky.broken = True
-    with pytest.raises(qd.QdError, match="not now"):  # the compile's error, not the manifest check's
+    with pytest.raises(
+        qd.QdError, match="not now"
+    ):  # the compile's error, not the manifest check's
         load(tmp_path, src, flaky=flaky).k(a)

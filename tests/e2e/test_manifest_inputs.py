@@ -96,8 +96,18 @@ MAIN = """
     print(json.dumps([float(a[0]), total]))
 """
 
-BASE = {"body": 2.0, "default": 2.0, "factor": 2.0, "inner": 2.0, "closure": 2.0, "module": 2.0,
-        "table": 2.0, "attr": 2.0, "func": 2.0, "module_attr": 2.0}
+BASE = {
+    "body": 2.0,
+    "default": 2.0,
+    "factor": 2.0,
+    "inner": 2.0,
+    "closure": 2.0,
+    "module": 2.0,
+    "table": 2.0,
+    "attr": 2.0,
+    "func": 2.0,
+    "module_attr": 2.0,
+}
 
 CASES = {  # the input that changes: the kernel's expression that reads it
     "body": "qd.static(helper())",
@@ -121,8 +131,15 @@ def write(folder: Path, expr: str, values: dict) -> None:
 
 def run(folder: Path) -> tuple[float, int]:
     env = dict(os.environ, QDLAB_CACHE_DIR=str(folder / "cache"), PYTHONDONTWRITEBYTECODE="1")
-    out = subprocess.run([sys.executable, "main.py"], cwd=folder, env=env, capture_output=True, text=True,
-                         timeout=120, check=False)
+    out = subprocess.run(
+        [sys.executable, "main.py"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     value, total = json.loads(out.stdout.splitlines()[-1])
     return value, total

@@ -15,7 +15,11 @@ import qdlab as qd
 
 CHECKED: Counter = Counter()
 PATHS = (  # (per_offload, split_carried, debug)
-    (True, True, False), (False, True, False), (True, False, False), (True, True, True))
+    (True, True, False),
+    (False, True, False),
+    (True, False, False),
+    (True, True, True),
+)
 
 
 def inputs(p: Program) -> tuple[list[np.ndarray], int]:
@@ -40,8 +44,14 @@ def run_program(p: Program, folder) -> None:
     arrays, k = inputs(p)
     results = []
     for per_offload, split_carried, debug in PATHS:
-        qd.init(arch=qd.cpu, offline_cache=False, per_offload=per_offload, random_seed=7,
-                split_carried=split_carried, debug=debug)
+        qd.init(
+            arch=qd.cpu,
+            offline_cache=False,
+            per_offload=per_offload,
+            random_seed=7,
+            split_carried=split_carried,
+            debug=debug,
+        )
         results.append(call(kernel, p, arrays, k))
         if (per_offload, split_carried, debug) == PATHS[0]:
             report = qd.explain(kernel)
@@ -81,9 +91,16 @@ def check_changed_helper(p: Program, folder, arrays: list[np.ndarray], k: int) -
     CHECKED["helper_changed"] += 1
 
 
-@settings(max_examples=int(os.environ.get("QDLAB_PROGRAMS", "300")), deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                                 HealthCheck.data_too_large])
+@settings(
+    max_examples=int(os.environ.get("QDLAB_PROGRAMS", "300")),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.data_too_large,
+    ],
+)
 @given(p=programs())
 def test_every_path_equals_numpy(p: Program, tmp_path_factory) -> None:
     run_program(p, tmp_path_factory.mktemp("gen", numbered=True))

@@ -64,8 +64,10 @@ def test_an_index_space_beyond_i32_is_an_error(per_offload: bool, n: int, m: int
         counts(n, m)
     exc = info.value
     assert isinstance(exc, qd.QuadrantsAssertionError)
-    assert exc.message == ("assertion failed in kernel `counts`: `qd.ndrange(n, (1, m))` has more than "
-                           "2**31 - 1 iterations, the most an i32 loop index counts; split it into nested loops.")
+    assert exc.message == (
+        "assertion failed in kernel `counts`: `qd.ndrange(n, (1, m))` has more than "
+        "2**31 - 1 iterations, the most an i32 loop index counts; split it into nested loops."
+    )
     assert exc.loc is not None and exc.loc.lineno == counts.fn.__code__.co_firstlineno + 3
     assert counts(46340, 46341) == 46340**2  # the largest square that fits runs
     a = np.zeros(1, np.int32)

@@ -22,7 +22,11 @@ def both_paths(k: qd.Kernel, make_args, compare=np.testing.assert_array_equal) -
     split_ret = k(*split_args)
     report = qd.explain(k)
     o = k._primal.per_offload_cache_observations
-    report.observed = (o.frontend_constructs_total, o.frontend_constructs_recompiled, o.frontend_constructs_cache_hit)
+    report.observed = (
+        o.frontend_constructs_total,
+        o.frontend_constructs_recompiled,
+        o.frontend_constructs_cache_hit,
+    )
     qd.init(arch=qd.cpu, offline_cache=False, per_offload=False)
     whole_args = make_args()
     whole_ret = k(*whole_args)
@@ -35,8 +39,12 @@ def both_paths(k: qd.Kernel, make_args, compare=np.testing.assert_array_equal) -
 
 
 @qd.kernel
-def shared_defs(x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1],
-                z: qd.types.NDArray[qd.f32, 1], scale: qd.f32):
+def shared_defs(
+    x: qd.types.NDArray[qd.f32, 1],
+    y: qd.types.NDArray[qd.f32, 1],
+    z: qd.types.NDArray[qd.f32, 1],
+    scale: qd.f32,
+):
     n = x.shape[0]
     s = scale * 0.5
     for i in range(n):
@@ -48,8 +56,9 @@ def shared_defs(x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1],
 def test_shared_pure_definitions_are_recomputed() -> None:
     rng = np.random.default_rng(0)
     x = rng.random(1000, dtype=np.float32)
-    report, x, y, z, _ = both_paths(shared_defs, lambda: [x.copy(), np.zeros(1000, np.float32),
-                                                          np.zeros(1000, np.float32), 3.0])
+    report, x, y, z, _ = both_paths(
+        shared_defs, lambda: [x.copy(), np.zeros(1000, np.float32), np.zeros(1000, np.float32), 3.0]
+    )
     assert report.mode == "per_offload" and len(report.constructs) == 2
     np.testing.assert_array_equal(y, x * np.float32(1.5))
     np.testing.assert_array_equal(z[:500], x[:500] + np.float32(1.5))
@@ -57,7 +66,9 @@ def test_shared_pure_definitions_are_recomputed() -> None:
         text = "\n".join(report.statements[s].text for s in c.slice_statements)
         assert "s = scale * 0.5" in text and "n = x.shape[0]" in text
     total, recompiled, hit = report.observed
-    assert total == 2 and recompiled + hit == 2  # a construct loaded by an earlier test comes back reused
+    assert (
+        total == 2 and recompiled + hit == 2
+    )  # a construct loaded by an earlier test comes back reused
 
 
 @qd.kernel
@@ -72,9 +83,14 @@ def serial_between(a: qd.types.NDArray[qd.f32, 1], b: qd.types.NDArray[qd.f32, 1
 
 def test_reference_experiment_a() -> None:
     """Quadrants' 4-task experiment: a loop, a serial run with a store, a loop reading its value."""
-    report, a, b, _ = both_paths(serial_between, lambda: [np.ones(8, np.float32), np.zeros(8, np.float32), 8])
-    assert report.mode == "per_offload" and [c.kind for c in report.constructs] == \
-        ["parallel_for", "serial", "parallel_for"]
+    report, a, b, _ = both_paths(
+        serial_between, lambda: [np.ones(8, np.float32), np.zeros(8, np.float32), 8]
+    )
+    assert report.mode == "per_offload" and [c.kind for c in report.constructs] == [
+        "parallel_for",
+        "serial",
+        "parallel_for",
+    ]
     assert b.tolist() == [8.0] + [4.0] * 7 and (a == 2).all()
 
 
@@ -97,7 +113,9 @@ def with_funcs(x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1]):
 
 
 def test_top_level_func_calls_split() -> None:
-    report, x, y = both_paths(with_funcs, lambda: [np.arange(5, dtype=np.float32), np.zeros(5, np.float32)])
+    report, x, y = both_paths(
+        with_funcs, lambda: [np.arange(5, dtype=np.float32), np.zeros(5, np.float32)]
+    )
     assert report.mode == "per_offload"
     assert [c.kind for c in report.constructs] == ["parallel_for", "parallel_for"]
     assert y.tolist() == [1, 3, 5, 7, 9]
@@ -124,9 +142,11 @@ def test_bounds_from_shapes_and_scalars() -> None:
 
 # Runtime aliasing --------------------------------------------------------------------------------------------
 
+
 @qd.kernel
-def relies_on_disjoint(a: qd.types.NDArray[qd.f32, 1], b: qd.types.NDArray[qd.f32, 1],
-                       out: qd.types.NDArray[qd.f32, 1]):
+def relies_on_disjoint(
+    a: qd.types.NDArray[qd.f32, 1], b: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray[qd.f32, 1]
+):
     s = a[0]
     for i in range(b.shape[0]):
         b[i] = -1.0
@@ -165,7 +185,9 @@ def test_aliased_arguments_run_whole_kernel(how: str, caplog: pytest.LogCaptureF
             buf, out = np.full(8, 3.0, np.float32), np.zeros(4, np.float32)
             k(buf[0:4], buf[2:6], out)
             got = out
-        assert (got == 3).all(), got  # the whole-kernel order: the snapshot is taken before the overwrite
+        assert (got == 3).all(), (
+            got
+        )  # the whole-kernel order: the snapshot is taken before the overwrite
     warnings = [r for r in caplog.records if "[PER_OFFLOAD][FALLBACK]" in r.getMessage()]
     assert len(warnings) == 1 and "relies_on_disjoint" in warnings[0].getMessage()
     assert "`a` and `b`" in warnings[0].getMessage()
@@ -190,7 +212,12 @@ def test_each_construct_is_reported_as_it_is_ready() -> None:
 
 
 def test_fresh_compiles_anew_and_runs_the_same() -> None:
-    args = lambda: [np.arange(1000, dtype=np.float32), np.zeros(1000, np.float32), np.zeros(1000, np.float32), 2.0]
+    args = lambda: [
+        np.arange(1000, dtype=np.float32),
+        np.zeros(1000, np.float32),
+        np.zeros(1000, np.float32),
+        2.0,
+    ]
     k = qd.kernel(shared_defs.fn)
     want = args()
     k(*want)

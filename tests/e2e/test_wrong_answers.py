@@ -10,7 +10,11 @@ import qdlab as qd
 
 F32 = qd.types.NDArray[qd.f32, 1]
 I32 = qd.types.NDArray[qd.i32, 1]
-PATHS = {"split": {}, "whole": {"per_offload": False}, "reference_fallbacks": {"split_carried": False}}
+PATHS = {
+    "split": {},
+    "whole": {"per_offload": False},
+    "reference_fallbacks": {"split_carried": False},
+}
 
 
 def on_every_path(run) -> dict[str, object]:
@@ -25,7 +29,7 @@ def on_every_path(run) -> dict[str, object]:
 def zero_trip_while(b: F32, m: qd.i32):
     x = 3.0
     j = 0
-    while j < m:          # no trips when m == 0: x keeps 3.0
+    while j < m:  # no trips when m == 0: x keeps 3.0
         x = 1.0
         j += 1
     for i in range(b.shape[0]):
@@ -50,7 +54,7 @@ def best_above(a: F32, b: F32):
     best = -7.0
     qd.loop_config(serialize=True)
     for i in range(a.shape[0]):
-        if a[i] > 100.0:   # a conditional write in a serial loop
+        if a[i] > 100.0:  # a conditional write in a serial loop
             best = a[i]
     for i in range(b.shape[0]):
         b[i] = best
@@ -61,8 +65,8 @@ def maybe_set(b: F32, m: qd.i32):
     x = 5.0
     k = 0
     for i in range(b.shape[0]):
-        k += 1             # makes the `if` below read a carried local
-    if k > m:              # a top-level `if` without `else`
+        k += 1  # makes the `if` below read a carried local
+    if k > m:  # a top-level `if` without `else`
         x = 2.0
     for i in range(b.shape[0]):
         b[i] = x
@@ -94,7 +98,7 @@ def compact_even(a: I32, out: I32) -> qd.i32:
     count = 0
     for i in range(a.shape[0]):
         if a[i] % 2 == 0:
-            slot = qd.atomic_add(count, 1)   # the old value, taken atomically
+            slot = qd.atomic_add(count, 1)  # the old value, taken atomically
             out[slot] = a[i]
     return count
 
@@ -114,9 +118,9 @@ def local_atomics(a: I32, out: I32):
     prod = 1
     top = 0
     for i in range(a.shape[0]):
-        qd.atomic_mul(prod, 1 + (a[i] == 3))          # atomic, not a racy load-multiply-store
+        qd.atomic_mul(prod, 1 + (a[i] == 3))  # atomic, not a racy load-multiply-store
         old = qd.atomic_max(top, a[i])
-        qd.atomic_add(out[1], old - old)               # the old value is used
+        qd.atomic_add(out[1], old - old)  # the old value is used
     out[0] = prod
     out[2] = top
 
@@ -135,7 +139,7 @@ def test_every_atomic_on_a_local_is_atomic_in_a_parallel_loop():
 
 @qd.kernel
 def draw_then_copy(a: F32, b: F32, c: F32):
-    x = a[0]                        # a snapshot the split relies on a and b being disjoint for
+    x = a[0]  # a snapshot the split relies on a and b being disjoint for
     for i in range(b.shape[0]):
         b[i] = qd.random()
     for i in range(c.shape[0]):
@@ -147,13 +151,13 @@ def test_an_aliased_call_draws_from_the_same_stream_as_every_other_path():
         a, b, c = (np.zeros(4, np.float32) for _ in range(3))
         draw_then_copy(a, b, c)
         first = b.copy()
-        draw_then_copy(b, b, c)     # aliased: the split path runs its whole-kernel variant
+        draw_then_copy(b, b, c)  # aliased: the split path runs its whole-kernel variant
         return first.tolist(), b.tolist(), c.tolist()
 
     got = on_every_path(run)
     assert got["split"] == got["whole"] == got["reference_fallbacks"]
     first, second, _ = got["split"]
-    assert first != second          # the second call draws new numbers
+    assert first != second  # the second call draws new numbers
 
 
 @qd.kernel
@@ -178,7 +182,7 @@ def test_kernels_whose_names_share_a_prefix_draw_different_numbers():
 
 @qd.kernel
 def volatile_snapshot(a: F32, c: F32):
-    v = qd.volatile_load(a[0])     # read once, before the overwrite
+    v = qd.volatile_load(a[0])  # read once, before the overwrite
     for i in range(a.shape[0]):
         a[i] = 9.0
     for i in range(c.shape[0]):
@@ -199,7 +203,7 @@ class Config:
         self.scale = scale
 
     def __repr__(self) -> str:
-        return "Config"     # the same for every instance
+        return "Config"  # the same for every instance
 
 
 @qd.kernel
@@ -217,6 +221,6 @@ def test_template_objects_that_print_alike_are_told_apart_by_content():
     assert a.tolist() == [2.0, 2.0]
     cfg = Config(3.0)
     scaled(a, cfg)
-    cfg.scale = 4.0          # mutated between calls: compiled again, never served stale
+    cfg.scale = 4.0  # mutated between calls: compiled again, never served stale
     scaled(a, cfg)
     assert a.tolist() == [4.0, 4.0]

@@ -53,7 +53,11 @@ BAD = [
     ("i32", 2.5, "2.5, but the parameter is i32, which takes integers only"),
     ("i32", math.nan, "nan, but the parameter is i32, which takes integers only"),
     ("i32", -math.inf, "-inf, but the parameter is i32, which takes integers only"),
-    ("i32", 2**40 + 5, f"{2**40 + 5}, outside the range of its type i32 (-2147483648 to 2147483647)"),
+    (
+        "i32",
+        2**40 + 5,
+        f"{2**40 + 5}, outside the range of its type i32 (-2147483648 to 2147483647)",
+    ),
     ("i32", np.int64(2**31), f"{2**31}, outside the range of its type i32"),
     ("i64", 2**70, f"{2**70}, outside the range of its type i64"),
     ("u64", -1, "-1, outside the range of its type u64 (0 to 18446744073709551615)"),
@@ -63,7 +67,9 @@ BAD = [
 
 @pytest.mark.parametrize("warm", [False, True], ids=["first_call", "fast_path"])
 @pytest.mark.parametrize("dtype, value, message", BAD, ids=[f"{d}-{v}" for d, v, _ in BAD])
-def test_a_value_its_parameter_cannot_hold(dtype: str, value: object, message: str, warm: bool) -> None:
+def test_a_value_its_parameter_cannot_hold(
+    dtype: str, value: object, message: str, warm: bool
+) -> None:
     kernel = ECHO[dtype]
     if warm:
         kernel(type(value)(1))  # the launch fast path now holds this argument type
@@ -76,11 +82,21 @@ def test_a_value_its_parameter_cannot_hold(dtype: str, value: object, message: s
     assert kernel(True) == 1  # the kernel is fine afterwards
 
 
-@pytest.mark.parametrize("dtype, value, result", [
-    ("i32", True, 1), ("i32", 2.0, 2), ("i32", np.float32(-3.0), -3), ("i32", -2**31, -2**31),
-    ("i64", 2**63 - 1, 2**63 - 1), ("u64", 2**64 - 1, 2**64 - 1), ("u8", np.uint8(255), 255),
-    ("f32", 1e300, math.inf), ("f32", -2**200, -math.inf), ("f32", 3, 3.0),
-])
+@pytest.mark.parametrize(
+    "dtype, value, result",
+    [
+        ("i32", True, 1),
+        ("i32", 2.0, 2),
+        ("i32", np.float32(-3.0), -3),
+        ("i32", -(2**31), -(2**31)),
+        ("i64", 2**63 - 1, 2**63 - 1),
+        ("u64", 2**64 - 1, 2**64 - 1),
+        ("u8", np.uint8(255), 255),
+        ("f32", 1e300, math.inf),
+        ("f32", -(2**200), -math.inf),
+        ("f32", 3, 3.0),
+    ],
+)
 def test_values_its_parameter_can_hold(dtype: str, value: object, result: object) -> None:
     for _ in range(2):  # first call, then the fast path
         assert ECHO[dtype](value) == result
@@ -106,7 +122,9 @@ def test_an_extent_beyond_i32_is_refused(warm: bool) -> None:
     huge = np.lib.stride_tricks.as_strided(np.zeros(8, np.uint8), shape=(2**31,), strides=(1,))
     with pytest.raises(qd.QdValueError) as info:
         first(huge)
-    assert info.value.message == (f"kernel `first`: argument `a` has shape ({2**31},); kernels index arrays with "
-                                  f"i32, so no extent may exceed 2**31 - 1 ({2**31 - 1}).")
+    assert info.value.message == (
+        f"kernel `first`: argument `a` has shape ({2**31},); kernels index arrays with "
+        f"i32, so no extent may exceed 2**31 - 1 ({2**31 - 1})."
+    )
     assert_user_facing(info.value, __file__)
     assert first(np.full(4, 9, np.uint8)) == 9

@@ -46,6 +46,7 @@ def returns_in_loop(x: qd.f32) -> qd.f32:
 
 # -- kernels with one mistake each ------------------------------------------------------------------------------
 
+
 @qd.kernel
 def uses_try(a: F32):
     try:
@@ -253,49 +254,190 @@ def loop_bound_beyond_i32(a: F32):
 # (kernel, the line's snippet, the text under the caret, part of the message, error class)
 CASES = [
     (uses_try, "try:", "try", "`try` is not supported in a kernel", qd.QdSyntaxError),
-    (uses_with, 'with open("x"):', "with", "only supported as `with qd.stream_parallel():`", qd.QdSyntaxError),
+    (
+        uses_with,
+        'with open("x"):',
+        "with",
+        "only supported as `with qd.stream_parallel():`",
+        qd.QdSyntaxError,
+    ),
     (uses_lambda, "f = lambda", "lambda", "`lambda` is not supported", qd.QdSyntaxError),
     (uses_class, "class C:", "class", "a class definition is not supported", qd.QdSyntaxError),
     (uses_yield, "yield 1", "yield", "`yield` is not supported", qd.QdSyntaxError),
-    (uses_list_comprehension, "b = [i for", "[i for", "a list comprehension is not supported", qd.QdSyntaxError),
-    (uses_dict_comprehension, "b = {i: i", "{i: i", "a dict comprehension is not supported", qd.QdSyntaxError),
-    (uses_set_comprehension, "b = {i for", "{i for", "a set comprehension is not supported", qd.QdSyntaxError),
-    (uses_nested_def, "def inner", "def inner", "a nested function is not supported", qd.QdSyntaxError),
+    (
+        uses_list_comprehension,
+        "b = [i for",
+        "[i for",
+        "a list comprehension is not supported",
+        qd.QdSyntaxError,
+    ),
+    (
+        uses_dict_comprehension,
+        "b = {i: i",
+        "{i: i",
+        "a dict comprehension is not supported",
+        qd.QdSyntaxError,
+    ),
+    (
+        uses_set_comprehension,
+        "b = {i for",
+        "{i for",
+        "a set comprehension is not supported",
+        qd.QdSyntaxError,
+    ),
+    (
+        uses_nested_def,
+        "def inner",
+        "def inner",
+        "a nested function is not supported",
+        qd.QdSyntaxError,
+    ),
     (uses_global, "global SOMETHING", "global", "`global` is not supported", qd.QdSyntaxError),
     (uses_del, "del x", "del", "`del` is not supported", qd.QdSyntaxError),
     (uses_raise, "raise ValueError", "raise", "`raise` is not supported", qd.QdSyntaxError),
-    (uses_fstring, 's = f"', 'f"', "an f-string outside print() is not supported", qd.QdSyntaxError),
-    (uses_while_else, "while a[0] > 0.0:", "while", "`while` with `else` is not supported", qd.QdSyntaxError),
-    (uses_for_else, "for i in range(4):", "for", "`for` with `else` is not supported", qd.QdSyntaxError),
-    (uses_unknown_name, "not_defined_anywhere", "not_defined_anywhere", "name `not_defined_anywhere` is not defined",
-     qd.QdError),
-    (assigns_argument, "s = 2.0", "s = 2.0", "kernel argument `s` cannot be assigned; copy it into a local first",
-     qd.QdSyntaxError),
-    (bitwise_on_floats, "a[i] & a[i]", "a[i] & a[i]", "bitwise `and` needs integer operands, not f32",
-     qd.QdTypeError),
-    (float_index, "a[i * 0.5] = 1.0", "i * 0.5", "an array index must be an integer, not f32", qd.QdTypeError),
-    (too_many_indices, "a[i, i] = 1.0", "a[i, i]", "`a` has 1 dimension(s) but is indexed with 2", qd.QdTypeError),
-    (too_few_indices, "b[i] = 1.0", "b[i]", "`b` has 2 dimension(s) but is indexed with 1", qd.QdTypeError),
+    (
+        uses_fstring,
+        's = f"',
+        'f"',
+        "an f-string outside print() is not supported",
+        qd.QdSyntaxError,
+    ),
+    (
+        uses_while_else,
+        "while a[0] > 0.0:",
+        "while",
+        "`while` with `else` is not supported",
+        qd.QdSyntaxError,
+    ),
+    (
+        uses_for_else,
+        "for i in range(4):",
+        "for",
+        "`for` with `else` is not supported",
+        qd.QdSyntaxError,
+    ),
+    (
+        uses_unknown_name,
+        "not_defined_anywhere",
+        "not_defined_anywhere",
+        "name `not_defined_anywhere` is not defined",
+        qd.QdError,
+    ),
+    (
+        assigns_argument,
+        "s = 2.0",
+        "s = 2.0",
+        "kernel argument `s` cannot be assigned; copy it into a local first",
+        qd.QdSyntaxError,
+    ),
+    (
+        bitwise_on_floats,
+        "a[i] & a[i]",
+        "a[i] & a[i]",
+        "bitwise `and` needs integer operands, not f32",
+        qd.QdTypeError,
+    ),
+    (
+        float_index,
+        "a[i * 0.5] = 1.0",
+        "i * 0.5",
+        "an array index must be an integer, not f32",
+        qd.QdTypeError,
+    ),
+    (
+        too_many_indices,
+        "a[i, i] = 1.0",
+        "a[i, i]",
+        "`a` has 1 dimension(s) but is indexed with 2",
+        qd.QdTypeError,
+    ),
+    (
+        too_few_indices,
+        "b[i] = 1.0",
+        "b[i]",
+        "`b` has 2 dimension(s) but is indexed with 1",
+        qd.QdTypeError,
+    ),
     (indexes_scalar, "s[i]", "s[i]", "a f32 value cannot be indexed in a kernel", qd.QdTypeError),
-    (breaks_parallel_loop, "break", "break", "Cannot break in the outermost loop", qd.QdSyntaxError),
-    (breaks_static_loop, "break", "break", "`break`/`continue` cannot be used directly in a qd.static loop",
-     qd.QdSyntaxError),
-    (calls_python_function, "plain_python(a[i])", "plain_python",
-     ("plain_python cannot be called in a kernel; kernels can call qd.* functions and @qd.func functions"),
-     qd.QdSyntaxError),
-    (static_loop_without_iterable, "qd.static():", "for", "a qd.static loop takes one iterable", qd.QdSyntaxError),
-    (shape_axis_out_of_range, "a.shape[1]", "a.shape[1]", "index 1 is out of range for a tuple of 1 item(s)",
-     qd.QdTypeError),
-    (unknown_module_attribute, "qd.math.no_such", "qd.math.no_such",
-     "module `qdlab.math` has no attribute `no_such_function`", qd.QdError),
-    (constant_division_by_zero, "1 // 0", "1 // 0", "division by zero in a constant expression", qd.QdSyntaxError),
-    (literal_beyond_i64, "return 2**70", "2**70", f"integer literal {2**70} does not fit i64", qd.QdTypeError),
-    (u8_literal_out_of_range, "qd.u8(300)", "300", "integer literal 300 is out of the range of u8 (0 to 255)",
-     qd.QdTypeError),
-    (i32_literal_out_of_range, "qd.i32(2**40 + 1)", "2**40 + 1",
-     f"integer literal {2**40 + 1} is out of the range of i32", qd.QdTypeError),
-    (loop_bound_beyond_i32, "range(1, 2**40)", "2**40", f"integer literal {2**40} is out of the range of i32",
-     qd.QdTypeError),
+    (
+        breaks_parallel_loop,
+        "break",
+        "break",
+        "Cannot break in the outermost loop",
+        qd.QdSyntaxError,
+    ),
+    (
+        breaks_static_loop,
+        "break",
+        "break",
+        "`break`/`continue` cannot be used directly in a qd.static loop",
+        qd.QdSyntaxError,
+    ),
+    (
+        calls_python_function,
+        "plain_python(a[i])",
+        "plain_python",
+        (
+            "plain_python cannot be called in a kernel; kernels can call qd.* functions and @qd.func functions"
+        ),
+        qd.QdSyntaxError,
+    ),
+    (
+        static_loop_without_iterable,
+        "qd.static():",
+        "for",
+        "a qd.static loop takes one iterable",
+        qd.QdSyntaxError,
+    ),
+    (
+        shape_axis_out_of_range,
+        "a.shape[1]",
+        "a.shape[1]",
+        "index 1 is out of range for a tuple of 1 item(s)",
+        qd.QdTypeError,
+    ),
+    (
+        unknown_module_attribute,
+        "qd.math.no_such",
+        "qd.math.no_such",
+        "module `qdlab.math` has no attribute `no_such_function`",
+        qd.QdError,
+    ),
+    (
+        constant_division_by_zero,
+        "1 // 0",
+        "1 // 0",
+        "division by zero in a constant expression",
+        qd.QdSyntaxError,
+    ),
+    (
+        literal_beyond_i64,
+        "return 2**70",
+        "2**70",
+        f"integer literal {2**70} does not fit i64",
+        qd.QdTypeError,
+    ),
+    (
+        u8_literal_out_of_range,
+        "qd.u8(300)",
+        "300",
+        "integer literal 300 is out of the range of u8 (0 to 255)",
+        qd.QdTypeError,
+    ),
+    (
+        i32_literal_out_of_range,
+        "qd.i32(2**40 + 1)",
+        "2**40 + 1",
+        f"integer literal {2**40 + 1} is out of the range of i32",
+        qd.QdTypeError,
+    ),
+    (
+        loop_bound_beyond_i32,
+        "range(1, 2**40)",
+        "2**40",
+        f"integer literal {2**40} is out of the range of i32",
+        qd.QdTypeError,
+    ),
 ]
 
 
@@ -335,7 +477,9 @@ def assert_user_facing(exc: BaseException, caller: str | Path = THIS) -> None:
     assert QDLAB_DIR not in text and "qdlab/compiler" not in text, text
     frames = visible_frames(exc.__traceback__)
     assert frames and Path(frames[-1]).resolve() == Path(caller).resolve(), frames
-    assert not any(f.startswith(QDLAB_DIR) for f in all_frames(exc.__traceback__)), all_frames(exc.__traceback__)
+    assert not any(f.startswith(QDLAB_DIR) for f in all_frames(exc.__traceback__)), all_frames(
+        exc.__traceback__
+    )
     assert exc.__cause__ is None and (exc.__context__ is None or exc.__suppress_context__)
     formatted = "".join(traceback.format_exception_only(type(exc), exc))
     assert "qdlab/compiler" not in formatted
@@ -351,15 +495,24 @@ def assert_points_at(exc: qd.QdError, fn: object, name: str, snippet: str, caret
     assert head == f"{name} ({THIS.name}, line {lineno}, col {col + 1}):"
     assert shown == "    " + line.strip()
     assert caret.strip() == "^"
-    assert shown[caret.index("^"):].startswith(caret_at)
+    assert shown[caret.index("^") :].startswith(caret_at)
     assert len(cause) == 1 and cause[0] == exc.message
 
 
-@pytest.mark.parametrize("kernel, snippet, caret_at, message, cls", CASES, ids=[c[0].name for c in CASES])
-def test_compile_error_points_at_the_line(kernel: qd.Kernel, snippet: str, caret_at: str, message: str,
-                                          cls: type) -> None:
-    args = [np.zeros((4, 4), np.float32) if getattr(a, "ndim", 1) == 2 else
-            np.zeros(4, np.float32) if hasattr(a, "ndim") else 1.0 for a in kernel.annotations]
+@pytest.mark.parametrize(
+    "kernel, snippet, caret_at, message, cls", CASES, ids=[c[0].name for c in CASES]
+)
+def test_compile_error_points_at_the_line(
+    kernel: qd.Kernel, snippet: str, caret_at: str, message: str, cls: type
+) -> None:
+    args = [
+        np.zeros((4, 4), np.float32)
+        if getattr(a, "ndim", 1) == 2
+        else np.zeros(4, np.float32)
+        if hasattr(a, "ndim")
+        else 1.0
+        for a in kernel.annotations
+    ]
     with pytest.raises(qd.QdError) as info:
         kernel(*args)
     exc = info.value
@@ -411,6 +564,7 @@ def test_break_is_fine_in_inner_and_serialized_loops() -> None:
 
 # -- errors at the call ---------------------------------------------------------------------------------------
 
+
 @qd.kernel
 def fill(a: F32, s: qd.f32):
     for i in range(a.shape[0]):
@@ -440,14 +594,43 @@ def tuple_return(a: F32) -> tuple[qd.f32, str]:
     pass
 
 
-@pytest.mark.parametrize("fn, cls, snippet, caret_at, message", [
-    (no_annotation, qd.QdTypeError, "def no_annotation(a, s", "a, s", "parameter `a` needs a type annotation"),
-    (str_annotation, qd.QdTypeError, "def str_annotation", "str)", "parameter `s` has an unsupported annotation"),
-    (unknown_annotation, qd.QdError, "def unknown_annotation", "NoSuchType", "cannot evaluate its annotations"),
-    (tuple_return, qd.QdTypeError, "def tuple_return", "tuple[", "unsupported return annotation"),
-], ids=["missing", "unsupported", "unevaluable", "return"])
-def test_annotation_errors_point_at_the_annotation(fn: object, cls: type, snippet: str, caret_at: str,
-                                                   message: str) -> None:
+@pytest.mark.parametrize(
+    "fn, cls, snippet, caret_at, message",
+    [
+        (
+            no_annotation,
+            qd.QdTypeError,
+            "def no_annotation(a, s",
+            "a, s",
+            "parameter `a` needs a type annotation",
+        ),
+        (
+            str_annotation,
+            qd.QdTypeError,
+            "def str_annotation",
+            "str)",
+            "parameter `s` has an unsupported annotation",
+        ),
+        (
+            unknown_annotation,
+            qd.QdError,
+            "def unknown_annotation",
+            "NoSuchType",
+            "cannot evaluate its annotations",
+        ),
+        (
+            tuple_return,
+            qd.QdTypeError,
+            "def tuple_return",
+            "tuple[",
+            "unsupported return annotation",
+        ),
+    ],
+    ids=["missing", "unsupported", "unevaluable", "return"],
+)
+def test_annotation_errors_point_at_the_annotation(
+    fn: object, cls: type, snippet: str, caret_at: str, message: str
+) -> None:
     exc = _call_error(lambda: qd.kernel(fn), cls)
     assert type(exc) is cls
     assert exc.message.startswith(f"kernel `{fn.__name__}`: {message}")  # type: ignore[attr-defined]
@@ -458,7 +641,7 @@ def test_annotation_errors_point_at_the_annotation(fn: object, cls: type, snippe
     assert exc.loc is not None and (exc.loc.lineno, exc.loc.col) == (lineno, col)  # type: ignore[attr-defined]
     head, shown, caret, cause = str(exc).splitlines()
     assert head == f"{fn.__name__} ({THIS.name}, line {lineno}, col {col + 1}):"  # type: ignore[attr-defined]
-    assert shown[caret.index("^"):].startswith(caret_at) and cause == exc.message  # type: ignore[attr-defined]
+    assert shown[caret.index("^") :].startswith(caret_at) and cause == exc.message  # type: ignore[attr-defined]
 
 
 def test_definition_errors_pass_through_one_call() -> None:
@@ -470,7 +653,9 @@ def test_definition_errors_pass_through_one_call() -> None:
     assert QDLAB_DIR not in printed and printed.count('  File "') == 2, printed
 
 
-@pytest.mark.parametrize("args", [(), (np.zeros(4, np.float32),), (np.zeros(4, np.float32), 1.0, 2.0)])
+@pytest.mark.parametrize(
+    "args", [(), (np.zeros(4, np.float32),), (np.zeros(4, np.float32), 1.0, 2.0)]
+)
 def test_wrong_argument_count(args: tuple) -> None:
     exc = _call_error(lambda: fill(*args), TypeError)
     assert f"kernel `fill` takes 2 argument(s) (a, s), got {len(args)}." in str(exc)
@@ -478,7 +663,9 @@ def test_wrong_argument_count(args: tuple) -> None:
 
 def test_wrong_dtype() -> None:
     exc = _call_error(lambda: fill(np.zeros(4, np.float64), 1.0), ValueError)
-    assert "kernel `fill`: argument `a` has dtype f64 but the parameter is declared f32." in str(exc)
+    assert "kernel `fill`: argument `a` has dtype f64 but the parameter is declared f32." in str(
+        exc
+    )
 
 
 def test_wrong_ndim() -> None:
@@ -493,7 +680,9 @@ def test_non_contiguous_array() -> None:
 
 def test_scalar_where_an_array_is_expected() -> None:
     exc = _call_error(lambda: fill(1.0, 1.0), TypeError)
-    assert "kernel `fill`: argument `a` must be a qd.ndarray or a NumPy array, not float." in str(exc)
+    assert "kernel `fill`: argument `a` must be a qd.ndarray or a NumPy array, not float." in str(
+        exc
+    )
 
 
 def test_array_where_a_scalar_is_expected() -> None:
@@ -509,6 +698,7 @@ def test_call_errors_leave_the_kernel_usable() -> None:
 
 
 # -- debug mode: bounds checks, assert; division by zero ----------------------------------------------------------
+
 
 @qd.kernel
 def writes_past_end(a: F32, n: qd.i32):
@@ -528,21 +718,49 @@ def negative_index_2d(b: F32_2D):
         b[i, i - 3] = 1.0
 
 
-@pytest.mark.parametrize("call, name, array, snippet, caret_at, index", [
-    (lambda: writes_past_end(np.zeros(4, np.float32), 10), "writes_past_end", "a", "a[i] = 1.0", "a[i]", 4),
-    (lambda: reads_past_end(np.zeros(4, np.float32), np.zeros(4, np.float32)), "reads_past_end", "b",
-     "b[i + 1000000]", "b[i + 1000000]", 1000000),
-    (lambda: negative_index_2d(np.zeros((4, 4), np.float32)), "negative_index_2d", "b", "b[i, i - 3] = 1.0",
-     "b[i, i - 3]", -3),
-], ids=["write", "read", "negative-2d"])
-def test_debug_bounds_check(call: object, name: str, array: str, snippet: str, caret_at: str, index: int) -> None:
+@pytest.mark.parametrize(
+    "call, name, array, snippet, caret_at, index",
+    [
+        (
+            lambda: writes_past_end(np.zeros(4, np.float32), 10),
+            "writes_past_end",
+            "a",
+            "a[i] = 1.0",
+            "a[i]",
+            4,
+        ),
+        (
+            lambda: reads_past_end(np.zeros(4, np.float32), np.zeros(4, np.float32)),
+            "reads_past_end",
+            "b",
+            "b[i + 1000000]",
+            "b[i + 1000000]",
+            1000000,
+        ),
+        (
+            lambda: negative_index_2d(np.zeros((4, 4), np.float32)),
+            "negative_index_2d",
+            "b",
+            "b[i, i - 3] = 1.0",
+            "b[i, i - 3]",
+            -3,
+        ),
+    ],
+    ids=["write", "read", "negative-2d"],
+)
+def test_debug_bounds_check(
+    call: object, name: str, array: str, snippet: str, caret_at: str, index: int
+) -> None:
     qd.init(arch=qd.cpu, offline_cache=False, debug=True)
     exc = _call_error(call, qd.QdRuntimeError)
     assert f"in kernel `{name}`" in exc.message  # type: ignore[attr-defined]
     assert f"for `{array}`" in exc.message  # type: ignore[attr-defined]
     assert f"index {index} is out of range" in exc.message  # type: ignore[attr-defined]
-    kernel = {"writes_past_end": writes_past_end, "reads_past_end": reads_past_end,
-              "negative_index_2d": negative_index_2d}[name]
+    kernel = {
+        "writes_past_end": writes_past_end,
+        "reads_past_end": reads_past_end,
+        "negative_index_2d": negative_index_2d,
+    }[name]
     assert_points_at(exc, kernel.fn, name, snippet, caret_at)  # type: ignore[arg-type]
     a = np.zeros(4, np.float32)
     writes_past_end(a, 4)  # the process and the kernel are fine afterwards
@@ -558,7 +776,9 @@ def checks_positive(a: F32):
 def test_assert_in_debug_mode() -> None:
     qd.init(arch=qd.cpu, offline_cache=False, debug=True)
     checks_positive(np.ones(4, np.float32))
-    exc = _call_error(lambda: checks_positive(np.array([1, 2, -1, 3], np.float32)), qd.QdRuntimeError)
+    exc = _call_error(
+        lambda: checks_positive(np.array([1, 2, -1, 3], np.float32)), qd.QdRuntimeError
+    )
     assert "assertion failed in kernel `checks_positive`: a must be positive" in exc.message  # type: ignore
     assert_points_at(exc, checks_positive.fn, "checks_positive", "assert a[i]", "assert")  # type: ignore[arg-type]
 
@@ -587,6 +807,7 @@ def test_integer_division_by_zero_gives_zero(debug: bool) -> None:
 
 # -- QDLAB_DEBUG_FRONTEND -----------------------------------------------------------------------------------------
 
+
 @qd.kernel
 def has_pass(a: F32):
     pass
@@ -601,7 +822,10 @@ def test_internal_error_points_at_the_line(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(Frontend, "visit_Pass", _broken_visit_pass)
     with pytest.raises(qd.QdError) as info:
         has_pass(np.zeros(4, np.float32))
-    assert info.value.message == "internal error while compiling this line (ZeroDivisionError: broken on purpose)"
+    assert (
+        info.value.message
+        == "internal error while compiling this line (ZeroDivisionError: broken on purpose)"
+    )
     assert_points_at(info.value, has_pass.fn, "has_pass", "    pass", "pass")
     assert_user_facing(info.value)
 
@@ -636,7 +860,9 @@ def test_body_without_code() -> None:
     only_docstring(np.zeros(4, np.float32))
     with pytest.raises(qd.QdSyntaxError) as info:
         only_global_marker(np.zeros(4, np.float32))
-    assert_points_at(info.value, only_global_marker.fn, "only_global_marker", "global SOMETHING_ELSE", "global")
+    assert_points_at(
+        info.value, only_global_marker.fn, "only_global_marker", "global SOMETHING_ELSE", "global"
+    )
 
 
 @qd.kernel

@@ -30,12 +30,19 @@ def test_quadrants_names_have_quadrants_bases(name: str) -> None:
         assert issubclass(cls, getattr(qd, parent))
 
 
-@pytest.mark.parametrize("ours, theirs", [
-    (qd.QdSyntaxError, qd.QuadrantsSyntaxError), (qd.QdTypeError, qd.QuadrantsTypeError),
-    (qd.QdRuntimeError, qd.QuadrantsRuntimeError), (qd.QdArgumentError, qd.QuadrantsRuntimeTypeError),
-    (qd.QdAssertionError, qd.QuadrantsAssertionError), (qd.QdIndexError, qd.QuadrantsAssertionError),
-    (qd.QdIndexError, IndexError), (qd.QdValueError, ValueError),
-])
+@pytest.mark.parametrize(
+    "ours, theirs",
+    [
+        (qd.QdSyntaxError, qd.QuadrantsSyntaxError),
+        (qd.QdTypeError, qd.QuadrantsTypeError),
+        (qd.QdRuntimeError, qd.QuadrantsRuntimeError),
+        (qd.QdArgumentError, qd.QuadrantsRuntimeTypeError),
+        (qd.QdAssertionError, qd.QuadrantsAssertionError),
+        (qd.QdIndexError, qd.QuadrantsAssertionError),
+        (qd.QdIndexError, IndexError),
+        (qd.QdValueError, ValueError),
+    ],
+)
 def test_qdlab_names_are_caught_by_quadrants_names(ours: type, theirs: type) -> None:
     assert issubclass(ours, theirs) and issubclass(ours, qd.QdError)
 

@@ -63,8 +63,10 @@ def test_break_of_a_runtime_loop_inside_a_static_loop(per_offload: bool) -> None
 
 def _long_sum(tmp_path: Path, terms: int) -> qd.Kernel:
     path = tmp_path / f"long_sum_{terms}.py"
-    path.write_text("import qdlab as qd\n\n\n@qd.kernel\ndef long_sum(x: qd.f32) -> qd.f32:\n"
-                    f"    return {' + '.join(['x'] * terms)}\n")
+    path.write_text(
+        "import qdlab as qd\n\n\n@qd.kernel\ndef long_sum(x: qd.f32) -> qd.f32:\n"
+        f"    return {' + '.join(['x'] * terms)}\n"
+    )
     ns: dict = {}
     exec(compile(path.read_text(), str(path), "exec"), ns)  # noqa: S102
     return ns["long_sum"]
@@ -87,7 +89,9 @@ def test_a_sum_too_long_to_compile_is_a_clear_error(tmp_path: Path) -> None:
 
 
 @qd.kernel
-def literals(u: qd.types.NDArray[qd.u32, 1], w: qd.types.NDArray[qd.u64, 1], b: qd.types.NDArray[qd.i64, 1]):
+def literals(
+    u: qd.types.NDArray[qd.u32, 1], w: qd.types.NDArray[qd.u64, 1], b: qd.types.NDArray[qd.i64, 1]
+):
     u[0] = -1  # as in Quadrants: an i32 literal, cast to the element type
     u[1] = qd.cast(2**32 + 300, qd.u8)
     w[0] = qd.u64(2**64 - 1)

@@ -22,7 +22,7 @@ import qdlab as qd
 from qdlab import state
 from qdlab.compiler.printer import print_kernel
 
-SOURCE = '''\
+SOURCE = """\
 import qdlab as qd
 
 F = qd.types.NDArray[qd.f32, 1]
@@ -48,9 +48,9 @@ def five(x: F, o0: F, o1: F, o2: F, o3: F, s: qd.f32):
         o3[i] = x[i] * scale + 1.0
     for i in range(n):
         o0[i] += poly(x[i], 5.0)
-'''
+"""
 
-PROBE = '''\
+PROBE = """\
 import importlib.util, json, os, sys
 junk = [object() for _ in range(int(os.environ.get("JUNK", "0")))]  # shifts every later address
 import numpy as np
@@ -68,7 +68,7 @@ print(json.dumps({"text": print_kernel(mod.five.latest.kernel),
                   "text_locs": print_kernel(mod.five.latest.kernel, with_locs=True),
                   "constructs": [c.stage("ir") for c in report.constructs],
                   "keys": [c.cache_key for c in report.constructs]}))
-'''
+"""
 
 _names = itertools.count()
 
@@ -104,14 +104,23 @@ def fresh_process(tmp_path: Path, hash_seed: str = "0", junk: str = "0") -> dict
     path.write_text(SOURCE)
     (tmp_path / "probe.py").write_text(PROBE)
     env = dict(os.environ, PYTHONHASHSEED=hash_seed, JUNK=junk)
-    proc = subprocess.run([sys.executable, str(tmp_path / "probe.py"), str(path)], capture_output=True, text=True,
-                          env=env, timeout=300, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(tmp_path / "probe.py"), str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.splitlines()[-1])
 
 
 def test_same_source_same_text_and_keys_in_fresh_processes(tmp_path: Path) -> None:
-    first, second = fresh_process(tmp_path), fresh_process(tmp_path, hash_seed="4242", junk="100003")
+    first, second = (
+        fresh_process(tmp_path),
+        fresh_process(tmp_path, hash_seed="4242", junk="100003"),
+    )
     assert first["text"] == second["text"]
     assert first["text_locs"] == second["text_locs"]
     assert first["constructs"] == second["constructs"]
@@ -153,7 +162,9 @@ def test_moving_the_kernel_down_changes_no_key(tmp_path: Path) -> None:
     moved = SOURCE.replace("@qd.func", "\n\n\n\n\n@qd.func")
     after, moved_slices = compile_source(tmp_path, moved)
     assert after == before
-    assert moved_slices == [[n + 5 for n in lines] for lines in slices]  # the report still follows the lines
+    assert moved_slices == [
+        [n + 5 for n in lines] for lines in slices
+    ]  # the report still follows the lines
 
 
 def test_printed_text_has_no_locations_unless_asked(tmp_path: Path) -> None:

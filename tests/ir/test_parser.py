@@ -32,7 +32,7 @@ def test_oracle_kernel_round_trips(case: object) -> None:
     run_passes(kernel)
     round_trip(print_kernel(kernel))
     round_trip(print_kernel(kernel, with_locs=True), with_locs=True)
-    for c in split.constructs(kernel):                      # the texts the construct cache keys hash
+    for c in split.constructs(kernel):  # the texts the construct cache keys hash
         prepared = pipeline.prepare(split.slice_kernel(kernel, c), state.config(), CPU)
         round_trip(prepared.text)
 
@@ -89,23 +89,31 @@ def test_every_op_and_attribute_kind_round_trips() -> None:
 
 
 def test_locations_round_trip() -> None:
-    text = ("kernel k(a: ndarray<f32, 1>) {\n  %a = arg {index=0} : ndarray<f32, 1>  // line 3\n"
-            "  %0 = const {value=0} : i32  // line 4\n  %1 = shape %a {axis=0} : i32  // line 4\n"
-            "  for %0, %1 {parallel=True} (%i: i32) {  // line 4\n"
-            "    %2 = const {value=1.0} : f32  // line 5\n    store %a, %i, %2 {grad=False}  // line 5\n  }\n}\n")
+    text = (
+        "kernel k(a: ndarray<f32, 1>) {\n  %a = arg {index=0} : ndarray<f32, 1>  // line 3\n"
+        "  %0 = const {value=0} : i32  // line 4\n  %1 = shape %a {axis=0} : i32  // line 4\n"
+        "  for %0, %1 {parallel=True} (%i: i32) {  // line 4\n"
+        "    %2 = const {value=1.0} : f32  // line 5\n    store %a, %i, %2 {grad=False}  // line 5\n  }\n}\n"
+    )
     kernel = parse(text)
     assert [op.loc.lineno for op in kernel.walk()] == [3, 4, 4, 4, 5, 5]  # type: ignore[union-attr]
     assert print_kernel(kernel, with_locs=True) == text
 
 
-@pytest.mark.parametrize("text, message", [
-    ("kernel k() {\n  %0 = frobnicate : i32\n}\n", "unknown op"),
-    ("kernel k() {\n  %0 = binop %1, %1 {op='add'} : i32\n}\n", "used before it is defined"),
-    ("kernel k() {\n  %0 = const {value=1} : i32\n  %0 = const {value=2} : i32\n}\n", "defined twice"),
-    ("kernel k() {\n  %0 = const {value=1} : q32\n}\n", "unknown type"),
-    ("kernel k() {\n  %0 = const {value=1} : i32\n", "missing `}`"),
-    ("kern k() {\n}\n", "expected a kernel header"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("kernel k() {\n  %0 = frobnicate : i32\n}\n", "unknown op"),
+        ("kernel k() {\n  %0 = binop %1, %1 {op='add'} : i32\n}\n", "used before it is defined"),
+        (
+            "kernel k() {\n  %0 = const {value=1} : i32\n  %0 = const {value=2} : i32\n}\n",
+            "defined twice",
+        ),
+        ("kernel k() {\n  %0 = const {value=1} : q32\n}\n", "unknown type"),
+        ("kernel k() {\n  %0 = const {value=1} : i32\n", "missing `}`"),
+        ("kern k() {\n}\n", "expected a kernel header"),
+    ],
+)
 def test_malformed_text_is_refused(text: str, message: str) -> None:
     with pytest.raises(ParseError, match=message):
         parse(text)

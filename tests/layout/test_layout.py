@@ -33,7 +33,7 @@ def imports(path: Path) -> list[tuple[ast.stmt, list[str], bool]]:
             if isinstance(child, ast.ImportFrom):
                 base = child.module or ""
                 if child.level:
-                    up = package.split(".")[:len(package.split(".")) - child.level + 1]
+                    up = package.split(".")[: len(package.split(".")) - child.level + 1]
                     base = ".".join(up + ([child.module] if child.module else []))
                 out.append((child, [base] + [f"{base}.{a.name}" for a in child.names], in_function))
             elif isinstance(child, ast.Import):
@@ -41,7 +41,10 @@ def imports(path: Path) -> list[tuple[ast.stmt, list[str], bool]]:
             visit(child, inner)
 
     visit(ast.parse(path.read_text()), False)
-    return [(s, [n for n in names if n == "qdlab" or n.startswith("qdlab.")] or names, f) for s, names, f in out]
+    return [
+        (s, [n for n in names if n == "qdlab" or n.startswith("qdlab.")] or names, f)
+        for s, names, f in out
+    ]
 
 
 def module_names() -> set[str]:
@@ -57,8 +60,9 @@ def qdlab_modules(names: list[str]) -> set[str]:
 def test_the_compiler_imports_nothing_above_it_but_the_language(path: Path) -> None:
     for stmt, names, _ in imports(path):
         for n in qdlab_modules(names):
-            assert n.startswith(("qdlab.compiler", "qdlab.lang")), \
+            assert n.startswith(("qdlab.compiler", "qdlab.lang")), (
                 f"{name_of(path)} line {stmt.lineno} imports {n}"
+            )
 
 
 def test_no_import_cycle_inside_qdlab() -> None:
@@ -76,7 +80,7 @@ def test_no_import_cycle_inside_qdlab() -> None:
         stack.append(m)
         for d in sorted(graph[m]):
             if state.get(d) == 1:
-                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(d):] + [d]))
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(d) :] + [d]))
             if d not in state:
                 visit(d)
         stack.pop()
@@ -91,8 +95,12 @@ def test_no_import_cycle_inside_qdlab() -> None:
 def test_no_private_name_is_imported_across_modules(path: Path) -> None:
     for stmt, _, _ in imports(path):
         if isinstance(stmt, ast.ImportFrom):
-            private = [a.name for a in stmt.names if a.name.startswith("_") and not a.name.startswith("__")]
-            assert not private, f"{name_of(path)} line {stmt.lineno} imports {private} from {stmt.module}"
+            private = [
+                a.name for a in stmt.names if a.name.startswith("_") and not a.name.startswith("__")
+            ]
+            assert not private, (
+                f"{name_of(path)} line {stmt.lineno} imports {private} from {stmt.module}"
+            )
 
 
 @pytest.mark.parametrize("path", MODULES, ids=name_of)
@@ -105,5 +113,6 @@ def test_an_import_inside_a_function_is_a_lazy_one_that_says_why(path: Path) -> 
     lines = path.read_text().splitlines()
     for stmt, names, in_function in imports(path):
         if in_function:
-            assert LAZY in lines[stmt.lineno - 1], \
+            assert LAZY in lines[stmt.lineno - 1], (
                 f"{name_of(path)} line {stmt.lineno}: `{lines[stmt.lineno - 1].strip()}` needs `{LAZY} why`"
+            )

@@ -47,8 +47,10 @@ def bad(x: qd.types.NDArray[qd.f32, 1]):
 def test_bad_annotation_is_short_too(shell):
     result, cap = run(shell, "%%qdkernel\n@qd.kernel\ndef k(x: str):\n    pass\n")
     assert isinstance(result.error_in_exec, qd.QdTypeError)
-    assert cap.stdout.startswith("QdTypeError: k (cell line 3, col 10):\n    def k(x: str):\n             ^\n"
-                                 "kernel `k`: parameter `x` has an unsupported annotation")
+    assert cap.stdout.startswith(
+        "QdTypeError: k (cell line 3, col 10):\n    def k(x: str):\n             ^\n"
+        "kernel `k`: parameter `x` has an unsupported annotation"
+    )
     assert_short(cap.stdout)
 
 
@@ -91,4 +93,6 @@ def test_syntax_error_in_the_cell(shell):
     result, cap = run(shell, "%%qdkernel\nx = 1\ny = (\n")
     assert isinstance(result.error_in_exec, qd.QdSyntaxError)
     assert "<qdkernel-cell-" in cap.stdout and ":3" in cap.stdout and "y = (" in cap.stdout
-    assert "SyntaxError" in cap.stdout and "magic.py" not in cap.stdout and "qdlab/" not in cap.stdout
+    assert (
+        "SyntaxError" in cap.stdout and "magic.py" not in cap.stdout and "qdlab/" not in cap.stdout
+    )

@@ -39,7 +39,9 @@ def test_explain_a_kernel(shell):
     assert out.data["text/plain"].startswith("six: per_offload, 6 constructs: 6 compiled, 0 reused")
     assert "<table>" in out.data["text/html"]
     result, cap = run(shell, "%qdlab explain nothing_here")
-    assert result.error_in_exec is not None and "cannot find 'nothing_here'" in cap.stderr + cap.stdout
+    assert (
+        result.error_in_exec is not None and "cannot find 'nothing_here'" in cap.stderr + cap.stdout
+    )
     shell.user_ns["number"] = 3
     result, cap = run(shell, "%qdlab explain number")
     assert "is a int, not a @qd.kernel" in cap.stderr + cap.stdout
@@ -100,8 +102,10 @@ def test_progress_line_on_a_tty(monkeypatch):
     p.step("a", "6 compiled, 0 reused")
     p.step("b", "1 compiled, 5 reused")
     assert p.finish() is False
-    assert tty.getvalue().split("\r")[1:] == ["[qdlab 1/2] a: 6 compiled, 0 reused; compiling b\x1b[K",
-                                              "[qdlab 2/2] b: 1 compiled, 5 reused\x1b[K\n"]
+    assert tty.getvalue().split("\r")[1:] == [
+        "[qdlab 1/2] a: 6 compiled, 0 reused; compiling b\x1b[K",
+        "[qdlab 2/2] b: 1 compiled, 5 reused\x1b[K\n",
+    ]
 
 
 def test_progress_widget_in_a_notebook_takes_the_summarys_slot():

@@ -28,8 +28,11 @@ def test_edit_one_loop_recompiles_only_that_loop(shell):
     report = six.latest.report
     assert (report.compiled, report.reused) == (1, 5)
     obs = six._primal.per_offload_cache_observations
-    assert (obs.frontend_constructs_total, obs.frontend_constructs_recompiled,
-            obs.frontend_constructs_cache_hit) == (6, 1, 5)
+    assert (
+        obs.frontend_constructs_total,
+        obs.frontend_constructs_recompiled,
+        obs.frontend_constructs_cache_hit,
+    ) == (6, 1, 5)
 
     [out] = cap.outputs
     assert set(out.data) == {"text/plain", "text/html"}
@@ -97,7 +100,11 @@ def test_whole_kernel(shell):
     six = shell.user_ns["six"]
     assert six.latest.report.mode == "whole_kernel"
     assert six.per_offload_cache_observations.frontend_constructs_total == -1
-    assert cap.outputs[0].data["text/plain"].startswith("six: whole_kernel [per_offload=False], compiled whole")
+    assert (
+        cap.outputs[0]
+        .data["text/plain"]
+        .startswith("six: whole_kernel [per_offload=False], compiled whole")
+    )
 
 
 def test_debug_adds_bounds_checks(shell):
@@ -133,7 +140,10 @@ def test_no_cache_recompiles_constructs_already_loaded(shell):
     result, cap = run(shell, "%%qdkernel --no-cache\n" + cell)
     assert result.success, cap.stdout
     assert shell.user_ns["six"].latest.report.compiled == 6
-    assert shell.user_ns["six"]._primal.per_offload_cache_observations.frontend_constructs_recompiled == 6
+    assert (
+        shell.user_ns["six"]._primal.per_offload_cache_observations.frontend_constructs_recompiled
+        == 6
+    )
 
 
 def test_arch_cuda_without_a_device_is_one_short_error(shell):
@@ -170,7 +180,8 @@ def test_run_with_bad_arguments_is_one_short_error(shell):
     result, cap = run(shell, '%%qdkernel --run "six(1, 2)"\n' + six_loops())
     assert isinstance(result.error_in_exec, qd.QdTypeError)
     assert cap.stdout.strip().splitlines() == [
-        "QdTypeError: kernel `six`: argument `x` must be a qd.ndarray or a NumPy array, not int."]
+        "QdTypeError: kernel `six`: argument `x` must be a qd.ndarray or a NumPy array, not int."
+    ]
 
 
 def test_help_and_bad_options(shell):
@@ -181,7 +192,9 @@ def test_help_and_bad_options(shell):
     assert result.error_in_exec is not None and "UsageError" in cap.stderr + cap.stdout
 
 
-@pytest.mark.skipif(not hasattr(viz, "construct_graph"), reason="qdlab.viz has no construct_graph yet")
+@pytest.mark.skipif(
+    not hasattr(viz, "construct_graph"), reason="qdlab.viz has no construct_graph yet"
+)
 def test_show_graph_adds_the_construct_graph(shell):
     result, cap = run(shell, "%%qdkernel --show graph\n" + six_loops())
     assert result.success, cap.stdout
@@ -189,7 +202,9 @@ def test_show_graph_adds_the_construct_graph(shell):
     assert "text/html" in summary.data and "text/plain" in graph.data and len(graph.data) >= 2
 
 
-@pytest.mark.skipif(not hasattr(viz, "SplitVisualizer"), reason="qdlab.viz has no SplitVisualizer yet")
+@pytest.mark.skipif(
+    not hasattr(viz, "SplitVisualizer"), reason="qdlab.viz has no SplitVisualizer yet"
+)
 def test_show_widget_adds_the_visualizer(shell):
     result, cap = run(shell, "%%qdkernel --show widget\n" + six_loops())
     assert result.success, cap.stdout
@@ -208,7 +223,10 @@ def fill(x: qd.types.NDArray):
     result, cap = run(shell, "%%qdkernel\n" + cell)
     assert result.success
     [out] = cap.outputs
-    assert out.data["text/plain"] == "fill: compiles at its first call (parameter `x` has no dtype or ndim)"
+    assert (
+        out.data["text/plain"]
+        == "fill: compiles at its first call (parameter `x` has no dtype or ndim)"
+    )
     display_id = out.transient["display_id"]
     shell.user_ns["x"] = np.zeros(2, np.float64)
     result, cap = run(shell, "fill(x)")

@@ -19,7 +19,9 @@ def test_demo(tmp_path, capsys: pytest.CaptureFixture) -> None:
         html = (tmp_path / f"{name}.html").read_text()
         assert str(tmp_path / f"{name}.html") in out
         assert "data:image/svg+xml;base64," in html  # the graphs and bar charts
-    assert "application/vnd.jupyter.widget-state+json" in (tmp_path / "01_quickstart.html").read_text()
+    assert (
+        "application/vnd.jupyter.widget-state+json" in (tmp_path / "01_quickstart.html").read_text()
+    )
 
 
 def test_missing_notebooks(tmp_path, capsys: pytest.CaptureFixture) -> None:

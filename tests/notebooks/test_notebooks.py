@@ -34,8 +34,12 @@ def test_runs_without_errors(name: str, tmp_path) -> None:
 
 
 def texts(nb: object) -> list[str]:
-    return [o.get("text") or o.get("data", {}).get("text/plain", "")
-            for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    return [
+        o.get("text") or o.get("data", {}).get("text/plain", "")
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+    ]
 
 
 def test_02_edit_rebuilds_one_loop(tmp_path) -> None:
@@ -48,8 +52,13 @@ def test_02_edit_rebuilds_one_loop(tmp_path) -> None:
 def test_04_shows_every_wrong_answer(tmp_path) -> None:
     nb, _ = run("04_fallbacks.ipynb", tmp_path)
     out = "".join(texts(nb))
-    for expected in ("construct 1 alone: [0. 0. 0.]", "split: [0. 0. 0.]", "split:        counter 43",
-                     "diagnostic_mode |", "running_total   per_offload"):
+    for expected in (
+        "construct 1 alone: [0. 0. 0.]",
+        "split: [0. 0. 0.]",
+        "split:        counter 43",
+        "diagnostic_mode |",
+        "running_total   per_offload",
+    ):
         assert expected in out, expected
 
 

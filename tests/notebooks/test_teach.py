@@ -36,7 +36,7 @@ def define(source: str, tmp_path, name: str) -> dict:
     return ns
 
 
-STARTER_1 = '''\
+STARTER_1 = """\
 @qd.kernel
 def running_total(x: F32, out: F32, acc: F32):
     total = 0.0
@@ -44,29 +44,39 @@ def running_total(x: F32, out: F32, acc: F32):
         total += x[i]
     for i in range(out.shape[0]):
         out[i] = total
-'''
+"""
 
 
 def test_exercise_1(tmp_path) -> None:
     wrong = define(STARTER_1, tmp_path, "starter1")["running_total"]
     v = check_split(wrong, expect="per_offload")
-    assert not v and "carried_value" in v.text() and "total += x[i]" in v.text() and "Try:" in v.text()
+    assert (
+        not v and "carried_value" in v.text() and "total += x[i]" in v.text() and "Try:" in v.text()
+    )
     right = define(SOLUTIONS[1], tmp_path, "solution1")["running_total"]
-    x, out, acc = np.arange(1, 11, dtype=np.float32), np.zeros(4, np.float32), np.zeros(1, np.float32)
+    x, out, acc = (
+        np.arange(1, 11, dtype=np.float32),
+        np.zeros(4, np.float32),
+        np.zeros(1, np.float32),
+    )
     right(x, out, acc)
     assert check_split(right, expect="per_offload") and check_result(out, np.full(4, 55.0))
 
 
 def test_exercise_2(tmp_path) -> None:
-    starter = SOLUTIONS[2].replace("draw[0] = qd.random()", "r = qd.random()").replace("draw[0]", "r")
-    assert not check_split(define(starter, tmp_path, "starter2")["same_noise"], expect="per_offload")
+    starter = (
+        SOLUTIONS[2].replace("draw[0] = qd.random()", "r = qd.random()").replace("draw[0]", "r")
+    )
+    assert not check_split(
+        define(starter, tmp_path, "starter2")["same_noise"], expect="per_offload"
+    )
     right = define(SOLUTIONS[2], tmp_path, "solution2")["same_noise"]
     x, y, d = np.zeros(5, np.float32), np.zeros(5, np.float32), np.zeros(1, np.float32)
     right(x, y, d)
     assert check_split(right, expect="per_offload") and check_result(y, x)
 
 
-NORMALISE = '''\
+NORMALISE = """\
 @qd.kernel
 def normalise(x: F32, out: F32):
     first = x[0]
@@ -74,7 +84,7 @@ def normalise(x: F32, out: F32):
         x[i] = x[i] - first
     for i in range(out.shape[0]):
         out[i] = x[i] / first
-'''
+"""
 
 
 def test_exercise_3(tmp_path) -> None:
@@ -90,7 +100,7 @@ def test_exercise_3(tmp_path) -> None:
     assert not typo and "not a mode or fallback code" in typo.text()
 
 
-BLEND = '''\
+BLEND = """\
 @qd.kernel
 def blend(x: F32, y: F32, z: F32, w: qd.f32):
     s = w * 0.5
@@ -101,7 +111,7 @@ def blend(x: F32, y: F32, z: F32, w: qd.f32):
         z[i] = x[i] + bias
     for i in range(x.shape[0]):
         x[i] = x[i] * s + bias
-'''
+"""
 
 
 def test_exercise_4(tmp_path) -> None:
@@ -119,7 +129,7 @@ def test_exercise_4(tmp_path) -> None:
     assert "no prediction yet" in check_rebuilt(edited, expect=None).text()
 
 
-SHIFT = '''\
+SHIFT = """\
 @qd.kernel
 def shift(a: F32, b: F32, out: F32):
     s = a[0]
@@ -129,7 +139,7 @@ def shift(a: F32, b: F32, out: F32):
         out[i] = s
 
 a5, out5 = np.full(4, 3.0, np.float32), np.zeros(4, np.float32)
-'''
+"""
 
 
 def test_exercise_5(tmp_path) -> None:
@@ -142,7 +152,11 @@ def test_exercise_5(tmp_path) -> None:
 
 def test_check_result_explains_the_difference() -> None:
     v = check_result(np.array([1.0, 2.0, 5.0]), np.array([1.0, 2.0, 3.0]))
-    assert not v and "1 of 3 values differ" in v.text() and "index 2: got 5.0, expected 3.0" in v.text()
+    assert (
+        not v
+        and "1 of 3 values differ" in v.text()
+        and "index 2: got 5.0, expected 3.0" in v.text()
+    )
     shape = check_result(np.zeros(3), np.zeros(4))
     assert not shape and "shape (3,), expected (4,)" in shape.text()
 

@@ -166,10 +166,21 @@ EXPECT: dict[str, Expect] = {
     "math_f32": lambda a: {
         "arg2": np.stack(
             [
-                np.sqrt(a[0]), np.sin(a[1]), np.cos(a[1]), np.tan(a[1] * 0.5), np.tanh(a[1]),
-                np.exp(a[1]), np.log(a[0]), np.floor(a[1] * 3), np.ceil(a[1] * 3),
-                _round_half_away(a[1] * np.float32(3)), np.abs(a[1]), a[0] ** 1.5,
-                np.minimum(a[0], a[1]), np.maximum(a[0], a[1]), np.arctan2(a[1], a[0]),
+                np.sqrt(a[0]),
+                np.sin(a[1]),
+                np.cos(a[1]),
+                np.tan(a[1] * 0.5),
+                np.tanh(a[1]),
+                np.exp(a[1]),
+                np.log(a[0]),
+                np.floor(a[1] * 3),
+                np.ceil(a[1] * 3),
+                _round_half_away(a[1] * np.float32(3)),
+                np.abs(a[1]),
+                a[0] ** 1.5,
+                np.minimum(a[0], a[1]),
+                np.maximum(a[0], a[1]),
+                np.arctan2(a[1], a[0]),
             ],
             axis=1,
         )
@@ -189,8 +200,10 @@ EXPECT: dict[str, Expect] = {
     },
     "boundary_clamp_2d": lambda a: {
         "arg1": np.fromfunction(
-            lambda i, j: a[0][_clamp_idx(i - 1, 5), _clamp_idx(j + 1, 6)]
-            + 0.5 * a[0][_clamp_idx(i + 1, 5), _clamp_idx(j - 1, 6)],
+            lambda i, j: (
+                a[0][_clamp_idx(i - 1, 5), _clamp_idx(j + 1, 6)]
+                + 0.5 * a[0][_clamp_idx(i + 1, 5), _clamp_idx(j - 1, 6)]
+            ),
             (5, 6),
             dtype=int,
         )

@@ -222,8 +222,15 @@ def grouped_3d_lo_hi(out: qd.types.NDArray[qd.i32, 3]):
 # ============================================================================= dtypes
 
 
-@case(lambda r: [ints(r, np.int8, 64, lo=-128, hi=128), ints(r, np.int8, 64, lo=-128, hi=128),
-                 zeros(np.int8, 64), zeros(np.int32, 64)], outputs=(2, 3))
+@case(
+    lambda r: [
+        ints(r, np.int8, 64, lo=-128, hi=128),
+        ints(r, np.int8, 64, lo=-128, hi=128),
+        zeros(np.int8, 64),
+        zeros(np.int32, 64),
+    ],
+    outputs=(2, 3),
+)
 @qd.kernel
 def dtype_i8_wrap(
     a: qd.types.NDArray[qd.i8, 1],
@@ -236,8 +243,14 @@ def dtype_i8_wrap(
         wide[i] = a[i] * 3 + 100  # i32 literal promotes to i32: no wrap
 
 
-@case(lambda r: [ints(r, np.int16, 100, lo=-2000, hi=2000), ints(r, np.int16, 100, lo=-20, hi=20),
-                 zeros(np.int16, 100)], outputs=(2,))
+@case(
+    lambda r: [
+        ints(r, np.int16, 100, lo=-2000, hi=2000),
+        ints(r, np.int16, 100, lo=-20, hi=20),
+        zeros(np.int16, 100),
+    ],
+    outputs=(2,),
+)
 @qd.kernel
 def dtype_i16(
     a: qd.types.NDArray[qd.i16, 1], b: qd.types.NDArray[qd.i16, 1], out: qd.types.NDArray[qd.i16, 1]
@@ -254,8 +267,15 @@ def dtype_i32_bitwise(a: qd.types.NDArray[qd.i32, 1], out: qd.types.NDArray[qd.i
         out[i] = ((x >> 3) & 0xFF) | ((x << 2) ^ x) + (~x)
 
 
-@case(lambda r: [ints(r, np.int64, 100, lo=-(2**40), hi=2**40), ints(r, np.int64, 100),
-                 zeros(np.int64, 100)], outputs=(2,), ndarray_args=(0, 2))
+@case(
+    lambda r: [
+        ints(r, np.int64, 100, lo=-(2**40), hi=2**40),
+        ints(r, np.int64, 100),
+        zeros(np.int64, 100),
+    ],
+    outputs=(2,),
+    ndarray_args=(0, 2),
+)
 @qd.kernel
 def dtype_i64(
     a: qd.types.NDArray[qd.i64, 1], b: qd.types.NDArray[qd.i64, 1], out: qd.types.NDArray[qd.i64, 1]
@@ -264,8 +284,15 @@ def dtype_i64(
         out[i] = a[i] * 1009 + b[i] * b[i] - (a[i] >> 5)
 
 
-@case(lambda r: [ints(r, np.uint8, 100, lo=0, hi=256), ints(r, np.uint8, 100, lo=0, hi=256),
-                 zeros(np.uint8, 100), zeros(np.int32, 100)], outputs=(2, 3))
+@case(
+    lambda r: [
+        ints(r, np.uint8, 100, lo=0, hi=256),
+        ints(r, np.uint8, 100, lo=0, hi=256),
+        zeros(np.uint8, 100),
+        zeros(np.int32, 100),
+    ],
+    outputs=(2, 3),
+)
 @qd.kernel
 def dtype_u8_wrap(
     a: qd.types.NDArray[qd.u8, 1],
@@ -278,8 +305,14 @@ def dtype_u8_wrap(
         diff[i] = a[i] - b[i]  # u8 - u8 is computed in u8 (wraps) then widened
 
 
-@case(lambda r: [ints(r, np.uint16, 100, lo=0, hi=65536), zeros(np.uint16, 100),
-                 zeros(np.int32, 100)], outputs=(1, 2))
+@case(
+    lambda r: [
+        ints(r, np.uint16, 100, lo=0, hi=65536),
+        zeros(np.uint16, 100),
+        zeros(np.int32, 100),
+    ],
+    outputs=(1, 2),
+)
 @qd.kernel
 def dtype_u16(
     a: qd.types.NDArray[qd.u16, 1],
@@ -291,8 +324,15 @@ def dtype_u16(
         half[i] = a[i] // 2 - 1000
 
 
-@case(lambda r: [ints(r, np.uint32, 100, lo=0, hi=2**32), ints(r, np.uint32, 100, lo=0, hi=50),
-                 zeros(np.uint32, 100), zeros(np.int32, 100)], outputs=(2, 3))
+@case(
+    lambda r: [
+        ints(r, np.uint32, 100, lo=0, hi=2**32),
+        ints(r, np.uint32, 100, lo=0, hi=50),
+        zeros(np.uint32, 100),
+        zeros(np.int32, 100),
+    ],
+    outputs=(2, 3),
+)
 @qd.kernel
 def dtype_u32(
     a: qd.types.NDArray[qd.u32, 1],
@@ -305,8 +345,13 @@ def dtype_u32(
         flag[i] = b[i] < -1  # unsigned compare: -1 becomes 0xFFFFFFFF, always true
 
 
-@case(lambda r: [ints(r, np.uint64, 100, lo=0, hi=2**63) * np.uint64(2) + np.uint64(1),
-                 zeros(np.uint64, 100)], outputs=(1,))
+@case(
+    lambda r: [
+        ints(r, np.uint64, 100, lo=0, hi=2**63) * np.uint64(2) + np.uint64(1),
+        zeros(np.uint64, 100),
+    ],
+    outputs=(1,),
+)
 @qd.kernel
 def dtype_u64_hash(a: qd.types.NDArray[qd.u64, 1], out: qd.types.NDArray[qd.u64, 1]):
     for i in range(a.shape[0]):
@@ -314,8 +359,11 @@ def dtype_u64_hash(a: qd.types.NDArray[qd.u64, 1], out: qd.types.NDArray[qd.u64,
         out[i] = h * qd.u64(6364136223846793005) + qd.u64(1442695040888963407)
 
 
-@case(lambda r: [f64(r, 100, lo=0.0, hi=10.0), f64(r, 100), zeros(np.float64, 100)], outputs=(2,),
-      ndarray_args=(1,))
+@case(
+    lambda r: [f64(r, 100, lo=0.0, hi=10.0), f64(r, 100), zeros(np.float64, 100)],
+    outputs=(2,),
+    ndarray_args=(1,),
+)
 @qd.kernel
 def dtype_f64(
     a: qd.types.NDArray[qd.f64, 1], b: qd.types.NDArray[qd.f64, 1], out: qd.types.NDArray[qd.f64, 1]
@@ -333,8 +381,16 @@ def f64_with_f32_literals(x: qd.f64, y: qd.f64, out: qd.types.NDArray[qd.f64, 1]
     out[2] = y + 0.1
 
 
-@case(lambda r: [ints(r, np.int32, 50, lo=-50, hi=50), ints(r, np.uint8, 50, lo=0, hi=256),
-                 f32(r, 50), zeros(np.float32, 50), zeros(np.int32, 50)], outputs=(3, 4))
+@case(
+    lambda r: [
+        ints(r, np.int32, 50, lo=-50, hi=50),
+        ints(r, np.uint8, 50, lo=0, hi=256),
+        f32(r, 50),
+        zeros(np.float32, 50),
+        zeros(np.int32, 50),
+    ],
+    outputs=(3, 4),
+)
 @qd.kernel
 def mixed_promotion(
     a: qd.types.NDArray[qd.i32, 1],
@@ -351,9 +407,16 @@ def mixed_promotion(
 # ============================================================================= operators
 
 
-@case(lambda r: [ints(r, np.int32, 100), ints(r, np.int32, 100, lo=1, hi=9) * r.choice(
-    np.array([-1, 1], np.int32), 100), zeros(np.float32, 100), zeros(np.int32, 100),
-    zeros(np.int32, 100)], outputs=(2, 3, 4))
+@case(
+    lambda r: [
+        ints(r, np.int32, 100),
+        ints(r, np.int32, 100, lo=1, hi=9) * r.choice(np.array([-1, 1], np.int32), 100),
+        zeros(np.float32, 100),
+        zeros(np.int32, 100),
+        zeros(np.int32, 100),
+    ],
+    outputs=(2, 3, 4),
+)
 @qd.kernel
 def int_div_mod(
     a: qd.types.NDArray[qd.i32, 1],
@@ -368,9 +431,14 @@ def int_div_mod(
         mod[i] = a[i] % b[i]  # sign of the divisor
 
 
-@case(lambda r: [ints(r, np.int64, 50, lo=2**38, hi=2**40),
-                 r.choice(np.array([1, 2, 4], np.int64), 50),
-                 zeros(np.int64, 50)], outputs=(2,))
+@case(
+    lambda r: [
+        ints(r, np.int64, 50, lo=2**38, hi=2**40),
+        r.choice(np.array([1, 2, 4], np.int64), 50),
+        zeros(np.int64, 50),
+    ],
+    outputs=(2,),
+)
 @qd.kernel
 def i64_true_div_precision(
     a: qd.types.NDArray[qd.i64, 1], b: qd.types.NDArray[qd.i64, 1], out: qd.types.NDArray[qd.i64, 1]
@@ -381,9 +449,15 @@ def i64_true_div_precision(
         out[i] = qd.cast(a[i] / b[i], qd.i64) - a[i] // b[i]
 
 
-@case(lambda r: [(ints(r, np.float32, 100, lo=-40, hi=40) / 4).astype(np.float32),
-                 np.array([2.5, -2.5, 0.75, -0.75] * 25, np.float32), zeros(np.float32, 100),
-                 zeros(np.float32, 100)], outputs=(2, 3))
+@case(
+    lambda r: [
+        (ints(r, np.float32, 100, lo=-40, hi=40) / 4).astype(np.float32),
+        np.array([2.5, -2.5, 0.75, -0.75] * 25, np.float32),
+        zeros(np.float32, 100),
+        zeros(np.float32, 100),
+    ],
+    outputs=(2, 3),
+)
 @qd.kernel
 def float_floordiv_mod(
     a: qd.types.NDArray[qd.f32, 1],
@@ -396,8 +470,16 @@ def float_floordiv_mod(
         mod[i] = a[i] % b[i]
 
 
-@case(lambda r: [f32(r, 100, lo=-50.0, hi=50.0), zeros(np.int32, 100), zeros(np.int32, 100),
-                 zeros(np.int32, 100), zeros(np.int64, 100)], outputs=(1, 2, 3, 4))
+@case(
+    lambda r: [
+        f32(r, 100, lo=-50.0, hi=50.0),
+        zeros(np.int32, 100),
+        zeros(np.int32, 100),
+        zeros(np.int32, 100),
+        zeros(np.int64, 100),
+    ],
+    outputs=(1, 2, 3, 4),
+)
 @qd.kernel
 def float_to_int(
     a: qd.types.NDArray[qd.f32, 1],
@@ -413,8 +495,14 @@ def float_to_int(
         o4[i] = qd.cast(a[i] * 1000.0, qd.i64)
 
 
-@case(lambda r: [ints(r, np.int32, 100, lo=-5, hi=5), ints(r, np.int32, 100, lo=-5, hi=5),
-                 zeros(np.int32, 100)], outputs=(2,))
+@case(
+    lambda r: [
+        ints(r, np.int32, 100, lo=-5, hi=5),
+        ints(r, np.int32, 100, lo=-5, hi=5),
+        zeros(np.int32, 100),
+    ],
+    outputs=(2,),
+)
 @qd.kernel
 def comparisons(
     a: qd.types.NDArray[qd.i32, 1], b: qd.types.NDArray[qd.i32, 1], out: qd.types.NDArray[qd.i32, 1]
@@ -422,12 +510,26 @@ def comparisons(
     for i in range(a.shape[0]):
         x = a[i]
         y = b[i]
-        out[i] = ((x < y) + 2 * (x <= y) + 4 * (x == y) + 8 * (x != y) + 16 * (x > y)
-                  + 32 * (x >= y) + 64 * (-2 < x < y))
+        out[i] = (
+            (x < y)
+            + 2 * (x <= y)
+            + 4 * (x == y)
+            + 8 * (x != y)
+            + 16 * (x > y)
+            + 32 * (x >= y)
+            + 64 * (-2 < x < y)
+        )
 
 
-@case(lambda r: [ints(r, np.int32, 100, lo=-3, hi=4), f32(r, 100), zeros(np.int32, 100),
-                 zeros(np.float32, 100)], outputs=(2, 3))
+@case(
+    lambda r: [
+        ints(r, np.int32, 100, lo=-3, hi=4),
+        f32(r, 100),
+        zeros(np.int32, 100),
+        zeros(np.float32, 100),
+    ],
+    outputs=(2, 3),
+)
 @qd.kernel
 def logic_and_ternary(
     a: qd.types.NDArray[qd.i32, 1],
@@ -455,10 +557,18 @@ def local_keeps_first_type(a: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray
         out[i] = x + y * 0.25
 
 
-@case(lambda r: [ints(r, np.int32, 60), ints(r, np.int32, 60),
-                 ints(r, np.int32, 60, lo=0, hi=2**20),
-                 ints(r, np.int32, 60, lo=0, hi=2**20), ints(r, np.int32, 60, lo=0, hi=2**20),
-                 ints(r, np.int32, 60, lo=0, hi=2**20)], outputs=(0, 1, 2, 3, 4), ndarray_args=(2,))
+@case(
+    lambda r: [
+        ints(r, np.int32, 60),
+        ints(r, np.int32, 60),
+        ints(r, np.int32, 60, lo=0, hi=2**20),
+        ints(r, np.int32, 60, lo=0, hi=2**20),
+        ints(r, np.int32, 60, lo=0, hi=2**20),
+        ints(r, np.int32, 60, lo=0, hi=2**20),
+    ],
+    outputs=(0, 1, 2, 3, 4),
+    ndarray_args=(2,),
+)
 @qd.kernel
 def elementwise_augassign(
     a: qd.types.NDArray[qd.i32, 1],
@@ -487,9 +597,10 @@ def shared_bitwise_augassign(a: qd.types.NDArray[qd.i32, 1], acc: qd.types.NDArr
         acc[3] -= a[i] % 3
 
 
-@case(lambda r: [ints(r, np.int32, 200, lo=-10, hi=10), zeros(np.int32, 200),
-                 zeros(np.float32, 200)],
-      outputs=(1, 2))
+@case(
+    lambda r: [ints(r, np.int32, 200, lo=-10, hi=10), zeros(np.int32, 200), zeros(np.float32, 200)],
+    outputs=(1, 2),
+)
 @qd.kernel
 def integer_pow(
     a: qd.types.NDArray[qd.i32, 1], io: qd.types.NDArray[qd.i32, 1], fo: qd.types.NDArray[qd.f32, 1]
@@ -581,9 +692,7 @@ def toplevel_continue(a: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray[qd.f
 
 @case(lambda r: [f32(r, 500), 0.95, zeros(np.int32, 2)], outputs=(2,))
 @qd.kernel
-def serialize_break(
-    a: qd.types.NDArray[qd.f32, 1], thr: qd.f32, out: qd.types.NDArray[qd.i32, 1]
-):
+def serialize_break(a: qd.types.NDArray[qd.f32, 1], thr: qd.f32, out: qd.types.NDArray[qd.i32, 1]):
     out[0] = -1
     out[1] = 0
     qd.loop_config(serialize=True)
@@ -633,8 +742,11 @@ def loops_with_serial_between(
         b[j] = b[j] + s
 
 
-@case(lambda r: [f32(r, 300), zeros(np.float32, 300), zeros(np.float32, 300), zeros(np.float32, 2)],
-      outputs=(1, 2, 3), ndarray_args=(1, 3))
+@case(
+    lambda r: [f32(r, 300), zeros(np.float32, 300), zeros(np.float32, 300), zeros(np.float32, 2)],
+    outputs=(1, 2, 3),
+    ndarray_args=(1, 3),
+)
 @qd.kernel
 def pure_def_shared_by_loops(
     a: qd.types.NDArray[qd.f32, 1],
@@ -696,8 +808,16 @@ def return_serial_only(a: qd.f32, b: qd.i32) -> qd.f32:
     return r
 
 
-@case(lambda r: [exact_f32(r, 4096), ints(r, np.int32, 4096), zeros(np.float32, 1),
-                 zeros(np.int32, 2)], outputs=(2, 3), ndarray_args=(3,))
+@case(
+    lambda r: [
+        exact_f32(r, 4096),
+        ints(r, np.int32, 4096),
+        zeros(np.float32, 1),
+        zeros(np.int32, 2),
+    ],
+    outputs=(2, 3),
+    ndarray_args=(3,),
+)
 @qd.kernel
 def global_accumulate(
     x: qd.types.NDArray[qd.f32, 1],
@@ -733,9 +853,15 @@ def matmul_nested(
 # ============================================================================= atomics
 
 
-@case(lambda r: [1000, zeros(np.int32, 1000), zeros(np.int32, 1000),
-                 np.array([0, 1000, 0], np.int32)],
-      outputs=(1, 2, 3))
+@case(
+    lambda r: [
+        1000,
+        zeros(np.int32, 1000),
+        zeros(np.int32, 1000),
+        np.array([0, 1000, 0], np.int32),
+    ],
+    outputs=(1, 2, 3),
+)
 @qd.kernel
 def atomic_counters_old_values(
     n: qd.i32,
@@ -751,9 +877,16 @@ def atomic_counters_old_values(
         ctr[2] += old
 
 
-@case(lambda r: [ints(r, np.int32, 3000, lo=-10**6, hi=10**6), f32(r, 3000),
-                 np.array([0, 0, -1, 0, 0], np.int32), np.array([0.0, 0.0], np.float32)],
-      outputs=(2, 3), ndarray_args=(2,))
+@case(
+    lambda r: [
+        ints(r, np.int32, 3000, lo=-(10**6), hi=10**6),
+        f32(r, 3000),
+        np.array([0, 0, -1, 0, 0], np.int32),
+        np.array([0.0, 0.0], np.float32),
+    ],
+    outputs=(2, 3),
+    ndarray_args=(2,),
+)
 @qd.kernel
 def atomic_minmax_bitwise(
     a: qd.types.NDArray[qd.i32, 1],
@@ -771,8 +904,15 @@ def atomic_minmax_bitwise(
         qd.atomic_max(facc[1], f[i])
 
 
-@case(lambda r: [ints(r, np.int32, 200, lo=-50, hi=50), zeros(np.int32, 200), zeros(np.int32, 200),
-                 zeros(np.int32, 3)], outputs=(1, 2, 3))
+@case(
+    lambda r: [
+        ints(r, np.int32, 200, lo=-50, hi=50),
+        zeros(np.int32, 200),
+        zeros(np.int32, 200),
+        zeros(np.int32, 3),
+    ],
+    outputs=(1, 2, 3),
+)
 @qd.kernel
 def atomic_old_values_serial(
     a: qd.types.NDArray[qd.i32, 1],
@@ -790,8 +930,14 @@ def atomic_old_values_serial(
 # ============================================================================= math
 
 
-@case(lambda r: [f32(r, 256, lo=0.1, hi=3.0), f32(r, 256, lo=-2.0, hi=2.0),
-                 zeros(np.float32, 256, 15)], outputs=(2,))
+@case(
+    lambda r: [
+        f32(r, 256, lo=0.1, hi=3.0),
+        f32(r, 256, lo=-2.0, hi=2.0),
+        zeros(np.float32, 256, 15),
+    ],
+    outputs=(2,),
+)
 @qd.kernel
 def math_f32(
     p: qd.types.NDArray[qd.f32, 1], s: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray[qd.f32, 2]
@@ -816,8 +962,14 @@ def math_f32(
         out[i, 14] = qd.atan2(y, x)
 
 
-@case(lambda r: [f64(r, 128, lo=0.1, hi=3.0), f64(r, 128, lo=-2.0, hi=2.0),
-                 zeros(np.float64, 128, 8)], outputs=(2,))
+@case(
+    lambda r: [
+        f64(r, 128, lo=0.1, hi=3.0),
+        f64(r, 128, lo=-2.0, hi=2.0),
+        zeros(np.float64, 128, 8),
+    ],
+    outputs=(2,),
+)
 @qd.kernel
 def math_f64(
     p: qd.types.NDArray[qd.f64, 1], s: qd.types.NDArray[qd.f64, 1], out: qd.types.NDArray[qd.f64, 2]
@@ -833,8 +985,14 @@ def math_f64(
         out[i, 7] = qd.abs(s[i]) + qd.max(p[i], s[i]) - qd.min(p[i], s[i])
 
 
-@case(lambda r: [np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 2.49, -2.51, 0.0, 3.5], np.float32),
-                 zeros(np.float32, 10), zeros(np.int32, 10)], outputs=(1, 2))
+@case(
+    lambda r: [
+        np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 2.49, -2.51, 0.0, 3.5], np.float32),
+        zeros(np.float32, 10),
+        zeros(np.int32, 10),
+    ],
+    outputs=(1, 2),
+)
 @qd.kernel
 def round_halves(
     a: qd.types.NDArray[qd.f32, 1],
@@ -846,8 +1004,14 @@ def round_halves(
         iout[i] = qd.floor(a[i], qd.i32) * 10 + int(qd.ceil(a[i]))
 
 
-@case(lambda r: [f32(r, 200, lo=0.1, hi=3.0), f32(r, 200, lo=-2.0, hi=2.0),
-                 zeros(np.float32, 200, 14)], outputs=(2,))
+@case(
+    lambda r: [
+        f32(r, 200, lo=0.1, hi=3.0),
+        f32(r, 200, lo=-2.0, hi=2.0),
+        zeros(np.float32, 200, 14),
+    ],
+    outputs=(2,),
+)
 @qd.kernel
 def math_qd_math(
     p: qd.types.NDArray[qd.f32, 1], s: qd.types.NDArray[qd.f32, 1], out: qd.types.NDArray[qd.f32, 2]
@@ -883,9 +1047,7 @@ def math_on_ints(a: qd.types.NDArray[qd.i32, 1], out: qd.types.NDArray[qd.f32, 1
 
 @case(lambda r: [f32(r, 300, lo=-2.0, hi=2.0), 0.75, zeros(np.float32, 300)], outputs=(2,))
 @qd.kernel
-def func_inline_nested(
-    a: qd.types.NDArray[qd.f32, 1], c: qd.f32, out: qd.types.NDArray[qd.f32, 1]
-):
+def func_inline_nested(a: qd.types.NDArray[qd.f32, 1], c: qd.f32, out: qd.types.NDArray[qd.f32, 1]):
     for i in range(a.shape[0]):
         out[i] = smooth_clamp(poly(a[i], c), -1.0, 2.5) + square(c)
 

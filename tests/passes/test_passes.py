@@ -32,9 +32,11 @@ class Case:
 
 
 CASES = [
-    Case("fold_wrap", FoldConstants,
-         "i32 arithmetic wraps as generated code does; comparisons and casts of constants fold too",
-         """\
+    Case(
+        "fold_wrap",
+        FoldConstants,
+        "i32 arithmetic wraps as generated code does; comparisons and casts of constants fold too",
+        """\
 kernel k(out: ndarray<i32, 1>) {
   %out = arg {index=0} : ndarray<i32, 1>
   %0 = const {value=2147483647} : i32
@@ -46,7 +48,8 @@ kernel k(out: ndarray<i32, 1>) {
   store %out, %5, %2 {grad=False}
   store %out, %1, %4 {grad=False}
 }
-""", """\
+""",
+        """\
 kernel k(out: ndarray<i32, 1>) {
   %out = arg {index=0} : ndarray<i32, 1>
   %0 = const {value=2147483647} : i32
@@ -58,10 +61,13 @@ kernel k(out: ndarray<i32, 1>) {
   store %out, %5, %2 {grad=False}
   store %out, %1, %4 {grad=False}
 }
-"""),
-    Case("fold_f32", FoldConstants,
-         "f32 constants fold in f32 (0.1 + 0.2 rounds to the nearest f32), negation included",
-         """\
+""",
+    ),
+    Case(
+        "fold_f32",
+        FoldConstants,
+        "f32 constants fold in f32 (0.1 + 0.2 rounds to the nearest f32), negation included",
+        """\
 kernel k(out: ndarray<f32, 1>) {
   %out = arg {index=0} : ndarray<f32, 1>
   %0 = const {value=0.1} : f32
@@ -71,7 +77,8 @@ kernel k(out: ndarray<f32, 1>) {
   %4 = const {value=0} : i32
   store %out, %4, %3 {grad=False}
 }
-""", """\
+""",
+        """\
 kernel k(out: ndarray<f32, 1>) {
   %out = arg {index=0} : ndarray<f32, 1>
   %0 = const {value=0.1} : f32
@@ -81,10 +88,13 @@ kernel k(out: ndarray<f32, 1>) {
   %4 = const {value=0} : i32
   store %out, %4, %3 {grad=False}
 }
-"""),
-    Case("fold_keeps", FoldConstants,
-         "integer division by zero, float-to-int casts, sqrt and anything reading memory stay",
-         """\
+""",
+    ),
+    Case(
+        "fold_keeps",
+        FoldConstants,
+        "integer division by zero, float-to-int casts, sqrt and anything reading memory stay",
+        """\
 kernel k(out: ndarray<i32, 1>, f: ndarray<f32, 1>) {
   %out = arg {index=0} : ndarray<i32, 1>
   %f = arg {index=1} : ndarray<f32, 1>
@@ -101,7 +111,8 @@ kernel k(out: ndarray<i32, 1>, f: ndarray<f32, 1>) {
   store %out, %1, %7 {grad=False}
   store %f, %1, %5 {grad=False}
 }
-""", """\
+""",
+        """\
 kernel k(out: ndarray<i32, 1>, f: ndarray<f32, 1>) {
   %out = arg {index=0} : ndarray<i32, 1>
   %f = arg {index=1} : ndarray<f32, 1>
@@ -118,10 +129,13 @@ kernel k(out: ndarray<i32, 1>, f: ndarray<f32, 1>) {
   store %out, %1, %7 {grad=False}
   store %f, %1, %5 {grad=False}
 }
-"""),
-    Case("dce_pure", EliminateDeadCode,
-         "unused pure ops go; a load is not pure and stays",
-         """\
+""",
+    ),
+    Case(
+        "dce_pure",
+        EliminateDeadCode,
+        "unused pure ops go; a load is not pure and stays",
+        """\
 kernel k(x: ndarray<f32, 1>, s: f32) {
   %x = arg {index=0} : ndarray<f32, 1>
   %s = arg {index=1} : f32
@@ -131,7 +145,8 @@ kernel k(x: ndarray<f32, 1>, s: f32) {
   %3 = load %x, %0 {grad=False} : f32
   store %x, %0, %s {grad=False}
 }
-""", """\
+""",
+        """\
 kernel k(x: ndarray<f32, 1>, s: f32) {
   %x = arg {index=0} : ndarray<f32, 1>
   %s = arg {index=1} : f32
@@ -139,10 +154,13 @@ kernel k(x: ndarray<f32, 1>, s: f32) {
   %1 = load %x, %0 {grad=False} : f32
   store %x, %0, %s {grad=False}
 }
-"""),
-    Case("dce_local", EliminateDeadCode,
-         "a local that is never read goes with its stores and reductions",
-         """\
+""",
+    ),
+    Case(
+        "dce_local",
+        EliminateDeadCode,
+        "a local that is never read goes with its stores and reductions",
+        """\
 kernel k(x: ndarray<f32, 1>, s: f32) {
   %x = arg {index=0} : ndarray<f32, 1>
   %s = arg {index=1} : f32
@@ -156,7 +174,8 @@ kernel k(x: ndarray<f32, 1>, s: f32) {
     %3 = binop %2, %s {op='mul'} : f32
   }
 }
-""", """\
+""",
+        """\
 kernel k(x: ndarray<f32, 1>, s: f32) {
   %x = arg {index=0} : ndarray<f32, 1>
   %0 = const {value=0} : i32
@@ -165,10 +184,13 @@ kernel k(x: ndarray<f32, 1>, s: f32) {
     %2 = load %x, %i {grad=False} : f32
   }
 }
-"""),
-    Case("cse_block", EliminateCommonSubexpressions,
-         "equal pure ops merge, constants included; loads never merge",
-         """\
+""",
+    ),
+    Case(
+        "cse_block",
+        EliminateCommonSubexpressions,
+        "equal pure ops merge, constants included; loads never merge",
+        """\
 kernel k(x: ndarray<f32, 1>, s: f32) {
   %x = arg {index=0} : ndarray<f32, 1>
   %s = arg {index=1} : f32
@@ -185,7 +207,8 @@ kernel k(x: ndarray<f32, 1>, s: f32) {
   %10 = binop %9, %4 {op='add'} : f32
   store %x, %1, %10 {grad=False}
 }
-""", """\
+""",
+        """\
 kernel k(x: ndarray<f32, 1>, s: f32) {
   %x = arg {index=0} : ndarray<f32, 1>
   %s = arg {index=1} : f32
@@ -200,10 +223,13 @@ kernel k(x: ndarray<f32, 1>, s: f32) {
   %8 = binop %7, %2 {op='add'} : f32
   store %x, %0, %8 {grad=False}
 }
-"""),
-    Case("cse_nested", EliminateCommonSubexpressions,
-         "an op in a loop reuses the equal one before the loop; sibling branches do not share",
-         """\
+""",
+    ),
+    Case(
+        "cse_nested",
+        EliminateCommonSubexpressions,
+        "an op in a loop reuses the equal one before the loop; sibling branches do not share",
+        """\
 kernel k(x: ndarray<f32, 1>, s: f32) {
   %x = arg {index=0} : ndarray<f32, 1>
   %s = arg {index=1} : f32
@@ -224,7 +250,8 @@ kernel k(x: ndarray<f32, 1>, s: f32) {
   }
   store %x, %0, %2 {grad=False}
 }
-""", """\
+""",
+        """\
 kernel k(x: ndarray<f32, 1>, s: f32) {
   %x = arg {index=0} : ndarray<f32, 1>
   %s = arg {index=1} : f32
@@ -244,10 +271,13 @@ kernel k(x: ndarray<f32, 1>, s: f32) {
   }
   store %x, %0, %2 {grad=False}
 }
-"""),
-    Case("promote_once", PromoteLocals,
-         "a local stored once at the top of its block becomes that value, keeping the local's name",
-         """\
+""",
+    ),
+    Case(
+        "promote_once",
+        PromoteLocals,
+        "a local stored once at the top of its block becomes that value, keeping the local's name",
+        """\
 kernel k(x: ndarray<f32, 1>, s: f32) {
   %x = arg {index=0} : ndarray<f32, 1>
   %s = arg {index=1} : f32
@@ -264,7 +294,8 @@ kernel k(x: ndarray<f32, 1>, s: f32) {
     store %x, %i, %5 {grad=False}
   }
 }
-""", """\
+""",
+        """\
 kernel k(x: ndarray<f32, 1>, s: f32) {
   %x = arg {index=0} : ndarray<f32, 1>
   %s = arg {index=1} : f32
@@ -278,10 +309,13 @@ kernel k(x: ndarray<f32, 1>, s: f32) {
     store %x, %i, %4 {grad=False}
   }
 }
-"""),
-    Case("promote_keeps", PromoteLocals,
-         "a local stored twice, or stored only in a nested block, stays a local",
-         """\
+""",
+    ),
+    Case(
+        "promote_keeps",
+        PromoteLocals,
+        "a local stored twice, or stored only in a nested block, stays a local",
+        """\
 kernel k(x: ndarray<f32, 1>, s: f32) {
   %x = arg {index=0} : ndarray<f32, 1>
   %s = arg {index=1} : f32
@@ -300,7 +334,8 @@ kernel k(x: ndarray<f32, 1>, s: f32) {
   %2 = binop %acc.1, %flag.1 {op='add'} : f32
   store %x, %0, %2 {grad=False}
 }
-""", """\
+""",
+        """\
 kernel k(x: ndarray<f32, 1>, s: f32) {
   %x = arg {index=0} : ndarray<f32, 1>
   %s = arg {index=1} : f32
@@ -319,7 +354,8 @@ kernel k(x: ndarray<f32, 1>, s: f32) {
   %2 = binop %acc.1, %flag.1 {op='add'} : f32
   store %x, %0, %2 {grad=False}
 }
-"""),
+""",
+    ),
 ]
 
 
@@ -338,9 +374,18 @@ def test_pass(case: Case) -> None:
 
 
 def test_names_are_the_documented_ones() -> None:
-    passes = (PromoteLocals(), FoldConstants(), EliminateCommonSubexpressions(), EliminateDeadCode())
-    assert [p.name for p in passes] == ["promote-locals", "fold-constants", "eliminate-common-subexpressions",
-                                        "eliminate-dead-code"]
+    passes = (
+        PromoteLocals(),
+        FoldConstants(),
+        EliminateCommonSubexpressions(),
+        EliminateDeadCode(),
+    )
+    assert [p.name for p in passes] == [
+        "promote-locals",
+        "fold-constants",
+        "eliminate-common-subexpressions",
+        "eliminate-dead-code",
+    ]
 
 
 def test_the_simplify_pipeline_on_text() -> None:
@@ -354,8 +399,12 @@ def test_the_simplify_pipeline_on_text() -> None:
 
     run_passes(kernel, on_pass=check)
     assert print_kernel(kernel) == PIPELINE_AFTER
-    assert seen[:4] == ["promote-locals", "fold-constants", "eliminate-common-subexpressions",
-                        "eliminate-dead-code"]
+    assert seen[:4] == [
+        "promote-locals",
+        "fold-constants",
+        "eliminate-common-subexpressions",
+        "eliminate-dead-code",
+    ]
 
 
 PIPELINE_BEFORE = """\

@@ -77,9 +77,11 @@ def concurrent(x: F1, y: F1):
 
 
 @qd.kernel
-def grad_snapshot(a: qd.types.ndarray(dtype=qd.f32, ndim=1, needs_grad=True),
-                  b: qd.types.ndarray(dtype=qd.f32, ndim=1, needs_grad=True),
-                  out: F1):
+def grad_snapshot(
+    a: qd.types.ndarray(dtype=qd.f32, ndim=1, needs_grad=True),
+    b: qd.types.ndarray(dtype=qd.f32, ndim=1, needs_grad=True),
+    out: F1,
+):
     g = a.grad[0]
     for i in range(b.shape[0]):
         b.grad[i] = 0.0
@@ -89,6 +91,10 @@ def grad_snapshot(a: qd.types.ndarray(dtype=qd.f32, ndim=1, needs_grad=True),
 
 def many_loops_source(n: int) -> str:
     """A kernel with `n` top-level loops sharing one pure definition (for the render-time check)."""
-    body = "".join(f"    for i in range(x.shape[0]):\n        o[i] = x[i] * k + {j}.0\n" for j in range(n))
-    return ("import qdlab as qd\n\nF1 = qd.types.NDArray[qd.f32, 1]\n\n\n@qd.kernel\n"
-            f"def many_loops(x: F1, o: F1, s: qd.f32):\n    k = s * 0.5\n{body}")
+    body = "".join(
+        f"    for i in range(x.shape[0]):\n        o[i] = x[i] * k + {j}.0\n" for j in range(n)
+    )
+    return (
+        "import qdlab as qd\n\nF1 = qd.types.NDArray[qd.f32, 1]\n\n\n@qd.kernel\n"
+        f"def many_loops(x: F1, o: F1, s: qd.f32):\n    k = s * 0.5\n{body}"
+    )

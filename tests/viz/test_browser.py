@@ -22,23 +22,33 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "test-results"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 KERNELS = Path(__file__).with_name("kernels.py")
 NOTEBOOK_CELLS = [
-    ("import importlib.util\n"
-     "import qdlab as qd\n"
-     "qd.init(arch=qd.cpu, offline_cache=False)\n"
-     f"spec = importlib.util.spec_from_file_location('viz_kernels', {str(KERNELS)!r})\n"
-     "kernels = importlib.util.module_from_spec(spec)\n"
-     "spec.loader.exec_module(kernels)"),
+    (
+        "import importlib.util\n"
+        "import qdlab as qd\n"
+        "qd.init(arch=qd.cpu, offline_cache=False)\n"
+        f"spec = importlib.util.spec_from_file_location('viz_kernels', {str(KERNELS)!r})\n"
+        "kernels = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(kernels)"
+    ),
     "from qdlab.viz import SplitVisualizer\nSplitVisualizer(kernels.three_loops)",
 ]
 
 
 def _requirements() -> str | None:
     if shutil.which("chromium") is None:
-        return "Debian's chromium is not installed (apt-get install chromium; scripts/setup.sh does)"
+        return (
+            "Debian's chromium is not installed (apt-get install chromium; scripts/setup.sh does)"
+        )
     if shutil.which("dot") is None:
         return "graphviz `dot` is not installed (apt-get install graphviz)"
     for module, why in (("playwright", "pip install playwright"), ("voila", "pip install voila")):
@@ -63,15 +73,36 @@ def voila_url(tmp_path: Path):
     import nbformat
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in NOTEBOOK_CELLS])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     path = tmp_path / "visualizer.ipynb"
     nbformat.write(nb, path)
     port = _free_port()
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "JUPYTER_PLATFORM_DIRS": "1", "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "JUPYTER_PLATFORM_DIRS": "1",
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+    }
     log = (tmp_path / "voila.log").open("w")
-    server = subprocess.Popen([sys.executable, "-m", "voila", "--no-browser", f"--port={port}",
-                               "--Voila.ip=127.0.0.1", str(path)], cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "voila",
+            "--no-browser",
+            f"--port={port}",
+            "--Voila.ip=127.0.0.1",
+            str(path),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}/"
     try:
         deadline = time.monotonic() + 20
@@ -83,7 +114,9 @@ def voila_url(tmp_path: Path):
                 break
             except OSError:
                 if time.monotonic() > deadline or server.poll() is not None:
-                    pytest.fail(f"voila did not start:\n{(tmp_path / 'voila.log').read_text()[-3000:]}")
+                    pytest.fail(
+                        f"voila did not start:\n{(tmp_path / 'voila.log').read_text()[-3000:]}"
+                    )
                 time.sleep(0.2)
         yield url
     finally:
@@ -109,7 +142,11 @@ def test_visualizer_in_chromium(voila_url: str) -> None:
             graph = root.locator(".qdlab-construct-graph svg").first
             expect(graph).to_be_visible(timeout=10_000)
             titles = graph.locator("g.cluster > title").all_text_contents()
-            assert [t for t in titles if t.startswith("cluster_c")] == ["cluster_c0", "cluster_c1", "cluster_c2"]
+            assert [t for t in titles if t.startswith("cluster_c")] == [
+                "cluster_c0",
+                "cluster_c1",
+                "cluster_c2",
+            ]
             page.screenshot(path=str(RESULTS / "viz-graph.png"), full_page=True)
 
             tab = root.locator(".lm-TabBar-tab", has_text="IR").first
@@ -117,7 +154,9 @@ def test_visualizer_in_chromium(voila_url: str) -> None:
             ir = root.locator(".widget-html", has_text="after the split").first
             expect(ir).to_contain_text("construct 0 after the split", timeout=10_000)
             first = ir.inner_text()
-            root.locator("select").select_option(label=root.locator("select option").nth(2).inner_text())
+            root.locator("select").select_option(
+                label=root.locator("select option").nth(2).inner_text()
+            )
             expect(ir).to_contain_text("construct 2 after the split", timeout=10_000)
             assert ir.inner_text() != first
             page.screenshot(path=str(RESULTS / "viz-ir.png"), full_page=True)
@@ -125,9 +164,11 @@ def test_visualizer_in_chromium(voila_url: str) -> None:
             root.locator(".lm-TabBar-tab", has_text="graph").first.click()
             expect(root.get_by_text("slice of construct 2")).to_be_visible(timeout=10_000)
             root.locator(".qdlab-construct-graph svg").first.locator(
-                "g.cluster:has(> title:text-is('cluster_c1')) text").first.click()
+                "g.cluster:has(> title:text-is('cluster_c1')) text"
+            ).first.click()
             expect(root.locator("select")).to_have_value(
-                root.locator("select option").nth(1).get_attribute("value") or "", timeout=10_000)
+                root.locator("select option").nth(1).get_attribute("value") or "", timeout=10_000
+            )
             tab.click()
             expect(ir).to_contain_text("construct 1 after the split", timeout=10_000)
         finally:

@@ -29,13 +29,18 @@ def test_shared_definition_is_recomputed_into_both_loops(K) -> None:
         back = edges(g, "s1", f"c{c}_s1")
         assert back and "dir=back" in back[0][2]
         assert edges(g, f"c{c}_s1", f"s{3 + c}"), "the loop uses the recomputed copy"
-    assert "k = s * 0.5" in node(g, "s1") and "subgraph" not in g.source.split("s1 [")[0].split("\n")[-1]
+    assert (
+        "k = s * 0.5" in node(g, "s1")
+        and "subgraph" not in g.source.split("s1 [")[0].split("\n")[-1]
+    )
     assert not red_edges(g) and "fallback" not in clusters(g)
     assert "legend_compiled" in g.source and "legend_reused" in g.source
 
 
 def test_dot_text_is_the_same_every_time(K) -> None:
-    assert construct_graph(K.three_loops).source == construct_graph(qd.explain(K.three_loops)).source
+    assert (
+        construct_graph(K.three_loops).source == construct_graph(qd.explain(K.three_loops)).source
+    )
 
 
 def test_three_constructs_with_if(K) -> None:
@@ -56,11 +61,14 @@ def test_reused_constructs_get_their_own_colour(E) -> None:
     assert COMPILED in cluster(g, "cluster_c1") and "· compiled" in cluster(g, "cluster_c1")
 
 
-@pytest.mark.parametrize("name, code, offender, blocker", [
-    ("running_total", "carried_value", "out[i] = total", "total += x[i]"),
-    ("stale_snapshot", "overwritten_reread", "first = a[0]", "a[i] = 0.0"),
-    ("grad_snapshot", "gradient_alias", "g = a.grad[0]", "b.grad[i] = 0.0"),
-])
+@pytest.mark.parametrize(
+    "name, code, offender, blocker",
+    [
+        ("running_total", "carried_value", "out[i] = total", "total += x[i]"),
+        ("stale_snapshot", "overwritten_reread", "first = a[0]", "a[i] = 0.0"),
+        ("grad_snapshot", "gradient_alias", "g = a.grad[0]", "b.grad[i] = 0.0"),
+    ],
+)
 def test_fallback_with_a_blocker_draws_a_red_edge(K, name, code, offender, blocker) -> None:
     g = construct_graph(getattr(K, name))
     report = qd.explain(getattr(K, name))
@@ -77,8 +85,10 @@ def test_fallback_with_a_blocker_draws_a_red_edge(K, name, code, offender, block
     assert all(WHOLE in cluster(g, c) for c in clusters(g)) and "whole kernel" in g.source
 
 
-@pytest.mark.parametrize("name, offender", [("shared_draw", "r = qd.random()"),
-                                            ("ticket", "old = qd.atomic_add(c[0], 1)")])
+@pytest.mark.parametrize(
+    "name, offender",
+    [("shared_draw", "r = qd.random()"), ("ticket", "old = qd.atomic_add(c[0], 1)")],
+)
 def test_repeated_effect_marks_every_use(K, name, offender) -> None:
     g = construct_graph(getattr(K, name))
     red = red_edges(g)
@@ -97,7 +107,13 @@ def test_concurrent_region_points_at_the_with_line(K) -> None:
 
 
 def test_diagnostic_mode(K, tmp_path) -> None:
-    qd.init(arch=qd.cpu, offline_cache=False, dump_cfg=True, debug_dump_path=str(tmp_path), split_carried=False)
+    qd.init(
+        arch=qd.cpu,
+        offline_cache=False,
+        dump_cfg=True,
+        debug_dump_path=str(tmp_path),
+        split_carried=False,
+    )
     k = qd.kernel(K.shared_scale.fn)
     g = construct_graph(k)
     assert "fallback: diagnostic_mode" in node(g, "fallback")

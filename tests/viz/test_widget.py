@@ -55,10 +55,14 @@ def test_fallback_tab_explains_and_suggests_a_rewrite(K) -> None:
     view = SplitVisualizer(K.stale_snapshot)
     text = view.contents("fallback")
     assert "overwritten_reread" in text and "line 45" in text and "first = a[0]" in text
-    assert "Blocked by line 47" in text and "how to make it splittable" in text and "snap[0]" in text
+    assert (
+        "Blocked by line 47" in text and "how to make it splittable" in text and "snap[0]" in text
+    )
     assert lines_of_kind(view, "fallback") == [45, 47]
     assert "compiled whole" in view.header.value
-    assert "whole kernel" in view.contents("IR") and "no cache entry of its own" in view.contents("cache")
+    assert "whole kernel" in view.contents("IR") and "no cache entry of its own" in view.contents(
+        "cache"
+    )
     view.close()
 
 
@@ -79,7 +83,9 @@ def test_refreshes_after_recompile_and_keeps_the_selection(E) -> None:
     assert "x[i] + 3.0" in view.source.value and "edited (recompiled)" in view.contents("cache")
     assert "split into 2 constructs" in view.header.value
     view.select(0)
-    assert "<td>reused</td>" in view.contents("cache") and "unchanged (reused)" in view.contents("cache")
+    assert "<td>reused</td>" in view.contents("cache") and "unchanged (reused)" in view.contents(
+        "cache"
+    )
     assert "edits since the previous compile" in view.contents("graph")
     E.v4.compile()
     assert len(view.selector.options) == 3

@@ -17,7 +17,7 @@ def clusters(g: Graph) -> list[str]:
 def cluster(g: Graph, name: str) -> str:
     """The text of one cluster, up to its closing brace."""
     start = g.source.index(f"subgraph {name} {{")
-    return g.source[start:g.source.index("\n\t}", start)]
+    return g.source[start : g.source.index("\n\t}", start)]
 
 
 def node(g: Graph, name: str, within: str | None = None) -> str:

@@ -30,20 +30,32 @@ def binop(em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Va
     b = em.b
     ty = lltype(t)
     if t.is_float:
-        simple = {"add": b.fadd, "sub": b.fsub, "mul": b.fmul, "truediv": b.fdiv, "rawdiv": b.fdiv,
-                  "rawmod": b.frem}
+        simple = {
+            "add": b.fadd,
+            "sub": b.fsub,
+            "mul": b.fmul,
+            "truediv": b.fdiv,
+            "rawdiv": b.fdiv,
+            "rawmod": b.frem,
+        }
         if op in simple:
             return simple[op](a, c)
         if op == "floordiv":
             return b.call(em.intrinsic(_fname("floor", t), ty, [ty]), [b.fdiv(a, c)])
         if op == "mod":
             r = b.frem(a, c)
-            fix = b.and_(b.fcmp_ordered("!=", r, ll.Constant(ty, 0.0)),
-                         b.xor(b.fcmp_ordered("<", r, ll.Constant(ty, 0.0)),
-                               b.fcmp_ordered("<", c, ll.Constant(ty, 0.0))))
+            fix = b.and_(
+                b.fcmp_ordered("!=", r, ll.Constant(ty, 0.0)),
+                b.xor(
+                    b.fcmp_ordered("<", r, ll.Constant(ty, 0.0)),
+                    b.fcmp_ordered("<", c, ll.Constant(ty, 0.0)),
+                ),
+            )
             return b.select(fix, b.fadd(r, c), r)
         if op in ("min", "max"):
-            return b.call(em.intrinsic(_fname("minnum" if op == "min" else "maxnum", t), ty, [ty, ty]), [a, c])
+            return b.call(
+                em.intrinsic(_fname("minnum" if op == "min" else "maxnum", t), ty, [ty, ty]), [a, c]
+            )
         if op == "pow":
             return b.call(em.intrinsic(_fname("pow", t), ty, [ty, ty]), [a, c])
         if op == "atan2":
@@ -71,8 +83,10 @@ def binop(em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Va
             q = b.sdiv(a, safe)
             r = b.srem(a, safe)
             if op in ("floordiv", "mod"):
-                adjust = b.and_(b.icmp_signed("!=", r, zero),
-                                b.xor(b.icmp_signed("<", r, zero), b.icmp_signed("<", c, zero)))
+                adjust = b.and_(
+                    b.icmp_signed("!=", r, zero),
+                    b.xor(b.icmp_signed("<", r, zero), b.icmp_signed("<", c, zero)),
+                )
                 q = b.select(adjust, b.sub(q, one), q)
                 r = b.select(adjust, b.add(r, c), r)
             q = b.select(minus_one, b.sub(zero, a), q)
@@ -103,8 +117,11 @@ def _int_pow(em: TaskEmitter, base: ll.Value, exp: ll.Value, t: DType) -> ll.Val
     b.branch(cond)
     b.position_at_end(cond)
     e = b.load(ee)
-    positive = b.icmp_signed(">", e, ll.Constant(ty, 0)) if t.is_signed else \
-        b.icmp_unsigned(">", e, ll.Constant(ty, 0))
+    positive = (
+        b.icmp_signed(">", e, ll.Constant(ty, 0))
+        if t.is_signed
+        else b.icmp_unsigned(">", e, ll.Constant(ty, 0))
+    )
     b.cbranch(positive, body, done)
     b.position_at_end(body)
     odd = b.trunc(e, ll.IntType(1)) if t.bits > 1 else e
@@ -121,9 +138,15 @@ def _int_pow(em: TaskEmitter, base: ll.Value, exp: ll.Value, t: DType) -> ll.Val
         is_one = b.icmp_signed("==", base, ll.Constant(ty, 1))
         is_m1 = b.icmp_signed("==", base, ll.Constant(ty, -1))
         odd_exp = b.trunc(exp, ll.IntType(1))
-        neg_val = b.select(is_one, ll.Constant(ty, 1),
-                           b.select(is_m1, b.select(odd_exp, ll.Constant(ty, -1), ll.Constant(ty, 1)),
-                                    ll.Constant(ty, 0)))
+        neg_val = b.select(
+            is_one,
+            ll.Constant(ty, 1),
+            b.select(
+                is_m1,
+                b.select(odd_exp, ll.Constant(ty, -1), ll.Constant(ty, 1)),
+                ll.Constant(ty, 0),
+            ),
+        )
         out = b.select(neg, neg_val, out)
     return out
 
@@ -172,8 +195,11 @@ def unary(em: TaskEmitter, fn: str, v: ll.Value, t: DType, out: DType) -> ll.Val
         return b.xor(v, ll.Constant(ty, -1))
     if not t.is_float:
         if fn == "abs":
-            return b.select(b.icmp_signed("<", v, ll.Constant(ty, 0)), b.sub(ll.Constant(ty, 0), v), v) \
-                if t.is_signed else v
+            return (
+                b.select(b.icmp_signed("<", v, ll.Constant(ty, 0)), b.sub(ll.Constant(ty, 0), v), v)
+                if t.is_signed
+                else v
+            )
         if fn == "sign":
             pos = b.zext(b.icmp_signed(">", v, ll.Constant(ty, 0)), ty)
             neg = b.zext(b.icmp_signed("<", v, ll.Constant(ty, 0)), ty)
@@ -186,8 +212,19 @@ def unary(em: TaskEmitter, fn: str, v: ll.Value, t: DType, out: DType) -> ll.Val
     if fn == "isinf":
         fabs = b.call(em.intrinsic(_fname("fabs", t), ty, [ty]), [v])
         return b.fcmp_ordered("==", fabs, ll.Constant(ty, float("inf")))
-    intrinsics = {"sqrt": "sqrt", "sin": "sin", "cos": "cos", "exp": "exp", "log": "log", "floor": "floor",
-                  "ceil": "ceil", "round": "round", "abs": "fabs", "log2": "log2", "exp2": "exp2"}
+    intrinsics = {
+        "sqrt": "sqrt",
+        "sin": "sin",
+        "cos": "cos",
+        "exp": "exp",
+        "log": "log",
+        "floor": "floor",
+        "ceil": "ceil",
+        "round": "round",
+        "abs": "fabs",
+        "log2": "log2",
+        "exp2": "exp2",
+    }
     if fn in intrinsics:
         return b.call(em.intrinsic(_fname(intrinsics[fn], t), ty, [ty]), [v])
     if fn in ("tan", "tanh", "asin", "acos"):

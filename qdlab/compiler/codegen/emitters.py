@@ -60,8 +60,13 @@ def _cmp(em: TaskEmitter, op: ir.Op) -> ll.Value:
 
 
 def _unary(em: TaskEmitter, op: ir.Op) -> ll.Value:
-    return arith.unary(em, op.attrs["fn"], em.get(op.operands[0]), op.operands[0].type,  # type: ignore
-                       op.result.type)  # type: ignore[union-attr]
+    return arith.unary(
+        em,
+        op.attrs["fn"],
+        em.get(op.operands[0]),
+        op.operands[0].type,  # type: ignore
+        op.result.type,
+    )  # type: ignore[union-attr]
 
 
 def _cast(em: TaskEmitter, op: ir.Op) -> ll.Value:
@@ -141,9 +146,13 @@ def _array_words(em: TaskEmitter, arr: ir.Value, grad: bool) -> tuple[ll.Value, 
         base = em.layout[arr.owner.attrs["index"]]  # type: ignore[union-attr]
 
         def load() -> tuple[ll.Value, list[ll.Value]]:
-            data = _args_word(em, base + (1 if grad else 0), f"{arr.name}{'.grad' if grad else ''}.data")
+            data = _args_word(
+                em, base + (1 if grad else 0), f"{arr.name}{'.grad' if grad else ''}.data"
+            )
             ptr = em.array_pointer(data, lltype(at.dtype))  # type: ignore[union-attr]
-            return ptr, [_args_word(em, base + 2 + d, f"{arr.name}.shape{d}") for d in range(at.ndim)]  # type: ignore
+            return ptr, [
+                _args_word(em, base + 2 + d, f"{arr.name}.shape{d}") for d in range(at.ndim)
+            ]  # type: ignore
 
         em.arrays[key] = em.at_entry(load)  # type: ignore[arg-type]
     return em.arrays[key]
@@ -155,7 +164,7 @@ def _address(em: TaskEmitter, op: ir.Op) -> ll.Value:
     at = arr.type
     ptr, extents = _array_words(em, arr, bool(op.attrs.get("grad")))
     lin: ll.Value = ll.Constant(I64, 0)
-    for d, idx in enumerate(op.operands[1:1 + at.ndim]):  # type: ignore[union-attr]
+    for d, idx in enumerate(op.operands[1 : 1 + at.ndim]):  # type: ignore[union-attr]
         extent = extents[d]
         i = em.wide[idx] if idx in em.wide else b.sext(em.get(idx), I64)
         if at.boundary == "clamp":  # type: ignore[union-attr]
@@ -170,8 +179,13 @@ def _address(em: TaskEmitter, op: ir.Op) -> ll.Value:
     return b.gep(ptr, [lin])
 
 
-def _fail(em: TaskEmitter, op: ir.Op, code: int, index: ll.Value | None = None,
-          extent: ll.Value | None = None) -> None:
+def _fail(
+    em: TaskEmitter,
+    op: ir.Op,
+    code: int,
+    index: ll.Value | None = None,
+    extent: ll.Value | None = None,
+) -> None:
     b = em.b
     b.store(ll.Constant(I64, code), em.word(em.tmp, HDR_CODE, I64))
     b.store(ll.Constant(I64, em.messages.index(op)), em.word(em.tmp, HDR_MSG, I64))
@@ -222,14 +236,16 @@ def _random(em: TaskEmitter, op: ir.Op) -> ll.Value:
     if t.is_float:
         bits = 24 if t.bits == 32 else 53
         mant = b.lshr(h, ll.Constant(I64, 64 - bits))
-        return b.fmul(b.uitofp(mant, lltype(t)), ll.Constant(lltype(t), 2.0 ** -bits))
+        return b.fmul(b.uitofp(mant, lltype(t)), ll.Constant(lltype(t), 2.0**-bits))
     return b.trunc(h, lltype(t)) if t.bits < 64 else h
 
 
 def _print(em: TaskEmitter, op: ir.Op) -> None:
     b = em.b
     types = [v.type for v in op.operands]
-    fmt = "\x1f".join(("s" + p) if p is not None else "v" + str(types.pop(0)) for p in op.attrs["parts"])
+    fmt = "\x1f".join(
+        ("s" + p) if p is not None else "v" + str(types.pop(0)) for p in op.attrs["parts"]
+    )
     n = len(op.operands)
     buf = em.alloca_entry(ll.ArrayType(I64, max(1, n)), "print.args")
     for k, v in enumerate(op.operands):
@@ -310,13 +326,31 @@ def _continue(em: TaskEmitter, op: ir.Op) -> None:
 
 
 EMITTERS: dict[type[ir.Op], Callable[[TaskEmitter, ir.Op], ll.Value | None]] = {
-    ir.Const: _const, ir.Arg: _arg, ir.Shape: _shape, ir.BinOp: _binop, ir.Cmp: _cmp, ir.Unary: _unary,
-    ir.Cast: _cast, ir.Select: _select, ir.Alloca: _alloca, ir.LocalLoad: _local_load,
-    ir.LocalStore: _local_store, ir.LocalAtomic: _local_atomic, ir.Load: _load,
-    ir.VolatileLoad: _volatile_load, ir.Store: _store, ir.Atomic: _atomic, ir.Random: _random,
-    ir.Print: _print, ir.Assert: _assert, ir.Return: _return, ir.For: _for, ir.If: _if, ir.Loop: _loop,
-    ir.Break: _break, ir.Continue: _continue, ir.InterfaceLoad: _interface_load,
+    ir.Const: _const,
+    ir.Arg: _arg,
+    ir.Shape: _shape,
+    ir.BinOp: _binop,
+    ir.Cmp: _cmp,
+    ir.Unary: _unary,
+    ir.Cast: _cast,
+    ir.Select: _select,
+    ir.Alloca: _alloca,
+    ir.LocalLoad: _local_load,
+    ir.LocalStore: _local_store,
+    ir.LocalAtomic: _local_atomic,
+    ir.Load: _load,
+    ir.VolatileLoad: _volatile_load,
+    ir.Store: _store,
+    ir.Atomic: _atomic,
+    ir.Random: _random,
+    ir.Print: _print,
+    ir.Assert: _assert,
+    ir.Return: _return,
+    ir.For: _for,
+    ir.If: _if,
+    ir.Loop: _loop,
+    ir.Break: _break,
+    ir.Continue: _continue,
+    ir.InterfaceLoad: _interface_load,
     ir.InterfaceStore: _interface_store,
 }
-
-

@@ -30,14 +30,19 @@ def _init() -> None:
 def host() -> tuple[str, str, str]:
     """(triple, cpu name, cpu features): part of every cache key, since objects use the host's features."""
     _init()
-    return llvm.get_process_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+    return (
+        llvm.get_process_triple(),
+        llvm.get_host_cpu_name(),
+        llvm.get_host_cpu_features().flatten(),
+    )
 
 
 def target_machine(opt: int) -> llvm.TargetMachine:
     triple, cpu, features = host()
     target = llvm.Target.from_triple(triple)
-    return target.create_target_machine(cpu=cpu, features=features, opt=opt, reloc="static",
-                                        codemodel="jitdefault")
+    return target.create_target_machine(
+        cpu=cpu, features=features, opt=opt, reloc="static", codemodel="jitdefault"
+    )
 
 
 @cache
@@ -80,7 +85,9 @@ loaded: dict[str, list[int]] = {}
 
 def load_named(items: list[tuple[str, bytes, list[str]]]) -> None:
     """Link (name, object, symbols) items with one finalisation and record their addresses in `loaded`."""
-    for (name, _, _), addresses in zip(items, load_many([(obj, symbols) for _, obj, symbols in items])):
+    for (name, _, _), addresses in zip(
+        items, load_many([(obj, symbols) for _, obj, symbols in items])
+    ):
         loaded[name] = addresses
 
 
@@ -113,7 +120,9 @@ def compile_many(texts: list[str], opt: int) -> list[tuple[bytes, float]]:
         try:
             if _pool is None:
                 _pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
-                atexit.register(_pool.shutdown, wait=True)  # before interpreter teardown, not during it
+                atexit.register(
+                    _pool.shutdown, wait=True
+                )  # before interpreter teardown, not during it
             return list(_pool.map(compile_text, texts, [opt] * len(texts)))  # type: ignore[attr-defined]
         except Exception:  # noqa: BLE001 - a broken or refused pool: compile here instead
             _pool = None

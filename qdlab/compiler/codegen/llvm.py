@@ -28,9 +28,16 @@ PARALLEL_THRESHOLD = 8192
 class TaskEmitter:
     """Emits one task's function."""
 
-    def __init__(self, module: ll.Module, kernel: ir.Kernel, plan: Plan, task: Task, symbol: str,
-                 debug: bool) -> None:
-        self.module, self.kernel, self.plan, self.task, self.debug = module, kernel, plan, task, debug
+    def __init__(
+        self, module: ll.Module, kernel: ir.Kernel, plan: Plan, task: Task, symbol: str, debug: bool
+    ) -> None:
+        self.module, self.kernel, self.plan, self.task, self.debug = (
+            module,
+            kernel,
+            plan,
+            task,
+            debug,
+        )
         self.fn = self.declare(module, symbol)
         self.entry = self.fn.append_basic_block("entry")
         self.b = ll.IRBuilder(self.entry)
@@ -83,8 +90,14 @@ class TaskEmitter:
     def cstring(self, text: str) -> ll.Value:
         if text not in self.strings:
             data = bytearray(text.encode() + b"\0")
-            g = ll.GlobalVariable(self.module, ll.ArrayType(I8, len(data)), f"{self.fn.name}.str{len(self.strings)}")
-            g.global_constant, g.linkage, g.initializer = True, "private", ll.Constant(g.type.pointee, data)
+            g = ll.GlobalVariable(
+                self.module, ll.ArrayType(I8, len(data)), f"{self.fn.name}.str{len(self.strings)}"
+            )
+            g.global_constant, g.linkage, g.initializer = (
+                True,
+                "private",
+                ll.Constant(g.type.pointee, data),
+            )
             self.strings[text] = g
         return self.b.bitcast(self.strings[text], I8P)
 
@@ -99,8 +112,11 @@ class TaskEmitter:
             return self.vals[v]
         if v in self.plan.slots and not ir.is_local(v):
             dtype = v.type
-            self.vals[v] = self.at_entry(lambda: self.from_word(  # type: ignore[arg-type]
-                self.b.load(self.word(self.tmp, self.plan.slots[v], I64)), dtype))
+            self.vals[v] = self.at_entry(
+                lambda: self.from_word(  # type: ignore[arg-type]
+                    self.b.load(self.word(self.tmp, self.plan.slots[v], I64)), dtype
+                )
+            )
             return self.vals[v]
         raise KeyError(f"value {v} used before definition in task")
 
@@ -113,7 +129,9 @@ class TaskEmitter:
 
     def to_word(self, v: ll.Value, t: DType) -> ll.Value:
         if t.is_float:
-            return self.b.zext(self.b.bitcast(v, I32), I64) if t.bits == 32 else self.b.bitcast(v, I64)
+            return (
+                self.b.zext(self.b.bitcast(v, I32), I64) if t.bits == 32 else self.b.bitcast(v, I64)
+            )
         if t.bits == 64:
             return v
         return self.b.sext(v, I64) if t.is_signed else self.b.zext(v, I64)
@@ -122,7 +140,9 @@ class TaskEmitter:
         if ref not in self.locals:
             ty = lltype(ref.type.dtype)  # type: ignore[union-attr]
             if ref in self.plan.slots:
-                self.locals[ref] = self.at_entry(lambda: self.word(self.tmp, self.plan.slots[ref], ty, ref.name))
+                self.locals[ref] = self.at_entry(
+                    lambda: self.word(self.tmp, self.plan.slots[ref], ty, ref.name)
+                )
             else:
                 self.locals[ref] = self.alloca_entry(ty, ref.name)
         return self.locals[ref]
@@ -170,11 +190,21 @@ class TaskEmitter:
         if op.result is not None and result is not None:
             self.vals[op.result] = result
             if op.result in self.plan.slots and not ir.is_local(op.result):
-                self.b.store(self.to_word(result, op.result.type), self.word(self.tmp, self.plan.slots[op.result], I64))  # type: ignore
+                self.b.store(
+                    self.to_word(result, op.result.type),
+                    self.word(self.tmp, self.plan.slots[op.result], I64),
+                )  # type: ignore
 
     # -- loops ----------------------------------------------------------------------------------------------
-    def range_loop(self, index: ir.Value, lo: ll.Value, hi: ll.Value, body: Callable[[], None],
-                   per_iteration: bool = False, stride: ll.Value | None = None) -> None:
+    def range_loop(
+        self,
+        index: ir.Value,
+        lo: ll.Value,
+        hi: ll.Value,
+        body: Callable[[], None],
+        per_iteration: bool = False,
+        stride: ll.Value | None = None,
+    ) -> None:
         """`for index in range(lo, hi, stride)`; `per_iteration` marks a parallel loop's iterations (the random
         generator's counter restarts and keys on the index)."""
         b = self.b
@@ -190,7 +220,9 @@ class TaskEmitter:
         b.cbranch(b.icmp_signed("<", i, hi), loop, done)
         b.position_at_end(loop)
         self.vals[index] = b.trunc(i, I32, name=index.name)
-        self.wide[index] = i  # the exact i64 form, so addresses skip a sext(trunc(i)) that hides the stride
+        self.wide[index] = (
+            i  # the exact i64 form, so addresses skip a sext(trunc(i)) that hides the stride
+        )
         if per_iteration:
             self.iter_index = i
             b.store(ll.Constant(I64, 0), self.rng_counter)
@@ -222,7 +254,9 @@ class TaskEmitter:
         b.ret(zero)
         b.position_at_end(run)
         inline = b.icmp_signed("==", self.nchunks, zero, name="inline")
-        with b.if_then(b.and_(inline, b.icmp_signed(">", total, ll.Constant(I64, PARALLEL_THRESHOLD)))):
+        with b.if_then(
+            b.and_(inline, b.icmp_signed(">", total, ll.Constant(I64, PARALLEL_THRESHOLD)))
+        ):
             b.ret(total)
         n = b.select(inline, one, self.nchunks)
         c = b.sdiv(b.sub(b.add(total, n), one), n, name="chunk_size")
@@ -287,8 +321,9 @@ def reduction_identity(op: str, t: DType) -> ll.Constant:
     return ll.Constant(lltype(t), value)
 
 
-def emit_module(kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool, triple: str = "",
-                datalayout: str = "") -> tuple[ll.Module, list[str]]:
+def emit_module(
+    kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool, triple: str = "", datalayout: str = ""
+) -> tuple[ll.Module, list[str]]:
     """One LLVM module with a function per task; returns the module and the task symbols in order."""
     module = ll.Module(name=prefix)
     if triple:
@@ -301,6 +336,3 @@ def emit_module(kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool, triple:
         TaskEmitter(module, kernel, plan, task, symbol, debug).emit_task()
         symbols.append(symbol)
     return module, symbols
-
-
-

@@ -68,8 +68,11 @@ class PtxTaskEmitter(TaskEmitter):
 
     def op(self, op: ir.Op) -> None:
         if isinstance(op, ir.Print):
-            raise QdError("qd.print / print() is not supported on CUDA yet; remove it, or run the kernel with "
-                          "qd.init(arch=qd.cpu) to print.", op.loc)
+            raise QdError(
+                "qd.print / print() is not supported on CUDA yet; remove it, or run the kernel with "
+                "qd.init(arch=qd.cpu) to print.",
+                op.loc,
+            )
         super().op(op)
 
     def sreg(self, name: str) -> ll.Value:
@@ -90,19 +93,32 @@ class PtxTaskEmitter(TaskEmitter):
             acc = self.alloca_entry(lltype(r.type.dtype), f"{r.name}.partial")  # type: ignore[union-attr]
             b.store(reduction_identity(reduction_op(loop, r), r.type.dtype), acc)  # type: ignore[union-attr]
             self.reduce_acc[r] = acc
-        self.range_loop(loop.body.args[0], start, end, lambda: self.block(loop.body), per_iteration=True,
-                        stride=stride)
+        self.range_loop(
+            loop.body.args[0],
+            start,
+            end,
+            lambda: self.block(loop.body),
+            per_iteration=True,
+            stride=stride,
+        )
         self.iter_index = ll.Constant(I64, 0)
         if reds:
             with b.if_then(b.icmp_signed("<", start, end)):
                 for r in reds:
                     dtype: DType = r.type.dtype  # type: ignore[union-attr]
-                    rmw(self, reduction_op(loop, r), self.local_ptr(r), b.load(self.reduce_acc[r]), dtype)
+                    rmw(
+                        self,
+                        reduction_op(loop, r),
+                        self.local_ptr(r),
+                        b.load(self.reduce_acc[r]),
+                        dtype,
+                    )
         b.ret_void()
 
 
-def emit_module(kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool,
-                datalayout: str = "") -> tuple[ll.Module, list[str]]:
+def emit_module(
+    kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool, datalayout: str = ""
+) -> tuple[ll.Module, list[str]]:
     """One NVPTX LLVM module with a kernel per task; returns the module and the task symbols in order."""
     module = ll.Module(name=prefix)
     module.triple = TRIPLE

@@ -35,7 +35,9 @@ def target_machine(sm: str, opt: int) -> llvm.TargetMachine:
     _init()
     n = sm_number(sm)
     features = PTX_FEATURES.get(n, "+ptx86" if n < 120 else "+ptx87")
-    return llvm.Target.from_triple(TRIPLE).create_target_machine(cpu=f"sm_{n}", features=features, opt=opt)
+    return llvm.Target.from_triple(TRIPLE).create_target_machine(
+        cpu=f"sm_{n}", features=features, opt=opt
+    )
 
 
 def data_layout(sm: str = "sm_80") -> str:
@@ -50,6 +52,7 @@ def libdevice_path() -> str | None:
     roots = []
     try:
         import nvidia.cuda_nvcc as nvcc  # type: ignore[import-not-found]  # lazy: an optional wheel
+
         roots.extend(nvcc.__path__)
     except ImportError:
         pass
@@ -68,8 +71,10 @@ def libdevice_path() -> str | None:
 def _libdevice_bitcode() -> bytes:
     path = libdevice_path()
     if path is None:
-        raise QdError("CUDA math functions (qd.sin, qd.exp, ...) need libdevice, which was not found: install "
-                      "`nvidia-cuda-nvcc-cu12`, or set QDLAB_LIBDEVICE to the path of libdevice.10.bc.")
+        raise QdError(
+            "CUDA math functions (qd.sin, qd.exp, ...) need libdevice, which was not found: install "
+            "`nvidia-cuda-nvcc-cu12`, or set QDLAB_LIBDEVICE to the path of libdevice.10.bc."
+        )
     with open(path, "rb") as f:
         return f.read()
 
@@ -88,7 +93,9 @@ def optimize(llvm_ir: str, sm: str, opt: int) -> llvm.ModuleRef:
     tm = target_machine(sm, opt)
     pto = llvm.create_pipeline_tuning_options(speed_level=max(opt, 1))
     pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(mod, pb)  # at least O1: NVVMReflect must fold libdevice's __nvvm_reflect
+    pb.getModulePassManager().run(
+        mod, pb
+    )  # at least O1: NVVMReflect must fold libdevice's __nvvm_reflect
     return mod
 
 
@@ -101,6 +108,7 @@ def ptxas() -> str | None:
     """The `ptxas` of the nvidia-cuda-nvcc wheel, or one on PATH; None when neither is installed."""
     try:
         import nvidia.cuda_nvcc as nvcc  # type: ignore[import-not-found]  # lazy: an optional wheel
+
         for root in nvcc.__path__:
             path = os.path.join(root, "bin", "ptxas")
             if os.access(path, os.X_OK):

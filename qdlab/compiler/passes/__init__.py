@@ -16,8 +16,9 @@ SIMPLIFY = (PromoteLocals(), FoldConstants(), EliminateCommonSubexpressions(), E
 OnPass = Callable[[str, Kernel], None]
 
 
-def run_passes(kernel: Kernel, passes: tuple = SIMPLIFY, on_pass: OnPass | None = None,
-               max_rounds: int = 8) -> None:
+def run_passes(
+    kernel: Kernel, passes: tuple = SIMPLIFY, on_pass: OnPass | None = None, max_rounds: int = 8
+) -> None:
     """Apply `passes` in order, repeating while any of them changes the kernel; call `on_pass` after each."""
     for _ in range(max_rounds):
         changed = False

@@ -22,8 +22,12 @@ class EliminateCommonSubexpressions:
         scope = dict(seen)
         for op in list(block.ops):
             if isinstance(op, CSE_OPS):
-                key = (type(op), tuple(id(v) for v in op.operands), repr(sorted(op.attrs.items())),
-                       str(op.result.type))  # type: ignore[union-attr]
+                key = (
+                    type(op),
+                    tuple(id(v) for v in op.operands),
+                    repr(sorted(op.attrs.items())),
+                    str(op.result.type),
+                )  # type: ignore[union-attr]
                 if key in scope:
                     ir.replace_all_uses(op.result, scope[key])  # type: ignore[arg-type]
                     ir.erase(op)

@@ -34,5 +34,6 @@ class EliminateDeadCode:
 
 
 def _reads(op: ir.Op) -> bool:
-    return isinstance(op, ir.LocalLoad) or (isinstance(op, ir.LocalAtomic) and op.result is not None
-                                            and bool(op.result.users))
+    return isinstance(op, ir.LocalLoad) or (
+        isinstance(op, ir.LocalAtomic) and op.result is not None and bool(op.result.users)
+    )

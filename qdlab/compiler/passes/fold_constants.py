@@ -12,12 +12,32 @@ import numpy as np
 from .. import ir
 from ..types import DType
 
-INT_FOLDS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "and": np.bitwise_and,
-             "or": np.bitwise_or, "xor": np.bitwise_xor, "min": np.minimum, "max": np.maximum}
-FLOAT_FOLDS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.divide,
-               "min": np.fmin, "max": np.fmax}
-CMP_FOLDS = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
-             "ne": np.not_equal}
+INT_FOLDS = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+    "xor": np.bitwise_xor,
+    "min": np.minimum,
+    "max": np.maximum,
+}
+FLOAT_FOLDS = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "truediv": np.divide,
+    "min": np.fmin,
+    "max": np.fmax,
+}
+CMP_FOLDS = {
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
+}
 
 
 def _scalar(v: ir.Value) -> np.generic:

@@ -19,7 +19,11 @@ class PromoteLocals:
             ref = alloca.result
             users = list(ref.users)  # type: ignore[union-attr]
             stores = [u for u in users if not isinstance(u, ir.LocalLoad)]
-            if len(stores) != 1 or not isinstance(stores[0], ir.LocalStore) or stores[0].parent is not alloca.parent:
+            if (
+                len(stores) != 1
+                or not isinstance(stores[0], ir.LocalStore)
+                or stores[0].parent is not alloca.parent
+            ):
                 continue
             store = stores[0]
             value = store.operands[1]

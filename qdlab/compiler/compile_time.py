@@ -1,0 +1,78 @@
+"""Compile-time evaluation: `qd.static(...)`, the names a call or a `with` refers to, and the Python values a
+kernel bakes in (each recorded with its fingerprint, for the manifest). A part of the frontend's visitor."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+
+import qdlab.lang as lang
+
+from . import ir
+from .errors import QdError
+from .scope import GradOf, Local, dotted
+from .source import closure_values
+
+
+class CompileTime:
+    """Mixed into `Frontend`; uses its `scope`, `record`, `lookup`, `find_local` and `error`."""
+
+    def python_env(self) -> dict:
+        env = dict(self.scope.globals)
+        env.update(closure_values(self.scope.source.fn))
+        for frame in self.scope.frames:
+            env.update(
+                {k: v for k, v in frame.items() if not isinstance(v, (Local, ir.Value, GradOf))}
+            )
+        return env
+
+    def resolve_static(self, node: ast.expr) -> object:
+        env = self.python_env()
+        bound = {k for frame in self.scope.frames for k in frame}
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id not in bound and n.id in env:
+                self.record(n.id, env[n.id])
+            elif (
+                isinstance(n, ast.Attribute)
+                and (path := dotted(n))
+                and path.split(".")[0] not in bound
+            ):
+                with contextlib.suppress(
+                    Exception
+                ):  # `consts.N`: the manifest names a module, no more
+                    self.record(
+                        path, eval(path, env)
+                    )  # (one that fails, the evaluation below reports)
+        try:
+            return eval(compile(ast.Expression(node), "<qd.static>", "eval"), env)
+        except QdError:
+            raise
+        except Exception as e:
+            raise self.error(
+                f"cannot evaluate `{ast.unparse(node)}` at compile time ({e}); qd.static needs "
+                "constants, template arguments or Python globals.",
+                QdError,
+            ) from None
+
+    def static_condition(self, test: ast.expr) -> bool | None:
+        if isinstance(test, ast.Call) and self.resolve_callee(test.func) is lang.static:
+            return bool(self.resolve_static(test.args[0]))
+        return None
+
+    def resolve_callee(self, func: ast.expr) -> object:
+        if isinstance(func, ast.Name):
+            b = self.find_local(func.id)
+            if b is not None:
+                return b
+            try:
+                return self.lookup(func.id)
+            except QdError:
+                return None
+        if isinstance(func, ast.Attribute):
+            base = self.resolve_callee(func.value)
+            return (
+                getattr(base, func.attr, None)
+                if base is not None and not isinstance(base, ir.Value)
+                else None
+            )
+        return None
