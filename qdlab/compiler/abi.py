@@ -1,15 +1,17 @@
 """The launch ABI: what a task finds in its argument words and in its temporary buffer.
 
-Decided here once, for the code generators that read it and for everything that fills it: the CPU launcher,
-the CUDA launcher and `qd.ndarray`, whose words are made when it is allocated.
+Decided here once, for the code generators that read it and for everything that fills it: the CPU
+launcher, the CUDA launcher and `qd.ndarray`, whose words are made when it is allocated.
 
-- **Argument words**, 8 bytes each, in parameter order: a scalar fills one word (an f32 in its low 4 bytes;
-  an integer in the width of its type, so packing refuses a value its type cannot hold); an array fills
-  `2 + ndim` words: its data pointer, its gradient buffer's pointer (0 when it has none) and its extents
-  (each an i32, the width of a kernel's indices).
-- **Temporary buffer**: a header of `HEADER_BYTES` (below), then the slots of values that cross tasks and the
-  per-chunk partial results of reductions (`offload.Plan`). A task's return values sit at `RET_OFFSET`.
-- **Interface buffer**: `IFACE_SLOTS` words that carry values from one construct to the next, per launch.
+- **Argument words**, 8 bytes each, in parameter order: a scalar fills one word (an f32 in its low 4
+  bytes; an integer in the width of its type, so packing refuses a value its type cannot hold); an
+  array fills `2 + ndim` words: its data pointer, its gradient buffer's pointer (0 when it has none)
+  and its extents (each an i32, the width of a kernel's indices).
+- **Temporary buffer**: a header of `HEADER_BYTES` (below), then the slots of values that cross
+  tasks and the per-chunk partial results of reductions (`offload.Plan`). A task's return values sit
+  at `RET_OFFSET`.
+- **Interface buffer**: `IFACE_SLOTS` words that carry values from one construct to the next, per
+  launch.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from .types import ArrayType, DType
 HEADER_BYTES = 128
 RET_OFFSET = 64
 HDR_CODE, HDR_MSG, HDR_INDEX, HDR_EXTENT, HDR_PRINT, HDR_RNG, HDR_IFACE = 0, 8, 16, 24, 32, 40, 48
-"""Header words: error code, failing op's message number, index and extent of a failed bounds check, print
-callback, random key of the launch, interface buffer pointer."""
+"""Header words: error code, failing op's message number, index and extent of a failed bounds check,
+print callback, random key of the launch, interface buffer pointer."""
 HEADER = struct.Struct("<7q")
 """The header as a launcher writes it before each unit (offsets HDR_CODE ... HDR_IFACE)."""
 IFACE_SLOTS = 64
@@ -53,7 +55,8 @@ def arg_words(params: list) -> list[int]:
 
 
 def words_struct(params: list) -> struct.Struct:
-    """Packs a launch's argument words (per array: data, gradient, extents; per scalar: its value)."""
+    """Packs a launch's argument words (per array: data, gradient, extents; per scalar: its
+    value)."""
     fmt = "<"
     for p in params:
         t = p.type

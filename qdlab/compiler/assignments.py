@@ -1,6 +1,6 @@
-"""Assignment: to names (locals, compile-time bindings), array elements and tuples; annotated and augmented
-assignment (`+=` on an array element, and on an outer local inside a parallel loop, is atomic). A part of the
-frontend's visitor."""
+"""Assignment: to names (locals, compile-time bindings), array elements and tuples; annotated and
+augmented assignment (`+=` on an array element, and on an outer local inside a parallel loop, is
+atomic). A part of the frontend's visitor."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from .types import DType, LocalType
 
 
 class Assignments:
-    """Mixed into `Frontend`; uses its `visit`, `value`, `cast`, `binop`, `emit`, `error`, `find_local`,
-    `resolve_static`, `subscript_target`, `scope` and `parallel_depth`."""
+    """Mixed into `Frontend`; uses its `visit`, `value`, `cast`, `binop`, `emit`, `error`,
+    `find_local`, `resolve_static`, `subscript_target`, `scope` and `parallel_depth`."""
 
     def assign_name(self, name: str, x: object, declared: DType | None = None) -> None:
         existing = self.find_local(name)

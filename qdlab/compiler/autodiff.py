@@ -1,10 +1,12 @@
-"""Reverse-mode autodiff: the gradient kernel of a kernel whose parallel loops have straight-line bodies.
+"""Reverse-mode autodiff: the gradient kernel of a kernel whose parallel loops have straight-line
+bodies.
 
-`kernel.grad(*args)` runs this kernel: every top-level parallel loop, in reverse order, recomputes its forward
-values, reads the gradients of what it stored, and accumulates into the `.grad` buffers of the arrays it read
-(atomically, as several iterations may read one element). Values computed outside loops are constants to the
-derivative. Anything else (a loop body with control flow or mutable locals, a serial store) is refused with a
-message naming the line. Gradient kernels are never split: the gate's `autodiff` rule compiles them whole.
+`kernel.grad(*args)` runs this kernel: every top-level parallel loop, in reverse order, recomputes
+its forward values, reads the gradients of what it stored, and accumulates into the `.grad` buffers
+of the arrays it read (atomically, as several iterations may read one element). Values computed
+outside loops are constants to the derivative. Anything else (a loop body with control flow or
+mutable locals, a serial store) is refused with a message naming the line. Gradient kernels are
+never split: the gate's `autodiff` rule compiles them whole.
 """
 
 from __future__ import annotations
@@ -114,14 +116,15 @@ RULES: dict[type[ir.Op], Rule] = {
     ir.Cast: _cast,
     ir.Select: _select,
 }
-"""The derivative of each differentiable op: given the gradient of its result, add to its operands'."""
+"""The derivative of each differentiable op: given the gradient of its result, add to its
+operands'."""
 FORWARD = (ir.Const, ir.Arg, ir.Shape, ir.BinOp, ir.Cmp, ir.Unary, ir.Cast, ir.Select, ir.Load)
 
 
 def _refuse(op: ir.Op, what: str) -> QdError:
     return QdError(
-        f"kernel.grad: {what} is not supported in a differentiated kernel; keep each top-level loop's "
-        "body to straight-line arithmetic on array elements.",
+        f"kernel.grad: {what} is not supported in a differentiated kernel; keep each top-level "
+        "loop's body to straight-line arithmetic on array elements.",
         op.loc,
     )  # type: ignore[arg-type]
 
@@ -198,8 +201,8 @@ def _reverse_loop(loop: ir.For, outer: dict[ir.Value, ir.Value], into: ir.Block)
 
 
 class _Mapped(Adjoint):
-    """The adjoint builder as the rules see it: primal operands are read through their recomputed clones, and
-    gradients are keyed by the primal values."""
+    """The adjoint builder as the rules see it: primal operands are read through their recomputed
+    clones, and gradients are keyed by the primal values."""
 
     def __init__(self, base: Adjoint, mapping: dict[ir.Value, ir.Value]) -> None:
         self.__dict__.update(base.__dict__)

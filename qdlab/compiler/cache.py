@@ -1,13 +1,15 @@
-"""Binary cache for compiled constructs, so an unchanged loop is loaded in milliseconds, not rebuilt.
+"""Binary cache for compiled constructs, so an unchanged loop is loaded in milliseconds, not
+rebuilt.
 
-The compiler asks this cache for a construct's payload (object file plus metadata, opaque here) by content key
-before compiling it. Two tiers: a bounded in-process LRU dict, and one file per key on disk, shared by all of a
-user's processes. A disk entry is never trusted blindly: it is opened without following links, read only if it
-is a regular file, and no further than its header (magic, format version, qdlab version, key, length) declares;
-the header and a SHA-256 over key and payload are checked. An entry that fails, or cannot be opened or read, is
-deleted and counts as a miss. Entries are written to a temporary name and renamed into place, so other processes
-see a whole entry or none. A directory another user owns or can write to is not read, and a write error
-(read-only, disk full) turns the disk tier off for the process: the compiler then compiles, which is always
+The compiler asks this cache for a construct's payload (object file plus metadata, opaque here) by
+content key before compiling it. Two tiers: a bounded in-process LRU dict, and one file per key on
+disk, shared by all of a user's processes. A disk entry is never trusted blindly: it is opened
+without following links, read only if it is a regular file, and no further than its header (magic,
+format version, qdlab version, key, length) declares; the header and a SHA-256 over key and payload
+are checked. An entry that fails, or cannot be opened or read, is deleted and counts as a miss.
+Entries are written to a temporary name and renamed into place, so other processes see a whole entry
+or none. A directory another user owns or can write to is not read, and a write error (read-only,
+disk full) turns the disk tier off for the process: the compiler then compiles, which is always
 correct.
 """
 
@@ -71,8 +73,8 @@ def encode_entry(key: str, payload: bytes) -> bytes:
 
 
 def read_entry(f: BinaryIO, key: str, max_bytes: int) -> bytes:
-    """The payload of the entry `f` holds for `key`, reading no more than its header declares (and nothing
-    past `max_bytes`); raises ValueError saying which check failed."""
+    """The payload of the entry `f` holds for `key`, reading no more than its header declares (and
+    nothing past `max_bytes`); raises ValueError saying which check failed."""
 
     def take(n: int, what: str) -> bytes:
         data = f.read(n)
@@ -224,8 +226,9 @@ class BinaryCache:
                 self._evictions += 1
 
     def _read(self, key: str) -> bytes | None:
-        """The entry's payload, or None. Links are never followed and only regular files are read: anything
-        else under the entry's name, or an entry that fails to open or read, is removed and is a miss."""
+        """The entry's payload, or None. Links are never followed and only regular files are read:
+        anything else under the entry's name, or an entry that fails to open or read, is removed and
+        is a miss."""
         path = self._path(key)
         try:
             if not stat.S_ISDIR(os.lstat(path.parent).st_mode):
@@ -304,7 +307,8 @@ class BinaryCache:
         self._disk_bytes = total
 
     def _scan(self) -> list[tuple[Path, int, int]]:
-        """(path, size, mtime_ns) of every complete entry on disk. Shard folders are never removed."""
+        """(path, size, mtime_ns) of every complete entry on disk. Shard folders are never
+        removed."""
         found = []
         for path in self._dir.glob(f"*/*{_SUFFIX}"):
             try:

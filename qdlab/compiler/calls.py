@@ -1,6 +1,8 @@
-"""Lowering of calls in a kernel: `qd.*` built-ins, Python built-ins, casts, `print`, and inlined `@qd.func`s.
+"""Lowering of calls in a kernel: `qd.*` built-ins, Python built-ins, casts, `print`, and inlined
+`@qd.func`s.
 
-Built-ins are found by the identity of the object the call's name resolves to; each has one small handler.
+Built-ins are found by the identity of the object the call's name resolves to; each has one small
+handler.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ import ast
 import builtins
 import math
 
-import qdlab.lang as lang
+import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
 
 from . import ir
 from .errors import QdTypeError
@@ -46,8 +48,9 @@ ATOMICS = {
 
 
 class Calls:
-    """Mixed into `Frontend`; uses its `visit`, `value`, `cast`, `truth`, `binop`, `emit`, `const`, `error`,
-    `resolve_callee`, `resolve_static`, `subscript_target`, `find_local`, `record`, `scope` and loop depths."""
+    """Mixed into `Frontend`; uses its `visit`, `value`, `cast`, `truth`, `binop`, `emit`, `const`,
+    `error`, `resolve_callee`, `resolve_static`, `subscript_target`, `find_local`, `record`, `scope`
+    and loop depths."""
 
     inline_depth = 0
     """@qd.func calls being inlined, one inside the other."""
@@ -95,7 +98,7 @@ class Calls:
             )
         if callee is range or callee is lang.BUILTINS["ndrange"]:
             raise self.error("range()/qd.ndrange() can only be used as the iterable of a `for`.")
-        if callee is getattr(builtins, "len"):
+        if callee is builtins.len:
             (x,) = self.call_args(node, 1)
             if isinstance(x, tuple):
                 return len(x)
@@ -109,7 +112,7 @@ class Calls:
             raise self.error(f"expected {n} argument(s), got {len(node.args)}.", QdTypeError)
         return [self.visit(a) for a in node.args]
 
-    # -- math -----------------------------------------------------------------------------------------------
+    # -- math --------------------------------------------------------------------------------------
     def unary(self, fn: str, x: object) -> object:
         v = self.value(x)
         t: DType = v.type  # type: ignore[assignment]
@@ -117,11 +120,10 @@ class Calls:
             if not t.is_float:
                 return self.const(0, u1)
             return self.emit(ir.Unary, [v], u1, fn=fn)
-        if fn in UNARY_FLOAT or (fn in ("floor", "ceil", "round", "fract") and t.is_int):
-            if t.is_int:
-                if fn in ("floor", "ceil", "round"):
-                    return v
-                v = self.cast(v, self.default_fp)
+        if (fn in UNARY_FLOAT or fn in ("floor", "ceil", "round", "fract")) and t.is_int:
+            if fn in ("floor", "ceil", "round"):
+                return v
+            v = self.cast(v, self.default_fp)
         return self.emit(ir.Unary, [v], v.type, fn=fn)
 
     def math1(self, fn: str, node: ast.Call) -> object:
@@ -189,7 +191,7 @@ class Calls:
             raise self.error("qd.bit_cast needs a dtype of the same width.", QdTypeError)
         return self.emit(ir.Cast, [v], t, bitcast=True)
 
-    # -- effects --------------------------------------------------------------------------------------------
+    # -- effects -----------------------------------------------------------------------------------
     def atomic(self, node: ast.Call, op: str) -> object:
         if len(node.args) != 2:
             raise self.error("an atomic takes (target, value).", QdTypeError)
@@ -298,7 +300,7 @@ class Calls:
             elif kw.arg not in ("parallelize", "block_dim_adaptive"):
                 raise self.error(f"qd.loop_config has no option `{kw.arg}`.")
 
-    # -- @qd.func -------------------------------------------------------------------------------------------
+    # -- @qd.func ----------------------------------------------------------------------------------
     def inline(self, func: object, node: ast.Call) -> object:
         if self.inline_depth > 32:
             raise self.error("@qd.func calls nest too deeply (recursion is not supported).")

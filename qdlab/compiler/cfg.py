@@ -1,4 +1,5 @@
-"""The control-flow graph of a whole kernel as DOT text (`qd.init(dump_cfg=True)` / `QDLAB_DUMP_CFG=1`)."""
+"""The control-flow graph of a whole kernel as DOT text (`qd.init(dump_cfg=True)` /
+`QDLAB_DUMP_CFG=1`)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ def cfg_dot(kernel: ir.Kernel) -> str:
             for k, r in enumerate(op.regions):
                 end = block(r, here)
                 lines.append(
-                    f'  {end} -> {here} [style=dashed, label="{"loop" if isinstance(op, (ir.For, ir.Loop)) else "join"}{k}"];'
+                    f"  {end} -> {here} [style=dashed, "
+                    f'label="{"loop" if isinstance(op, (ir.For, ir.Loop)) else "join"}{k}"];'
                 )
             last = here
         return last

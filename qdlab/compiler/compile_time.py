@@ -1,12 +1,13 @@
-"""Compile-time evaluation: `qd.static(...)`, the names a call or a `with` refers to, and the Python values a
-kernel bakes in (each recorded with its fingerprint, for the manifest). A part of the frontend's visitor."""
+"""Compile-time evaluation: `qd.static(...)`, the names a call or a `with` refers to, and the Python
+values a kernel bakes in (each recorded with its fingerprint, for the manifest). A part of the
+frontend's visitor."""
 
 from __future__ import annotations
 
 import ast
 import contextlib
 
-import qdlab.lang as lang
+import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
 
 from . import ir
 from .errors import QdError
@@ -47,7 +48,7 @@ class CompileTime:
             return eval(compile(ast.Expression(node), "<qd.static>", "eval"), env)
         except QdError:
             raise
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - whatever the user's expression raises is reported
             raise self.error(
                 f"cannot evaluate `{ast.unparse(node)}` at compile time ({e}); qd.static needs "
                 "constants, template arguments or Python globals.",

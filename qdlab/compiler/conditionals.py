@@ -1,5 +1,6 @@
-"""Expressions with control flow inside: `and`/`or` (short-circuit, value-returning, as in Python), the ternary
-`a if c else b` (only the chosen arm runs) and chained comparisons. A part of the frontend's visitor."""
+"""Expressions with control flow inside: `and`/`or` (short-circuit, value-returning, as in Python),
+the ternary `a if c else b` (only the chosen arm runs) and chained comparisons. A part of the
+frontend's visitor."""
 
 from __future__ import annotations
 

@@ -28,7 +28,8 @@ class Config:
     """Compile kernels construct by construct (False: always whole-kernel)."""
     split_carried: bool = True
     fresh: bool = False
-    """Compile every construct anew, reusing nothing already cached or loaded (`%%qdkernel --no-cache`)."""
+    """Compile every construct anew, reusing nothing already cached or loaded
+    (`%%qdkernel --no-cache`)."""
     print_ir: bool = False
     debug_dump_path: str | None = None
     dump_ir: bool = False
@@ -53,7 +54,8 @@ def make_config(**kwargs: object) -> Config:
     unknown = sorted(set(kwargs) - names)
     if unknown:
         raise TypeError(
-            f"qd.init() got unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}"
+            f"qd.init() got unknown option(s) {', '.join(unknown)}; known: "
+            f"{', '.join(sorted(names))}"
         )
     arch = kwargs.get("arch", "cpu")
     arch = getattr(arch, "name", arch)

@@ -1,11 +1,12 @@
 """Running compiled units on an NVIDIA GPU with CuPy: loading PTX, device arrays, and the launcher.
 
-A unit's PTX module holds one `.entry` per task. A launch uploads the argument words (packed as on the CPU,
-`abi.words_struct`), and for each unit writes the header of the temporary buffer on the device and runs its
-tasks in stream order: parallel tasks as a grid that fills the device (grid-stride loops), serial tasks as one
-thread. NumPy arrays are copied to the device and back around each call; CuPy arrays, PyTorch CUDA tensors
-(anything with `__cuda_array_interface__`) and `qd.ndarray`s made under `arch=qd.cuda` stay on the device and
-pass by pointer. CuPy is imported only here, and only once a kernel compiles or runs under `arch=qd.cuda`.
+A unit's PTX module holds one `.entry` per task. A launch uploads the argument words (packed as on
+the CPU, `abi.words_struct`), and for each unit writes the header of the temporary buffer on the
+device and runs its tasks in stream order: parallel tasks as a grid that fills the device
+(grid-stride loops), serial tasks as one thread. NumPy arrays are copied to the device and back
+around each call; CuPy arrays, PyTorch CUDA tensors (anything with `__cuda_array_interface__`) and
+`qd.ndarray`s made under `arch=qd.cuda` stay on the device and pass by pointer. CuPy is imported
+only here, and only once a kernel compiles or runs under `arch=qd.cuda`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from .types import ArrayType, DType
 THREADS_PER_SM = 2048
 
 
-# -- device -------------------------------------------------------------------------------------------------
+# -- device ----------------------------------------------------------------------------------------
 @cache
 def available() -> bool:
     """True when CuPy imports and sees a CUDA device."""
@@ -65,7 +66,7 @@ def sync() -> None:
         require().cuda.get_current_stream().synchronize()
 
 
-# -- loading ------------------------------------------------------------------------------------------------
+# -- loading ---------------------------------------------------------------------------------------
 _modules: dict[tuple[str, int], tuple[Any, list[str]]] = {}
 """Every PTX module loaded in this process: (name, device id) -> (module, its task symbols)."""
 
@@ -88,9 +89,10 @@ def functions(name: str) -> list[Any] | None:
     return [module.get_function(s) for s in symbols]
 
 
-# -- arrays -------------------------------------------------------------------------------------------------
+# -- arrays ----------------------------------------------------------------------------------------
 class DeviceArray:
-    """A kernel argument that lives on the device: anything with `__cuda_array_interface__` (CuPy, PyTorch)."""
+    """A kernel argument that lives on the device: anything with `__cuda_array_interface__` (CuPy,
+    PyTorch)."""
 
     def __init__(self, obj: Any) -> None:
         self.obj = obj
@@ -120,10 +122,11 @@ def pointer(a: Any) -> int:
     return int(a.ctypes.data)
 
 
-# -- launching ----------------------------------------------------------------------------------------------
+# -- launching -------------------------------------------------------------------------------------
 @dataclass
 class Launcher:
-    """Runs one compiled variant on the GPU: uploads words, launches each task, copies NumPy arrays back."""
+    """Runs one compiled variant on the GPU: uploads words, launches each task, copies NumPy arrays
+    back."""
 
     name: str
     params: list[ir.Param]
@@ -148,7 +151,8 @@ class Launcher:
         return runtime.overlapping(self.params, self.alias_pairs, extents)
 
     def to_device(self, values: list) -> tuple[list, list]:
-        """Values with each host array replaced by a device copy, and the (host, device) pairs to copy back."""
+        """Values with each host array replaced by a device copy, and the (host, device) pairs to
+        copy back."""
         out, back = [], []
         for v in values:
             if not isinstance(v, tuple):
@@ -184,7 +188,8 @@ class Launcher:
         return max(1, multiprocessors() * max(1, THREADS_PER_SM // block))
 
     def run_values(self, values: list, seed: int) -> object:
-        """Launch with the bound argument values: (array, gradient) per array, the number per scalar."""
+        """Launch with the bound argument values: (array, gradient) per array, the number per
+        scalar."""
         with self.lock:
             dvalues, back = self.to_device(values)
             self.words_dev.set(np.frombuffer(self.words(dvalues), np.int64))

@@ -13,7 +13,8 @@ class SourceLoc:
     kernel: str
     """Name of the kernel (or `@qd.func`) being compiled."""
     filename: str
-    """File, or IPython's cell name (`<ipython-input-3-...>`), whose line numbers are cell-relative."""
+    """File, or IPython's cell name (`<ipython-input-3-...>`), whose line numbers are
+    cell-relative."""
     lineno: int
     """1-based line in `filename`."""
     col: int
@@ -46,8 +47,9 @@ class QdError(Exception):
         super().__init__(f"{loc.render()}\n{message}" if loc else message)
 
 
-# Quadrants' names, with its hierarchy (`quadrants.lang.exception`): code written against Quadrants catches
-# what qdlab raises. qdlab's own names below derive from them, so both kinds of `except` hold.
+# Quadrants' names, with its hierarchy (`quadrants.lang.exception`): code written against Quadrants
+# catches what qdlab raises. qdlab's own names below derive from them, so both kinds of `except`
+# hold.
 class QuadrantsCompilationError(QdError):
     """The kernel cannot be compiled."""
 
@@ -89,7 +91,8 @@ class QdTypeError(QuadrantsTypeError):
 
 
 class QdValueError(QdError, ValueError):
-    """A kernel argument has the right kind but an unusable value (dtype, ndim, memory layout, size)."""
+    """A kernel argument has the right kind but an unusable value (dtype, ndim, memory layout,
+    size)."""
 
 
 class QdArgumentError(QuadrantsRuntimeTypeError):

@@ -1,8 +1,8 @@
 """`qd.explain(kernel)`: the structured report of a kernel's latest compile, read by every view.
 
-The summary in the notebook magic, the graphs and the visualizer widget all read these dataclasses and nothing
-else. Compiled stages (LLVM IR, assembly) are produced on demand, so a run served from the cache pays nothing
-for them until someone looks.
+The summary in the notebook magic, the graphs and the visualizer widget all read these dataclasses
+and nothing else. Compiled stages (LLVM IR, assembly) are produced on demand, so a run served from
+the cache pays nothing for them until someone looks.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ class Statement:
     """Its source text (first line for containers)."""
     kind: str
     """`"args"` (the kernel's parameters), `"def"` (pure definition), `"local"` (writes a local),
-    `"effect"` (stores, atomics, print, return), `"parallel_for"`, `"serial_for"`, `"while"`, `"if"`."""
+    `"effect"` (stores, atomics, print, return), `"parallel_for"`, `"serial_for"`, `"while"`,
+    `"if"`."""
     segment: int
     """Index of its segment."""
     construct: int | None
@@ -62,7 +63,8 @@ class InterfaceSlot:
     consumers: list[int]
     """Indices of the constructs that read it."""
     reason: str
-    """The fallback code this slot avoids (`carried_value`, `overwritten_reread`, `repeated_effect`)."""
+    """The fallback code this slot avoids (`carried_value`, `overwritten_reread`,
+    `repeated_effect`)."""
     line: int
     """Source line of the producing statement."""
 
@@ -92,7 +94,8 @@ class ConstructReport:
     stages: dict[str, str | Callable[[], str]] = field(default_factory=dict)
 
     def stage(self, name: str) -> str:
-        """A compiled stage's text (`ir`, `llvm`, `llvm_optimized`, `asm`), produced on first use."""
+        """A compiled stage's text (`ir`, `llvm`, `llvm_optimized`, `asm`), produced on first
+        use."""
         value = self.stages[name]
         if callable(value):
             value = self.stages[name] = value()
@@ -130,7 +133,8 @@ class KernelReport:
     runtime_fallbacks: list[str] = field(default_factory=list)
     """Per-launch fallbacks seen so far (`aliased_arguments: ...`)."""
     interface: list[InterfaceSlot] = field(default_factory=list)
-    """Values carried between constructs through the interface buffer (empty unless a kernel needs it)."""
+    """Values carried between constructs through the interface buffer (empty unless a kernel needs
+    it)."""
 
     @property
     def compiled(self) -> int:
@@ -172,8 +176,9 @@ class KernelReport:
         fb = ""
         if self.fallback:
             fb = (
-                f"<p><b>fallback</b> <code>{self.fallback.code}</code> at line {self.fallback.lineno}: "
-                f"{html.escape(self.fallback.message)}<br><code>{html.escape(self.fallback.source_line)}</code></p>"
+                f"<p><b>fallback</b> <code>{self.fallback.code}</code> at line "
+                f"{self.fallback.lineno}: {html.escape(self.fallback.message)}<br>"
+                f"<code>{html.escape(self.fallback.source_line)}</code></p>"
             )
         head = "".join(f"<th>{h}</th>" for h in ("#", "lines", "kind", "status", "ms", "key"))
         body = "".join(
@@ -182,5 +187,6 @@ class KernelReport:
         )
         return (
             f"<div><b>{html.escape(self.kernel)}</b>: {self.mode}, {self.compiled} compiled, "
-            f"{self.reused} reused, {self.compile_ms:.1f} ms{fb}<table><tr>{head}</tr>{body}</table></div>"
+            f"{self.reused} reused, "
+            f"{self.compile_ms:.1f} ms{fb}<table><tr>{head}</tr>{body}</table></div>"
         )

@@ -1,9 +1,9 @@
 """Fingerprints: a description of a value a kernel baked in at compile time, by its content.
 
-Equal fingerprints compile to equal code. The frontend records one for every global, closure value and
-attribute chain it reads; the manifest tier checks them again before it serves a kernel without lowering it,
-and template arguments are told apart by them. A value that cannot be described faithfully is UNKNOWN, and
-whatever rests on it is compiled again rather than served.
+Equal fingerprints compile to equal code. The frontend records one for every global, closure value
+and attribute chain it reads; the manifest tier checks them again before it serves a kernel without
+lowering it, and template arguments are told apart by them. A value that cannot be described
+faithfully is UNKNOWN, and whatever rests on it is compiled again rather than served.
 """
 
 from __future__ import annotations
@@ -22,20 +22,24 @@ from qdlab.lang import Builtin, Func, KernelDef
 from .source import MISSING
 
 UNKNOWN = "unfingerprintable"
-"""The fingerprint of a value that cannot be described faithfully: a kernel that read one gets no manifest."""
+"""The fingerprint of a value that cannot be described faithfully: a kernel that read one gets no
+manifest."""
 
 _NODES, _DEPTH, _BYTES = 50_000, 40, 64 << 20
-"""Bounds on one fingerprint: values visited, nesting, buffer bytes hashed. Past any of them: UNKNOWN."""
+"""Bounds on one fingerprint: values visited, nesting, buffer bytes hashed. Past any of them:
+UNKNOWN."""
 
 
 def fingerprint(value: object) -> str:
-    """A description of a value a kernel baked in, by content: equal fingerprints compile to equal code.
+    """A description of a value a kernel baked in, by content: equal fingerprints compile to equal
+    code.
 
-    Functions are described by their code, defaults, closure cells and the globals their code names (of a
-    module they read, the attributes their code names); classes by their namespace; arrays and other buffers
-    by dtype, shape and a hash of their bytes; other objects by their `__dict__`, slots and pickle state.
-    Modules, qd built-ins and the code of Python, installed packages and qdlab (by a stamp of their file) are
-    described by name; a `@qd.func` by its source. Anything else, or past the bounds, is UNKNOWN."""
+    Functions are described by their code, defaults, closure cells and the globals their code names
+    (of a module they read, the attributes their code names); classes by their namespace; arrays and
+    other buffers by dtype, shape and a hash of their bytes; other objects by their `__dict__`,
+    slots and pickle state. Modules, qd built-ins and the code of Python, installed packages and
+    qdlab (by a stamp of their file) are described by name; a `@qd.func` by its source. Anything
+    else, or past the bounds, is UNKNOWN."""
     try:
         text = _Fingerprint().of(value, 0)
     except Exception:  # noqa: BLE001 - _Unknown, RecursionError, or what a user's __reduce__ raised
@@ -103,7 +107,10 @@ class _Fingerprint:
                 f"{v.co_cellvars}|{v.co_argcount},{v.co_posonlyargcount},{v.co_kwonlyargcount},{v.co_flags})"
             )
         if isinstance(v, types.FunctionType):
-            values = f"{f(v.__defaults__)},{f(v.__kwdefaults__)},{f(tuple(map(_cell, v.__closure__ or ())))}"
+            values = (
+                f"{f(v.__defaults__)},{f(v.__kwdefaults__)},"
+                f"{f(tuple(map(_cell, v.__closure__ or ())))}"
+            )
             stamp = _library(v.__code__.co_filename)
             if stamp is not None:
                 return f"function:{v.__module__}.{v.__qualname__}@{stamp}({values})"
@@ -144,7 +151,8 @@ class _Fingerprint:
         return self.instance(v, d)
 
     def instance(self, v: object, d: int) -> str:
-        """An object by its class, its bytes if it has a buffer, its `__dict__`, slots and pickle state."""
+        """An object by its class, its bytes if it has a buffer, its `__dict__`, slots and pickle
+        state."""
         parts = [self.of(type(v), d)]
         try:
             view = memoryview(v)  # type: ignore[arg-type]
@@ -186,8 +194,9 @@ class _Fingerprint:
         return "object(" + ",".join(parts) + ")"
 
     def globals_read(self, fn: types.FunctionType, d: int) -> str:
-        """Every global the code names, and of a module among them the attributes the code names; "-" for a
-        name that is not a global (a builtin, an attribute). A name computed at run time is not seen."""
+        """Every global the code names, and of a module among them the attributes the code names;
+        "-" for a name that is not a global (a builtin, an attribute). A name computed at run time
+        is not seen."""
         names = list(dict.fromkeys(_names(fn.__code__)))
         g = fn.__globals__
         out = []
@@ -199,7 +208,8 @@ class _Fingerprint:
         return ";".join(out)
 
     def alone(self, v: object, d: int) -> str:
-        """`v` with no back-references into the rest (for elements of a set), the bounds still shared."""
+        """`v` with no back-references into the rest (for elements of a set), the bounds still
+        shared."""
         sub = _Fingerprint(self.nodes)
         sub.bytes = self.bytes
         try:
@@ -209,8 +219,8 @@ class _Fingerprint:
 
 
 def _names(code: types.CodeType) -> list[str]:
-    """The names the code and its nested code use, and its string constants that could be names (as in
-    `getattr(consts, "N")` or `globals()["N"]`)."""
+    """The names the code and its nested code use, and its string constants that could be names (as
+    in `getattr(consts, "N")` or `globals()["N"]`)."""
     out = list(code.co_names)
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
@@ -242,8 +252,8 @@ def _roots() -> tuple[str, ...]:
 
 @functools.cache
 def _library(filename: str | None) -> str | None:
-    """A stamp of `filename` if it is Python's, an installed package's or qdlab's (their code is described
-    by that stamp, not followed), else None: the user's own code, described by content."""
+    """A stamp of `filename` if it is Python's, an installed package's or qdlab's (their code is
+    described by that stamp, not followed), else None: the user's own code, described by content."""
     if filename and filename.startswith("<frozen "):
         return sys.version
     if not filename or not os.path.isabs(filename):
@@ -253,7 +263,8 @@ def _library(filename: str | None) -> str | None:
 
 @functools.cache
 def _stamp(filename: str) -> str | None:
-    """A hash of a Python file, the size and time of another (a compiled extension), None if unreadable."""
+    """A hash of a Python file, the size and time of another (a compiled extension), None if
+    unreadable."""
     try:
         if filename.endswith(".py"):
             with open(filename, "rb") as fh:

@@ -1,11 +1,11 @@
 """Python AST to typed IR: one whitelisting visitor.
 
-There is one `visit_*` per construct the kernel language accepts; anything else reaches `generic_visit`, which
-refuses it by name. The `visit` override records the node being lowered, so every error points at the user's
-line. The visitor is assembled from mixins, each a file of its own: assignments (`assignments.py`), calls
-(`calls.py`), loops (`loops.py`), conditional expressions (`conditionals.py`) and compile-time evaluation
-(`compile_time.py`); what they share is in `scope.py`. Set `QDLAB_DEBUG_FRONTEND=1` to see the raw
-exception behind a user-facing error.
+There is one `visit_*` per construct the kernel language accepts; anything else reaches
+`generic_visit`, which refuses it by name. The `visit` override records the node being lowered, so
+every error points at the user's line. The visitor is assembled from mixins, each a file of its own:
+assignments (`assignments.py`), calls (`calls.py`), loops (`loops.py`), conditional expressions
+(`conditionals.py`) and compile-time evaluation (`compile_time.py`); what they share is in
+`scope.py`. Set `QDLAB_DEBUG_FRONTEND=1` to see the raw exception behind a user-facing error.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import ast
 import os
 import sys
 
-import qdlab.lang as lang
+import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
 
 from . import ir
 from .assignments import Assignments
@@ -42,8 +42,9 @@ from .source import MISSING, Source, resolve_name
 from .types import DType, f32, i32, i64, promote, u1
 
 MAX_DEPTH = 8000
-"""Python frames the frontend may use while lowering a kernel: enough for the longest sum CPython itself compiles
-(about 2,600 terms; its default limit of 1,000 frames stops the visitor at about 300)."""
+"""Python frames the frontend may use while lowering a kernel: enough for the longest sum CPython
+itself compiles (about 2,600 terms; its default limit of 1,000 frames stops the visitor at about
+300)."""
 REFUSED = {
     "Try": "`try`",
     "With": "`with`",
@@ -91,9 +92,10 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
         self.block_dim: int | None = None
         self.random_sites = 0
         self.deps: set[tuple[str, str, str]] = set()
-        """(owner path, name, fingerprint) of every global or closure value read: the manifest checks them."""
+        """(owner path, name, fingerprint) of every global or closure value read: the manifest
+        checks them."""
 
-    # -- infrastructure -------------------------------------------------------------------------------------
+    # -- infrastructure ----------------------------------------------------------------------------
     def visit(self, node: ast.AST) -> object:
         outer = self.loc
         if hasattr(node, "lineno"):
@@ -146,14 +148,15 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
             value = int(value)  # type: ignore[call-overload]
         return self.emit(ir.Const, (), dtype, value=value)
 
-    # -- values ---------------------------------------------------------------------------------------------
+    # -- values ------------------------------------------------------------------------------------
     def value(self, x: object, like: DType | None = None, exact: bool = False) -> ir.Value:
         """Turn a lowered expression into an IR value; Python numbers become constants.
 
         As in Quadrants, an integer literal is i32 (i64 if it does not fit) and a float literal is
         `default_fp`, whatever the other operand is; `like` only types literals where a store or a
-        declared type fixes the target type (one that does not fit it is i32 or i64, and the caller's
-        cast wraps it, as Quadrants does). With `exact` (`qd.u8(300)`), a literal must fit `like`.
+        declared type fixes the target type (one that does not fit it is i32 or i64, and the
+        caller's cast wraps it, as Quadrants does). With `exact` (`qd.u8(300)`), a literal must fit
+        `like`.
         """
         if isinstance(x, ir.Value):
             if not isinstance(x.type, DType):
@@ -176,7 +179,8 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
         raise self.error(f"{describe(x)} cannot be used as a value in a kernel.", QdTypeError)
 
     def literal_error(self, x: int, t: DType, exact: bool) -> QdError:
-        """`x` does not fit `t`; the caret goes under the constant expression on this line that gives `x`."""
+        """`x` does not fit `t`; the caret goes under the constant expression on this line that
+        gives `x`."""
         lo, hi = int_range(t)
         if exact:
             message = f"integer literal {x} is out of the range of {t} ({lo} to {hi})."
@@ -249,7 +253,7 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
         t = promote(va.type, vb.type)  # type: ignore[arg-type]
         return self.emit(ir.Cmp, [self.cast(va, t), self.cast(vb, t)], u1, pred=pred)
 
-    # -- names ----------------------------------------------------------------------------------------------
+    # -- names -------------------------------------------------------------------------------------
     def lookup(self, name: str) -> object:
         for frame in reversed(self.scope.frames):
             if name in frame:
@@ -272,7 +276,7 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
                 return frame[name]
         return None
 
-    # -- blocks ---------------------------------------------------------------------------------------------
+    # -- blocks ------------------------------------------------------------------------------------
     def lower_body(self, stmts: list[ast.stmt], block: ir.Block, frame: dict | None = None) -> None:
         outer_block, outer_top = self.block, self.top_level
         self.block = block
@@ -306,7 +310,7 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
         finally:
             sys.setrecursionlimit(limit)
 
-    # -- statements -----------------------------------------------------------------------------------------
+    # -- statements --------------------------------------------------------------------------------
     def visit_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # docstring
@@ -419,7 +423,7 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
             msg = str(node.msg.value)
         self.emit(ir.Assert, [cond], message=msg, line=self.loc.render() if self.loc else "")
 
-    # -- expressions ----------------------------------------------------------------------------------------
+    # -- expressions -------------------------------------------------------------------------------
     def visit_Constant(self, node: ast.Constant) -> object:
         if isinstance(node.value, (bool, int, float, str)) or node.value is None:
             return node.value

@@ -1,14 +1,16 @@
 """The recompute-safety gate: may this kernel be compiled construct by construct?
 
-One table, one row per reason code: (code, predicate, message, handover). A predicate looks at the split
-(constructs and their slices) and at the effects the ops declare, and returns what it found (the statement that
-makes the split unsafe, the statement that blocks it, the facts its message names, and the value whose hand-over
-would remove the reason) or None; it changes nothing. The first row that fires sends the kernel down the
-whole-kernel path, unless the row allows a hand-over through the interface buffer (`handover`), which the
-pipeline then tries. Apart from the table, `disjoint_pairs` lists the pairs of array parameters whose
-disjointness a split relies on; the launch checks those.
+One table, one row per reason code: (code, predicate, message, handover). A predicate looks at the
+split (constructs and their slices) and at the effects the ops declare, and returns what it found
+(the statement that makes the split unsafe, the statement that blocks it, the facts its message
+names, and the value whose hand-over would remove the reason) or None; it changes nothing. The first
+row that fires sends the kernel down the whole-kernel path, unless the row allows a hand-over
+through the interface buffer (`handover`), which the pipeline then tries. Apart from the table,
+`disjoint_pairs` lists the pairs of array parameters whose disjointness a split relies on; the
+launch checks those.
 
-Mesh iteration is not part of qdlab's language, so the reference's `mesh` code cannot arise and has no row.
+Mesh iteration is not part of qdlab's language, so the reference's `mesh` code cannot arise and has
+no row.
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ class Fallback:
     construct: int | None = None
     """Index of the construct whose slice is unsafe."""
     remedy: ir.Value | None = field(default=None, compare=False, repr=False)
-    """For a row with `handover`: the local or value that, handed over through the interface buffer instead of
-    recomputed, removes this reason."""
+    """For a row with `handover`: the local or value that, handed over through the interface buffer
+    instead of recomputed, removes this reason."""
 
     @property
     def lineno(self) -> int | None:
@@ -64,7 +66,8 @@ class Facts:
 
 @dataclass(frozen=True)
 class Finding:
-    """What a predicate found: where, what blocked the split, the words of its row's message, and the remedy."""
+    """What a predicate found: where, what blocked the split, the words of its row's message, and
+    the remedy."""
 
     at: ir.Op | SourceLoc | None
     blocker: ir.Op | None = None
@@ -82,10 +85,11 @@ class Rule:
     message: str
     """What the split would get wrong, with `{...}` fields from the finding's words."""
     handover: bool = False
-    """Handing the finding's remedy over through the interface buffer removes the reason (`split_carried`)."""
+    """Handing the finding's remedy over through the interface buffer removes the reason
+    (`split_carried`)."""
 
 
-# -- predicates ---------------------------------------------------------------------------------------------
+# -- predicates ------------------------------------------------------------------------------------
 
 
 def autodiff(f: Facts) -> Finding | None:
@@ -195,33 +199,35 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "concurrent_region",
         concurrent_region,
-        "its loops sit in a region scheduled to run concurrently, which shares one temporary buffer",
+        "its loops sit in a region scheduled to run concurrently, which shares one temporary "
+        "buffer",
     ),
     Rule("diagnostic_mode", diagnostic_mode, "{what} is on, and it needs the whole kernel"),
     Rule(
         "carried_value",
         carried_value,
-        "`{name}` is written inside a loop at line {line} and read by construct {construct}; that construct "
-        "cannot be rebuilt from the kernel's arguments alone",
+        "`{name}` is written inside a loop at line {line} and read by construct {construct}; that "
+        "construct cannot be rebuilt from the kernel's arguments alone",
         handover=True,
     ),
     Rule(
         "repeated_effect",
         repeated_effect,
-        "{what} at line {line} would run again inside construct {construct}, changing what the kernel does",
+        "{what} at line {line} would run again inside construct {construct}, changing what the "
+        "kernel does",
         handover=True,
     ),
     Rule(
         "gradient_alias",
         gradient_alias,
-        "`{read}` is read at line {line} while line {wline} writes `{written}`; gradient buffers cannot be "
-        "checked for overlap at launch",
+        "`{read}` is read at line {line} while line {wline} writes `{written}`; gradient buffers "
+        "cannot be checked for overlap at launch",
     ),
     Rule(
         "overwritten_reread",
         overwritten_reread,
-        "`{read}` is read at line {line}, overwritten at line {wline}, and the read would be recomputed after "
-        "the overwrite in construct {construct}",
+        "`{read}` is read at line {line}, overwritten at line {wline}, and the read would be "
+        "recomputed after the overwrite in construct {construct}",
         handover=True,
     ),
 )
@@ -248,7 +254,8 @@ def check(facts: Facts) -> Fallback | None:
 
 
 def disjoint_pairs(facts: Facts) -> set[tuple[int, bool, int, bool]]:
-    """(param, grad, param, grad): buffers a recomputed read assumes the writes between do not touch."""
+    """(param, grad, param, grad): buffers a recomputed read assumes the writes between do not
+    touch."""
     return {
         (*_buffer(load), *_buffer(w))
         for _, _, load, w in _rereads(facts)
@@ -256,12 +263,12 @@ def disjoint_pairs(facts: Facts) -> set[tuple[int, bool, int, bool]]:
     }
 
 
-# -- what the predicates share ------------------------------------------------------------------------------
+# -- what the predicates share ---------------------------------------------------------------------
 
 
 def _rereads(f: Facts) -> Iterator[tuple[Construct, int, ir.Op, ir.Op]]:
-    """(construct, slice position, read, write): a read recomputed in the construct's slice, and a write to
-    array memory between where the read stands and where the construct starts."""
+    """(construct, slice position, read, write): a read recomputed in the construct's slice, and a
+    write to array memory between where the read stands and where the construct starts."""
     for c in f.constructs:
         start = c.positions[0]
         for q in c.slice_positions:

@@ -1,8 +1,9 @@
 """The typed IR: values, ops with nested blocks, and the rewriter that keeps def-use links right.
 
-Every op keeps its operands, its (single, optional) result, its nested blocks and the source `loc` it came
-from. Values know their users, so backward slices and "who reads this" are short loops. Effects are declared on
-the op classes (`effects`, from `EFFECTS`): the split and the gate ask about effects, never about classes.
+Every op keeps its operands, its (single, optional) result, its nested blocks and the source `loc`
+it came from. Values know their users, so backward slices and "who reads this" are short loops.
+Effects are declared on the op classes (`effects`, from `EFFECTS`): the split and the gate ask about
+effects, never about classes.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ EFFECTS = {
     "interface": "writes the interface buffer",
     "control": "holds or transfers control (loops, branches)",
 }
-"""The effects an op class may declare; the split and the gate ask about these, never about op classes."""
+"""The effects an op class may declare; the split and the gate ask about these, never about op
+classes."""
 
 
 class Value:
     """An SSA value: an op's result or a block argument (a loop index)."""
 
-    __slots__ = ("type", "name", "owner", "users")
+    __slots__ = ("name", "owner", "type", "users")
 
     def __init__(self, type: Type, name: str = "", owner: Op | Block | None = None) -> None:
         self.type = type
@@ -92,7 +94,8 @@ class Op:
         self.operands: list[Value] = []
         self.result: Value | None = Value(result, name, self) if result is not None else None
         self.attrs: dict = attrs or {}
-        """Compile-time attributes (constant value, operator name, axis ...), printed in canonical text."""
+        """Compile-time attributes (constant value, operator name, axis ...), printed in canonical
+        text."""
         self.regions: list[Block] = regions or []
         for r in self.regions:
             r.parent = self
@@ -124,7 +127,7 @@ class Op:
         return f"<{self.name} {self.attrs}>"
 
 
-# Values ---------------------------------------------------------------------------------------------------------
+# Values -------------------------------------------------------------------------------------------
 
 
 class Const(Op):
@@ -146,7 +149,8 @@ class Shape(Op):
 
 
 class BinOp(Op):
-    """Arithmetic or bitwise `op` (add sub mul truediv floordiv mod pow min max atan2 and or xor shl shr)."""
+    """Arithmetic or bitwise `op` (add sub mul truediv floordiv mod pow min max atan2 and or xor shl
+    shr)."""
 
     name = "binop"
 
@@ -158,13 +162,15 @@ class Cmp(Op):
 
 
 class Unary(Op):
-    """Unary `fn`: neg not bitnot abs sqrt sin cos tan tanh exp log floor ceil round asin acos rsqrt."""
+    """Unary `fn`: neg not bitnot abs sqrt sin cos tan tanh exp log floor ceil round asin acos
+    rsqrt."""
 
     name = "unary"
 
 
 class Cast(Op):
-    """Value conversion to the result type (float to int truncates toward zero); `bitcast` reinterprets."""
+    """Value conversion to the result type (float to int truncates toward zero); `bitcast`
+    reinterprets."""
 
     name = "cast"
 
@@ -175,7 +181,7 @@ class Select(Op):
     name = "select"
 
 
-# Locals ---------------------------------------------------------------------------------------------------------
+# Locals -------------------------------------------------------------------------------------------
 
 
 class Alloca(Op):
@@ -201,14 +207,15 @@ class LocalStore(Op):
 
 
 class LocalAtomic(Op):
-    """Reduce into a local from a parallel loop: operands (local, value), attrs `op` (add sub min max and or xor)."""
+    """Reduce into a local from a parallel loop: operands (local, value), attrs `op` (add sub min
+    max and or xor)."""
 
     name = "local_atomic"
     pure = False
     effects = frozenset({"local_read", "local_write"})
 
 
-# Memory ---------------------------------------------------------------------------------------------------------
+# Memory -------------------------------------------------------------------------------------------
 
 
 class _Memory(Op):
@@ -247,7 +254,8 @@ class Store(_Memory):
 
 
 class Atomic(_Memory):
-    """Atomic read-modify-write (array, *indices, value) with attrs `op`; the result is the old value."""
+    """Atomic read-modify-write (array, *indices, value) with attrs `op`; the result is the old
+    value."""
 
     name = "atomic"
     pure = False
@@ -287,7 +295,8 @@ class Return(Op):
 
 
 class InterfaceLoad(Op):
-    """Read a value a previous construct published: attrs `slot` (byte offset) and `key` (what it holds)."""
+    """Read a value a previous construct published: attrs `slot` (byte offset) and `key` (what it
+    holds)."""
 
     name = "interface_load"
 
@@ -300,7 +309,7 @@ class InterfaceStore(Op):
     effects = frozenset({"interface"})
 
 
-# Control flow ---------------------------------------------------------------------------------------------------
+# Control flow -------------------------------------------------------------------------------------
 
 
 class For(Op):
@@ -383,7 +392,7 @@ class Kernel:
         return self.body.walk()
 
 
-# Rewriter -------------------------------------------------------------------------------------------------------
+# Rewriter -----------------------------------------------------------------------------------------
 
 
 def replace_all_uses(old: Value, new: Value) -> None:
@@ -405,7 +414,8 @@ def erase(op: Op) -> None:
 
 
 def clone_ops(ops: list[Op], mapping: dict[Value, Value], into: Block) -> None:
-    """Copy `ops` (with nested blocks) into `into`, remapping operands through `mapping` (extended in place)."""
+    """Copy `ops` (with nested blocks) into `into`, remapping operands through `mapping` (extended
+    in place)."""
     for op in ops:
         regions = []
         for r in op.regions:

@@ -1,10 +1,11 @@
 """Every name the compiler, the caches and the loaders agree on, each decided here once.
 
-- `compiler_version()`: qdlab's version and a digest of the compiler's (and the language's) own source, so a
-  cache never serves a binary that another compiler built. Computed on first need, not at import.
-- `construct_key`: a construct's binary, from its canonical IR text, the target, the code-generation options
-  and the compiler version. `manifest_key`: a kernel's manifest, from its source, argument signature, every
-  setting, the target and the compiler version (where the kernel sits is left out).
+- `compiler_version()`: qdlab's version and a digest of the compiler's (and the language's) own
+  source, so a cache never serves a binary that another compiler built. Computed on first need, not
+  at import.
+- `construct_key`: a construct's binary, from its canonical IR text, the target, the code-generation
+  options and the compiler version. `manifest_key`: a kernel's manifest, from its source, argument
+  signature, every setting, the target and the compiler version (where the kernel sits is left out).
 - `prefix` / `symbol`: the names of a unit's task functions in its object (or PTX module).
 """
 
@@ -55,7 +56,8 @@ def manifest_key(source: str, signature: str, config: Config, target_parts: tupl
 
 
 def prefix(key: str, fresh: int | None = None) -> str:
-    """The symbol prefix of a unit; `fresh` (a `--no-cache` compile) makes names no other load shares."""
+    """The symbol prefix of a unit; `fresh` (a `--no-cache` compile) makes names no other load
+    shares."""
     return f"qd_{key[:24]}" if fresh is None else f"qd_{key[:24]}_f{fresh}"
 
 

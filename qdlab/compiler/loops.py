@@ -1,15 +1,17 @@
-"""Lowering of `for` loops: `range`, `qd.ndrange`, `qd.grouped`, loops over an array's indices, `qd.static`.
+"""Lowering of `for` loops: `range`, `qd.ndrange`, `qd.grouped`, loops over an array's indices,
+`qd.static`.
 
-Every runtime loop becomes one flat `for` over [begin, end); multi-dimensional index spaces are recovered from
-the flat index with `//` and `%`, the last axis varying fastest. Only a `for` directly in the kernel body (also
-through an inlined `@qd.func` or a `qd.static` branch) runs in parallel.
+Every runtime loop becomes one flat `for` over [begin, end); multi-dimensional index spaces are
+recovered from the flat index with `//` and `%`, the last axis varying fastest. Only a `for`
+directly in the kernel body (also through an inlined `@qd.func` or a `qd.static` branch) runs in
+parallel.
 """
 
 from __future__ import annotations
 
 import ast
 
-import qdlab.lang as lang
+import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
 
 from . import ir
 from .errors import QdTypeError
@@ -17,9 +19,10 @@ from .types import i32, i64, u1
 
 
 class Loops:
-    """Mixed into `Frontend`; uses its `visit`, `value`, `cast`, `emit`, `const`, `error`, `resolve_callee`,
-    `resolve_static`, `lower_body`, `block`, `loc`, `scope`, `config` and its loop state (`top_level`,
-    `loop_depth`, `parallel_depth`, `serialize_next`, `loop_name`, `block_dim`)."""
+    """Mixed into `Frontend`; uses its `visit`, `value`, `cast`, `emit`, `const`, `error`,
+    `resolve_callee`, `resolve_static`, `lower_body`, `block`, `loc`, `scope`, `config` and its loop
+    state (`top_level`, `loop_depth`, `parallel_depth`, `serialize_next`, `loop_name`,
+    `block_dim`)."""
 
     def visit_For(self, node: ast.For) -> None:
         if node.orelse:
@@ -42,8 +45,8 @@ class Loops:
             base = self.visit(it)
             if not (isinstance(base, ir.Value) and ir.is_array(base)):
                 raise self.error(
-                    "a kernel `for` loops over range(...), qd.ndrange(...), qd.grouped(...), an array, "
-                    "or qd.static(...)."
+                    "a kernel `for` loops over range(...), qd.ndrange(...), qd.grouped(...), an "
+                    "array, or qd.static(...)."
                 )
             dims = [
                 (
@@ -178,7 +181,8 @@ class Loops:
 
 
 def _own_jump(nodes: list) -> ast.stmt | None:
-    """The first `break`/`continue` among `nodes` that belongs to their loop, not to a loop nested in it."""
+    """The first `break`/`continue` among `nodes` that belongs to their loop, not to a loop nested
+    in it."""
     for n in nodes:
         if isinstance(n, (ast.Break, ast.Continue)):
             return n

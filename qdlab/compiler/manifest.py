@@ -1,13 +1,15 @@
-"""The source-level first tier of the cache: a fresh process reaches a kernel's first result without lowering it.
+"""The source-level first tier of the cache: a fresh process reaches a kernel's first result without
+lowering it.
 
-A manifest is keyed (`keys.manifest_key`) on what decides the whole compile (the kernel's source, its argument
-signature, the settings, the target, the compiler version) and lists the construct keys it produced, how to launch
-them, and the compile-time facts the source alone does not show: every Python global, closure value and
-`@qd.func` the frontend read, with a fingerprint of its value's content (see `fingerprint`). On load every
-fingerprint is checked again; any mismatch, or any construct missing from the cache, means a normal compile
-(whose constructs are then mostly cache hits). A kernel that read a value with no faithful fingerprint gets no
-manifest: it is always compiled. A hit skips the frontend, so `per_offload_cache_observations` reports -1 for it, as the reference
-does for its fastcache.
+A manifest is keyed (`keys.manifest_key`) on what decides the whole compile (the kernel's source,
+its argument signature, the settings, the target, the compiler version) and lists the construct keys
+it produced, how to launch them, and the compile-time facts the source alone does not show: every
+Python global, closure value and `@qd.func` the frontend read, with a fingerprint of its value's
+content (see `fingerprint`). On load every fingerprint is checked again; any mismatch, or any
+construct missing from the cache, means a normal compile (whose constructs are then mostly cache
+hits). A kernel that read a value with no faithful fingerprint gets no manifest: it is always
+compiled. A hit skips the frontend, so `per_offload_cache_observations` reports -1 for it, as the
+reference does for its fastcache.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from .source import MISSING, resolve_name
 
 @dataclass(frozen=True)
 class UnitRecord:
-    """What a manifest says of one unit: everything the launcher needs but its loaded task functions."""
+    """What a manifest says of one unit: everything the launcher needs but its loaded task
+    functions."""
 
     key: str
     kinds: list[str]
@@ -45,8 +48,8 @@ def save(
     deps: list[tuple[str, str, str]],
     first_line: int,
 ) -> None:
-    """Store the manifest, unless a dependency is UNKNOWN: that kernel is always compiled (its constructs are
-    found by the content of their IR, which is always right)."""
+    """Store the manifest, unless a dependency is UNKNOWN: that kernel is always compiled (its
+    constructs are found by the content of their IR, which is always right)."""
     if any(fp == UNKNOWN for _, _, fp in deps):
         return
     doc = {
@@ -69,7 +72,8 @@ def save(
 
 
 def load(cache: BinaryCache, manifest_key: str, fn: object) -> dict | None:
-    """The manifest under `manifest_key`, if every dependency it recorded still has the same fingerprint."""
+    """The manifest under `manifest_key`, if every dependency it recorded still has the same
+    fingerprint."""
     data = cache.get(manifest_key)
     if data is None:
         return None
@@ -114,7 +118,8 @@ def _unloc(loc: list | None, filename: str, first_line: int) -> SourceLoc | None
 
 
 def _function(kernel_fn: object, owner_path: str) -> object | None:
-    """The function a dependency was read in: the kernel, or a @qd.func reached from it by `owner_path`."""
+    """The function a dependency was read in: the kernel, or a @qd.func reached from it by
+    `owner_path`."""
     fn = kernel_fn
     for step in owner_path.split("/") if owner_path else ():
         value = _resolve(fn, step)

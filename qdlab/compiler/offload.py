@@ -1,10 +1,12 @@
-"""Offload: cut a kernel body into tasks and decide which values live in the per-launch temporary buffer.
+"""Offload: cut a kernel body into tasks and decide which values live in the per-launch temporary
+buffer.
 
-Each top-level parallel `for` becomes one parallel task; every other top-level statement joins the serial task
-that runs before the next parallel one. Pure values computed only from arguments, shapes and constants are
-rematerialised in every task that needs them (arguments never change during a launch). Any other value, and any
-local, that one task defines and another uses lives in a slot of the temporary buffer ("global temporaries").
-A local that a parallel loop touches always lives in a slot, so every thread sees the same storage.
+Each top-level parallel `for` becomes one parallel task; every other top-level statement joins the
+serial task that runs before the next parallel one. Pure values computed only from arguments, shapes
+and constants are rematerialised in every task that needs them (arguments never change during a
+launch). Any other value, and any local, that one task defines and another uses lives in a slot of
+the temporary buffer ("global temporaries"). A local that a parallel loop touches always lives in a
+slot, so every thread sees the same storage.
 """
 
 from __future__ import annotations
@@ -43,14 +45,15 @@ class Task:
 
     @property
     def block_dim(self) -> int:
-        """Threads per block on a GPU: `qd.loop_config(block_dim=...)` on a parallel loop, else 128; serial: 1."""
+        """Threads per block on a GPU: `qd.loop_config(block_dim=...)` on a parallel loop, else 128;
+        serial: 1."""
         if self.kind != "parallel_for":
             return 1
         return int(self.ops[0].attrs.get("block_dim") or DEFAULT_BLOCK_DIM)
 
     @property
     def lines(self) -> tuple[int, int]:
-        ls = [op.loc.lineno for op in self.ops for op in op.walk() if op.loc]  # noqa: B020
+        ls = [op.loc.lineno for op in self.ops for op in op.walk() if op.loc]
         return (min(ls), max(ls)) if ls else (0, 0)
 
 
@@ -104,9 +107,9 @@ def offload(kernel: ir.Kernel) -> Plan:
         for top in task.ops:
             for op in top.walk():
                 for v in op.operands:
-                    if v in owner and owner[v] != t:
-                        slot(v)
-                    elif v in owner and ir.is_local(v) and task.kind == "parallel_for":
+                    if v in owner and (
+                        owner[v] != t or (ir.is_local(v) and task.kind == "parallel_for")
+                    ):
                         slot(v)
     for task in tasks:
         if task.kind == "parallel_for":
@@ -121,8 +124,8 @@ def offload(kernel: ir.Kernel) -> Plan:
 
 
 def _reductions(loop: ir.For) -> list[ir.Value]:
-    """Outer locals the loop only reduces into (never reads, plainly writes, or takes an atomic's old value of):
-    safe for per-chunk partials."""
+    """Outer locals the loop only reduces into (never reads, plainly writes, or takes an atomic's
+    old value of): safe for per-chunk partials."""
     atomics: dict[ir.Value, set[str]] = {}
     other: set[ir.Value] = set()
     for op in loop.body.walk():
@@ -140,7 +143,8 @@ def _reductions(loop: ir.For) -> list[ir.Value]:
 
 
 def message_ops(kernel_ops: list[ir.Op], debug: bool) -> list[ir.Op]:
-    """Ops that can report an error, in the order the emitter numbers them (cached binaries keep the numbers)."""
+    """Ops that can report an error, in the order the emitter numbers them (cached binaries keep the
+    numbers)."""
     out = []
     for top in kernel_ops:
         for op in top.walk():

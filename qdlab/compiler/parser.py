@@ -1,16 +1,17 @@
-"""Reads the printer's canonical text back into an `ir.Kernel`, so pass tests can be "IR text in, IR text out".
+"""Reads the printer's canonical text back into an `ir.Kernel`, so pass tests can be "IR text in, IR
+text out".
 
-The grammar is the printer's, one op per line:
+The grammar is the printer's, one op per line (an op's line may end in `[// line N]`):
 
     kernel NAME(PARAM: TYPE, ...) [-> (TYPE, ...)] {
-      [%result =] OPNAME [%operand, ...] [{key=value, ...}] [: TYPE] [(%arg: TYPE, ...)] [{]  [// line N]
+      [%result =] OPNAME [%operand, ...] [{key=value, ...}] [: TYPE] [(%arg: TYPE, ...)] [{]
       } else [(%arg: TYPE, ...)] {
     }
 
-`print_kernel(parse(text)) == text` holds for every printed kernel; a `// line N` comment becomes the op's
-`loc`, so text printed `with_locs=True` round-trips too. Value names lose their printer suffix (`%x.1` is a
-value named `x`, `%3` an unnamed one); the printer gives the same suffixes back because it names values in
-the order it meets them, and so does this parser.
+`print_kernel(parse(text)) == text` holds for every printed kernel; a `// line N` comment becomes
+the op's `loc`, so text printed `with_locs=True` round-trips too. Value names lose their printer
+suffix (`%x.1` is a value named `x`, `%3` an unnamed one); the printer gives the same suffixes back
+because it names values in the order it meets them, and so does this parser.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ def parse_type(text: str) -> Type:
 
 
 def _literal(node: ast.expr) -> object:
-    """An attribute value: a Python literal, where `inf` and `nan` are floats and tuples print as lists."""
+    """An attribute value: a Python literal, where `inf` and `nan` are floats and tuples print as
+    lists."""
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.List):
@@ -70,7 +72,8 @@ def _literal(node: ast.expr) -> object:
 
 
 def _attr_end(line: str, start: int) -> int:
-    """Index of the `}` closing the attribute dict that opens at `start`, skipping quoted strings."""
+    """Index of the `}` closing the attribute dict that opens at `start`, skipping quoted
+    strings."""
     quote, k = "", start + 1
     while k < len(line):
         c = line[k]
@@ -135,7 +138,8 @@ class Parser:
         return kernel
 
     def block(self, block: ir.Block) -> str:
-        """Parse ops into `block` up to its closing line; return that line (`}` or `} else ...{`)."""
+        """Parse ops into `block` up to its closing line; return that line (`}` or
+        `} else ...{`)."""
         while self.pos < len(self.lines):
             line = self.lines[self.pos].strip()
             self.pos += 1

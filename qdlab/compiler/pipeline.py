@@ -1,9 +1,9 @@
 """The per-offload pipeline, top to bottom: read this file first.
 
-lower the AST, verify, simplify, split, gate, then emit and cache each construct (or the whole kernel when the
-gate refuses the split) for a target, and load it. Each stage is one named line in `compile_kernel`; no stage
-calls the next one. It is the only pipeline: a target (`targets.py`: the host CPU, or CUDA for an `sm_XX`)
-supplies what differs between backends.
+lower the AST, verify, simplify, split, gate, then emit and cache each construct (or the whole
+kernel when the gate refuses the split) for a target, and load it. Each stage is one named line in
+`compile_kernel`; no stage calls the next one. It is the only pipeline: a target (`targets.py`: the
+host CPU, or CUDA for an `sm_XX`) supplies what differs between backends.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from .verify import verify
 
 log = logging.getLogger("qdlab")
 OnConstruct = Callable[[int, int, str], None]
-"""Told (index, total, status) as each construct of a compile is ready (a notebook's progress bar)."""
+"""Told (index, total, status) as each construct of a compile is ready (a notebook's progress
+bar)."""
 
 
 @dataclass
@@ -50,7 +51,8 @@ class KernelSpec:
 
 @dataclass
 class Prepared:
-    """A unit ready to be looked up: its canonical IR, that IR's text and key, its plan and symbol prefix."""
+    """A unit ready to be looked up: its canonical IR, that IR's text and key, its plan and symbol
+    prefix."""
 
     kernel: ir.Kernel
     text: str
@@ -60,20 +62,23 @@ class Prepared:
 
     @property
     def name(self) -> str:
-        """What the loader knows it by: its key, or its prefix for a fresh (`--no-cache`) compile."""
+        """What the loader knows it by: its key, or its prefix for a fresh (`--no-cache`)
+        compile."""
         return self.key if self.prefix == keys.prefix(self.key) else self.prefix
 
 
 @dataclass
 class Built:
-    """One compiled unit (a construct's slice or a whole kernel), how it was obtained, and its object."""
+    """One compiled unit (a construct's slice or a whole kernel), how it was obtained, and its
+    object."""
 
     unit: runtime.Unit
     prepared: Prepared
     status: str
     ms: float
     obj: bytes | None
-    """Its object (or PTX) when this compile read or made it; None when the unit was already loaded."""
+    """Its object (or PTX) when this compile read or made it; None when the unit was already
+    loaded."""
 
     @property
     def kernel(self) -> ir.Kernel:
@@ -94,10 +99,12 @@ class Built:
 
 @dataclass
 class Compiled:
-    """A kernel compiled for one signature and target: what runs, and the report of how it was made."""
+    """A kernel compiled for one signature and target: what runs, and the report of how it was
+    made."""
 
     launcher: object
-    """A `runtime.Launcher` (CPU), a `cuda_runtime.Launcher`, or None for a target that cannot launch."""
+    """A `runtime.Launcher` (CPU), a `cuda_runtime.Launcher`, or None for a target that cannot
+    launch."""
     target: Target
     config: Config
     observations: tuple[int, int, int]
@@ -111,7 +118,8 @@ class Compiled:
     readonly_check: bool = True
     """Check written array arguments for read-only NumPy arrays at launch."""
     full: Callable[[], Compiled] | None = None
-    """For a manifest hit: runs the whole pipeline (all constructs cache hits) when the IR or report is needed."""
+    """For a manifest hit: runs the whole pipeline (all constructs cache hits) when the IR or report
+    is needed."""
     make: Callable[[], KernelReport] | None = None
     """Builds the report on first use: a script that never looks does not pay for it."""
     _report: KernelReport | None = None
@@ -134,8 +142,8 @@ class Compiled:
         return self._kernel  # type: ignore[return-value]
 
     def whole_launcher(self, cache: BinaryCache) -> object:
-        """The whole-kernel variant, compiled on first need (runtime fallbacks); it draws from the same random
-        stream as the split variant."""
+        """The whole-kernel variant, compiled on first need (runtime fallbacks); it draws from the
+        same random stream as the split variant."""
         if self.whole is None:
             k = self.kernel
             built = build_all([k], self.config, cache, self.target)
@@ -278,9 +286,9 @@ def compile_kernel(
 def split_and_gate(
     kernel: ir.Kernel, spec: KernelSpec, config: Config
 ) -> tuple[list[split.Construct], gate.Facts, gate.Fallback | None, split.Interface]:
-    """Split, then ask the gate; with `split_carried`, each value a hand-over row names is handed over through
-    the interface buffer instead, and the kernel is split again, until the gate is satisfied or names a reason
-    that no hand-over removes."""
+    """Split, then ask the gate; with `split_carried`, each value a hand-over row names is handed
+    over through the interface buffer instead, and the kernel is split again, until the gate is
+    satisfied or names a reason that no hand-over removes."""
     iface = split.Interface()
     while True:
         constructs = split.constructs(kernel, iface)
@@ -324,8 +332,8 @@ _fresh = itertools.count()
 
 
 def prepare(k: ir.Kernel, config: Config, target: Target) -> Prepared:
-    """A unit's canonical form: named neutrally (equal constructs of different kernels share one key),
-    simplified again, printed, keyed and offloaded."""
+    """A unit's canonical form: named neutrally (equal constructs of different kernels share one
+    key), simplified again, printed, keyed and offloaded."""
     canonical = ir.Kernel("construct", k.params, k.returns, ir.Block(), dict(k.flags))
     ir.clone_ops(k.body.ops, {}, canonical.body)
     run_passes(canonical)
@@ -347,9 +355,9 @@ def build_all(
     target: Target,
     on_ready: OnConstruct | None = None,
 ) -> list[Built]:
-    """Compile (or fetch) and load several units. The ones neither loaded nor cached are emitted as LLVM IR
-    here and built by the target (on the CPU in worker processes when there are several: llvmlite serialises
-    LLVM calls within a process, so threads cannot share that work)."""
+    """Compile (or fetch) and load several units. The ones neither loaded nor cached are emitted as
+    LLVM IR here and built by the target (on the CPU in worker processes when there are several:
+    llvmlite serialises LLVM calls within a process, so threads cannot share that work)."""
     t0 = time.perf_counter()
     prepared = [prepare(k, config, target) for k in kernels]
     objects: dict[int, bytes] = {}
@@ -402,7 +410,8 @@ def build_all(
 def load_units(
     records: list[manifest.UnitRecord], cache: BinaryCache, target: Target
 ) -> list[runtime.Unit] | None:
-    """The units a manifest lists, loaded (from the cache where needed); None if any is gone from it."""
+    """The units a manifest lists, loaded (from the cache where needed); None if any is gone from
+    it."""
     objects = []
     for r in records:
         if target.functions(r.key) is None:
@@ -428,7 +437,8 @@ def load_units(
 
 
 def dump(name: str, kernel: ir.Kernel, built: list[Built], config: Config) -> None:
-    """`print_ir` / `QDLAB_DUMP_IR=1`: one IR file per construct; `dump_cfg`: the whole kernel's CFG."""
+    """`print_ir` / `QDLAB_DUMP_IR=1`: one IR file per construct; `dump_cfg`: the whole kernel's
+    CFG."""
     if not (config.print_ir or config.dump_ir or config.dump_cfg):
         return
     folder = config.debug_dump_path or os.path.join(tempfile.gettempdir(), "qdlab_ir")

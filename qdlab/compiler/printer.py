@@ -1,8 +1,8 @@
 """The one IR printer. Its text is canonical: the same IR prints the same way in every process.
 
-Values are named after the kernel's own variables (`%total`, `%i`), numbered when a name repeats, and numbered
-(`%0`, `%1`) when they have no name. Source locations are left out unless asked for, so a construct's cache key,
-which hashes this text, does not change when the lines above it move.
+Values are named after the kernel's own variables (`%total`, `%i`), numbered when a name repeats,
+and numbered (`%0`, `%1`) when they have no name. Source locations are left out unless asked for, so
+a construct's cache key, which hashes this text, does not change when the lines above it move.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The report of one compile, as `qd.explain` and every view read it: built from what the pipeline's stages
-produced, only when someone asks (a script that never looks does not pay for it)."""
+"""The report of one compile, as `qd.explain` and every view read it: built from what the pipeline's
+stages produced, only when someone asks (a script that never looks does not pay for it)."""
 
 from __future__ import annotations
 
@@ -100,7 +100,8 @@ def make_report(
 
 
 def stages_of(b: Built, config: Config, target: Target) -> dict:
-    """A unit's views: its IR text, and the target's LLVM IR, optimised LLVM IR and assembly (or PTX)."""
+    """A unit's views: its IR text, and the target's LLVM IR, optimised LLVM IR and assembly (or
+    PTX)."""
     llvm_ir = functools.cache(
         lambda: target.emit(b.kernel, b.plan, keys.prefix(b.key), config.debug)
     )

@@ -1,9 +1,11 @@
-"""Launching compiled kernels: argument words, the temporary buffer, threads, errors and the alias check.
+"""Launching compiled kernels: argument words, the temporary buffer, threads, errors and the alias
+check.
 
-A launch fills one word per scalar and, per array, its data pointer, gradient pointer and extents; then it runs
-every task of every compiled unit in source order. ctypes releases the GIL during each call, so the chunks of a
-parallel task run on all cores from a small pool of Python threads. A split kernel checks, per launch, that the
-array parameters its split assumed disjoint really are; if not, that call runs the whole-kernel variant.
+A launch fills one word per scalar and, per array, its data pointer, gradient pointer and extents;
+then it runs every task of every compiled unit in source order. ctypes releases the GIL during each
+call, so the chunks of a parallel task run on all cores from a small pool of Python threads. A split
+kernel checks, per launch, that the array parameters its split assumed disjoint really are; if not,
+that call runs the whole-kernel variant.
 """
 
 from __future__ import annotations
@@ -103,7 +105,8 @@ def set_threads(n: int | None) -> None:
 
 @dataclass(frozen=True)
 class Message:
-    """What the runtime reports when an op fails: the array (bounds) or the assertion, and where it is."""
+    """What the runtime reports when an op fails: the array (bounds) or the assertion, and where it
+    is."""
 
     array: str
     text: str
@@ -132,7 +135,8 @@ class Unit:
 
 
 class RandomStream:
-    """The random generator's launch key for one kernel: (seed, a hash of the kernel's whole name, launch count).
+    """The random generator's launch key for one kernel: (seed, a hash of the kernel's whole name,
+    launch count).
 
     The split and whole-kernel variants of a compiled kernel draw from one stream, so which
     path a launch takes never changes the numbers it draws."""
@@ -181,7 +185,8 @@ class Launcher:
         return overlapping(self.params, self.alias_pairs, extents)
 
     def run(self, words: list, seed: int) -> object:
-        """Launch with `words`: per array its data pointer, gradient pointer and extents; per scalar its value."""
+        """Launch with `words`: per array its data pointer, gradient pointer and extents; per scalar
+        its value."""
         with self.lock:
             self.packer.pack_into(self.words, 0, *words)
             tmp = self.tmp
@@ -202,8 +207,8 @@ class Launcher:
 def overlapping(
     params: list[ir.Param], pairs: list[tuple[int, bool, int, bool]], extents: list
 ) -> list[tuple[str, str]]:
-    """Pairs of buffers a split assumed disjoint that share memory; `extents[k]` is parameter k's (data
-    pointer, bytes, gradient pointer, gradient bytes)."""
+    """Pairs of buffers a split assumed disjoint that share memory; `extents[k]` is parameter k's
+    (data pointer, bytes, gradient pointer, gradient bytes)."""
     bad = []
     for i, gi, j, gj in pairs:
         alo, an = extents[i][2:4] if gi else extents[i][0:2]
@@ -235,7 +240,8 @@ def read_returns(returns: list[DType], tmp: np.ndarray) -> object:
 
 
 def raise_error(kernel: str, tmp: np.ndarray, unit: Unit) -> None:
-    """Raise what a task recorded in the header: a failed bounds check or assertion, at its source line."""
+    """Raise what a task recorded in the header: a failed bounds check or assertion, at its source
+    line."""
     code = int(tmp[HDR_CODE // 8])
     m = unit.messages[int(tmp[HDR_MSG // 8])]
     if code == 1:

@@ -1,4 +1,5 @@
-"""What the frontend's parts share: locals, gradient buffers, scopes, and small helpers on Python values.
+"""What the frontend's parts share: locals, gradient buffers, scopes, and small helpers on Python
+values.
 
 Imported by `frontend.py` and by the mixins that make up the frontend (`calls.py`, `loops.py`,
 `conditionals.py`), none of which import `frontend.py`.
@@ -31,8 +32,8 @@ BINOPS = {
     ast.RShift: "shr",
 }
 ATOMIC_AUG = {"add", "sub", "and", "or", "xor"}
-"""Python operators and the IR `binop` each lowers to; the augmented forms of ATOMIC_AUG on an array element
-are atomic."""
+"""Python operators and the IR `binop` each lowers to; the augmented forms of ATOMIC_AUG on an array
+element are atomic."""
 
 
 @dataclass
@@ -68,8 +69,9 @@ class Scope:
     base_depth: tuple[int, int] = (0, 0)
     """(loop depth, runtime-if depth) where a @qd.func body starts."""
     owner: str = ""
-    """How this function is reached from the kernel: "" for the kernel, "twice" or "twice/helpers.f" for the
-    @qd.funcs it calls. The manifest re-resolves names through this path, never through module names."""
+    """How this function is reached from the kernel: "" for the kernel, "twice" or "twice/helpers.f"
+    for the @qd.funcs it calls. The manifest re-resolves names through this path, never through
+    module names."""
 
 
 class FuncReturn(Exception):

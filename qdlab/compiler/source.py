@@ -1,8 +1,8 @@
 """A kernel's (or @qd.func's) Python source: its lines, where they sit, and its parsed AST.
 
-Lines are cut with the code object's span (much faster than `inspect`, which tokenises the file). A file is read
-afresh on every compile, so an edited file is never served from a stale line cache; a notebook cell, which has
-no file, comes from IPython's linecache entry. `inspect` is the fallback.
+Lines are cut with the code object's span (much faster than `inspect`, which tokenises the file). A
+file is read afresh on every compile, so an edited file is never served from a stale line cache; a
+notebook cell, which has no file, comes from IPython's linecache entry. `inspect` is the fallback.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from .errors import QdError, SourceLoc
 
 @dataclass
 class Source:
-    """A function's source, parsed, with what is needed to map AST positions back to the user's lines."""
+    """A function's source, parsed, with what is needed to map AST positions back to the user's
+    lines."""
 
     fn: object
     tree: ast.FunctionDef
@@ -132,7 +133,8 @@ MISSING = object()
 
 
 def closure_values(fn: object) -> dict[str, object]:
-    """The function's closure variables by name (read from its cells; `inspect.getclosurevars` is much slower)."""
+    """The function's closure variables by name (read from its cells; `inspect.getclosurevars` is
+    much slower)."""
     code = getattr(fn, "__code__", None)
     out = {}
     for name, cell in zip(code.co_freevars if code else (), getattr(fn, "__closure__", None) or ()):
@@ -144,7 +146,8 @@ def closure_values(fn: object) -> dict[str, object]:
 
 
 def resolve_name(fn: object, name: str) -> object:
-    """What `name` means inside `fn` outside its own locals: a closure variable, a global, or a builtin."""
+    """What `name` means inside `fn` outside its own locals: a closure variable, a global, or a
+    builtin."""
     closure = closure_values(fn)
     if name in closure:
         return closure[name]

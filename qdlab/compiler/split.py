@@ -1,11 +1,12 @@
 """Split a kernel into its top-level constructs, each isolated by its backward slice.
 
-Segments: each top-level container (`for`, `while`, `if`) is one segment, and each maximal run of other
-top-level statements is one. A segment is a construct if it is a container or holds a real effect (a store, an
-atomic, a print, an assert, a return); runs of pure definitions are not constructs and are recomputed inside the
-constructs that use them. A construct's slice is itself plus every top-level statement it depends on: the
-definitions of its operands, and for each local it reads, the earlier top-level statements that write that local.
-The slice is cloned, in source order, into a kernel of its own that depends on the kernel's arguments alone.
+Segments: each top-level container (`for`, `while`, `if`) is one segment, and each maximal run of
+other top-level statements is one. A segment is a construct if it is a container or holds a real
+effect (a store, an atomic, a print, an assert, a return); runs of pure definitions are not
+constructs and are recomputed inside the constructs that use them. A construct's slice is itself
+plus every top-level statement it depends on: the definitions of its operands, and for each local it
+reads, the earlier top-level statements that write that local. The slice is cloned, in source order,
+into a kernel of its own that depends on the kernel's arguments alone.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from dataclasses import dataclass, field
 from . import ir
 
 CONSTRUCT_EFFECTS = frozenset({"write", "io", "return"})
-"""Effects that make a run of top-level statements a construct of its own (stores, atomics, prints, asserts,
-returns); the other statements are definitions, recomputed where they are used."""
+"""Effects that make a run of top-level statements a construct of its own (stores, atomics, prints,
+asserts, returns); the other statements are definitions, recomputed where they are used."""
 CONTAINERS = (ir.For, ir.If, ir.Loop)
 
 
@@ -73,7 +74,8 @@ def kind_of(kernel: ir.Kernel, positions: list[int]) -> str:
 
 
 def kind_of_op(op: ir.Op) -> str:
-    """`"parallel_for"`, `"serial_for"`, `"while"`, `"if"`, or `"serial"` for any other statement."""
+    """`"parallel_for"`, `"serial_for"`, `"while"`, `"if"`, or `"serial"` for any other
+    statement."""
     if isinstance(op, ir.For):
         return "parallel_for" if op.attrs.get("parallel") else "serial_for"
     if isinstance(op, ir.Loop):
@@ -85,11 +87,12 @@ def kind_of_op(op: ir.Op) -> str:
 
 @dataclass
 class Interface:
-    """What is handed between constructs through the interface buffer instead of being recomputed."""
+    """What is handed between constructs through the interface buffer instead of being
+    recomputed."""
 
     published: dict[ir.Value, str] = field(default_factory=dict)
-    """Top-level values (a snapshot, an atomic's old value, a draw) and carried locals, with the fallback code
-    each one avoids."""
+    """Top-level values (a snapshot, an atomic's old value, a draw) and carried locals, with the
+    fallback code each one avoids."""
 
     def add(self, v: ir.Value, code: str) -> bool:
         if v in self.published:
@@ -120,12 +123,13 @@ def constructs(kernel: ir.Kernel, iface: Interface | None = None) -> list[Constr
 def backward_slice(
     kernel: ir.Kernel, c: Construct, published: dict | None = None, owned: list[int] | None = None
 ) -> None:
-    """Fill `c.slice_positions`: operand definitions, and earlier top-level writers of every local read.
+    """Fill `c.slice_positions`: operand definitions, and earlier top-level writers of every local
+    read.
 
-    A published value is read from the interface, so its definition is not recomputed. A carried local is read
-    from the interface as the last construct before this one left it; only its writers after that one are. A
-    construct that exports a local reads it as it ends, since its own writes may not run (a `while` with no
-    trips, an `if` without `else`).
+    A published value is read from the interface, so its definition is not recomputed. A carried
+    local is read from the interface as the last construct before this one left it; only its writers
+    after that one are. A construct that exports a local reads it as it ends, since its own writes
+    may not run (a `while` with no trips, an `if` without `else`).
     """
     ops = kernel.body.ops
     published = published or {}
@@ -134,13 +138,14 @@ def backward_slice(
     work = list(c.positions)
     start = c.positions[0]
     for v in published:
-        if ir.is_local(v) and any(writes_local(ops[p], v) for p in c.positions):
-            c.exports.append(v)
-        elif not ir.is_local(v) and position.get(v.owner) in c.positions:  # type: ignore[arg-type]
+        if (ir.is_local(v) and any(writes_local(ops[p], v) for p in c.positions)) or (
+            not ir.is_local(v) and position.get(v.owner) in c.positions  # type: ignore[arg-type]
+        ):
             c.exports.append(v)
 
     def reads_local(ref: ir.Value, p: int) -> None:
-        """Position `p` reads local `ref`: pull in its earlier writers, or import it where it is published."""
+        """Position `p` reads local `ref`: pull in its earlier writers, or import it where it is
+        published."""
         first = 0
         if ref in published:
             last = max(
@@ -190,8 +195,8 @@ def slice_kernel(
 ) -> ir.Kernel:
     """Clone the construct's slice, in source order, into a kernel of its own.
 
-    Imported values are read from their interface slot where they were defined; an imported local is loaded
-    right after its storage is created; exports are written to their slots at the end.
+    Imported values are read from their interface slot where they were defined; an imported local is
+    loaded right after its storage is created; exports are written to their slots at the end.
     """
     out = ir.Kernel(
         f"{kernel.name}_c{c.index}", kernel.params, kernel.returns, ir.Block(), dict(kernel.flags)
@@ -200,7 +205,7 @@ def slice_kernel(
     ops = kernel.body.ops
     position = {op: p for p, op in enumerate(ops)}
     value_imports = {position[v.owner]: v for v in c.imports if not ir.is_local(v)}  # type: ignore[index]
-    local_imports = set(v for v in c.imports if ir.is_local(v))
+    local_imports = {v for v in c.imports if ir.is_local(v)}
     for p in sorted(set(c.all_positions) | set(value_imports)):
         if p in value_imports:
             v = value_imports[p]
@@ -233,8 +238,8 @@ def slice_kernel(
 
 
 def assign_slots(published: dict[ir.Value, str], slots: int) -> dict[ir.Value, tuple[int, str]]:
-    """A slot per published value, from a hash of what it holds (open addressing), so unrelated edits keep
-    every offset where it was."""
+    """A slot per published value, from a hash of what it holds (open addressing), so unrelated
+    edits keep every offset where it was."""
     out: dict[ir.Value, tuple[int, str]] = {}
     taken: set[int] = set()
     keyed = []

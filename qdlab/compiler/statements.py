@@ -68,9 +68,13 @@ def describe_statements(kernel: ir.Kernel, constructs: list[split.Construct]) ->
         for inner in op.walk():
             for v in inner.operands:
                 d = v.owner
-                if isinstance(d, ir.Op) and d in position and group[position[d]] != g:
-                    if group[position[d]] not in st.uses:
-                        st.uses.append(group[position[d]])
+                if (
+                    isinstance(d, ir.Op)
+                    and d in position
+                    and group[position[d]] != g
+                    and group[position[d]] not in st.uses
+                ):
+                    st.uses.append(group[position[d]])
             if isinstance(inner, (ir.LocalLoad, ir.LocalAtomic)):
                 for q in range(p):
                     if (

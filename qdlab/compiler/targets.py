@@ -1,13 +1,13 @@
 """Targets as data: what a backend supplies to the one pipeline.
 
-A target gives the parts of every cache key that depend on it (`parts`), its task emitter (`emit`: a unit's
-IR and offload plan to LLVM IR text), its object step (`build`: LLVM IR text to a native object or to PTX),
-its loader (`load` and `functions`: objects into the process or onto the device, then the unit's task
-functions) and its launcher. The pipeline calls these and nothing else of a backend; a new backend is a new
-class here with the same methods.
+A target gives the parts of every cache key that depend on it (`parts`), its task emitter (`emit`: a
+unit's IR and offload plan to LLVM IR text), its object step (`build`: LLVM IR text to a native
+object or to PTX), its loader (`load` and `functions`: objects into the process or onto the device,
+then the unit's task functions) and its launcher. The pipeline calls these and nothing else of a
+backend; a new backend is a new class here with the same methods.
 
-LLVM (and CuPy) are imported inside the methods: a process whose kernels all come from the cache never builds
-LLVM IR, and one that only inspects PTX never needs a GPU.
+LLVM (and CuPy) are imported inside the methods: a process whose kernels all come from the cache
+never builds LLVM IR, and one that only inspects PTX never needs a GPU.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ Objects = list[tuple[bytes, float]]
 
 
 class CpuTarget:
-    """The host CPU: native objects, linked into this process with MCJIT, launched through ctypes."""
+    """The host CPU: native objects, linked into this process with MCJIT, launched through
+    ctypes."""
 
     arch = "cpu"
 
@@ -76,7 +77,8 @@ class CpuTarget:
 
 class CudaTarget:
     """An NVIDIA GPU of compute capability `sm`: PTX per unit, loaded and launched with CuPy. With
-    `device=False` (`qd.compile_ptx`) units are built but never loaded, so no GPU or CuPy is needed."""
+    `device=False` (`qd.compile_ptx`) units are built but never loaded, so no GPU or CuPy is
+    needed."""
 
     arch = "cuda"
     PTX_VERSION = "nvptx-1"
@@ -137,8 +139,8 @@ def symbols(prefix: str, plan: Plan) -> list[str]:
 
 
 def of(arch: str) -> Target:
-    """The target a kernel compiles for under `qd.init(arch=...)`: CUDA for the current device's compute
-    capability, else the host CPU."""
+    """The target a kernel compiles for under `qd.init(arch=...)`: CUDA for the current device's
+    compute capability, else the host CPU."""
     if arch in ("cuda", "gpu"):
         if not cuda_runtime.available():
             raise QdError(

@@ -98,7 +98,8 @@ Type = DType | ArrayType | LocalType
 
 
 def promote(a: DType, b: DType) -> DType:
-    """Binary-operation result type: float beats int, wider beats narrower, unsigned beats signed."""
+    """Binary-operation result type: float beats int, wider beats narrower, unsigned beats
+    signed."""
     if a == b:
         return a
     if a.is_float or b.is_float:

@@ -30,9 +30,10 @@ def _block(block: ir.Block, visible: set[ir.Value], loops: int) -> None:
             op.operands[0].type, LocalType
         ):
             raise VerifyError(f"{op.name} on a non-local")
-        if isinstance(op, (ir.Load, ir.Store, ir.Atomic, ir.VolatileLoad)):
-            if not isinstance(op.operands[0].type, ArrayType):
-                raise VerifyError(f"{op.name} on a non-array")
+        if isinstance(op, (ir.Load, ir.Store, ir.Atomic, ir.VolatileLoad)) and not isinstance(
+            op.operands[0].type, ArrayType
+        ):
+            raise VerifyError(f"{op.name} on a non-array")
         if isinstance(op, (ir.BinOp, ir.Cmp)) and op.operands[0].type != op.operands[1].type:
             raise VerifyError(
                 f"{op.name} {op.attrs} mixes {op.operands[0].type} and {op.operands[1].type}"

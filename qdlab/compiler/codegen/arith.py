@@ -1,9 +1,10 @@
 """Scalar arithmetic with the kernel language's semantics, as LLVM instructions.
 
-Integer division and remainder never trap: a zero divisor gives 0 and `INT_MIN // -1` wraps, so no input can
-crash the process with SIGFPE. `//` floors and `%` takes the divisor's sign, as in Python; `qd.raw_div` and
-`qd.raw_mod` give the C results. No fast-math flags are set: the split and whole-kernel paths must agree to
-the bit, so the optimiser may not reassociate or contract floating-point arithmetic.
+Integer division and remainder never trap: a zero divisor gives 0 and `INT_MIN // -1` wraps, so no
+input can crash the process with SIGFPE. `//` floors and `%` takes the divisor's sign, as in Python;
+`qd.raw_div` and `qd.raw_mod` give the C results. No fast-math flags are set: the split and
+whole-kernel paths must agree to the bit, so the optimiser may not reassociate or contract
+floating-point arithmetic.
 """
 
 from __future__ import annotations

@@ -139,7 +139,8 @@ def _cas_loop(em: TaskEmitter, ptr: ll.Value, v: ll.Value, dtype: DType) -> ll.V
 
 
 def _array_words(em: TaskEmitter, arr: ir.Value, grad: bool) -> tuple[ll.Value, list[ll.Value]]:
-    """An array's data pointer and extents, loaded once at function entry (kernels never write them)."""
+    """An array's data pointer and extents, loaded once at function entry (kernels never write
+    them)."""
     key = (arr, grad)
     if key not in em.arrays:
         at = arr.type
@@ -200,7 +201,8 @@ def _load(em: TaskEmitter, op: ir.Op) -> ll.Value:
 
 
 def _volatile_load(em: TaskEmitter, op: ir.Op) -> ll.Value:
-    """An atomic load: LLVM never merges, hoists or removes it, which is what `qd.volatile_load` promises."""
+    """An atomic load: LLVM never merges, hoists or removes it, which is what `qd.volatile_load`
+    promises."""
     nbytes = op.result.type.nbytes  # type: ignore[union-attr]
     return em.b.load_atomic(_address(em, op), "monotonic", nbytes, name=op.result.name)  # type: ignore
 
@@ -224,7 +226,8 @@ def _mix(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
 
 
 def _random(em: TaskEmitter, op: ir.Op) -> ll.Value:
-    """Counter-based: hash(launch key, draw site, parallel iteration, draw count in this iteration)."""
+    """Counter-based: hash(launch key, draw site, parallel iteration, draw count in this
+    iteration)."""
     b = em.b
     key = b.load(em.word(em.tmp, HDR_RNG, I64))
     count = b.load(em.rng_counter)

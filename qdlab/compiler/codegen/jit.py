@@ -1,8 +1,8 @@
 """LLVM IR text to native object code, and object code to callable addresses.
 
-Kept apart from `llvm.py` so a run whose constructs are all cache hits only loads objects: it never builds or
-optimises LLVM IR. One MCJIT engine lives per process (engines own their target machine; sharing one crashes),
-and every object is added to it once.
+Kept apart from `llvm.py` so a run whose constructs are all cache hits only loads objects: it never
+builds or optimises LLVM IR. One MCJIT engine lives per process (engines own their target machine;
+sharing one crashes), and every object is added to it once.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ def _init() -> None:
 
 @cache
 def host() -> tuple[str, str, str]:
-    """(triple, cpu name, cpu features): part of every cache key, since objects use the host's features."""
+    """(triple, cpu name, cpu features): part of every cache key, since objects use the host's
+    features."""
     _init()
     return (
         llvm.get_process_triple(),
@@ -80,11 +81,13 @@ def _engine() -> llvm.ExecutionEngine:
 
 
 loaded: dict[str, list[int]] = {}
-"""Every object linked into this process, by name (its cache key, or its fresh prefix): its task addresses."""
+"""Every object linked into this process, by name (its cache key, or its fresh prefix): its task
+addresses."""
 
 
 def load_named(items: list[tuple[str, bytes, list[str]]]) -> None:
-    """Link (name, object, symbols) items with one finalisation and record their addresses in `loaded`."""
+    """Link (name, object, symbols) items with one finalisation and record their addresses in
+    `loaded`."""
     for (name, _, _), addresses in zip(
         items, load_many([(obj, symbols) for _, obj, symbols in items])
     ):
@@ -111,9 +114,9 @@ _pool: object | None = None
 
 
 def compile_many(texts: list[str], opt: int) -> list[tuple[bytes, float]]:
-    """`compile_text` for each text: in forked worker processes when there are several and several cores
-    (`QDLAB_COMPILE_WORKERS` caps them; 0 or 1 compiles in this process). Any trouble with the workers falls
-    back to compiling here."""
+    """`compile_text` for each text: in forked worker processes when there are several and several
+    cores (`QDLAB_COMPILE_WORKERS` caps them; 0 or 1 compiles in this process). Any trouble with the
+    workers falls back to compiling here."""
     global _pool
     workers = int(os.environ.get("QDLAB_COMPILE_WORKERS", os.cpu_count() or 1))
     if len(texts) >= 4 and workers > 1 and hasattr(os, "fork"):

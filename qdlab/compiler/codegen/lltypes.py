@@ -1,4 +1,5 @@
-"""What both task emitters (CPU and NVPTX) and the arithmetic share: LLVM types, `lltype`, error codes."""
+"""What both task emitters (CPU and NVPTX) and the arithmetic share: LLVM types, `lltype`, error
+codes."""
 
 from __future__ import annotations
 

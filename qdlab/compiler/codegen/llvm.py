@@ -1,11 +1,12 @@
 """IR to LLVM IR, one function per task, with llvmlite's builder.
 
-Every task function has the signature `i64 task(i8* args, i8* tmp, i64 chunk, i64 nchunks)`:
-`args` holds one 8-byte word per scalar parameter and, per array, its data pointer, gradient pointer and
-extents; `tmp` is the per-launch temporary buffer (header, slots, reduction partials). A parallel task called
-with `nchunks == 0` runs inline when its range is small and otherwise returns the trip count so the runtime
-can split it; `chunk == -1` folds the per-chunk partials in chunk order, so reductions give the same bits on
-every run. A non-zero return from a serial task means an error was recorded in the header.
+Every task function has the signature `i64 task(i8* args, i8* tmp, i64 chunk, i64 nchunks)`: `args`
+holds one 8-byte word per scalar parameter and, per array, its data pointer, gradient pointer and
+extents; `tmp` is the per-launch temporary buffer (header, slots, reduction partials). A parallel
+task called with `nchunks == 0` runs inline when its range is small and otherwise returns the trip
+count so the runtime can split it; `chunk == -1` folds the per-chunk partials in chunk order, so
+reductions give the same bits on every run. A non-zero return from a serial task means an error was
+recorded in the header.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class TaskEmitter:
         self.wide: dict[ir.Value, ll.Value] = {}
         self.messages = message_ops([op for t in plan.tasks for op in t.ops], debug)
 
-    # -- target hooks (the NVPTX emitter overrides these) ---------------------------------------------------
+    # -- target hooks (the NVPTX emitter overrides these) ------------------------------------------
     def declare(self, module: ll.Module, symbol: str) -> ll.Function:
         fn = ll.Function(module, TASK_TYPE, symbol)
         fn.attributes.add("nounwind")
@@ -71,7 +72,7 @@ class TaskEmitter:
         """An array's data word as a pointer to its elements."""
         return self.b.inttoptr(data, ty.as_pointer())
 
-    # -- helpers --------------------------------------------------------------------------------------------
+    # -- helpers -----------------------------------------------------------------------------------
     def word(self, base: ll.Value, offset_bytes: int, ty: ll.Type, name: str = "") -> ll.Value:
         p = self.b.gep(base, [ll.Constant(I64, offset_bytes)])
         return self.b.bitcast(p, ty.as_pointer(), name=name)
@@ -153,7 +154,7 @@ class TaskEmitter:
     def dead_block(self) -> None:
         self.b.position_at_end(self.fn.append_basic_block("dead"))
 
-    # -- emission -------------------------------------------------------------------------------------------
+    # -- emission ----------------------------------------------------------------------------------
     def emit_task(self) -> None:
         needed = self.remat_needed()
         for op in self.kernel.body.ops:
@@ -195,7 +196,7 @@ class TaskEmitter:
                     self.word(self.tmp, self.plan.slots[op.result], I64),
                 )  # type: ignore
 
-    # -- loops ----------------------------------------------------------------------------------------------
+    # -- loops -------------------------------------------------------------------------------------
     def range_loop(
         self,
         index: ir.Value,
@@ -205,8 +206,8 @@ class TaskEmitter:
         per_iteration: bool = False,
         stride: ll.Value | None = None,
     ) -> None:
-        """`for index in range(lo, hi, stride)`; `per_iteration` marks a parallel loop's iterations (the random
-        generator's counter restarts and keys on the index)."""
+        """`for index in range(lo, hi, stride)`; `per_iteration` marks a parallel loop's iterations
+        (the random generator's counter restarts and keys on the index)."""
         b = self.b
         slot = self.alloca_entry(I64, f"{index.name}.addr")
         b.store(lo, slot)
@@ -324,7 +325,8 @@ def reduction_identity(op: str, t: DType) -> ll.Constant:
 def emit_module(
     kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool, triple: str = "", datalayout: str = ""
 ) -> tuple[ll.Module, list[str]]:
-    """One LLVM module with a function per task; returns the module and the task symbols in order."""
+    """One LLVM module with a function per task; returns the module and the task symbols in
+    order."""
     module = ll.Module(name=prefix)
     if triple:
         module.triple = triple

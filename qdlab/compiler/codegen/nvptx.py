@@ -1,13 +1,15 @@
-"""IR to LLVM IR for `nvptx64-nvidia-cuda`: the CPU task emitter with the few parts that differ on a GPU.
+"""IR to LLVM IR for `nvptx64-nvidia-cuda`: the CPU task emitter with the few parts that differ on a
+GPU.
 
-Every task becomes a `.entry` kernel `void task(i8* args, i8* tmp)`, both pointers into device memory and laid
-out as on the CPU. A parallel range-for is a grid-stride loop over [begin, end): thread `t` of the grid runs
-iterations `begin + t`, `begin + t + grid`, ... so neighbouring threads touch neighbouring elements. A serial
-task is launched with one thread. A reduction into a local keeps one partial per thread and folds it into the
-local's slot with one atomic at the end (the CPU's per-chunk partials need a fixed chunk count; a grid has
-thousands of threads). Transcendental math calls libdevice's `__nv_*` functions, because NVPTX has no lowering
-for `llvm.sin` and friends; `qd.print` is refused at compile time. Array data pointers are marked global
-(address space 1) so the backend emits `ld.global`/`st.global`.
+Every task becomes a `.entry` kernel `void task(i8* args, i8* tmp)`, both pointers into device
+memory and laid out as on the CPU. A parallel range-for is a grid-stride loop over [begin, end):
+thread `t` of the grid runs iterations `begin + t`, `begin + t + grid`, ... so neighbouring threads
+touch neighbouring elements. A serial task is launched with one thread. A reduction into a local
+keeps one partial per thread and folds it into the local's slot with one atomic at the end (the
+CPU's per-chunk partials need a fixed chunk count; a grid has thousands of threads). Transcendental
+math calls libdevice's `__nv_*` functions, because NVPTX has no lowering for `llvm.sin` and friends;
+`qd.print` is refused at compile time. Array data pointers are marked global (address space 1) so
+the backend emits `ld.global`/`st.global`.
 """
 
 from __future__ import annotations
@@ -27,13 +29,16 @@ KERNEL_TYPE = ll.FunctionType(ll.VoidType(), [I8P, I8P])
 GLOBAL = 1
 """NVPTX address space of device global memory."""
 LIBDEVICE_INTRINSICS = ("sin", "cos", "exp", "log", "log2", "exp2", "pow")
-"""`llvm.<name>.f32/f64` intrinsics NVPTX cannot select; they become `__nv_<name>f` / `__nv_<name>`."""
+"""`llvm.<name>.f32/f64` intrinsics NVPTX cannot select; they become `__nv_<name>f` /
+`__nv_<name>`."""
 LIBM = ("tan", "tanh", "asin", "acos", "atan2")
-"""libm names the CPU emitter calls (`tanf`, `atan2`, ...); they become `__nv_tanf`, `__nv_atan2`, ..."""
+"""libm names the CPU emitter calls (`tanf`, `atan2`, ...); they become `__nv_tanf`,
+`__nv_atan2`, ..."""
 
 
 def libdevice_name(name: str) -> str | None:
-    """The libdevice function that replaces an intrinsic or libm call, or None when NVPTX lowers it itself."""
+    """The libdevice function that replaces an intrinsic or libm call, or None when NVPTX lowers it
+    itself."""
     if name.startswith("llvm."):
         _, base, suffix = name.split(".", 2)
         if base in LIBDEVICE_INTRINSICS:
@@ -69,8 +74,8 @@ class PtxTaskEmitter(TaskEmitter):
     def op(self, op: ir.Op) -> None:
         if isinstance(op, ir.Print):
             raise QdError(
-                "qd.print / print() is not supported on CUDA yet; remove it, or run the kernel with "
-                "qd.init(arch=qd.cpu) to print.",
+                "qd.print / print() is not supported on CUDA yet; remove it, or run the kernel "
+                "with qd.init(arch=qd.cpu) to print.",
                 op.loc,
             )
         super().op(op)
@@ -79,7 +84,7 @@ class PtxTaskEmitter(TaskEmitter):
         fn = self.intrinsic(f"llvm.nvvm.read.ptx.sreg.{name}", I32, [])
         return self.b.zext(self.b.call(fn, []), I64, name=name.replace(".", "_"))
 
-    # -- parallel range-for as a grid-stride loop ------------------------------------------------------------
+    # -- parallel range-for as a grid-stride loop --------------------------------------------------
     def parallel(self, loop: ir.For) -> None:
         b = self.b
         begin = b.sext(self.get(loop.operands[0]), I64, name="begin")
@@ -119,7 +124,8 @@ class PtxTaskEmitter(TaskEmitter):
 def emit_module(
     kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool, datalayout: str = ""
 ) -> tuple[ll.Module, list[str]]:
-    """One NVPTX LLVM module with a kernel per task; returns the module and the task symbols in order."""
+    """One NVPTX LLVM module with a kernel per task; returns the module and the task symbols in
+    order."""
     module = ll.Module(name=prefix)
     module.triple = TRIPLE
     if datalayout:

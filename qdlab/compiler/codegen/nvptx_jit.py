@@ -1,8 +1,9 @@
 """NVPTX LLVM IR text to PTX text, with libdevice linked in when the module calls it.
 
-Kept apart from `nvptx.py` for the same reason `jit.py` is apart from `llvm.py`: a run whose constructs are all
-cache hits never builds LLVM IR. Needs no GPU and no CUDA driver: PTX is text, and `ptxas` (from the
-`nvidia-cuda-nvcc-cu12` wheel, when installed) can assemble it here to check it.
+Kept apart from `nvptx.py` for the same reason `jit.py` is apart from `llvm.py`: a run whose
+constructs are all cache hits never builds LLVM IR. Needs no GPU and no CUDA driver: PTX is text,
+and `ptxas` (from the `nvidia-cuda-nvcc-cu12` wheel, when installed) can assemble it here to check
+it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from .nvptx import TRIPLE
 
 _lock = threading.Lock()
 PTX_FEATURES = {70: "+ptx80", 75: "+ptx80", 80: "+ptx80", 86: "+ptx80", 89: "+ptx80", 90: "+ptx80"}
-"""PTX ISA 8.0 (CUDA 12.0) for the architectures up to Hopper; newer ones need the ISA that introduced them."""
+"""PTX ISA 8.0 (CUDA 12.0) for the architectures up to Hopper; newer ones need the ISA that
+introduced them."""
 
 
 @cache
@@ -72,8 +74,9 @@ def _libdevice_bitcode() -> bytes:
     path = libdevice_path()
     if path is None:
         raise QdError(
-            "CUDA math functions (qd.sin, qd.exp, ...) need libdevice, which was not found: install "
-            "`nvidia-cuda-nvcc-cu12`, or set QDLAB_LIBDEVICE to the path of libdevice.10.bc."
+            "CUDA math functions (qd.sin, qd.exp, ...) need libdevice, which was not found: "
+            "install `nvidia-cuda-nvcc-cu12`, or set QDLAB_LIBDEVICE to the path of "
+            "libdevice.10.bc."
         )
     with open(path, "rb") as f:
         return f.read()

@@ -1,4 +1,5 @@
-"""Simplify passes. One pass per file, one job per pass; `run_passes` applies them until nothing changes."""
+"""Simplify passes. One pass per file, one job per pass; `run_passes` applies them until nothing
+changes."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ OnPass = Callable[[str, Kernel], None]
 def run_passes(
     kernel: Kernel, passes: tuple = SIMPLIFY, on_pass: OnPass | None = None, max_rounds: int = 8
 ) -> None:
-    """Apply `passes` in order, repeating while any of them changes the kernel; call `on_pass` after each."""
+    """Apply `passes` in order, repeating while any of them changes the kernel; call `on_pass` after
+    each."""
     for _ in range(max_rounds):
         changed = False
         for p in passes:

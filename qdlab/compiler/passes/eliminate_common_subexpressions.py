@@ -1,7 +1,7 @@
 """EliminateCommonSubexpressions: a pure op equal to an earlier one in scope reuses its result.
 
-Two pure ops of the same class, attributes and operands compute the same value. An op in a nested block may
-reuse one from an enclosing block that comes before it; never the other way round.
+Two pure ops of the same class, attributes and operands compute the same value. An op in a nested
+block may reuse one from an enclosing block that comes before it; never the other way round.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """EliminateDeadCode: remove pure ops nobody uses, and locals nobody reads.
 
-A pure op has no effect, so removing it when its result is unused changes nothing. A local that is never read
-(no load, no atomic whose old value is used) only receives stores, and those stores are invisible.
+A pure op has no effect, so removing it when its result is unused changes nothing. A local that is
+never read (no load, no atomic whose old value is used) only receives stores, and those stores are
+invisible.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """FoldConstants: an arithmetic op whose operands are all constants becomes a constant.
 
-Folding uses NumPy scalars of the op's own type, so it rounds and wraps exactly as the generated code does.
-Only ops whose compile-time result is certain to equal the run-time one are folded (no transcendental
-functions, no division by a constant zero).
+Folding uses NumPy scalars of the op's own type, so it rounds and wraps exactly as the generated
+code does. Only ops whose compile-time result is certain to equal the run-time one are folded (no
+transcendental functions, no division by a constant zero).
 """
 
 from __future__ import annotations

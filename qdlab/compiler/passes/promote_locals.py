@@ -1,8 +1,8 @@
 """PromoteLocals: a local assigned exactly once, at the top of its block, becomes a plain value.
 
-Safe because the frontend creates a local at its first assignment, so every read comes after that single
-store; replacing the reads with the stored value cannot change what they see. Fewer locals make def-use
-chains direct, which keeps backward slices small.
+Safe because the frontend creates a local at its first assignment, so every read comes after that
+single store; replacing the reads with the stored value cannot change what they see. Fewer locals
+make def-use chains direct, which keeps backward slices small.
 """
 
 from __future__ import annotations
