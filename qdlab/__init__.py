@@ -1,4 +1,5 @@
-"""qdlab: Quadrants-style kernels compiled per top-level construct, cached per construct, explained in notebooks.
+"""qdlab: Quadrants-style kernels compiled per top-level construct, cached per construct, explained
+in notebooks.
 
 import qdlab as qd
 qd.init(arch=qd.cpu)
@@ -57,7 +58,7 @@ float16, float32, float64 = f16, f32, f64
 
 globals().update(BUILTINS)
 
-__all__ = [
+__all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys are strings)
     "ad",
     "Arch",
     "Kernel",

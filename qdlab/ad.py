@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from . import state
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 class Tape:
     """`with qd.ad.Tape(loss=loss): k1(...); k2(...)` then reads `x.grad`.
 
-    On exit the loss's gradient is set to 1 and every recorded kernel's `.grad` runs, last first, on the same
-    arguments. Gradients accumulate: clear `.grad` buffers between tapes (`x.grad.fill(0)`).
+    On exit the loss's gradient is set to 1 and every recorded kernel's `.grad` runs, last first, on
+    the same arguments. Gradients accumulate: clear `.grad` buffers between tapes
+    (`x.grad.fill(0)`).
     """
 
     def __init__(self, loss: object = None) -> None:
@@ -21,7 +26,7 @@ class Tape:
     def record(self, kernel: object, args: tuple, kwargs: dict) -> None:
         self.calls.append((kernel, args, kwargs))
 
-    def __enter__(self) -> Tape:
+    def __enter__(self) -> Self:
         if state.tape is not None:
             raise RuntimeError("qd.ad.Tape cannot be nested")
         state.tape = self

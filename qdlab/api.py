@@ -28,7 +28,8 @@ cpu, x64, arm64, cuda, gpu = Arch("cpu"), Arch("x64"), Arch("arm64"), Arch("cuda
 
 
 def init(arch: Arch | str = cpu, **options: object) -> None:
-    """Start (or restart) qdlab with these settings; kernels recompile under them on their next call."""
+    """Start (or restart) qdlab with these settings; kernels recompile under them on their next
+    call."""
     state.init(arch=arch, **options)
 
 
@@ -37,13 +38,15 @@ def reset() -> None:
 
 
 def sync() -> None:
-    """Wait until the GPU has run every queued launch (on the CPU a launch finishes before it returns)."""
+    """Wait until the GPU has run every queued launch (on the CPU a launch finishes before it
+    returns)."""
     if state.config().arch in ("cuda", "gpu"):
         cuda_runtime.sync()
 
 
 def explain(kernel: Kernel) -> KernelReport:
-    """The report of `kernel`'s latest compile: mode, fallback, constructs, slices, cache status, stages."""
+    """The report of `kernel`'s latest compile: mode, fallback, constructs, slices, cache status,
+    stages."""
     target = getattr(kernel, "_primal", kernel)
     if not isinstance(target, Kernel):
         raise TypeError(f"qd.explain needs a @qd.kernel, not {type(kernel).__name__}")
@@ -62,11 +65,12 @@ def cache_stats() -> CacheStats:
 
 
 def compile_ptx(kernel: Kernel, *arg_types: object, sm: str = "sm_80") -> str:
-    """The PTX `kernel` compiles to under `arch=qd.cuda`, one module per construct, for compute capability `sm`.
+    """The PTX `kernel` compiles to under `arch=qd.cuda`, one module per construct, for compute
+    capability `sm`.
 
-    Needs no GPU: the one pipeline runs for a CUDA target that builds but never loads. Array parameters take
-    dtype and ndim from their annotations unless `arg_types` gives an `ArrayType` (or a dtype for a scalar) per
-    parameter, as `kernel.compile(...)` does.
+    Needs no GPU: the one pipeline runs for a CUDA target that builds but never loads. Array
+    parameters take dtype and ndim from their annotations unless `arg_types` gives an `ArrayType`
+    (or a dtype for a scalar) per parameter, as `kernel.compile(...)` does.
     """
     target = getattr(kernel, "_primal", kernel)
     if not isinstance(target, Kernel):
@@ -82,7 +86,8 @@ def compile_ptx(kernel: Kernel, *arg_types: object, sm: str = "sm_80") -> str:
             for k, t in enumerate(b.plan.tasks)
         )
         out.append(
-            f"// qdlab: kernel `{target.name}`, unit {index} of {len(built)} for {cuda.sm}; tasks: {tasks}\n"
+            f"// qdlab: kernel `{target.name}`, unit {index} of {len(built)} for {cuda.sm}; tasks: "
+            f"{tasks}\n"
             f"{b.obj.decode()}"
         )  # type: ignore[union-attr]
     return "\n".join(out)

@@ -1,10 +1,11 @@
-"""`python -m qdlab.demo`: run notebooks 01 and 02 headless, save them as HTML, print the edit-one-loop table.
+"""`python -m qdlab.demo`: run notebooks 01 and 02 headless, save them as HTML, print the
+edit-one-loop table.
 
-The README's first command ends here, so a new checkout shows in one terminal what per-construct caching does:
-notebook 02's 30-loop kernel after one loop was edited, one construct compiled and 29 reused. The notebooks run in
-a real Jupyter kernel (nbclient) against an empty, temporary construct cache, so every number is a cold start.
-The HTML files keep the widget state; viewing the widgets loads their JavaScript from a CDN (unpkg), and
-everything else in the files works offline.
+The README's first command ends here, so a new checkout shows in one terminal what per-construct
+caching does: notebook 02's 30-loop kernel after one loop was edited, one construct compiled and 29
+reused. The notebooks run in a real Jupyter kernel (nbclient) against an empty, temporary construct
+cache, so every number is a cold start. The HTML files keep the widget state; viewing the widgets
+loads their JavaScript from a CDN (unpkg), and everything else in the files works offline.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from pathlib import Path
 
 DEMO = ("01_quickstart", "02_per_offload_caching")
 EDIT_TAG = "edit-one-loop"
-"""The tag of notebook 02's cell that edits one loop; its summary is the table printed at the end."""
+"""The tag of notebook 02's cell that edits one loop; its summary is the table printed at the
+end."""
 
 
 def notebooks_dir() -> Path:
@@ -27,7 +29,8 @@ def notebooks_dir() -> Path:
 
 
 def execute(path: Path, cache_dir: str, timeout_s: int = 300) -> object:
-    """Run a notebook top to bottom in a `python3` kernel of this interpreter; return the executed notebook."""
+    """Run a notebook top to bottom in a `python3` kernel of this interpreter; return the executed
+    notebook."""
     import nbclient  # lazy: the demo alone runs notebooks
     import nbformat  # lazy: the demo alone runs notebooks
 
@@ -76,7 +79,7 @@ def edit_table(nb: object) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m qdlab.demo", description=__doc__.splitlines()[0]
+        prog="python -m qdlab.demo", description=" ".join(__doc__.split("\n\n")[0].split())
     )
     parser.add_argument(
         "--notebooks", type=Path, default=notebooks_dir(), help="folder holding the notebooks"
@@ -115,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in DEMO:
         print(f"  {(args.out / f'{name}.html').resolve()}")
     print(
-        "Open the notebooks themselves: .venv/bin/pip install jupyterlab && .venv/bin/jupyter lab notebooks/"
+        "Open the notebooks themselves: .venv/bin/pip install jupyterlab && .venv/bin/jupyter lab "
+        "notebooks/"
     )
     return 0
 

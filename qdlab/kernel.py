@@ -1,4 +1,5 @@
-"""`@qd.kernel` and `@qd.func`: argument checking, one compile per argument signature, and launching."""
+"""`@qd.kernel` and `@qd.func`: argument checking, one compile per argument signature, and
+launching."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ INDEX_MAX = 2**31 - 1
 
 @dataclass
 class Observations:
-    """`kernel._primal.per_offload_cache_observations` for the latest compile (-1: the split did not run)."""
+    """`kernel._primal.per_offload_cache_observations` for the latest compile (-1: the split did not
+    run)."""
 
     frontend_constructs_total: int = -1
     frontend_constructs_recompiled: int = -1
@@ -58,13 +60,15 @@ class Kernel(KernelDef):
         self.latest: Compiled | None = None
         self.warned: set[str] = set()
         self.on_construct: typing.Callable[[int, int, str], None] | None = None
-        """Told (index, total, status) as each construct of a compile is ready; the magic's progress bar."""
+        """Told (index, total, status) as each construct of a compile is ready; the magic's progress
+        bar."""
         self.options: dict[str, object] = {}
-        """`qd.init` settings for this kernel only, over the active config (`%%qdkernel --opt 1` sets them)."""
+        """`qd.init` settings for this kernel only, over the active config (`%%qdkernel --opt 1`
+        sets them)."""
         self.param_names = list(inspect.signature(fn).parameters)
         try:
             hints = inspect.get_annotations(fn, eval_str=True)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - a user's annotation may raise anything
             raise QdError(
                 f"kernel `{self.name}`: cannot evaluate its annotations ({e}).",
                 _annotation_loc(fn, _unevaluable(fn, self.param_names)),
@@ -114,7 +118,8 @@ class Kernel(KernelDef):
 
     @property
     def grad(self) -> Kernel:
-        """The reverse-mode gradient kernel: `k.grad(*same_args)` accumulates into the arguments' `.grad`."""
+        """The reverse-mode gradient kernel: `k.grad(*same_args)` accumulates into the arguments'
+        `.grad`."""
         __tracebackhide__ = True
         if self.autodiff:
             raise QdError(f"kernel `{self.name}` is already a gradient kernel.")
@@ -127,7 +132,7 @@ class Kernel(KernelDef):
     def __repr__(self) -> str:
         return f"<qd.kernel {self.name}>"
 
-    # -- arguments ------------------------------------------------------------------------------------------
+    # -- arguments ---------------------------------------------------------------------------------
     def bind(self, args: tuple, kwargs: dict) -> tuple[tuple, list, dict]:
         if kwargs:
             try:
@@ -160,9 +165,10 @@ class Kernel(KernelDef):
                     )
         return tuple(sig), values, templates
 
-    # -- compiling ------------------------------------------------------------------------------------------
+    # -- compiling ---------------------------------------------------------------------------------
     def config(self) -> Config:
-        """The settings this kernel compiles under: the active config with its own `options` applied."""
+        """The settings this kernel compiles under: the active config with its own `options`
+        applied."""
         return (
             dataclasses.replace(state.config(), **self.options) if self.options else state.config()
         )
@@ -196,7 +202,8 @@ class Kernel(KernelDef):
         return compiled
 
     def declared_signature(self, arg_types: tuple, why: str) -> tuple:
-        """The signature from the annotations, or from explicit dtypes / ArrayTypes (`why` names the caller)."""
+        """The signature from the annotations, or from explicit dtypes / ArrayTypes (`why` names the
+        caller)."""
         sig = []
         for name, ann, given in zip(
             self.param_names,
@@ -219,7 +226,8 @@ class Kernel(KernelDef):
         return tuple(sig)
 
     def compile(self, *arg_types: object) -> Compiled:
-        """Compile ahead of the first call, from the annotations (or explicit dtypes / ArrayTypes)."""
+        """Compile ahead of the first call, from the annotations (or explicit dtypes /
+        ArrayTypes)."""
         __tracebackhide__ = True
         try:
             return self.variant(
@@ -238,7 +246,7 @@ class Kernel(KernelDef):
             compiled = self.variants[slot] = self.compile_for(sig, templates)
         return compiled
 
-    # -- launching ------------------------------------------------------------------------------------------
+    # -- launching ---------------------------------------------------------------------------------
     def __call__(self, *args: object, **kwargs: object) -> object:
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         try:
@@ -257,7 +265,7 @@ class Kernel(KernelDef):
                 entry = self.fast.get(key) if key is not None else None
                 if entry is not None and entry[0] == state.generation:
                     return self.launch(entry[1], args)
-            sig, values, templates = self.bind(args, kwargs)
+            sig, _, templates = self.bind(args, kwargs)
             compiled = self.variant(sig, templates)
             if not kwargs and len(args) == len(self.annotations):
                 try:
@@ -277,8 +285,8 @@ class Kernel(KernelDef):
             raise _user_facing(e) from None
 
     def launch_cuda(self, args: tuple, kwargs: dict) -> object:
-        """A launch on the GPU: arguments bound (device arrays by pointer, host arrays copied by the launcher),
-        the overlap check of the pairs the split relies on, then the CUDA launcher."""
+        """A launch on the GPU: arguments bound (device arrays by pointer, host arrays copied by the
+        launcher), the overlap check of the pairs the split relies on, then the CUDA launcher."""
         sig, values, templates = self.bind(args, kwargs)
         compiled = self.variant(sig, templates)
         launcher = compiled.launcher
@@ -301,7 +309,8 @@ class Kernel(KernelDef):
         return launcher.run_values(values, state.config().random_seed)
 
     def launch(self, compiled: Compiled, args: tuple) -> object:
-        """Fill the launch words straight from the arguments (their types were checked when the key was made)."""
+        """Fill the launch words straight from the arguments (their types were checked when the key
+        was made)."""
         words: list = []
         launcher = compiled.launcher
         extents: list | None = [None] * len(args) if launcher.alias_pairs else None
@@ -349,8 +358,8 @@ class Kernel(KernelDef):
         if pairs not in self.warned:
             self.warned.add(pairs)
             log.warning(
-                "[PER_OFFLOAD][FALLBACK] kernel `%s`: aliased_arguments: %s share memory, so this call "
-                "runs the whole-kernel variant.",
+                "[PER_OFFLOAD][FALLBACK] kernel `%s`: aliased_arguments: %s share memory, so this "
+                "call runs the whole-kernel variant.",
                 self.name,
                 pairs,
             )
@@ -390,7 +399,8 @@ def _returns(ann: object) -> list[DType] | None:
 
 
 def _unevaluable(fn: typing.Callable, names: list[str]) -> int | str | None:
-    """The parameter (index, or "return") whose string annotation does not evaluate, if one is found."""
+    """The parameter (index, or "return") whose string annotation does not evaluate, if one is
+    found."""
     raw = getattr(fn, "__annotations__", {})
     for which, name in [*enumerate(names), ("return", "return")]:
         if isinstance(raw.get(name), str):
@@ -402,7 +412,8 @@ def _unevaluable(fn: typing.Callable, names: list[str]) -> int | str | None:
 
 
 def _annotation_loc(fn: typing.Callable, which: int | str | None) -> SourceLoc | None:
-    """Where parameter `which` (an index, or "return") of `fn` is annotated, else its name or the `def`."""
+    """Where parameter `which` (an index, or "return") of `fn` is annotated, else its name or the
+    `def`."""
     try:
         source = Source.of(fn, "kernel")
     except QdError:
@@ -433,8 +444,9 @@ def _as_numpy(a: object) -> np.ndarray:
 
 
 def _scalar(a: object, t: DType, kernel: str, name: str) -> object:
-    """`a` as a value of type `t`, or a QdArgumentError: an integer parameter takes an integer (or a float
-    with an integral value) within its range; a float too large for an f32 is infinite, as in Quadrants."""
+    """`a` as a value of type `t`, or a QdArgumentError: an integer parameter takes an integer (or a
+    float with an integral value) within its range; a float too large for an f32 is infinite, as in
+    Quadrants."""
     if t.is_float:
         try:
             x = float(a)  # type: ignore[arg-type]
@@ -462,9 +474,10 @@ def _scalar(a: object, t: DType, kernel: str, name: str) -> object:
 
 
 def _template_key(v: object) -> object:
-    """What tells two template arguments apart: plain values by value, anything else by its content (a
-    `repr` can hide a difference, and an identity can hide a mutation); a value whose content cannot be
-    described gets a key of its own on every call, so it always compiles anew rather than run stale code."""
+    """What tells two template arguments apart: plain values by value, anything else by its content
+    (a `repr` can hide a difference, and an identity can hide a mutation); a value whose content
+    cannot be described gets a key of its own on every call, so it always compiles anew rather than
+    run stale code."""
     if isinstance(v, (int, float, bool, str, type(None))):
         return (type(v).__name__, v)
     if isinstance(v, tuple):
@@ -494,7 +507,7 @@ def _array_arg(
     elif hasattr(a, "__dlpack__"):
         try:
             arr = np.from_dlpack(a)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - the exporting library may raise anything
             raise QdTypeError(
                 f"kernel `{kernel}`: argument `{name}` cannot be read through DLPack ({e})."
             ) from None
@@ -506,7 +519,8 @@ def _array_arg(
     dtype = from_numpy(arr.dtype)
     if dtype is None:
         raise QdTypeError(
-            f"kernel `{kernel}`: argument `{name}` has dtype {arr.dtype}, which kernels do not support."
+            f"kernel `{kernel}`: argument `{name}` has dtype {arr.dtype}, which kernels do not "
+            "support."
         )
     if ann.dtype is not None and ann.dtype != dtype:
         raise QdValueError(
@@ -515,13 +529,13 @@ def _array_arg(
         )
     if ann.ndim is not None and ann.ndim != arr.ndim:
         raise QdValueError(
-            f"kernel `{kernel}`: argument `{name}` has {arr.ndim} dimension(s) but the parameter is "
-            f"declared with ndim={ann.ndim}."
+            f"kernel `{kernel}`: argument `{name}` has {arr.ndim} dimension(s) but the parameter "
+            f"is declared with ndim={ann.ndim}."
         )
     if any(n > INDEX_MAX for n in arr.shape):
         raise QdValueError(
-            f"kernel `{kernel}`: argument `{name}` has shape {arr.shape}; kernels index arrays with "
-            f"i32, so no extent may exceed 2**31 - 1 ({INDEX_MAX})."
+            f"kernel `{kernel}`: argument `{name}` has shape {arr.shape}; kernels index arrays "
+            f"with i32, so no extent may exceed 2**31 - 1 ({INDEX_MAX})."
         )
     if not arr.flags.c_contiguous:
         raise QdValueError(
@@ -560,8 +574,8 @@ def func(
 
 
 def _user_facing(e: QdError) -> QdError:
-    """`e` without the frames it came through (its message points at the user's line); with them all when
-    QDLAB_DEBUG_FRONTEND=1."""
+    """`e` without the frames it came through (its message points at the user's line); with them all
+    when QDLAB_DEBUG_FRONTEND=1."""
     return e if os.environ.get("QDLAB_DEBUG_FRONTEND") == "1" else e.with_traceback(None)
 
 
@@ -575,9 +589,10 @@ def _outside_qdlab(code: types.CodeType) -> types.CodeType:
     )
 
 
-# The entry points a user-facing error leaves qdlab through: the frame of the one it was raised from stays in its
-# traceback, so their code names no file in qdlab/, and the traceback holds no qdlab frame (IPython and pytest
-# leave them out altogether: `__tracebackhide__`). QDLAB_DEBUG_FRONTEND=1 at import keeps the real file.
+# The entry points a user-facing error leaves qdlab through: the frame of the one it was raised from
+# stays in its traceback, so their code names no file in qdlab/, and the traceback holds no qdlab
+# frame (IPython and pytest leave them out altogether: `__tracebackhide__`). QDLAB_DEBUG_FRONTEND=1
+# at import keeps the real file.
 if os.environ.get("QDLAB_DEBUG_FRONTEND") != "1":
     for _fn in (Kernel.__call__, Kernel.compile, Kernel.grad.fget, Func.__call__, kernel):  # type: ignore[attr-defined]
         _fn.__code__ = _outside_qdlab(_fn.__code__)

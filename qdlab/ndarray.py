@@ -1,5 +1,5 @@
-"""`qd.ndarray`: an array owned by qdlab that kernels read and write in place, with an optional gradient buffer;
-in host memory, or on the GPU under `qd.init(arch=qd.cuda)`."""
+"""`qd.ndarray`: an array owned by qdlab that kernels read and write in place, with an optional
+gradient buffer; in host memory, or on the GPU under `qd.init(arch=qd.cuda)`."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ class Ndarray:
         """Launch words: data pointer, gradient pointer, extents (the buffer never moves)."""
         self._sig = (self.dtype.name, self.arr.ndim, needs_grad)
         self._extent = (data, self.arr.nbytes, grad, self.grad.arr.nbytes if self.grad else 0)
-        """(data pointer, bytes, gradient pointer, gradient bytes): what the launch's overlap check reads."""
+        """(data pointer, bytes, gradient pointer, gradient bytes): what the launch's overlap check
+        reads."""
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -72,7 +73,8 @@ class Ndarray:
 
 
 class DeviceNdarray(Ndarray):
-    """`qd.ndarray` whose storage is a CuPy array on the current device; kernels get it by pointer."""
+    """`qd.ndarray` whose storage is a CuPy array on the current device; kernels get it by
+    pointer."""
 
     def __init__(
         self, dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False

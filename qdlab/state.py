@@ -1,4 +1,5 @@
-"""Process-wide state behind `qd.init`: the active config, the construct cache and compile history."""
+"""Process-wide state behind `qd.init`: the active config, the construct cache and compile
+history."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ _memory_cache: BinaryCache | None = None
 generation = 0
 """Bumped by every `qd.init`; kernels recompile under the new settings."""
 history: dict[str, object] = {}
-"""Latest compile of each kernel, by name: what the next compile of the same name is compared against."""
+"""Latest compile of each kernel, by name: what the next compile of the same name is compared
+against."""
 tape: object | None = None
 """The `qd.ad.Tape` being recorded, if any."""
 compile_hooks: list[Callable] = []
@@ -46,8 +48,9 @@ def cache() -> BinaryCache:
 
 
 def cache_for(cfg: Config) -> BinaryCache:
-    """The cache for compiles under `cfg`: the shared one, or a memory-only one when `cfg` turns off the disk
-    tier that the active config has on (a kernel's own `offline_cache=False`, as `%%qdkernel --no-cache` sets)."""
+    """The cache for compiles under `cfg`: the shared one, or a memory-only one when `cfg` turns off
+    the disk tier that the active config has on (a kernel's own `offline_cache=False`, as
+    `%%qdkernel --no-cache` sets)."""
     global _memory_cache
     if cfg.offline_cache or not _config.offline_cache:
         return cache()

@@ -1,8 +1,10 @@
-"""Helpers for the teaching notebooks: exercise checkers that explain a wrong answer, and a small bar chart.
+"""Helpers for the teaching notebooks: exercise checkers that explain a wrong answer, and a small
+bar chart.
 
-A checker never raises on a wrong answer. It returns a `Verdict`, which shows as a green "correct" or an orange
-"not yet" with the reasons, and is truthy only when the answer is right, so a notebook that still holds the
-starter code runs top to bottom without errors. The checkers read `qd.explain`'s report and nothing else.
+A checker never raises on a wrong answer. It returns a `Verdict`, which shows as a green "correct"
+or an orange "not yet" with the reasons, and is truthy only when the answer is right, so a notebook
+that still holds the starter code runs top to bottom without errors. The checkers read
+`qd.explain`'s report and nothing else.
 
     from qdlab.teach import check_split, check_rebuilt, check_result
     check_split(my_kernel, expect="per_offload")      # or a fallback code such as "carried_value"
@@ -63,8 +65,9 @@ class Verdict:
         colour, mark = ("#188038", "✔ correct") if self.ok else ("#b06000", "✘ not yet")
         items = "".join(f"<li>{html.escape(d)}</li>" for d in self.details)
         return (
-            f"<div style='border-left:4px solid {colour};padding:2px 8px'><b style='color:{colour}'>{mark}"
-            f"</b>: {html.escape(self.title)}{f'<ul>{items}</ul>' if items else ''}</div>"
+            f"<div style='border-left:4px solid {colour};padding:2px 8px'>"
+            f"<b style='color:{colour}'>{mark}</b>: "
+            f"{html.escape(self.title)}{f'<ul>{items}</ul>' if items else ''}</div>"
         )
 
 
@@ -87,7 +90,10 @@ def _fallback_words(report: KernelReport) -> list[str]:
     fb = report.fallback
     if fb is None:
         return [
-            "It was compiled whole because splitting is turned off (`per_offload=False` or `--whole-kernel`)."
+            (
+                "It was compiled whole because splitting is turned off (`per_offload=False` or "
+                "`--whole-kernel`)."
+            )
         ]
     words = [
         f"The gate refused the split with `{fb.code}` at line {fb.lineno}: `{fb.source_line}`."
@@ -102,7 +108,8 @@ def _fallback_words(report: KernelReport) -> list[str]:
 
 
 def check_split(kernel: Kernel, expect: str | None) -> Verdict:
-    """Whether `kernel` compiles the way `expect` says: `"per_offload"` (split) or a fallback code."""
+    """Whether `kernel` compiles the way `expect` says: `"per_offload"` (split) or a fallback
+    code."""
     if expect is None:
         return Verdict(
             False, "no answer yet", ['Set your answer ("per_offload" or a fallback code) first.']
@@ -134,8 +141,8 @@ def check_split(kernel: Kernel, expect: str | None) -> Verdict:
             f"`{name}` is split, so it does not fall back with `{expect}`",
             [
                 (
-                    f"The gate found nothing unsafe in its {len(report.constructs)} constructs. Look again "
-                    "at which values cross from one construct to another."
+                    f"The gate found nothing unsafe in its {len(report.constructs)} constructs. "
+                    "Look again at which values cross from one construct to another."
                 )
             ],
         )
@@ -145,7 +152,8 @@ def check_split(kernel: Kernel, expect: str | None) -> Verdict:
 
 
 def check_rebuilt(kernel: Kernel, expect: Iterable[int] | None) -> Verdict:
-    """Whether the latest compile of `kernel` rebuilt exactly the constructs `expect` lists (by index)."""
+    """Whether the latest compile of `kernel` rebuilt exactly the constructs `expect` lists (by
+    index)."""
     if expect is None:
         return Verdict(
             False, "no prediction yet", ["Set your prediction (a list of construct indices) first."]
@@ -177,8 +185,8 @@ def check_rebuilt(kernel: Kernel, expect: Iterable[int] | None) -> Verdict:
             slice_lines = ", ".join(map(str, c.slice_lines)) or "none"
             details.append(
                 f"Construct {c.index} ({_lines(c.lines)}) was rebuilt: "
-                f"{c.recompile_reason}. It recomputes lines {slice_lines}; an edit to any of them, or "
-                "to its own lines, changes its key."
+                f"{c.recompile_reason}. It recomputes lines {slice_lines}; an edit to any of them, "
+                "or to its own lines, changes its key."
             )
         elif c.index in want and c.index not in got:
             details.append(
@@ -213,15 +221,17 @@ def check_result(
         False,
         f"{len(bad)} of {max(a.size, 1)} values differ",
         [
-            f"First difference {at}: got {a[first] if a.ndim else a}, expected {e[first] if e.ndim else e}.".replace(
-                "  ", " "
-            )
+            (
+                f"First difference {at}: got {a[first] if a.ndim else a}, expected "
+                f"{e[first] if e.ndim else e}."
+            ).replace("  ", " ")
         ],
     )
 
 
 def check_launch(kernel: Kernel, *args: object, expect: str = "per_offload") -> Verdict:
-    """Call `kernel(*args)` and say whether that call ran split (`"per_offload"`) or whole (`"aliased_arguments"`)."""
+    """Call `kernel(*args)` and say whether that call ran split (`"per_offload"`) or whole
+    (`"aliased_arguments"`)."""
     report = _report(kernel)
     if isinstance(report, Verdict):
         return report
@@ -240,7 +250,10 @@ def check_launch(kernel: Kernel, *args: object, expect: str = "per_offload") -> 
             "this call ran the whole-kernel variant",
             [
                 f"Runtime fallback: {new[0]}.",
-                "Two array arguments share memory; pass distinct arrays (for example a copy) to keep the split.",
+                (
+                    "Two array arguments share memory; pass distinct arrays (for example a copy) "
+                    "to keep the split."
+                ),
             ],
         )
     return Verdict(
@@ -250,12 +263,13 @@ def check_launch(kernel: Kernel, *args: object, expect: str = "per_offload") -> 
     )
 
 
-# -- pictures ---------------------------------------------------------------------------------------------------
+# -- pictures --------------------------------------------------------------------------------------
 
 
 @dataclass
 class BarChart:
-    """Horizontal bars as inline SVG (no plotting library needed), with a text form for terminals."""
+    """Horizontal bars as inline SVG (no plotting library needed), with a text form for
+    terminals."""
 
     title: str
     bars: list[tuple[str, float, str]]
@@ -280,8 +294,8 @@ class BarChart:
         height = 28 + row * len(self.bars)
         parts = [
             (
-                f"<svg xmlns='http://www.w3.org/2000/svg' width='{left + bar_w + 90}' height='{height}' "
-                "font-family='Helvetica,Arial,sans-serif' font-size='11'>"
+                f"<svg xmlns='http://www.w3.org/2000/svg' width='{left + bar_w + 90}' "
+                f"height='{height}' font-family='Helvetica,Arial,sans-serif' font-size='11'>"
             ),
             f"<text x='0' y='14' font-weight='bold'>{html.escape(self.title)}</text>",
         ]
@@ -302,7 +316,8 @@ class BarChart:
 
 
 COMPILED, REUSED, WHOLE = "#f29900", "#188038", "#80868b"
-"""Bar colours, the same as the construct graphs': orange compiled, green reused, grey whole kernel."""
+"""Bar colours, the same as the construct graphs': orange compiled, green reused, grey whole
+kernel."""
 
 
 def construct_times(kernel: Kernel, title: str | None = None) -> BarChart:
@@ -327,7 +342,7 @@ def _lines(lines: tuple[int, int]) -> str:
     return f"line {lines[0]}" if lines[0] == lines[1] else f"lines {lines[0]}-{lines[1]}"
 
 
-# -- Quadrants in another process ------------------------------------------------------------------------------
+# -- Quadrants in another process ------------------------------------------------------------------
 
 _QUADRANTS_RUN = """
 import json, sys, time
@@ -346,10 +361,11 @@ print("QDLAB_TEACH_MS", (time.perf_counter() - t0) * 1e3)
 def quadrants_first_calls(
     sources: Sequence[str], name: str, n_args: int, size: int = 1000, timeout_s: float = 60.0
 ) -> list[float] | str:
-    """First-call times (compile included) of Quadrants running each kernel source in turn, each in a fresh
-    process sharing one empty offline cache; or why it could not run.
+    """First-call times (compile included) of Quadrants running each kernel source in turn, each in
+    a fresh process sharing one empty offline cache; or why it could not run.
 
-    Quadrants runs in a subprocess because it bundles its own LLVM, which must not share a process with qdlab's.
+    Quadrants runs in a subprocess because it bundles its own LLVM, which must not share a process
+    with qdlab's.
     """
     times = []
     with tempfile.TemporaryDirectory(prefix="qdlab_teach_") as tmp:
@@ -385,7 +401,7 @@ def quadrants_first_calls(
     return times
 
 
-# -- the exercises of notebooks/07_exercises.ipynb --------------------------------------------------------------
+# -- the exercises of notebooks/07_exercises.ipynb -------------------------------------------------
 
 SOLUTIONS: dict[int, str] = {
     1: """\

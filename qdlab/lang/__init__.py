@@ -1,7 +1,9 @@
-"""The kernel language's names as Python objects: annotations, built-in functions, `@qd.func`, kernels.
+"""The kernel language's names as Python objects: annotations, built-in functions, `@qd.func`,
+kernels.
 
-Inside a kernel these objects are recognised by identity in the frontend; outside a kernel most of them only
-explain that they belong inside one. The compiler imports this package and nothing else of qdlab.
+Inside a kernel these objects are recognised by identity in the frontend; outside a kernel most of
+them only explain that they belong inside one. The compiler imports this package and nothing else of
+qdlab.
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ class KernelDef:
 
 
 class Builtin:
-    """A function of the kernel language, compiled by the frontend (`qd.sqrt`, `qd.atomic_add`, ...)."""
+    """A function of the kernel language, compiled by the frontend (`qd.sqrt`,
+    `qd.atomic_add`, ...)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -51,14 +54,56 @@ class Builtin:
         return f"qd.{self.name}"
 
 
-_MATH = (
-    "sqrt sin cos tan tanh exp log floor ceil round abs pow min max atan2 asin acos rsqrt select "
-    "clamp sign fract log2 exp2 isnan isinf mix"
-).split()
-_OTHER = (
-    "ndrange grouped loop_config atomic_add atomic_sub atomic_min atomic_max atomic_and atomic_or "
-    "atomic_xor atomic_mul atomic_exchange random randn volatile_load cast bit_cast raw_div raw_mod"
-).split()
+_MATH = [
+    "sqrt",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "exp",
+    "log",
+    "floor",
+    "ceil",
+    "round",
+    "abs",
+    "pow",
+    "min",
+    "max",
+    "atan2",
+    "asin",
+    "acos",
+    "rsqrt",
+    "select",
+    "clamp",
+    "sign",
+    "fract",
+    "log2",
+    "exp2",
+    "isnan",
+    "isinf",
+    "mix",
+]
+_OTHER = [
+    "ndrange",
+    "grouped",
+    "loop_config",
+    "atomic_add",
+    "atomic_sub",
+    "atomic_min",
+    "atomic_max",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "atomic_mul",
+    "atomic_exchange",
+    "random",
+    "randn",
+    "volatile_load",
+    "cast",
+    "bit_cast",
+    "raw_div",
+    "raw_mod",
+]
 BUILTINS: dict[str, Builtin] = {n: Builtin(n) for n in _MATH + _OTHER}
 
 
@@ -69,7 +114,8 @@ def static(value: object, *rest: object) -> object:
 
 @dataclass(frozen=True)
 class ArrayAnnotation:
-    """`qd.types.NDArray[qd.f32, 1]` / `qd.types.ndarray(dtype=, ndim=, ...)`; None fields are taken from the argument."""
+    """`qd.types.NDArray[qd.f32, 1]` / `qd.types.ndarray(dtype=, ndim=, ...)`; None fields are taken
+    from the argument."""
 
     dtype: DType | None = None
     ndim: int | None = None
@@ -78,7 +124,8 @@ class ArrayAnnotation:
 
 
 class NDArray:
-    """Annotation for ndarray parameters: `NDArray[qd.f32, 2]`, `NDArray[qd.f32]`, or bare `NDArray`."""
+    """Annotation for ndarray parameters: `NDArray[qd.f32, 2]`, `NDArray[qd.f32]`, or bare
+    `NDArray`."""
 
     def __class_getitem__(cls, item: object) -> ArrayAnnotation:
         items = item if isinstance(item, tuple) else (item,)
@@ -99,14 +146,15 @@ def ndarray_type(
 
 
 class Template:
-    """Annotation for a compile-time parameter: its value is baked into the kernel, one compile per value."""
+    """Annotation for a compile-time parameter: its value is baked into the kernel, one compile per
+    value."""
 
 
 def template() -> type[Template]:
     return Template
 
 
-class types:  # noqa: N801 - mirrors the `qd.types` namespace
+class types:  # lowercase, as it mirrors the `qd.types` namespace
     NDArray = NDArray
     ndarray = staticmethod(ndarray_type)
     Template = Template
@@ -115,5 +163,6 @@ class types:  # noqa: N801 - mirrors the `qd.types` namespace
 
 @contextlib.contextmanager
 def stream_parallel() -> Iterator[None]:
-    """Marks top-level loops that may run concurrently; inside a kernel this forces whole-kernel compilation."""
+    """Marks top-level loops that may run concurrently; inside a kernel this forces whole-kernel
+    compilation."""
     yield

@@ -1,7 +1,7 @@
 """IPython magics that compile and explain kernels from notebook cells: `%%qdkernel` and `%qdlab`.
 
-`%load_ext qdlab` lands here. IPython and the magic module are imported only then, so `import qdlab` in a plain
-script pays nothing for the notebook parts.
+`%load_ext qdlab` lands here. IPython and the magic module are imported only then, so `import qdlab`
+in a plain script pays nothing for the notebook parts.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from ..compiler.errors import QdError
 
 
 def load_ipython_extension(ipython: object) -> None:
-    """Register the magics, the compile hook that updates displays, and the handler that shows a qdlab error
-    as its message and caret; loading again is harmless."""
+    """Register the magics, the compile hook that updates displays, and the handler that shows a
+    qdlab error as its message and caret; loading again is harmless."""
     from .magic import QdMagics, on_compile  # lazy: IPython, when the extension loads
 
     ipython.register_magics(QdMagics)  # type: ignore[attr-defined]
@@ -24,9 +24,9 @@ def load_ipython_extension(ipython: object) -> None:
 def show_error(
     shell: object, etype: type, value: BaseException, tb: object, tb_offset: int | None = None
 ) -> None:
-    """A qdlab error in a cell: its own rendering when it has one (the magic's cell-relative form), else the
-    traceback of the user's frames. A QdSyntaxError is a SyntaxError, for which IPython would otherwise print
-    its own syntax-error view of the cell instead."""
+    """A qdlab error in a cell: its own rendering when it has one (the magic's cell-relative form),
+    else the traceback of the user's frames. A QdSyntaxError is a SyntaxError, for which IPython
+    would otherwise print its own syntax-error view of the cell instead."""
     render = getattr(value, "_render_traceback_", None)
     lines = (
         render()

@@ -1,9 +1,11 @@
-"""`%%qdkernel` and `%qdlab`: run a cell, compile the kernels it defines, and show what was rebuilt and why.
+"""`%%qdkernel` and `%qdlab`: run a cell, compile the kernels it defines, and show what was rebuilt
+and why.
 
-The cell runs in the user's namespace as its own "file" (`<qdkernel-cell-N-...>`, registered with `linecache`),
-so the compiler reads kernel source from it and every error and table counts lines from the top of the cell, the
-`%%qdkernel` line being line 1. Cell options become the kernels' own settings (`Kernel.options`): they hold for
-every later call of those kernels, and leave other kernels and `qd.init` alone.
+The cell runs in the user's namespace as its own "file" (`<qdkernel-cell-N-...>`, registered with
+`linecache`), so the compiler reads kernel source from it and every error and table counts lines
+from the top of the cell, the `%%qdkernel` line being line 1. Cell options become the kernels' own
+settings (`Kernel.options`): they hold for every later call of those kernels, and leave other
+kernels and `qd.init` alone.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ _QDLAB_DIR = os.path.dirname(qdlab.__file__) + os.sep
 
 
 def on_compile(kernel: Kernel, compiled: Compiled) -> None:
-    """The compile hook: remember what compiling cost, and update the summary of a kernel shown uncompiled."""
+    """The compile hook: remember what compiling cost, and update the summary of a kernel shown
+    uncompiled."""
     for c in compiled.report.constructs:
         if c.status == "compiled":
             COMPILE_MS[c.cache_key] = c.compile_ms
@@ -52,7 +55,8 @@ def on_compile(kernel: Kernel, compiled: Compiled) -> None:
 
 
 def needs_call(kernel: Kernel) -> str | None:
-    """Why `kernel` cannot compile before its first call, or None when its annotations say everything."""
+    """Why `kernel` cannot compile before its first call, or None when its annotations say
+    everything."""
     for name, ann in zip(kernel.param_names, kernel.annotations):
         if ann is Template:
             return f"compiles at its first call (template parameter `{name}` needs a value)"
@@ -62,7 +66,8 @@ def needs_call(kernel: Kernel) -> str | None:
 
 
 def short(errors: list[BaseException]) -> BaseException:
-    """The first error, made to show as its message alone: no traceback through qdlab's internals."""
+    """The first error, made to show as its message alone: no traceback through qdlab's
+    internals."""
     lines = "\n\n".join(f"{type(e).__name__}: {e}" for e in errors).splitlines()
     first = errors[0]
     first._render_traceback_ = lambda: lines
@@ -70,7 +75,8 @@ def short(errors: list[BaseException]) -> BaseException:
 
 
 def from_qdlab(tb: TracebackType | None) -> bool:
-    """Whether the innermost frame of `tb` is qdlab's own code (a check of the user's input, not a user bug)."""
+    """Whether the innermost frame of `tb` is qdlab's own code (a check of the user's input, not a
+    user bug)."""
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
     return tb is not None and tb.tb_frame.f_code.co_filename.startswith(_QDLAB_DIR)
@@ -120,7 +126,7 @@ class QdMagics(Magics):
 
         Kernels whose parameters lack dtype or ndim compile at their first call, and the summary updates then.
         As a line magic (`%qdkernel --help`) it only shows this help.
-        """
+        """  # noqa: E501 - IPython prints this docstring, line breaks and all, as `%%qdkernel --help`
         args = parse_argstring(self.qdkernel, line)
         if args.help or cell is None:
             print(self.qdkernel.parser.format_help())
@@ -238,7 +244,8 @@ class QdMagics(Magics):
             display(view(k))
 
     def run_expression(self, expr: str, ns: dict) -> object:
-        """`--run EXPR`: evaluate it, display its time, and return its value as the cell's result."""
+        """`--run EXPR`: evaluate it, display its time, and return its value as the cell's
+        result."""
         try:
             code = compile(expr, "<qdkernel --run>", "eval")
             t0 = time.perf_counter()
@@ -256,7 +263,8 @@ class QdMagics(Magics):
         return value
 
     def syntax_error(self, err: SyntaxError) -> QdSyntaxError:
-        """`err` as Python shows a syntax error in a cell: the line and a caret, without the magic's frames."""
+        """`err` as Python shows a syntax error in a cell: the line and a caret, without the magic's
+        frames."""
         lines = self.shell.SyntaxTB.structured_traceback(type(err), err, [])
         error = QdSyntaxError(str(err))
         error._render_traceback_ = lambda: lines
@@ -278,12 +286,15 @@ class QdMagics(Magics):
         "command",
         nargs="?",
         choices=("cache", "explain", "config"),
-        help="cache [clear]: the construct cache; explain NAME: a kernel's summary; config: qd.init settings",
+        help=(
+            "cache [clear]: the construct cache; explain NAME: a kernel's summary; config: qd.init "
+            "settings"
+        ),
     )
     @argument("args", nargs="*", help="`clear` after cache; the kernel's name after explain")
     @line_magic
     def qdlab(self, line: str) -> None:
-        """qdlab's state: `%qdlab cache`, `%qdlab cache clear`, `%qdlab explain NAME`, `%qdlab config`."""
+        """qdlab's state: `%qdlab cache`, `%qdlab cache clear`, `%qdlab explain NAME`, `%qdlab config`."""  # noqa: E501 - IPython prints this docstring as `%qdlab --help`
         args = parse_argstring(self.qdlab, line)
         if args.help or args.command is None:
             print(self.qdlab.parser.format_help())
@@ -331,7 +342,8 @@ class QdMagics(Magics):
 
 
 def cell_options(args: argparse.Namespace) -> dict[str, object]:
-    """The cell's code-generation options as `qd.init` settings (display options are not among them)."""
+    """The cell's code-generation options as `qd.init` settings (display options are not among
+    them)."""
     options: dict[str, object] = {}
     if args.arch:
         options["arch"] = args.arch

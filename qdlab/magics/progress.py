@@ -1,9 +1,11 @@
-"""A progress indicator for a cell's compiles that appears only when they take longer than about half a second.
+"""A progress indicator for a cell's compiles that appears only when they take longer than about
+half a second.
 
-In a notebook it is an `IntProgress` widget shown by a timer, in the display slot the cell's summary takes over
-when compiling ends. On a TTY it is one line on stderr. Anywhere else (pipes, CI logs) it shows nothing. The
-compiler reports each construct as it is ready (`Kernel.on_construct`), so the bar steps per construct of the
-kernel being compiled, and its label says which kernel of the cell that is and what it compiled and reused.
+In a notebook it is an `IntProgress` widget shown by a timer, in the display slot the cell's summary
+takes over when compiling ends. On a TTY it is one line on stderr. Anywhere else (pipes, CI logs) it
+shows nothing. The compiler reports each construct as it is ready (`Kernel.on_construct`), so the
+bar steps per construct of the kernel being compiled, and its label says which kernel of the cell
+that is and what it compiled and reused.
 """
 
 from __future__ import annotations
@@ -85,7 +87,8 @@ class Progress:
             self.printed = True
 
     def finish(self) -> bool:
-        """Stop; True if the widget was shown (the caller then updates its display slot instead of adding one)."""
+        """Stop; True if the widget was shown (the caller then updates its display slot instead of
+        adding one)."""
         with self._lock:
             self.finished = True
             if self._timer is not None:

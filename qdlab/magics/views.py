@@ -1,7 +1,8 @@
 """What the magics display: each view is a small object with a `text/plain` and a `text/html` form.
 
-The views read `qd.explain`'s report dataclasses, the cache's stats and the config record, and nothing else.
-Both forms are built from the same rows, so a terminal, a CI log and JupyterLab show the same facts.
+The views read `qd.explain`'s report dataclasses, the cache's stats and the config record, and
+nothing else. Both forms are built from the same rows, so a terminal, a CI log and JupyterLab show
+the same facts.
 """
 
 from __future__ import annotations
@@ -58,12 +59,14 @@ def _table_html(
 
 
 class KernelSummary(View):
-    """One kernel's latest compile: mode, fallback, its constructs, and what compiling cost or saved."""
+    """One kernel's latest compile: mode, fallback, its constructs, and what compiling cost or
+    saved."""
 
     def __init__(self, kernel: Kernel, known_ms: Mapping[str, float], note: str = "") -> None:
         self.kernel = kernel
         self.known_ms = known_ms
-        """Compile time of each cache key seen compiled in this process (to estimate the time a reuse saved)."""
+        """Compile time of each cache key seen compiled in this process (to estimate the time a
+        reuse saved)."""
         self.note = note
         """Why the kernel is not compiled yet (shown until its first call compiles it)."""
 
@@ -113,7 +116,10 @@ class KernelSummary(View):
         r = self.report
         name = f"<b>{html.escape(self.kernel.name)}</b>"
         if r is None:
-            return f"<div class='qdlab-summary'>{name}: {html.escape(self.note or 'not compiled yet')}</div>"
+            return (
+                f"<div class='qdlab-summary'>{name}: "
+                f"{html.escape(self.note or 'not compiled yet')}</div>"
+            )
         opts = f" <code>[{html.escape(self.options())}]</code>" if self.kernel.options else ""
         parts = [f"<div>{name}: <code>{r.mode}</code>{opts}, {html.escape(self.totals(r))}</div>"]
         fb = self.fallback(r)

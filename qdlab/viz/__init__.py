@@ -1,6 +1,7 @@
 """Visualisations of the split: construct, slice and edit graphs, and the SplitVisualizer widget.
 
-Everything here reads `qd.explain`'s report and nothing else; the compiler never imports this package.
+Everything here reads `qd.explain`'s report and nothing else; the compiler never imports this
+package.
 """
 
 from __future__ import annotations

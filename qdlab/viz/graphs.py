@@ -1,8 +1,9 @@
-"""The three graphs of a kernel's split: its constructs, one construct's slice, and what an edit rebuilt.
+"""The three graphs of a kernel's split: its constructs, one construct's slice, and what an edit
+rebuilt.
 
-Node names are stable so the DOT text is the same on every run and tests can read it: `s3` is statement 3,
-`c1_s2` is statement 2 recomputed inside construct 1, `cluster_c1` is construct 1, `fallback` is the fallback
-note, `e_p2`/`e_l2` are construct 2 of the previous/latest compile.
+Node names are stable so the DOT text is the same on every run and tests can read it: `s3` is
+statement 3, `c1_s2` is statement 2 recomputed inside construct 1, `cluster_c1` is construct 1,
+`fallback` is the fallback note, `e_p2`/`e_l2` are construct 2 of the previous/latest compile.
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ class _Marks:
 
 
 def construct_graph(kernel: object) -> Graph:
-    """One cluster per construct: own statements, recomputed definitions, def-use edges, status, fallback."""
+    """One cluster per construct: own statements, recomputed definitions, def-use edges, status,
+    fallback."""
     report = report_of(kernel)
     drawn = parts(report)
     by_index = {s.index: s for s in report.statements}
@@ -303,7 +305,8 @@ def _wrap(text: str, width: int = 60) -> str:
 
 
 def slice_graph(kernel: object, index: int) -> Graph:
-    """The backward slice of construct `index` as dataflow, from the kernel's parameters to its effects."""
+    """The backward slice of construct `index` as dataflow, from the kernel's parameters to its
+    effects."""
     report = report_of(kernel)
     drawn = {p.index: p for p in parts(report)}
     if index not in drawn:

@@ -1,8 +1,9 @@
 """What the views draw, derived from `qd.explain`'s report and nothing else.
 
-A split kernel lists its constructs in the report. A kernel that fell back to the whole-kernel path has no
-construct reports, but its statements still say which construct they would have belonged to; the views draw those
-would-be constructs so a fallback can be shown where it happens. Both come out here as the same `Part` rows.
+A split kernel lists its constructs in the report. A kernel that fell back to the whole-kernel path
+has no construct reports, but its statements still say which construct they would have belonged to;
+the views draw those would-be constructs so a fallback can be shown where it happens. Both come out
+here as the same `Part` rows.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def parts(report: KernelReport) -> list[Part]:
 
 
 def backward_slice(report: KernelReport, own: list[int]) -> list[int]:
-    """Statements reached from `own` along def-use edges, less `own` and the parameters, in source order."""
+    """Statements reached from `own` along def-use edges, less `own` and the parameters, in source
+    order."""
     by_index = {s.index: s for s in report.statements}
     seen: set[int] = set()
     todo = list(own)
@@ -114,8 +116,8 @@ class Edit:
     """One construct of the latest compile matched against the previous compile."""
 
     change: str
-    """`"unchanged"`, `"edited"`, `"dependency"` (its own code is the same, its slice changed), `"new"`,
-    `"removed"`."""
+    """`"unchanged"`, `"edited"`, `"dependency"` (its own code is the same, its slice changed),
+    `"new"`, `"removed"`."""
     latest: Part | None
     previous: Part | None
     notes: list[str] = field(default_factory=list)

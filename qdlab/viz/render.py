@@ -1,8 +1,9 @@
 """Graphs that render inline, and say what to install when the graphviz `dot` program is missing.
 
-`Graph` is a `graphviz.Digraph`, so everything the graphviz package offers still works on it. What it adds is a
-display that never fails: with `dot` on the path a notebook shows the SVG, without it the notebook shows the
-install command and the DOT text, and terminals always get a short `text/plain` line.
+`Graph` is a `graphviz.Digraph`, so everything the graphviz package offers still works on it. What
+it adds is a display that never fails: with `dot` on the path a notebook shows the SVG, without it
+the notebook shows the install command and the DOT text, and terminals always get a short
+`text/plain` line.
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ class Graph(graphviz.Digraph):
 
     def missing_dot(self) -> str:
         return (
-            f"{self.title}\nThe graphviz `dot` program is not installed, so this graph cannot be drawn; "
-            f"install it with `{INSTALL}` (scripts/setup.sh does). Its DOT text:\n{self.source}"
+            f"{self.title}\nThe graphviz `dot` program is not installed, so this graph cannot be "
+            f"drawn; install it with `{INSTALL}` (scripts/setup.sh does). Its DOT text:\n"
+            f"{self.source}"
         )
 
     def html(self) -> str:

@@ -1,9 +1,10 @@
-"""`SplitVisualizer`: pick a construct, see its lines, its slice, its stages, its cache entry and any fallback.
+"""`SplitVisualizer`: pick a construct, see its lines, its slice, its stages, its cache entry and
+any fallback.
 
-The widget is plain ipywidgets fed from `qd.explain`'s report. Tabs are filled when they are shown, so compiled
-stages that are produced on demand (LLVM IR, assembly) cost nothing until someone opens them. Every open
-visualizer of a kernel refreshes when a kernel of that name compiles again (a re-run cell); the compile hook
-holds visualizers weakly, so a closed one is simply dropped.
+The widget is plain ipywidgets fed from `qd.explain`'s report. Tabs are filled when they are shown,
+so compiled stages that are produced on demand (LLVM IR, assembly) cost nothing until someone opens
+them. Every open visualizer of a kernel refreshes when a kernel of that name compiles again (a
+re-run cell); the compile hook holds visualizers weakly, so a closed one is simply dropped.
 """
 
 from __future__ import annotations
@@ -80,13 +81,14 @@ class SplitVisualizer(widgets.VBox):
         if _on_compile not in state.compile_hooks:
             state.compile_hooks.append(_on_compile)
 
-    # -- state ------------------------------------------------------------------------------------------
+    # -- state -------------------------------------------------------------------------------------
     @property
     def part(self) -> Part | None:
         return next((p for p in self.parts if p.index == self.selector.value), None)
 
     def refresh(self, report: KernelReport) -> None:
-        """Show another compile of the kernel, keeping the selected construct where it still exists."""
+        """Show another compile of the kernel, keeping the selected construct where it still
+        exists."""
         self.report = report
         self.parts = parts(report)
         self._changes = {e.latest.index: e.change for e in edits(report) if e.latest is not None}
@@ -134,7 +136,7 @@ class SplitVisualizer(widgets.VBox):
     def _show(self) -> None:
         self.contents(TABS[self.tabs.selected_index or 0])
 
-    # -- views ------------------------------------------------------------------------------------------
+    # -- views -------------------------------------------------------------------------------------
     def _header(self) -> str:
         r = self.report
         what = (
@@ -161,12 +163,14 @@ class SplitVisualizer(widgets.VBox):
                 else (("slice", SLICE) if n in lit["slice"] else ("", "transparent"))
             )
             rows.append(
-                f"<div class='qd-line qd-{kind or 'plain'}' data-line='{n}' style='background:{colour};"
-                f"white-space:pre'><span style='color:#80868b'>{n:4d}  </span>{html.escape(text)}</div>"
+                f"<div class='qd-line qd-{kind or 'plain'}' data-line='{n}' "
+                f"style='background:{colour};white-space:pre'>"
+                f"<span style='color:#80868b'>{n:4d}  </span>{html.escape(text)}</div>"
             )
         key = (
-            f"<div style='font-size:11px;margin-top:4px'><span style='background:{OWN}'>&nbsp;own lines&nbsp;"
-            f"</span> <span style='background:{SLICE}'>&nbsp;recomputed (slice)&nbsp;</span> "
+            "<div style='font-size:11px;margin-top:4px'>"
+            f"<span style='background:{OWN}'>&nbsp;own lines&nbsp;</span> "
+            f"<span style='background:{SLICE}'>&nbsp;recomputed (slice)&nbsp;</span> "
             f"<span style='background:{RED}'>&nbsp;fallback&nbsp;</span></div>"
         )
         return f"<div style='font-family:monospace;font-size:12px'>{''.join(rows)}</div>{key}"
@@ -239,7 +243,8 @@ class SplitVisualizer(widgets.VBox):
         if c is None:
             return (
                 "<p>The kernel was compiled whole, so construct "
-                f"{p.index} has no cache entry of its own ({self.report.compile_ms:.1f} ms for the kernel).</p>"
+                f"{p.index} has no cache entry of its own ({self.report.compile_ms:.1f} ms for the "
+                "kernel).</p>"
             )
         rows = [
             ("key", f"<code>{c.cache_key}</code>"),
@@ -279,8 +284,8 @@ class SplitVisualizer(widgets.VBox):
             )
             blocker = (
                 (
-                    f"<p>Blocked by line {fb.blocker.lineno}: <code>{html.escape(fb.blocker.source_line.strip())}"
-                    "</code></p>"
+                    f"<p>Blocked by line {fb.blocker.lineno}: "
+                    f"<code>{html.escape(fb.blocker.source_line.strip())}</code></p>"
                 )
                 if fb.blocker
                 else ""
@@ -303,7 +308,7 @@ class SplitVisualizer(widgets.VBox):
         for line in r.runtime_fallbacks:
             code = line.split(":", 1)[0]
             out.append(
-                f"<p><b>runtime</b> <code>{html.escape(line)}</code><br>{html.escape(advice(code).meaning)}"
-                f"<br>{html.escape(advice(code).rewrite)}</p>"
+                f"<p><b>runtime</b> <code>{html.escape(line)}</code><br>"
+                f"{html.escape(advice(code).meaning)}<br>{html.escape(advice(code).rewrite)}</p>"
             )
         return "".join(out)
