@@ -1,4 +1,5 @@
-"""The construct binary cache: disk format checks, security, degradation, LRU eviction, concurrency."""
+"""The construct binary cache: disk format checks, security, degradation, LRU eviction,
+concurrency."""
 
 from __future__ import annotations
 
@@ -271,7 +272,8 @@ def test_clear_removes_memory_and_disk(cache_dir: Path) -> None:
 
 
 def hammer(args: tuple[str, int]) -> tuple[int, int]:
-    """Worker: put and get a few shared keys through fresh caches; returns (disk hits, bad reads)."""
+    """Worker: put and get a few shared keys through fresh caches; returns (disk hits, bad
+    reads)."""
     directory, seed = args
     keys = [key_of(str(i)) for i in range(6)]
     hits = bad = 0
@@ -303,7 +305,8 @@ def test_concurrent_processes_never_read_corrupt_entries(tmp_path: Path) -> None
 
 
 def _planted(cache_dir: Path, key: str) -> tuple[BinaryCache, Path]:
-    """A cache whose disk tier is on, and the path where `key`'s entry goes (its shard folder made)."""
+    """A cache whose disk tier is on, and the path where `key`'s entry goes (its shard folder
+    made)."""
     c = BinaryCache(cache_dir)
     entry_path(cache_dir, key).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     return c, entry_path(cache_dir, key)
@@ -408,7 +411,8 @@ def test_unreadable_entry_is_removed_and_disk_stays_on(cache_dir: Path) -> None:
 def test_entry_that_cannot_be_opened_is_removed_and_disk_stays_on(
     cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """EACCES as a non-root user sees for a mode-000 entry (root reads it anyway, so it is simulated)."""
+    """EACCES as a non-root user sees for a mode-000 entry (root reads it anyway, so it is
+    simulated)."""
     k = key_of("eacces")
     BinaryCache(cache_dir).put(k, b"x")
     real_open = os.open
@@ -446,8 +450,8 @@ def test_header_length_that_disagrees_with_the_payload_is_a_bad_entry(
 
 
 def test_reads_are_bounded_by_the_header_and_the_size_limit(cache_dir: Path) -> None:
-    """A huge file (sparse here) is refused after its header: neither its declared length nor its real size
-    is read into memory."""
+    """A huge file (sparse here) is refused after its header: neither its declared length nor its
+    real size is read into memory."""
     big = 256 * 2**20
     c = BinaryCache(cache_dir, max_size_mb=1)
     for name, declared in (("declared big", big), ("declared small", 1000)):

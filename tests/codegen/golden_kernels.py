@@ -1,4 +1,5 @@
-"""Sample kernels whose LLVM IR is kept as golden files: a codegen change shows up as a reviewed diff."""
+"""Sample kernels whose LLVM IR is kept as golden files: a codegen change shows up as a reviewed
+diff."""
 
 import qdlab as qd
 

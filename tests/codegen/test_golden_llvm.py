@@ -1,8 +1,9 @@
 """Golden LLVM IR (before optimisation) of the sample kernels, construct by construct.
 
-Regenerate after an intended codegen change with `QDLAB_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/codegen`
-and review the diff. Symbol names carry the construct's cache key, which changes with every compiler edit, so they
-are compared as `qd_KEY`; the target triple and data layout are the host's and compared as `HOST`.
+Regenerate after an intended codegen change with
+`QDLAB_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/codegen` and review the diff. Symbol names
+carry the construct's cache key, which changes with every compiler edit, so they are compared as
+`qd_KEY`; the target triple and data layout are the host's and compared as `HOST`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import qdlab as qd
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
-import golden_kernels as K  # noqa: E402
+import golden_kernels as K
 
 CASES = {
     "saxpy": (K.saxpy, lambda: (2.0, np.ones(8, np.float32), np.ones(8, np.float32))),

@@ -1,4 +1,5 @@
-"""Loads the oracle corpus (`tests/oracle/kernels.py`) for the CUDA tests, which reuse its kernels and cases."""
+"""Loads the oracle corpus (`tests/oracle/kernels.py`) for the CUDA tests, which reuse its kernels
+and cases."""
 
 from __future__ import annotations
 

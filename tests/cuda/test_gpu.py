@@ -1,8 +1,10 @@
-"""CUDA runs: the oracle corpus on the GPU against the CPU, device arrays by pointer, errors from the device.
+"""CUDA runs: the oracle corpus on the GPU against the CPU, device arrays by pointer, errors from
+the device.
 
-Marked `gpu` (excluded by default; run with `-m gpu`) and skipped when CuPy sees no device. Integers must be
-identical to the CPU's and floats within 1e-6 relative (libdevice and the host's libm may differ in the last
-bit of a transcendental; everything else is IEEE arithmetic without contraction on both).
+Marked `gpu` (excluded by default; run with `-m gpu`) and skipped when CuPy sees no device. Integers
+must be identical to the CPU's and floats within 1e-6 relative (libdevice and the host's libm may
+differ in the last bit of a transcendental; everything else is IEEE arithmetic without contraction
+on both).
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ def test_no_device_error_is_clear() -> None:
 
 
 def host_arrays() -> ModuleType:
-    """qdlab as the harness's `qd`, with `qd.ndarray` kept in host memory (copied in and out per launch)."""
+    """qdlab as the harness's `qd`, with `qd.ndarray` kept in host memory (copied in and out per
+    launch)."""
     backend = ModuleType("qdlab_cuda_host")
     backend.__dict__.update({k: v for k, v in vars(qdlab).items() if not k.startswith("__")})
     backend.ndarray = Ndarray  # type: ignore[attr-defined]
@@ -56,7 +59,8 @@ _results: dict[str, dict[str, Any]] = {}
 
 
 def results(mode: str) -> dict[str, Any]:
-    """Every oracle case on the CPU, or on the GPU (`qd.init(arch=qd.cuda)`) with host or device arrays."""
+    """Every oracle case on the CPU, or on the GPU (`qd.init(arch=qd.cuda)`) with host or device
+    arrays."""
     if mode not in _results:
         harness = load_harness()
         qdlab.init(arch=qdlab.cpu if mode == "cpu" else qdlab.cuda)

@@ -1,8 +1,10 @@
-"""Every oracle kernel lowers to PTX for sm_80 and sm_90 on a machine without a GPU, and `ptxas` accepts it.
+"""Every oracle kernel lowers to PTX for sm_80 and sm_90 on a machine without a GPU, and `ptxas`
+accepts it.
 
-`qd.compile_ptx` runs the same stages as a CUDA compile (lower, simplify, split, gate, slice) and emits one PTX
-module per construct. Where the `ptxas` of the `nvidia-cuda-nvcc-cu12` wheel is installed, each module is also
-assembled for the same architecture, which catches PTX that LLVM prints but the CUDA toolchain rejects.
+`qd.compile_ptx` runs the same stages as a CUDA compile (lower, simplify, split, gate, slice) and
+emits one PTX module per construct. Where the `ptxas` of the `nvidia-cuda-nvcc-cu12` wheel is
+installed, each module is also assembled for the same architecture, which catches PTX that LLVM
+prints but the CUDA toolchain rejects.
 """
 
 from __future__ import annotations
@@ -157,8 +159,9 @@ def square(
 
 
 def test_the_gradient_kernel_compiles_to_the_gradient_on_cuda() -> None:
-    """`k.grad` under arch=cuda runs the one pipeline's reverse pass (a second copy of the pipeline once
-    compiled the forward kernel for it): the forward stores y, the gradient accumulates into x.grad."""
+    """`k.grad` under arch=cuda runs the one pipeline's reverse pass (a second copy of the pipeline
+    once compiled the forward kernel for it): the forward stores y, the gradient accumulates into
+    x.grad."""
     forward, gradient = qd.compile_ptx(square, sm="sm_90"), qd.compile_ptx(square.grad, sm="sm_90")
     assert "st.global.b32" in forward and "atom.global.add.f32" not in forward
     assert "atom.global.add.f32" in gradient

@@ -1,17 +1,19 @@
 """A random kernel generator for differential tests: every compile path vs a NumPy interpretation.
 
-Each program is written twice from one draw: as a qdlab kernel, and as a plain Python function over NumPy arrays
-that runs the same statements one after another. Programs are race-free by construction (a parallel loop writes
-element `i` only, reads written arrays only at `i`, and otherwise writes only through atomics or by storing one
-value that every iteration agrees on), so running loop iterations in order gives the parallel answer, and the
-NumPy function is a reference wherever the program draws no random numbers.
+Each program is written twice from one draw: as a qdlab kernel, and as a plain Python function over
+NumPy arrays that runs the same statements one after another. Programs are race-free by construction
+(a parallel loop writes element `i` only, reads written arrays only at `i`, and otherwise writes
+only through atomics or by storing one value that every iteration agrees on), so running loop
+iterations in order gives the parallel answer, and the NumPy function is a reference wherever the
+program draws no random numbers.
 
-Besides plain loops and definitions, the statements reach what the split and the gate have to get right: top-level
-`if`s with and without `else` and `while` loops of zero or more trips that may or may not write a kernel-level
-local, serial and parallel loops writing locals conditionally, atomics on locals whose old value is used, a
-top-level `return` (with statements after it that must not run), random draws read by several constructs, one
-array passed for two parameters, and a compile-time helper reading a module global (which the test changes
-between two loads of the same kernel). `Program.patterns` names the ones a program uses.
+Besides plain loops and definitions, the statements reach what the split and the gate have to get
+right: top-level `if`s with and without `else` and `while` loops of zero or more trips that may or
+may not write a kernel-level local, serial and parallel loops writing locals conditionally, atomics
+on locals whose old value is used, a top-level `return` (with statements after it that must not
+run), random draws read by several constructs, one array passed for two parameters, and a
+compile-time helper reading a module global (which the test changes between two loads of the same
+kernel). `Program.patterns` names the ones a program uses.
 """
 
 from __future__ import annotations
@@ -149,7 +151,8 @@ class Program:
 def int_expr(
     draw, p: Program, idx: str | None, depth: int = 0, readable: tuple[str, ...] = ()
 ) -> str:
-    """An i32 expression: constants, k, top-level scalars, array reads at `idx` (or constant indices)."""
+    """An i32 expression: constants, k, top-level scalars, array reads at `idx` (or constant
+    indices)."""
     choices = ["const", "k"]
     if p.scalars:
         choices.append("scalar")
@@ -225,7 +228,8 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
     elif kind == "store":
         arr = draw(st.sampled_from(INT_ARRAYS))
         p.emit(
-            f"{arr}[{draw(st.integers(0, n - 1))}] = {int_expr(draw, p, None, 0, tuple(INT_ARRAYS))}"
+            f"{arr}[{draw(st.integers(0, n - 1))}] = "
+            f"{int_expr(draw, p, None, 0, tuple(INT_ARRAYS))}"
         )
     elif kind == "loop":
         arr = draw(st.sampled_from(INT_ARRAYS))
@@ -291,7 +295,8 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
             p.patterns.add("if_no_else")
         p.scalars.append(name)
     elif kind == "while":
-        # a `while` of zero or more trips, writing a local (maybe conditionally) and an array element
+        # a `while` of zero or more trips, writing a local (maybe conditionally) and an array
+        # element
         name, j = f"w{s}", f"j{s}"
         _int_def(p, name, int_expr(draw, p, None, 1, tuple(INT_ARRAYS)))
         _int_def(p, j, "0")
@@ -333,7 +338,8 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         p.patterns.add("serial_cond_local")
         p.scalars.append(name)
     elif kind == "par_flag":
-        # every iteration that writes the local writes the same value, so the parallel loop is race-free
+        # every iteration that writes the local writes the same value, so the parallel loop is
+        # race-free
         name, src = f"f{s}", draw(st.sampled_from(INT_ARRAYS))
         _int_def(p, name, str(draw(st.integers(-3, 3))))
         p.emit(f"for i in range({n}):")
@@ -342,7 +348,8 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         p.patterns.add("parallel_cond_local")
         p.scalars.append(name)
     elif kind == "atomic_local":
-        # old values of an atomic on a local: a set {0, ..., count-1}, so the array increments are order-free
+        # old values of an atomic on a local: a set {0, ..., count-1}, so the array increments are
+        # order-free
         name, dst = f"c{s}", draw(st.sampled_from(INT_ARRAYS))
         _int_def(p, name, "0")
         p.emit(f"for i in range({n}):")
@@ -377,7 +384,8 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         p.emit(f"for i in range({n}):")
         p.emit(f"{b}[i] = {b}[i] * {name}", indent=2)
     elif kind == "snapshot":
-        # a top-level read, an array written in between, and a loop that reads the snapshot after the write
+        # a top-level read, an array written in between, and a loop that reads the snapshot after
+        # the write
         name, src, dst = (
             f"v{s}",
             draw(st.sampled_from(INT_ARRAYS)),
@@ -434,9 +442,9 @@ def programs(draw, max_statements: int = 6, allow_random: bool = True) -> Progra
 def load(
     p: Program, folder: Path, helper_value: int | None = None, again: bool = False
 ) -> tuple[object, object]:
-    """Write the program's two forms to files and import them: (qdlab kernel, reference function). `again`
-    rewrites the files of the previous load under the same module names, as an edited file looks to a new
-    process."""
+    """Write the program's two forms to files and import them: (qdlab kernel, reference function).
+    `again` rewrites the files of the previous load under the same module names, as an edited file
+    looks to a new process."""
     kernel_src, ref_src = p.source(helper_value)
     n = next(_counter) - 1 if again else next(_counter)
     out = []

@@ -1,5 +1,5 @@
-"""Reverse-mode gradients (`kernel.grad`, `qd.ad.Tape`) against analytic derivatives, and the `autodiff`
-fallback: gradient kernels are always compiled whole."""
+"""Reverse-mode gradients (`kernel.grad`, `qd.ad.Tape`) against analytic derivatives, and the
+`autodiff` fallback: gradient kernels are always compiled whole."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""One test per compile-time fallback code: the fallback is taken, named, located, and the result is right."""
+"""One test per compile-time fallback code: the fallback is taken, named, located, and the result is
+right."""
 
 from __future__ import annotations
 

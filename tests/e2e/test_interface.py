@@ -1,5 +1,5 @@
-"""Split the unsplittable: carried values, snapshots, atomics' old values and random draws handed between
-constructs through the interface buffer (issue 9), compared with the whole-kernel path."""
+"""Split the unsplittable: carried values, snapshots, atomics' old values and random draws handed
+between constructs through the interface buffer (issue 9), compared with the whole-kernel path."""
 
 from __future__ import annotations
 
@@ -80,7 +80,8 @@ def test_running_total_splits(tmp_path) -> None:
     r = qd.explain(k)
     total, recompiled, hit = obs(k)
     assert r.mode == "per_offload" and r.fallback is None and total == 2 and recompiled + hit == 2
-    # (a construct another test already loaded in this process comes back reused: keys are content, not names)
+    # (a construct another test already loaded in this process comes back reused: keys are content,
+    # not names)
     [slot] = r.interface
     assert (slot.name, slot.dtype, slot.producer, slot.consumers, slot.reason) == (
         "total",

@@ -1,4 +1,5 @@
-"""The manifest tier serves a kernel without lowering it only when nothing it baked in has changed."""
+"""The manifest tier serves a kernel without lowering it only when nothing it baked in has
+changed."""
 
 from __future__ import annotations
 
@@ -76,7 +77,8 @@ def test_a_changed_dependency_is_compiled_again(tmp_path, change: dict) -> None:
 
 
 def test_an_attribute_of_a_mutable_object_is_checked(tmp_path) -> None:
-    class Settings:  # its repr is its address: only the attribute's own fingerprint can tell a change
+    # its repr is its address: only the attribute's own fingerprint can tell a change
+    class Settings:
         offset = 1.0
 
     settings = Settings()

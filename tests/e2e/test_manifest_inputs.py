@@ -1,9 +1,10 @@
-"""Across processes, a manifest is served only while every compile-time input it baked in is unchanged.
+"""Across processes, a manifest is served only while every compile-time input it baked in is
+unchanged.
 
-Each case is a kernel whose result comes from one input outside its own source (a helper's body, a default, a
-global, a large array, an attribute, a `@qd.func` in another module). A fresh process compiles it, a second
-fresh process is served by the manifest, and after that one input is edited in its file a third fresh process
-must return the new value.
+Each case is a kernel whose result comes from one input outside its own source (a helper's body, a
+default, a global, a large array, an attribute, a `@qd.func` in another module). A fresh process
+compiles it, a second fresh process is served by the manifest, and after that one input is edited in
+its file a third fresh process must return the new value.
 """
 
 from __future__ import annotations

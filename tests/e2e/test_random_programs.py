@@ -1,5 +1,6 @@
-"""Property test: random kernels give identical results on every path (split with and without the interface
-buffer, whole-kernel, debug), match NumPy, and see a changed compile-time global when loaded again."""
+"""Property test: random kernels give identical results on every path (split with and without the
+interface buffer, whole-kernel, debug), match NumPy, and see a changed compile-time global when
+loaded again."""
 
 from __future__ import annotations
 
@@ -75,8 +76,8 @@ def run_program(p: Program, folder) -> None:
 
 
 def check_changed_helper(p: Program, folder, arrays: list[np.ndarray], k: int) -> None:
-    """The same module loaded again with the helper's global changed, in the same process and cache: the
-    manifest and constructs may be reused, but never with the old value baked in."""
+    """The same module loaded again with the helper's global changed, in the same process and cache:
+    the manifest and constructs may be reused, but never with the old value baked in."""
     kernel, reference = load(p, folder, p.helper_value + 5, again=True)  # type: ignore[operator]
     got, got_ret = call(kernel, p, arrays, k)
     if p.uses_random:

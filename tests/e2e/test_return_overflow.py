@@ -1,5 +1,5 @@
-"""A top-level `return` ends the kernel; loop index spaces and array extents that an i32 cannot hold are
-refused instead of wrapping."""
+"""A top-level `return` ends the kernel; loop index spaces and array extents that an i32 cannot hold
+are refused instead of wrapping."""
 
 from __future__ import annotations
 
@@ -58,7 +58,8 @@ def fills(a: qd.types.NDArray[qd.i32, 1], n: qd.i32):
 
 @pytest.mark.parametrize("n, m", [(65536, 65537), (2**20, 2**12 + 1), (46341, 46342)])
 def test_an_index_space_beyond_i32_is_an_error(per_offload: bool, n: int, m: int) -> None:
-    """Quadrants silently runs zero iterations; the flat trip count is computed in i64 and checked once."""
+    """Quadrants silently runs zero iterations; the flat trip count is computed in i64 and checked
+    once."""
     assert counts(3, 5) == 12
     with pytest.raises(qd.QdRuntimeError) as info:
         counts(n, m)

@@ -1,4 +1,5 @@
-"""Kernels that must split, with their constructs, slices and results; and the per-launch alias check."""
+"""Kernels that must split, with their constructs, slices and results; and the per-launch alias
+check."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ def _init() -> None:
 
 
 def both_paths(k: qd.Kernel, make_args, compare=np.testing.assert_array_equal) -> list:
-    """Run `k` split and whole-kernel on equal inputs; return the split run's arguments after the call."""
+    """Run `k` split and whole-kernel on equal inputs; return the split run's arguments after the
+    call."""
     qd.init(arch=qd.cpu, offline_cache=False)
     split_args = make_args()
     split_ret = k(*split_args)
@@ -113,7 +115,7 @@ def with_funcs(x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1]):
 
 
 def test_top_level_func_calls_split() -> None:
-    report, x, y = both_paths(
+    report, _, y = both_paths(
         with_funcs, lambda: [np.arange(5, dtype=np.float32), np.zeros(5, np.float32)]
     )
     assert report.mode == "per_offload"
@@ -140,7 +142,7 @@ def test_bounds_from_shapes_and_scalars() -> None:
     np.testing.assert_array_equal(a, want)
 
 
-# Runtime aliasing --------------------------------------------------------------------------------------------
+# Runtime aliasing ---------------------------------------------------------------------------------
 
 
 @qd.kernel

@@ -1,5 +1,6 @@
-"""Regression tests for wrong answers the split once gave (issue 12): each kernel runs on every path (split with
-the interface buffer, whole-kernel, split with reference fallbacks) and must give the same, correct answer."""
+"""Regression tests for wrong answers the split once gave (issue 12): each kernel runs on every path
+(split with the interface buffer, whole-kernel, split with reference fallbacks) and must give the
+same, correct answer."""
 
 from __future__ import annotations
 

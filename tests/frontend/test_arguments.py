@@ -1,5 +1,6 @@
-"""Scalar and array arguments a parameter cannot hold are refused by name, on the first call and on the launch
-fast path alike; values it can hold (a bool for an int, an integral float, an f32 overflow to inf) are taken."""
+"""Scalar and array arguments a parameter cannot hold are refused by name, on the first call and on
+the launch fast path alike; values it can hold (a bool for an int, an integral float, an f32
+overflow to inf) are taken."""
 
 from __future__ import annotations
 
@@ -116,7 +117,8 @@ def first(a: qd.types.NDArray[qd.u8, 1]) -> qd.i32:
 
 @pytest.mark.parametrize("warm", [False, True], ids=["first_call", "fast_path"])
 def test_an_extent_beyond_i32_is_refused(warm: bool) -> None:
-    """No memory needed: a view of 8 bytes that claims 2**31 elements (the kernel would only read a[0])."""
+    """No memory needed: a view of 8 bytes that claims 2**31 elements (the kernel would only read
+    a[0])."""
     if warm:
         assert first(np.full(4, 9, np.uint8)) == 9
     huge = np.lib.stride_tricks.as_strided(np.zeros(8, np.uint8), shape=(2**31,), strides=(1,))

@@ -1,8 +1,10 @@
-"""Every bad-input case of the kernel language: the error points at the user's line, column and caret.
+"""Every bad-input case of the kernel language: the error points at the user's line, column and
+caret.
 
-Each case is a kernel below and a row naming the line it must point at (`line`, a snippet unique from the
-kernel's `def` on) and the column (`caret`, the text the caret must sit under). Nothing the user sees may name
-a path inside `qdlab/`, and the last traceback frame the user sees is their own call.
+Each case is a kernel below and a row naming the line it must point at (`line`, a snippet unique
+from the kernel's `def` on) and the column (`caret`, the text the caret must sit under). Nothing the
+user sees may name a path inside `qdlab/`, and the last traceback frame the user sees is their own
+call.
 """
 
 # ruff: noqa: BLE001, F821, F841, PLW0120, PLW0602, S110 - the kernels below are wrong on purpose
@@ -44,7 +46,7 @@ def returns_in_loop(x: qd.f32) -> qd.f32:
     return x
 
 
-# -- kernels with one mistake each ------------------------------------------------------------------------------
+# -- kernels with one mistake each -----------------------------------------------------------------
 
 
 @qd.kernel
@@ -378,7 +380,8 @@ CASES = [
         "plain_python(a[i])",
         "plain_python",
         (
-            "plain_python cannot be called in a kernel; kernels can call qd.* functions and @qd.func functions"
+            "plain_python cannot be called in a kernel; kernels can call qd.* functions and "
+            "@qd.func functions"
         ),
         qd.QdSyntaxError,
     ),
@@ -442,7 +445,8 @@ CASES = [
 
 
 def source_line(fn: object, snippet: str) -> int:
-    """The 1-based line of this file holding `snippet`, searching `fn`'s body (after its `def` line)."""
+    """The 1-based line of this file holding `snippet`, searching `fn`'s body (after its `def`
+    line)."""
     start = fn.__code__.co_firstlineno  # type: ignore[attr-defined]
     while not LINES[start - 1].lstrip().startswith("def "):
         start += 1
@@ -453,7 +457,8 @@ def source_line(fn: object, snippet: str) -> int:
 
 
 def visible_frames(tb: TracebackType | None) -> list[str]:
-    """The traceback's frames as IPython and pytest show them (frames with `__tracebackhide__` left out)."""
+    """The traceback's frames as IPython and pytest show them (frames with `__tracebackhide__` left
+    out)."""
     out = []
     while tb is not None:
         if not tb.tb_frame.f_locals.get("__tracebackhide__"):
@@ -471,8 +476,8 @@ def all_frames(tb: TracebackType | None) -> list[str]:
 
 
 def assert_user_facing(exc: BaseException, caller: str | Path = THIS) -> None:
-    """No path inside qdlab in the message, no qdlab frame in the traceback (hidden or not), and the innermost
-    visible frame is the caller's file."""
+    """No path inside qdlab in the message, no qdlab frame in the traceback (hidden or not), and the
+    innermost visible frame is the caller's file."""
     text = str(exc)
     assert QDLAB_DIR not in text and "qdlab/compiler" not in text, text
     frames = visible_frames(exc.__traceback__)
@@ -562,7 +567,7 @@ def test_break_is_fine_in_inner_and_serialized_loops() -> None:
     assert out.tolist() == [11, 11, 2, 3, 4]
 
 
-# -- errors at the call ---------------------------------------------------------------------------------------
+# -- errors at the call ----------------------------------------------------------------------------
 
 
 @qd.kernel
@@ -645,7 +650,8 @@ def test_annotation_errors_point_at_the_annotation(
 
 
 def test_definition_errors_pass_through_one_call() -> None:
-    """`@qd.kernel` with options, an annotation error: no qdlab frame in the traceback as Python prints it."""
+    """`@qd.kernel` with options, an annotation error: no qdlab frame in the traceback as Python
+    prints it."""
     with pytest.raises(qd.QdTypeError) as info:
         qd.kernel(fastcache=True)(str_annotation)
     assert_user_facing(info.value)
@@ -697,7 +703,7 @@ def test_call_errors_leave_the_kernel_usable() -> None:
     assert a.tolist() == [3.0] * 4
 
 
-# -- debug mode: bounds checks, assert; division by zero ----------------------------------------------------------
+# -- debug mode: bounds checks, assert; division by zero -------------------------------------------
 
 
 @qd.kernel
@@ -805,7 +811,7 @@ def test_integer_division_by_zero_gives_zero(debug: bool) -> None:
     assert q.tolist() == [3, -4, 0, 2**30 - 1] and r.tolist() == [1, 1, 0, 1]
 
 
-# -- QDLAB_DEBUG_FRONTEND -----------------------------------------------------------------------------------------
+# -- QDLAB_DEBUG_FRONTEND --------------------------------------------------------------------------
 
 
 @qd.kernel
@@ -871,7 +877,8 @@ def takes_template(a: F32, n: qd.template()):
 
 
 def test_other_entry_points_show_no_qdlab_frame() -> None:
-    """Calling a @qd.func from Python, `.grad` of a gradient kernel, compiling a template kernel ahead."""
+    """Calling a @qd.func from Python, `.grad` of a gradient kernel, compiling a template kernel
+    ahead."""
     exc = _call_error(lambda: returns_in_loop(1.0), RuntimeError)
     assert "can only be called from a kernel" in str(exc)
     exc = _call_error(lambda: fill.grad.grad, qd.QdError)

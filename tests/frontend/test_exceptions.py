@@ -1,5 +1,6 @@
-"""qdlab's exceptions carry Quadrants' names and hierarchy, so `except qd.Quadrants...Error` written against
-Quadrants catches what qdlab raises; qdlab's own names derive from them and keep their caret."""
+"""qdlab's exceptions carry Quadrants' names and hierarchy, so `except qd.Quadrants...Error` written
+against Quadrants catches what qdlab raises; qdlab's own names derive from them and keep their
+caret."""
 
 from __future__ import annotations
 
@@ -60,7 +61,8 @@ def positive(a: qd.types.NDArray[qd.f32, 1]):
 
 
 def test_runtime_checks_raise_quadrants_assertion_errors() -> None:
-    """Quadrants raises QuadrantsAssertionError for a failed bounds check and a failed `assert` alike."""
+    """Quadrants raises QuadrantsAssertionError for a failed bounds check and a failed `assert`
+    alike."""
     qd.init(arch=qd.cpu, offline_cache=False, debug=True)
     try:
         with pytest.raises(qd.QuadrantsAssertionError) as info:

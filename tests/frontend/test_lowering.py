@@ -1,5 +1,5 @@
-"""Constructs that lower to the right program: `qd.randn`, a runtime loop's `break` inside a `qd.static`
-loop, and expressions too long for a recursive visitor."""
+"""Constructs that lower to the right program: `qd.randn`, a runtime loop's `break` inside a
+`qd.static` loop, and expressions too long for a recursive visitor."""
 
 from __future__ import annotations
 
@@ -55,7 +55,8 @@ def counts_up(b: qd.types.NDArray[qd.i32, 1], m: qd.i32):
 
 
 def test_break_of_a_runtime_loop_inside_a_static_loop(per_offload: bool) -> None:
-    """The `break` and `continue` belong to the runtime loops, so the static loop unrolls around them."""
+    """The `break` and `continue` belong to the runtime loops, so the static loop unrolls around
+    them."""
     b = np.zeros(2, np.int32)
     counts_up(b, 3)
     assert b.tolist() == [24, 25]

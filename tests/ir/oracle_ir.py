@@ -1,4 +1,5 @@
-"""The IR of every oracle kernel (tests/oracle/kernels.py) for its case's arguments, without codegen."""
+"""The IR of every oracle kernel (tests/oracle/kernels.py) for its case's arguments, without
+codegen."""
 
 from __future__ import annotations
 

@@ -1,8 +1,10 @@
-"""The printer's text is canonical, so construct cache keys are stable and change only where the source does.
+"""The printer's text is canonical, so construct cache keys are stable and change only where the
+source does.
 
-Same source in two fresh processes: byte-identical IR text and identical keys (no object ids, hash seeds,
-dict order or addresses). Editing one loop changes that construct's key only; editing a shared definition
-changes the keys of exactly the constructs whose slices include it; moving the kernel down changes nothing.
+Same source in two fresh processes: byte-identical IR text and identical keys (no object ids, hash
+seeds, dict order or addresses). Editing one loop changes that construct's key only; editing a
+shared definition changes the keys of exactly the constructs whose slices include it; moving the
+kernel down changes nothing.
 """
 
 from __future__ import annotations
@@ -79,7 +81,8 @@ def _init() -> None:
 
 
 def compile_source(tmp_path: Path, source: str) -> tuple[list[str], list[list[int]]]:
-    """Import `source` as a fresh module, run its kernel; return the construct keys and each one's slice lines."""
+    """Import `source` as a fresh module, run its kernel; return the construct keys and each one's
+    slice lines."""
     name = f"canonical_kernels_{next(_names)}"
     path = tmp_path / f"{name}.py"
     path.write_text(source)

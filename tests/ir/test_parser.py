@@ -39,7 +39,8 @@ def test_oracle_kernel_round_trips(case: object) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_passes_on_parsed_ir_match_the_pipeline(case: object) -> None:
-    """The simplify passes do the same to parsed text as to the frontend's own IR; verify after each pass."""
+    """The simplify passes do the same to parsed text as to the frontend's own IR; verify after each
+    pass."""
     kernel = lower(case)
     parsed = parse(print_kernel(kernel))
     run_passes(kernel)
@@ -93,7 +94,8 @@ def test_locations_round_trip() -> None:
         "kernel k(a: ndarray<f32, 1>) {\n  %a = arg {index=0} : ndarray<f32, 1>  // line 3\n"
         "  %0 = const {value=0} : i32  // line 4\n  %1 = shape %a {axis=0} : i32  // line 4\n"
         "  for %0, %1 {parallel=True} (%i: i32) {  // line 4\n"
-        "    %2 = const {value=1.0} : f32  // line 5\n    store %a, %i, %2 {grad=False}  // line 5\n  }\n}\n"
+        "    %2 = const {value=1.0} : f32  // line 5\n"
+        "    store %a, %i, %2 {grad=False}  // line 5\n  }\n}\n"
     )
     kernel = parse(text)
     assert [op.loc.lineno for op in kernel.walk()] == [3, 4, 4, 4, 5, 5]  # type: ignore[union-attr]

@@ -1,6 +1,7 @@
-"""The layout the design section promises, checked on the source: the compiler imports nothing of qdlab above
-it but `qdlab.lang`, no module of qdlab imports another in a cycle, no private name crosses a module, no module
-grows past 600 lines, and an import inside a function is a deliberate lazy one that says why."""
+"""The layout the design section promises, checked on the source: the compiler imports nothing of
+qdlab above it but `qdlab.lang`, no module of qdlab imports another in a cycle, no private name
+crosses a module, no module grows past 600 lines, and an import inside a function is a deliberate
+lazy one that says why."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2] / "qdlab"
 MODULES = sorted(ROOT.rglob("*.py"))
 LAZY = "# lazy:"
-"""How a deliberate import inside a function is marked (llvmlite's binding, CuPy, graphviz, IPython...)."""
+"""How a deliberate import inside a function is marked (llvmlite's binding, CuPy, graphviz,
+IPython...)."""
 
 
 def name_of(path: Path) -> str:
@@ -70,8 +72,9 @@ def test_no_import_cycle_inside_qdlab() -> None:
     for p in MODULES:
         for _, names, _ in imports(p):
             graph[name_of(p)] |= qdlab_modules(names) - {name_of(p)}
-    for m in graph:  # a package's __init__ is imported by its submodules: not an edge back
-        graph[m] = {d for d in graph[m] if not m.startswith(d + ".")}
+    # a package's __init__ is imported by its submodules: not an edge back
+    for m, deps in graph.items():
+        graph[m] = {d for d in deps if not m.startswith(d + ".")}
     state: dict[str, int] = {}
     stack: list[str] = []
 
@@ -114,5 +117,6 @@ def test_an_import_inside_a_function_is_a_lazy_one_that_says_why(path: Path) -> 
     for stmt, names, in_function in imports(path):
         if in_function:
             assert LAZY in lines[stmt.lineno - 1], (
-                f"{name_of(path)} line {stmt.lineno}: `{lines[stmt.lineno - 1].strip()}` needs `{LAZY} why`"
+                f"{name_of(path)} line {stmt.lineno}: `{lines[stmt.lineno - 1].strip()}` needs "
+                f"`{LAZY} why`"
             )

@@ -1,4 +1,5 @@
-"""A real IPython shell with the extension loaded, a private construct cache per test, and cell builders."""
+"""A real IPython shell with the extension loaded, a private construct cache per test, and cell
+builders."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Cells and a runner shared by the magic tests (a module of its own: conftest names clash across folders)."""
+"""Cells and a runner shared by the magic tests (a module of its own: conftest names clash across
+folders)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def run(ip: InteractiveShell, cell: str) -> tuple[object, CapturedIO]:
 def six_loops(name: str = "six") -> str:
     """A kernel of six loops (cell lines 5-6, 7-8, ..., 15-16 under a `%%qdkernel` line).
 
-    Each call makes constants no earlier test used, because loaded constructs are shared by the whole process.
+    Each call makes constants no earlier test used, because loaded constructs are shared by the
+    whole process.
     """
     c = next(_unique) * 8.0
     return f"""

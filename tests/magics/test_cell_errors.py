@@ -1,4 +1,5 @@
-"""Errors in a `%%qdkernel` cell: one short message at the cell line, and the previous kernel stays usable."""
+"""Errors in a `%%qdkernel` cell: one short message at the cell line, and the previous kernel stays
+usable."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`%%qdkernel` in a real IPython shell: compile, edit one loop, recompile only it; options; errors."""
+"""`%%qdkernel` in a real IPython shell: compile, edit one loop, recompile only it; options;
+errors."""
 
 from __future__ import annotations
 

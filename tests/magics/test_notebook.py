@@ -1,4 +1,5 @@
-"""Run `example.ipynb` in a real Jupyter kernel (nbclient) and check what a notebook front end would show."""
+"""Run `example.ipynb` in a real Jupyter kernel (nbclient) and check what a notebook front end would
+show."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ EXAMPLE = Path(__file__).with_name("example.ipynb")
 
 def test_example_notebook(tmp_path):
     nb = nbformat.read(EXAMPLE, as_version=4)
-    # show the progress widget at once, so the first compile shows it and the summary then takes its place
+    # show the progress widget at once, so the first compile shows it and the summary then takes its
+    # place
     nb.cells.insert(
         2, nbformat.v4.new_code_cell("from qdlab.magics import progress\nprogress.DELAY_S = 0.0")
     )

@@ -1,4 +1,5 @@
-"""Every notebook in `notebooks/`, executed at most once per test session in a real Jupyter kernel (nbclient)."""
+"""Every notebook in `notebooks/`, executed at most once per test session in a real Jupyter kernel
+(nbclient)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`python -m qdlab.demo`: notebooks 01 and 02 as HTML with widget state, and the edit-one-loop table printed."""
+"""`python -m qdlab.demo`: notebooks 01 and 02 as HTML with widget state, and the edit-one-loop
+table printed."""
 
 from __future__ import annotations
 

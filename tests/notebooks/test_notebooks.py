@@ -1,4 +1,5 @@
-"""Each notebook runs top to bottom without an error output, stored without outputs, in under a minute."""
+"""Each notebook runs top to bottom without an error output, stored without outputs, in under a
+minute."""
 
 from __future__ import annotations
 

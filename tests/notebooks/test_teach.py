@@ -1,4 +1,5 @@
-"""The exercise checkers of `qdlab.teach`: right answers pass, wrong ones fail with a reason and a hint."""
+"""The exercise checkers of `qdlab.teach`: right answers pass, wrong ones fail with a reason and a
+hint."""
 
 from __future__ import annotations
 

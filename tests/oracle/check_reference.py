@@ -10,14 +10,15 @@ Not every case has an expectation here; the ones that do cover each semantic rul
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import harness  # noqa: E402
+import harness
 
 Expect = Callable[[list[Any]], dict[str, Any]]
 

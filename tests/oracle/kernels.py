@@ -18,8 +18,9 @@ Float inputs to order-sensitive reductions are small integers stored as floats, 
 exact and independent of the summation order.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -208,14 +209,14 @@ def ndrange_3d_mixed_bounds(out: qd.types.NDArray[qd.i32, 3]):
 @case(lambda r: [f32(r, 12, 17), zeros(np.float32, 12, 17)], outputs=(1,))
 @qd.kernel
 def grouped_2d(a: qd.types.NDArray[qd.f32, 2], out: qd.types.NDArray[qd.f32, 2]):
-    for I in qd.grouped(qd.ndrange(a.shape[0], a.shape[1])):  # noqa: E741
+    for I in qd.grouped(qd.ndrange(a.shape[0], a.shape[1])):
         out[I] = a[I] * 3.0 + I[0] - I[1]
 
 
 @case(lambda r: [zeros(np.int32, 4, 5, 3)], outputs=(0,), ndarray_args=(0,))
 @qd.kernel
 def grouped_3d_lo_hi(out: qd.types.NDArray[qd.i32, 3]):
-    for I in qd.grouped(qd.ndrange((1, 4), 5, (0, 2))):  # noqa: E741
+    for I in qd.grouped(qd.ndrange((1, 4), 5, (0, 2))):
         out[I] = I[0] * 100 + I[1] * 10 + I[2]
 
 
@@ -541,7 +542,7 @@ def logic_and_ternary(
         x = a[i]
         c1 = x > 0 and f[i] > 0.0
         c2 = x < -1 or f[i] < -0.5
-        c3 = not (x == 0)
+        c3 = not (x == 0)  # noqa: SIM201 - the kernel language's `not` on a comparison
         io[i] = c1 + 2 * c2 + 4 * c3 + 8 * (1 if x % 2 == 0 else 0)
         fo[i] = f[i] * 2.0 if c1 or not c3 else -f[i]
 

@@ -1,4 +1,5 @@
-"""Shared set-up of the visualizer tests: an in-memory cache per test, and kernels loaded from files."""
+"""Shared set-up of the visualizer tests: an in-memory cache per test, and kernels loaded from
+files."""
 
 from __future__ import annotations
 
@@ -16,14 +17,16 @@ HERE = Path(__file__).parent
 
 @pytest.fixture(autouse=True)
 def fresh_qdlab() -> None:
-    # The fallback drawings need the reference behaviour; test_real_interface_slots turns the interface on.
+    # The fallback drawings need the reference behaviour; test_real_interface_slots turns the
+    # interface on.
     qd.init(arch=qd.cpu, offline_cache=False, split_carried=False)
     yield
     qd.init(arch=qd.cpu, offline_cache=False)
 
 
 def load(path: Path, name: str) -> ModuleType:
-    """Import a file of kernels (qdlab reads kernel source with `inspect`, so kernels live in files)."""
+    """Import a file of kernels (qdlab reads kernel source with `inspect`, so kernels live in
+    files)."""
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     sys.modules[name] = module

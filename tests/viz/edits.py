@@ -1,4 +1,5 @@
-"""One kernel name compiled in three versions, as a notebook cell re-run after edits would compile it.
+"""One kernel name compiled in three versions, as a notebook cell re-run after edits would compile
+it.
 
 `v2` edits the second loop's own code; `v3` edits a definition that only the first loop recomputes.
 """

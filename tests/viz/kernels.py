@@ -1,7 +1,7 @@
-"""Kernels whose reports the visualizer tests draw: splittable ones and one per reachable fallback code.
+"""Kernels whose reports the visualizer tests draw: splittable ones and one per reachable fallback
+code.
 
-They live in a real file because qdlab reads kernel source with `inspect`.
-"""
+They live in a real file because qdlab reads kernel source with `inspect`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""The visualizer in a real browser: Voila serves a notebook, Debian's Chromium (driven by Playwright) shows it.
+"""The visualizer in a real browser: Voila serves a notebook, Debian's Chromium (driven by
+Playwright) shows it.
 
-Checks that the construct graph's SVG has a cluster per construct, that choosing another construct (in the
-dropdown, or by clicking its cluster) changes the IR tab, and leaves a screenshot in test-results/.
+Checks that the construct graph's SVG has a cluster per construct, that choosing another construct
+(in the dropdown, or by clicking its cluster) changes the IR tab, and leaves a screenshot in
+test-results/.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Graphs render to SVG inline, say what to install without `dot`, and stay fast at 50 constructs."""
+"""Graphs render to SVG inline, say what to install without `dot`, and stay fast at 50
+constructs."""
 
 from __future__ import annotations
 

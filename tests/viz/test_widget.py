@@ -1,4 +1,5 @@
-"""The SplitVisualizer widget: selection, highlighted lines, tab contents, refresh after a recompile."""
+"""The SplitVisualizer widget: selection, highlighted lines, tab contents, refresh after a
+recompile."""
 
 from __future__ import annotations
 
