@@ -17,8 +17,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 JSON_MARK = "@@BENCH_JSON@@"
@@ -62,7 +63,7 @@ def run_worker(
     """
     cmd = [sys.executable, script, "--worker", backend, *(extra or [])]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+        proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return {"error": f"n/a (timed out after {timeout_s:.0f} s)"}
     for line in proc.stdout.splitlines():

@@ -1,16 +1,19 @@
-"""Construct cache: cold compile, all-hit start and edit-one-loop recompile of N-loop kernels, vs Quadrants.
+"""Construct cache: cold compile, all-hit start and edit-one-loop recompile of N-loop kernels, vs
+Quadrants.
 
-Why this script exists: issue 4 sets targets for what the construct cache saves over Quadrants' own offline
-cache. For N = 1, 5, 20, 50 top-level loops (the kernel of ``compile_time.py``: loop k computes
-``o{k%4}[i] = x[i]*(k+1) + 1.5*x[i]*x[i] - c`` over five f32 arrays of 1000 elements) each repetition takes a
-fresh, empty cache directory and runs three fresh processes in it, for qdlab and for Quadrants alike:
+Why this script exists: issue 4 sets targets for what the construct cache saves over Quadrants' own
+offline cache. For N = 1, 5, 20, 50 top-level loops (the kernel of ``compile_time.py``: loop k
+computes ``o{k%4}[i] = x[i]*(k+1) + 1.5*x[i]*x[i] - c`` over five f32 arrays of 1000 elements) each
+repetition takes a fresh, empty cache directory and runs three fresh processes in it, for qdlab and
+for Quadrants alike:
 
 1. cold: the kernel compiled into the empty cache;
 2. all-hit: the same source again, in a new process (everything on disk);
 3. edit-one: the source with loop N//2's constant changed, in a new process with the cache warm.
 
-Each process times its own first ``kern(...)`` + ``qd.sync()`` (compile included) and, apart, import + init.
-The table shows medians over the repetitions and the qdlab/Quadrants ratio per column, next to the targets.
+Each process times its own first ``kern(...)`` + ``qd.sync()`` (compile included) and, apart,
+import + init. The table shows medians over the repetitions and the qdlab/Quadrants ratio per
+column, next to the targets.
 
 Usage: ``.venv/bin/python bench/compile_cache.py [--loops 1 5 20 50] [--reps 3]``
 """
@@ -81,7 +84,8 @@ print({mark!r} + json.dumps({{"first_call_ms": (t1 - t0) * 1e3, "import_init_ms"
 
 
 def kernel_source(peer: str, n_loops: int, cache: str, edited: bool) -> str:
-    """A standalone script that defines, first-calls and times the N-loop kernel against cache dir `cache`."""
+    """A standalone script that defines, first-calls and times the N-loop kernel against cache dir
+    `cache`."""
     factors: list[float] = [k + 1 for k in range(n_loops)]
     if edited:
         factors[n_loops // 2] += 0.5
@@ -182,13 +186,15 @@ def build_report(loops: list[int], reps: int) -> str:
     recompiled = {n: res[("qdlab", n, "edit")].get("recompiled") for n in loops}
     notes = [
         (
-            f"first call (`kern(...)` + `qd.sync()`, compile included) in a fresh process, median of {reps}; each "
-            "repetition uses a new empty cache directory (`offline_cache=True, offline_cache_file_path=<dir>`) and "
-            f"runs cold, then all-hit, then edit-one in it; {SIZE} f32 elements"
+            "first call (`kern(...)` + `qd.sync()`, compile included) in a fresh process, median "
+            f"of {reps}; each repetition uses a new empty cache directory (`offline_cache=True, "
+            "offline_cache_file_path=<dir>`) and runs cold, then all-hit, then edit-one in it; "
+            f"{SIZE} f32 elements"
         ),
         (
-            "edit one loop: loop N//2's factor changed from k+1 to k+1.5, same file name; qdlab constructs "
-            "recompiled on that run: " + ", ".join(f"N={n}: {recompiled[n]}" for n in loops)
+            "edit one loop: loop N//2's factor changed from k+1 to k+1.5, same file name; qdlab "
+            "constructs recompiled on that run: "
+            + ", ".join(f"N={n}: {recompiled[n]}" for n in loops)
         ),
         "import + init time (not included above), median over all runs: "
         + ", ".join(f"{p} {_import_ms(res, p, loops)}" for p in PEERS),
@@ -219,7 +225,7 @@ def _import_ms(res: dict, peer: str, loops: list[int]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--loops", type=int, nargs="+", default=[1, 5, 20, 50])
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()

@@ -25,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import JSON_MARK, NOT_IMPORTABLE, fmt, markdown_table, report  # noqa: E402
+from _common import JSON_MARK, NOT_IMPORTABLE, fmt, markdown_table, report
 
 SIZE = 1000
 PEERS = ("qdlab", "quadrants", "numba")
@@ -115,7 +115,7 @@ def kernel_source(peer: str, n_loops: int) -> str:
     last_k1 = [0, 0, 0, 0]
     for k in range(n_loops):
         last_k1[k % 4] = k + 1
-    fields = dict(mark=JSON_MARK, size=SIZE, last_k1=last_k1, not_importable=NOT_IMPORTABLE)
+    fields = {"mark": JSON_MARK, "size": SIZE, "last_k1": last_k1, "not_importable": NOT_IMPORTABLE}
     if peer == "numba":
         header, loop, footer = _NUMBA_HEADER, _NUMBA_LOOP, _NUMBA_FOOTER
     else:
@@ -127,7 +127,7 @@ def kernel_source(peer: str, n_loops: int) -> str:
 
 def run_once(script: Path) -> dict[str, Any]:
     proc = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=900
+        [sys.executable, str(script)], check=False, capture_output=True, text=True, timeout=900
     )
     for line in proc.stdout.splitlines():
         if line.startswith(JSON_MARK):
@@ -188,8 +188,10 @@ def build_report(loops: list[int], reps: int) -> str:
         ["N loops", "qdlab ms", "Quadrants ms", "Numba ms", "qdlab speedup vs Quadrants"], rows
     )
     notes = [
-        f"first call (`kern(...)` + `qd.sync()`) in a fresh process, median of {reps}; "
-        f"disk caches off (`offline_cache=False`; Numba `cache=False`); {SIZE} f32 elements",
+        (
+            f"first call (`kern(...)` + `qd.sync()`) in a fresh process, median of {reps}; "
+            f"disk caches off (`offline_cache=False`; Numba `cache=False`); {SIZE} f32 elements"
+        ),
         "import + init time (not included above), median over all runs: "
         + ", ".join(f"{p} {_import_ms(res, p, loops)}" for p in PEERS),
         "NumPy: no compile step, not listed",

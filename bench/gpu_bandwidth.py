@@ -1,9 +1,11 @@
-"""Streaming bandwidth on the GPU: a qdlab kernel against CuPy's device-to-device copy and a CuPy elementwise kernel.
+"""Streaming bandwidth on the GPU: a qdlab kernel against CuPy's device-to-device copy and a CuPy
+elementwise kernel.
 
-Why this script exists: the CUDA backend's parallel loops are grid-stride loops emitted through llvmlite's NVPTX
-target; this checks they stream memory as fast as the vendor's own copy (target: >= 80 % of its bandwidth).
-All three read N float32 and write N float32 (`y = 2 * x + 1`, or a copy) on device arrays, timed with CUDA
-events over `--reps` launches after a warm-up, in one process. Bandwidth counts bytes read plus bytes written.
+Why this script exists: the CUDA backend's parallel loops are grid-stride loops emitted through
+llvmlite's NVPTX target; this checks they stream memory as fast as the vendor's own copy (target:
+>= 80 % of its bandwidth). All three read N float32 and write N float32 (`y = 2 * x + 1`, or a
+copy) on device arrays, timed with CUDA events over `--reps` launches after a warm-up, in one
+process. Bandwidth counts bytes read plus bytes written.
 
 Usage: ``python bench/gpu_bandwidth.py [--n 268435456] [--reps 20] [--out results.md]``
 """

@@ -1,10 +1,12 @@
-"""Edit-one-construct compile time on CUDA: cold, cache hit, and one loop edited, each in a fresh process.
+"""Edit-one-construct compile time on CUDA: cold, cache hit, and one loop edited, each in a fresh
+process.
 
-Why this script exists: per-construct caching pays most on GPUs, where each construct's PTX is also JIT-compiled
-by the driver. A kernel with N top-level loops (as in `compile_time.py`) is written to a file and first-called
-under `qd.init(arch=qd.cuda)` in three fresh processes sharing one cache directory: cold (empty cache),
-hit (same source), and edit (the constant of loop N//2 changed). Each process times its first call
-(PTX from cache or compiled, module load, launch, sync) and reports how many units were compiled.
+Why this script exists: per-construct caching pays most on GPUs, where each construct's PTX is also
+JIT-compiled by the driver. A kernel with N top-level loops (as in `compile_time.py`) is written to
+a file and first-called under `qd.init(arch=qd.cuda)` in three fresh processes sharing one cache
+directory: cold (empty cache), hit (same source), and edit (the constant of loop N//2 changed). Each
+process times its first call (PTX from cache or compiled, module load, launch, sync) and reports how
+many units were compiled.
 
 Usage: ``python bench/gpu_compile.py [--loops 1 5 20 50] [--out results.md]``
 """
@@ -33,7 +35,8 @@ t1 = time.perf_counter()
 c = 0.25
 
 @qd.kernel
-def kern(x: qd.types.NDArray[qd.f32, 1], o0: qd.types.NDArray[qd.f32, 1], o1: qd.types.NDArray[qd.f32, 1],
+def kern(x: qd.types.NDArray[qd.f32, 1], o0: qd.types.NDArray[qd.f32, 1], \
+o1: qd.types.NDArray[qd.f32, 1],
          o2: qd.types.NDArray[qd.f32, 1], o3: qd.types.NDArray[qd.f32, 1]):
 {loops}
 
@@ -55,7 +58,8 @@ def source(n: int, cache: str, edited: int | None) -> str:
     for k in range(n):
         const = 1.25 if k == edited else k + 1
         loops.append(
-            f"    for i in range(x.shape[0]):\n        o{k % 4}[i] = x[i] * {const} + 1.5 * x[i] * x[i] - c"
+            "    for i in range(x.shape[0]):\n"
+            f"        o{k % 4}[i] = x[i] * {const} + 1.5 * x[i] * x[i] - c"
         )
     return SCRIPT.format(root=str(ROOT), cache=cache, loops="\n".join(loops), mark=MARK)
 
@@ -76,7 +80,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     lines = [
-        "## Edit-one-construct compile on CUDA (first call, fresh process each; ms, units compiled/total)",
+        (
+            "## Edit-one-construct compile on CUDA (first call, fresh process each; ms, units "
+            "compiled/total)"
+        ),
         "",
         "| N loops | cold | cache hit | edit one loop | import+init |",
         "|---|---|---|---|---|",

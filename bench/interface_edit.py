@@ -1,6 +1,7 @@
-"""Issue 9's benchmark: edit one consumer loop of a 20-loop kernel whose first loop computes a reduction that
-every other loop reads. With the interface buffer (`split_carried=True`) the edit recompiles one construct;
-with the reference behaviour (`split_carried=False`) the kernel falls back to whole-kernel and recompiles all.
+"""Issue 9's benchmark: edit one consumer loop of a 20-loop kernel whose first loop computes a
+reduction that every other loop reads. With the interface buffer (`split_carried=True`) the edit
+recompiles one construct; with the reference behaviour (`split_carried=False`) the kernel falls back
+to whole-kernel and recompiles all.
 
 Runs in one process per mode (as a notebook would: warm imports, warm cache), median of 5 edits.
 """
@@ -16,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import report  # noqa: E402
+from _common import report
 
 N = 20
 
@@ -27,8 +28,11 @@ def source(edit: int) -> str:
         "",
         "",
         "@qd.kernel",
-        "def k(x: qd.types.NDArray[qd.f32, 1], o0: qd.types.NDArray[qd.f32, 1], "
-        "o1: qd.types.NDArray[qd.f32, 1], o2: qd.types.NDArray[qd.f32, 1], o3: qd.types.NDArray[qd.f32, 1]):",
+        (
+            "def k(x: qd.types.NDArray[qd.f32, 1], o0: qd.types.NDArray[qd.f32, 1], "
+            "o1: qd.types.NDArray[qd.f32, 1], o2: qd.types.NDArray[qd.f32, 1], "
+            "o3: qd.types.NDArray[qd.f32, 1]):"
+        ),
         "    total = 0.0",
         "    for i in range(x.shape[0]):",
         "        total += x[i]",
@@ -81,10 +85,19 @@ def main() -> None:
     on, off = rows[True], rows[False]
     table = "\n".join(
         [
-            "| mode | path | constructs recompiled per edit | edit-one recompile (ms, median of 5) |",
+            (
+                "| mode | path | constructs recompiled per edit "
+                "| edit-one recompile (ms, median of 5) |"
+            ),
             "|---|---|---|---|",
-            f"| `split_carried=True` (interface buffer) | {on[1]} | {on[2]} of {on[3]} | {on[0]:.1f} |",
-            f"| `split_carried=False` (reference fallback) | {off[1]} | whole kernel | {off[0]:.1f} |",
+            (
+                f"| `split_carried=True` (interface buffer) | {on[1]} | {on[2]} of {on[3]} | "
+                f"{on[0]:.1f} |"
+            ),
+            (
+                f"| `split_carried=False` (reference fallback) | {off[1]} | whole kernel | "
+                f"{off[0]:.1f} |"
+            ),
             "",
             f"Ratio (interface / fallback): **{on[0] / off[0]:.2f}x**",
         ]
@@ -94,7 +107,10 @@ def main() -> None:
         f"Edit one consumer of a carried reduction (N = {N} loops)",
         table,
         [
-            "In-process, warm imports and cache (as in a notebook); each edit changes one consumer's constant."
+            (
+                "In-process, warm imports and cache (as in a notebook); each edit changes one "
+                "consumer's constant."
+            )
         ],
     )
 

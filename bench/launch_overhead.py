@@ -14,14 +14,15 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import fmt, markdown_table, report, run_worker, worker_main  # noqa: E402
+from _common import fmt, markdown_table, report, run_worker, worker_main
 
 N = 16
 BACKENDS = ("qdlab", "quadrants")
@@ -125,8 +126,10 @@ def build_report(calls: int, batch: int) -> str:
     )
     notes = [
         f"kernel `c[i] = a[i] + b[i]`, {N} float32 elements, 3 array arguments",
-        f"{calls} timed calls in batches of {batch}; per-call time = batch time / {batch}, "
-        "median over batches; Quadrants-API backends `qd.sync()` at the end of each batch",
+        (
+            f"{calls} timed calls in batches of {batch}; per-call time = batch time / {batch}, "
+            "median over batches; Quadrants-API backends `qd.sync()` at the end of each batch"
+        ),
         "peers without a Quadrants API are compared with Quadrants' NumPy-argument time",
     ]
     for backend in BACKENDS:

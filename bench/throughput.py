@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import (  # noqa: E402
+from _common import (
     fmt,
     markdown_table,
     median_time_s,
@@ -76,11 +76,11 @@ def worker_body(qd: Any, sizes: list[int], reps: int) -> dict[str, Any]:
         x.from_numpy(xs)
         y.from_numpy(ys)
 
-        def run_saxpy() -> None:
+        def run_saxpy(x: Any = x, y: Any = y) -> None:
             saxpy(A, x, y)
             qd.sync()
 
-        def run_compute() -> None:
+        def run_compute(x: Any = x, y: Any = y) -> None:
             compute(x, y)
             qd.sync()
 
@@ -139,17 +139,23 @@ def local_peers(sizes: list[int], reps: int) -> dict[str, dict[str, float]]:
         x, y = make_inputs(n)
         tmp = np.empty_like(x)
 
-        def np_saxpy() -> None:
+        def np_saxpy(x: np.ndarray = x, y: np.ndarray = y, tmp: np.ndarray = tmp) -> None:
             np.multiply(x, a32, out=tmp)
             np.add(tmp, y, out=y)
 
         res["numpy"][f"stream/{n}"] = median_time_s(np_saxpy, reps) * 1e3
-        res["numpy"][f"compute/{n}"] = median_time_s(lambda: _np_compute(x), reps) * 1e3
-        res["copyto"][f"stream/{n}"] = median_time_s(lambda: np.copyto(tmp, x), reps) * 1e3
+        res["numpy"][f"compute/{n}"] = median_time_s(lambda x=x: _np_compute(x), reps) * 1e3
+        res["copyto"][f"stream/{n}"] = (
+            median_time_s(lambda tmp=tmp, x=x: np.copyto(tmp, x), reps) * 1e3
+        )
         if nb is not None:
             saxpy, compute = nb
-            res["numba"][f"stream/{n}"] = median_time_s(lambda: saxpy(a32, x, y), reps, 2) * 1e3
-            res["numba"][f"compute/{n}"] = median_time_s(lambda: compute(x, y), reps, 2) * 1e3
+            res["numba"][f"stream/{n}"] = (
+                median_time_s(lambda saxpy=saxpy, x=x, y=y: saxpy(a32, x, y), reps, 2) * 1e3
+            )
+            res["numba"][f"compute/{n}"] = (
+                median_time_s(lambda compute=compute, x=x, y=y: compute(x, y), reps, 2) * 1e3
+            )
     return res
 
 
@@ -191,10 +197,14 @@ def build_report(sizes: list[int], reps: int) -> str:
     )
     notes = [
         f"median of {reps} after warm-up; qd.ndarray arguments; `qd.sync()` inside the timing",
-        "stream: `y[i] = a*x[i] + y[i]`, 12 bytes/element (read x, y; write y); "
-        "copyto moves 8 bytes/element",
-        f"compute: {STEPS} steps of `v = v*v*0.5 + 0.25` per element; NumPy is cache-blocked "
-        "(64K elements)",
+        (
+            "stream: `y[i] = a*x[i] + y[i]`, 12 bytes/element (read x, y; write y); "
+            "copyto moves 8 bytes/element"
+        ),
+        (
+            f"compute: {STEPS} steps of `v = v*v*0.5 + 0.25` per element; NumPy is cache-blocked "
+            "(64K elements)"
+        ),
         "speedup vs Quadrants = Quadrants ms / implementation ms (> 1 is faster)",
         "Quadrants: " + _version(workers["quadrants"]) + "; qdlab: " + _version(workers["qdlab"]),
     ]
