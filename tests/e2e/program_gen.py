@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -184,7 +185,7 @@ def int_expr(
     b = int_expr(draw, p, idx, depth + 1, readable)
     if op in ("max", "min"):
         return f"{op}({a}, {b})"
-    if op in ("//", "%") and not any(ch.isalpha() for ch in b):
+    if op in ("//", "%") and not set(re.findall(r"[A-Za-z_]\w*", b)) - {"max", "min"}:
         b = f"({b} | 1)"  # a constant divisor is folded at compile time, where zero is an error
     return f"({a} {op} {b})"
 
