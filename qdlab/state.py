@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from .compiler import runtime
+from .compiler import remote, runtime
 from .compiler.cache import BinaryCache
 from .compiler.config import Config, make_config
 
@@ -31,6 +31,8 @@ def config() -> Config:
 def init(**kwargs: object) -> Config:
     global _config, _cache, generation
     _config = make_config(**kwargs)
+    if _config.remote_cache:
+        remote.prefetch()
     _cache = None
     generation += 1
     runtime.set_threads(_config.cpu_max_num_threads)
@@ -41,8 +43,16 @@ def cache() -> BinaryCache:
     global _cache
     if _cache is None:
         directory = _config.offline_cache_file_path or os.environ.get("QDLAB_CACHE_DIR") or None
+        team = (
+            remote.tier(_config.remote_cache, _config.remote_cache_prefix)
+            if _config.remote_cache
+            else None
+        )
         _cache = BinaryCache(
-            directory, disk=_config.offline_cache, max_size_mb=_config.offline_cache_max_size_mb
+            directory,
+            disk=_config.offline_cache,
+            max_size_mb=_config.offline_cache_max_size_mb,
+            remote=team,
         )
     return _cache
 

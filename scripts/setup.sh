@@ -10,11 +10,12 @@ missing=()
 [ -x .venv/bin/python ] || "$PYTHON" -c "import ensurepip, venv" 2>/dev/null || missing+=(python3-venv)
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 if [ ${#missing[@]} -eq 0 ]; then
-    say "system packages present (dot, chromium, python3 venv)"
+    say "system packages present (dot, chromium, redis-server, python3 venv)"
 elif [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
     say "not root or no apt-get: skipping system packages (${missing[*]});" \
-        "graph rendering and browser tests will be skipped"
+        "graph rendering, browser and team-cache tests will be skipped"
 else
     say "apt-get install ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive

@@ -3,15 +3,14 @@ rebuilt.
 
 The compiler asks this cache for a construct's payload (object file plus metadata, opaque here) by
 content key before compiling it. Two tiers: a bounded in-process LRU dict, and one file per key on
-disk, shared by all of a user's processes. A disk entry is never trusted blindly: it is opened
-without following links, read only if it is a regular file, and no further than its header (magic,
-format version, qdlab version, key, length) declares; the header and a SHA-256 over key and payload
-are checked. An entry that fails, or cannot be opened or read, is deleted and counts as a miss.
-Entries are written to a temporary name and renamed into place, so other processes see a whole entry
-or none. A directory another user owns or can write to is not read, and a write error (read-only,
-disk full) turns the disk tier off for the process: the compiler then compiles, which is always
-correct.
-"""
+disk, shared by all of a user's processes; a third, the team cache (`remote.py`), can stand behind
+them. A disk entry is never trusted blindly: it is opened without following links, read only if it
+is a regular file, and no further than its header (magic, format version, qdlab version, key,
+length) declares; the header and a SHA-256 over key and payload are checked. An entry that fails, or
+cannot be opened or read, is deleted and counts as a miss. Entries are written to a temporary name
+and renamed into place, so other processes see a whole entry or none. A directory another user owns
+or can write to is not read, and a write error (read-only, disk full) turns the disk tier off for
+the process: the compiler then compiles, which is always correct."""
 
 from __future__ import annotations
 
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from . import __version__
+from .remote import RedisTier, RemoteStats
 
 log = logging.getLogger("qdlab")
 
@@ -120,13 +120,22 @@ class CacheStats:
     directory: str | None
     """The cache directory; None when the cache was made memory-only."""
     disk_enabled: bool
+    remote: RemoteStats | None = None
+    """The team cache behind the disk tier, when one is configured."""
 
 
 class BinaryCache:
-    """Key (64-hex SHA-256) to payload bytes, in memory and on disk."""
+    """Key (64-hex SHA-256) to payload bytes, in memory, on disk, and in the team cache when one is
+    given (`remote`: looked up after the disk; a remote hit is written to the disk tier; a put goes
+    to both)."""
 
     def __init__(
-        self, directory: str | os.PathLike | None, *, disk: bool = True, max_size_mb: float = 1024.0
+        self,
+        directory: str | os.PathLike | None,
+        *,
+        disk: bool = True,
+        max_size_mb: float = 1024.0,
+        remote: RedisTier | None = None,
     ) -> None:
         self._root = Path(directory) if directory is not None else default_cache_dir()
         self._dir = self._root / f"v{FORMAT_VERSION}"
@@ -137,6 +146,8 @@ class BinaryCache:
         self._memory_bytes = 0
         self._disk_bytes = 0
         self._hits = self._misses = self._evictions = 0
+        self._remote = remote
+        self._origin: dict[str, str] = {}
         self._lock = threading.Lock()
         if self._disk:
             self._open_directory()
@@ -149,8 +160,45 @@ class BinaryCache:
                 self._memory.move_to_end(key)
             elif self._disk and (payload := self._read(key)) is not None:
                 self._remember(key, payload)
+                self._origin[key] = "disk"
+            elif self._remote is not None and (payload := self._remote.get(key)) is not None:
+                self._remember(key, payload)
+                self._origin[key] = "team cache"
+                if self._disk:
+                    self._write(key, payload)
             self._hits += payload is not None
             self._misses += payload is None
+            return payload
+
+    def get_many(self, keys: list[str]) -> list[bytes | None]:
+        """`get` for several keys, asking the team cache for all the local tiers miss in one round
+        trip."""
+        if self._remote is None:
+            return [self.get(k) for k in keys]
+        local = [self._get_local(k) for k in keys]
+        missing = [k for k, v in zip(keys, local) if v is None]
+        fetched = dict(zip(missing, self._remote.get_many(missing))) if missing else {}
+        out = []
+        with self._lock:
+            for k, v in zip(keys, local):
+                if v is None and fetched.get(k) is not None:
+                    v = fetched[k]
+                    self._remember(k, v)
+                    self._origin[k] = "team cache"
+                    if self._disk:
+                        self._write(k, v)
+                self._hits += v is not None
+                self._misses += v is None
+                out.append(v)
+        return out
+
+    def _get_local(self, key: str) -> bytes | None:
+        _check_key(key)
+        with self._lock:
+            payload = self._memory.get(key)
+            if payload is None and self._disk and (payload := self._read(key)) is not None:
+                self._remember(key, payload)
+                self._origin[key] = "disk"
             return payload
 
     def put(self, key: str, payload: bytes) -> None:
@@ -159,6 +207,13 @@ class BinaryCache:
             self._remember(key, bytes(payload))
             if self._disk:
                 self._write(key, payload)
+        if self._remote is not None:
+            self._remote.put(key, payload)
+
+    def origin(self, key: str) -> str | None:
+        """Where the last `get` of `key` found it first: "disk" or "team cache" (None: memory or not
+        found)."""
+        return self._origin.get(key)
 
     def clear(self) -> None:
         with self._lock:
@@ -184,6 +239,7 @@ class BinaryCache:
                 evictions=self._evictions,
                 directory=str(self._root) if self._configured_disk else None,
                 disk_enabled=self._disk,
+                remote=self._remote.stats if self._remote is not None else None,
             )
 
     def _open_directory(self) -> None:

@@ -38,6 +38,11 @@ class Config:
     kernel_coverage: bool = False
     cpu_max_num_threads: int | None = None
     unrolling_limit: int = 1024
+    remote_cache: str | None = None
+    """The team cache: `redis://[:password@]host:port/db` or `rediss://...` (TLS);
+    QDLAB_REMOTE_CACHE."""
+    remote_cache_prefix: str = "qdlab"
+    """The team's (or project's) namespace in the store; QDLAB_REMOTE_CACHE_PREFIX."""
 
     def codegen_key(self) -> str:
         """The settings that change generated code (part of every cache key)."""
@@ -47,6 +52,23 @@ class Config:
         d = asdict(self)
         d["default_fp"] = str(self.default_fp)
         return d
+
+    def compile_settings(self) -> dict:
+        """The settings a compile may depend on (what a manifest is keyed on): all but
+        LOCAL_SETTINGS, so two machines with their own cache folders share one team cache."""
+        return {k: v for k, v in self.as_dict().items() if k not in LOCAL_SETTINGS}
+
+
+LOCAL_SETTINGS = (
+    "offline_cache",
+    "offline_cache_file_path",
+    "offline_cache_max_size_mb",
+    "remote_cache",
+    "remote_cache_prefix",
+    "debug_dump_path",
+    "cpu_max_num_threads",
+)
+"""Settings of where things are kept and how many threads run, which no compiled code depends on."""
 
 
 def make_config(**kwargs: object) -> Config:
@@ -66,6 +88,10 @@ def make_config(**kwargs: object) -> Config:
         kwargs.setdefault("dump_ir", True)
     if os.environ.get("QDLAB_DUMP_CFG") == "1":
         kwargs.setdefault("dump_cfg", True)
+    if os.environ.get("QDLAB_REMOTE_CACHE"):
+        kwargs.setdefault("remote_cache", os.environ["QDLAB_REMOTE_CACHE"])
+    if os.environ.get("QDLAB_REMOTE_CACHE_PREFIX"):
+        kwargs.setdefault("remote_cache_prefix", os.environ["QDLAB_REMOTE_CACHE_PREFIX"])
     fp = kwargs.get("default_fp", f32)
     if fp not in (f32, f64):
         raise ValueError("default_fp must be qd.f32 or qd.f64")

@@ -87,6 +87,8 @@ class ConstructReport:
     status: str
     """`"compiled"` or `"reused"`."""
     compile_ms: float
+    served_from: str = ""
+    """For a reused construct: "process" (already loaded), "memory", "disk" or "team cache"."""
     recompile_reason: str | None = None
     """Why it was compiled: no entry under its key, with what changed since the previous compile."""
     key_diff: str | None = None
@@ -155,7 +157,7 @@ class KernelReport:
         for c in self.constructs:
             lines = f"{c.lines[0]}-{c.lines[1]}" if c.lines[0] != c.lines[1] else str(c.lines[0])
             status = (
-                c.status
+                ("reused (team cache)" if c.served_from == "team cache" else c.status)
                 if c.status == "reused"
                 else f"compiled ({c.recompile_reason or 'new key'})"
             )

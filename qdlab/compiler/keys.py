@@ -50,7 +50,7 @@ def manifest_key(source: str, signature: str, config: Config, target_parts: tupl
             *target_parts,
             source,
             signature,
-            repr(sorted(config.as_dict().items())),
+            repr(sorted(config.compile_settings().items())),
         )
     )
 

@@ -79,6 +79,9 @@ class Built:
     obj: bytes | None
     """Its object (or PTX) when this compile read or made it; None when the unit was already
     loaded."""
+    origin: str = "compiled"
+    """Where it came from: "compiled", "process" (already loaded), or the cache tier that held it
+    ("memory", "disk", "team cache")."""
 
     @property
     def kernel(self) -> ir.Kernel:
@@ -401,7 +404,14 @@ def build_all(
             [t.block_dim for t in p.plan.tasks],
         )
         status = "compiled" if i in llvm_ms else "reused"
-        out.append(Built(unit, p, status, prep_ms + llvm_ms.get(i, 0.0), objects.get(i)))
+        origin = (
+            "compiled"
+            if i in llvm_ms
+            else "process"
+            if i not in objects
+            else (cache.origin(p.key) if cache is not None else None) or "memory"
+        )
+        out.append(Built(unit, p, status, prep_ms + llvm_ms.get(i, 0.0), objects.get(i), origin))
         if on_ready is not None:
             on_ready(i, len(prepared), status)
     return out
@@ -412,16 +422,16 @@ def load_units(
 ) -> list[runtime.Unit] | None:
     """The units a manifest lists, loaded (from the cache where needed); None if any is gone from
     it."""
-    objects = []
-    for r in records:
-        if target.functions(r.key) is None:
-            obj = cache.get(r.key)
-            if obj is None:
-                return None
-            objects.append(
-                (r.key, obj, [keys.symbol(keys.prefix(r.key), t) for t in range(len(r.kinds))])
-            )
-    target.load(objects)
+    needed = [r for r in records if target.functions(r.key) is None]
+    found = cache.get_many([r.key for r in needed])
+    if any(obj is None for obj in found):
+        return None
+    target.load(
+        [
+            (r.key, obj, [keys.symbol(keys.prefix(r.key), t) for t in range(len(r.kinds))])
+            for r, obj in zip(needed, found)
+        ]
+    )
     return [
         runtime.Unit(
             r.key,

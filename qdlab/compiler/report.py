@@ -68,6 +68,7 @@ def make_report(
             b.key,
             b.status,
             b.ms,
+            "" if b.status == "compiled" else b.origin,
             stages=stages_of(b, config, target),
         )
         r.stages["ir_before_split"] = before

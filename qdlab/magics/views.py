@@ -163,6 +163,21 @@ class CacheView(View):
             ("evictions", str(s.evictions)),
             ("directory", s.directory or "(memory only)"),
             ("disk tier", "on" if s.disk_enabled else "off"),
+            *self.team_rows(),
+        ]
+
+    def team_rows(self) -> list[tuple[str, str]]:
+        r = self.stats.remote
+        if r is None:
+            return [("team cache", "not configured")]
+        state = "on" if r.enabled else "off"
+        return [
+            ("team cache", f"{r.store}, {state}" + (f" ({r.note})" if r.note else "")),
+            (
+                "team hits",
+                f"{r.hits} hits, {r.misses} misses, {r.refused} refused, {r.errors} errors",
+            ),
+            ("team bytes", f"{r.bytes_in / 1024:.1f} KiB in, {r.bytes_out / 1024:.1f} KiB out"),
         ]
 
     def text(self) -> str:

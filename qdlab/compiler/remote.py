@@ -1,0 +1,270 @@
+"""The team cache: a tier behind the disk tier, on a Redis server a team shares, holding construct
+binaries and manifests under the same content keys as the local tiers.
+
+A shared store of native code is remote code execution for whoever can write to it, so every entry
+is signed: an HMAC-SHA256 under a team secret over the entry's key and payload. An entry with a
+missing or wrong signature, or one stored under another key, or cut short, is refused (logged once)
+and compiled here instead. Without a secret the tier stays off, and says so once. The secret never
+leaves this process: it is read from `QDLAB_CACHE_SECRET` or from the file `QDLAB_CACHE_SECRET_FILE`
+names (mode 0600, owned by this user), and is never written to a log, a report, `%qdlab cache` or an
+exception; neither is the URL's password.
+
+Entries are written once (`SET ... NX`): an existing entry is never overwritten. The store being
+down, slow or dropping the connection never stops a kernel: the tier warns once, naming the store,
+and stays quiet for a minute before it tries again, so a dead store costs at most one short timeout
+per minute per process. A store that answers with an error (out of memory, wrong password) counts
+the error and goes on."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import os
+import stat
+import struct
+import threading
+import time
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+log = logging.getLogger("qdlab")
+
+MAGIC = b"QDLABTEAM1"
+_FIELDS = struct.Struct(
+    "<10s64sQ32s"
+)  # magic, key, payload length, HMAC-SHA256(secret, key + payload)
+CONNECT_TIMEOUT_S = 0.1
+OPERATION_TIMEOUT_S = 2.0
+BACKOFF_S = 60.0
+"""After the store fails to answer, how long the tier leaves it alone."""
+FAILED = object()
+"""What `RedisTier.call` gives when the operation failed."""
+
+
+@dataclass
+class RemoteStats:
+    """What `qd.cache_stats().remote` and `%qdlab cache` report of the team cache."""
+
+    store: str
+    """The store's URL, password left out, and the key prefix."""
+    enabled: bool
+    note: str
+    """Why the tier is off, or what went wrong last; empty when all is well."""
+    hits: int = 0
+    misses: int = 0
+    refused: int = 0
+    """Entries that failed their signature, key or length check."""
+    errors: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+
+
+def sign(secret: bytes, key: str, payload: bytes) -> bytes:
+    return hmac.new(secret, key.encode() + b"\0" + payload, hashlib.sha256).digest()
+
+
+def encode(secret: bytes, key: str, payload: bytes) -> bytes:
+    return _FIELDS.pack(MAGIC, key.encode(), len(payload), sign(secret, key, payload)) + payload
+
+
+def decode(secret: bytes, key: str, data: bytes) -> bytes:
+    """The payload of a signed entry stored under `key`; ValueError says which check failed."""
+    if len(data) < _FIELDS.size:
+        raise ValueError("truncated header")
+    magic, stored_key, length, mac = _FIELDS.unpack_from(data)
+    if magic != MAGIC:
+        raise ValueError("not a qdlab team-cache entry")
+    if stored_key != key.encode():
+        raise ValueError("entry stored under another key")
+    payload = data[_FIELDS.size :]
+    if len(payload) != length:
+        raise ValueError(f"payload is {len(payload)} bytes, header says {length}")
+    if not hmac.compare_digest(mac, sign(secret, key, payload)):
+        raise ValueError("bad signature")
+    return payload
+
+
+def redacted(url: str) -> str:
+    """The URL without its password (and user name)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def read_secret() -> tuple[bytes | None, str]:
+    """The team secret, or None and why there is none."""
+    value = os.environ.get("QDLAB_CACHE_SECRET")
+    if value:
+        return value.encode(), ""
+    path = os.environ.get("QDLAB_CACHE_SECRET_FILE")
+    if not path:
+        return (
+            None,
+            "no secret (set QDLAB_CACHE_SECRET, or QDLAB_CACHE_SECRET_FILE to a 0600 key file)",
+        )
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+                return None, f"the key file {path} must be a file of this user's with mode 0600"
+            secret = os.read(fd, 1 << 16).strip()
+        finally:
+            os.close(fd)
+    except OSError as e:
+        return None, f"cannot read the key file {path} ({e.strerror})"
+    return (secret, "") if secret else (None, f"the key file {path} is empty")
+
+
+class RedisTier:
+    """Signed entries on a Redis server, under `<prefix>:<key>`."""
+
+    def __init__(self, url: str, prefix: str = "qdlab") -> None:
+        self.url, self.prefix = url, prefix
+        self.stats = RemoteStats(f"{redacted(url)} (prefix {prefix})", False, "")
+        self.secret, why = read_secret()
+        self.client = None
+        self.down_until = 0.0
+        self.warned: set[str] = set()
+        self.lock = threading.Lock()
+        if self.secret is None:
+            self.stats.note = why
+            self.warn("off", f"qdlab team cache at {self.stats.store} is off: {why}")
+            return
+        try:
+            redis = client_module()
+            self.client = redis.Redis.from_url(
+                url,
+                socket_connect_timeout=CONNECT_TIMEOUT_S,
+                socket_timeout=OPERATION_TIMEOUT_S,
+                retry_on_timeout=False,
+            )
+            self.errors = (redis.ConnectionError, redis.TimeoutError, OSError)
+            self.answered = redis.RedisError
+        except (ImportError, ValueError) as e:
+            self.stats.note = f"cannot use {self.stats.store} ({type(e).__name__})"
+            self.warn("off", f"qdlab team cache is off: {self.stats.note}")
+            return
+        self.stats.enabled = True
+
+    def warn(self, what: str, message: str) -> None:
+        if what not in self.warned:
+            self.warned.add(what)
+            log.warning("%s", message)
+
+    def available(self) -> bool:
+        return self.client is not None and time.monotonic() >= self.down_until
+
+    def get(self, key: str) -> bytes | None:
+        if not self.available():
+            return None
+        data = self.call(lambda: self.client.get(f"{self.prefix}:{key}"))  # type: ignore[union-attr]
+        return None if data is FAILED else self.check(key, data)
+
+    def check(self, key: str, data: object) -> bytes | None:
+        """The payload of what the store holds under `key`, if its signature and key are right."""
+        if data is None:
+            with self.lock:
+                self.stats.misses += 1
+            return None
+        try:
+            payload = decode(self.secret, key, data)  # type: ignore[arg-type]
+        except ValueError as e:
+            with self.lock:
+                self.stats.refused += 1
+            self.warn(
+                "refused",
+                f"qdlab team cache at {self.stats.store}: refused an entry ({e}); compiling "
+                "it here instead",
+            )
+            return None
+        with self.lock:
+            self.stats.hits += 1
+            self.stats.bytes_in += len(data)
+        return payload
+
+    def get_many(self, keys: list[str]) -> list[bytes | None]:
+        """`get` for several keys in one round trip (MGET)."""
+        if not self.available() or not keys:
+            return [None] * len(keys)
+        values = self.call(lambda: self.client.mget([f"{self.prefix}:{k}" for k in keys]))  # type: ignore
+        if values is FAILED:
+            return [None] * len(keys)
+        return [self.check(k, v) for k, v in zip(keys, values)]  # type: ignore[call-overload]
+
+    def put(self, key: str, payload: bytes) -> None:
+        if not self.available():
+            return
+        data = encode(self.secret, key, payload)  # type: ignore[arg-type]
+        if self.call(lambda: self.client.set(f"{self.prefix}:{key}", data, nx=True)) is True:  # type: ignore
+            with self.lock:
+                self.stats.bytes_out += len(data)
+
+    def call(self, operation: object) -> object:
+        """Run one store operation; a store that does not answer is left alone for BACKOFF_S."""
+        try:
+            return operation()  # type: ignore[operator]
+        except self.errors as e:
+            self.down_until = time.monotonic() + BACKOFF_S
+            self.stats.note = f"{type(e).__name__}: the store did not answer"
+            self.warn(
+                "down",
+                f"qdlab team cache at {self.stats.store} did not answer ({type(e).__name__}); "
+                f"compiling here, and trying it again in {BACKOFF_S:.0f} s",
+            )
+        except self.answered as e:
+            self.stats.note = _first_word(e)
+            self.warn(self.stats.note, f"qdlab team cache at {self.stats.store}: {self.stats.note}")
+        with self.lock:
+            self.stats.errors += 1
+        return FAILED
+
+
+def _first_word(e: Exception) -> str:
+    """What a store's error reply says, without anything that could echo a credential."""
+    text = str(e).split("\n")[0]
+    return (
+        (type(e).__name__ + ": " + text)[:120]
+        if "pass" not in text.lower()
+        else f"{type(e).__name__}: authentication failed"
+    )
+
+
+_tiers: dict[tuple[str, str], RedisTier] = {}
+_import: threading.Thread | None = None
+
+
+def prefetch() -> None:
+    """Start importing the Redis client in the background (it takes ~100 ms, most of it asyncio's),
+    so a program that configures a team cache in `qd.init` has it by its first kernel call."""
+    global _import
+    if _import is None:
+        _import = threading.Thread(target=_import_client, name="qdlab-redis-import", daemon=True)
+        _import.start()
+
+
+def _import_client() -> None:
+    try:
+        import redis  # noqa: F401  # lazy: the client, only where a team cache is configured
+    except ImportError:
+        pass
+
+
+def client_module() -> object:
+    """The `redis` package (ImportError when it is not installed)."""
+    if _import is not None:
+        _import.join()
+    import redis  # lazy: the client, only where a team cache is configured
+
+    return redis
+
+
+def tier(url: str, prefix: str) -> RedisTier:
+    """The process's one tier for this store and prefix: its warnings and back-off outlive
+    `qd.init`."""
+    if (url, prefix) not in _tiers:
+        _tiers[url, prefix] = RedisTier(url, prefix)
+    return _tiers[url, prefix]
