@@ -117,6 +117,8 @@ def ndarray(dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False
 def _dtype(dtype: object) -> DType:
     if isinstance(dtype, DType):
         return dtype
+    if dtype in (int, float):  # as in Quadrants: the default integer / float type
+        return state.config().default_ip if dtype is int else state.config().default_fp
     dt = from_numpy(dtype) if dtype is not None else None
     if dt is None:
         raise TypeError(f"qd.ndarray needs a qdlab dtype such as qd.f32, not {dtype!r}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import ir
-from .errors import QdError
+from .errors import QdError, QuadrantsCompilationError
 from .types import ArrayType, DType
 
 Rule = Callable[["Adjoint", ir.Op, ir.Value], None]
@@ -122,7 +122,7 @@ FORWARD = (ir.Const, ir.Arg, ir.Shape, ir.BinOp, ir.Cmp, ir.Unary, ir.Cast, ir.S
 
 
 def _refuse(op: ir.Op, what: str) -> QdError:
-    return QdError(
+    return QuadrantsCompilationError(
         f"kernel.grad: {what} is not supported in a differentiated kernel; keep each top-level "
         "loop's body to straight-line arithmetic on array elements.",
         op.loc,

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import asdict, dataclass, fields
 
-from .types import DType, f32, f64
+from .inert import INERT, RENAMED
+from .types import DType, f32, f64, i32, i64
 
-ARCHS = ("cpu", "x64", "arm64", "cuda", "gpu")
+ARCHS = ("cpu", "cuda")
+"""The targets `Config.arch` names; `qd.init` resolves Quadrants' arch names to one of them."""
+LOG_LEVELS = ("trace", "debug", "info", "warn", "warning", "error", "critical")
 
 
 @dataclass(frozen=True)
@@ -17,9 +21,14 @@ class Config:
     arch: str = "cpu"
     debug: bool = False
     """Bounds checks and `assert` in kernels."""
+    check_out_of_bound: bool = False
+    """Bounds checks alone."""
     opt_level: int = 3
     random_seed: int = 0
     default_fp: DType = f32
+    """The type of float literals and `float` annotations."""
+    default_ip: DType = i32
+    """The type of integer literals and `int` annotations."""
     offline_cache: bool = True
     """Use the on-disk tier of the construct cache."""
     offline_cache_file_path: str | None = None
@@ -38,38 +47,88 @@ class Config:
     kernel_coverage: bool = False
     cpu_max_num_threads: int | None = None
     unrolling_limit: int = 1024
+    log_level: str | None = None
+    """The `qdlab` logger's level, when given."""
+    inert: tuple[tuple[str, object], ...] = ()
+    """The options given that have no effect in qdlab (`inert.INERT`), as (name, value)."""
+
+    @property
+    def bounds_checks(self) -> bool:
+        return self.debug or self.check_out_of_bound
 
     def codegen_key(self) -> str:
         """The settings that change generated code (part of every cache key)."""
-        return f"opt={self.opt_level};debug={int(self.debug)}"
+        return f"opt={self.opt_level};debug={int(self.bounds_checks)}"
 
     def as_dict(self) -> dict:
+        """The settings that act, by name (the inert ones are left out: they change nothing)."""
         d = asdict(self)
+        del d["inert"]
         d["default_fp"] = str(self.default_fp)
+        d["default_ip"] = str(self.default_ip)
         return d
+
+    def option(self, name: str) -> object:
+        """The value of a `qd.init` option: a setting, or an inert option as given (else
+        Quadrants' default); KeyError for a name neither has."""
+        if name in SETTINGS:
+            return getattr(self, name)
+        if name in RENAMED:
+            field_name, factor = RENAMED[name]
+            return round(getattr(self, field_name) / factor)
+        given = dict(self.inert)
+        return given[name] if name in given else INERT[name]
+
+    def with_option(self, name: str, value: object) -> Config:
+        """This config with one `qd.init` option changed (`qd.cfg.<name> = value`)."""
+        options = {f: getattr(self, f) for f in SETTINGS if f != "inert"} | dict(self.inert)
+        return make_config(**(options | {name: value}))
+
+
+SETTINGS = tuple(f.name for f in fields(Config))
+KNOWN = sorted({*SETTINGS, *INERT, *RENAMED} - {"inert", "fresh"})
+"""Every option `qd.init` takes: qdlab's settings, Quadrants' inert ones and the renamed ones."""
 
 
 def make_config(**kwargs: object) -> Config:
-    names = {f.name for f in fields(Config)}
-    unknown = sorted(set(kwargs) - names)
-    if unknown:
+    """The config `qd.init(**kwargs)` makes: unknown names are a TypeError naming the closest known
+    option; Quadrants' inert options are recorded; `arch` is a target name ("cpu", "cuda")."""
+    if "default_up" in kwargs:
         raise TypeError(
-            f"qd.init() got unknown option(s) {', '.join(unknown)}; known: "
-            f"{', '.join(sorted(names))}"
+            "qd.init(): `default_up` is always the unsigned type of `default_ip`; set "
+            "default_ip instead."
         )
+    unknown = sorted(set(kwargs) - {*SETTINGS, *INERT, *RENAMED} - {"inert"})
+    if unknown:
+        hints = [difflib.get_close_matches(u, KNOWN, n=1) for u in unknown]
+        raise TypeError(
+            f"qd.init() got unknown option(s) {', '.join(unknown)}"
+            + "".join(f"; did you mean `{h[0]}`?" for h in hints if h)
+            + f" (known: {', '.join(KNOWN)})"
+        )
+    inert = tuple(sorted((k, kwargs.pop(k)) for k in list(kwargs) if k in INERT))
+    for name, (field_name, factor) in RENAMED.items():
+        if name in kwargs:
+            kwargs[field_name] = kwargs.pop(name) * factor  # type: ignore[operator]
     arch = kwargs.get("arch", "cpu")
-    arch = getattr(arch, "name", arch)
     if arch not in ARCHS:
-        raise ValueError(f"qd.init(arch=...) must be one of {', '.join(ARCHS)}, not {arch!r}")
-    kwargs["arch"] = "cpu" if arch in ("x64", "arm64") else arch
+        raise ValueError(f"Config.arch must be one of {', '.join(ARCHS)}, not {arch!r}")
     if os.environ.get("QDLAB_DUMP_IR") == "1":
         kwargs.setdefault("dump_ir", True)
     if os.environ.get("QDLAB_DUMP_CFG") == "1":
         kwargs.setdefault("dump_cfg", True)
-    fp = kwargs.get("default_fp", f32)
-    if fp not in (f32, f64):
-        raise ValueError("default_fp must be qd.f32 or qd.f64")
-    return Config(**kwargs)  # type: ignore[arg-type]
+    if kwargs.get("default_fp") is None:
+        kwargs.pop("default_fp", None)
+    if kwargs.get("default_ip") is None:
+        kwargs.pop("default_ip", None)
+    if kwargs.get("default_fp", f32) not in (f32, f64):
+        raise ValueError(f"default_fp must be qd.f32 or qd.f64, not {kwargs['default_fp']!r}")
+    if kwargs.get("default_ip", i32) not in (i32, i64):
+        raise ValueError(f"default_ip must be qd.i32 or qd.i64, not {kwargs['default_ip']!r}")
+    level = kwargs.get("log_level")
+    if level is not None and str(level).lower() not in LOG_LEVELS:
+        raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
+    return Config(**kwargs, inert=inert)  # type: ignore[arg-type]
 
 
 def sm_number(sm: str | int) -> int:

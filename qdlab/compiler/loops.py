@@ -10,12 +10,15 @@ parallel.
 from __future__ import annotations
 
 import ast
+import logging
 
 import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
 
 from . import ir
 from .errors import QdTypeError
 from .types import i32, i64, u1
+
+log = logging.getLogger("qdlab")
 
 
 class Loops:
@@ -67,7 +70,10 @@ class Loops:
 
     def range_dim(self, call: ast.Call) -> tuple[ir.Value, ir.Value]:
         if call.keywords or not 1 <= len(call.args) <= 2:
-            raise self.error("range() in a kernel takes one or two arguments (no step).")
+            raise self.error(
+                f"Range should have 1 or 2 arguments, found {len(call.args) + len(call.keywords)}: "
+                "a kernel's range() takes no step."
+            )
         vals = [self.loop_bound(self.visit(a)) for a in call.args]
         return (self.const(0, i32), vals[0]) if len(vals) == 1 else (vals[0], vals[1])
 
@@ -110,7 +116,14 @@ class Loops:
         index = ir.Value(i32, names[0] if len(dims) == 1 and not grouped else "_I")
         body = ir.Block([index])
         attrs = {"parallel": parallel}
-        if loop_name:
+        if loop_name and self.loop_depth:
+            log.warning(
+                "%s: qd.loop_config(name=%r) is ignored: the loop is nested inside another "
+                "for-loop, and only top-level loops are named",
+                self.loc.where() if self.loc else "kernel",
+                loop_name,
+            )
+        elif loop_name:
             attrs["loop_name"] = loop_name
         if block_dim and parallel:
             attrs["block_dim"] = block_dim
