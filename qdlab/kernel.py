@@ -141,6 +141,12 @@ class Kernel(KernelDef):
                 sig.append(t)
                 values.append((arr, grad))
             elif ann is Template:
+                if isinstance(a, Ndarray):
+                    raise QdArgumentError(
+                        f"kernel `{self.name}`: argument `{name}` is a qd.ndarray; Ndarray "
+                        "shouldn't be passed in via qd.template(): annotate the parameter "
+                        "qd.types.NDArray[dtype, ndim] instead."
+                    )
                 templates[name] = a
                 sig.append(("template", _template_key(a)))
                 values.append(None)
@@ -493,15 +499,16 @@ def _array_arg(
             f"kernel `{kernel}`: argument `{name}` has dtype {arr.dtype}, which kernels do not "
             "support."
         )
-    if ann.dtype is not None and ann.dtype != dtype:
+    declared = scalar_type(ann.dtype) if ann.dtype is not None else None
+    if declared is not None and declared != dtype:
         raise QdValueError(
             f"kernel `{kernel}`: argument `{name}` has dtype {dtype} but the parameter is declared "
-            f"{ann.dtype}."
+            f"{declared}."
         )
     if ann.ndim is not None and ann.ndim != arr.ndim:
         raise QdValueError(
-            f"kernel `{kernel}`: argument `{name}` has {arr.ndim} dimension(s) but the parameter "
-            f"is declared with ndim={ann.ndim}."
+            f"kernel `{kernel}`: argument `{name}`: required ndim={ann.ndim}, but {arr.ndim}d "
+            f"ndarray with shape {tuple(arr.shape)} is provided."
         )
     if any(n > INDEX_MAX for n in arr.shape):
         raise QdValueError(

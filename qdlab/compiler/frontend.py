@@ -484,7 +484,7 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
         if not (isinstance(arr, ir.Value) and ir.is_array(arr)):
             raise self.error(f"{describe(base)} cannot be indexed in a kernel.", QdTypeError)
         idx = self.visit(node.slice)
-        items = list(idx) if isinstance(idx, tuple) else [idx]
+        items = [] if idx is None else list(idx) if isinstance(idx, tuple) else [idx]  # a[None]
         flat: list[object] = []
         for it in items:
             flat.extend(it if isinstance(it, tuple) else [it])

@@ -43,7 +43,7 @@ class Loops:
         if callee is range:
             dims = [self.range_dim(it)]  # type: ignore[arg-type]
         elif callee is lang.BUILTINS["ndrange"]:
-            dims = [self.ndrange_dim(a) for a in it.args]  # type: ignore[attr-defined]
+            dims = [self.ndrange_dim(a) for a in self.spread(it.args)]  # type: ignore[attr-defined]
         else:
             base = self.visit(it)
             if not (isinstance(base, ir.Value) and ir.is_array(base)):
@@ -77,8 +77,22 @@ class Loops:
         vals = [self.loop_bound(self.visit(a)) for a in call.args]
         return (self.const(0, i32), vals[0]) if len(vals) == 1 else (vals[0], vals[1])
 
-    def ndrange_dim(self, arg: ast.expr) -> tuple[ir.Value, ir.Value]:
-        x = self.visit(arg)
+    def spread(self, args: list[ast.expr]) -> list[object]:
+        """The arguments of a call, `*shape` spread into its items."""
+        out: list[object] = []
+        for a in args:
+            if isinstance(a, ast.Starred):
+                items = self.visit(a.value)
+                if not isinstance(items, tuple):
+                    raise self.error(
+                        "only a tuple (such as an array's `.shape`) can be spread here."
+                    )
+                out.extend(items)
+            else:
+                out.append(self.visit(a))
+        return out
+
+    def ndrange_dim(self, x: object) -> tuple[ir.Value, ir.Value]:
         if isinstance(x, tuple):
             if len(x) != 2:
                 raise self.error("an ndrange axis is an extent `n` or a pair `(lo, hi)`.")
