@@ -2,9 +2,10 @@
 
 Quadrants code asks `qd.is_extension_enabled(qd.extension.adstack)` to choose what to expect, and
 names extensions in test decorators. The answers are qdlab's own, for the target the active
-`qd.init` chose: both of qdlab's targets have 64-bit types (`data64`) and kernel `assert`
-(`assertion`, with `debug=True`); neither has sparse or quantised SNodes, meshes, block-local
-storage, external functions or the autodiff stack (gradients of loops with dynamic trip counts).
+`qd.init` chose: both of qdlab's targets have 64-bit types (`data64`), kernel `assert`
+(`assertion`, with `debug=True`) and gradients through loops with dynamic trip counts (`adstack`:
+qdlab's autodiff re-runs loops rather than keeping a stack, so it needs no option); neither has
+sparse or quantised SNodes, meshes, block-local storage or external functions.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class Extension(enum.Enum):
     mesh = "mesh"
 
 
-SUPPORTED = {"cpu": {Extension.data64, Extension.assertion}}
+SUPPORTED = {"cpu": {Extension.data64, Extension.assertion, Extension.adstack}}
 SUPPORTED["cuda"] = SUPPORTED["cpu"]
 
 

@@ -88,7 +88,7 @@ class Calls:
             (x,) = self.call_args(node, 1)
             if is_number(x):
                 return callee(x)  # type: ignore[operator]
-            return self.cast(self.value(x), i32 if callee is int else self.default_fp)
+            return self.cast(self.value(x), self.default_ip if callee is int else self.default_fp)
         if callee in (abs, min, max):
             return {
                 abs: lambda: self.unary("abs", *self.call_args(node, 1)),
@@ -137,7 +137,17 @@ class Calls:
         """`qd.static_assert(cond, msg)`: checked while compiling; the condition is Python."""
         if not 1 <= len(node.args) <= 2:
             raise self.error("qd.static_assert takes a condition and an optional message.")
-        cond = self.resolve_static(node.args[0])
+        try:
+            cond = self.resolve_static(node.args[0])
+        except QdError:
+            if isinstance(self.visit(node.args[0]), ir.Value):
+                raise self.error(
+                    "Static assert with non-static condition: qd.static_assert checks a condition "
+                    "known while compiling; use `assert` (checked with debug=True) for a runtime "
+                    "one.",
+                    QdTypeError,
+                ) from None
+            raise
         if not cond:
             msg = self.resolve_static(node.args[1]) if len(node.args) > 1 else None
             raise self.error(
@@ -247,6 +257,8 @@ class Calls:
 
     def b_cast(self, node: ast.Call) -> object:
         x, t = self.call_args(node, 2)
+        if t in (int, float):  # as in Quadrants: the default integer / float type
+            t = self.default_ip if t is int else self.default_fp
         if not isinstance(t, DType):
             raise self.error("qd.cast(x, dtype) needs a dtype such as qd.i32.", QdTypeError)
         return self.cast(self.value(x, t), t)
@@ -322,7 +334,7 @@ class Calls:
     def b_volatile_load(self, node: ast.Call) -> object:
         if len(node.args) != 1 or not isinstance(node.args[0], ast.Subscript):
             raise self.error(
-                "qd.volatile_load takes one array element, e.g. `qd.volatile_load(a[i])`."
+                "qd.volatile_load takes an lvalue, an array element: `qd.volatile_load(a[i])`."
             )
         array, indices = self.subscript_target(node.args[0])
         base, grad = GradOf.unpack(array)
@@ -386,8 +398,8 @@ class Calls:
             kwargs = {kw.arg: self.print_value(self.visit(kw.value)) for kw in a.keywords}
             try:
                 return printing.fields(a.func.value.value, args, kwargs)
-            except printing.SpecError as e:
-                raise self.error(str(e), QdTypeError) from None
+            except printing.FieldError as e:
+                raise self.error(str(e)) from None
         return [(self.print_value(self.visit(a)), "")]
 
     def print_value(self, x: object) -> object:

@@ -7,7 +7,7 @@ import os
 from dataclasses import asdict, dataclass, fields
 
 from .inert import INERT, RENAMED
-from .types import DType, f32, f64, i32, i64
+from .types import DType, f32, f64, i32
 
 ARCHS = ("cpu", "cuda")
 """The targets `Config.arch` names; `qd.init` resolves Quadrants' arch names to one of them."""
@@ -123,8 +123,9 @@ def make_config(**kwargs: object) -> Config:
         kwargs.pop("default_ip", None)
     if kwargs.get("default_fp", f32) not in (f32, f64):
         raise ValueError(f"default_fp must be qd.f32 or qd.f64, not {kwargs['default_fp']!r}")
-    if kwargs.get("default_ip", i32) not in (i32, i64):
-        raise ValueError(f"default_ip must be qd.i32 or qd.i64, not {kwargs['default_ip']!r}")
+    ip = kwargs.get("default_ip", i32)
+    if not (isinstance(ip, DType) and ip.is_int and ip.bits > 1):
+        raise ValueError(f"default_ip must be an integer type such as qd.i64, not {ip!r}")
     level = kwargs.get("log_level")
     if level is not None and str(level).lower() not in LOG_LEVELS:
         raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, not {level!r}")

@@ -143,6 +143,11 @@ class QdCallError(QuadrantsSyntaxError, TypeError):
     Quadrants' QuadrantsSyntaxError, and Python's TypeError for the same mistake."""
 
 
+class QdCompileValueError(QuadrantsCompilationError, ValueError):
+    """A Python value the kernel uses while compiling cannot be used (Quadrants lets the user's
+    ValueError through, or wraps it in a QuadrantsCompilationError)."""
+
+
 class QdValueError(QdError, ValueError):
     """A kernel argument has the right kind but an unusable value (dtype, ndim, memory layout,
     size)."""

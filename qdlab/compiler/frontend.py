@@ -14,6 +14,8 @@ import ast
 import os
 import sys
 
+import numpy as np
+
 import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
 
 from . import ir
@@ -166,6 +168,8 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
         is `default_ip`, and the caller's cast wraps it, as Quadrants does). With `exact`
         (`qd.u8(300)`), a literal takes `like` and must fit it.
         """
+        if isinstance(x, np.generic):
+            x = x.item()  # a NumPy scalar (a global, a template argument) is a Python number here
         if isinstance(x, ir.Value):
             if not isinstance(x.type, DType):
                 raise self.error(
@@ -324,8 +328,10 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
 
     # -- statements --------------------------------------------------------------------------------
     def visit_Expr(self, node: ast.Expr) -> None:
-        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-            return  # docstring
+        if isinstance(node.value, ast.Constant) and (
+            isinstance(node.value.value, str) or node.value.value is Ellipsis
+        ):
+            return  # a docstring, or `...`
         self.visit(node.value)
 
     def visit_Pass(self, node: ast.Pass) -> None:

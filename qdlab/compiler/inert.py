@@ -77,7 +77,8 @@ INERT: dict[str, object] = {
 WHY: dict[str, str] = {
     "print_full_traceback": "errors always point at the kernel's line and show no qdlab frame",
     "short_circuit_operators": "`and` / `or` always short-circuit",
-    "ad_stack_experimental_enabled": "gradients of loops with dynamic trip counts are refused",
+    "ad_stack_experimental_enabled": "gradients through dynamic loops need no stack: always on",
+    "ad_stack_size": "gradients through dynamic loops need no stack: always on",
     "fast_math": "qdlab never uses fast-math",
     "raise_on_templated_floats": "template arguments of any value are told apart by content",
 }

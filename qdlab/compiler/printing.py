@@ -26,6 +26,10 @@ class SpecError(Exception):
     """A format spec that is not printf's, or does not fit the value's type."""
 
 
+class FieldError(Exception):
+    """A `.format` template whose fields do not match its arguments."""
+
+
 def conversion(dtype: DType, spec: str = "") -> str:
     """The printf conversion (`%.3f`) that prints a `dtype` value under format spec `spec`."""
     m = SPEC.match(spec)
@@ -56,7 +60,9 @@ def fields(template: str, args: list, kwargs: dict) -> list[str | tuple[object, 
     """`template.format(*args, **kwargs)` as pieces: literal text, and (argument, spec) for each
     field. Auto-numbered `{}` and numbered `{1}` fields follow Python's rules."""
     out: list[str | tuple[object, str]] = []
-    auto = 0
+    positions: list[tuple[int, int]] = []
+    """(index into `out`, positional argument) of each numbered field."""
+    auto, needed, used = 0, 0, set()
     for text, name, spec, _ in string.Formatter().parse(template):
         if text:
             out.append(text)
@@ -66,11 +72,21 @@ def fields(template: str, args: list, kwargs: dict) -> list[str | tuple[object, 
             name = str(auto)
             auto += 1
         if name.isdigit():
-            if int(name) >= len(args):
-                raise SpecError(f"Replacement index {name} out of range for positional args tuple")
-            out.append((args[int(name)], spec or ""))
+            needed = max(needed, int(name) + 1)
+            positions.append((len(out), int(name)))
+            out.append((None, spec or ""))
         elif name in kwargs:
+            used.add(name)
             out.append((kwargs[name], spec or ""))
         else:
-            raise SpecError(f"Keyword '{name}' not found.")
+            raise FieldError(f"Keyword '{name}' not found.")
+    if needed != len(args):
+        raise FieldError(
+            f"Expected {needed} positional argument(s), but received {len(args)} instead."
+        )
+    for name in kwargs:
+        if name not in used:
+            raise FieldError(f"Keyword '{name}' not used.")
+    for at, k in positions:
+        out[at] = (args[k], out[at][1])  # type: ignore[index]
     return out

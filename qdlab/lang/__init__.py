@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..compiler.types import DType
+from .ranges import Ndrange
 
 
 class Func:
@@ -107,7 +108,18 @@ _OTHER = [
     "raw_mod",
     "bit_shr",
 ]
-BUILTINS: dict[str, Builtin] = {n: Builtin(n) for n in _MATH + _OTHER}
+
+
+class NdrangeBuiltin(Builtin):
+    """`qd.ndrange`: a loop's index space in a kernel; in Python, an iterable of index tuples."""
+
+    def __call__(self, *args: object, **kwargs: object) -> Ndrange:
+        return Ndrange(*args, **kwargs)
+
+
+BUILTINS: dict[str, Builtin] = {
+    n: NdrangeBuiltin(n) if n == "ndrange" else Builtin(n) for n in _MATH + _OTHER
+}
 
 
 def static(value: object, *rest: object) -> object:

@@ -372,7 +372,7 @@ CASES = [
         breaks_static_loop,
         "break",
         "break",
-        "`break`/`continue` cannot be used directly in a qd.static loop",
+        "You are trying to `break` a static `for` loop",
         qd.QdSyntaxError,
     ),
     (

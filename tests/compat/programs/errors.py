@@ -22,7 +22,10 @@ def report(name, call, *words):
     try:
         call()
     except Exception as e:  # noqa: BLE001
-        cls = next((c for c in QUADRANTS if isinstance(e, getattr(qd, c))), type(e).__name__)
+        cls = next((c for c in QUADRANTS if isinstance(e, getattr(qd, c))), None)
+        cls = cls or next(
+            c.__name__ for c in (ValueError, TypeError, Exception) if isinstance(e, c)
+        )
         print(name, cls, *[w in str(e) for w in words])
     else:
         print(name, "no error")
@@ -120,6 +123,65 @@ def bad_spec(n: qd.i32):
     print(f"{n:u}")
 
 
+@qd.kernel
+def triple_ndrange():
+    for i in qd.ndrange((1, 2, 3)):
+        pass
+
+
+@qd.kernel
+def float_ndrange():
+    for i in qd.ndrange((1.1, 10.5)):
+        pass
+
+
+@qd.kernel
+def ndrange_targets():
+    for i in qd.ndrange(4, 4):
+        pass
+
+
+GENERATOR = (n for n in range(3))
+
+
+@qd.kernel
+def generator_ndrange():
+    for I in qd.grouped(qd.ndrange(*GENERATOR)):
+        pass
+
+
+@qd.kernel
+def static_break(n: qd.i32):
+    for b in range(2):
+        for i in qd.static(range(3)):
+            if i >= n:
+                break
+
+
+@qd.kernel
+def membership(a: qd.template()) -> qd.i32:
+    b = 0
+    if a in [qd.i32, qd.u32]:
+        b = 1
+    return b
+
+
+@qd.kernel
+def runtime_static_assert():
+    value = False
+    qd.static_assert(value, "Oh, no!")
+
+
+@qd.kernel
+def too_many_fields():
+    print(f"{1} {2} {3}")
+
+
+@qd.kernel
+def unused_keyword(k: qd.f32):
+    print("".format())
+
+
 report("missing", lambda: two(2), "Missing argument 'b'")
 report("keyword missing", lambda: two(b=2), "Missing argument 'a'")
 report("unexpected", lambda: two(1, 2, c=2), "Unexpected argument 'c'")
@@ -140,3 +202,20 @@ report("default_ip", beyond_default_ip, "exceeded the range of default_ip")
 report("specified dtype", beyond_u16, "exceeded the range of specified dtype")
 report("static assert", static_check, "one is not two")
 report("printf spec", lambda: bad_spec(1), "'u' doesn't match 'i32'.")
+report("ndrange 3", triple_ndrange, "should be a scalar or a tuple/list like (begin, end)")
+report("ndrange float", float_ndrange, "should be an integer scalar or a tuple/list of (int, int)")
+report(
+    "ndrange targets", ndrange_targets, "number of the loop variables not equal to the dimension"
+)
+report("ndrange generator", generator_ndrange)
+report("ndrange axes", lambda: qd.ndrange(4, 5, axes=(0, 0)), "is not a permutation")
+report(
+    "ndrange axes type", lambda: qd.ndrange(4, 5, axes=(True, False)), "entries must be Python ints"
+)
+report("static break", lambda: static_break(0), "You are trying to `break` a static `for` loop")
+report("in", lambda: membership(qd.i32), '"In" is only supported inside `qd.static`.')
+report("static assert runtime", runtime_static_assert, "Static assert with non-static condition")
+report(
+    "format arity", too_many_fields, "Expected 3 positional argument(s), but received 4 instead."
+)
+report("format keyword", lambda: unused_keyword(1.0), "Keyword 'k' not used.")
