@@ -24,7 +24,7 @@ from .compiler.manifest import UNKNOWN, fingerprint
 from .compiler.pipeline import Compiled, KernelSpec, compile_cached
 from .compiler.source import annotation_loc, unevaluable
 from .compiler.types import ArrayType, DType, from_numpy, i32, u1
-from .lang import ArrayAnnotation, Func, KernelDef, NDArray, Template
+from .lang import ArrayAnnotation, Func, KernelDef, NDArray, Template, template
 from .ndarray import Ndarray
 
 log = logging.getLogger("qdlab")
@@ -146,6 +146,12 @@ class Kernel(KernelDef):
                         f"kernel `{self.name}`: argument `{name}` is a qd.ndarray; Ndarray "
                         "shouldn't be passed in via qd.template(): annotate the parameter "
                         "qd.types.NDArray[dtype, ndim] instead."
+                    )
+                if isinstance(a, float) and state.config().raise_on_templated_floats:
+                    raise QdValueError(
+                        f"kernel `{self.name}`: template argument `{name}` is a float ({a!r}), and "
+                        "qd.init(raise_on_templated_floats=True) refuses those: each new value "
+                        "compiles the kernel again; pass it as a `qd.f32` parameter instead."
                     )
                 templates[name] = a
                 sig.append(("template", _template_key(a)))
@@ -374,7 +380,7 @@ def _annotation(ann: object) -> object:
         return ann  # `int` / `float` become default_ip / default_fp when the kernel compiles
     if ann is bool:
         return u1
-    if ann is Template:
+    if ann is Template or ann is template:  # `qd.template` without the call, as Quadrants takes it
         return Template
     return None
 

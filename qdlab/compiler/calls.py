@@ -448,7 +448,9 @@ class Calls:
             if isinstance(ann, DType):
                 x = self.cast(self.value(x, ann), ann)
             elif (
-                ann is not lang.Template and isinstance(x, (int, float)) and not isinstance(x, bool)
+                ann not in (lang.Template, lang.template)
+                and isinstance(x, (int, float))
+                and not isinstance(x, bool)
             ):
                 x = self.value(x)
             frame[p.arg] = x

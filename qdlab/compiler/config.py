@@ -47,6 +47,8 @@ class Config:
     kernel_coverage: bool = False
     cpu_max_num_threads: int | None = None
     unrolling_limit: int = 1024
+    raise_on_templated_floats: bool = False
+    """A float passed for a `qd.Template` parameter is a ValueError (each value recompiles)."""
     log_level: str | None = None
     """The `qdlab` logger's level, when given."""
     inert: tuple[tuple[str, object], ...] = ()

@@ -66,7 +66,6 @@ INERT: dict[str, object] = {
     "print_struct_llvm_ir": False,
     "quant_opt_atomic_demotion": True,
     "quant_opt_store_fusion": True,
-    "raise_on_templated_floats": False,
     "real_matrix_scalarize": True,
     "saturating_grid_dim": 0,
     "timeline": False,
@@ -80,7 +79,6 @@ WHY: dict[str, str] = {
     "ad_stack_experimental_enabled": "gradients through dynamic loops need no stack: always on",
     "ad_stack_size": "gradients through dynamic loops need no stack: always on",
     "fast_math": "qdlab never uses fast-math",
-    "raise_on_templated_floats": "template arguments of any value are told apart by content",
 }
 """Why an option does nothing here, where that is worth saying."""
 

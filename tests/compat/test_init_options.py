@@ -182,3 +182,16 @@ def test_check_out_of_bound_checks_indices_but_not_asserts() -> None:
     assert reads(a, 3) == 1.0  # the assert is not checked
     with pytest.raises(qd.QuadrantsAssertionError, match="index 4 is out of range"):
         reads(a, 4)
+
+
+@qd.kernel
+def shows(a: qd.template) -> qd.f32:  # `qd.template` without the call, as Quadrants takes it
+    return a * 2.0
+
+
+def test_raise_on_templated_floats() -> None:
+    assert shows(123) == 246.0 and shows(1.5) == 3.0
+    qd.init(arch=qd.cpu, offline_cache=False, raise_on_templated_floats=True)
+    assert shows(123) == 246.0
+    with pytest.raises(ValueError, match="raise_on_templated_floats"):
+        shows(1.5)
