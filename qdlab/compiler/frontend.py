@@ -280,6 +280,12 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
         value = resolve_name(self.scope.source.fn, name)
         if value is MISSING:
             raise self.error(f'Name "{name}" is not defined.', QdNameError)
+        if isinstance(value, float) and self.config.get("raise_on_templated_floats"):
+            raise self.error(
+                f"`{name}` is a Python float ({value!r}) baked into the kernel, which "
+                "qd.init(raise_on_templated_floats=True) refuses: pass it as a `qd.f32` parameter.",
+                QuadrantsCompilationError,
+            )
         self.record(name, value)
         return value
 

@@ -195,3 +195,18 @@ def test_raise_on_templated_floats() -> None:
     assert shows(123) == 246.0
     with pytest.raises(ValueError, match="raise_on_templated_floats"):
         shows(1.5)
+
+
+SCALE = 1.5
+
+
+@qd.kernel
+def scaled() -> qd.f32:
+    return SCALE * 2.0
+
+
+def test_raise_on_templated_floats_covers_baked_in_globals() -> None:
+    assert scaled() == 3.0
+    qd.init(arch=qd.cpu, offline_cache=False, raise_on_templated_floats=True)
+    with pytest.raises(qd.QuadrantsCompilationError, match="raise_on_templated_floats"):
+        scaled()
