@@ -12,28 +12,18 @@ def saxpy(a: qd.f32, x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32,
 
 from __future__ import annotations
 
-from . import ad, math
-from .api import (
-    Arch,
-    arm64,
-    cache_stats,
-    clear_cache,
-    compile_ptx,
-    cpu,
-    cuda,
-    explain,
-    gpu,
-    init,
-    reset,
-    sync,
-    x64,
-)
+from . import ad, math, types
+from .api import cache_stats, cfg, clear_cache, compile_ptx, explain, init, reset, sync
+from .archs import Arch, amdgpu, arm64, cpu, cuda, gpu, metal, vulkan, x64
 from .compiler import __version__ as __version__
 from .compiler.errors import (
     QdArgumentError,
     QdAssertionError,
+    QdCallError,
+    QdCompileValueError,
     QdError,
     QdIndexError,
+    QdNameError,
     QdRuntimeError,
     QdSyntaxError,
     QdTypeError,
@@ -48,8 +38,15 @@ from .compiler.errors import (
     QuadrantsTypeError,
 )
 from .compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
+from .extensions import Extension as extension
+from .extensions import is_extension_enabled, is_extension_supported
 from .kernel import Kernel, func, kernel
-from .lang import BUILTINS, Template, static, stream_parallel, template, types
+from .lang import BUILTINS, Template, static, static_assert, stream_parallel, template
+from .lang import exception as exception  # so that `qd.lang.impl...` chains resolve
+from .lang import impl as impl
+from .lang import misc as misc
+from .lang import ops as ops
+from .lang import util as util
 from .ndarray import Ndarray, ndarray
 
 int8, int16, int32, int64 = i8, i16, i32, i64
@@ -57,16 +54,27 @@ uint8, uint16, uint32, uint64 = u8, u16, u32, u64
 float16, float32, float64 = f16, f32, f64
 
 globals().update(BUILTINS)
+del exception, impl, misc, ops, util  # reached as `qd.lang.<name>`, as in Quadrants
 
 __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys are strings)
     "ad",
+    "amdgpu",
     "Arch",
+    "cfg",
+    "extension",
+    "is_extension_enabled",
+    "is_extension_supported",
+    "metal",
+    "vulkan",
     "Kernel",
     "Ndarray",
     "QdArgumentError",
     "QdAssertionError",
     "QdError",
+    "QdCallError",
+    "QdCompileValueError",
     "QdIndexError",
+    "QdNameError",
     "QdRuntimeError",
     "QdSyntaxError",
     "QdTypeError",
@@ -101,6 +109,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "ndarray",
     "reset",
     "static",
+    "static_assert",
     "stream_parallel",
     "sync",
     "template",

@@ -1,11 +1,10 @@
-"""The top-level functions of `qdlab`: init, explain, cache control, and arch names."""
+"""The top-level functions of `qdlab`: init, explain, cache control, and `qd.cfg`."""
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
-from . import state
+from . import archs, state
 from .compiler import cuda_runtime, keys
 from .compiler.cache import CacheStats
 from .compiler.explain import KernelReport
@@ -14,33 +13,52 @@ from .compiler.targets import CudaTarget
 from .kernel import Kernel
 
 
-@dataclass(frozen=True)
-class Arch:
-    """A backend name accepted by `qd.init(arch=...)`."""
-
-    name: str
-
-    def __repr__(self) -> str:
-        return f"qd.{self.name}"
-
-
-cpu, x64, arm64, cuda, gpu = Arch("cpu"), Arch("x64"), Arch("arm64"), Arch("cuda"), Arch("gpu")
-
-
-def init(arch: Arch | str = cpu, **options: object) -> None:
+def init(arch: object = None, **options: object) -> None:
     """Start (or restart) qdlab with these settings; kernels recompile under them on their next
-    call."""
-    state.init(arch=arch, **options)
+    call.
+
+    `arch` is any of Quadrants' arch names (`qd.cpu`, `qd.gpu`, `qd.cuda`, `qd.vulkan`...; see
+    `archs.target_of` for the fallback to the CPU). Every option Quadrants' `init` takes is
+    accepted; those with no effect here are recorded (`qd.cfg.<name>`) and listed by
+    `%qdlab config`.
+    """
+    state.init(arch=archs.target_of(arch), **options)
 
 
 def reset() -> None:
     state.init()
 
 
+class Settings:
+    """`qd.cfg` (also `qd.lang.impl.current_cfg()`): the active settings under Quadrants' option
+    names, read live, so it stays right across `qd.init` calls. `.arch` is the Quadrants arch the
+    kernels run on (`qd.x64`, never the `qd.cpu` alias's own name); setting an attribute changes
+    that one option, as in Quadrants."""
+
+    def __getattr__(self, name: str) -> object:
+        if name == "arch":
+            return archs.arch_of(state.config().arch)
+        try:
+            return state.config().option(name)
+        except KeyError:
+            raise AttributeError(f"qd.cfg has no option `{name}`") from None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "arch":
+            value = archs.target_of(value)
+        state.replace(state.config().with_option(name, value))
+
+    def __repr__(self) -> str:
+        return f"<qd.cfg arch={self.arch!r} {state.config().as_dict()}>"
+
+
+cfg = Settings()
+
+
 def sync() -> None:
     """Wait until the GPU has run every queued launch (on the CPU a launch finishes before it
     returns)."""
-    if state.config().arch in ("cuda", "gpu"):
+    if state.config().arch == "cuda":
         cuda_runtime.sync()
 
 

@@ -3,7 +3,6 @@ launching."""
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import inspect
 import itertools
@@ -18,14 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import state
-from .compiler import cuda_runtime, ir, targets
+from .compiler import binding, cuda_runtime, ir, targets
 from .compiler.config import Config
-from .compiler.errors import QdArgumentError, QdError, QdTypeError, QdValueError, SourceLoc
+from .compiler.errors import QdArgumentError, QdCallError, QdError, QdTypeError, QdValueError
 from .compiler.manifest import UNKNOWN, fingerprint
 from .compiler.pipeline import Compiled, KernelSpec, compile_cached
-from .compiler.source import Source
-from .compiler.types import ArrayType, DType, from_numpy, i32
-from .lang import ArrayAnnotation, Func, KernelDef, NDArray, Template
+from .compiler.source import annotation_loc, unevaluable
+from .compiler.types import ArrayType, DType, from_numpy, i32, u1
+from .lang import ArrayAnnotation, Func, KernelDef, NDArray, Template, template
 from .ndarray import Ndarray
 
 log = logging.getLogger("qdlab")
@@ -65,13 +64,13 @@ class Kernel(KernelDef):
         self.options: dict[str, object] = {}
         """`qd.init` settings for this kernel only, over the active config (`%%qdkernel --opt 1`
         sets them)."""
-        self.param_names = list(inspect.signature(fn).parameters)
+        self.param_names, self.defaults = binding.parameters(fn)
         try:
             hints = inspect.get_annotations(fn, eval_str=True)
         except Exception as e:  # noqa: BLE001 - a user's annotation may raise anything
             raise QdError(
                 f"kernel `{self.name}`: cannot evaluate its annotations ({e}).",
-                _annotation_loc(fn, _unevaluable(fn, self.param_names)),
+                annotation_loc(fn, unevaluable(fn, self.param_names)),
             ) from None
         self.annotations = []
         for k, name in enumerate(self.param_names):
@@ -79,7 +78,7 @@ class Kernel(KernelDef):
                 raise QdTypeError(
                     f"kernel `{self.name}`: parameter `{name}` needs a type annotation, e.g. "
                     f"`{name}: qd.types.NDArray[qd.f32, 1]` or `{name}: qd.f32`.",
-                    _annotation_loc(fn, k),
+                    annotation_loc(fn, k),
                 )
             ann = _annotation(hints[name])
             if ann is None:
@@ -87,14 +86,14 @@ class Kernel(KernelDef):
                     f"kernel `{self.name}`: parameter `{name}` has an unsupported annotation "
                     f"{hints[name]!r}; use qd.types.NDArray[dtype, ndim], a scalar dtype such as "
                     "qd.f32, int, float or qd.Template.",
-                    _annotation_loc(fn, k),
+                    annotation_loc(fn, k),
                 )
             self.annotations.append(ann)
         returns = _returns(hints.get("return"))
         if returns is None:
             raise QdTypeError(
                 f"kernel `{self.name}`: unsupported return annotation {hints['return']!r}.",
-                _annotation_loc(fn, "return"),
+                annotation_loc(fn, "return"),
             )
         self.returns = returns
         self.kinds = [
@@ -134,16 +133,7 @@ class Kernel(KernelDef):
 
     # -- arguments ---------------------------------------------------------------------------------
     def bind(self, args: tuple, kwargs: dict) -> tuple[tuple, list, dict]:
-        if kwargs:
-            try:
-                args = tuple(inspect.signature(self.fn).bind(*args, **kwargs).arguments.values())
-            except TypeError as e:
-                raise QdTypeError(f"kernel `{self.name}`: {e}.") from None
-        if len(args) != len(self.annotations):
-            raise QdTypeError(
-                f"kernel `{self.name}` takes {len(self.annotations)} argument(s) "
-                f"({', '.join(self.param_names)}), got {len(args)}."
-            )
+        args = self.positional(args, kwargs)
         sig, values, templates = [], [], {}
         for name, ann, a in zip(self.param_names, self.annotations, args):
             if isinstance(ann, ArrayAnnotation):
@@ -151,10 +141,23 @@ class Kernel(KernelDef):
                 sig.append(t)
                 values.append((arr, grad))
             elif ann is Template:
+                if isinstance(a, Ndarray):
+                    raise QdArgumentError(
+                        f"kernel `{self.name}`: argument `{name}` is a qd.ndarray; Ndarray "
+                        "shouldn't be passed in via qd.template(): annotate the parameter "
+                        "qd.types.NDArray[dtype, ndim] instead."
+                    )
+                if isinstance(a, float) and state.config().raise_on_templated_floats:
+                    raise QdValueError(
+                        f"kernel `{self.name}`: template argument `{name}` is a float ({a!r}), and "
+                        "qd.init(raise_on_templated_floats=True) refuses those: each new value "
+                        "compiles the kernel again; pass it as a `qd.f32` parameter instead."
+                    )
                 templates[name] = a
                 sig.append(("template", _template_key(a)))
                 values.append(None)
             else:
+                ann = scalar_type(ann)
                 if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):
                     sig.append(ann)
                     values.append(_scalar(a, ann, self.name, name))  # type: ignore[arg-type]
@@ -164,6 +167,19 @@ class Kernel(KernelDef):
                         f"not {type(a).__name__}."
                     )
         return tuple(sig), values, templates
+
+    def positional(self, args: tuple, kwargs: dict) -> tuple:
+        """The arguments in parameter order, keywords and defaults bound; a QdCallError (a
+        TypeError) in Quadrants' words when they do not bind."""
+        if not kwargs and len(args) == len(self.param_names):
+            return args
+        try:
+            return tuple(binding.bind(self.param_names, self.defaults, args, kwargs))
+        except binding.BindError as e:
+            raise QdCallError(
+                f"kernel `{self.name}` takes {len(self.param_names)} argument(s) "
+                f"({', '.join(self.param_names)}), got {len(args) + len(kwargs)}: {e}."
+            ) from None
 
     # -- compiling ---------------------------------------------------------------------------------
     def config(self) -> Config:
@@ -179,10 +195,12 @@ class Kernel(KernelDef):
             ir.Param(name, i32 if isinstance(t, tuple) and t[0] == "template" else t)
             for name, t in zip(self.param_names, sig)
         ]
-        return KernelSpec(self.fn, self.name, params, self.returns, templates, self.autodiff)
+        returns = [scalar_type(r) for r in self.returns]
+        return KernelSpec(self.fn, self.name, params, returns, templates, self.autodiff)
 
     def compile_for(self, sig: tuple, templates: dict) -> Compiled:
         cfg = self.config()
+        state.compiled_count += 1
         previous = state.history.get(self.name)
         compiled = compile_cached(
             self.spec(sig, templates),
@@ -210,7 +228,7 @@ class Kernel(KernelDef):
             self.annotations,
             list(arg_types) + [None] * (len(self.annotations) - len(arg_types)),
         ):
-            t = given or ann
+            t = given or scalar_type(ann)
             if isinstance(t, ArrayAnnotation):
                 if t.dtype is None or t.ndim is None:
                     raise QdTypeError(
@@ -250,37 +268,23 @@ class Kernel(KernelDef):
     def __call__(self, *args: object, **kwargs: object) -> object:
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         try:
+            args = self.positional(args, kwargs)
             if state.tape is not None and not self.autodiff:
-                state.tape.record(self, args, kwargs)
-            if (self.options or state.config().arch != "cpu") and self.config().arch in (
-                "cuda",
-                "gpu",
-            ):
-                return self.launch_cuda(args, kwargs)
-            if not kwargs and len(args) == len(self.annotations):
-                try:
-                    key = tuple(f(a) for f, a in zip(self.key_fns, args))
-                except (AttributeError, TypeError):
-                    key = None
-                entry = self.fast.get(key) if key is not None else None
-                if entry is not None and entry[0] == state.generation:
-                    return self.launch(entry[1], args)
-            sig, _, templates = self.bind(args, kwargs)
+                state.tape.record(self, args, {})
+            if (self.options or state.config().arch != "cpu") and self.config().arch == "cuda":
+                return self.launch_cuda(args, {})
+            try:
+                key = tuple(f(a) for f, a in zip(self.key_fns, args))
+            except (AttributeError, TypeError):
+                key = None
+            entry = self.fast.get(key) if key is not None else None
+            if entry is not None and entry[0] == state.generation:
+                return self.launch(entry[1], args)
+            sig, _, templates = self.bind(args, {})
             compiled = self.variant(sig, templates)
-            if not kwargs and len(args) == len(self.annotations):
-                try:
-                    self.fast[tuple(f(a) for f, a in zip(self.key_fns, args))] = (
-                        state.generation,
-                        compiled,
-                    )
-                except (AttributeError, TypeError):
-                    pass
-            return self.launch(
-                compiled,
-                tuple(args)
-                if not kwargs
-                else tuple(inspect.signature(self.fn).bind(*args, **kwargs).arguments.values()),
-            )
+            if key is not None:
+                self.fast[key] = (state.generation, compiled)
+            return self.launch(compiled, args)
         except QdError as e:
             raise _user_facing(e) from None
 
@@ -372,15 +376,23 @@ def _annotation(ann: object) -> object:
         return ann
     if ann is NDArray:
         return ArrayAnnotation()
-    if isinstance(ann, DType):
-        return ann
-    if ann is int:
-        return i32
-    if ann is float:
-        return state.config().default_fp
-    if ann is Template:
+    if isinstance(ann, DType) or ann in (int, float):
+        return ann  # `int` / `float` become default_ip / default_fp when the kernel compiles
+    if ann is bool:
+        return u1
+    if ann is Template or ann is template:  # `qd.template` without the call, as Quadrants takes it
         return Template
     return None
+
+
+def scalar_type(ann: object) -> DType:
+    """A scalar annotation's dtype under the active settings: `int` is default_ip, `float`
+    default_fp."""
+    if ann is int:
+        return state.config().default_ip
+    if ann is float:
+        return state.config().default_fp
+    return ann  # type: ignore[return-value]
 
 
 def _returns(ann: object) -> list[DType] | None:
@@ -388,43 +400,14 @@ def _returns(ann: object) -> list[DType] | None:
         return []
     if isinstance(ann, DType):
         return [ann]
-    if ann is int:
-        return [i32]
-    if ann is float:
-        return [state.config().default_fp]
+    if ann in (int, float):
+        return [ann]  # type: ignore[list-item]
+    if ann is bool:
+        return [u1]
     if typing.get_origin(ann) is tuple:
         parts = [_returns(a) for a in typing.get_args(ann)]
         return None if None in parts else [r for part in parts for r in part]  # type: ignore[union-attr]
     return None
-
-
-def _unevaluable(fn: typing.Callable, names: list[str]) -> int | str | None:
-    """The parameter (index, or "return") whose string annotation does not evaluate, if one is
-    found."""
-    raw = getattr(fn, "__annotations__", {})
-    for which, name in [*enumerate(names), ("return", "return")]:
-        if isinstance(raw.get(name), str):
-            try:
-                eval(raw[name], getattr(fn, "__globals__", {}))  # what get_annotations does
-            except Exception:  # noqa: BLE001
-                return which
-    return None
-
-
-def _annotation_loc(fn: typing.Callable, which: int | str | None) -> SourceLoc | None:
-    """Where parameter `which` (an index, or "return") of `fn` is annotated, else its name or the
-    `def`."""
-    try:
-        source = Source.of(fn, "kernel")
-    except QdError:
-        return None
-    tree = source.tree
-    node: ast.AST = tree
-    if isinstance(which, int) and which < len(tree.args.args):
-        node = tree.args.args[which].annotation or tree.args.args[which]
-    elif which == "return" and tree.returns is not None:
-        node = tree.returns
-    return source.loc(node, fn.__name__)
 
 
 def _array_key(a: object) -> tuple:
@@ -522,15 +505,16 @@ def _array_arg(
             f"kernel `{kernel}`: argument `{name}` has dtype {arr.dtype}, which kernels do not "
             "support."
         )
-    if ann.dtype is not None and ann.dtype != dtype:
+    declared = scalar_type(ann.dtype) if ann.dtype is not None else None
+    if declared is not None and declared != dtype:
         raise QdValueError(
             f"kernel `{kernel}`: argument `{name}` has dtype {dtype} but the parameter is declared "
-            f"{ann.dtype}."
+            f"{declared}."
         )
     if ann.ndim is not None and ann.ndim != arr.ndim:
         raise QdValueError(
-            f"kernel `{kernel}`: argument `{name}` has {arr.ndim} dimension(s) but the parameter "
-            f"is declared with ndim={ann.ndim}."
+            f"kernel `{kernel}`: argument `{name}`: required ndim={ann.ndim}, but {arr.ndim}d "
+            f"ndarray with shape {tuple(arr.shape)} is provided."
         )
     if any(n > INDEX_MAX for n in arr.shape):
         raise QdValueError(
@@ -567,10 +551,11 @@ def kernel(
 def func(
     fn: typing.Callable | None = None, **options: object
 ) -> Func | typing.Callable[[typing.Callable], Func]:
-    """`@qd.func`: always inlined."""
+    """`@qd.func`, `@qd.func(requires_top_level=True)`: always inlined."""
+    top = bool(options.get("requires_top_level", False))
     if fn is None:
-        return lambda f: Func(f)
-    return Func(fn)
+        return lambda f: Func(f, requires_top_level=top)
+    return Func(fn, requires_top_level=top)
 
 
 def _user_facing(e: QdError) -> QdError:

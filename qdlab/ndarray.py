@@ -7,6 +7,7 @@ import numpy as np
 
 from . import state
 from .compiler import abi, cuda_runtime
+from .compiler.errors import QuadrantsIndexError, QuadrantsRuntimeError
 from .compiler.types import DType, from_numpy
 
 
@@ -17,6 +18,11 @@ class Ndarray:
         self, dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False
     ) -> None:
         self.dtype = _dtype(dtype)
+        if needs_grad and not self.dtype.is_float:
+            raise QuadrantsRuntimeError(
+                f"{self.dtype} is not supported for ndarray with needs_grad=True: gradients are "
+                "floats."
+            )
         self.arr = np.zeros(_shape(shape), self.dtype.np)
         self.grad = Ndarray(self.dtype, self.arr.shape) if needs_grad else None
         self._made(needs_grad)
@@ -58,11 +64,26 @@ class Ndarray:
     def copy_from(self, other: Ndarray) -> None:
         self.from_numpy(other.to_numpy())
 
+    @property
+    def element_shape(self) -> tuple[int, ...]:
+        """The shape of one element: () for an array of scalars."""
+        return ()
+
+    def index(self, index: object) -> tuple:
+        """A host-side index as a tuple of one integer per axis (`a[None]` and `a[()]` index a
+        0-d array); QuadrantsIndexError for the wrong number of indices."""
+        key = () if index is None else index if isinstance(index, tuple) else (index,)
+        if len(key) != self.arr.ndim:
+            raise QuadrantsIndexError(
+                f"{self.arr.ndim}d ndarray indexed with {len(key)}d indices: {index!r}"
+            )
+        return key
+
     def __getitem__(self, index: object) -> object:
-        return self.arr[index]  # type: ignore[index]
+        return self.arr[self.index(index)].item()  # type: ignore[index]  # a Python number
 
     def __setitem__(self, index: object, value: object) -> None:
-        self.arr[index] = value  # type: ignore[index]
+        self.arr[self.index(index)] = value  # type: ignore[index]
 
     def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
         return self.arr.copy() if dtype is None else self.arr.astype(dtype)
@@ -97,7 +118,7 @@ class DeviceNdarray(Ndarray):
         self.arr.set(array)
 
     def __getitem__(self, index: object) -> object:
-        return self.arr[index].get()
+        return self.arr[self.index(index)].get()
 
     def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
         host = self.arr.get()
@@ -117,14 +138,23 @@ def ndarray(dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False
 def _dtype(dtype: object) -> DType:
     if isinstance(dtype, DType):
         return dtype
+    if dtype in (int, float):  # as in Quadrants: the default integer / float type
+        return state.config().default_ip if dtype is int else state.config().default_fp
     dt = from_numpy(dtype) if dtype is not None else None
     if dt is None:
         raise TypeError(f"qd.ndarray needs a qdlab dtype such as qd.f32, not {dtype!r}")
     return dt
 
 
-def _shape(shape: int | tuple[int, ...]) -> tuple[int, ...]:
-    shape = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
-    if any(s < 0 for s in shape):
-        raise ValueError(f"qd.ndarray shape must not be negative: {shape}")
-    return shape
+def _shape(shape: object) -> tuple[int, ...]:
+    """`shape` as a tuple of extents: integers (NumPy ones too) from 1 to 2**31 - 1, as Quadrants
+    takes them; anything else is a QuadrantsRuntimeError."""
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if not all(
+        isinstance(s, (int, np.integer)) and not isinstance(s, bool) and 0 < s < 2**31 for s in dims
+    ):
+        raise QuadrantsRuntimeError(
+            f"{shape!r} is not a valid shape for ndarray: every extent must be an integer from 1 "
+            "to 2**31 - 1."
+        )
+    return tuple(int(s) for s in dims)

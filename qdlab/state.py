@@ -3,13 +3,31 @@ history."""
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 from collections.abc import Callable
 
 from .compiler import remote, runtime
 from .compiler.cache import BinaryCache
 from .compiler.config import Config, make_config
 
+
+class StderrHandler(logging.Handler):
+    """Shows the `qdlab` logger's records on the standard error of the moment (as Quadrants shows
+    its warnings), whatever the application configured; `qd.init(log_level=...)` sets what
+    passes."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(f"[qdlab {record.levelname}] {record.getMessage()}\n")
+        except Exception:  # noqa: BLE001 - a closed stream must not break a compile
+            self.handleError(record)
+
+
+log = logging.getLogger("qdlab")
+if not any(isinstance(h, StderrHandler) for h in log.handlers):
+    log.addHandler(StderrHandler())
 _config: Config = make_config()
 _cache: BinaryCache | None = None
 _memory_cache: BinaryCache | None = None
@@ -22,6 +40,10 @@ tape: object | None = None
 """The `qd.ad.Tape` being recorded, if any."""
 compile_hooks: list[Callable] = []
 """Called as hook(kernel, compiled) after each compile (the notebook views subscribe here)."""
+compiled_count = 0
+"""Kernel variants compiled since the latest `qd.init` (one per kernel and argument signature:
+Quadrants' `get_num_compiled_functions()`)."""
+LOG_LEVELS = {"trace": logging.DEBUG, "warn": logging.WARNING}
 
 
 def config() -> Config:
@@ -29,14 +51,28 @@ def config() -> Config:
 
 
 def init(**kwargs: object) -> Config:
-    global _config, _cache, generation
+    global _config, _cache, generation, compiled_count
     _config = make_config(**kwargs)
     if _config.remote_cache:
         remote.prefetch()
     _cache = None
     generation += 1
+    compiled_count = 0
     runtime.set_threads(_config.cpu_max_num_threads)
+    if _config.log_level is not None:
+        level = _config.log_level.lower()
+        log.setLevel(LOG_LEVELS.get(level) or level.upper())
     return _config
+
+
+def replace(config: Config) -> None:
+    """Make `config` the active one without a new `qd.init` (`qd.cfg.<name> = value`); kernels
+    recompile under it when it changes what they compile to."""
+    global _config, _cache, generation
+    if config.as_dict() != _config.as_dict():
+        generation += 1
+        _cache = None
+    _config = config
 
 
 def cache() -> BinaryCache:

@@ -20,6 +20,11 @@ class Assignments:
         existing = self.find_local(name)
         if isinstance(existing, Local):
             ref = existing.ref
+            if declared is not None and declared != ref.type.dtype:  # type: ignore[union-attr]
+                raise self.error(
+                    f"`{name}` is a {ref.type.dtype} local; it cannot be annotated again as "  # type: ignore[union-attr]
+                    f"{declared} (a local keeps the type of its first assignment)."
+                )
             self.emit(
                 ir.LocalStore, [ref, self.cast(self.value(x, ref.type.dtype), ref.type.dtype)]
             )  # type: ignore

@@ -13,11 +13,11 @@ import math
 
 import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
 
-from . import ir
-from .errors import QdTypeError
+from . import binding, ir, printing
+from .errors import QdCallError, QdError, QdTypeError, QuadrantsCompilationError
 from .scope import FuncReturn, GradOf, Local, Scope, dotted, is_number
 from .source import func_source
-from .types import DType, i32, promote, u1
+from .types import DTYPES, DType, i32, promote, u1
 
 UNARY_FLOAT = {
     "sqrt",
@@ -34,6 +34,7 @@ UNARY_FLOAT = {
     "exp2",
 }
 UNARY_KEEP = {"floor", "ceil", "round", "abs", "sign", "fract"}
+BIT_COUNTS = {"popcnt", "clz", "ffs"}
 ATOMICS = {
     "atomic_add": "add",
     "atomic_sub": "sub",
@@ -72,15 +73,22 @@ class Calls:
                     return self.atomic(node, ATOMICS[callee.name])
                 if callee.name in UNARY_FLOAT | UNARY_KEEP | {"isnan", "isinf"}:
                     return self.math1(callee.name, node)
+                if callee.name in BIT_COUNTS:
+                    return self.bit_count(callee.name, node)
                 raise self.error(f"qd.{callee.name}() is not supported here.")
             return handler(node)
         if callee is print:
             return self.print_(node)
+        if callee is bool:
+            (x,) = self.call_args(node, 1)
+            return bool(x) if is_number(x) else self.truth(x)
+        if callee is lang.static_assert:
+            return self.static_assert(node)
         if callee in (int, float):
             (x,) = self.call_args(node, 1)
             if is_number(x):
                 return callee(x)  # type: ignore[operator]
-            return self.cast(self.value(x), i32 if callee is int else self.default_fp)
+            return self.cast(self.value(x), self.default_ip if callee is int else self.default_fp)
         if callee in (abs, min, max):
             return {
                 abs: lambda: self.unary("abs", *self.call_args(node, 1)),
@@ -88,8 +96,7 @@ class Calls:
                 max: lambda: self.reduce2("max", self.call_args(node)),
             }[callee]()  # type: ignore[index]
         if isinstance(callee, DType):
-            (x,) = self.call_args(node, 1)
-            return self.cast(self.value(x, callee, exact=True), callee)
+            return self.typed_literal(callee, node)
         if isinstance(callee, lang.Func):
             return self.inline(callee, node)
         if isinstance(callee, lang.KernelDef):
@@ -106,6 +113,47 @@ class Calls:
             f"{getattr(callee, '__name__', repr(callee))!s} cannot be called in a kernel; "
             "kernels can call qd.* functions and @qd.func functions."
         )
+
+    def typed_literal(self, dtype: DType, node: ast.Call) -> object:
+        """`qd.u32(7)`: a literal of that type (it must fit), or a cast of a value."""
+        if len(node.args) != 1 or node.keywords:
+            raise self.error("A primitive type can only decorate a single expression.")
+        x = self.visit(node.args[0])
+        if isinstance(x, float) and not dtype.is_float:
+            raise self.error(
+                "Floating-point literals must be annotated with a floating-point type. For type "
+                "casting, use `qd.cast`.",
+                QdTypeError,
+            )
+        if isinstance(x, int) and not isinstance(x, bool) and dtype.is_float:
+            raise self.error(
+                "Integer literals must be annotated with a integer type. For type casting, use "
+                "`qd.cast`.",
+                QdTypeError,
+            )
+        return self.cast(self.value(x, dtype, exact=True), dtype)
+
+    def static_assert(self, node: ast.Call) -> None:
+        """`qd.static_assert(cond, msg)`: checked while compiling; the condition is Python."""
+        if not 1 <= len(node.args) <= 2:
+            raise self.error("qd.static_assert takes a condition and an optional message.")
+        try:
+            cond = self.resolve_static(node.args[0])
+        except QdError:
+            if isinstance(self.visit(node.args[0]), ir.Value):
+                raise self.error(
+                    "Static assert with non-static condition: qd.static_assert checks a condition "
+                    "known while compiling; use `assert` (checked with debug=True) for a runtime "
+                    "one.",
+                    QdTypeError,
+                ) from None
+            raise
+        if not cond:
+            msg = self.resolve_static(node.args[1]) if len(node.args) > 1 else None
+            raise self.error(
+                f"static assertion failed: {msg or ast.unparse(node.args[0])}",
+                QuadrantsCompilationError,
+            )
 
     def call_args(self, node: ast.Call, n: int | None = None) -> list[object]:
         if n is not None and len(node.args) != n:
@@ -125,6 +173,15 @@ class Calls:
                 return v
             v = self.cast(v, self.default_fp)
         return self.emit(ir.Unary, [v], v.type, fn=fn)
+
+    def bit_count(self, fn: str, node: ast.Call) -> object:
+        """`qd.math.popcnt/clz/ffs(x)`: an i32 count of the bits of an integer."""
+        v = self.value(self.call_args(node, 1)[0])
+        if not v.type.is_int:  # type: ignore[union-attr]
+            raise self.error(
+                f"'{fn}' takes integral inputs only, however '{v.type}' is provided.", QdTypeError
+            )
+        return self.emit(ir.Unary, [v], i32, fn=fn)
 
     def math1(self, fn: str, node: ast.Call) -> object:
         """`qd.floor(x)`, and `qd.floor(x, qd.i32)` with a result dtype."""
@@ -161,6 +218,26 @@ class Calls:
     def b_atan2(self, node: ast.Call) -> object:
         return self.binop("atan2", *self.call_args(node, 2))
 
+    def b_add(self, node: ast.Call) -> object:
+        return self.binop("add", *self.call_args(node, 2))
+
+    def b_logical_not(self, node: ast.Call) -> object:
+        (x,) = self.call_args(node, 1)
+        if is_number(x):
+            return int(not x)
+        return self.cast(self.emit(ir.Cmp, [self.truth(x), self.const(0, u1)], u1, pred="eq"), i32)
+
+    def b_bit_shr(self, node: ast.Call) -> object:
+        """A logical shift right: the bits of a signed value shift as if it were unsigned."""
+        x, n = self.call_args(node, 2)
+        v = self.value(x)
+        t: DType = v.type  # type: ignore[assignment]
+        if not t.is_int:
+            raise self.error(f"qd.bit_shr needs integer operands, not {t}.", QdTypeError)
+        unsigned = DTYPES[f"u{t.bits}"] if t.bits > 1 else t
+        shifted = self.binop("shr", self.cast(v, unsigned), n)
+        return self.cast(self.value(shifted), t)
+
     def b_raw_div(self, node: ast.Call) -> object:
         return self.binop("rawdiv", *self.call_args(node, 2))
 
@@ -180,6 +257,8 @@ class Calls:
 
     def b_cast(self, node: ast.Call) -> object:
         x, t = self.call_args(node, 2)
+        if t in (int, float):  # as in Quadrants: the default integer / float type
+            t = self.default_ip if t is int else self.default_fp
         if not isinstance(t, DType):
             raise self.error("qd.cast(x, dtype) needs a dtype such as qd.i32.", QdTypeError)
         return self.cast(self.value(x, t), t)
@@ -255,34 +334,78 @@ class Calls:
     def b_volatile_load(self, node: ast.Call) -> object:
         if len(node.args) != 1 or not isinstance(node.args[0], ast.Subscript):
             raise self.error(
-                "qd.volatile_load takes one array element, e.g. `qd.volatile_load(a[i])`."
+                "qd.volatile_load takes an lvalue, an array element: `qd.volatile_load(a[i])`."
             )
         array, indices = self.subscript_target(node.args[0])
         base, grad = GradOf.unpack(array)
         return self.emit(ir.VolatileLoad, [base, *indices], base.type.dtype, grad=grad)  # type: ignore
 
     def print_(self, node: ast.Call) -> None:
-        parts: list[str | None] = []
-        values: list[ir.Value] = []
-        sep = " "
+        """`print(*args, sep=, end=)`: f-strings, `"...".format(...)` and format specs, formatted
+        as Quadrants does (`printing`)."""
+        options = {"sep": " ", "end": "\n"}
         for kw in node.keywords:
-            if kw.arg == "sep" and isinstance(kw.value, ast.Constant):
-                sep = str(kw.value.value)
+            if kw.arg in options:
+                value = self.resolve_static(kw.value)
+                options[kw.arg] = "" if value is None else str(value)
+            else:
+                raise self.error(f"print() in a kernel takes sep= and end=, not {kw.arg}=.")
+        pieces: list[str | tuple[object, str]] = []
         for k, a in enumerate(node.args):
             if k:
-                parts.append(sep)
-            pieces = a.values if isinstance(a, ast.JoinedStr) else [a]
-            for p in pieces:
+                pieces.append(options["sep"])
+            pieces.extend(self.print_pieces(a))
+        pieces.append(options["end"])
+        parts: list[str | None] = []
+        values: list[ir.Value] = []
+        specs: list[str] = []
+        for piece in pieces:
+            if isinstance(piece, str):
+                parts.append(piece)
+                continue
+            x, spec = piece
+            if isinstance(x, (str, int, float)) and not isinstance(x, ir.Value):
+                parts.append(format(x, spec) if spec else str(x))
+                continue
+            v = self.value(x)
+            try:
+                specs.append(printing.conversion(v.type, spec))  # type: ignore[arg-type]
+            except printing.SpecError as e:
+                raise self.error(str(e), QdTypeError) from None
+            parts.append(None)
+            values.append(v)
+        self.emit(ir.Print, values, parts=parts, specs=specs)
+
+    def print_pieces(self, a: ast.expr) -> list[str | tuple[object, str]]:
+        """One argument of `print` as literal text and (value, format spec) pieces."""
+        if isinstance(a, ast.JoinedStr):
+            out: list[str | tuple[object, str]] = []
+            for p in a.values:
                 if isinstance(p, ast.Constant):
-                    parts.append(str(p.value))
+                    out.append(str(p.value))
                     continue
-                x = self.visit(p.value if isinstance(p, ast.FormattedValue) else p)
-                if isinstance(x, (str, int, float)) and not isinstance(x, ir.Value):
-                    parts.append(str(x))
-                    continue
-                parts.append(None)
-                values.append(self.value(x))
-        self.emit(ir.Print, values, parts=parts)
+                spec = "".join(self.print_pieces(p.format_spec)) if p.format_spec else ""  # type: ignore[arg-type, attr-defined]
+                out.append((self.visit(p.value), spec))  # type: ignore[attr-defined]
+            return out
+        if (
+            isinstance(a, ast.Call)
+            and isinstance(a.func, ast.Attribute)
+            and a.func.attr == "format"
+            and isinstance(a.func.value, ast.Constant)
+            and isinstance(a.func.value.value, str)
+        ):
+            args = [self.print_value(self.visit(x)) for x in a.args]
+            kwargs = {kw.arg: self.print_value(self.visit(kw.value)) for kw in a.keywords}
+            try:
+                return printing.fields(a.func.value.value, args, kwargs)
+            except printing.FieldError as e:
+                raise self.error(str(e)) from None
+        return [(self.print_value(self.visit(a)), "")]
+
+    def print_value(self, x: object) -> object:
+        """A number printed on its own or through `.format` is a kernel value, printed as one (as
+        in Quadrants; inside an f-string, Python formats it)."""
+        return self.value(x) if isinstance(x, (bool, int, float)) else x
 
     def b_loop_config(self, node: ast.Call) -> None:
         for kw in node.keywords:
@@ -304,25 +427,30 @@ class Calls:
     def inline(self, func: object, node: ast.Call) -> object:
         if self.inline_depth > 32:
             raise self.error("@qd.func calls nest too deeply (recursion is not supported).")
+        if getattr(func, "requires_top_level", False) and not self.top_level:
+            raise self.error(
+                f"@qd.func `{func.__name__}` is marked requires_top_level=True: call it at the top "  # type: ignore[attr-defined]
+                "level of the kernel, not inside a runtime for, if or while (there its loops would "
+                "no longer run in parallel)."
+            )
         source = func_source(func)
         params = source.tree.args.args
         args = [self.visit(a) for a in node.args]
         kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
-        if len(args) + len(kwargs) != len(params):
-            raise self.error(
-                f"{source.tree.name}() takes {len(params)} argument(s), got "
-                f"{len(args) + len(kwargs)}.",
-                QdTypeError,
-            )
+        try:
+            bound = binding.bind(*binding.parameters(func.fn), tuple(args), kwargs)  # type: ignore[attr-defined]
+        except binding.BindError as e:
+            raise self.error(f"{source.tree.name}(): {e}.", QdCallError) from None
         annotations = getattr(func.fn, "__annotations__", {})  # type: ignore[attr-defined]
         frame: dict = {}
-        for k, p in enumerate(params):
-            x = args[k] if k < len(args) else kwargs.get(p.arg)
+        for p, x in zip(params, bound):
             ann = annotations.get(p.arg)
             if isinstance(ann, DType):
                 x = self.cast(self.value(x, ann), ann)
             elif (
-                ann is not lang.Template and isinstance(x, (int, float)) and not isinstance(x, bool)
+                ann not in (lang.Template, lang.template)
+                and isinstance(x, (int, float))
+                and not isinstance(x, bool)
             ):
                 x = self.value(x)
             frame[p.arg] = x
@@ -342,11 +470,14 @@ class Calls:
         )
         self.record("<source>", func)
         self.inline_depth += 1
+        call = self.loc
         try:
             for s in source.tree.body:
                 self.visit(s)
         except FuncReturn:
             pass
+        except QdError as e:
+            raise e.called_from(call)  # the error shows this call as a frame of its own
         finally:
             self.inline_depth -= 1
             returned, self.scope = self.scope.returned, outer

@@ -10,7 +10,7 @@ import contextlib
 import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
 
 from . import ir
-from .errors import QdError
+from .errors import QdError, QuadrantsCompilationError
 from .scope import GradOf, Local, dotted
 from .source import closure_values
 
@@ -52,7 +52,7 @@ class CompileTime:
             raise self.error(
                 f"cannot evaluate `{ast.unparse(node)}` at compile time ({e}); qd.static needs "
                 "constants, template arguments or Python globals.",
-                QdError,
+                QuadrantsCompilationError,
             ) from None
 
     def static_condition(self, test: ast.expr) -> bool | None:

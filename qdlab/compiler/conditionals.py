@@ -72,6 +72,11 @@ class Conditionals:
         left = self.visit(node.left)
         for op, right_node in zip(node.ops, node.comparators):
             pred = CMPS.get(type(op))
+            if isinstance(op, (ast.In, ast.NotIn)):
+                raise self.error(
+                    f'"{type(op).__name__}" is only supported inside `qd.static`. Write '
+                    f"`qd.static({ast.unparse(node)})` to test Python values."
+                )
             if pred is None:
                 raise self.error(f"comparison `{type(op).__name__}` is not supported in a kernel.")
             right = self.visit(right_node)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import asdict, dataclass, fields
 
-from .types import DType, f32, f64
+from .inert import INERT, RENAMED
+from .types import DType, f32, f64, i32
 
-ARCHS = ("cpu", "x64", "arm64", "cuda", "gpu")
+ARCHS = ("cpu", "cuda")
+"""The targets `Config.arch` names; `qd.init` resolves Quadrants' arch names to one of them."""
+LOG_LEVELS = ("trace", "debug", "info", "warn", "warning", "error", "critical")
 
 
 @dataclass(frozen=True)
@@ -17,9 +21,14 @@ class Config:
     arch: str = "cpu"
     debug: bool = False
     """Bounds checks and `assert` in kernels."""
+    check_out_of_bound: bool = False
+    """Bounds checks alone."""
     opt_level: int = 3
     random_seed: int = 0
     default_fp: DType = f32
+    """The type of float literals and `float` annotations."""
+    default_ip: DType = i32
+    """The type of integer literals and `int` annotations."""
     offline_cache: bool = True
     """Use the on-disk tier of the construct cache."""
     offline_cache_file_path: str | None = None
@@ -43,20 +52,49 @@ class Config:
     QDLAB_REMOTE_CACHE."""
     remote_cache_prefix: str = "qdlab"
     """The team's (or project's) namespace in the store; QDLAB_REMOTE_CACHE_PREFIX."""
+    raise_on_templated_floats: bool = False
+    """A float passed for a `qd.Template` parameter is a ValueError (each value recompiles)."""
+    log_level: str | None = None
+    """The `qdlab` logger's level, when given."""
+    inert: tuple[tuple[str, object], ...] = ()
+    """The options given that have no effect in qdlab (`inert.INERT`), as (name, value)."""
+
+    @property
+    def bounds_checks(self) -> bool:
+        return self.debug or self.check_out_of_bound
 
     def codegen_key(self) -> str:
         """The settings that change generated code (part of every cache key)."""
-        return f"opt={self.opt_level};debug={int(self.debug)}"
+        return f"opt={self.opt_level};debug={int(self.bounds_checks)}"
 
     def as_dict(self) -> dict:
+        """The settings that act, by name (the inert ones are left out: they change nothing)."""
         d = asdict(self)
+        del d["inert"]
         d["default_fp"] = str(self.default_fp)
+        d["default_ip"] = str(self.default_ip)
         return d
 
     def compile_settings(self) -> dict:
         """The settings a compile may depend on (what a manifest is keyed on): all but
         LOCAL_SETTINGS, so two machines with their own cache folders share one team cache."""
         return {k: v for k, v in self.as_dict().items() if k not in LOCAL_SETTINGS}
+
+    def option(self, name: str) -> object:
+        """The value of a `qd.init` option: a setting, or an inert option as given (else
+        Quadrants' default); KeyError for a name neither has."""
+        if name in SETTINGS:
+            return getattr(self, name)
+        if name in RENAMED:
+            field_name, factor = RENAMED[name]
+            return round(getattr(self, field_name) / factor)
+        given = dict(self.inert)
+        return given[name] if name in given else INERT[name]
+
+    def with_option(self, name: str, value: object) -> Config:
+        """This config with one `qd.init` option changed (`qd.cfg.<name> = value`)."""
+        options = {f: getattr(self, f) for f in SETTINGS if f != "inert"} | dict(self.inert)
+        return make_config(**(options | {name: value}))
 
 
 LOCAL_SETTINGS = (
@@ -67,23 +105,38 @@ LOCAL_SETTINGS = (
     "remote_cache_prefix",
     "debug_dump_path",
     "cpu_max_num_threads",
+    "log_level",
 )
 """Settings of where things are kept and how many threads run, which no compiled code depends on."""
 
+SETTINGS = tuple(f.name for f in fields(Config))
+KNOWN = sorted({*SETTINGS, *INERT, *RENAMED} - {"inert", "fresh"})
+"""Every option `qd.init` takes: qdlab's settings, Quadrants' inert ones and the renamed ones."""
+
 
 def make_config(**kwargs: object) -> Config:
-    names = {f.name for f in fields(Config)}
-    unknown = sorted(set(kwargs) - names)
-    if unknown:
+    """The config `qd.init(**kwargs)` makes: unknown names are a TypeError naming the closest known
+    option; Quadrants' inert options are recorded; `arch` is a target name ("cpu", "cuda")."""
+    if "default_up" in kwargs:
         raise TypeError(
-            f"qd.init() got unknown option(s) {', '.join(unknown)}; known: "
-            f"{', '.join(sorted(names))}"
+            "qd.init(): `default_up` is always the unsigned type of `default_ip`; set "
+            "default_ip instead."
         )
+    unknown = sorted(set(kwargs) - {*SETTINGS, *INERT, *RENAMED} - {"inert"})
+    if unknown:
+        hints = [difflib.get_close_matches(u, KNOWN, n=1) for u in unknown]
+        raise TypeError(
+            f"qd.init() got unknown option(s) {', '.join(unknown)}"
+            + "".join(f"; did you mean `{h[0]}`?" for h in hints if h)
+            + f" (known: {', '.join(KNOWN)})"
+        )
+    inert = tuple(sorted((k, kwargs.pop(k)) for k in list(kwargs) if k in INERT))
+    for name, (field_name, factor) in RENAMED.items():
+        if name in kwargs:
+            kwargs[field_name] = kwargs.pop(name) * factor  # type: ignore[operator]
     arch = kwargs.get("arch", "cpu")
-    arch = getattr(arch, "name", arch)
     if arch not in ARCHS:
-        raise ValueError(f"qd.init(arch=...) must be one of {', '.join(ARCHS)}, not {arch!r}")
-    kwargs["arch"] = "cpu" if arch in ("x64", "arm64") else arch
+        raise ValueError(f"Config.arch must be one of {', '.join(ARCHS)}, not {arch!r}")
     if os.environ.get("QDLAB_DUMP_IR") == "1":
         kwargs.setdefault("dump_ir", True)
     if os.environ.get("QDLAB_DUMP_CFG") == "1":
@@ -92,10 +145,19 @@ def make_config(**kwargs: object) -> Config:
         kwargs.setdefault("remote_cache", os.environ["QDLAB_REMOTE_CACHE"])
     if os.environ.get("QDLAB_REMOTE_CACHE_PREFIX"):
         kwargs.setdefault("remote_cache_prefix", os.environ["QDLAB_REMOTE_CACHE_PREFIX"])
-    fp = kwargs.get("default_fp", f32)
-    if fp not in (f32, f64):
-        raise ValueError("default_fp must be qd.f32 or qd.f64")
-    return Config(**kwargs)  # type: ignore[arg-type]
+    if kwargs.get("default_fp") is None:
+        kwargs.pop("default_fp", None)
+    if kwargs.get("default_ip") is None:
+        kwargs.pop("default_ip", None)
+    if kwargs.get("default_fp", f32) not in (f32, f64):
+        raise ValueError(f"default_fp must be qd.f32 or qd.f64, not {kwargs['default_fp']!r}")
+    ip = kwargs.get("default_ip", i32)
+    if not (isinstance(ip, DType) and ip.is_int and ip.bits > 1):
+        raise ValueError(f"default_ip must be an integer type such as qd.i64, not {ip!r}")
+    level = kwargs.get("log_level")
+    if level is not None and str(level).lower() not in LOG_LEVELS:
+        raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
+    return Config(**kwargs, inert=inert)  # type: ignore[arg-type]
 
 
 def sm_number(sm: str | int) -> int:

@@ -1,9 +1,21 @@
-"""User-facing errors that point at the kernel's own source line, with a caret under the column."""
+"""User-facing errors that point at the kernel's own source line, with carets under the
+expression.
+
+An error reads, from the top: where it happened (`baz (exc.py, line 5, col 5):`), then, as Python's
+and Quadrants' tracebacks do, one frame per function the compiler was inside, outermost first
+(`File "/.../exc.py", line 11, in foo:`, the line as written, carets under the expression), then
+the cause and the fix.
+"""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+
+WIDTH = 80
+"""Source lines longer than this are shown in pieces, carets under each, as Quadrants does."""
+TAB = 4
+"""Tabs in a shown line become spaces up to the next multiple of this."""
 
 
 @dataclass(frozen=True)
@@ -21,6 +33,9 @@ class SourceLoc:
     """0-based column."""
     source_line: str = ""
     """The text of that line."""
+    end_col: int | None = None
+    """0-based column just past the expression, when it ends on this line (else it runs to the end
+    of the line)."""
 
     @property
     def in_cell(self) -> bool:
@@ -30,12 +45,29 @@ class SourceLoc:
         place = "cell line" if self.in_cell else f"{os.path.basename(self.filename)}, line"
         return f"{self.kernel} ({place} {self.lineno}, col {self.col + 1})"
 
-    def render(self) -> str:
-        text = self.source_line.rstrip("\n")
-        stripped = text.lstrip()
-        indent = len(text) - len(stripped)
-        caret = " " * (4 + max(0, self.col - indent)) + "^"
-        return f"{self.where()}:\n    {stripped}\n{caret}"
+    def frame(self) -> str:
+        """`File "...", line N, in kernel:` (`Cell line N, in kernel:` in a notebook), the line as
+        written and carets under the expression, in pieces of at most WIDTH columns."""
+        text = self.source_line.rstrip("\n").rstrip()
+        start = len(text[: self.col].expandtabs(TAB))
+        end = len(text[: self.end_col].expandtabs(TAB)) if self.end_col is not None else None
+        text = text.expandtabs(TAB)
+        end = max(start + 1, end if end is not None else len(text))
+        carets = (" " * start + "^" * (end - start)).rstrip()
+        out = [
+            f"Cell line {self.lineno}, in {self.kernel}:"
+            if self.in_cell
+            else f'File "{self.filename}", line {self.lineno}, in {self.kernel}:'
+        ]
+        for k in range(0, max(len(text), 1), WIDTH):
+            out.append(text[k : k + WIDTH])
+            if carets[k : k + WIDTH].strip():
+                out.append(carets[k : k + WIDTH])
+        return "\n".join(out)
+
+    def render(self, calls: tuple[SourceLoc, ...] = ()) -> str:
+        """The location head, then a frame for each call that led here and one for this line."""
+        return "\n".join([f"{self.where()}:", *(c.frame() for c in calls), self.frame()])
 
 
 class QdError(Exception):
@@ -44,7 +76,19 @@ class QdError(Exception):
     def __init__(self, message: str, loc: SourceLoc | None = None) -> None:
         self.message = message
         self.loc = loc
-        super().__init__(f"{loc.render()}\n{message}" if loc else message)
+        self.calls: tuple[SourceLoc, ...] = ()
+        """The calls of `@qd.func`s that led to `loc`, outermost first."""
+        super().__init__(self.rendered())
+
+    def rendered(self) -> str:
+        return f"{self.loc.render(self.calls)}\n{self.message}" if self.loc else self.message
+
+    def called_from(self, call: SourceLoc | None) -> QdError:
+        """This error, with the call of the function it happened in added to its frames."""
+        if call is not None and self.loc is not None and call != self.loc:
+            self.calls = (call, *self.calls)
+            self.args = (self.rendered(),)
+        return self
 
 
 # Quadrants' names, with its hierarchy (`quadrants.lang.exception`): code written against Quadrants
@@ -88,6 +132,20 @@ class QdSyntaxError(QuadrantsSyntaxError):
 
 class QdTypeError(QuadrantsTypeError):
     """A value has the wrong type for where it is used."""
+
+
+class QdNameError(QuadrantsNameError):
+    """A name the kernel uses is defined nowhere it can see."""
+
+
+class QdCallError(QuadrantsSyntaxError, TypeError):
+    """A call whose arguments do not bind to the parameters (missing, unexpected, too many):
+    Quadrants' QuadrantsSyntaxError, and Python's TypeError for the same mistake."""
+
+
+class QdCompileValueError(QuadrantsCompilationError, ValueError):
+    """A Python value the kernel uses while compiling cannot be used (Quadrants lets the user's
+    ValueError through, or wraps it in a QuadrantsCompilationError)."""
 
 
 class QdValueError(QdError, ValueError):

@@ -14,6 +14,8 @@ import ast
 import os
 import sys
 
+import numpy as np
+
 import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
 
 from . import ir
@@ -21,7 +23,14 @@ from .assignments import Assignments
 from .calls import Calls
 from .compile_time import CompileTime
 from .conditionals import Conditionals
-from .errors import QdError, QdSyntaxError, QdTypeError, SourceLoc
+from .errors import (
+    QdError,
+    QdNameError,
+    QdSyntaxError,
+    QdTypeError,
+    QuadrantsCompilationError,
+    SourceLoc,
+)
 from .fingerprint import fingerprint
 from .loops import Loops
 from .scope import (
@@ -39,7 +48,7 @@ from .scope import (
     literal_value,
 )
 from .source import MISSING, Source, resolve_name
-from .types import DType, f32, i32, i64, promote, u1
+from .types import DType, f32, i32, promote, u1
 
 MAX_DEPTH = 8000
 """Python frames the frontend may use while lowering a kernel: enough for the longest sum CPython
@@ -80,6 +89,7 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
         self.kernel = kernel
         self.config = config
         self.default_fp: DType = config.get("default_fp", f32)
+        self.default_ip: DType = config.get("default_ip", i32)
         self.block = kernel.body
         self.scope = Scope(source, kernel.name, globals_)
         self.loc: SourceLoc | None = None
@@ -113,7 +123,7 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
         except Exception as e:
             if os.environ.get("QDLAB_DEBUG_FRONTEND") == "1":
                 raise
-            raise QdError(
+            raise QuadrantsCompilationError(
                 f"internal error while compiling this line ({type(e).__name__}: {e})", self.loc
             ) from None
         finally:
@@ -152,12 +162,14 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
     def value(self, x: object, like: DType | None = None, exact: bool = False) -> ir.Value:
         """Turn a lowered expression into an IR value; Python numbers become constants.
 
-        As in Quadrants, an integer literal is i32 (i64 if it does not fit) and a float literal is
-        `default_fp`, whatever the other operand is; `like` only types literals where a store or a
-        declared type fixes the target type (one that does not fit it is i32 or i64, and the
-        caller's cast wraps it, as Quadrants does). With `exact` (`qd.u8(300)`), a literal must fit
-        `like`.
+        As in Quadrants, an integer literal is `default_ip` (one that does not fit it is an error)
+        and a float literal is `default_fp`, whatever the other operand is; `like` only types
+        literals where a store or a declared type fixes the target type (one that does not fit it
+        is `default_ip`, and the caller's cast wraps it, as Quadrants does). With `exact`
+        (`qd.u8(300)`), a literal takes `like` and must fit it.
         """
+        if isinstance(x, np.generic):
+            x = x.item()  # a NumPy scalar (a global, a template argument) is a Python number here
         if isinstance(x, ir.Value):
             if not isinstance(x.type, DType):
                 raise self.error(
@@ -167,12 +179,14 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
         if isinstance(x, bool):
             return self.const(x, u1)
         if isinstance(x, int):
-            if like is not None and like.is_int and like != u1 and (exact or fits(x, like)):
+            if exact and like is not None and like.is_int and like != u1:
                 t = like
+            elif like is not None and like.is_int and like != u1 and fits(x, like):
+                t = like if fits(x, self.default_ip) else self.default_ip
             else:
-                t = i32 if fits(x, i32) else i64
+                t = self.default_ip
             if not fits(x, t):
-                raise self.literal_error(x, t, exact)
+                raise self.literal_error(x, t, exact and t == like)
             return self.const(x, t)
         if isinstance(x, float):
             return self.const(x, like if like is not None and like.is_float else self.default_fp)
@@ -183,12 +197,14 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
         gives `x`."""
         lo, hi = int_range(t)
         if exact:
-            message = f"integer literal {x} is out of the range of {t} ({lo} to {hi})."
+            message = (
+                f"Integer literal {x} exceeded the range of specified dtype: {t} ({lo} to {hi})."
+            )
         else:
             message = (
-                f"integer literal {x} does not fit i64 ({lo} to {hi}), the widest type an integer "
-                "literal takes"
-                + (f"; write qd.u64({x}) for an unsigned one." if 0 < x < 2**64 else ".")
+                f"Integer literal {x} exceeded the range of default_ip: {t} ({lo} to {hi}), please "
+                f"specify the dtype via e.g. `qd.{'u64' if x > 0 else 'i64'}({x})` or set a "
+                "different `default_ip` in `qd.init()`."
             )
         loc = self.loc
         for n in ast.walk(self.scope.source.tree):
@@ -263,7 +279,13 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
                 return b
         value = resolve_name(self.scope.source.fn, name)
         if value is MISSING:
-            raise self.error(f"name `{name}` is not defined.", QdError)
+            raise self.error(f'Name "{name}" is not defined.', QdNameError)
+        if isinstance(value, float) and self.config.get("raise_on_templated_floats"):
+            raise self.error(
+                f"`{name}` is a Python float ({value!r}) baked into the kernel, which "
+                "qd.init(raise_on_templated_floats=True) refuses: pass it as a `qd.f32` parameter.",
+                QuadrantsCompilationError,
+            )
         self.record(name, value)
         return value
 
@@ -312,8 +334,10 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
 
     # -- statements --------------------------------------------------------------------------------
     def visit_Expr(self, node: ast.Expr) -> None:
-        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-            return  # docstring
+        if isinstance(node.value, ast.Constant) and (
+            isinstance(node.value.value, str) or node.value.value is Ellipsis
+        ):
+            return  # a docstring, or `...`
         self.visit(node.value)
 
     def visit_Pass(self, node: ast.Pass) -> None:
@@ -458,7 +482,9 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
         try:
             value = getattr(base, node.attr)
         except AttributeError:
-            raise self.error(f"{describe(base)} has no attribute `{node.attr}`.", QdError) from None
+            raise self.error(
+                f"{describe(base)} has no attribute `{node.attr}`.", QuadrantsCompilationError
+            ) from None
         path = dotted(node)
         if path is not None and path.split(".")[0] not in {k for f in self.scope.frames for k in f}:
             self.record(path, value)  # `cfg.scale` is baked in: the manifest checks it
@@ -470,7 +496,7 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
         if not (isinstance(arr, ir.Value) and ir.is_array(arr)):
             raise self.error(f"{describe(base)} cannot be indexed in a kernel.", QdTypeError)
         idx = self.visit(node.slice)
-        items = list(idx) if isinstance(idx, tuple) else [idx]
+        items = [] if idx is None else list(idx) if isinstance(idx, tuple) else [idx]  # a[None]
         flat: list[object] = []
         for it in items:
             flat.extend(it if isinstance(it, tuple) else [it])
@@ -504,6 +530,15 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
                     f"index {key} is out of range for a tuple of {len(base)} item(s).", QdTypeError
                 )
             return base[key]
+        if not isinstance(base, (ir.Value, GradOf)) and hasattr(base, "__getitem__"):
+            key = self.visit(node.slice)  # a Python object, indexed while compiling
+            if not isinstance(key, ir.Value):
+                try:
+                    return base[key]  # type: ignore[index]
+                except Exception as e:  # noqa: BLE001 - the object's own error is reported
+                    raise self.error(
+                        f"{describe(base)}[{key!r}] failed at compile time ({e}).", QdTypeError
+                    ) from None
         array, indices = self.subscript_target(node)
         base_arr, grad = GradOf.unpack(array)
         return self.emit(ir.Load, [base_arr, *indices], base_arr.type.dtype, grad=grad)  # type: ignore
@@ -519,6 +554,12 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
         if isinstance(node.op, ast.Not):
             if is_number(x):
                 return not x
+            if not self.value(x).type.is_int:  # type: ignore[union-attr]
+                raise self.error(
+                    f"'logic_not' takes integral inputs only, however '{self.value(x).type}' is "
+                    "provided; compare it instead (`x == 0`).",
+                    QdTypeError,
+                )
             v = self.truth(x)
             return self.emit(ir.Cmp, [v, self.const(0, u1)], u1, pred="eq")
         if isinstance(node.op, ast.UAdd):
@@ -527,7 +568,10 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
             return -x if isinstance(node.op, ast.USub) else ~x  # type: ignore[operator]
         v = self.value(x)
         if isinstance(node.op, ast.Invert) and not v.type.is_int:  # type: ignore[union-attr]
-            raise self.error("`~` needs an integer operand.", QdTypeError)
+            raise self.error(
+                f"'bit_not' takes integral inputs only, however '{v.type}' is provided.",
+                QdTypeError,
+            )
         return self.emit(
             ir.Unary, [v], v.type, fn="neg" if isinstance(node.op, ast.USub) else "bitnot"
         )

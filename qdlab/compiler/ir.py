@@ -163,7 +163,7 @@ class Cmp(Op):
 
 class Unary(Op):
     """Unary `fn`: neg not bitnot abs sqrt sin cos tan tanh exp log floor ceil round asin acos
-    rsqrt."""
+    rsqrt; popcnt clz ffs (an i32 count of an integer's bits)."""
 
     name = "unary"
 
@@ -271,7 +271,8 @@ class Random(Op):
 
 
 class Print(Op):
-    """Print `parts` (strings, and None where the next operand goes)."""
+    """Print `parts` (strings, and None where the next operand goes, printed under the printf
+    conversion of `specs` at the same position among the operands)."""
 
     name = "print"
     pure = False

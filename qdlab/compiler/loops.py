@@ -10,12 +10,17 @@ parallel.
 from __future__ import annotations
 
 import ast
+import collections.abc
+import logging
 
 import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
 
+from ..lang.ranges import NOT_A_PAIR, NOT_AN_INT, axes_order
 from . import ir
-from .errors import QdTypeError
+from .errors import QdCompileValueError, QdError, QdTypeError
 from .types import i32, i64, u1
+
+log = logging.getLogger("qdlab")
 
 
 class Loops:
@@ -28,19 +33,23 @@ class Loops:
         if node.orelse:
             raise self.error("`for` with `else` is not supported in a kernel.")
         it = node.iter
+        while isinstance(it, ast.IfExp) and (pick := self.static_condition(it.test)) is not None:
+            it = it.body if pick else it.orelse  # `range(n) if qd.static(c) else qd.static(...)`
         callee = self.resolve_callee(it.func) if isinstance(it, ast.Call) else None
         if callee is lang.static:
-            return self.static_for(node)
+            return self.static_for(node, it)  # type: ignore[arg-type]
         grouped = callee is lang.BUILTINS["grouped"]
         if grouped:
             if len(it.args) != 1:  # type: ignore[attr-defined]
                 raise self.error("qd.grouped takes one argument: an ndrange or an array.")
             it = it.args[0]  # type: ignore[attr-defined]
             callee = self.resolve_callee(it.func) if isinstance(it, ast.Call) else None
+        order = None
         if callee is range:
             dims = [self.range_dim(it)]  # type: ignore[arg-type]
         elif callee is lang.BUILTINS["ndrange"]:
-            dims = [self.ndrange_dim(a) for a in it.args]  # type: ignore[attr-defined]
+            dims = [self.ndrange_dim(a) for a in self.spread(it.args)]  # type: ignore[attr-defined]
+            order = self.ndrange_axes(it, len(dims))  # type: ignore[arg-type]
         else:
             base = self.visit(it)
             if not (isinstance(base, ir.Value) and ir.is_array(base)):
@@ -62,22 +71,69 @@ class Loops:
         if grouped and len(names) != 1:
             raise self.error("a qd.grouped loop has one target, the index vector.")
         if not grouped and len(names) != len(dims):
-            raise self.error(f"this loop has {len(dims)} dimension(s) but {len(names)} target(s).")
-        self.runtime_for(node, dims, names, grouped)
+            raise self.error(
+                "Ndrange for loop with number of the loop variables not equal to the dimension of "
+                f"the ndrange is not supported: this loop has {len(dims)} dimension(s) but "
+                f"{len(names)} target(s)."
+            )
+        self.runtime_for(node, dims, names, grouped, order)
 
     def range_dim(self, call: ast.Call) -> tuple[ir.Value, ir.Value]:
         if call.keywords or not 1 <= len(call.args) <= 2:
-            raise self.error("range() in a kernel takes one or two arguments (no step).")
+            raise self.error(
+                f"Range should have 1 or 2 arguments, found {len(call.args) + len(call.keywords)}: "
+                "a kernel's range() takes no step."
+            )
         vals = [self.loop_bound(self.visit(a)) for a in call.args]
         return (self.const(0, i32), vals[0]) if len(vals) == 1 else (vals[0], vals[1])
 
-    def ndrange_dim(self, arg: ast.expr) -> tuple[ir.Value, ir.Value]:
-        x = self.visit(arg)
-        if isinstance(x, tuple):
-            if len(x) != 2:
-                raise self.error("an ndrange axis is an extent `n` or a pair `(lo, hi)`.")
-            return self.loop_bound(x[0]), self.loop_bound(x[1])
-        return self.const(0, i32), self.loop_bound(x)
+    def spread(self, args: list[ast.expr]) -> list[object]:
+        """The arguments of a call, `*shape` spread into its items (a Python list or tuple, or an
+        array's `.shape`)."""
+        out: list[object] = []
+        for a in args:
+            if isinstance(a, ast.Starred):
+                try:
+                    items = self.resolve_static(a.value)  # a Python value: `*[[1, 3]] * 3`
+                except QdError:
+                    items = self.visit(a.value)  # `*arr.shape`
+                if isinstance(items, collections.abc.Iterator):
+                    raise QdCompileValueError(
+                        "qd.ndrange(*...) takes a list or a tuple, not a generator or an iterator "
+                        "(it can be read only once).",
+                        self.loc,
+                    )
+                if not isinstance(items, (tuple, list)):
+                    raise self.error("only a list or a tuple (an array's `.shape`) can be spread.")
+                out.extend(items)
+            elif isinstance(a, ast.List):
+                out.append(tuple(self.visit(e) for e in a.elts))  # `qd.ndrange([0, n])`
+            else:
+                out.append(self.visit(a))
+        return out
+
+    def ndrange_dim(self, x: object) -> tuple[ir.Value, ir.Value]:
+        """(begin, end) of one qd.ndrange argument: `n` or a pair `(begin, end)`."""
+        pair = tuple(x) if isinstance(x, (tuple, list)) else (0, x)
+        if len(pair) != 2:
+            raise self.error(NOT_A_PAIR)
+        for b in pair:
+            if isinstance(b, float) or (isinstance(b, ir.Value) and not b.type.is_int):  # type: ignore[union-attr]
+                raise self.error(NOT_AN_INT, QdTypeError)
+        return self.loop_bound(pair[0]), self.loop_bound(pair[1])
+
+    def ndrange_axes(self, call: ast.Call, n: int) -> list[int] | None:
+        """The physical order of `qd.ndrange(..., axes=(...))`, or None for the default one."""
+        axes = None
+        for kw in call.keywords:
+            if kw.arg != "axes":
+                raise self.error(f"qd.ndrange() takes no argument `{kw.arg}`.")
+            axes = self.resolve_static(kw.value)
+        try:
+            order = axes_order(axes, n)
+        except QdError as e:
+            raise type(e)(e.message, self.loc) from None
+        return None if order == list(range(n)) else order
 
     def loop_bound(self, x: object) -> ir.Value:
         v = self.value(x, i32, exact=True)  # a constant bound must fit the i32 loop index
@@ -86,8 +142,16 @@ class Loops:
         return self.cast(v, i32)
 
     def runtime_for(
-        self, node: ast.For, dims: list[tuple[ir.Value, ir.Value]], names: list[str], grouped: bool
+        self,
+        node: ast.For,
+        dims: list[tuple[ir.Value, ir.Value]],
+        names: list[str],
+        grouped: bool,
+        order: list[int] | None = None,
     ) -> None:
+        """One flat loop over the product of `dims`; `order` is the canonical axis each physical
+        level walks (the last level fastest), by default the axes in order."""
+        order = order or list(range(len(dims)))
         parallel = self.top_level and not self.serialize_next
         loop_name, self.serialize_next, self.loop_name = self.loop_name, False, None
         block_dim, self.block_dim = self.block_dim, None
@@ -110,7 +174,14 @@ class Loops:
         index = ir.Value(i32, names[0] if len(dims) == 1 and not grouped else "_I")
         body = ir.Block([index])
         attrs = {"parallel": parallel}
-        if loop_name:
+        if loop_name and self.loop_depth:
+            log.warning(
+                "%s: qd.loop_config(name=%r) is ignored: the loop is nested inside another "
+                "for-loop, and only top-level loops are named",
+                self.loc.where() if self.loc else "kernel",
+                loop_name,
+            )
+        elif loop_name:
             attrs["loop_name"] = loop_name
         if block_dim and parallel:
             attrs["block_dim"] = block_dim
@@ -131,13 +202,14 @@ class Loops:
                 )
                 idx: list[ir.Value] = [None] * len(dims)  # type: ignore[list-item]
                 rem = index
-                for d in range(len(dims) - 1, -1, -1):
+                for p in range(len(dims) - 1, -1, -1):
+                    d = order[p]
                     lo = dims[d][0]
-                    part = rem if d == 0 else self.emit(ir.BinOp, [rem, extents[d]], i32, op="mod")
+                    part = rem if p == 0 else self.emit(ir.BinOp, [rem, extents[d]], i32, op="mod")
                     idx[d] = self.emit(
                         ir.BinOp, [part, lo], i32, names[d] if not grouped else f"_I{d}", op="add"
                     )
-                    if d:
+                    if p:
                         rem = self.emit(ir.BinOp, [rem, extents[d]], i32, op="floordiv")
                 values: list[object] = idx
             else:
@@ -149,12 +221,12 @@ class Loops:
             self.parallel_depth -= parallel
             self.block, self.top_level = outer, outer_top
 
-    def static_for(self, node: ast.For) -> None:
-        if len(node.iter.args) != 1 or node.iter.keywords:  # type: ignore[attr-defined]
+    def static_for(self, node: ast.For, it: ast.Call) -> None:
+        if len(it.args) != 1 or it.keywords:
             raise self.error(
                 "a qd.static loop takes one iterable, e.g. `for k in qd.static(range(3)):`."
             )
-        items = self.resolve_static(node.iter.args[0])  # type: ignore[attr-defined]
+        items = self.resolve_static(it.args[0])
         try:
             items = list(items)  # type: ignore[call-overload]
         except TypeError:
@@ -169,7 +241,11 @@ class Loops:
         jump = _own_jump(node.body)
         if jump is not None:
             self.loc = self.scope.source.loc(jump, self.scope.name)
-            raise self.error("`break`/`continue` cannot be used directly in a qd.static loop.")
+            raise self.error(
+                f"You are trying to `{'break' if isinstance(jump, ast.Break) else 'continue'}` a "
+                "static `for` loop: a qd.static loop is unrolled while compiling, so it cannot "
+                "stop at run time; use a runtime `for`, or a static `if qd.static(...)`."
+            )
         for item in items:
             frame: dict = {}
             if isinstance(node.target, ast.Tuple):

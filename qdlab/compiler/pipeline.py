@@ -315,7 +315,7 @@ def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
         kernel,
         source,
         getattr(spec.fn, "__globals__", {}),
-        config.as_dict() | {"default_fp": config.default_fp},
+        config.as_dict() | {"default_fp": config.default_fp, "default_ip": config.default_ip},
     )
     values: dict[str, object] = {}
     kernel.flags["def_loc"] = source.loc(source.tree, spec.name)
@@ -376,7 +376,9 @@ def build_all(
     llvm_ms: dict[int, float] = {}
     if missing:
         texts = [
-            target.emit(prepared[i].kernel, prepared[i].plan, prepared[i].prefix, config.debug)
+            target.emit(
+                prepared[i].kernel, prepared[i].plan, prepared[i].prefix, config.bounds_checks
+            )
             for i in missing
         ]
         for i, (obj, seconds) in zip(missing, target.build(texts, config.opt_level)):
@@ -399,7 +401,9 @@ def build_all(
             p.plan.tmp_bytes,
             [
                 runtime.Message.of(op)
-                for op in message_ops([op for t in p.plan.tasks for op in t.ops], config.debug)
+                for op in message_ops(
+                    [op for t in p.plan.tasks for op in t.ops], config.bounds_checks
+                )
             ],
             [t.block_dim for t in p.plan.tasks],
         )

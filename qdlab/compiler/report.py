@@ -104,7 +104,7 @@ def stages_of(b: Built, config: Config, target: Target) -> dict:
     """A unit's views: its IR text, and the target's LLVM IR, optimised LLVM IR and assembly (or
     PTX)."""
     llvm_ir = functools.cache(
-        lambda: target.emit(b.kernel, b.plan, keys.prefix(b.key), config.debug)
+        lambda: target.emit(b.kernel, b.plan, keys.prefix(b.key), config.bounds_checks)
     )
     return {"ir": b.text, **target.stages(llvm_ir, config.opt_level)}
 

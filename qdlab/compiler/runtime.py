@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import ir
+from . import ir, printing
 from .abi import (
     HDR_CODE,
     HDR_EXTENT,
@@ -48,22 +48,24 @@ MASK64 = (1 << 64) - 1
 
 
 def _print_callback(fmt: bytes, values: ctypes.Array, n: int) -> None:
+    """What a kernel's `print` prints: each part is `s<text>` or `v<dtype>\x1e<printf conversion>`
+    (the values come as one word each, floats widened to f64)."""
     out, k = [], 0
     for part in fmt.decode().split("\x1f"):
-        if part[0] == "s":
+        if part.startswith("s"):
             out.append(part[1:])
             continue
+        dtype, conv = part[1:].split("\x1e")
         word = values[k]
         k += 1
-        dtype = part[1:]
         if dtype.startswith("f"):
             x: object = struct.unpack("<d", struct.pack("<q", word))[0]
-            out.append(repr(float(np.float32(x))) if dtype == "f32" else repr(x))
-        elif dtype == "u1":
-            out.append(str(bool(word)))
+        elif dtype.startswith("u"):
+            x = (word & MASK64) & ((1 << int(dtype[1:])) - 1)
         else:
-            out.append(str(word & MASK64 if dtype.startswith("u") and word < 0 else word))
-    print("".join(out), flush=True)
+            x = word
+        out.append(printing.format_value(conv, x))
+    print("".join(out), end="", flush=True)
 
 
 _PRINT = PRINT_FN(_print_callback)
@@ -247,7 +249,8 @@ def raise_error(kernel: str, tmp: np.ndarray, unit: Unit) -> None:
     if code == 1:
         index, extent = int(tmp[HDR_INDEX // 8]), int(tmp[HDR_EXTENT // 8])
         raise QdIndexError(
-            f"index {index} is out of range for `{m.array}` (extent {extent}) in kernel "
+            f"Out of bound access: index {index} is out of range for `{m.array}` (extent {extent}) "
+            "in kernel "
             f"`{kernel}`.",
             m.loc,
         )

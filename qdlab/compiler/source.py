@@ -14,6 +14,7 @@ import linecache
 import textwrap
 import tokenize
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import QdError, SourceLoc
@@ -55,12 +56,16 @@ class Source:
     def loc(self, node: ast.AST, name: str) -> SourceLoc:
         rel = getattr(node, "lineno", 1)
         line = self.lines[rel - 1] if 0 < rel <= len(self.lines) else ""
+        end = getattr(node, "end_col_offset", None)
         return SourceLoc(
             name,
             self.filename,
             self.first_line + rel - 1,
             getattr(node, "col_offset", 0) + self.indent,
             line,
+            end + self.indent
+            if end is not None and getattr(node, "end_lineno", 0) == rel
+            else None,
         )
 
 
@@ -155,3 +160,32 @@ def resolve_name(fn: object, name: str) -> object:
     if name in g:
         return g[name]
     return getattr(builtins, name, MISSING)
+
+
+def unevaluable(fn: Callable, names: list[str]) -> int | str | None:
+    """The parameter (index, or "return") whose string annotation does not evaluate, if one is
+    found."""
+    raw = getattr(fn, "__annotations__", {})
+    for which, name in [*enumerate(names), ("return", "return")]:
+        if isinstance(raw.get(name), str):
+            try:
+                eval(raw[name], getattr(fn, "__globals__", {}))  # what get_annotations does
+            except Exception:  # noqa: BLE001
+                return which
+    return None
+
+
+def annotation_loc(fn: Callable, which: int | str | None) -> SourceLoc | None:
+    """Where parameter `which` (an index, or "return") of `fn` is annotated, else its name or the
+    `def`."""
+    try:
+        source = Source.of(fn, "kernel")
+    except QdError:
+        return None
+    tree = source.tree
+    node: ast.AST = tree
+    if isinstance(which, int) and which < len(tree.args.args):
+        node = tree.args.args[which].annotation or tree.args.args[which]
+    elif which == "return" and tree.returns is not None:
+        node = tree.returns
+    return source.loc(node, fn.__name__)

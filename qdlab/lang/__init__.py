@@ -13,15 +13,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..compiler.types import DType
+from .ranges import Ndrange
 
 
 class Func:
     """`@qd.func`: inlined into every kernel (or func) that calls it."""
 
-    def __init__(self, fn: Callable) -> None:
+    def __init__(self, fn: Callable, requires_top_level: bool = False) -> None:
         self.fn = fn
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
+        self.requires_top_level = requires_top_level
+        """Only callable at the top level of a kernel (its loops must stay parallel ones)."""
 
     def __call__(self, *args: object, **kwargs: object) -> object:
         __tracebackhide__ = True
@@ -103,13 +106,31 @@ _OTHER = [
     "bit_cast",
     "raw_div",
     "raw_mod",
+    "bit_shr",
 ]
-BUILTINS: dict[str, Builtin] = {n: Builtin(n) for n in _MATH + _OTHER}
+
+
+class NdrangeBuiltin(Builtin):
+    """`qd.ndrange`: a loop's index space in a kernel; in Python, an iterable of index tuples."""
+
+    def __call__(self, *args: object, **kwargs: object) -> Ndrange:
+        return Ndrange(*args, **kwargs)
+
+
+BUILTINS: dict[str, Builtin] = {
+    n: NdrangeBuiltin(n) if n == "ndrange" else Builtin(n) for n in _MATH + _OTHER
+}
 
 
 def static(value: object, *rest: object) -> object:
     """Compile-time evaluation marker: `if qd.static(cond):`, `for i in qd.static(range(3)):`."""
     return (value, *rest) if rest else value
+
+
+def static_assert(cond: object, msg: str | None = None) -> None:
+    """`qd.static_assert(cond, msg)`: a compile-time check inside a kernel; outside one, a plain
+    assertion."""
+    assert cond, msg
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from ..compiler.cache import CacheStats
 from ..compiler.config import Config
 from ..compiler.explain import KernelReport
+from ..compiler.inert import WHY as INERT_WHY
 from ..kernel import Kernel
 
 HEAD = ("#", "lines", "kind", "status", "ms", "key")
@@ -195,14 +196,23 @@ class ConfigView(View):
     def __init__(self, config: Config) -> None:
         self.config = config
 
-    def rows(self) -> list[tuple[str, str]]:
-        return [(k, repr(v)) for k, v in self.config.as_dict().items()]
+    def rows(self) -> list[tuple[str, str, str]]:
+        """Every setting qdlab acts on, then each Quadrants option given that has no effect here."""
+        rows = [(k, repr(v), "") for k, v in self.config.as_dict().items()]
+        for k, v in self.config.inert:
+            why = INERT_WHY.get(k)
+            rows.append((k, repr(v), "no effect in qdlab" + (f" ({why})" if why else "")))
+        return rows
 
     def text(self) -> str:
-        return "qd.init settings\n" + "\n".join(f"  {k:<26} {v}" for k, v in self.rows())
+        return "qd.init settings\n" + "\n".join(
+            f"  {k:<26} {v}" + (f"  [{note}]" if note else "") for k, v, note in self.rows()
+        )
 
     def html(self) -> str:
-        return "<div><b>qd.init settings</b></div>" + _table_html(("setting", "value"), self.rows())
+        return "<div><b>qd.init settings</b></div>" + _table_html(
+            ("setting", "value", "note"), self.rows()
+        )
 
 
 class RunTime(View):

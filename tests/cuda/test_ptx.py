@@ -166,3 +166,23 @@ def test_the_gradient_kernel_compiles_to_the_gradient_on_cuda() -> None:
     assert "st.global.b32" in forward and "atom.global.add.f32" not in forward
     assert "atom.global.add.f32" in gradient
     assert forward != gradient
+
+
+@qd.kernel
+def powers(
+    a: qd.types.ndarray(qd.f32, 1, needs_grad=True),
+    b: qd.types.ndarray(qd.i32, 1),
+    p: qd.types.ndarray(qd.f32, 1, needs_grad=True),
+):
+    for i in range(a.shape[0]):
+        ret = 1.0
+        for j in range(b[i] + qd.math.popcnt(b[i])):
+            ret = ret * a[i]
+        p[i] = ret
+
+
+def test_a_gradient_through_a_dynamic_loop_and_bit_counts_compile_for_cuda() -> None:
+    """The reverse of a loop that carries a local (its earlier iterations run again) and the bit
+    counts lower to PTX like any other op."""
+    gradient = qd.compile_ptx(powers.grad, sm="sm_90")
+    assert "atom.global.add.f32" in gradient and "popc.b32" in gradient

@@ -322,8 +322,8 @@ CASES = [
         uses_unknown_name,
         "not_defined_anywhere",
         "not_defined_anywhere",
-        "name `not_defined_anywhere` is not defined",
-        qd.QdError,
+        'Name "not_defined_anywhere" is not defined',
+        qd.QdNameError,
     ),
     (
         assigns_argument,
@@ -372,7 +372,7 @@ CASES = [
         breaks_static_loop,
         "break",
         "break",
-        "`break`/`continue` cannot be used directly in a qd.static loop",
+        "You are trying to `break` a static `for` loop",
         qd.QdSyntaxError,
     ),
     (
@@ -404,7 +404,7 @@ CASES = [
         "qd.math.no_such",
         "qd.math.no_such",
         "module `qdlab.math` has no attribute `no_such_function`",
-        qd.QdError,
+        qd.QuadrantsCompilationError,
     ),
     (
         constant_division_by_zero,
@@ -417,28 +417,28 @@ CASES = [
         literal_beyond_i64,
         "return 2**70",
         "2**70",
-        f"integer literal {2**70} does not fit i64",
+        f"Integer literal {2**70} exceeded the range of default_ip: i32",
         qd.QdTypeError,
     ),
     (
         u8_literal_out_of_range,
         "qd.u8(300)",
         "300",
-        "integer literal 300 is out of the range of u8 (0 to 255)",
+        "Integer literal 300 exceeded the range of specified dtype: u8 (0 to 255)",
         qd.QdTypeError,
     ),
     (
         i32_literal_out_of_range,
         "qd.i32(2**40 + 1)",
         "2**40 + 1",
-        f"integer literal {2**40 + 1} is out of the range of i32",
+        f"Integer literal {2**40 + 1} exceeded the range of specified dtype: i32",
         qd.QdTypeError,
     ),
     (
         loop_bound_beyond_i32,
         "range(1, 2**40)",
         "2**40",
-        f"integer literal {2**40} is out of the range of i32",
+        f"Integer literal {2**40} exceeded the range of specified dtype: i32",
         qd.QdTypeError,
     ),
 ]
@@ -496,11 +496,14 @@ def assert_points_at(exc: qd.QdError, fn: object, name: str, snippet: str, caret
     col = line.index(caret_at, line.index(snippet) if caret_at in snippet else 0)
     assert exc.loc is not None
     assert (exc.loc.kernel, exc.loc.lineno, exc.loc.col) == (name, lineno, col)
-    head, shown, caret, *cause = str(exc).splitlines()
-    assert head == f"{name} ({THIS.name}, line {lineno}, col {col + 1}):"
-    assert shown == "    " + line.strip()
-    assert caret.strip() == "^"
-    assert shown[caret.index("^") :].startswith(caret_at)
+    text = str(exc).splitlines()
+    assert text[0] == f"{name} ({THIS.name}, line {lineno}, col {col + 1}):"
+    last = max(k for k, shown in enumerate(text) if shown.startswith('File "'))
+    frame, shown, caret, *cause = text[last:]
+    assert frame == f'File "{THIS}", line {lineno}, in {name}:'
+    assert shown == line.rstrip()  # as written, as in a Python traceback
+    assert caret.index("^") == col and set(caret.strip()) == {"^"}  # carets under the expression
+    assert shown[col:].startswith(caret_at)
     assert len(cause) == 1 and cause[0] == exc.message
 
 
@@ -644,8 +647,9 @@ def test_annotation_errors_point_at_the_annotation(
     assert snippet in line
     col = line.index(caret_at)
     assert exc.loc is not None and (exc.loc.lineno, exc.loc.col) == (lineno, col)  # type: ignore[attr-defined]
-    head, shown, caret, cause = str(exc).splitlines()
+    head, frame, shown, caret, cause = str(exc).splitlines()
     assert head == f"{fn.__name__} ({THIS.name}, line {lineno}, col {col + 1}):"  # type: ignore[attr-defined]
+    assert frame == f'File "{THIS}", line {lineno}, in {fn.__name__}:'  # type: ignore[attr-defined]
     assert shown[caret.index("^") :].startswith(caret_at) and cause == exc.message  # type: ignore[attr-defined]
 
 
@@ -663,8 +667,13 @@ def test_definition_errors_pass_through_one_call() -> None:
     "args", [(), (np.zeros(4, np.float32),), (np.zeros(4, np.float32), 1.0, 2.0)]
 )
 def test_wrong_argument_count(args: tuple) -> None:
+    """A TypeError, as in Python, and Quadrants' QuadrantsSyntaxError, in its words."""
     exc = _call_error(lambda: fill(*args), TypeError)
-    assert f"kernel `fill` takes 2 argument(s) (a, s), got {len(args)}." in str(exc)
+    assert isinstance(exc, qd.QuadrantsSyntaxError)
+    why = {0: "Missing argument 'a'", 1: "Missing argument 's'", 3: "Too many arguments"}
+    assert f"kernel `fill` takes 2 argument(s) (a, s), got {len(args)}: {why[len(args)]}." in str(
+        exc
+    )
 
 
 def test_wrong_dtype() -> None:
@@ -676,7 +685,7 @@ def test_wrong_dtype() -> None:
 
 def test_wrong_ndim() -> None:
     exc = _call_error(lambda: fill(np.zeros((4, 2), np.float32), 1.0), ValueError)
-    assert "argument `a` has 2 dimension(s) but the parameter is declared with ndim=1" in str(exc)
+    assert "argument `a`: required ndim=1, but 2d ndarray with shape (4, 2) is provided" in str(exc)
 
 
 def test_non_contiguous_array() -> None:

@@ -94,9 +94,14 @@ def literals(
     u: qd.types.NDArray[qd.u32, 1], w: qd.types.NDArray[qd.u64, 1], b: qd.types.NDArray[qd.i64, 1]
 ):
     u[0] = -1  # as in Quadrants: an i32 literal, cast to the element type
-    u[1] = qd.cast(2**32 + 300, qd.u8)
+    u[1] = qd.cast(qd.u64(2**32 + 300), qd.u8)
     w[0] = qd.u64(2**64 - 1)
-    b[0] = 2**40 + 1  # i64: it does not fit i32
+    b[0] = qd.i64(2**40 + 1)  # a literal beyond default_ip names its type
+
+
+@qd.kernel
+def wide_literal(b: qd.types.NDArray[qd.i64, 1]):
+    b[0] = 2**40 + 1
 
 
 def test_literals_that_fit_their_type_or_wrap_in_a_cast() -> None:
@@ -104,3 +109,18 @@ def test_literals_that_fit_their_type_or_wrap_in_a_cast() -> None:
     u, w, b = np.zeros(2, np.uint32), np.zeros(1, np.uint64), np.zeros(1, np.int64)
     literals(u, w, b)
     assert u.tolist() == [2**32 - 1, 44] and w.tolist() == [2**64 - 1] and b.tolist() == [2**40 + 1]
+
+
+def test_an_untyped_literal_must_fit_default_ip() -> None:
+    """As in Quadrants: `2**40` is an error under default_ip=i32, even stored to an i64 array, and
+    an i64 literal under default_ip=i64."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+    b = np.zeros(1, np.int64)
+    with pytest.raises(qd.QuadrantsTypeError, match="exceeded the range of default_ip: i32"):
+        wide_literal(b)
+    qd.init(arch=qd.cpu, offline_cache=False, default_ip=qd.i64)
+    try:
+        wide_literal(b)
+        assert b.tolist() == [2**40 + 1]
+    finally:
+        qd.init(arch=qd.cpu, offline_cache=False)

@@ -27,8 +27,9 @@ def spin(x: qd.types.NDArray[qd.f32, 1]):
     assert isinstance(result.error_in_exec, qd.QdSyntaxError)
     lines = cap.stdout.strip().splitlines()
     assert lines[0] == "QdSyntaxError: spin (cell line 6, col 5):"
-    assert lines[1] == "    while n < 3:" and lines[2] == "    ^"
-    assert "`while` with `else`" in lines[3]
+    assert lines[1] == "Cell line 6, in spin:"
+    assert lines[2] == "    while n < 3:" and lines[3] == "    ^^^^^^^^^^^^"
+    assert "`while` with `else`" in lines[4]
     assert_short(cap.stdout)
 
 
@@ -40,8 +41,11 @@ def bad(x: qd.types.NDArray[qd.f32, 1]):
         x[i] = undefined_name
 """
     result, cap = run(shell, "%%qdkernel\n" + cell)
-    assert isinstance(result.error_in_exec, qd.QdError)
-    assert cap.stdout.startswith("QdError: bad (cell line 6, col 16):\n    x[i] = undefined_name\n")
+    assert isinstance(result.error_in_exec, qd.QuadrantsNameError)
+    assert cap.stdout.startswith(
+        "QdNameError: bad (cell line 6, col 16):\nCell line 6, in bad:\n"
+        "        x[i] = undefined_name\n               ^^^^^^^^^^^^^^\n"
+    )
     assert_short(cap.stdout)
 
 
@@ -49,7 +53,7 @@ def test_bad_annotation_is_short_too(shell):
     result, cap = run(shell, "%%qdkernel\n@qd.kernel\ndef k(x: str):\n    pass\n")
     assert isinstance(result.error_in_exec, qd.QdTypeError)
     assert cap.stdout.startswith(
-        "QdTypeError: k (cell line 3, col 10):\n    def k(x: str):\n             ^\n"
+        "QdTypeError: k (cell line 3, col 10):\nCell line 3, in k:\ndef k(x: str):\n         ^^^\n"
         "kernel `k`: parameter `x` has an unsupported annotation"
     )
     assert_short(cap.stdout)

@@ -187,6 +187,27 @@ def cast(em: TaskEmitter, v: ll.Value, src: DType, dst: DType) -> ll.Value:
     return v
 
 
+BIT_COUNTS = ("popcnt", "clz", "ffs")
+"""Integer bit counts; their result is an i32 whatever the operand's width, as in Quadrants."""
+
+
+def _bit_count(em: TaskEmitter, fn: str, v: ll.Value, t: DType, out: DType) -> ll.Value:
+    """popcnt: set bits; clz: leading zero bits (the width for 0); ffs: 1 + the index of the
+    lowest set bit (0 for 0)."""
+    b = em.b
+    ty = lltype(t)
+    false = ll.Constant(ll.IntType(1), 0)
+    if fn == "popcnt":
+        r = b.call(em.intrinsic(f"llvm.ctpop.i{t.bits}", ty, [ty]), [v])
+    elif fn == "clz":
+        r = b.call(em.intrinsic(f"llvm.ctlz.i{t.bits}", ty, [ty, ll.IntType(1)]), [v, false])
+    else:
+        tz = b.call(em.intrinsic(f"llvm.cttz.i{t.bits}", ty, [ty, ll.IntType(1)]), [v, false])
+        zero = ll.Constant(ty, 0)
+        r = b.select(b.icmp_unsigned("==", v, zero), zero, b.add(tz, ll.Constant(ty, 1)))
+    return cast(em, r, t, out)
+
+
 def unary(em: TaskEmitter, fn: str, v: ll.Value, t: DType, out: DType) -> ll.Value:
     b = em.b
     ty = lltype(t)
@@ -194,6 +215,8 @@ def unary(em: TaskEmitter, fn: str, v: ll.Value, t: DType, out: DType) -> ll.Val
         return b.fneg(v) if t.is_float else b.sub(ll.Constant(ty, 0), v)
     if fn == "bitnot":
         return b.xor(v, ll.Constant(ty, -1))
+    if fn in BIT_COUNTS:
+        return _bit_count(em, fn, v, t, out)
     if not t.is_float:
         if fn == "abs":
             return (

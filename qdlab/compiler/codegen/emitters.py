@@ -245,10 +245,8 @@ def _random(em: TaskEmitter, op: ir.Op) -> ll.Value:
 
 def _print(em: TaskEmitter, op: ir.Op) -> None:
     b = em.b
-    types = [v.type for v in op.operands]
-    fmt = "\x1f".join(
-        ("s" + p) if p is not None else "v" + str(types.pop(0)) for p in op.attrs["parts"]
-    )
+    values = [f"v{v.type}\x1e{spec}" for v, spec in zip(op.operands, op.attrs["specs"])]
+    fmt = "\x1f".join(("s" + p) if p is not None else values.pop(0) for p in op.attrs["parts"])
     n = len(op.operands)
     buf = em.alloca_entry(ll.ArrayType(I64, max(1, n)), "print.args")
     for k, v in enumerate(op.operands):
