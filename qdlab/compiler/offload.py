@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import ir
-from .abi import HEADER_BYTES, MAX_CHUNKS
+from .abi import HEADER_BYTES, MAX_CHUNKS, ret_bytes
 
 DEFAULT_BLOCK_DIM = 128
 REDUCTIONS = ("add", "sub", "min", "max", "and", "or", "xor")
@@ -95,7 +95,7 @@ def offload(kernel: ir.Kernel) -> Plan:
             if op.result is not None:
                 owner[op.result] = t
     slots: dict[ir.Value, int] = {}
-    offset = HEADER_BYTES
+    offset = HEADER_BYTES + ret_bytes(len(kernel.returns))
 
     def slot(v: ir.Value) -> None:
         nonlocal offset

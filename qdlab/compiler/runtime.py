@@ -32,8 +32,8 @@ from .abi import (
     HEADER_BYTES,
     IFACE_SLOTS,
     MAX_CHUNKS,
-    RET_OFFSET,
     arg_words,
+    ret_offset,
     words_struct,
 )
 from .errors import QdAssertionError, QdIndexError, SourceLoc
@@ -221,10 +221,10 @@ def overlapping(
 
 
 def read_returns(returns: list[DType], tmp: np.ndarray) -> object:
-    """The kernel's return values, from the words a task wrote at RET_OFFSET."""
+    """The kernel's return values, from the words a task wrote at `ret_offset(k)`."""
     out = []
     for k, t in enumerate(returns):
-        word = int(tmp[RET_OFFSET // 8 + k])
+        word = int(tmp[ret_offset(k) // 8])
         if t.is_float:
             x = (
                 struct.unpack("<d", struct.pack("<q", word))[0]
