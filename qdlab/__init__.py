@@ -49,8 +49,8 @@ from .compiler.errors import (
 )
 from .compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
 from .kernel import Kernel, func, kernel
-from .lang import BUILTINS, Template, static, stream_parallel, template, types
-from .ndarray import Ndarray, ndarray
+from .lang import BUILTINS, Matrix, Template, Vector, static, stream_parallel, template, types
+from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
 
 int8, int16, int32, int64 = i8, i16, i32, i64
 uint8, uint16, uint32, uint64 = u8, u16, u32, u64
@@ -62,6 +62,8 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "ad",
     "Arch",
     "Kernel",
+    "Matrix",
+    "MatrixNdarray",
     "Ndarray",
     "QdArgumentError",
     "QdAssertionError",
@@ -80,6 +82,8 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "QuadrantsSyntaxError",
     "QuadrantsTypeError",
     "Template",
+    "Vector",
+    "VectorNdarray",
     "cache_stats",
     "clear_cache",
     "compile_ptx",

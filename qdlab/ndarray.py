@@ -1,24 +1,47 @@
 """`qd.ndarray`: an array owned by qdlab that kernels read and write in place, with an optional
-gradient buffer; in host memory, or on the GPU under `qd.init(arch=qd.cuda)`."""
+gradient buffer; in host memory, or on the GPU under `qd.init(arch=qd.cuda)`. Its elements are
+scalars, or vectors and matrices (`qd.ndarray(qd.math.vec3, n)`, `qd.Vector.ndarray(3, qd.f32, n)`):
+memory then holds the outer shape followed by the element's, as the NumPy array `to_numpy` gives."""
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 
 from . import state
 from .compiler import abi, cuda_runtime
+from .compiler.errors import QuadrantsIndexError
 from .compiler.types import DType, from_numpy
+from .lang import matrix
+
+
+class ElementType:
+    """What an element of a vector or matrix ndarray is (`a.element_type.shape()`, as in
+    Quadrants)."""
+
+    def __init__(self, dtype: DType, shape: tuple[int, ...]) -> None:
+        self.dtype, self._shape = dtype, shape
+
+    def shape(self) -> list[int]:
+        return list(self._shape)
+
+    def element_type(self) -> DType:
+        return self.dtype
+
+    def __repr__(self) -> str:
+        return f"[Tensor ({', '.join(map(str, self._shape))}) {self.dtype}]"
 
 
 class Ndarray:
     """A C-contiguous host array. `.grad` is a second array of the same shape when `needs_grad`."""
 
     def __init__(
-        self, dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False
+        self, dtype: object, shape: int | tuple[int, ...], needs_grad: bool = False
     ) -> None:
-        self.dtype = _dtype(dtype)
-        self.arr = np.zeros(_shape(shape), self.dtype.np)
-        self.grad = Ndarray(self.dtype, self.arr.shape) if needs_grad else None
+        self.dtype, self.element = _dtype(dtype)
+        self.arr = np.zeros(_shape(shape) + self.element, self.dtype.np)
+        self.grad = type(self)(dtype, _shape(shape)) if needs_grad else None
         self._made(needs_grad)
 
     def _made(self, needs_grad: bool) -> None:
@@ -28,21 +51,38 @@ class Ndarray:
         )
         self._words = abi.array_words(data, grad, self.arr.shape)
         """Launch words: data pointer, gradient pointer, extents (the buffer never moves)."""
-        self._sig = (self.dtype.name, self.arr.ndim, needs_grad)
+        self._sig = (self.dtype.name, self.ndim, needs_grad, self.element)
         self._extent = (data, self.arr.nbytes, grad, self.grad.arr.nbytes if self.grad else 0)
         """(data pointer, bytes, gradient pointer, gradient bytes): what the launch's overlap check
         reads."""
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.arr.shape
+        """The outer shape (an ndarray of n vec3s has shape (n,))."""
+        return self.arr.shape[: self.arr.ndim - len(self.element)]
 
     @property
     def ndim(self) -> int:
-        return self.arr.ndim
+        return self.arr.ndim - len(self.element)
+
+    @property
+    def element_shape(self) -> tuple[int, ...]:
+        return self.element
+
+    @property
+    def element_type(self) -> ElementType | DType:
+        return ElementType(self.dtype, self.element) if self.element else self.dtype
+
+    @property
+    def n(self) -> int:
+        return self.element[0]
+
+    @property
+    def m(self) -> int:
+        return self.element[1] if len(self.element) == 2 else 1
 
     def fill(self, value: object) -> None:
-        self.arr.fill(value)
+        self.arr[...] = np.asarray(value.entries if isinstance(value, matrix.Matrix) else value)
 
     def to_numpy(self) -> np.ndarray:
         return self.arr.copy()
@@ -58,18 +98,47 @@ class Ndarray:
     def copy_from(self, other: Ndarray) -> None:
         self.from_numpy(other.to_numpy())
 
+    def __deepcopy__(self, memo: dict) -> Ndarray:
+        out = copy.copy(self)
+        out.arr = self.arr.copy()
+        out.grad = copy.deepcopy(self.grad, memo)
+        out._made(self.grad is not None)
+        return out
+
+    def _index(self, index: object) -> tuple:
+        """`index` as a tuple of outer indices: an element of a vector ndarray is indexed apart."""
+        key = () if index is None else index if isinstance(index, tuple) else (index,)
+        if len(key) != self.ndim and not any(isinstance(k, slice) for k in key):
+            raise QuadrantsIndexError(f"{self.ndim}d ndarray indexed with {len(key)}d indices")
+        return key
+
     def __getitem__(self, index: object) -> object:
-        return self.arr[index]  # type: ignore[index]
+        key = self._index(index)
+        if not self.element:
+            return self.arr[key]  # type: ignore[index]
+        view = self.arr[key]
+        return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(view)
 
     def __setitem__(self, index: object, value: object) -> None:
-        self.arr[index] = value  # type: ignore[index]
+        if isinstance(value, matrix.Matrix):
+            value = value.entries
+        self.arr[self._index(index)] = value  # type: ignore[index]
 
     def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
         return self.arr.copy() if dtype is None else self.arr.astype(dtype)
 
     def __repr__(self) -> str:
         grad = ", needs_grad=True" if self.grad is not None else ""
-        return f"qd.ndarray({self.dtype}, {self.shape}{grad})"
+        what = f"{self.dtype}{list(self.element)}" if self.element else str(self.dtype)
+        return f"qd.ndarray({what}, {self.shape}{grad})"
+
+
+class VectorNdarray(Ndarray):
+    """An ndarray of vectors (`qd.Vector.ndarray(3, qd.f32, n)`)."""
+
+
+class MatrixNdarray(Ndarray):
+    """An ndarray of matrices (`qd.Matrix.ndarray(2, 2, qd.f32, n)`)."""
 
 
 class DeviceNdarray(Ndarray):
@@ -77,12 +146,12 @@ class DeviceNdarray(Ndarray):
     pointer."""
 
     def __init__(
-        self, dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False
+        self, dtype: object, shape: int | tuple[int, ...], needs_grad: bool = False
     ) -> None:
         cupy = cuda_runtime.require()
-        self.dtype = _dtype(dtype)
-        self.arr = cupy.zeros(_shape(shape), self.dtype.np)
-        self.grad = DeviceNdarray(self.dtype, self.arr.shape) if needs_grad else None
+        self.dtype, self.element = _dtype(dtype)
+        self.arr = cupy.zeros(_shape(shape) + self.element, self.dtype.np)
+        self.grad = DeviceNdarray(dtype, _shape(shape)) if needs_grad else None
         self._made(needs_grad)
 
     def to_numpy(self) -> np.ndarray:
@@ -97,7 +166,10 @@ class DeviceNdarray(Ndarray):
         self.arr.set(array)
 
     def __getitem__(self, index: object) -> object:
-        return self.arr[index].get()
+        host = self.arr[self._index(index)].get()
+        if not self.element:
+            return host
+        return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(host)
 
     def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
         host = self.arr.get()
@@ -107,20 +179,32 @@ class DeviceNdarray(Ndarray):
         return "qd.ndarray on cuda" + super().__repr__().removeprefix("qd.ndarray")
 
 
-def ndarray(dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False) -> Ndarray:
-    """`qd.ndarray(qd.f32, (n, m))`: zero-initialised; on the GPU under `qd.init(arch=qd.cuda)`."""
+def ndarray(dtype: object, shape: int | tuple[int, ...], needs_grad: bool = False) -> Ndarray:
+    """`qd.ndarray(qd.f32, (n, m))`, `qd.ndarray(qd.math.vec3, n)`: zero-initialised; on the GPU
+    under `qd.init(arch=qd.cuda)`."""
     if state.config().arch in ("cuda", "gpu") and cuda_runtime.available():
         return DeviceNdarray(dtype, shape, needs_grad)
+    if isinstance(dtype, matrix.MatrixType):
+        cls = VectorNdarray if dtype.ndim == 1 else MatrixNdarray
+        return cls(dtype, shape, needs_grad)
     return Ndarray(dtype, shape, needs_grad)
 
 
-def _dtype(dtype: object) -> DType:
+matrix.ndarray_maker = ndarray
+
+
+def _dtype(dtype: object) -> tuple[DType, tuple[int, ...]]:
+    """The scalar dtype and the element shape of an ndarray's `dtype` argument."""
+    if isinstance(dtype, matrix.MatrixType):
+        return _dtype(dtype.dtype)[0], dtype.shape
     if isinstance(dtype, DType):
-        return dtype
+        return dtype, ()
+    if dtype in (float, int):
+        return matrix.resolve_dtype(dtype), ()  # type: ignore[return-value]
     dt = from_numpy(dtype) if dtype is not None else None
     if dt is None:
         raise TypeError(f"qd.ndarray needs a qdlab dtype such as qd.f32, not {dtype!r}")
-    return dt
+    return dt, ()
 
 
 def _shape(shape: int | tuple[int, ...]) -> tuple[int, ...]:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from .compiler import runtime
 from .compiler.cache import BinaryCache
 from .compiler.config import Config, make_config
+from .lang import matrix
 
 _config: Config = make_config()
 _cache: BinaryCache | None = None
@@ -31,6 +32,10 @@ def config() -> Config:
 def init(**kwargs: object) -> Config:
     global _config, _cache, generation
     _config = make_config(**kwargs)
+    matrix.DEFAULTS["fp"] = _config.default_fp
+    for name, key in (("default_ip", "ip"), ("default_up", "up")):
+        if getattr(_config, name, None) is not None:
+            matrix.DEFAULTS[key] = getattr(_config, name)
     _cache = None
     generation += 1
     runtime.set_threads(_config.cpu_max_num_threads)

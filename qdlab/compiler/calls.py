@@ -12,12 +12,14 @@ import builtins
 import math
 
 import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
+from qdlab.lang import decompositions
 
 from . import ir
 from .errors import QdTypeError
 from .scope import FuncReturn, GradOf, Local, Scope, dotted, is_number
 from .source import func_source
 from .types import DType, i32, promote, u1
+from .vectors import ElementRef, Vec, VecLocal, VecMethod
 
 UNARY_FLOAT = {
     "sqrt",
@@ -59,6 +61,14 @@ class Calls:
         callee = self.resolve_callee(node.func)
         if callee is None:
             callee = self.visit(node.func)
+        if isinstance(callee, VecMethod):
+            return self.call_method(callee, node)
+        if isinstance(getattr(callee, "__self__", None), lang.Matrix):  # a method of a host vector
+            callee = VecMethod(self.host_vec(callee.__self__), callee.__name__, None)  # type: ignore[union-attr]
+            return self.call_method(callee, node)
+        made = self.construct(callee, node)
+        if made is not NotImplemented:
+            return made
         if callee is lang.static:
             return (
                 self.resolve_static(node.args[0])
@@ -80,7 +90,10 @@ class Calls:
             (x,) = self.call_args(node, 1)
             if is_number(x):
                 return callee(x)  # type: ignore[operator]
-            return self.cast(self.value(x), i32 if callee is int else self.default_fp)
+            return self.cast_all(x, i32 if callee is int else self.default_fp)
+        if callee in (builtins.all, builtins.any):
+            (x,) = self.call_args(node, 1)
+            return self.all_of(x, callee is builtins.any)
         if callee in (abs, min, max):
             return {
                 abs: lambda: self.unary("abs", *self.call_args(node, 1)),
@@ -89,6 +102,8 @@ class Calls:
             }[callee]()  # type: ignore[index]
         if isinstance(callee, DType):
             (x,) = self.call_args(node, 1)
+            if self.is_vec(x):
+                return self.cast_all(x, callee)
             return self.cast(self.value(x, callee, exact=True), callee)
         if isinstance(callee, lang.Func):
             return self.inline(callee, node)
@@ -100,8 +115,10 @@ class Calls:
             raise self.error("range()/qd.ndrange() can only be used as the iterable of a `for`.")
         if callee is builtins.len:
             (x,) = self.call_args(node, 1)
-            if isinstance(x, tuple):
+            if isinstance(x, (tuple, list)):
                 return len(x)
+            if self.is_vec(x):
+                return self.vec_of(x).n  # type: ignore[union-attr]
         raise self.error(
             f"{getattr(callee, '__name__', repr(callee))!s} cannot be called in a kernel; "
             "kernels can call qd.* functions and @qd.func functions."
@@ -114,6 +131,8 @@ class Calls:
 
     # -- math --------------------------------------------------------------------------------------
     def unary(self, fn: str, x: object) -> object:
+        if self.is_vec(x):
+            return self.vmap(lambda e: self.unary(fn, e), x)
         v = self.value(x)
         t: DType = v.type  # type: ignore[assignment]
         if fn in ("isnan", "isinf"):
@@ -132,7 +151,7 @@ class Calls:
             x, dtype = self.call_args(node, 2)
             if not isinstance(dtype, DType):
                 raise self.error(f"qd.{fn}(x, dtype) needs a dtype such as qd.i32.", QdTypeError)
-            return self.cast(self.value(self.unary(fn, x)), dtype)
+            return self.cast_all(self.unary(fn, x), dtype)
         return self.unary(fn, self.call_args(node, 1)[0])
 
     def b_mix(self, node: ast.Call) -> object:
@@ -173,6 +192,11 @@ class Calls:
 
     def b_select(self, node: ast.Call) -> object:
         c, a, b = self.call_args(node, 3)
+        if self.is_vec(c) or self.is_vec(a) or self.is_vec(b):
+            return self.vmap(self.select, c, a, b)
+        return self.select(c, a, b)
+
+    def select(self, c: object, a: object, b: object) -> ir.Value:
         va = self.value(a, b.type if isinstance(b, ir.Value) else None)  # type: ignore[union-attr]
         vb = self.value(b, va.type)  # type: ignore[arg-type]
         t = promote(va.type, vb.type)  # type: ignore[arg-type]
@@ -181,8 +205,10 @@ class Calls:
     def b_cast(self, node: ast.Call) -> object:
         x, t = self.call_args(node, 2)
         if not isinstance(t, DType):
+            t = self.type_dtype(t) if t in (int, float) else t
+        if not isinstance(t, DType):
             raise self.error("qd.cast(x, dtype) needs a dtype such as qd.i32.", QdTypeError)
-        return self.cast(self.value(x, t), t)
+        return self.cast_all(x, t)
 
     def b_bit_cast(self, node: ast.Call) -> object:
         x, t = self.call_args(node, 2)
@@ -196,6 +222,16 @@ class Calls:
         if len(node.args) != 2:
             raise self.error("an atomic takes (target, value).", QdTypeError)
         target, value_node = node.args
+        if isinstance(target, ast.Name) and isinstance(self.find_local(target.id), VecLocal):
+            return self.vec_local_atomic(target.id, op, self.visit(value_node))
+        if isinstance(target, ast.Subscript):
+            base, key = self.part(target)
+            if isinstance(base, ElementRef):
+                return self.element_atomic(base, key, op, self.visit(value_node))  # type: ignore[arg-type]
+            if base is not None:
+                raise self.error(
+                    "an atomic on part of a vector local is not supported; use `v[k] += x`."
+                )
         if isinstance(target, ast.Name):
             local = self.find_local(target.id)
             if not isinstance(local, Local):
@@ -280,6 +316,14 @@ class Calls:
                 if isinstance(x, (str, int, float)) and not isinstance(x, ir.Value):
                     parts.append(str(x))
                     continue
+                if self.is_vec(x):
+                    for q in self.print_parts(self.vec_of(x)):  # type: ignore[arg-type]
+                        if isinstance(q, str):
+                            parts.append(q)
+                        else:
+                            parts.append(None)
+                            values.append(q)
+                    continue
                 parts.append(None)
                 values.append(self.value(x))
         self.emit(ir.Print, values, parts=parts)
@@ -300,14 +344,44 @@ class Calls:
             elif kw.arg not in ("parallelize", "block_dim_adaptive"):
                 raise self.error(f"qd.loop_config has no option `{kw.arg}`.")
 
+    # -- decompositions (@qd.funcs of qdlab.lang.decompositions) ----------------------------------
+    def decomposition(self, node: ast.Call, name: str, sizes: tuple[int, ...]) -> object:
+        args = self.call_args(node)
+        kw = {k.arg: self.visit(k.value) for k in node.keywords}
+        if not args:
+            raise self.error(f"qd.{name}(A, dt=None) needs a matrix.", QdTypeError)
+        a = self.vec_of(args[0])
+        dt = args[1] if len(args) > 1 else kw.get("dt")
+        dt = self.type_dtype(dt) if dt is not None else self.default_fp
+        if a is None or a.ndim != 2 or a.n != a.m or a.n not in sizes:
+            raise self.error(
+                f"qd.{name} takes a square matrix of size {' or '.join(map(str, sizes))}, not "
+                f"{a or args[0]!r}.",
+                QdTypeError,
+            )
+        return self.inline_call(getattr(decompositions, name), [a, dt], {}, f"qd.{name}")
+
+    def b_svd(self, node: ast.Call) -> object:
+        return self.decomposition(node, "svd", (2, 3))
+
+    def b_polar_decompose(self, node: ast.Call) -> object:
+        return self.decomposition(node, "polar_decompose", (2, 3))
+
+    def b_sym_eig(self, node: ast.Call) -> object:
+        return self.decomposition(node, "sym_eig", (2, 3, 4))
+
     # -- @qd.func ----------------------------------------------------------------------------------
     def inline(self, func: object, node: ast.Call) -> object:
+        args = [self.visit(a) for a in node.args]
+        kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
+        return self.inline_call(func, args, kwargs, dotted(node.func) or "?")
+
+    def inline_call(self, func: object, args: list, kwargs: dict, via: str) -> object:
+        """The body of @qd.func `func` lowered here with these argument values; its result."""
         if self.inline_depth > 32:
             raise self.error("@qd.func calls nest too deeply (recursion is not supported).")
         source = func_source(func)
         params = source.tree.args.args
-        args = [self.visit(a) for a in node.args]
-        kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
         if len(args) + len(kwargs) != len(params):
             raise self.error(
                 f"{source.tree.name}() takes {len(params)} argument(s), got "
@@ -319,16 +393,19 @@ class Calls:
         for k, p in enumerate(params):
             x = args[k] if k < len(args) else kwargs.get(p.arg)
             ann = annotations.get(p.arg)
-            if isinstance(ann, DType):
+            if isinstance(ann, lang.MatrixType):
+                x = self.from_type(ann, [x])
+            elif isinstance(ann, DType):
                 x = self.cast(self.value(x, ann), ann)
             elif (
                 ann is not lang.Template and isinstance(x, (int, float)) and not isinstance(x, bool)
             ):
                 x = self.value(x)
+            if isinstance(x, Vec):  # passed by value: the body may write its entries
+                x = self.new_vec_local(p.arg, x)
             frame[p.arg] = x
         fn_globals = getattr(func.fn, "__globals__", {})  # type: ignore[attr-defined]
         outer = self.scope
-        via = dotted(node.func) or "?"
         owner = f"{outer.owner}/{via}" if outer.owner else via
         self.scope = Scope(
             source,
@@ -352,6 +429,25 @@ class Calls:
             returned, self.scope = self.scope.returned, outer
         result = returned[0] if returned else None
         ret_ann = annotations.get("return")
-        if isinstance(ret_ann, DType) and result is not None:
+        if isinstance(ret_ann, lang.MatrixType) and result is not None:
+            result = self.from_type(ret_ann, [result])
+        elif isinstance(ret_ann, DType) and result is not None:
             result = self.cast(self.value(result, ret_ann), ret_ann)
         return result
+
+    def vec_local_atomic(self, name: str, op: str, x: object) -> Vec:
+        """`qd.atomic_add(v, dv)` on a vector local: entry by entry; the old values."""
+        local = self.find_local(name)
+        entries = self.entries_for(local.shape, x, f"`{name}`")  # type: ignore[union-attr]
+        olds = []
+        for ref, e in zip(local.refs, entries):  # type: ignore[union-attr]
+            dtype = ref.type.dtype  # type: ignore[union-attr]
+            v = self.cast(self.value(e, dtype), dtype)
+            if local.parallel_depth < self.parallel_depth:  # type: ignore[union-attr]
+                olds.append(self.emit(ir.LocalAtomic, [ref, v], dtype, ref.name + "_old", op=op))
+                continue
+            old = self.emit(ir.LocalLoad, [ref], dtype, ref.name)
+            new = self.binop(op, old, v) if op != "xchg" else v
+            self.emit(ir.LocalStore, [ref, self.cast(self.value(new, dtype), dtype)])
+            olds.append(old)
+        return Vec(tuple(olds), local.shape)  # type: ignore[union-attr]

@@ -78,7 +78,9 @@ def test_an_index_space_beyond_i32_is_an_error(per_offload: bool, n: int, m: int
 
 
 @qd.kernel
-def returns_twelve(a: F32) -> tuple[
+def returns_twelve(
+    a: F32,
+) -> tuple[
     qd.i32, qd.i32, qd.i32, qd.i32, qd.i32, qd.i32, qd.f32, qd.f32, qd.f32, qd.i64, qd.i32, qd.f64
 ]:
     s = 0.0
