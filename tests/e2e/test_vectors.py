@@ -219,3 +219,23 @@ def test_svd_polar_and_sym_eig() -> None:
     assert np.abs(out).max() < 1e-5
     assert err.max() < 1e-4
 
+
+@qd.kernel
+def own_and_shared(a: qd.types.NDArray[qd.i32, 1], b: qd.types.NDArray[qd.i32, 1]):
+    for i in a:
+        a[i] += 1  # only iteration i touches a[i]: a plain read-modify-write
+    for i in b:
+        b[i] += 1
+        b[(i * 7 + 3) % b.shape[0]] += 1  # another iteration's element: stays atomic
+
+
+def test_owned_atomics_are_plain_and_shared_ones_stay_atomic() -> None:
+    qd.init(arch=qd.cpu, offline_cache=False)
+    n = 300_000
+    a, b = np.zeros(n, np.int32), np.zeros(n, np.int32)
+    for _ in range(3):
+        own_and_shared(a, b)
+    assert (a == 3).all() and (b == 6).all()
+    first, second = qd.explain(own_and_shared).constructs
+    assert "atomicrmw" not in first.stages["llvm"]()
+    assert "atomicrmw" in second.stages["llvm"]()

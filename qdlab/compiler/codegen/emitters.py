@@ -241,7 +241,15 @@ def _store(em: TaskEmitter, op: ir.Op) -> None:
 
 def _atomic(em: TaskEmitter, op: ir.Op) -> ll.Value:
     ptr = _address(em, op)
-    return rmw(em, op.attrs["op"], ptr, em.get(op.operands[-1]), op.result.type)  # type: ignore[arg-type, union-attr]
+    dtype: DType = op.result.type  # type: ignore[assignment, union-attr]
+    if op in em.plan.owned:  # no other iteration touches this element: a plain read-modify-write
+        old = em.b.load(ptr)
+        v = em.get(op.operands[-1])
+        name = op.attrs["op"]
+        new = v if name == "xchg" else arith.binop(em, name, old, v, dtype)
+        em.b.store(new, ptr)
+        return old
+    return rmw(em, op.attrs["op"], ptr, em.get(op.operands[-1]), dtype)
 
 
 def _mix(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
