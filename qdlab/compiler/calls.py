@@ -16,7 +16,7 @@ from qdlab.lang import decompositions
 
 from . import ir
 from .errors import QdTypeError
-from .scope import FuncReturn, GradOf, Local, Scope, dotted, is_number
+from .scope import FuncReturn, GradOf, Local, Scope, describe, dotted, is_number
 from .source import func_source
 from .types import DType, i32, promote, u1
 from .vectors import ElementRef, Vec, VecLocal, VecMethod
@@ -125,9 +125,28 @@ class Calls:
         )
 
     def call_args(self, node: ast.Call, n: int | None = None) -> list[object]:
-        if n is not None and len(node.args) != n:
-            raise self.error(f"expected {n} argument(s), got {len(node.args)}.", QdTypeError)
-        return [self.visit(a) for a in node.args]
+        args = self.visit_args(node.args)
+        if n is not None and len(args) != n:
+            raise self.error(f"expected {n} argument(s), got {len(args)}.", QdTypeError)
+        return args
+
+    def visit_args(self, nodes: list[ast.expr]) -> list[object]:
+        """Call arguments, with `*t` of a tuple or vector spread (`qd.min(*a, *b)`)."""
+        out: list[object] = []
+        for a in nodes:
+            if not isinstance(a, ast.Starred):
+                out.append(self.visit(a))
+                continue
+            x = self.visit(a.value)
+            if isinstance(x, Vec):
+                out.extend(x.rows())
+            elif isinstance(x, (tuple, list)):
+                out.extend(x)
+            else:
+                raise self.error(
+                    f"`*` spreads a tuple or a vector, not {describe(x)}.", QdTypeError
+                )
+        return out
 
     # -- math --------------------------------------------------------------------------------------
     def unary(self, fn: str, x: object) -> object:
@@ -372,7 +391,7 @@ class Calls:
 
     # -- @qd.func ----------------------------------------------------------------------------------
     def inline(self, func: object, node: ast.Call) -> object:
-        args = [self.visit(a) for a in node.args]
+        args = self.visit_args(node.args)
         kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
         return self.inline_call(func, args, kwargs, dotted(node.func) or "?")
 

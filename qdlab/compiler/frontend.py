@@ -558,7 +558,9 @@ class Frontend(
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> object:
         x = self.visit(node.operand)
-        if self.is_vec(x) and not isinstance(node.op, (ast.Not, ast.UAdd)):
+        if self.is_vec(x) and isinstance(node.op, ast.Not):
+            return self.vmap(lambda e: self.compare("eq", self.truth(e), False), self.vec_of(x))
+        if self.is_vec(x) and not isinstance(node.op, ast.UAdd):
             fn = "neg" if isinstance(node.op, ast.USub) else "bitnot"
             return self.vmap(lambda e: self.unary_op(fn, e), self.vec_of(x))
         if isinstance(node.op, ast.Not):

@@ -360,7 +360,7 @@ class Vectors:
             dt = self.type_dtype(args[1] if len(args) > 1 else kwargs.get("dt"))
             return self.from_nested(args[0], dt, callee is lang.Vector)
         if isinstance(callee, lang.MatrixType):
-            return self.from_type(callee, [self.visit(a) for a in node.args])
+            return self.from_type(callee, self.visit_args(node.args))
         for name, factory in FACTORIES.items():
             if callee is getattr(lang.Matrix, name):
                 code = factory.__code__
@@ -369,7 +369,7 @@ class Vectors:
         return NotImplemented
 
     def call_parts(self, node: ast.Call, names: tuple) -> tuple[list, dict]:
-        args = [self.visit(a) for a in node.args]
+        args = self.visit_args(node.args)
         kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
         for k in kwargs:
             if k not in names:

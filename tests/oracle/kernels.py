@@ -1434,3 +1434,20 @@ def mat_svd_and_sym_eig_2d(m: Mat2, rec: Mat2, ev: qd.types.NDArray[qd.math.vec2
         rec[i] = U @ S @ V.transpose()
         w, _ = qd.sym_eig(m[i] + m[i].transpose())
         ev[i] = w
+
+
+@case(
+    lambda r: [
+        ints(r, np.int32, 40, 3, lo=-2, hi=3),
+        zeros(np.int32, 40, 3),
+        zeros(np.float32, 40, 3),
+    ],
+    outputs=(1, 2),
+)
+@qd.kernel
+def vec_logic_and_ternary(a: IVec3, b: IVec3, c: Vec3):
+    for i in a:
+        x = a[i]
+        y = qd.Vector([1, 0, 2])
+        b[i] = (x and y) + (x or y) * 2 + (not x) * 4 + qd.min(*x, *y)
+        c[i] = x * 0.5 if x.sum() > 0 else qd.math.vec3(-1.0, 0.0, 1.0)
