@@ -247,8 +247,8 @@ def raise_error(kernel: str, tmp: np.ndarray, unit: Unit) -> None:
     if code == 1:
         index, extent = int(tmp[HDR_INDEX // 8]), int(tmp[HDR_EXTENT // 8])
         raise QdIndexError(
-            f"index {index} is out of range for `{m.array}` (extent {extent}) in kernel "
-            f"`{kernel}`.",
+            f"Out of bound access: index {index} is out of range for `{m.array}` (extent {extent}) "
+            f"in kernel `{kernel}`.",
             m.loc,
         )
     raise QdAssertionError(f"assertion failed in kernel `{kernel}`: {m.text}", m.loc)

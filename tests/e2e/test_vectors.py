@@ -239,3 +239,22 @@ def test_owned_atomics_are_plain_and_shared_ones_stay_atomic() -> None:
     first, second = qd.explain(own_and_shared).constructs
     assert "atomicrmw" not in first.stages["llvm"]()
     assert "atomicrmw" in second.stages["llvm"]()
+
+
+@qd.kernel
+def read_entry(
+    a: qd.types.NDArray[qd.math.mat2, 2], p: qd.i32, q: qd.i32, x: qd.i32, y: qd.i32
+) -> qd.f32:
+    return a[p, q][x, y]
+
+
+def test_debug_checks_outer_indices_and_the_entry_offset() -> None:
+    """As the reference does, an element's entry is checked by its offset in the element: [1, 1]
+    of a mat2 is offset 3, in range; [2, 1] is offset 5, out of it."""
+    qd.init(arch=qd.cpu, offline_cache=False, debug=True)
+    a = qd.ndarray(qd.math.mat2, (4, 5))
+    a[2, 3] = [[1.0, 2.0], [3.0, 4.0]]
+    assert read_entry(a, 2, 3, 1, 1) == 4.0
+    for args in ((2, 3, 2, 1), (4, 4, 0, 1), (-3, 4, 1, 1), (3, 5, 0, 1), (2, -10, 1, 1)):
+        with pytest.raises(qd.QdIndexError, match="Out of bound access"):
+            read_entry(a, *args)
