@@ -208,7 +208,7 @@ def _dtype(dtype: object) -> tuple[DType, tuple[int, ...]]:
 
 
 def _shape(shape: int | tuple[int, ...]) -> tuple[int, ...]:
-    shape = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
     if any(s < 0 for s in shape):
         raise ValueError(f"qd.ndarray shape must not be negative: {shape}")
     return shape
