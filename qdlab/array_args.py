@@ -65,6 +65,10 @@ def array_arg(
     else:  # a NumPy array: its trailing axes are the element's (its dtype is taken as it is)
         elem = vector_args.numpy_element(arr, ann.dtype, kernel, name, where)  # type: ignore[arg-type]
     want = vector_args.element(ann.dtype)[0] if not isinstance(ann.dtype, MatrixType) else None
+    if want is not None and want != dtype and isinstance(a, Ndarray):
+        raise QdTypeError(  # as the reference says it of its own ndarrays
+            f"kernel `{kernel}`: Expect element type {want} for argument {name}, but get {dtype}."
+        )
     if want is not None and want != dtype:
         raise QdValueError(
             f"kernel `{kernel}`: argument `{name}` has dtype {dtype} but the parameter is declared "
@@ -73,8 +77,8 @@ def array_arg(
     ndim = arr.ndim - len(elem)
     if ann.ndim is not None and ann.ndim != ndim:
         raise QdValueError(
-            f"kernel `{kernel}`: argument `{name}` has {ndim} dimension(s) but the parameter "
-            f"is declared with ndim={ann.ndim}."
+            f"kernel `{kernel}`: Invalid value for argument {name} - required ndim={ann.ndim}, "
+            f"but {ndim}d ndarray with shape {tuple(arr.shape[:ndim])} is provided."
         )
     if any(n > INDEX_MAX for n in arr.shape):
         raise QdValueError(

@@ -81,6 +81,14 @@ class Ndarray:
     def m(self) -> int:
         return self.element[1] if len(self.element) == 2 else 1
 
+    def _get_element_size(self) -> int:
+        """Bytes per element (a vec3 of f32: 12), as Quadrants' ndarrays answer it."""
+        return self.arr.itemsize * int(np.prod(self.element, dtype=np.int64))
+
+    def _get_nelement(self) -> int:
+        """Elements in the outer shape."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
     def fill(self, value: object) -> None:
         self.arr[...] = np.asarray(value.entries if isinstance(value, matrix.Matrix) else value)
 

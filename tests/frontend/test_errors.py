@@ -676,7 +676,10 @@ def test_wrong_dtype() -> None:
 
 def test_wrong_ndim() -> None:
     exc = _call_error(lambda: fill(np.zeros((4, 2), np.float32), 1.0), ValueError)
-    assert "argument `a` has 2 dimension(s) but the parameter is declared with ndim=1" in str(exc)
+    assert (
+        "Invalid value for argument a - required ndim=1, but 2d ndarray with shape (4, 2) is "
+        "provided" in str(exc)
+    )
 
 
 def test_non_contiguous_array() -> None:
