@@ -258,3 +258,26 @@ def test_debug_checks_outer_indices_and_the_entry_offset() -> None:
     for args in ((2, 3, 2, 1), (4, 4, 0, 1), (-3, 4, 1, 1), (3, 5, 0, 1), (2, -10, 1, 1)):
         with pytest.raises(qd.QdIndexError, match="Out of bound access"):
             read_entry(a, *args)
+
+
+@qd.kernel
+def squared_lengths(
+    x: qd.types.ndarray(qd.math.vec3, 1, needs_grad=True),
+    y: qd.types.ndarray(qd.f32, 1, needs_grad=True),
+):
+    for i in x:
+        y[i] = (x[i] * 2.0).norm_sqr() + x[i].cross(qd.Vector([0.0, 0.0, 1.0])).x
+
+
+def test_gradient_through_vector_ops() -> None:
+    qd.init(arch=qd.cpu, offline_cache=False)
+    x = qd.Vector.ndarray(3, qd.f32, 4, needs_grad=True)
+    y = qd.ndarray(qd.f32, 4, needs_grad=True)
+    xs = np.arange(12, dtype=np.float32).reshape(4, 3)
+    x.from_numpy(xs)
+    squared_lengths(x, y)
+    y.grad.fill(1.0)
+    squared_lengths.grad(x, y)
+    want = 8 * xs
+    want[:, 1] += 1  # d/dx of cross(x, e_z).x = x.y
+    np.testing.assert_array_equal(x.grad.to_numpy(), want)
