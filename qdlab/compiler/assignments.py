@@ -23,6 +23,15 @@ class Assignments:
 
     def assign_name(self, name: str, x: object, declared: DType | None = None) -> None:
         existing = self.find_local(name)
+        if (
+            name in self.scope.statics
+            and existing is not None
+            and not isinstance(existing, (Local, VecLocal))
+        ):
+            raise self.error(
+                f"`{name}` was bound at compile time by `qd.static(...)` and cannot be assigned; "
+                f"give the value a plain name (`{name} = 0 + ...`) to make it a local."
+            )
         if isinstance(existing, VecLocal):
             self.store_vec_local(existing, x, name)
             return
@@ -75,6 +84,7 @@ class Assignments:
         ):
             for t in node.targets:  # `n = qd.static(m.n)`: a compile-time name, as in Quadrants
                 self.scope.frames[-1][t.id] = value  # type: ignore[attr-defined]
+                self.scope.statics.add(t.id)  # type: ignore[attr-defined]
             return
         for target in node.targets:
             self.assign_target(target, value)

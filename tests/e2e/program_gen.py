@@ -345,6 +345,8 @@ def _vector_statement(draw, p: Program, s: int, kind: str) -> None:
 
 
 def _int_def(p: Program, name: str, expr: str, indent: int = 1) -> None:
+    if expr.startswith("qd.static("):
+        expr = f"0 + {expr}"  # `x = qd.static(...)` binds a compile-time name, which is not a local
     p.emit(f"{name} = {expr}", f"{name} = np.int32({expr})", indent)
 
 

@@ -110,6 +110,13 @@ def assigns_an_entry_of_an_argument(v: qd.math.vec3) -> qd.f32:
     return v[0]
 
 
+@qd.kernel
+def assigns_a_static_name(a: Vec3):
+    n = qd.static(3)
+    for i in a:
+        n = n + 1
+
+
 CASES = [
     (
         adds_vec3_and_vec2,
@@ -201,6 +208,13 @@ CASES = [
         "a[2].transpose()",
         "`transpose()` cannot apply to a vector",
         qd.QdTypeError,
+    ),
+    (
+        assigns_a_static_name,
+        "n = n + 1",
+        "n = n + 1",
+        "`n` was bound at compile time by `qd.static(...)` and cannot be assigned",
+        qd.QdSyntaxError,
     ),
     (
         assigns_an_entry_of_an_argument,
