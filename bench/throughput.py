@@ -1,11 +1,15 @@
-"""Throughput of a streaming and a compute-bound kernel: qdlab vs Quadrants, NumPy and Numba.
+"""Throughput of a streaming, a compute-bound and a vector kernel: qdlab vs Quadrants, NumPy and
+Numba.
 
 Why this script exists: it checks that qdlab's generated loops run at memory bandwidth
-(streaming ``y[i] = a*x[i] + y[i]``) and use all cores (64 dependent ``v = v*v*0.5 + 0.25``
-steps per element), against the same kernels on Quadrants and the obvious NumPy/Numba code.
-qdlab and Quadrants each run in a worker subprocess that times itself.
+(streaming ``y[i] = a*x[i] + y[i]``), use all cores (64 dependent ``v = v*v*0.5 + 0.25``
+steps per element) and unroll vectors into code as fast (a particle step over vec3 ndarrays,
+``p[i] += v[i] * dt; d[i] = p[i].norm()``), against the same kernels on Quadrants and the obvious
+NumPy/Numba code (the vector step over (n, 3) arrays). qdlab and Quadrants each run in a worker
+subprocess that times itself.
 
-Usage: ``.venv/bin/python bench/throughput.py [--sizes 10000000 50000000] [--reps 7]``
+Usage: ``.venv/bin/python bench/throughput.py [--sizes 10000000 50000000] [--particles 1000000]
+[--reps 7]``
 """
 
 # No `from __future__ import annotations`: kernel annotations must be real objects.
@@ -30,6 +34,7 @@ from _common import (
 
 A = 1.5
 STEPS = 64
+DT = 0.01
 BACKENDS = ("qdlab", "quadrants")
 
 
@@ -65,7 +70,57 @@ def qd_kernels(qd: Any) -> tuple[Any, Any]:
     return saxpy, compute
 
 
-def worker_body(qd: Any, sizes: list[int], reps: int) -> dict[str, Any]:
+def qd_particles(qd: Any) -> Any:
+    """The vector kernel: one explicit Euler step of n particles and their distance from 0."""
+
+    @qd.kernel
+    def particles(
+        p: qd.types.NDArray[qd.math.vec3, 1],
+        v: qd.types.NDArray[qd.math.vec3, 1],
+        d: qd.types.NDArray[qd.f32, 1],
+        dt: qd.f32,
+    ):
+        for i in p:
+            p[i] += v[i] * dt
+            d[i] = p[i].norm()
+
+    return particles
+
+
+def particle_inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(1)
+    return rng.random((n, 3), dtype=np.float32), rng.random((n, 3), dtype=np.float32)
+
+
+def particle_bytes(n: int) -> int:
+    """Bytes moved by the particle step: read p, v; write p, d (float32)."""
+    return (3 + 3 + 3 + 1) * 4 * n
+
+
+def time_particles(qd: Any, particles: int, reps: int) -> dict[str, Any]:
+    kernel = qd_particles(qd)
+    ps, vs = particle_inputs(particles)
+    p = qd.Vector.ndarray(3, qd.f32, particles)
+    v = qd.Vector.ndarray(3, qd.f32, particles)
+    d = qd.ndarray(qd.f32, (particles,))
+    p.from_numpy(ps)
+    v.from_numpy(vs)
+
+    def run(p: Any = p, v: Any = v, d: Any = d) -> None:
+        kernel(p, v, d, DT)
+        qd.sync()
+
+    ms = median_time_s(run, reps, warmup=2) * 1e3
+    p.from_numpy(ps)
+    run()
+    want = ps + vs * np.float32(DT)
+    ok = np.allclose(p.to_numpy(), want, rtol=1e-6) and np.allclose(
+        d.to_numpy(), np.linalg.norm(want, axis=1), rtol=1e-5
+    )
+    return {f"particles/{particles}": ms, f"check/particles/{particles}": bool(ok)}
+
+
+def worker_body(qd: Any, sizes: list[int], reps: int, particles: int = 0) -> dict[str, Any]:
     """Time both kernels with ``qd.ndarray`` arguments (ms per call, median)."""
     saxpy, compute = qd_kernels(qd)
     out: dict[str, Any] = {}
@@ -89,6 +144,8 @@ def worker_body(qd: Any, sizes: list[int], reps: int) -> dict[str, Any]:
         got = y.to_numpy()[:1000]
         want = _np_compute(xs[:1000])
         out[f"check/{n}"] = bool(np.allclose(got, want, rtol=1e-4))
+    if particles:
+        out.update(time_particles(qd, particles, reps))
     return out
 
 
@@ -130,6 +187,41 @@ def numba_kernels() -> tuple[Any, Any] | None:
     return saxpy, compute
 
 
+def numba_particles() -> Any:
+    try:
+        from numba import njit, prange
+    except ImportError:
+        return None
+
+    @njit(parallel=True, fastmath=False)
+    def particles(p: np.ndarray, v: np.ndarray, d: np.ndarray, dt: float) -> None:
+        for i in prange(p.shape[0]):
+            for k in range(3):
+                p[i, k] += v[i, k] * dt
+            d[i] = np.sqrt(p[i, 0] * p[i, 0] + p[i, 1] * p[i, 1] + p[i, 2] * p[i, 2])
+
+    return particles
+
+
+def np_particles(p: np.ndarray, v: np.ndarray, d: np.ndarray, dt: np.float32, tmp: np.ndarray):
+    np.multiply(v, dt, out=tmp)
+    np.add(p, tmp, out=p)
+    np.multiply(p, p, out=tmp)
+    np.sqrt(tmp.sum(axis=1), out=d)
+
+
+def local_particles(particles: int, reps: int) -> dict[str, dict[str, float]]:
+    """The vector kernel's peers over (n, 3) arrays in this process (ms)."""
+    ps, vs = particle_inputs(particles)
+    d, tmp, dt = np.zeros(particles, np.float32), np.empty_like(ps), np.float32(DT)
+    key = f"particles/{particles}"
+    res = {"numpy": {key: median_time_s(lambda: np_particles(ps, vs, d, dt, tmp), reps) * 1e3}}
+    nb = numba_particles()
+    if nb is not None:
+        res["numba"] = {key: median_time_s(lambda: nb(ps, vs, d, dt), reps, 2) * 1e3}
+    return res
+
+
 def local_peers(sizes: list[int], reps: int) -> dict[str, dict[str, float]]:
     """NumPy and Numba timings in this process (ms)."""
     res: dict[str, dict[str, float]] = {"numpy": {}, "numba": {}, "copyto": {}}
@@ -162,9 +254,12 @@ def local_peers(sizes: list[int], reps: int) -> dict[str, dict[str, float]]:
 # ----------------------------------------------------------------------------- report
 
 
-def build_report(sizes: list[int], reps: int) -> str:
-    workers = {b: run_worker(__file__, b, _argv(sizes, reps)) for b in BACKENDS}
+def build_report(sizes: list[int], reps: int, particles: int) -> str:
+    workers = {b: run_worker(__file__, b, _argv(sizes, reps, particles)) for b in BACKENDS}
     local = local_peers(sizes, reps)
+    if particles:
+        for peer, data in local_particles(particles, reps).items():
+            local[peer].update(data)
     ref = workers["quadrants"]
     rows: list[list[str]] = []
     for kind in ("stream", "compute"):
@@ -191,6 +286,24 @@ def build_report(sizes: list[int], reps: int) -> str:
                 if data.get(f"check/{n}") is False:
                     label += " (WRONG RESULT)"
                 rows.append([kind, f"{n / 1e6:g}M", label, fmt(ms), gbs, ratio])
+    if particles:
+        key = f"particles/{particles}"
+        ref_ms = ref.get(key)
+        for label, data in [
+            ("qdlab", workers["qdlab"]),
+            ("Quadrants (CPU)", workers["quadrants"]),
+            ("NumPy (n, 3) arrays", local["numpy"]),
+            ("Numba parallel (n, 3) arrays", local["numba"]),
+        ]:
+            ms = data.get(key)
+            if ms is None:
+                rows.append(["vec3 particles", f"{particles / 1e6:g}M", label, "n/a", "", ""])
+                continue
+            if data.get(f"check/{key}") is False:
+                label += " (WRONG RESULT)"
+            gbs = fmt(particle_bytes(particles) / (ms * 1e-3) / 1e9)
+            ratio = fmt(ref_ms / ms) + "×" if ref_ms else "n/a"
+            rows.append(["vec3 particles", f"{particles / 1e6:g}M", label, fmt(ms), gbs, ratio])
     table = markdown_table(
         ["kernel", "n (f32)", "implementation", "ms (median)", "GB/s", "speedup vs Quadrants"],
         rows,
@@ -205,6 +318,11 @@ def build_report(sizes: list[int], reps: int) -> str:
             f"compute: {STEPS} steps of `v = v*v*0.5 + 0.25` per element; NumPy is cache-blocked "
             "(64K elements)"
         ),
+        (
+            "vec3 particles: `p[i] += v[i] * dt; d[i] = p[i].norm()` over ndarrays of vec3 "
+            "(qd.Vector.ndarray), 40 bytes/particle; NumPy and Numba run the same arithmetic "
+            "over (n, 3) float32 arrays"
+        ),
         "speedup vs Quadrants = Quadrants ms / implementation ms (> 1 is faster)",
         "Quadrants: " + _version(workers["quadrants"]) + "; qdlab: " + _version(workers["qdlab"]),
     ]
@@ -217,20 +335,21 @@ def _version(res: dict[str, Any]) -> str:
     return str(res.get("version", "?"))
 
 
-def _argv(sizes: list[int], reps: int) -> list[str]:
-    return ["--sizes", *map(str, sizes), "--reps", str(reps)]
+def _argv(sizes: list[int], reps: int, particles: int) -> list[str]:
+    return ["--sizes", *map(str, sizes), "--reps", str(reps), "--particles", str(particles)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000_000, 50_000_000])
+    parser.add_argument("--particles", type=int, default=1_000_000, help="0 skips the vector row")
     parser.add_argument("--reps", type=int, default=7)
     parser.add_argument("--worker", choices=BACKENDS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker_main(args.worker, lambda qd: worker_body(qd, args.sizes, args.reps))
+        worker_main(args.worker, lambda qd: worker_body(qd, args.sizes, args.reps, args.particles))
     else:
-        build_report(args.sizes, args.reps)
+        build_report(args.sizes, args.reps, args.particles)
 
 
 if __name__ == "__main__":

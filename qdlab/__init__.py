@@ -41,13 +41,22 @@ from .compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, 
 from .extensions import Extension as extension
 from .extensions import is_extension_enabled, is_extension_supported
 from .kernel import Kernel, func, kernel
-from .lang import BUILTINS, Template, static, static_assert, stream_parallel, template
+from .lang import (
+    BUILTINS,
+    Matrix,
+    Template,
+    Vector,
+    static,
+    static_assert,
+    stream_parallel,
+    template,
+)
 from .lang import exception as exception  # so that `qd.lang.impl...` chains resolve
 from .lang import impl as impl
 from .lang import misc as misc
 from .lang import ops as ops
 from .lang import util as util
-from .ndarray import Ndarray, ndarray
+from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
 
 int8, int16, int32, int64 = i8, i16, i32, i64
 uint8, uint16, uint32, uint64 = u8, u16, u32, u64
@@ -67,6 +76,8 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "metal",
     "vulkan",
     "Kernel",
+    "Matrix",
+    "MatrixNdarray",
     "Ndarray",
     "QdArgumentError",
     "QdAssertionError",
@@ -88,6 +99,8 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "QuadrantsSyntaxError",
     "QuadrantsTypeError",
     "Template",
+    "Vector",
+    "VectorNdarray",
     "cache_stats",
     "clear_cache",
     "compile_ptx",

@@ -16,22 +16,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import state
+from . import state, vector_args
+from .array_args import array_arg
 from .compiler import binding, cuda_runtime, ir, targets
 from .compiler.config import Config
 from .compiler.errors import QdArgumentError, QdCallError, QdError, QdTypeError, QdValueError
 from .compiler.manifest import UNKNOWN, fingerprint
 from .compiler.pipeline import Compiled, KernelSpec, compile_cached
 from .compiler.source import annotation_loc, unevaluable
-from .compiler.types import ArrayType, DType, from_numpy, i32, u1
-from .lang import ArrayAnnotation, Func, KernelDef, NDArray, Template, template
-from .ndarray import Ndarray
+from .compiler.types import ArrayType, DType, i32, u1
+from .lang import ArrayAnnotation, Func, KernelDef, MatrixType, NDArray, Template, template
+from .ndarray import MatrixNdarray, Ndarray, VectorNdarray
 
 log = logging.getLogger("qdlab")
-ARRAY, TEMPLATE, SCALAR = "array", "template", "scalar"
-"""Kinds of kernel parameter."""
-INDEX_MAX = 2**31 - 1
-"""The largest array extent: kernels index arrays with i32."""
+ARRAY, TEMPLATE, SCALAR, VECTOR = "array", "template", "scalar", "vector"
+"""Kinds of kernel parameter (VECTOR: a vector or matrix by value)."""
+NDARRAYS = (Ndarray, VectorNdarray, MatrixNdarray)
 
 
 @dataclass
@@ -52,6 +52,7 @@ class Kernel(KernelDef):
         self.name = fn.__name__ + (".grad" if autodiff else "")
         self.__name__ = self.name
         self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn  # what it wraps, as functools.wraps says (pytest collects it so)
         self.autodiff = autodiff
         self.per_offload_cache_observations = Observations()
         self.variants: dict[tuple, Compiled] = {}
@@ -89,25 +90,40 @@ class Kernel(KernelDef):
                     annotation_loc(fn, k),
                 )
             self.annotations.append(ann)
-        returns = _returns(hints.get("return"))
-        if returns is None:
+        parts = vector_args.return_parts(hints.get("return"))
+        if parts is None:
             raise QdTypeError(
                 f"kernel `{self.name}`: unsupported return annotation {hints['return']!r}.",
                 annotation_loc(fn, "return"),
             )
-        self.returns = returns
+        self.returns = [t for types, _ in parts for t in types]
+        self.return_shapes = [shape for _, shape in parts]
         self.kinds = [
-            ARRAY if isinstance(a, ArrayAnnotation) else TEMPLATE if a is Template else SCALAR
+            ARRAY
+            if isinstance(a, ArrayAnnotation)
+            else TEMPLATE
+            if a is Template
+            else VECTOR
+            if isinstance(a, MatrixType)
+            else SCALAR
             for a in self.annotations
         ]
         self.key_fns = [
-            _array_key
+            (
+                vector_args.element_key(len(a.dtype.shape))
+                if isinstance(a.dtype, MatrixType)
+                else _array_key
+            )
             if isinstance(a, ArrayAnnotation)
             else _template_key
             if a is Template
             else type
             for a in self.annotations
         ]
+        self.sizes = [
+            math.prod(a.shape) if isinstance(a, MatrixType) else 0 for a in self.annotations
+        ]
+        """Entries of each vector or matrix parameter (0 for the others)."""
         self.fast: dict[tuple, tuple[int, Compiled]] = {}
         """Launch cache: a cheap key of the arguments -> the variant compiled for them."""
 
@@ -137,7 +153,10 @@ class Kernel(KernelDef):
         sig, values, templates = [], [], {}
         for name, ann, a in zip(self.param_names, self.annotations, args):
             if isinstance(ann, ArrayAnnotation):
-                arr, grad, t = _array_arg(a, ann, self.name, name)
+                index = self.param_names.index(name)
+                arr, grad, t = array_arg(
+                    a, ann, self.name, name, lambda index=index: annotation_loc(self.fn, index)
+                )
                 sig.append(t)
                 values.append((arr, grad))
             elif ann is Template:
@@ -156,6 +175,15 @@ class Kernel(KernelDef):
                 templates[name] = a
                 sig.append(("template", _template_key(a)))
                 values.append(None)
+            elif isinstance(ann, MatrixType):
+                loc = annotation_loc(self.fn, self.param_names.index(name))
+
+                def convert(x: object, t: DType, name: str = name) -> object:
+                    return _scalar(x, t, self.name, name)
+
+                t, entries = vector_args.bind(a, ann, convert, self.name, name, loc)
+                sig.append(t)
+                values.append(entries)
             else:
                 ann = scalar_type(ann)
                 if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):
@@ -195,8 +223,15 @@ class Kernel(KernelDef):
             ir.Param(name, i32 if isinstance(t, tuple) and t[0] == "template" else t)
             for name, t in zip(self.param_names, sig)
         ]
-        returns = [scalar_type(r) for r in self.returns]
-        return KernelSpec(self.fn, self.name, params, returns, templates, self.autodiff)
+        return KernelSpec(
+            self.fn,
+            self.name,
+            params,
+            [scalar_type(r) for r in self.returns],
+            templates,
+            self.autodiff,
+            self.return_shapes if any(self.return_shapes) else [],
+        )
 
     def compile_for(self, sig: tuple, templates: dict) -> Compiled:
         cfg = self.config()
@@ -235,7 +270,10 @@ class Kernel(KernelDef):
                         f"kernel `{self.name}`: parameter `{name}` needs dtype and ndim {why}; "
                         "annotate it or pass its type."
                     )
-                t = ArrayType(t.dtype, t.ndim, bool(t.needs_grad), t.boundary)
+                dtype, shape = vector_args.element(t.dtype)
+                t = ArrayType(dtype, t.ndim, bool(t.needs_grad), t.boundary, shape)  # type: ignore[arg-type]
+            if isinstance(t, MatrixType):
+                t = vector_args.tensor_type(t)
             if t is Template:
                 raise QdTypeError(
                     f"kernel `{self.name}`: template parameter `{name}` needs a value."
@@ -310,7 +348,7 @@ class Kernel(KernelDef):
             if overlap:
                 self.warn_alias(overlap)
                 launcher = compiled.whole_launcher(state.cache())
-        return launcher.run_values(values, state.config().random_seed)
+        return self.rebuild(launcher.run_values(values, state.config().random_seed))
 
     def launch(self, compiled: Compiled, args: tuple) -> object:
         """Fill the launch words straight from the arguments (their types were checked when the key
@@ -320,7 +358,7 @@ class Kernel(KernelDef):
         extents: list | None = [None] * len(args) if launcher.alias_pairs else None
         for k, (kind, a) in enumerate(zip(self.kinds, args)):
             if kind is ARRAY:
-                if type(a) is Ndarray:
+                if type(a) in NDARRAYS:
                     words.extend(a._words)
                     if extents is not None:
                         extents[k] = a._extent
@@ -332,12 +370,17 @@ class Kernel(KernelDef):
                     words.extend(arr.shape)
                     if extents is not None:
                         extents[k] = (ptr, arr.nbytes, 0, 0)
+            elif kind is VECTOR:
+                entries = vector_args.entries(a)
+                if len(entries) != self.sizes[k]:
+                    return self.rebuild(self.relaunch(compiled, args))
+                words.extend(entries)
             else:
                 words.append(a if kind is SCALAR else 0)  # a number: the key checked its type
         if compiled.readonly_check:
             for k in compiled.written:
                 a = args[k]
-                if type(a) is not Ndarray and not _as_numpy(a).flags.writeable:
+                if type(a) not in NDARRAYS and not _as_numpy(a).flags.writeable:
                     raise QdValueError(
                         f"kernel `{self.name}` writes argument `{self.param_names[k]}`, which is a "
                         "read-only array."
@@ -348,14 +391,33 @@ class Kernel(KernelDef):
                 self.warn_alias(overlap)
                 launcher = compiled.whole_launcher(state.cache())
         try:
-            return launcher.run(words, state.config().random_seed)
+            return self.rebuild(launcher.run(words, state.config().random_seed))
         except (struct.error, OverflowError):
             pass  # a value its word cannot hold (2**40 for an i32, 2.0 for an int, a 2**31 extent)
-        _, values, _ = self.bind(args, {})  # raises the precise error, or converts the value
-        for k, v in enumerate(values):
-            if self.kinds[k] is SCALAR:
-                words[launcher.layout[k]] = v
-        return launcher.run(words, state.config().random_seed)
+        return self.rebuild(self.relaunch(compiled, args, words, launcher))
+
+    def relaunch(
+        self, compiled: Compiled, args: tuple, words: list | None = None, launcher: object = None
+    ) -> object:
+        """A launch whose words did not pack: bind raises the precise error, or converts the
+        values."""
+        _, values, _ = self.bind(args, {})
+        launcher = launcher or compiled.launcher
+        words = []
+        for kind, v in zip(self.kinds, values):
+            if kind is ARRAY:
+                arr, grad = v
+                words.extend((arr.ctypes.data, grad.ctypes.data if grad is not None else 0))
+                words.extend(arr.shape)
+            else:
+                words.extend(v if kind is VECTOR else [v if kind is SCALAR else 0])
+        return launcher.run(words, state.config().random_seed)  # type: ignore[attr-defined]
+
+    def rebuild(self, result: object) -> object:
+        """Return words as the annotation shapes them: a qd.Vector / qd.Matrix per vector part."""
+        if not any(self.return_shapes):
+            return result
+        return vector_args.rebuild(result, self.return_shapes, self.returns)
 
     def warn_alias(self, overlap: list[tuple[str, str]]) -> None:
         pairs = ", ".join(f"`{a}` and `{b}`" for a, b in overlap)
@@ -376,7 +438,7 @@ def _annotation(ann: object) -> object:
         return ann
     if ann is NDArray:
         return ArrayAnnotation()
-    if isinstance(ann, DType) or ann in (int, float):
+    if isinstance(ann, (DType, MatrixType)) or ann in (int, float):
         return ann  # `int` / `float` become default_ip / default_fp when the kernel compiles
     if ann is bool:
         return u1
@@ -395,24 +457,9 @@ def scalar_type(ann: object) -> DType:
     return ann  # type: ignore[return-value]
 
 
-def _returns(ann: object) -> list[DType] | None:
-    if ann is None or ann is type(None):
-        return []
-    if isinstance(ann, DType):
-        return [ann]
-    if ann in (int, float):
-        return [ann]  # type: ignore[list-item]
-    if ann is bool:
-        return [u1]
-    if typing.get_origin(ann) is tuple:
-        parts = [_returns(a) for a in typing.get_args(ann)]
-        return None if None in parts else [r for part in parts for r in part]  # type: ignore[union-attr]
-    return None
-
-
 def _array_key(a: object) -> tuple:
-    if type(a) is Ndarray:
-        return a._sig
+    if type(a) in NDARRAYS:
+        return a._sig  # type: ignore[attr-defined]
     if type(a) is np.ndarray:
         return (a.dtype, a.ndim, a.flags.c_contiguous)
     raise TypeError("not a fast-path array")
@@ -470,69 +517,6 @@ def _template_key(v: object) -> object:
 
 
 _unique = itertools.count()
-
-
-def _array_arg(
-    a: object, ann: ArrayAnnotation, kernel: str, name: str
-) -> tuple[np.ndarray, np.ndarray | None, ArrayType]:
-    grad = None
-    if isinstance(a, Ndarray):
-        arr = a.arr
-        grad = a.grad.arr if a.grad is not None else None
-    elif isinstance(a, np.ndarray):
-        arr = a
-    elif hasattr(
-        a, "__cuda_array_interface__"
-    ):  # CuPy, PyTorch CUDA tensors: passed by device pointer
-        arr = cuda_runtime.DeviceArray(a)  # type: ignore[assignment]
-    elif hasattr(a, "__array_interface__"):
-        arr = np.asarray(a)
-    elif hasattr(a, "__dlpack__"):
-        try:
-            arr = np.from_dlpack(a)
-        except Exception as e:  # noqa: BLE001 - the exporting library may raise anything
-            raise QdTypeError(
-                f"kernel `{kernel}`: argument `{name}` cannot be read through DLPack ({e})."
-            ) from None
-    else:
-        raise QdTypeError(
-            f"kernel `{kernel}`: argument `{name}` must be a qd.ndarray or a NumPy array, not "
-            f"{type(a).__name__}."
-        )
-    dtype = from_numpy(arr.dtype)
-    if dtype is None:
-        raise QdTypeError(
-            f"kernel `{kernel}`: argument `{name}` has dtype {arr.dtype}, which kernels do not "
-            "support."
-        )
-    declared = scalar_type(ann.dtype) if ann.dtype is not None else None
-    if declared is not None and declared != dtype:
-        raise QdValueError(
-            f"kernel `{kernel}`: argument `{name}` has dtype {dtype} but the parameter is declared "
-            f"{declared}."
-        )
-    if ann.ndim is not None and ann.ndim != arr.ndim:
-        raise QdValueError(
-            f"kernel `{kernel}`: argument `{name}`: required ndim={ann.ndim}, but {arr.ndim}d "
-            f"ndarray with shape {tuple(arr.shape)} is provided."
-        )
-    if any(n > INDEX_MAX for n in arr.shape):
-        raise QdValueError(
-            f"kernel `{kernel}`: argument `{name}` has shape {arr.shape}; kernels index arrays "
-            f"with i32, so no extent may exceed 2**31 - 1 ({INDEX_MAX})."
-        )
-    if not arr.flags.c_contiguous:
-        raise QdValueError(
-            f"kernel `{kernel}`: argument `{name}` is not C-contiguous; pass "
-            f"np.ascontiguousarray({name})."
-        )
-    if ann.needs_grad and grad is None:
-        raise QdValueError(
-            f"kernel `{kernel}`: parameter `{name}` needs a gradient buffer; pass "
-            "qd.ndarray(..., needs_grad=True)."
-        )
-    needs_grad = grad is not None if ann.needs_grad is None else bool(ann.needs_grad)
-    return arr, grad if needs_grad else None, ArrayType(dtype, arr.ndim, needs_grad, ann.boundary)
 
 
 def kernel(

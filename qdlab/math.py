@@ -1,8 +1,11 @@
-"""`qd.math`: the same built-ins as `qd.*` math, under the namespace Quadrants code uses, and the
-integer bit functions Quadrants keeps only here."""
+"""`qd.math`: the math built-ins under the namespace Quadrants code uses, the integer bit functions
+Quadrants keeps only here, GLSL-style vector and matrix types (`vec3`, `ivec2`, `mat4` ...), and
+the functions on them, written as `@qd.func`s in the kernel language itself (each is inlined where
+it is called, like any `@qd.func`)."""
 
 from .compiler.types import i32, u32
-from .lang import BUILTINS, Builtin, Func
+from .lang import BUILTINS, Builtin, Func, Matrix, Template, VectorType, static
+from .lang.matrix import MatrixType
 
 loop_config = BUILTINS["loop_config"]
 
@@ -71,3 +74,158 @@ def _fns(mask: u32, base: u32, offset: i32) -> u32:
 
 
 fns = Func(_fns)
+vec2, vec3, vec4 = (VectorType(n, "fp") for n in (2, 3, 4))
+ivec2, ivec3, ivec4 = (VectorType(n, "ip") for n in (2, 3, 4))
+uvec2, uvec3, uvec4 = (VectorType(n, "up") for n in (2, 3, 4))
+mat2, mat3, mat4 = (MatrixType(n, n, "fp") for n in (2, 3, 4))
+"""Their entries have the default types of `qd.init` (`default_fp`, `default_ip`, u32), looked up
+when they are used."""
+
+_cos, _sin, _floor, _sqrt, _clamp = (BUILTINS[n] for n in ("cos", "sin", "floor", "sqrt", "clamp"))
+
+
+def _func(fn: object) -> Func:
+    return Func(fn)  # type: ignore[arg-type]
+
+
+@_func
+def normalize(v):
+    return v.normalized()
+
+
+@_func
+def dot(x, y):
+    return x.dot(y)
+
+
+@_func
+def cross(x, y):
+    return x.cross(y)
+
+
+@_func
+def length(x):
+    return x.norm()
+
+
+@_func
+def distance(x, y):
+    return (x - y).norm()
+
+
+@_func
+def determinant(m):
+    return m.determinant()
+
+
+@_func
+def inverse(m):
+    return m.inverse()
+
+
+@_func
+def reflect(x, n):
+    return x - 2.0 * x.dot(n) * n
+
+
+@_func
+def refract(x, n, eta):
+    d = x.dot(n)
+    k = 1.0 - eta * eta * (1.0 - d * d)
+    out = x * 0.0
+    if k >= 0.0:
+        out = eta * x - (eta * d + _sqrt(k)) * n
+    return out
+
+
+@_func
+def step(edge, x):
+    return float(x >= edge)
+
+
+@_func
+def smoothstep(edge0, edge1, x):
+    t = _clamp((x - edge0) / (edge1 - edge0), 0.0, 1.0)
+    return t * t * (3.0 - 2.0 * t)
+
+
+@_func
+def mod(x, y):
+    return x - y * _floor(x / y)
+
+
+@_func
+def degrees(x):
+    return x * static(180.0 / pi)
+
+
+@_func
+def radians(x):
+    return x * static(pi / 180.0)
+
+
+@_func
+def vdir(ang):
+    return vec2(_cos(ang), _sin(ang))
+
+
+@_func
+def eye(n: Template):
+    return Matrix.identity(float, n)
+
+
+@_func
+def translate(dx, dy, dz):
+    return mat4(
+        [[1.0, 0.0, 0.0, dx], [0.0, 1.0, 0.0, dy], [0.0, 0.0, 1.0, dz], [0.0, 0.0, 0.0, 1.0]]
+    )
+
+
+@_func
+def scale(sx, sy, sz):
+    return mat4(
+        [[sx, 0.0, 0.0, 0.0], [0.0, sy, 0.0, 0.0], [0.0, 0.0, sz, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    )
+
+
+@_func
+def rotation2d(ang):
+    c, s = _cos(ang), _sin(ang)
+    return mat2([[c, -s], [s, c]])
+
+
+@_func
+def rot_by_axis(axis, ang):
+    """The 4x4 rotation by `ang` radians about `axis`."""
+    c, s = _cos(ang), _sin(ang)
+    a = axis.normalized()
+    t = (1 - c) * a
+    return mat4(
+        [
+            [c + t[0] * a[0], t[0] * a[1] + s * a[2], t[0] * a[2] - s * a[1], 0.0],
+            [t[1] * a[0] - s * a[2], c + t[1] * a[1], t[1] * a[2] + s * a[0], 0.0],
+            [t[2] * a[0] + s * a[1], t[2] * a[1] - s * a[0], c + t[2] * a[2], 0.0],
+            [0.0, 0.0, 0.0, 1.0],
+        ]
+    )
+
+
+@_func
+def rot_yaw_pitch_roll(yaw, pitch, roll):
+    """The 4x4 rotation by Euler angles: about Y first, then X, then Z."""
+    ch, sh = _cos(yaw), _sin(yaw)
+    cp, sp = _cos(pitch), _sin(pitch)
+    cb, sb = _cos(roll), _sin(roll)
+    return mat4(
+        [
+            [ch * cb + sh * sp * sb, sb * cp, -sh * cb + ch * sp * sb, 0.0],
+            [-ch * sb + sh * sp * cb, cb * cp, sb * sh + ch * sp * cb, 0.0],
+            [sh * cp, -sp, ch * cp, 0.0],
+            [0.0, 0.0, 0.0, 1.0],
+        ]
+    )
+
+
+@_func
+def rotation3d(ang_x, ang_y, ang_z):
+    return rot_yaw_pitch_roll(ang_z, ang_x, ang_y)

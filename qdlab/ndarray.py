@@ -1,7 +1,11 @@
 """`qd.ndarray`: an array owned by qdlab that kernels read and write in place, with an optional
-gradient buffer; in host memory, or on the GPU under `qd.init(arch=qd.cuda)`."""
+gradient buffer; in host memory, or on the GPU under `qd.init(arch=qd.cuda)`. Its elements are
+scalars, or vectors and matrices (`qd.ndarray(qd.math.vec3, n)`, `qd.Vector.ndarray(3, qd.f32, n)`):
+memory then holds the outer shape followed by the element's, as the NumPy array `to_numpy` gives."""
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 
@@ -9,22 +13,40 @@ from . import state
 from .compiler import abi, cuda_runtime
 from .compiler.errors import QuadrantsIndexError, QuadrantsRuntimeError
 from .compiler.types import DType, from_numpy
+from .lang import matrix
+
+
+class ElementType:
+    """What an element of a vector or matrix ndarray is (`a.element_type.shape()`, as in
+    Quadrants)."""
+
+    def __init__(self, dtype: DType, shape: tuple[int, ...]) -> None:
+        self.dtype, self._shape = dtype, shape
+
+    def shape(self) -> list[int]:
+        return list(self._shape)
+
+    def element_type(self) -> DType:
+        return self.dtype
+
+    def __repr__(self) -> str:
+        return f"[Tensor ({', '.join(map(str, self._shape))}) {self.dtype}]"
 
 
 class Ndarray:
     """A C-contiguous host array. `.grad` is a second array of the same shape when `needs_grad`."""
 
     def __init__(
-        self, dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False
+        self, dtype: object, shape: int | tuple[int, ...], needs_grad: bool = False
     ) -> None:
-        self.dtype = _dtype(dtype)
+        self.dtype, self.element = _dtype(dtype)
         if needs_grad and not self.dtype.is_float:
             raise QuadrantsRuntimeError(
                 f"{self.dtype} is not supported for ndarray with needs_grad=True: gradients are "
                 "floats."
             )
-        self.arr = np.zeros(_shape(shape), self.dtype.np)
-        self.grad = Ndarray(self.dtype, self.arr.shape) if needs_grad else None
+        self.arr = np.zeros(_shape(shape) + self.element, self.dtype.np)
+        self.grad = type(self)(dtype, _shape(shape)) if needs_grad else None
         self._made(needs_grad)
 
     def _made(self, needs_grad: bool) -> None:
@@ -34,21 +56,46 @@ class Ndarray:
         )
         self._words = abi.array_words(data, grad, self.arr.shape)
         """Launch words: data pointer, gradient pointer, extents (the buffer never moves)."""
-        self._sig = (self.dtype.name, self.arr.ndim, needs_grad)
+        self._sig = (self.dtype.name, self.ndim, needs_grad, self.element)
         self._extent = (data, self.arr.nbytes, grad, self.grad.arr.nbytes if self.grad else 0)
         """(data pointer, bytes, gradient pointer, gradient bytes): what the launch's overlap check
         reads."""
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.arr.shape
+        """The outer shape (an ndarray of n vec3s has shape (n,))."""
+        return self.arr.shape[: self.arr.ndim - len(self.element)]
 
     @property
     def ndim(self) -> int:
-        return self.arr.ndim
+        return self.arr.ndim - len(self.element)
+
+    @property
+    def element_shape(self) -> tuple[int, ...]:
+        return self.element
+
+    @property
+    def element_type(self) -> ElementType | DType:
+        return ElementType(self.dtype, self.element) if self.element else self.dtype
+
+    @property
+    def n(self) -> int:
+        return self.element[0]
+
+    @property
+    def m(self) -> int:
+        return self.element[1] if len(self.element) == 2 else 1
+
+    def _get_element_size(self) -> int:
+        """Bytes per element (a vec3 of f32: 12), as Quadrants' ndarrays answer it."""
+        return self.arr.itemsize * int(np.prod(self.element, dtype=np.int64))
+
+    def _get_nelement(self) -> int:
+        """Elements in the outer shape."""
+        return int(np.prod(self.shape, dtype=np.int64))
 
     def fill(self, value: object) -> None:
-        self.arr.fill(value)
+        self.arr[...] = np.asarray(value.entries if isinstance(value, matrix.Matrix) else value)
 
     def to_numpy(self) -> np.ndarray:
         return self.arr.copy()
@@ -64,25 +111,33 @@ class Ndarray:
     def copy_from(self, other: Ndarray) -> None:
         self.from_numpy(other.to_numpy())
 
-    @property
-    def element_shape(self) -> tuple[int, ...]:
-        """The shape of one element: () for an array of scalars."""
-        return ()
+    def __deepcopy__(self, memo: dict) -> Ndarray:
+        out = copy.copy(self)
+        out.arr = self.arr.copy()
+        out.grad = copy.deepcopy(self.grad, memo)
+        out._made(self.grad is not None)
+        return out
 
     def index(self, index: object) -> tuple:
-        """A host-side index as a tuple of one integer per axis (`a[None]` and `a[()]` index a
-        0-d array); QuadrantsIndexError for the wrong number of indices."""
+        """A host-side index as a tuple of outer indices (`a[None]` and `a[()]` index a 0-d array;
+        an element of a vector ndarray is indexed apart); QuadrantsIndexError for the wrong number
+        of indices."""
         key = () if index is None else index if isinstance(index, tuple) else (index,)
-        if len(key) != self.arr.ndim:
+        if len(key) != self.ndim and not any(isinstance(k, slice) for k in key):
             raise QuadrantsIndexError(
-                f"{self.arr.ndim}d ndarray indexed with {len(key)}d indices: {index!r}"
+                f"{self.ndim}d ndarray indexed with {len(key)}d indices: {index!r}"
             )
         return key
 
     def __getitem__(self, index: object) -> object:
-        return self.arr[self.index(index)].item()  # type: ignore[index]  # a Python number
+        view = self.arr[self.index(index)]  # type: ignore[index]
+        if not self.element:
+            return view.item() if view.ndim == 0 else view  # a Python number, as Quadrants gives
+        return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(view)
 
     def __setitem__(self, index: object, value: object) -> None:
+        if isinstance(value, matrix.Matrix):
+            value = value.entries
         self.arr[self.index(index)] = value  # type: ignore[index]
 
     def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
@@ -90,7 +145,16 @@ class Ndarray:
 
     def __repr__(self) -> str:
         grad = ", needs_grad=True" if self.grad is not None else ""
-        return f"qd.ndarray({self.dtype}, {self.shape}{grad})"
+        what = f"{self.dtype}{list(self.element)}" if self.element else str(self.dtype)
+        return f"qd.ndarray({what}, {self.shape}{grad})"
+
+
+class VectorNdarray(Ndarray):
+    """An ndarray of vectors (`qd.Vector.ndarray(3, qd.f32, n)`)."""
+
+
+class MatrixNdarray(Ndarray):
+    """An ndarray of matrices (`qd.Matrix.ndarray(2, 2, qd.f32, n)`)."""
 
 
 class DeviceNdarray(Ndarray):
@@ -98,12 +162,12 @@ class DeviceNdarray(Ndarray):
     pointer."""
 
     def __init__(
-        self, dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False
+        self, dtype: object, shape: int | tuple[int, ...], needs_grad: bool = False
     ) -> None:
         cupy = cuda_runtime.require()
-        self.dtype = _dtype(dtype)
-        self.arr = cupy.zeros(_shape(shape), self.dtype.np)
-        self.grad = DeviceNdarray(self.dtype, self.arr.shape) if needs_grad else None
+        self.dtype, self.element = _dtype(dtype)
+        self.arr = cupy.zeros(_shape(shape) + self.element, self.dtype.np)
+        self.grad = DeviceNdarray(dtype, _shape(shape)) if needs_grad else None
         self._made(needs_grad)
 
     def to_numpy(self) -> np.ndarray:
@@ -118,7 +182,10 @@ class DeviceNdarray(Ndarray):
         self.arr.set(array)
 
     def __getitem__(self, index: object) -> object:
-        return self.arr[self.index(index)].get()
+        host = self.arr[self.index(index)].get()
+        if not self.element:
+            return host.item() if host.ndim == 0 else host
+        return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(host)
 
     def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
         host = self.arr.get()
@@ -128,22 +195,32 @@ class DeviceNdarray(Ndarray):
         return "qd.ndarray on cuda" + super().__repr__().removeprefix("qd.ndarray")
 
 
-def ndarray(dtype: DType, shape: int | tuple[int, ...], needs_grad: bool = False) -> Ndarray:
-    """`qd.ndarray(qd.f32, (n, m))`: zero-initialised; on the GPU under `qd.init(arch=qd.cuda)`."""
+def ndarray(dtype: object, shape: int | tuple[int, ...], needs_grad: bool = False) -> Ndarray:
+    """`qd.ndarray(qd.f32, (n, m))`, `qd.ndarray(qd.math.vec3, n)`: zero-initialised; on the GPU
+    under `qd.init(arch=qd.cuda)`."""
     if state.config().arch in ("cuda", "gpu") and cuda_runtime.available():
         return DeviceNdarray(dtype, shape, needs_grad)
+    if isinstance(dtype, matrix.MatrixType):
+        cls = VectorNdarray if dtype.ndim == 1 else MatrixNdarray
+        return cls(dtype, shape, needs_grad)
     return Ndarray(dtype, shape, needs_grad)
 
 
-def _dtype(dtype: object) -> DType:
+matrix.ndarray_maker = ndarray
+
+
+def _dtype(dtype: object) -> tuple[DType, tuple[int, ...]]:
+    """The scalar dtype and the element shape of an ndarray's `dtype` argument."""
+    if isinstance(dtype, matrix.MatrixType):
+        return _dtype(dtype.dtype)[0], dtype.shape
     if isinstance(dtype, DType):
-        return dtype
-    if dtype in (int, float):  # as in Quadrants: the default integer / float type
-        return state.config().default_ip if dtype is int else state.config().default_fp
+        return dtype, ()
+    if dtype in (float, int):
+        return matrix.resolve_dtype(dtype), ()  # type: ignore[return-value]
     dt = from_numpy(dtype) if dtype is not None else None
     if dt is None:
         raise TypeError(f"qd.ndarray needs a qdlab dtype such as qd.f32, not {dtype!r}")
-    return dt
+    return dt, ()
 
 
 def _shape(shape: object) -> tuple[int, ...]:

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from .compiler import remote, runtime
 from .compiler.cache import BinaryCache
 from .compiler.config import Config, make_config
+from .compiler.types import DTYPES
+from .lang import matrix
 
 
 class StderrHandler(logging.Handler):
@@ -55,6 +57,9 @@ def init(**kwargs: object) -> Config:
     _config = make_config(**kwargs)
     if _config.remote_cache:
         remote.prefetch()
+    matrix.DEFAULTS["fp"] = _config.default_fp
+    matrix.DEFAULTS["ip"] = _config.default_ip
+    matrix.DEFAULTS["up"] = DTYPES[f"u{_config.default_ip.bits}"]
     _cache = None
     generation += 1
     compiled_count = 0

@@ -4,12 +4,15 @@ Decided here once, for the code generators that read it and for everything that 
 launcher, the CUDA launcher and `qd.ndarray`, whose words are made when it is allocated.
 
 - **Argument words**, 8 bytes each, in parameter order: a scalar fills one word (an f32 in its low 4
-  bytes; an integer in the width of its type, so packing refuses a value its type cannot hold); an
-  array fills `2 + ndim` words: its data pointer, its gradient buffer's pointer (0 when it has none)
-  and its extents (each an i32, the width of a kernel's indices).
+  bytes; an integer in the width of its type, so packing refuses a value its type cannot hold); a
+  vector or matrix by value fills one such word per entry, row-major; an array fills `2 + rank`
+  words: its data pointer, its gradient buffer's pointer (0 when it has none) and its extents (each
+  an i32, the width of a kernel's indices), the element's extents too for an ndarray of vectors
+  (the code bakes those in; they are there so a NumPy array's shape fills the words as it is).
 - **Temporary buffer**: a header of `HEADER_BYTES` (below), then the slots of values that cross
   tasks and the per-chunk partial results of reductions (`offload.Plan`). A task's return values sit
-  at `RET_OFFSET`.
+  at `ret_offset(k)`: the first `RET_WORDS` in the header, the rest (a matrix return) just after
+  it, where the plan leaves room for them (`ret_bytes`).
 - **Interface buffer**: `IFACE_SLOTS` words that carry values from one construct to the next, per
   launch.
 """
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import struct
 
-from .types import ArrayType, DType
+from .types import ArrayType, DType, TensorType
 
 HEADER_BYTES = 128
 RET_OFFSET = 64
@@ -27,6 +30,8 @@ HDR_CODE, HDR_MSG, HDR_INDEX, HDR_EXTENT, HDR_PRINT, HDR_RNG, HDR_IFACE = 0, 8, 
 print callback, random key of the launch, interface buffer pointer."""
 HEADER = struct.Struct("<7q")
 """The header as a launcher writes it before each unit (offsets HDR_CODE ... HDR_IFACE)."""
+RET_WORDS = (HEADER_BYTES - RET_OFFSET) // 8
+"""Return words that fit in the header."""
 IFACE_SLOTS = 64
 MAX_CHUNKS = 64
 """Most chunks a parallel task is cut into (its reduction partials have this many slots)."""
@@ -45,12 +50,29 @@ INT_FORMATS = {
 """How an integer argument fills its word."""
 
 
+def ret_offset(k: int) -> int:
+    """Byte offset in the temporary buffer of return word `k`."""
+    return RET_OFFSET + 8 * k if k < RET_WORDS else HEADER_BYTES + 8 * (k - RET_WORDS)
+
+
+def ret_bytes(returns: int) -> int:
+    """Room after the header for the return words that do not fit in it."""
+    return 8 * max(0, returns - RET_WORDS)
+
+
+def param_words(t: object) -> int:
+    """How many argument words a parameter of type `t` fills."""
+    if isinstance(t, ArrayType):
+        return 2 + t.rank
+    return t.size if isinstance(t, TensorType) else 1
+
+
 def arg_words(params: list) -> list[int]:
     """The first word of each parameter (`ir.Param`s)."""
     words, out = 0, []
     for p in params:
         out.append(words)
-        words += (2 + p.type.ndim) if isinstance(p.type, ArrayType) else 1
+        words += param_words(p.type)
     return out
 
 
@@ -61,7 +83,9 @@ def words_struct(params: list) -> struct.Struct:
     for p in params:
         t = p.type
         if isinstance(t, ArrayType):
-            fmt += "qq" + "i4x" * t.ndim  # an extent must fit the i32 index
+            fmt += "qq" + "i4x" * t.rank  # an extent must fit the i32 index
+        elif isinstance(t, TensorType):
+            fmt += _scalar_format(t.dtype) * t.size
         else:
             fmt += _scalar_format(t)
     return struct.Struct(fmt)

@@ -1,23 +1,48 @@
 """Assignment: to names (locals, compile-time bindings), array elements and tuples; annotated and
 augmented assignment (`+=` on an array element, and on an outer local inside a parallel loop, is
-atomic). A part of the frontend's visitor."""
+atomic); and to parts of vectors and matrices (`v[0]`, `v.xy`, `m[i, :]`, `a[i]` and `a[i][0]` of a
+vector ndarray, entry by entry). A part of the frontend's visitor."""
 
 from __future__ import annotations
 
 import ast
 
+import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
+
 from . import ir
 from .errors import QdTypeError
 from .scope import ATOMIC_AUG, BINOPS, GradOf, Local, describe
 from .types import DType, LocalType
+from .vectors import ElementRef, Vec, VecLocal
 
 
 class Assignments:
     """Mixed into `Frontend`; uses its `visit`, `value`, `cast`, `binop`, `emit`, `error`,
-    `find_local`, `resolve_static`, `subscript_target`, `scope` and `parallel_depth`."""
+    `find_local`, `resolve_static`, `subscript_target`, `scope`, `parallel_depth` and the vector
+    helpers of `vectors.py`."""
 
     def assign_name(self, name: str, x: object, declared: DType | None = None) -> None:
         existing = self.find_local(name)
+        if (
+            name in self.scope.statics
+            and existing is not None
+            and not isinstance(existing, (Local, VecLocal))
+        ):
+            raise self.error(
+                f"`{name}` was bound at compile time by `qd.static(...)` and cannot be assigned; "
+                f"give the value a plain name (`{name} = 0 + ...`) to make it a local."
+            )
+        if isinstance(existing, VecLocal):
+            self.store_vec_local(existing, x, name)
+            return
+        vec = self.vec_of(x) if isinstance(x, (Vec, lang.Matrix)) else None
+        if isinstance(existing, Local) and vec is not None:
+            raise self.error(
+                f"`{name}` holds a {existing.ref.type.dtype} scalar; it cannot be given a {vec}.",
+                QdTypeError,
+            )
+        if isinstance(existing, Vec) and not self.scope.is_func:
+            self.writable_vec(name)  # refuses a kernel argument
         if isinstance(existing, Local):
             ref = existing.ref
             if declared is not None and declared != ref.type.dtype:  # type: ignore[union-attr]
@@ -41,6 +66,9 @@ class Assignments:
                 )
             if isinstance(existing, ir.Value):
                 raise self.error(f"loop index `{name}` cannot be assigned in the loop body.")
+        if vec is not None:
+            self.scope.frames[-1][name] = self.new_vec_local(name, vec)
+            return
         if not isinstance(x, (ir.Value, int, float, bool)):
             self.scope.frames[-1][name] = (
                 x  # a Python object (tuple, dtype ...) bound at compile time
@@ -54,11 +82,25 @@ class Assignments:
 
     def visit_Assign(self, node: ast.Assign) -> None:
         value = self.visit(node.value)
+        if (
+            isinstance(node.value, ast.Call)
+            and self.resolve_callee(node.value.func) is lang.static
+            and all(isinstance(t, ast.Name) for t in node.targets)
+        ):
+            for t in node.targets:  # `n = qd.static(m.n)`: a compile-time name, as in Quadrants
+                self.scope.frames[-1][t.id] = value  # type: ignore[attr-defined]
+                self.scope.statics.add(t.id)  # type: ignore[attr-defined]
+            return
         for target in node.targets:
             self.assign_target(target, value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         declared = self.resolve_static(node.annotation)
+        if isinstance(declared, lang.MatrixType) and isinstance(node.target, ast.Name):
+            if node.value is None:
+                raise self.error("a local must be given a value where it is declared.")
+            self.assign_name(node.target.id, self.from_type(declared, [self.visit(node.value)]))
+            return
         if not isinstance(declared, DType):
             raise self.error(
                 "a local's annotation must be a scalar type such as `qd.f32`.", QdTypeError
@@ -73,12 +115,18 @@ class Assignments:
         if isinstance(target, ast.Name):
             self.assign_name(target.id, value)
         elif isinstance(target, ast.Subscript):
+            if self.assign_part(target, value):
+                return
             array, indices = self.subscript_target(target)
             dtype = array.type.dtype if isinstance(array, ir.Value) else array.array.type.dtype  # type: ignore
             v = self.cast(self.value(value, dtype), dtype)
             base, grad = GradOf.unpack(array)
             self.emit(ir.Store, [base, *indices, v], grad=grad)
+        elif isinstance(target, ast.Attribute) and self.assign_part(target, value):
+            return
         elif isinstance(target, ast.Tuple):
+            if isinstance(value, Vec):
+                value = tuple(value.rows())
             if not isinstance(value, tuple) or len(value) != len(target.elts):
                 raise self.error(f"cannot unpack {describe(value)} into {len(target.elts)} names.")
             for t, v in zip(target.elts, value):
@@ -91,8 +139,22 @@ class Assignments:
         if op is None:
             raise self.error("this augmented assignment is not supported.")
         rhs = self.visit(node.value)
+        if isinstance(node.target, (ast.Subscript, ast.Attribute)) and self.aug_part(
+            node.target, op, rhs
+        ):
+            return
         if isinstance(node.target, ast.Name):
             local = self.find_local(node.target.id)
+            if (
+                isinstance(local, VecLocal)
+                and op in ATOMIC_AUG
+                and local.parallel_depth < self.parallel_depth
+            ):
+                entries = self.entries_for(local.shape, rhs, f"`{node.target.id}`")
+                for ref, x in zip(local.refs, entries):
+                    dtype = ref.type.dtype  # type: ignore[union-attr]
+                    self.emit(ir.LocalAtomic, [ref, self.cast(self.value(x, dtype), dtype)], op=op)
+                return
             if (
                 isinstance(local, Local)
                 and op in ATOMIC_AUG
@@ -128,3 +190,89 @@ class Assignments:
             self.emit(ir.Store, [base, *indices, new], grad=grad)
             return
         raise self.error("augmented assignment needs a name or an array element on the left.")
+
+    # -- parts of vectors and matrices -------------------------------------------------------------
+    def part(self, target: ast.Subscript | ast.Attribute) -> tuple[object, list | str | None]:
+        """What a vector part target names: (a vector local, index items or a swizzle), (an
+        element of a vector ndarray, index items / swizzle / None for all of it), or (None, None)
+        when it is not a vector part (a scalar array element)."""
+
+        def key() -> list | str:
+            if isinstance(target, ast.Attribute):
+                return target.attr
+            return self.index_items(target.slice)
+
+        base_node = target.value
+        if isinstance(base_node, ast.Name):
+            local = self.writable_vec(base_node.id)
+            if local is not None:
+                return local, key()
+        base = self.subscript_base(base_node)
+        if isinstance(base, ElementRef):
+            return base, key()
+        arr, grad = GradOf.unpack(base)
+        if (
+            isinstance(target, ast.Subscript)
+            and isinstance(arr, ir.Value)
+            and ir.is_array(arr)
+            and arr.type.element  # type: ignore[union-attr]
+        ):
+            _, indices = self.subscript_target(target)
+            return ElementRef(arr, grad, tuple(indices)), None
+        if isinstance(target, ast.Attribute):
+            raise self.error(f"cannot assign to attribute `{target.attr}` of {describe(base)}.")
+        return None, None
+
+    def part_name(self, target: ast.expr) -> str:
+        return f"`{ast.unparse(target.value)}`"  # type: ignore[attr-defined]
+
+    def swizzle_items(self, ref: ElementRef, attr: str) -> list[list]:
+        if len(ref.shape) != 1:
+            raise self.error(f"a matrix has no attribute `{attr}`; index it, e.g. `m[0, 1]`.")
+        return [[k] for k in self.swizzle(attr, ref.shape[0])]
+
+    def assign_part(self, target: ast.Subscript | ast.Attribute, value: object) -> bool:
+        base, key = self.part(target)
+        if base is None:
+            return False
+        if isinstance(base, VecLocal):
+            if isinstance(key, str):
+                self.swizzle_write(base, key, value, self.part_name(target))
+            else:
+                self.vec_write(base, key, value, self.part_name(target))  # type: ignore[arg-type]
+            return True
+        if isinstance(key, str):
+            items = self.swizzle_items(base, key)  # type: ignore[arg-type]
+            values = (
+                [value] if len(items) == 1 else self.entries_for((len(items),), value, f"`{key}`")
+            )
+            for it, x in zip(items, values):
+                self.element_store(base, it, x)  # type: ignore[arg-type]
+            return True
+        self.element_store(base, key, value)  # type: ignore[arg-type]
+        return True
+
+    def aug_part(self, target: ast.Subscript | ast.Attribute, op: str, rhs: object) -> bool:
+        """`v[k] += x`, `v.xy *= 2`, `a[i] += dv` (atomic, entry by entry), `a[i][0] -= 1`."""
+        base, key = self.part(target)
+        if base is None:
+            return False
+        if isinstance(base, VecLocal):
+            what = self.part_name(target)
+            current = self.load_vec_local(base)
+            if isinstance(key, str):
+                old = self.vec_attribute(current, key, None)
+                self.swizzle_write(base, key, self.binop(op, old, rhs), what)
+            else:
+                old = self.vec_index(current, key, what)  # type: ignore[arg-type]
+                self.vec_write(base, key, self.binop(op, old, rhs), what)  # type: ignore[arg-type]
+            return True
+        groups = self.swizzle_items(base, key) if isinstance(key, str) else [key]  # type: ignore[arg-type]
+        rhs_parts = [rhs] if len(groups) == 1 else self.entries_for((len(groups),), rhs, f"`{key}`")
+        for items, x in zip(groups, rhs_parts):
+            if op in ATOMIC_AUG:
+                self.element_atomic(base, items, op, x)  # type: ignore[arg-type]
+            else:
+                old = self.element_load(base, items)  # type: ignore[arg-type]
+                self.element_store(base, items, self.binop(op, old, x))  # type: ignore[arg-type]
+        return True

@@ -12,12 +12,14 @@ import builtins
 import math
 
 import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
+from qdlab.lang import decompositions
 
 from . import binding, ir, printing
 from .errors import QdCallError, QdError, QdTypeError, QuadrantsCompilationError
-from .scope import FuncReturn, GradOf, Local, Scope, dotted, is_number
+from .scope import FuncReturn, GradOf, Local, Scope, describe, dotted, is_number
 from .source import func_source
 from .types import DTYPES, DType, i32, promote, u1
+from .vectors import ElementRef, Vec, VecLocal, VecMethod
 
 UNARY_FLOAT = {
     "sqrt",
@@ -60,6 +62,14 @@ class Calls:
         callee = self.resolve_callee(node.func)
         if callee is None:
             callee = self.visit(node.func)
+        if isinstance(callee, VecMethod):
+            return self.call_method(callee, node)
+        if isinstance(getattr(callee, "__self__", None), lang.Matrix):  # a method of a host vector
+            callee = VecMethod(self.host_vec(callee.__self__), callee.__name__, None)  # type: ignore[union-attr]
+            return self.call_method(callee, node)
+        made = self.construct(callee, node)
+        if made is not NotImplemented:
+            return made
         if callee is lang.static:
             return (
                 self.resolve_static(node.args[0])
@@ -88,7 +98,10 @@ class Calls:
             (x,) = self.call_args(node, 1)
             if is_number(x):
                 return callee(x)  # type: ignore[operator]
-            return self.cast(self.value(x), self.default_ip if callee is int else self.default_fp)
+            return self.cast_all(x, self.default_ip if callee is int else self.default_fp)
+        if callee in (builtins.all, builtins.any):
+            (x,) = self.call_args(node, 1)
+            return self.all_of(x, callee is builtins.any)
         if callee in (abs, min, max):
             return {
                 abs: lambda: self.unary("abs", *self.call_args(node, 1)),
@@ -107,8 +120,10 @@ class Calls:
             raise self.error("range()/qd.ndrange() can only be used as the iterable of a `for`.")
         if callee is builtins.len:
             (x,) = self.call_args(node, 1)
-            if isinstance(x, tuple):
+            if isinstance(x, (tuple, list)):
                 return len(x)
+            if self.is_vec(x):
+                return self.vec_of(x).n  # type: ignore[union-attr]
         raise self.error(
             f"{getattr(callee, '__name__', repr(callee))!s} cannot be called in a kernel; "
             "kernels can call qd.* functions and @qd.func functions."
@@ -119,6 +134,8 @@ class Calls:
         if len(node.args) != 1 or node.keywords:
             raise self.error("A primitive type can only decorate a single expression.")
         x = self.visit(node.args[0])
+        if self.is_vec(x):
+            return self.cast_all(x, dtype)
         if isinstance(x, float) and not dtype.is_float:
             raise self.error(
                 "Floating-point literals must be annotated with a floating-point type. For type "
@@ -156,12 +173,33 @@ class Calls:
             )
 
     def call_args(self, node: ast.Call, n: int | None = None) -> list[object]:
-        if n is not None and len(node.args) != n:
-            raise self.error(f"expected {n} argument(s), got {len(node.args)}.", QdTypeError)
-        return [self.visit(a) for a in node.args]
+        args = self.visit_args(node.args)
+        if n is not None and len(args) != n:
+            raise self.error(f"expected {n} argument(s), got {len(args)}.", QdTypeError)
+        return args
+
+    def visit_args(self, nodes: list[ast.expr]) -> list[object]:
+        """Call arguments, with `*t` of a tuple or vector spread (`qd.min(*a, *b)`)."""
+        out: list[object] = []
+        for a in nodes:
+            if not isinstance(a, ast.Starred):
+                out.append(self.visit(a))
+                continue
+            x = self.visit(a.value)
+            if isinstance(x, Vec):
+                out.extend(x.rows())
+            elif isinstance(x, (tuple, list)):
+                out.extend(x)
+            else:
+                raise self.error(
+                    f"`*` spreads a tuple or a vector, not {describe(x)}.", QdTypeError
+                )
+        return out
 
     # -- math --------------------------------------------------------------------------------------
     def unary(self, fn: str, x: object) -> object:
+        if self.is_vec(x):
+            return self.vmap(lambda e: self.unary(fn, e), x)
         v = self.value(x)
         t: DType = v.type  # type: ignore[assignment]
         if fn in ("isnan", "isinf"):
@@ -189,7 +227,7 @@ class Calls:
             x, dtype = self.call_args(node, 2)
             if not isinstance(dtype, DType):
                 raise self.error(f"qd.{fn}(x, dtype) needs a dtype such as qd.i32.", QdTypeError)
-            return self.cast(self.value(self.unary(fn, x)), dtype)
+            return self.cast_all(self.unary(fn, x), dtype)
         return self.unary(fn, self.call_args(node, 1)[0])
 
     def b_mix(self, node: ast.Call) -> object:
@@ -250,6 +288,11 @@ class Calls:
 
     def b_select(self, node: ast.Call) -> object:
         c, a, b = self.call_args(node, 3)
+        if self.is_vec(c) or self.is_vec(a) or self.is_vec(b):
+            return self.vmap(self.select, c, a, b)
+        return self.select(c, a, b)
+
+    def select(self, c: object, a: object, b: object) -> ir.Value:
         va = self.value(a, b.type if isinstance(b, ir.Value) else None)  # type: ignore[union-attr]
         vb = self.value(b, va.type)  # type: ignore[arg-type]
         t = promote(va.type, vb.type)  # type: ignore[arg-type]
@@ -260,8 +303,10 @@ class Calls:
         if t in (int, float):  # as in Quadrants: the default integer / float type
             t = self.default_ip if t is int else self.default_fp
         if not isinstance(t, DType):
+            t = self.type_dtype(t) if t in (int, float) else t
+        if not isinstance(t, DType):
             raise self.error("qd.cast(x, dtype) needs a dtype such as qd.i32.", QdTypeError)
-        return self.cast(self.value(x, t), t)
+        return self.cast_all(x, t)
 
     def b_bit_cast(self, node: ast.Call) -> object:
         x, t = self.call_args(node, 2)
@@ -275,6 +320,16 @@ class Calls:
         if len(node.args) != 2:
             raise self.error("an atomic takes (target, value).", QdTypeError)
         target, value_node = node.args
+        if isinstance(target, ast.Name) and isinstance(self.find_local(target.id), VecLocal):
+            return self.vec_local_atomic(target.id, op, self.visit(value_node))
+        if isinstance(target, ast.Subscript):
+            base, key = self.part(target)
+            if isinstance(base, ElementRef):
+                return self.element_atomic(base, key, op, self.visit(value_node))  # type: ignore[arg-type]
+            if base is not None:
+                raise self.error(
+                    "an atomic on part of a vector local is not supported; use `v[k] += x`."
+                )
         if isinstance(target, ast.Name):
             local = self.find_local(target.id)
             if not isinstance(local, Local):
@@ -367,13 +422,17 @@ class Calls:
             if isinstance(x, (str, int, float)) and not isinstance(x, ir.Value):
                 parts.append(format(x, spec) if spec else str(x))
                 continue
-            v = self.value(x)
-            try:
-                specs.append(printing.conversion(v.type, spec))  # type: ignore[arg-type]
-            except printing.SpecError as e:
-                raise self.error(str(e), QdTypeError) from None
-            parts.append(None)
-            values.append(v)
+            shown = self.print_parts(self.vec_of(x)) if self.is_vec(x) else [self.value(x)]  # type: ignore[arg-type]
+            for v in shown:  # a vector shows as `[1, 2, 3]`, each entry under the spec
+                if isinstance(v, str):
+                    parts.append(v)
+                    continue
+                try:
+                    specs.append(printing.conversion(v.type, spec))  # type: ignore[attr-defined]
+                except printing.SpecError as e:
+                    raise self.error(str(e), QdTypeError) from None
+                parts.append(None)
+                values.append(v)
         self.emit(ir.Print, values, parts=parts, specs=specs)
 
     def print_pieces(self, a: ast.expr) -> list[str | tuple[object, str]]:
@@ -423,8 +482,40 @@ class Calls:
             elif kw.arg not in ("parallelize", "block_dim_adaptive"):
                 raise self.error(f"qd.loop_config has no option `{kw.arg}`.")
 
+    # -- decompositions (@qd.funcs of qdlab.lang.decompositions) ----------------------------------
+    def decomposition(self, node: ast.Call, name: str, sizes: tuple[int, ...]) -> object:
+        args = self.call_args(node)
+        kw = {k.arg: self.visit(k.value) for k in node.keywords}
+        if not args:
+            raise self.error(f"qd.{name}(A, dt=None) needs a matrix.", QdTypeError)
+        a = self.vec_of(args[0])
+        dt = args[1] if len(args) > 1 else kw.get("dt")
+        dt = self.type_dtype(dt) if dt is not None else self.default_fp
+        if a is None or a.ndim != 2 or a.n != a.m or a.n not in sizes:
+            raise self.error(
+                f"qd.{name} takes a square matrix of size {' or '.join(map(str, sizes))}, not "
+                f"{a or args[0]!r}.",
+                QdTypeError,
+            )
+        return self.inline_call(getattr(decompositions, name), [a, dt], {}, f"qd.{name}")
+
+    def b_svd(self, node: ast.Call) -> object:
+        return self.decomposition(node, "svd", (2, 3))
+
+    def b_polar_decompose(self, node: ast.Call) -> object:
+        return self.decomposition(node, "polar_decompose", (2, 3))
+
+    def b_sym_eig(self, node: ast.Call) -> object:
+        return self.decomposition(node, "sym_eig", (2, 3, 4))
+
     # -- @qd.func ----------------------------------------------------------------------------------
     def inline(self, func: object, node: ast.Call) -> object:
+        args = self.visit_args(node.args)
+        kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
+        return self.inline_call(func, args, kwargs, dotted(node.func) or "?")
+
+    def inline_call(self, func: object, args: list, kwargs: dict, via: str) -> object:
+        """The body of @qd.func `func` lowered here with these argument values; its result."""
         if self.inline_depth > 32:
             raise self.error("@qd.func calls nest too deeply (recursion is not supported).")
         if getattr(func, "requires_top_level", False) and not self.top_level:
@@ -435,8 +526,6 @@ class Calls:
             )
         source = func_source(func)
         params = source.tree.args.args
-        args = [self.visit(a) for a in node.args]
-        kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
         try:
             bound = binding.bind(*binding.parameters(func.fn), tuple(args), kwargs)  # type: ignore[attr-defined]
         except binding.BindError as e:
@@ -445,7 +534,9 @@ class Calls:
         frame: dict = {}
         for p, x in zip(params, bound):
             ann = annotations.get(p.arg)
-            if isinstance(ann, DType):
+            if isinstance(ann, lang.MatrixType):
+                x = self.from_type(ann, [x])
+            elif isinstance(ann, DType):
                 x = self.cast(self.value(x, ann), ann)
             elif (
                 ann not in (lang.Template, lang.template)
@@ -453,10 +544,11 @@ class Calls:
                 and not isinstance(x, bool)
             ):
                 x = self.value(x)
+            if isinstance(x, Vec):  # passed by value: the body may write its entries
+                x = self.new_vec_local(p.arg, x)
             frame[p.arg] = x
         fn_globals = getattr(func.fn, "__globals__", {})  # type: ignore[attr-defined]
         outer = self.scope
-        via = dotted(node.func) or "?"
         owner = f"{outer.owner}/{via}" if outer.owner else via
         self.scope = Scope(
             source,
@@ -483,6 +575,25 @@ class Calls:
             returned, self.scope = self.scope.returned, outer
         result = returned[0] if returned else None
         ret_ann = annotations.get("return")
-        if isinstance(ret_ann, DType) and result is not None:
+        if isinstance(ret_ann, lang.MatrixType) and result is not None:
+            result = self.from_type(ret_ann, [result])
+        elif isinstance(ret_ann, DType) and result is not None:
             result = self.cast(self.value(result, ret_ann), ret_ann)
         return result
+
+    def vec_local_atomic(self, name: str, op: str, x: object) -> Vec:
+        """`qd.atomic_add(v, dv)` on a vector local: entry by entry; the old values."""
+        local = self.find_local(name)
+        entries = self.entries_for(local.shape, x, f"`{name}`")  # type: ignore[union-attr]
+        olds = []
+        for ref, e in zip(local.refs, entries):  # type: ignore[union-attr]
+            dtype = ref.type.dtype  # type: ignore[union-attr]
+            v = self.cast(self.value(e, dtype), dtype)
+            if local.parallel_depth < self.parallel_depth:  # type: ignore[union-attr]
+                olds.append(self.emit(ir.LocalAtomic, [ref, v], dtype, ref.name + "_old", op=op))
+                continue
+            old = self.emit(ir.LocalLoad, [ref], dtype, ref.name)
+            new = self.binop(op, old, v) if op != "xchg" else v
+            self.emit(ir.LocalStore, [ref, self.cast(self.value(new, dtype), dtype)])
+            olds.append(old)
+        return Vec(tuple(olds), local.shape)  # type: ignore[union-attr]

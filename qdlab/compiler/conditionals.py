@@ -8,18 +8,28 @@ import ast
 
 from . import ir
 from .types import LocalType, promote
+from .vectors import Vec
 
 CMPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 
 
 class Conditionals:
-    """Mixed into `Frontend`; uses its `visit`, `value`, `truth`, `emit`, `cast` and `block`."""
+    """Mixed into `Frontend`; uses its `visit`, `value`, `truth`, `emit`, `cast` and `block` (and
+    `is_vec`, `vmap`, `vec_of`, `vec_binop`, `filled` for vectors)."""
 
     def visit_BoolOp(self, node: ast.BoolOp) -> object:
         """`and`/`or` short-circuit and give an operand's value, as in Python: `(5 and 7) == 7`."""
         is_and = isinstance(node.op, ast.And)
         acc = self.visit(node.values[0])
         for rest in node.values[1:]:
+            if self.is_vec(acc):  # entry by entry, both sides evaluated, 0 or 1 (as Quadrants)
+                op = "and" if is_and else "or"
+                acc = self.vmap(
+                    lambda x, y, op=op: self.binop(op, self.truth(x), self.truth(y)),
+                    acc,
+                    self.visit(rest),
+                )
+                continue
             acc = self.short_circuit(acc, rest, is_and)
         return acc
 
@@ -56,6 +66,8 @@ class Conditionals:
         self.block = other
         b = self.visit(node.orelse)
         self.block = outer
+        if self.is_vec(a) or self.is_vec(b):
+            return self.vector_ifexp(cond, (then, a), (other, b))
         va_t = a.type if isinstance(a, ir.Value) else None
         vb_t = b.type if isinstance(b, ir.Value) else None
         t = promote(va_t or self.value(a).type, vb_t or self.value(b).type)  # type: ignore[arg-type]
@@ -66,6 +78,31 @@ class Conditionals:
         self.block = outer
         self.block.append(ir.If([cond], None, {}, [then, other], self.loc))
         return self.emit(ir.LocalLoad, [ref], t)
+
+    def vector_ifexp(self, cond: ir.Value, *arms: tuple[ir.Block, object]) -> object:
+        """`u if c else w` of vectors: one local per entry, stored in the arm that runs."""
+        outer = self.block
+        vecs = []
+        for blk, x in arms:
+            self.block = blk
+            vecs.append(self.vec_of(x))
+        shape = next(v.shape for v in vecs if v is not None)
+        for k, ((blk, x), v) in enumerate(zip(arms, vecs)):
+            self.block = blk
+            if v is None or v.shape != shape:
+                vecs[k] = self.vec_binop("add", self.filled(shape, 0, None), x)  # shapes checked
+        refs = []
+        self.block = outer
+        for ea, eb in zip(vecs[0].entries, vecs[1].entries):  # type: ignore[union-attr]
+            t = promote(ea.type, eb.type)  # type: ignore[arg-type]
+            refs.append(self.emit(ir.Alloca, (), LocalType(t), "_ifexp"))
+        for (blk, _), v in zip(arms, vecs):
+            self.block = blk
+            for ref, e in zip(refs, v.entries):  # type: ignore[union-attr]
+                self.emit(ir.LocalStore, [ref, self.cast(e, ref.type.dtype)])
+        self.block = outer
+        self.block.append(ir.If([cond], None, {}, [arms[0][0], arms[1][0]], self.loc))
+        return Vec(tuple(self.emit(ir.LocalLoad, [r], r.type.dtype) for r in refs), shape)
 
     def visit_Compare(self, node: ast.Compare) -> object:
         result: object = None

@@ -49,6 +49,9 @@ from .scope import (
 )
 from .source import MISSING, Source, resolve_name
 from .types import DType, f32, i32, promote, u1
+from .vector_index import VectorIndexing
+from .vector_ops import VectorOps
+from .vectors import ElementRef, Vec, VecLocal, Vectors
 
 MAX_DEPTH = 8000
 """Python frames the frontend may use while lowering a kernel: enough for the longest sum CPython
@@ -71,7 +74,6 @@ REFUSED = {
     "Raise": "`raise`",
     "Import": "`import`",
     "ImportFrom": "`import`",
-    "List": "a list",
     "Dict": "a dict",
     "Set": "a set",
     "Await": "`await`",
@@ -82,7 +84,17 @@ REFUSED = {
 }
 
 
-class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVisitor):
+class Frontend(
+    Assignments,
+    Calls,
+    Loops,
+    Conditionals,
+    CompileTime,
+    Vectors,
+    VectorIndexing,
+    VectorOps,
+    ast.NodeVisitor,
+):
     """Lowers one kernel (and the `@qd.func`s it calls, inlined) to a `ir.Kernel`."""
 
     def __init__(self, kernel: ir.Kernel, source: Source, globals_: dict, config: dict) -> None:
@@ -176,6 +188,14 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
                     "an array cannot be used as a number here; index it, e.g. `a[i]`.", QdTypeError
                 )
             return x
+        if isinstance(x, (Vec, lang.Matrix)):
+            raise self.error(
+                f"a {self.vec_of(x)} cannot be used as a scalar here; take an entry (`v[0]`, "
+                "`v.x`) or reduce it (`v.sum()`, `v.norm()`).",
+                QdTypeError,
+            )
+        if isinstance(x, np.generic):
+            x = x.item()
         if isinstance(x, bool):
             return self.const(x, u1)
         if isinstance(x, int):
@@ -231,6 +251,8 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
         return self.emit(ir.Cmp, [v, self.const(0, v.type)], u1, pred="ne")  # type: ignore[arg-type]
 
     def binop(self, op: str, a: object, b: object) -> object:
+        if self.is_vec(a) or self.is_vec(b):
+            return self.vec_binop(op, a, b)
         if is_number(a) and is_number(b):
             return self.fold(op, a, b)
         va, vb = self.value(a), self.value(b)
@@ -254,6 +276,8 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
             raise self.error("division by zero in a constant expression.") from None
 
     def compare(self, pred: str, a: object, b: object) -> object:
+        if self.is_vec(a) or self.is_vec(b):
+            return self.vec_compare(pred, a, b)
         if is_number(a) and is_number(b):
             return bool(
                 {
@@ -276,6 +300,8 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
                 b = frame[name]
                 if isinstance(b, Local):
                     return self.emit(ir.LocalLoad, [b.ref], b.ref.type.dtype, name)  # type: ignore[union-attr]
+                if isinstance(b, VecLocal):
+                    return self.load_vec_local(b)
                 return b
         value = resolve_name(self.scope.source.fn, name)
         if value is MISSING:
@@ -428,7 +454,7 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
                 )
             raise FuncReturn()
         value = self.visit(node.value)
-        values = value if isinstance(value, tuple) else (value,)
+        values = self.return_values(value)
         if len(values) != len(self.kernel.returns):
             raise self.error(
                 f"expected {len(self.kernel.returns)} return values, got {len(values)}.",
@@ -460,7 +486,10 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
         return tuple(self.visit(e) for e in node.elts)
 
     def visit_Attribute(self, node: ast.Attribute) -> object:
-        base = self.visit(node.value)
+        base = self.subscript_base(node.value)
+        if isinstance(base, (Vec, ElementRef, lang.Matrix)):
+            target = node.value.id if isinstance(node.value, ast.Name) else None
+            return self.vec_attribute(base, node.attr, target)
         if isinstance(base, ir.Value) and ir.is_array(base):
             if node.attr == "shape":
                 return tuple(
@@ -499,7 +528,9 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
         items = [] if idx is None else list(idx) if isinstance(idx, tuple) else [idx]  # a[None]
         flat: list[object] = []
         for it in items:
-            flat.extend(it if isinstance(it, tuple) else [it])
+            flat.extend(
+                it if isinstance(it, tuple) else it.entries if isinstance(it, Vec) else [it]
+            )
         ndim = arr.type.ndim  # type: ignore[union-attr]
         if len(flat) != ndim:
             raise self.error(
@@ -518,7 +549,12 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
         return base, indices
 
     def visit_Subscript(self, node: ast.Subscript) -> object:
-        base = self.visit(node.value)
+        base = self.subscript_base(node.value)
+        if isinstance(base, ElementRef):
+            return self.element_load(base, self.index_items(node.slice))
+        if isinstance(base, (Vec, lang.Matrix)):
+            what = f"`{node.value.id}`" if isinstance(node.value, ast.Name) else "this value"
+            return self.vec_index(self.vec_of(base), self.index_items(node.slice), what)  # type: ignore[arg-type]
         if isinstance(base, tuple):
             key = self.visit(node.slice)
             if not isinstance(key, int):
@@ -541,9 +577,13 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
                     ) from None
         array, indices = self.subscript_target(node)
         base_arr, grad = GradOf.unpack(array)
+        if base_arr.type.element:  # type: ignore[union-attr]
+            return self.element_load(ElementRef(base_arr, grad, tuple(indices)))  # type: ignore[arg-type]
         return self.emit(ir.Load, [base_arr, *indices], base_arr.type.dtype, grad=grad)  # type: ignore
 
     def visit_BinOp(self, node: ast.BinOp) -> object:
+        if isinstance(node.op, ast.MatMult):
+            return self.matmul(self.visit(node.left), self.visit(node.right))
         op = BINOPS.get(type(node.op))
         if op is None:
             raise self.error(f"operator {type(node.op).__name__} is not supported in a kernel.")
@@ -551,6 +591,11 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> object:
         x = self.visit(node.operand)
+        if self.is_vec(x) and isinstance(node.op, ast.Not):
+            return self.vmap(lambda e: self.compare("eq", self.truth(e), False), self.vec_of(x))
+        if self.is_vec(x) and not isinstance(node.op, ast.UAdd):
+            fn = "neg" if isinstance(node.op, ast.USub) else "bitnot"
+            return self.vmap(lambda e: self.unary_op(fn, e), self.vec_of(x))
         if isinstance(node.op, ast.Not):
             if is_number(x):
                 return not x
@@ -566,15 +611,17 @@ class Frontend(Assignments, Calls, Loops, Conditionals, CompileTime, ast.NodeVis
             return x
         if is_number(x):
             return -x if isinstance(node.op, ast.USub) else ~x  # type: ignore[operator]
+        return self.unary_op("neg" if isinstance(node.op, ast.USub) else "bitnot", x)
+
+    def unary_op(self, fn: str, x: object) -> ir.Value:
+        """`-x` (`neg`) or `~x` (`bitnot`) on a scalar."""
         v = self.value(x)
-        if isinstance(node.op, ast.Invert) and not v.type.is_int:  # type: ignore[union-attr]
+        if fn == "bitnot" and not v.type.is_int:  # type: ignore[union-attr]
             raise self.error(
                 f"'bit_not' takes integral inputs only, however '{v.type}' is provided.",
                 QdTypeError,
             )
-        return self.emit(
-            ir.Unary, [v], v.type, fn="neg" if isinstance(node.op, ast.USub) else "bitnot"
-        )
+        return self.emit(ir.Unary, [v], v.type, fn=fn)
 
     def visit_Call(self, node: ast.Call) -> object:
         return self.lower_call(node)

@@ -137,7 +137,8 @@ class Const(Op):
 
 
 class Arg(Op):
-    """Kernel parameter `index`: a scalar value or an array handle."""
+    """Kernel parameter `index`: a scalar value or an array handle; attrs `component` picks one
+    entry of a vector or matrix parameter (row-major)."""
 
     name = "arg"
 
@@ -225,12 +226,14 @@ class _Memory(Op):
 
     @property
     def indices(self) -> list[Value]:
-        n = self.operands[0].type.ndim  # type: ignore[union-attr]
+        """The outer indices, then (for an ndarray of vectors or matrices) the element's."""
+        n = self.operands[0].type.rank  # type: ignore[union-attr]
         return self.operands[1 : 1 + n]
 
 
 class Load(_Memory):
-    """Read array element (array, *indices); attrs `grad` reads the gradient buffer."""
+    """Read array element (array, *indices); attrs `grad` reads the gradient buffer. An ndarray of
+    vectors or matrices takes its element's indices after the outer ones: one scalar per access."""
 
     name = "load"
     pure = False
@@ -371,7 +374,7 @@ class Param:
     name: str
     """Its name in the source."""
     type: Type
-    """DType for scalars, ArrayType for arrays."""
+    """DType for scalars, ArrayType for arrays, TensorType for vectors and matrices by value."""
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import ir
-from .abi import HEADER_BYTES, MAX_CHUNKS
+from .abi import HEADER_BYTES, MAX_CHUNKS, ret_bytes
 
 DEFAULT_BLOCK_DIM = 128
 REDUCTIONS = ("add", "sub", "min", "max", "and", "or", "xor")
@@ -69,6 +69,9 @@ class Plan:
     partials: dict[ir.Value, int]
     """Byte offset of the per-chunk partial results of each reduction local."""
     tmp_bytes: int
+    owned: set[ir.Op] = field(default_factory=set)
+    """Atomics on an array element only their own iteration of a parallel loop touches: they are
+    emitted as a plain read-modify-write (`p[i] += v[i] * dt` over a vec3 ndarray is three)."""
 
 
 def offload(kernel: ir.Kernel) -> Plan:
@@ -95,7 +98,7 @@ def offload(kernel: ir.Kernel) -> Plan:
             if op.result is not None:
                 owner[op.result] = t
     slots: dict[ir.Value, int] = {}
-    offset = HEADER_BYTES
+    offset = HEADER_BYTES + ret_bytes(len(kernel.returns))
 
     def slot(v: ir.Value) -> None:
         nonlocal offset
@@ -120,7 +123,35 @@ def offload(kernel: ir.Kernel) -> Plan:
             slot(r)
             partials[r] = offset
             offset += 8 * MAX_CHUNKS
-    return Plan(tasks, remat, slots, partials, offset)
+    owned = {op for t in tasks if t.kind == "parallel_for" for op in owned_atomics(t.ops[0])}
+    return Plan(tasks, remat, slots, partials, offset, owned)
+
+
+def owned_atomics(loop: ir.Op) -> set[ir.Op]:
+    """Atomics of a 1-D parallel loop that need no atomicity: the element is indexed by the loop
+    index itself (so no two iterations share it), every other access to that array in the loop uses
+    the same index, the old value is unused, and no other array the loop updates atomically could be
+    the same memory (one of its dtype)."""
+    index = loop.regions[0].args[0]
+    accesses: dict[tuple[ir.Value, bool], list[ir.Op]] = {}
+    for op in loop.walk():
+        if "read" in op.effects or "write" in op.effects:
+            accesses.setdefault((op.array_operand, bool(op.attrs.get("grad"))), []).append(op)
+    atomic_dtypes: dict[object, int] = {}
+    for (arr, _), ops in accesses.items():
+        if any(isinstance(op, ir.Atomic) for op in ops):
+            atomic_dtypes[arr.type.dtype] = atomic_dtypes.get(arr.type.dtype, 0) + 1  # type: ignore[union-attr]
+    owned = set()
+    for (arr, _), ops in accesses.items():
+        if arr.type.ndim != 1 or atomic_dtypes.get(arr.type.dtype, 0) != 1:  # type: ignore[union-attr]
+            continue
+        if all(op.operands[1] is index for op in ops):
+            owned |= {
+                op
+                for op in ops
+                if isinstance(op, ir.Atomic) and not (op.result and op.result.users)
+            }
+    return owned
 
 
 def _reductions(loop: ir.For) -> list[ir.Value]:

@@ -21,7 +21,7 @@ import re
 
 from . import ir
 from .errors import SourceLoc
-from .types import DTYPES, ArrayType, LocalType, Type
+from .types import DTYPES, ArrayType, DType, LocalType, TensorType, Type
 
 OPS: dict[str, type[ir.Op]] = {
     cls.name: cls
@@ -31,7 +31,7 @@ OPS: dict[str, type[ir.Op]] = {
 """Op classes by their printed name."""
 
 _HEADER = re.compile(r"kernel (\w+)\((.*?)\)(?: -> \((.*?)\))? \{$")
-_PARAM = re.compile(r"(\w+): (ndarray<[^>]*>|local<[^>]*>|\w+)")
+_PARAM = re.compile(r"(\w+): (ndarray<[^>]*>|local<[^>]*>|\w+(?:\[[\dx]+\])?)")
 _RESULT = re.compile(r"(%[\w.]+) = ")
 _OPNAME = re.compile(r"(\w+)")
 _OPERAND = re.compile(r" ?(%[\w.]+),?")
@@ -50,11 +50,22 @@ def parse_type(text: str) -> Type:
     if text.startswith("local<") and text.endswith(">"):
         return LocalType(DTYPES[text[6:-1]])
     if text.startswith("ndarray<") and text.endswith(">"):
-        dtype, ndim, *flags = (part.strip() for part in text[8:-1].split(","))
+        element, ndim, *flags = (part.strip() for part in text[8:-1].split(","))
+        dtype, shape = _shaped(element)
         return ArrayType(
-            DTYPES[dtype], int(ndim), "grad" in flags, "clamp" if "clamp" in flags else "unsafe"
+            dtype, int(ndim), "grad" in flags, "clamp" if "clamp" in flags else "unsafe", shape
         )
+    if text.endswith("]"):
+        return TensorType(*_shaped(text))
     raise ParseError(f"unknown type {text!r}")
+
+
+def _shaped(text: str) -> tuple[DType, tuple[int, ...]]:
+    """`f32` -> (f32, ()); `f32[2x3]` -> (f32, (2, 3))."""
+    name, _, dims = text.partition("[")
+    if name not in DTYPES:
+        raise ParseError(f"unknown type {text!r}")
+    return DTYPES[name], tuple(int(d) for d in dims.rstrip("]").split("x")) if dims else ()
 
 
 def _literal(node: ast.expr) -> object:

@@ -29,6 +29,7 @@ from .printer import print_kernel
 from .report import make_report
 from .source import Source, source_lines
 from .targets import Target, symbols
+from .types import TensorType
 from .verify import verify
 
 log = logging.getLogger("qdlab")
@@ -47,6 +48,9 @@ class KernelSpec:
     returns: list
     templates: dict = field(default_factory=dict)
     autodiff: bool = False
+    return_shapes: list[tuple[int, ...]] = field(default_factory=list)
+    """The shape of each return value (`()` for a scalar, `(3,)` for a vec3), in the order of the
+    annotation; `returns` lists their entries' types, flattened."""
 
 
 @dataclass
@@ -324,8 +328,12 @@ def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
             values[p.name] = spec.templates[p.name]
             continue
         fe.loc = source.loc(source.tree.args.args[index], spec.name)
+        if isinstance(p.type, TensorType):  # a vector by value: one argument per entry
+            values[p.name] = fe.param_vec(p.name, p.type, index)
+            continue
         values[p.name] = fe.emit(ir.Arg, (), p.type, p.name, index=index)
     fe.loc = None
+    fe.return_shapes = tuple(spec.return_shapes)
     fe.lower_kernel(values)
     kernel.flags["deps"] = fe.deps
     return kernel, source

@@ -32,8 +32,8 @@ from .abi import (
     HEADER_BYTES,
     IFACE_SLOTS,
     MAX_CHUNKS,
-    RET_OFFSET,
     arg_words,
+    ret_offset,
     words_struct,
 )
 from .errors import QdAssertionError, QdIndexError, SourceLoc
@@ -223,10 +223,10 @@ def overlapping(
 
 
 def read_returns(returns: list[DType], tmp: np.ndarray) -> object:
-    """The kernel's return values, from the words a task wrote at RET_OFFSET."""
+    """The kernel's return values, from the words a task wrote at `ret_offset(k)`."""
     out = []
     for k, t in enumerate(returns):
-        word = int(tmp[RET_OFFSET // 8 + k])
+        word = int(tmp[ret_offset(k) // 8])
         if t.is_float:
             x = (
                 struct.unpack("<d", struct.pack("<q", word))[0]
@@ -250,8 +250,7 @@ def raise_error(kernel: str, tmp: np.ndarray, unit: Unit) -> None:
         index, extent = int(tmp[HDR_INDEX // 8]), int(tmp[HDR_EXTENT // 8])
         raise QdIndexError(
             f"Out of bound access: index {index} is out of range for `{m.array}` (extent {extent}) "
-            "in kernel "
-            f"`{kernel}`.",
+            f"in kernel `{kernel}`.",
             m.loc,
         )
     raise QdAssertionError(f"assertion failed in kernel `{kernel}`: {m.text}", m.loc)

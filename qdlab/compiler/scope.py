@@ -72,6 +72,8 @@ class Scope:
     """How this function is reached from the kernel: "" for the kernel, "twice" or "twice/helpers.f"
     for the @qd.funcs it calls. The manifest re-resolves names through this path, never through
     module names."""
+    statics: set = field(default_factory=set)
+    """Names bound by `n = qd.static(...)`: compile-time values that cannot be assigned."""
 
 
 class FuncReturn(Exception):

@@ -45,6 +45,7 @@ def describe_statements(kernel: ir.Kernel, constructs: list[split.Construct]) ->
     segment_of = {p: s for s, seg in enumerate(split.segments(kernel)) for p in seg}
     owner = {p: c.index for c in constructs for p in c.positions}
     position = {op: p for p, op in enumerate(ops)}
+    entries = kernel.flags.get("entries", {})
     out: list[Statement] = []
     for p, op in enumerate(ops):
         g = group[p]
@@ -63,6 +64,7 @@ def describe_statements(kernel: ir.Kernel, constructs: list[split.Construct]) ->
         name = op.result.name if op.result is not None else ""
         if isinstance(op, (ir.LocalStore, ir.LocalAtomic)):
             name = op.operands[0].name
+        name = entries.get(name, name)  # `v_x`, `v_y`, `v_z` define one vector, `v`
         if name and not name.startswith("_") and name not in st.defines:
             st.defines.append(name)
         for inner in op.walk():

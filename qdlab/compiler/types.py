@@ -5,6 +5,7 @@ Types are frozen so they can key caches and appear in canonical IR text.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,12 +76,21 @@ class ArrayType:
     """Whether the array carries a `.grad` buffer."""
     boundary: str = "unsafe"
     """`"unsafe"` (no index checks unless debug) or `"clamp"` (every index clamped into range)."""
+    element: tuple[int, ...] = ()
+    """The static shape of each element: `(3,)` for an ndarray of vec3, `(2, 2)` of mat2, `()` of
+    scalars. Memory holds the outer shape followed by the element shape (an ndarray of vec3 of shape
+    (n,) is an (n, 3) array), so an element's entries are indexed by trailing constant indices."""
+
+    @property
+    def rank(self) -> int:
+        """Indices a scalar access takes: the outer axes, then the element's."""
+        return self.ndim + len(self.element)
 
     def __str__(self) -> str:
         extra = "".join(
             [", clamp" if self.boundary == "clamp" else "", ", grad" if self.needs_grad else ""]
         )
-        return f"ndarray<{self.dtype}, {self.ndim}{extra}>"
+        return f"ndarray<{shape_text(self.dtype, self.element)}, {self.ndim}{extra}>"
 
 
 @dataclass(frozen=True)
@@ -94,7 +104,30 @@ class LocalType:
         return f"local<{self.dtype}>"
 
 
-Type = DType | ArrayType | LocalType
+@dataclass(frozen=True)
+class TensorType:
+    """A vector or matrix kernel parameter passed by value (`qd.types.vector(3, qd.f32)`): one
+    argument word per entry, row-major. Inside the kernel it is a vector of scalar values."""
+
+    dtype: DType
+    """Type of every entry."""
+    shape: tuple[int, ...]
+    """`(n,)` for a vector, `(n, m)` for a matrix."""
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __str__(self) -> str:
+        return shape_text(self.dtype, self.shape)
+
+
+def shape_text(dtype: DType, shape: tuple[int, ...]) -> str:
+    """`f32`, `f32[3]` or `f32[2x3]`: how the printer writes an element or tensor type."""
+    return f"{dtype}[{'x'.join(map(str, shape))}]" if shape else str(dtype)
+
+
+Type = DType | ArrayType | LocalType | TensorType
 
 
 def promote(a: DType, b: DType) -> DType:

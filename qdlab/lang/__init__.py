@@ -13,6 +13,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..compiler.types import DType
+from . import matrix
+from .matrix import Matrix as Matrix
+from .matrix import MatrixType as MatrixType
+from .matrix import Vector as Vector
+from .matrix import VectorType as VectorType
 from .ranges import Ndrange
 
 
@@ -51,7 +56,10 @@ class Builtin:
         self.name = name
 
     def __call__(self, *args: object, **kwargs: object) -> object:
-        raise RuntimeError(f"qd.{self.name}() can only be used inside a @qd.kernel or @qd.func")
+        out = matrix.host_call(self.name, args) if not kwargs else NotImplemented
+        if out is NotImplemented:
+            raise RuntimeError(f"qd.{self.name}() can only be used inside a @qd.kernel or @qd.func")
+        return out
 
     def __repr__(self) -> str:
         return f"qd.{self.name}"
@@ -107,6 +115,9 @@ _OTHER = [
     "raw_div",
     "raw_mod",
     "bit_shr",
+    "svd",
+    "polar_decompose",
+    "sym_eig",
 ]
 
 
@@ -136,9 +147,9 @@ def static_assert(cond: object, msg: str | None = None) -> None:
 @dataclass(frozen=True)
 class ArrayAnnotation:
     """`qd.types.NDArray[qd.f32, 1]` / `qd.types.ndarray(dtype=, ndim=, ...)`; None fields are taken
-    from the argument."""
+    from the argument. `dtype` may be a vector or matrix type (`NDArray[qd.math.vec3, 1]`)."""
 
-    dtype: DType | None = None
+    dtype: DType | MatrixType | None = None
     ndim: int | None = None
     needs_grad: bool | None = None
     boundary: str = "unsafe"
@@ -180,6 +191,8 @@ class types:  # lowercase, as it mirrors the `qd.types` namespace
     ndarray = staticmethod(ndarray_type)
     Template = Template
     template = staticmethod(template)
+    vector = staticmethod(matrix.vector)
+    matrix = staticmethod(matrix.matrix)
 
 
 @contextlib.contextmanager

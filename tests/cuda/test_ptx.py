@@ -164,7 +164,10 @@ def test_the_gradient_kernel_compiles_to_the_gradient_on_cuda() -> None:
     x.grad."""
     forward, gradient = qd.compile_ptx(square, sm="sm_90"), qd.compile_ptx(square.grad, sm="sm_90")
     assert "st.global.b32" in forward and "atom.global.add.f32" not in forward
-    assert "atom.global.add.f32" in gradient
+    # x.grad[i] += 2 * x[i] * y.grad[i]: reads x, y.grad and x.grad (the add is a plain
+    # read-modify-write, as only iteration i touches x.grad[i])
+    assert (forward.count("ld.global.b32"), gradient.count("ld.global.b32")) == (1, 3)
+    assert "st.global.b32" in gradient
     assert forward != gradient
 
 

@@ -11,9 +11,12 @@ Besides plain loops and definitions, the statements reach what the split and the
 right: top-level `if`s with and without `else` and `while` loops of zero or more trips that may or
 may not write a kernel-level local, serial and parallel loops writing locals conditionally, atomics
 on locals whose old value is used, a top-level `return` (with statements after it that must not
-run), random draws read by several constructs, one array passed for two parameters, and a
+run), random draws read by several constructs, one array passed for two parameters, a
 compile-time helper reading a module global (which the test changes between two loads of the same
-kernel). `Program.patterns` names the ones a program uses.
+kernel), and vectors: an ndarray of ivec3 read and written whole, by entry, by swizzle and through a
+runtime entry index, vector locals at the top level (written in part, carried through a serial
+loop, reduced into from a parallel one), vector atomics, and vector arithmetic, `dot`, `cross` and
+`max`. `Program.patterns` names the ones a program uses.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from hypothesis import strategies as st
 
 INT_ARRAYS = ["A0", "A1", "A2"]
 FLOAT_ARRAYS = ["F0", "F1"]
+VECTOR_ARRAYS = ["V0"]
+"""ndarrays of ivec3 (NumPy (n, 3) int32 arrays in the reference)."""
 KINDS = [
     "def",
     "fdef",
@@ -46,6 +51,7 @@ KINDS = [
     "shared_random",
     "return",
     "helper",
+    *["vloop", "ventry", "vlocal", "vreduce", "vcarried", "vatomic", "vdynamic"],
 ]
 PATTERNS = (
     "if_else",
@@ -64,6 +70,13 @@ PATTERNS = (
     "volatile_snapshot",
     "aliased_arrays",
     "compile_time_helper",
+    "vector_loop",
+    "vector_entry_write",
+    "vector_local",
+    "vector_reduce",
+    "vector_carried",
+    "vector_atomic",
+    "vector_dynamic_index",
 )
 _counter = itertools.count()
 
@@ -82,6 +95,8 @@ class Program:
     scalars: list[str] = field(default_factory=list)
     """Names of i32 locals defined at top level (usable in later statements)."""
     fscalars: list[str] = field(default_factory=list)
+    vlocals: list[str] = field(default_factory=list)
+    """Names of ivec3 locals defined at top level."""
     patterns: set[str] = field(default_factory=set)
     helper_value: int | None = None
     """The module global the compile-time helper reads, if the program uses one."""
@@ -107,6 +122,7 @@ class Program:
         params = ", ".join(
             [f"{a}: qd.types.NDArray[qd.i32, 1]" for a in INT_ARRAYS]
             + [f"{f}: qd.types.NDArray[qd.f32, 1]" for f in FLOAT_ARRAYS]
+            + [f"{v}: qd.types.NDArray[qd.types.vector(3, qd.i32), 1]" for v in VECTOR_ARRAYS]
             + ["k: qd.i32"]
         )
         ret = " -> qd.i32" if self.returns else ""
@@ -139,7 +155,7 @@ class Program:
                     "    return map(np.int32, range(n))",
                     "",
                     "",
-                    f"def prog({', '.join(INT_ARRAYS + FLOAT_ARRAYS)}, k):",
+                    f"def prog({', '.join(INT_ARRAYS + FLOAT_ARRAYS + VECTOR_ARRAYS)}, k):",
                     "    k = np.int32(k)",
                     *(body or ["    pass"]),
                 ]
@@ -161,6 +177,10 @@ def int_expr(
         choices += ["read", "read", "index"]
     if readable:
         choices.append("read_const")
+    if idx is not None:
+        choices.append("vread")  # no loop writes V0 but at `i` (or only through atomics)
+    if p.vlocals:
+        choices.append("ventry")
     if p.helper_value is not None:
         choices.append("helper")
     if depth < 2:
@@ -180,6 +200,10 @@ def int_expr(
         return f"{draw(st.sampled_from(readable))}[{draw(st.integers(0, p.n - 1))}]"
     if kind == "helper":
         return "qd.static(helper())"
+    if kind == "vread":
+        return f"V0[{idx}][{draw(st.integers(0, 2))}]"
+    if kind == "ventry":
+        return f"{draw(st.sampled_from(p.vlocals))}[{draw(st.integers(0, 2))}]"
     op = draw(st.sampled_from(["+", "-", "*", "//", "%", "&", "^", "|", "max", "min"]))
     a = int_expr(draw, p, idx, depth + 1, readable)
     b = int_expr(draw, p, idx, depth + 1, readable)
@@ -211,13 +235,126 @@ def float_expr(draw, p: Program, idx: str | None, depth: int = 0) -> str:
     return f"({float_expr(draw, p, idx, depth + 1)} {op} {float_expr(draw, p, idx, depth + 1)})"
 
 
+def vec_expr(draw, p: Program, idx: str | None, depth: int = 0) -> tuple[str, str]:
+    """An ivec3 expression, as (kernel text, NumPy text): V0 read at `idx`, a `qd.Vector` of i32
+    expressions, a top-level vector local, a swizzle, entry-wise arithmetic (a scalar broadcast),
+    `qd.max` and `cross`."""
+    choices = ["make"]
+    if idx is not None:
+        choices += ["read", "read"]
+    if p.vlocals:
+        choices.append("local")
+    if depth < 2:
+        choices += ["bin", "bin", "swizzle", "scalar", "max", "cross"]
+    kind = draw(st.sampled_from(choices))
+    if kind == "read":
+        return f"V0[{idx}]", f"V0[{idx}]"
+    if kind == "local":
+        name = draw(st.sampled_from(p.vlocals))
+        return name, name
+    if kind == "make":
+        es = [int_expr(draw, p, idx, 2) for _ in range(3)]
+        return f"qd.Vector([{', '.join(es)}])", f"np.array([{', '.join(es)}], np.int32)"
+    a, ra = vec_expr(draw, p, idx, depth + 1)
+    if kind == "swizzle":
+        pattern = "".join(draw(st.lists(st.sampled_from("xyz"), min_size=3, max_size=3)))
+        return f"({a}).{pattern}", f"({ra})[[{', '.join(str('xyz'.index(c)) for c in pattern)}]]"
+    if kind == "scalar":
+        e, op = int_expr(draw, p, idx, 2), draw(st.sampled_from(["+", "-", "*", "&"]))
+        return f"({a} {op} {e})", f"({ra} {op} np.int32({e}))"
+    b, rb = vec_expr(draw, p, idx, depth + 1)
+    if kind == "max":
+        return f"qd.max({a}, {b})", f"np.maximum({ra}, {rb})"
+    if kind == "cross":
+        return f"({a}).cross({b})", f"np.cross({ra}, {rb})"
+    op = draw(st.sampled_from(["+", "-", "*", "^", "|"]))
+    return f"({a} {op} {b})", f"({ra} {op} {rb})"
+
+
+def vec_sum(name: str) -> str:
+    """A vector's entries summed in i32 (NumPy's `sum` would widen to i64)."""
+    return f"({name}[0] + {name}[1] + {name}[2])"
+
+
+def _vector_statement(draw, p: Program, s: int, kind: str) -> None:
+    n = p.n
+    if kind == "vloop":
+        k_expr, r_expr = vec_expr(draw, p, "i")
+        p.emit(f"for i in range({n}):")
+        p.emit(f"V0[i] = {k_expr}", f"V0[i] = {r_expr}", indent=2)
+        p.patterns.add("vector_loop")
+    elif kind == "ventry":
+        c = draw(st.integers(0, 2))
+        e = int_expr(draw, p, "i", 1)
+        p.emit(f"for i in range({n}):")
+        if draw(st.booleans()):
+            p.emit(f"V0[i].{'xyz'[c]} += {e}", f"V0[i][{c}] += np.int32({e})", indent=2)
+        else:
+            p.emit(f"V0[i][{c}] = {e}", indent=2)
+        p.patterns.add("vector_entry_write")
+    elif kind == "vdynamic":
+        e = int_expr(draw, p, "i", 1)
+        p.emit(f"for i in range({n}):")
+        p.emit(f"V0[i][(A0[i] + {e}) % 3] = {int_expr(draw, p, 'i', 1)}", indent=2)
+        p.patterns.add("vector_dynamic_index")
+    elif kind == "vlocal":
+        name = f"u{s}"
+        k_expr, r_expr = vec_expr(draw, p, None)
+        p.emit(f"{name} = {k_expr}", f"{name} = np.array({r_expr}, np.int32)")
+        c, e = draw(st.integers(0, 2)), int_expr(draw, p, None, 1)
+        p.emit(f"{name}.{'xyz'[c]} = {e}", f"{name}[{c}] = np.int32({e})")
+        arr = draw(st.sampled_from(INT_ARRAYS))
+        p.emit(f"for i in range({n}):")
+        p.emit(f"{arr}[i] = {arr}[i] + {name}[{draw(st.integers(0, 2))}]", indent=2)
+        p.vlocals.append(name)
+        p.patterns.add("vector_local")
+    elif kind == "vreduce":
+        name, dst = f"t{s}", draw(st.sampled_from(INT_ARRAYS))
+        p.emit(f"{name} = qd.Vector([0, 0, 0])", f"{name} = np.zeros(3, np.int32)")
+        p.emit(f"for i in range({n}):")
+        p.emit(f"{name} += V0[i] % 17", f"{name} = {name} + V0[i] % 17", indent=2)
+        c = draw(st.integers(0, n - 1))
+        p.emit(
+            f"{dst}[{c}] = {name}.dot(qd.Vector([1, 2, 3]))",
+            f"{dst}[{c}] = {name}[0] + 2 * {name}[1] + 3 * {name}[2]",
+        )
+        p.patterns.add("vector_reduce")
+    elif kind == "vcarried":
+        name, src = f"q{s}", draw(st.sampled_from(INT_ARRAYS))
+        p.emit(f"{name} = qd.Vector([1, 2, 3])", f"{name} = np.array([1, 2, 3], np.int32)")
+        p.emit("qd.loop_config(serialize=True)", "pass")
+        p.emit(f"for i in range({n}):")
+        p.emit(f"if {src}[i] > {draw(st.integers(-40, 40))}:", indent=2)
+        p.emit(
+            f"{name} = {name}.zxy + V0[i] % 5", f"{name} = {name}[[2, 0, 1]] + V0[i] % 5", indent=3
+        )
+        dst = draw(st.sampled_from(INT_ARRAYS))
+        p.emit(f"{dst}[{draw(st.integers(0, n - 1))}] = {vec_sum(name)}")
+        p.vlocals.append(name)
+        p.patterns.add("vector_carried")
+    elif kind == "vatomic":
+        step = draw(st.integers(1, 7))
+        v = [draw(st.integers(-5, 5)) for _ in range(3)]
+        p.emit(f"for i in range({n}):")
+        p.emit(
+            f"qd.atomic_add(V0[(i * {step}) % {n}], qd.Vector({v}))",
+            f"V0[(i * {step}) % {n}] += np.array({v}, np.int32)",
+            indent=2,
+        )
+        p.patterns.add("vector_atomic")
+
+
 def _int_def(p: Program, name: str, expr: str, indent: int = 1) -> None:
+    if expr.startswith("qd.static("):
+        expr = f"0 + {expr}"  # `x = qd.static(...)` binds a compile-time name, which is not a local
     p.emit(f"{name} = {expr}", f"{name} = np.int32({expr})", indent)
 
 
 def _statement(draw, p: Program, s: int, kind: str) -> None:
     n = p.n
-    if kind == "def":
+    if kind.startswith("v"):
+        _vector_statement(draw, p, s, kind)
+    elif kind == "def":
         name = f"s{s}"
         _int_def(p, name, int_expr(draw, p, None, 0, tuple(INT_ARRAYS)))
         p.scalars.append(name)

@@ -10,7 +10,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from program_gen import FLOAT_ARRAYS, INT_ARRAYS, Program, load, programs
+from program_gen import FLOAT_ARRAYS, INT_ARRAYS, VECTOR_ARRAYS, Program, load, programs
 
 import qdlab as qd
 
@@ -27,7 +27,8 @@ def inputs(p: Program) -> tuple[list[np.ndarray], int]:
     rng = np.random.default_rng(len(p.kernel_lines) * 7919 + p.n)
     ints = [rng.integers(-50, 50, p.n).astype(np.int32) for _ in INT_ARRAYS]
     floats = [rng.uniform(-4, 4, p.n).astype(np.float32) for _ in FLOAT_ARRAYS]
-    return ints + floats, int(rng.integers(-9, 9))
+    vectors = [rng.integers(-50, 50, (p.n, 3)).astype(np.int32) for _ in VECTOR_ARRAYS]
+    return ints + floats + vectors, int(rng.integers(-9, 9))
 
 
 def call(fn, p: Program, arrays: list[np.ndarray], k: int) -> tuple[list[np.ndarray], object]:

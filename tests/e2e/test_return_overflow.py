@@ -75,3 +75,21 @@ def test_an_index_space_beyond_i32_is_an_error(per_offload: bool, n: int, m: int
     with pytest.raises(qd.QdRuntimeError):
         fills(a, 2**15)  # 2**31 points, wrapping to a negative count in i32
     assert a[0] == 0
+
+
+@qd.kernel
+def returns_twelve(
+    a: F32,
+) -> tuple[
+    qd.i32, qd.i32, qd.i32, qd.i32, qd.i32, qd.i32, qd.f32, qd.f32, qd.f32, qd.i64, qd.i32, qd.f64
+]:
+    s = 0.0
+    for i in range(a.shape[0]):  # a construct before the return: its temporaries sit after them
+        s += a[i]
+    return 1, 2, 3, 4, 5, 6, 7.5, 8.5, s, 2**40, 11, 0.25
+
+
+def test_more_return_values_than_the_header_holds(per_offload: bool) -> None:
+    """Return words past the eighth live after the header, where the plan leaves room for them."""
+    a = np.arange(4, dtype=np.float32)
+    assert returns_twelve(a) == (1, 2, 3, 4, 5, 6, 7.5, 8.5, 6.0, 2**40, 11, 0.25)

@@ -39,9 +39,7 @@ def lower(case: object) -> ir.Kernel:
     k = case.kernel  # type: ignore[attr-defined]
     rng = np.random.default_rng(harness.case_seed(case.name))  # type: ignore[attr-defined]
     args = case.make_inputs(rng)  # type: ignore[attr-defined]
-    arrays = case.ndarray_args  # type: ignore[attr-defined]
-    call_args = [harness._to_backend(qd, a) if i in arrays else a for i, a in enumerate(args)]
-    sig, _, templates = k.bind(tuple(call_args), {})
+    sig, _, templates = k.bind(tuple(harness.call_args(qd, case, args)), {})
     kernel, _ = pipeline.lower(k.spec(sig, templates), state.config())
     kernel.flags.pop("deps", None)
     return kernel

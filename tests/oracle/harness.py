@@ -50,31 +50,45 @@ def case_seed(name: str) -> int:
     return zlib.crc32(name.encode())
 
 
-def _to_backend(backend: ModuleType, arr: np.ndarray) -> Any:
-    """Copy a NumPy array into a fresh ``backend.ndarray`` of the same dtype and shape."""
+def to_backend(backend: ModuleType, arr: np.ndarray, element_axes: int = 0) -> Any:
+    """Copy a NumPy array into a fresh ``backend.ndarray`` of the same dtype and shape; with
+    ``element_axes``, its last 1 or 2 axes are the shape of a vector or matrix element."""
     dtype = getattr(backend, _NP_TO_QD[arr.dtype])
-    nd = backend.ndarray(dtype, arr.shape)
+    shape = arr.shape
+    if element_axes:
+        element = shape[len(shape) - element_axes :]
+        shape = shape[: len(shape) - element_axes]
+        maker = backend.types.vector if element_axes == 1 else backend.types.matrix
+        dtype = maker(*element, dtype)
+    nd = backend.ndarray(dtype, shape)
     nd.from_numpy(np.ascontiguousarray(arr))
     return nd
+
+
+def call_args(backend: ModuleType, case: Any, args: list[Any]) -> list[Any]:
+    """The case's inputs as the kernel gets them: `ndarray_args` as ``backend.ndarray``s."""
+    elements = dict(case.elements)
+    return [
+        to_backend(backend, a, elements.get(k, 0)) if k in case.ndarray_args else a
+        for k, a in enumerate(args)
+    ]
 
 
 def run_case(backend: ModuleType, case: Any) -> dict[str, np.ndarray]:
     """Run one case on fresh inputs; return ``{"arg<k>": array, "ret": array}`` copies."""
     rng = np.random.default_rng(case_seed(case.name))
     args = case.make_inputs(rng)
-    call_args = [
-        _to_backend(backend, a) if k in case.ndarray_args else a for k, a in enumerate(args)
-    ]
-    ret = case.kernel(*call_args)
+    converted = call_args(backend, case, args)
+    ret = case.kernel(*converted)
     sync = getattr(backend, "sync", None)
     if sync is not None:
         sync()
     result: dict[str, np.ndarray] = {}
     for k in case.outputs:
-        a = call_args[k]
+        a = converted[k]
         result[f"arg{k}"] = np.array(a.to_numpy() if hasattr(a, "to_numpy") else a, copy=True)
     if case.returns:
-        result["ret"] = np.asarray(ret)
+        result["ret"] = np.asarray(ret.to_numpy() if hasattr(ret, "to_numpy") else ret)
     return result
 
 

@@ -37,6 +37,8 @@ class Case:
     outputs: tuple[int, ...]
     ndarray_args: tuple[int, ...] = ()
     returns: bool = False
+    elements: tuple[tuple[int, int], ...] = ()
+    """(argument, element axes) of ndarray arguments of vectors (1) or matrices (2)."""
 
 
 CASES: list[Case] = []
@@ -48,12 +50,13 @@ def case(
     ndarray_args: tuple[int, ...] = (),
     returns: bool = False,
     name: str | None = None,
+    elements: tuple[tuple[int, int], ...] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated (already ``@qd.kernel``-wrapped) kernel as a case."""
 
     def register(kernel: Callable[..., Any]) -> Callable[..., Any]:
         case_name = name or getattr(kernel, "__name__", None) or kernel.func.__name__
-        CASES.append(Case(case_name, kernel, make_inputs, outputs, ndarray_args, returns))
+        CASES.append(Case(case_name, kernel, make_inputs, outputs, ndarray_args, returns, elements))
         return kernel
 
     return register
@@ -1126,3 +1129,325 @@ def boundary_clamp_1d(a: ClampF32, out: qd.types.NDArray[qd.f32, 1]):
 def boundary_clamp_2d(a: ClampF32x2, out: qd.types.NDArray[qd.f32, 2]):
     for i, j in qd.ndrange(out.shape[0], out.shape[1]):
         out[i, j] = a[i - 1, j + 1] + a[i + 1, j - 1] * 0.5
+
+
+# ============================================================================= vectors and matrices
+# Vectors and matrices are unrolled into scalar values; these cases check each construct against
+# the reference (and, like every case, split against whole-kernel bit for bit).
+
+Vec3 = qd.types.NDArray[qd.math.vec3, 1]
+Mat3 = qd.types.NDArray[qd.math.mat3, 1]
+Mat2 = qd.types.NDArray[qd.math.mat2, 1]
+IVec3 = qd.types.NDArray[qd.types.vector(3, qd.i32), 1]
+F32x1 = qd.types.NDArray[qd.f32, 1]
+GRAVITY = qd.Vector([0.0, -9.8, 0.0])
+
+
+@qd.func
+def reflect_y(v: qd.math.vec3) -> qd.math.vec3:
+    w = v
+    w.y = -w.y
+    return w
+
+
+@qd.func
+def lerp3(a, b, t):
+    return a + (b - a) * t
+
+
+@case(
+    lambda r: [f32(r, 200, 3), f32(r, 200, 3), zeros(np.float32, 200), 0.01],
+    outputs=(0, 2),
+)
+@qd.kernel
+def vec_particles(p: Vec3, v: Vec3, d: F32x1, dt: qd.f32):
+    for i in p:
+        p[i] += v[i] * dt
+        d[i] = p[i].norm()
+
+
+@case(
+    lambda r: [f32(r, 64, 3), f32(r, 64, 3), zeros(np.float32, 64, 3), zeros(np.float32, 64, 4)],
+    outputs=(2, 3),
+    ndarray_args=(0, 2),
+    elements=((0, 1), (2, 1)),
+)
+@qd.kernel
+def vec_products(
+    a: Vec3, b: qd.types.NDArray[qd.f32, 2], c: Vec3, out: qd.types.NDArray[qd.math.vec4, 1]
+):
+    for i in a:
+        x = a[i]
+        y = qd.Vector([b[i, 0], b[i, 1], b[i, 2]])
+        c[i] = x.cross(y) + x.normalized() * 0.5
+        out[i] = qd.math.vec4(x.dot(y), (x - y).norm_sqr(), x.sum(), x.max() - y.min())
+
+
+@case(
+    lambda r: [
+        f32(r, 40, 3, 3),
+        f32(r, 40, 3),
+        zeros(np.float32, 40, 3, 3),
+        zeros(np.float32, 40, 3),
+    ],
+    outputs=(2, 3),
+)
+@qd.kernel
+def mat_products(m: Mat3, v: Vec3, mm: Mat3, mv: Vec3):
+    for i in m:
+        a = m[i]
+        mm[i] = a @ a.transpose() + 2.0 * qd.Matrix.identity(qd.f32, 3)
+        mv[i] = a @ v[i] - v[i] @ a
+
+
+@case(
+    lambda r: [
+        f32(r, 30, 3, 3, lo=0.5, hi=2.0),
+        zeros(np.float32, 30, 3, 3),
+        zeros(np.float32, 30, 2),
+    ],
+    outputs=(1, 2),
+)
+@qd.kernel
+def mat_inverse_det(m: Mat3, inv: Mat3, out: qd.types.NDArray[qd.math.vec2, 1]):
+    for i in m:
+        a = m[i] + 3.0 * qd.Matrix.identity(qd.f32, 3)
+        inv[i] = a.inverse()
+        out[i] = qd.Vector([a.determinant(), a.trace()])
+
+
+@case(
+    lambda r: [
+        f32(r, 30, 2, 2, lo=0.5, hi=2.0),
+        zeros(np.float32, 30, 2, 2),
+        zeros(np.float32, 30, 4, 4),
+    ],
+    outputs=(1, 2),
+)
+@qd.kernel
+def mat_inverse_2_and_4(m: Mat2, inv: Mat2, big: qd.types.NDArray[qd.math.mat4, 1]):
+    for i in m:
+        a = m[i] + qd.Matrix.identity(qd.f32, 2)
+        inv[i] = a.inverse()
+        b = qd.math.mat4(1.0)
+        b[0, 0] = a[0, 0] + 4.0
+        b[1, 1] = a[1, 1] + 5.0
+        b[2, 3] = a[0, 1]
+        b[3, 2] = -a[1, 0]
+        big[i] = b.inverse() * b.determinant()
+
+
+@case(lambda r: [f32(r, 50, 3), zeros(np.float32, 50, 3), zeros(np.float32, 50, 2)], outputs=(1, 2))
+@qd.kernel
+def vec_swizzles(a: Vec3, b: Vec3, c: qd.types.NDArray[qd.math.vec2, 1]):
+    for i in a:
+        v = a[i]
+        v.zx = v.xz
+        v.y += 1.0
+        v[2] *= 2.0
+        b[i] = v.zyx
+        c[i] = v.xy + a[i].yz
+
+
+@case(
+    lambda r: [ints(r, np.int32, 60, 3, lo=0, hi=3), zeros(np.int32, 60, 3), zeros(np.int32, 60)],
+    outputs=(1, 2),
+)
+@qd.kernel
+def vec_dynamic_index(idx: IVec3, out: IVec3, pick: qd.types.NDArray[qd.i32, 1]):
+    for i in idx:
+        v = qd.Vector([10, 20, 30])
+        for j in range(3):
+            v[idx[i][j]] += j + 1
+        out[i] = v
+        m = qd.Matrix([[1, 2, 3], [4, 5, 6], [7, 8, 9]])
+        pick[i] = m[idx[i][0], idx[i][1]] + v[idx[i][2]]
+
+
+@case(lambda r: [f32(r, 40, 3), zeros(np.float32, 40, 3), zeros(np.float32, 40, 3)], outputs=(1, 2))
+@qd.kernel
+def vec_funcs(a: Vec3, b: Vec3, c: Vec3):
+    for i in a:
+        b[i] = reflect_y(a[i]) * 2.0
+        c[i] = lerp3(a[i], GRAVITY, 0.25)
+
+
+@case(lambda r: [f32(r, 40, 3), zeros(np.float32, 40, 3), zeros(np.int32, 40, 3)], outputs=(1, 2))
+@qd.kernel
+def vec_elementwise_math(a: Vec3, b: Vec3, c: IVec3):
+    for i in a:
+        x = a[i] * 3.0
+        b[i] = (
+            qd.sqrt(qd.abs(x))
+            + qd.max(x, 0.5)
+            - qd.min(x, qd.Vector([0.1, 0.2, 0.3]))
+            + qd.floor(x)
+        )
+        b[i] += qd.select(x > 0.0, x, -x) + qd.math.clamp(x, -1.0, 1.0) + qd.math.mix(x, a[i], 0.5)
+        c[i] = qd.cast(x, qd.i32) + (x > 0.0) + qd.Vector([1, 2, 3]) * 2 // 3
+
+
+@case(
+    lambda r: [
+        ints(r, np.int32, 50, 3, lo=-50, hi=50),
+        zeros(np.int32, 50, 3),
+        zeros(np.int32, 50),
+    ],
+    outputs=(1, 2),
+)
+@qd.kernel
+def ivec_ops(a: IVec3, b: IVec3, c: qd.types.NDArray[qd.i32, 1]):
+    for i in a:
+        x = a[i]
+        b[i] = (x & 7) | (x >> 1) ^ (x % 5) + -x
+        c[i] = qd.select((x > 0).all(), 1, 0) + qd.select((x < 0).any(), 10, 0) + x.dot(x) % 97
+
+
+@case(
+    lambda r: [ints(r, np.int32, 64, lo=0, hi=8), zeros(np.int32, 8, 3), zeros(np.float32, 8, 2)],
+    outputs=(1, 2),
+)
+@qd.kernel
+def vec_atomics(
+    k: qd.types.NDArray[qd.i32, 1], acc: IVec3, facc: qd.types.NDArray[qd.math.vec2, 1]
+):
+    for i in k:
+        acc[k[i]] += qd.Vector([1, i, 2 * i])
+        qd.atomic_add(facc[k[i]], qd.Vector([1.0, 0.5]))
+        acc[k[i]][2] -= 1
+
+
+@case(lambda r: [exact_f32(r, 100, 3), zeros(np.float32, 3), zeros(np.float32, 3)], outputs=(1, 2))
+@qd.kernel
+def vec_reduction_and_carried(
+    a: Vec3, total: qd.types.NDArray[qd.f32, 1], last: qd.types.NDArray[qd.f32, 1]
+):
+    s = qd.Vector([0.0, 0.0, 0.0])
+    for i in a:
+        s += a[i]
+    w = qd.Vector([0.0, 0.0, 0.0])
+    qd.loop_config(serialize=True)
+    for i in range(a.shape[0]):
+        w = w * 0.5 + a[i]
+    for k in range(3):
+        total[k] = s[k]
+        last[k] = w[k]
+
+
+@case(lambda r: [2.5, np.array([1.0, 2.0, 3.0], np.float32)], returns=True)
+@qd.kernel
+def vec_param_return(s: qd.f32, v: qd.math.vec3) -> qd.math.vec3:
+    return v * s + qd.math.vec3(1.0)
+
+
+@case(lambda r: [np.array([[1, 2], [3, 4], [5, 6]], np.int32), 3], returns=True)
+@qd.kernel
+def mat_param_return(m: qd.types.matrix(3, 2, qd.i32), k: qd.i32) -> qd.types.matrix(2, 3, qd.i32):
+    res = m
+    for i in qd.static(range(3)):
+        res[i, 1] += k
+    return res.transpose()
+
+
+@case(lambda r: [zeros(np.int32, 3, 4)], outputs=(0,))
+@qd.kernel
+def mat_slices(out: qd.types.NDArray[qd.i32, 2]):
+    m = qd.Matrix([[r * 4 + c for c in range(4)] for r in range(3)])
+    m[1, 1:3] = qd.Vector([-1, -2])
+    m[:, 0] += qd.Vector([100, 200, 300])
+    row = m[2, :]
+    col = m[:, 3]
+    sub = m[1:, ::2]
+    for c in qd.static(range(4)):
+        out[0, c] = row[c]
+    for r in qd.static(range(3)):
+        out[1, r] = col[r]
+    for r, c in qd.static(qd.ndrange(2, 2)):
+        out[2, r * 2 + c] = sub[r, c]
+
+
+@case(
+    lambda r: [f32(r, 16, 3, 3), zeros(np.float32, 16, 3, 3), zeros(np.float32, 16, 3)],
+    outputs=(1, 2),
+)
+@qd.kernel
+def mat_builders(m: Mat3, a: Mat3, v: Vec3):
+    for i in m:
+        x = m[i]
+        r = qd.Matrix.rows([x[0, :], x[2, :], x[1, :]])
+        c = qd.Matrix.cols([x[:, 0], x[:, 1], x[:, 2]])
+        a[i] = r + c + qd.Matrix.diag(3, 0.5) + x[0, :].outer_product(x[:, 1])
+        v[i] = (
+            qd.Vector.unit(3, 1, qd.f32)
+            + qd.Vector.one(qd.f32, 3) * x.sum()
+            + qd.Vector.zero(qd.f32, 3)
+        )
+
+
+@case(
+    lambda r: [f32(r, 32, 2), zeros(np.float32, 32, 2, 2), zeros(np.float32, 32, 3)], outputs=(1, 2)
+)
+@qd.kernel
+def qd_math_vectors(a: qd.types.NDArray[qd.math.vec2, 1], rot: Mat2, out: Vec3):
+    for i in a:
+        ang = qd.math.radians(a[i].x * 90.0)
+        rot[i] = qd.math.rotation2d(ang) @ qd.math.mat2([[1.0, a[i].y], [0.0, 1.0]])
+        n = qd.math.normalize(qd.math.vec3(a[i], 1.0))
+        out[i] = qd.math.reflect(n, qd.math.vec3(0.0, 1.0, 0.0)) + qd.math.cross(
+            n, qd.math.vec3(1.0, 0.0, 0.0)
+        )
+        out[i] += qd.math.vec3(qd.math.length(n), qd.math.distance(n, out[i]), qd.math.vdir(ang).x)
+
+
+@case(lambda r: [zeros(np.int32, 5, 3)], outputs=(0,), ndarray_args=(0,), elements=((0, 1),))
+@qd.kernel
+def vec_grouped_and_static(a: IVec3):
+    for I in qd.grouped(a):
+        v = qd.Vector([I[0], I[0] * 2, 7])
+        for k in qd.static(range(3)):
+            v[k] += k
+        a[I] = v
+    a[0] = qd.Vector([len(a[0]), qd.Vector([1, 2]).n, qd.Matrix([[1, 2, 3], [4, 5, 6]]).m])
+
+
+@case(
+    lambda r: [f32(r, 24, 3, 3), zeros(np.float32, 24, 3, 3), zeros(np.float32, 24, 3, 3)],
+    outputs=(1, 2),
+)
+@qd.kernel
+def mat_polar_decompose(m: Mat3, u: Mat3, p: Mat3):
+    for i in m:
+        a = m[i] + qd.Matrix.identity(qd.f32, 3)
+        R, P = qd.polar_decompose(a)
+        u[i] = R @ P
+        p[i] = R @ R.transpose()
+
+
+@case(
+    lambda r: [f32(r, 24, 2, 2), zeros(np.float32, 24, 2, 2), zeros(np.float32, 24, 2)],
+    outputs=(1, 2),
+)
+@qd.kernel
+def mat_svd_and_sym_eig_2d(m: Mat2, rec: Mat2, ev: qd.types.NDArray[qd.math.vec2, 1]):
+    for i in m:
+        U, S, V = qd.svd(m[i])
+        rec[i] = U @ S @ V.transpose()
+        w, _ = qd.sym_eig(m[i] + m[i].transpose())
+        ev[i] = w
+
+
+@case(
+    lambda r: [
+        ints(r, np.int32, 40, 3, lo=-2, hi=3),
+        zeros(np.int32, 40, 3),
+        zeros(np.float32, 40, 3),
+    ],
+    outputs=(1, 2),
+)
+@qd.kernel
+def vec_logic_and_ternary(a: IVec3, b: IVec3, c: Vec3):
+    for i in a:
+        x = a[i]
+        y = qd.Vector([1, 0, 2])
+        b[i] = (x and y) + (x or y) * 2 + (not x) * 4 + qd.min(*x, *y)
+        c[i] = x * 0.5 if x.sum() > 0 else qd.math.vec3(-1.0, 0.0, 1.0)

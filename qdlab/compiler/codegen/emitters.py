@@ -16,7 +16,7 @@ from ..abi import (
     HDR_MSG,
     HDR_PRINT,
     HDR_RNG,
-    RET_OFFSET,
+    ret_offset,
 )
 from ..types import DType
 from . import arith
@@ -39,7 +39,8 @@ def _args_word(em: TaskEmitter, word: int, name: str = "") -> ll.Value:
 def _arg(em: TaskEmitter, op: ir.Op) -> ll.Value | None:
     t = op.result.type  # type: ignore[union-attr]
     if isinstance(t, DType):
-        return em.from_word(_args_word(em, em.layout[op.attrs["index"]], op.result.name), t)  # type: ignore
+        word = em.layout[op.attrs["index"]] + op.attrs.get("component", 0)
+        return em.from_word(_args_word(em, word, op.result.name), t)  # type: ignore
     return None  # arrays are read through their words when indexed
 
 
@@ -160,24 +161,50 @@ def _array_words(em: TaskEmitter, arr: ir.Value, grad: bool) -> tuple[ll.Value, 
 
 
 def _address(em: TaskEmitter, op: ir.Op) -> ll.Value:
+    """An element's address: the outer indices against the array's extents, then (for an ndarray
+    of vectors or matrices) the entry's offset within its element, whose shape is static. As in the
+    reference, the entry's offset is checked (or clamped) as a whole."""
     b = em.b
     arr = op.operands[0]
     at = arr.type
     ptr, extents = _array_words(em, arr, bool(op.attrs.get("grad")))
     lin: ll.Value = ll.Constant(I64, 0)
-    for d, idx in enumerate(op.operands[1 : 1 + at.ndim]):  # type: ignore[union-attr]
-        extent = extents[d]
-        i = em.wide[idx] if idx in em.wide else b.sext(em.get(idx), I64)
-        if at.boundary == "clamp":  # type: ignore[union-attr]
-            top = b.sub(extent, ll.Constant(I64, 1))
-            i = b.select(b.icmp_signed(">", i, top), top, i)
-            i = b.select(b.icmp_signed("<", i, ll.Constant(I64, 0)), ll.Constant(I64, 0), i)
-        elif em.debug:
-            bad = b.icmp_unsigned(">=", i, extent)
-            with b.if_then(bad, likely=False):
-                _fail(em, op, ERR_BOUNDS, i, extent)
-        lin = b.add(b.mul(lin, extent), i) if d else i
+    indices = op.operands[1 : 1 + at.rank]  # type: ignore[union-attr]
+    for d, idx in enumerate(indices[: at.ndim]):  # type: ignore[union-attr]
+        lin = _bounded(
+            em,
+            op,
+            at,
+            em.wide[idx] if idx in em.wide else b.sext(em.get(idx), I64),
+            extents[d],
+            lin if d else None,
+        )
+    if at.element:  # type: ignore[union-attr]
+        off: ll.Value = ll.Constant(I64, 0)
+        stride = 1
+        for n, idx in reversed(list(zip(at.element, indices[at.ndim :]))):  # type: ignore[union-attr]
+            i = b.mul(b.sext(em.get(idx), I64), ll.Constant(I64, stride))
+            off = b.add(off, i) if stride > 1 else i
+            stride *= n
+        lin = _bounded(em, op, at, off, ll.Constant(I64, stride), lin if at.ndim else None)  # type: ignore[union-attr]
     return b.gep(ptr, [lin])
+
+
+def _bounded(
+    em: TaskEmitter, op: ir.Op, at: object, i: ll.Value, extent: ll.Value, lin: ll.Value | None
+) -> ll.Value:
+    """`lin * extent + i`, with `i` clamped into [0, extent) (boundary="clamp") or checked there
+    (debug)."""
+    b = em.b
+    if at.boundary == "clamp":  # type: ignore[attr-defined]
+        top = b.sub(extent, ll.Constant(I64, 1))
+        i = b.select(b.icmp_signed(">", i, top), top, i)
+        i = b.select(b.icmp_signed("<", i, ll.Constant(I64, 0)), ll.Constant(I64, 0), i)
+    elif em.debug:
+        bad = b.icmp_unsigned(">=", i, extent)
+        with b.if_then(bad, likely=False):
+            _fail(em, op, ERR_BOUNDS, i, extent)
+    return b.add(b.mul(lin, extent), i) if lin is not None else i
 
 
 def _fail(
@@ -214,7 +241,15 @@ def _store(em: TaskEmitter, op: ir.Op) -> None:
 
 def _atomic(em: TaskEmitter, op: ir.Op) -> ll.Value:
     ptr = _address(em, op)
-    return rmw(em, op.attrs["op"], ptr, em.get(op.operands[-1]), op.result.type)  # type: ignore[arg-type, union-attr]
+    dtype: DType = op.result.type  # type: ignore[assignment, union-attr]
+    if op in em.plan.owned:  # no other iteration touches this element: a plain read-modify-write
+        old = em.b.load(ptr)
+        v = em.get(op.operands[-1])
+        name = op.attrs["op"]
+        new = v if name == "xchg" else arith.binop(em, name, old, v, dtype)
+        em.b.store(new, ptr)
+        return old
+    return rmw(em, op.attrs["op"], ptr, em.get(op.operands[-1]), dtype)
 
 
 def _mix(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
@@ -268,7 +303,7 @@ def _assert(em: TaskEmitter, op: ir.Op) -> None:
 
 def _return(em: TaskEmitter, op: ir.Op) -> None:
     for k, v in enumerate(op.operands):
-        em.b.store(em.to_word(em.get(v), v.type), em.word(em.tmp, RET_OFFSET + 8 * k, I64))  # type: ignore
+        em.b.store(em.to_word(em.get(v), v.type), em.word(em.tmp, ret_offset(k), I64))  # type: ignore
 
 
 def _interface_word(em: TaskEmitter, op: ir.Op) -> ll.Value:

@@ -1,8 +1,10 @@
-"""EliminateDeadCode: remove pure ops nobody uses, and locals nobody reads.
+"""EliminateDeadCode: remove pure ops nobody uses, reads of locals nobody uses, and locals nobody
+reads.
 
-A pure op has no effect, so removing it when its result is unused changes nothing. A local that is
-never read (no load, no atomic whose old value is used) only receives stores, and those stores are
-invisible.
+A pure op has no effect, so removing it when its result is unused changes nothing; nor does removing
+a local's load whose value is unused (a vector local read for one of its entries loads them all). A
+local that is never read (no load, no atomic whose old value is used) only receives stores, and
+those stores are invisible.
 """
 
 from __future__ import annotations
@@ -28,7 +30,11 @@ class EliminateDeadCode:
                             ir.erase(u)
                         ir.erase(op)
                         again = changed = True
-                elif op.pure and op.result is not None and not op.result.users:
+                elif (
+                    (op.pure or isinstance(op, ir.LocalLoad))
+                    and op.result is not None
+                    and not (op.result.users)
+                ):
                     ir.erase(op)
                     again = changed = True
         return changed
