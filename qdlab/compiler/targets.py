@@ -35,11 +35,17 @@ class CpuTarget:
 
         return jit.host()
 
-    def emit(self, kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool) -> str:
+    def emit(
+        self, kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool, lines: bool = False
+    ) -> str:
+        """A unit's LLVM IR; with `lines` (the views only), each instruction names its source
+        line."""
         from .codegen import jit, llvm  # lazy: llvmlite
 
         return str(
-            llvm.emit_module(kernel, plan, prefix, debug, jit.host()[0], jit.data_layout())[0]
+            llvm.emit_module(
+                kernel, plan, prefix, debug, jit.host()[0], jit.data_layout(), lines=lines
+            )[0]
         )
 
     def build(self, texts: list[str], opt: int) -> Objects:
@@ -91,7 +97,10 @@ class CudaTarget:
 
         return (self.PTX_VERSION, TRIPLE, self.sm)
 
-    def emit(self, kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool) -> str:
+    def emit(
+        self, kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool, lines: bool = False
+    ) -> str:
+        """A unit's LLVM IR for NVPTX (`lines` is accepted and ignored: PTX views are unmapped)."""
         from .codegen import nvptx, nvptx_jit  # lazy: llvmlite
 
         return str(
