@@ -51,6 +51,7 @@ from .compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, 
 from .kernel import Kernel, func, kernel
 from .lang import BUILTINS, Template, static, stream_parallel, template, types
 from .ndarray import Ndarray, ndarray
+from .profile import Profile, profile
 
 int8, int16, int32, int64 = i8, i16, i32, i64
 uint8, uint16, uint32, uint64 = u8, u16, u32, u64
@@ -99,6 +100,8 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "kernel",
     "math",
     "ndarray",
+    "Profile",
+    "profile",
     "reset",
     "static",
     "stream_parallel",

@@ -32,6 +32,7 @@ from ..compiler.errors import QdError, QdSyntaxError
 from ..compiler.pipeline import Compiled
 from ..kernel import Kernel
 from ..lang import ArrayAnnotation, Template
+from ..profile import measure
 from .progress import Progress
 from .views import CacheView, CellSummary, ConfigView, KernelSummary, RunTime
 
@@ -120,6 +121,12 @@ class QdMagics(Magics):
         metavar="EXPR",
         help="evaluate EXPR after compiling; show its time, return its value",
     )
+    @argument(
+        "--profile",
+        action="store_true",
+        help="with --run: run EXPR again --repeat times and show each construct's run time",
+    )
+    @argument("--repeat", type=int, default=10, help="launches --profile times (default 10)")
     @line_cell_magic
     def qdkernel(self, line: str, cell: str | None = None) -> object:
         """Run the cell and compile every fully annotated `@qd.kernel` it defines, per construct.
@@ -157,7 +164,12 @@ class QdMagics(Magics):
             self.show_extra(args.show, [s.kernel for s in summary.kernels if s.report is not None])
         if errors:
             raise short(errors)
-        return self.run_expression(unquote(args.run), ns) if args.run else None
+        if args.profile and not args.run:
+            raise UsageError('--profile times the --run expression: add --run "kernel(args)"')
+        if not args.run:
+            return None
+        profiled = kernels if args.profile else None
+        return self.run_expression(unquote(args.run), ns, profiled, args.repeat)
 
     def run_cell_source(self, cell: str, ns: dict, before: dict[str, Kernel]) -> str:
         """Run the cell's Python in `ns` as file `<qdkernel-cell-...>`; return that file name."""
@@ -243,14 +255,18 @@ class QdMagics(Magics):
         for k in kernels:
             display(view(k))
 
-    def run_expression(self, expr: str, ns: dict) -> object:
+    def run_expression(
+        self, expr: str, ns: dict, profiled: list[Kernel] | None = None, repeat: int = 10
+    ) -> object:
         """`--run EXPR`: evaluate it, display its time, and return its value as the cell's
-        result."""
+        result; with `--profile`, evaluate it `repeat` times more and show each construct's run
+        time."""
         try:
             code = compile(expr, "<qdkernel --run>", "eval")
             t0 = time.perf_counter()
             value = eval(code, ns)
             ms = (time.perf_counter() - t0) * 1e3
+            profiles = measure(profiled, lambda: eval(code, ns), repeat) if profiled else []
         except QdError as e:
             raise short([e]) from None
         except Exception as e:  # noqa: BLE001 - re-raised, with the user's frames only
@@ -260,6 +276,8 @@ class QdMagics(Magics):
                 e, e.__traceback__.tb_next if e.__traceback__ else None
             ) from None
         display(RunTime(expr, ms))
+        for p in profiles:
+            display(p)
         return value
 
     def syntax_error(self, err: SyntaxError) -> QdSyntaxError:
