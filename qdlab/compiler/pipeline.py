@@ -379,7 +379,10 @@ def build_all(
             target.emit(prepared[i].kernel, prepared[i].plan, prepared[i].prefix, config.debug)
             for i in missing
         ]
-        for i, (obj, seconds) in zip(missing, target.build(texts, config.opt_level)):
+        built = (
+            (lambda k: on_ready(missing[k], len(prepared), "compiled")) if on_ready else None
+        )  # the progress bar steps as each object is ready, not all at the end
+        for i, (obj, seconds) in zip(missing, target.build(texts, config.opt_level, built)):
             objects[i], llvm_ms[i] = obj, seconds * 1e3
             if cache is not None and not config.fresh:
                 cache.put(prepared[i].key, obj)
@@ -412,7 +415,7 @@ def build_all(
             else (cache.origin(p.key) if cache is not None else None) or "memory"
         )
         out.append(Built(unit, p, status, prep_ms + llvm_ms.get(i, 0.0), objects.get(i), origin))
-        if on_ready is not None:
+        if on_ready is not None and status != "compiled":
             on_ready(i, len(prepared), status)
     return out
 

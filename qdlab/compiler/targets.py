@@ -48,10 +48,12 @@ class CpuTarget:
             )[0]
         )
 
-    def build(self, texts: list[str], opt: int) -> Objects:
+    def build(
+        self, texts: list[str], opt: int, on_done: Callable[[int], None] | None = None
+    ) -> Objects:
         from .codegen import jit  # lazy: llvmlite's binding
 
-        return jit.compile_many(texts, opt)
+        return jit.compile_many(texts, opt, on_done)
 
     def functions(self, name: str) -> list[Callable] | None:
         from .codegen import jit  # lazy: llvmlite's binding
@@ -107,13 +109,17 @@ class CudaTarget:
             nvptx.emit_module(kernel, plan, prefix, debug, nvptx_jit.data_layout(self.sm))[0]
         )
 
-    def build(self, texts: list[str], opt: int) -> Objects:
+    def build(
+        self, texts: list[str], opt: int, on_done: Callable[[int], None] | None = None
+    ) -> Objects:
         from .codegen import nvptx_jit  # lazy: llvmlite's binding
 
         out = []
-        for text in texts:
+        for k, text in enumerate(texts):
             t0 = time.perf_counter()
             out.append((nvptx_jit.to_ptx(text, self.sm, opt).encode(), time.perf_counter() - t0))
+            if on_done is not None:
+                on_done(k)
         return out
 
     def functions(self, name: str) -> list[Callable] | None:

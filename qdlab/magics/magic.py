@@ -41,6 +41,7 @@ COMPILE_MS: dict[str, float] = {}
 _PENDING: weakref.WeakKeyDictionary[Kernel, tuple[CellSummary, str]] = weakref.WeakKeyDictionary()
 """Kernels shown before their first compile, with the display to update when it happens."""
 _QDLAB_DIR = os.path.dirname(qdlab.__file__) + os.sep
+FAILED = "did not compile (the error is below)"
 
 
 def on_compile(kernel: Kernel, compiled: Compiled) -> None:
@@ -226,6 +227,7 @@ class QdMagics(Magics):
                     for name, v in list(ns.items()):
                         if v is k and name in before:
                             ns[name] = before[name]  # the previous working version stays usable
+                    summaries.append(KernelSummary(k, COMPILE_MS, FAILED, failed=True))
                     continue
                 finally:
                     k.on_construct = None

@@ -62,8 +62,12 @@ class KernelSummary(View):
     """One kernel's latest compile: mode, fallback, its constructs, and what compiling cost or
     saved."""
 
-    def __init__(self, kernel: Kernel, known_ms: Mapping[str, float], note: str = "") -> None:
+    def __init__(
+        self, kernel: Kernel, known_ms: Mapping[str, float], note: str = "", failed: bool = False
+    ) -> None:
         self.kernel = kernel
+        self.failed = failed
+        """Its compile in this cell failed: only the note shows (not an earlier compile's table)."""
         self.known_ms = known_ms
         """Compile time of each cache key seen compiled in this process (to estimate the time a
         reuse saved)."""
@@ -72,6 +76,8 @@ class KernelSummary(View):
 
     @property
     def report(self) -> KernelReport | None:
+        if self.failed:
+            return None
         return self.kernel.latest.report if self.kernel.latest else None
 
     def options(self) -> str:

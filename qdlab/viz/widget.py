@@ -89,7 +89,7 @@ def listing(title: str, main: list[Row], other: list[Row], mapped: set[int], tog
         f"oninput=\"{script()}\"><div class='qd-tools'><b>{html.escape(title)}</b>"
         f"<input type='search' placeholder='search' aria-label='search {html.escape(title)}'>"
         f"{button}<button data-act='copy'>copy</button><span>{count}</span></div>"
-        f"<div class='qd-scroll' style='height:490px'><div class='qd-filtered'>"
+        f"<div class='qd-scroll'><div class='qd-filtered'>"
         f"{_rows(main, mapped)}</div><div class='qd-full'>{_rows(other, mapped)}</div></div></div>"
     )
 
@@ -99,7 +99,7 @@ def diff_html(text: str) -> str:
     for line in text.splitlines():
         cls = (
             "qd-hunk"
-            if line.startswith("@@")
+            if line.startswith(("@@", "+++", "---"))
             else "qd-add"
             if line.startswith("+")
             else "qd-del"
@@ -151,7 +151,8 @@ class SplitVisualizer(widgets.VBox):
             layout=widgets.Layout(flex="1 1 0", min_width="0", width="62%"),
         )
         self.tabs.add_class("qd-tabs-box")
-        self.report = report_of(kernel)
+        report = report_of(kernel)
+        self.report: KernelReport | None = None
         self._stale: set[str] = set(TABS)
         self._overview = ""
         self._uid = f"qd-view-{next(_views)}"
@@ -166,7 +167,7 @@ class SplitVisualizer(widgets.VBox):
         self._quiet = False
         self.selector.observe(lambda _: self._quiet or self._select(), names="value")
         self.tabs.observe(lambda _: self._show(), names="selected_index")
-        self.refresh(self.report)
+        self.refresh(report)
         _live.add(self)
         if _on_compile not in state.compile_hooks:
             state.compile_hooks.append(_on_compile)
@@ -344,8 +345,8 @@ class SplitVisualizer(widgets.VBox):
                 "</div>"
             )
         selected = (
-            f"<style>.{self._uid} g[id='construct_{p.index}'] > path, "
-            f".{self._uid} g[id='construct_{p.index}'] > polygon "
+            f"<style>.{self._uid} g[id='construct_{p.index}'] > g > a > path, "
+            f".{self._uid} g[id='construct_{p.index}'] > path "
             "{stroke:#1a73e8 !important;stroke-width:5px !important}</style>"
         )
         hook = (

@@ -113,12 +113,14 @@ def test_progress_widget_in_a_notebook_takes_the_summarys_slot():
     p = progress.Progress(["a", "b"], "slot", notebook=True, delay=0.0)
     with capture_output() as cap:
         p._show()  # what the timer runs once compiling has taken `delay`
-        p.construct("a", 3, 6, "compiled")
+        for index in (0, 2, 1, 3):  # compiled constructs report as their objects arrive
+            p.construct("a", index, 6, "compiled")
     [out] = cap.outputs
     assert out.transient == {"display_id": "slot"}
     assert "application/vnd.jupyter.widget-view+json" in out.data and "text/plain" in out.data
     bar, label = p.widget.children
-    assert (bar.value, bar.max) == (4, 6) and label.value == "kernel 1/2 a: construct 4/6 compiled"
+    assert (bar.value, bar.max) == (4, 6)
+    assert label.value == "kernel 1/2 a: 4/6 constructs ready (construct 3 compiled)"
     p.step("a", "6 compiled, 0 reused")
     assert label.value == "a: 6 compiled, 0 reused; compiling b"
     assert p.finish() is True

@@ -4,7 +4,6 @@ constructs."""
 from __future__ import annotations
 
 import re
-
 import time
 
 import graphviz
