@@ -134,7 +134,7 @@ def measure(kernels: Iterable[Kernel], call: Callable[[], object], repeat: int) 
             )
         ]
         report.run_ms = {r.index: r.samples for r in rows}
-        for hook in list(state.compile_hooks):
+        for hook in list(state.report_hooks):
             hook(k, compiled)
         out.append(Profile(k.name, repeat, rows))
     if not out:

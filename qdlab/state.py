@@ -22,6 +22,9 @@ tape: object | None = None
 """The `qd.ad.Tape` being recorded, if any."""
 compile_hooks: list[Callable] = []
 """Called as hook(kernel, compiled) after each compile (the notebook views subscribe here)."""
+report_hooks: list[Callable] = []
+"""Called as hook(kernel, compiled) when a compile's report gained something (`qd.profile`'s run
+times); the visualizer subscribes here too."""
 
 
 def config() -> Config:

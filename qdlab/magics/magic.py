@@ -18,6 +18,7 @@ import os
 import time
 import uuid
 import weakref
+from collections import Counter
 from types import TracebackType
 
 from IPython.core.error import UsageError
@@ -34,10 +35,13 @@ from ..kernel import Kernel
 from ..lang import ArrayAnnotation, Template
 from ..profile import measure
 from .progress import Progress
-from .views import CacheView, CellSummary, ConfigView, KernelSummary, RunTime
+from .views import CacheView, CellSummary, ConfigView, EditDiff, KernelSummary, RunTime
 
 COMPILE_MS: dict[str, float] = {}
 """Compile time of each construct key compiled in this process: what reusing it later saves."""
+SESSION: Counter[str] = Counter()
+"""Constructs of every compile seen here, by where they came from: "compiled", "process" (already
+loaded, no cache lookup), "memory", "disk", "team cache"."""
 _PENDING: weakref.WeakKeyDictionary[Kernel, tuple[CellSummary, str]] = weakref.WeakKeyDictionary()
 """Kernels shown before their first compile, with the display to update when it happens."""
 _QDLAB_DIR = os.path.dirname(qdlab.__file__) + os.sep
@@ -50,6 +54,7 @@ def on_compile(kernel: Kernel, compiled: Compiled) -> None:
     for c in compiled.report.constructs:
         if c.status == "compiled":
             COMPILE_MS[c.cache_key] = c.compile_ms
+        SESSION[c.served_from or "compiled"] += 1
     pending = _PENDING.pop(kernel, None)
     if pending is not None:
         summary, display_id = pending
@@ -312,6 +317,12 @@ class QdMagics(Magics):
         ),
     )
     @argument("args", nargs="*", help="`clear` after cache; the kernel's name after explain")
+    @argument(
+        "--diff",
+        action="store_true",
+        help="with explain: each recompiled construct's IR, LLVM IR and assembly diff against the "
+        "previous compile",
+    )
     @line_magic
     def qdlab(self, line: str) -> None:
         """qdlab's state: `%qdlab cache`, `%qdlab cache clear`, `%qdlab explain NAME`, `%qdlab config`."""  # noqa: E501 - IPython prints this docstring as `%qdlab --help`
@@ -325,11 +336,14 @@ class QdMagics(Magics):
                 raise UsageError("%qdlab config takes no arguments")
             display(ConfigView(state.config()))
         else:
-            display(self.explain(args.args))
+            summary = self.explain(args.args)
+            display(summary)
+            if args.diff:
+                display(EditDiff(summary.report))  # type: ignore[arg-type]
 
     def cache(self, rest: list[str]) -> CacheView:
         if not rest:
-            return CacheView(qdlab.cache_stats())
+            return CacheView(qdlab.cache_stats(), session=SESSION)
         if rest != ["clear"]:
             raise UsageError(f"%qdlab cache takes `clear` or nothing, not {' '.join(rest)!r}")
         old = qdlab.cache_stats()

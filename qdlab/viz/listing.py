@@ -21,7 +21,8 @@ _DEBUG_META = re.compile(
 )
 _LOC = re.compile(r"^\s*\.loc\s+\d+\s+(\d+)")
 _LABEL = re.compile(r"^([.\w$]+):")
-_SYMBOL = re.compile(r"[.\w$]+")
+_SYMBOL = re.compile(r"[.\w]+")
+_DATA = re.compile(r"\.(byte|short|word|long|quad|octa|float|double|zero|ascii|asciz|string)\b")
 _KEYED = re.compile(r"qd_[0-9a-f]{24}")
 
 
@@ -52,37 +53,47 @@ def llvm_rows(text: str) -> list[Row]:
 
 def asm_rows(text: str, filtered: bool = True) -> list[Row]:
     """Assembly with `.loc` directives as rows; `filtered` drops directives, comment lines and
-    labels no instruction refers to (function labels stay)."""
+    labels no instruction refers to (function labels stay, and so do the constants under a label
+    an instruction loads from: `.LCPI0_0: .long 0x40400000`)."""
     line: int | None = None
-    rows: list[Row] = []
+    rows: list[tuple[Row, str | None]] = []
+    """Each row, and for a data directive the label it sits under."""
+    label_now: str | None = None
     for raw in text.splitlines():
         loc = _LOC.match(raw)
         if loc:
             line = int(loc.group(1)) or None
         stripped = raw.strip()
         label = _LABEL.match(stripped)
+        if label:
+            label_now = label.group(1)
         if filtered:
             if not stripped or stripped.startswith(("#", ";", "//")):
                 continue
             if stripped.startswith(".") and not label:
+                if _DATA.match(stripped) and label_now is not None:
+                    rows.append((Row(raw.split("#", 1)[0].rstrip(), None), label_now))
                 continue
             raw = raw.split("#", 1)[0].rstrip() if "#" in raw and not label else raw
-        rows.append(Row(raw, None if label else line))
+            if not label:
+                label_now = None
+        rows.append((Row(raw, None if label else line), None))
     if not filtered:
-        return rows
+        return [r for r, _ in rows]
     used = {
         word
-        for r in rows
-        if not _LABEL.match(r.text.strip())
+        for r, under in rows
+        if under is None and not _LABEL.match(r.text.strip())
         for word in _SYMBOL.findall(r.text.split(None, 1)[1] if " " in r.text.strip() else "")
     }
-    return [
-        r
-        for r in rows
-        if not (m := _LABEL.match(r.text.strip()))
-        or not m.group(1).startswith(".")
-        or m.group(1) in used
-    ]
+
+    def keep(r: Row, under: str | None) -> bool:
+        if under is not None:
+            return under in used
+        m = _LABEL.match(r.text.strip())
+        return not m or not m.group(1).startswith(".") or m.group(1) in used
+
+    return [r for r, under in rows if keep(r, under)]
 
 
 def text_of(rows: list[Row]) -> str:

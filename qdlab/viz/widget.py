@@ -169,8 +169,9 @@ class SplitVisualizer(widgets.VBox):
         self.tabs.observe(lambda _: self._show(), names="selected_index")
         self.refresh(report)
         _live.add(self)
-        if _on_compile not in state.compile_hooks:
-            state.compile_hooks.append(_on_compile)
+        for hooks in (state.compile_hooks, state.report_hooks):
+            if _on_compile not in hooks:
+                hooks.append(_on_compile)
 
     # -- state -------------------------------------------------------------------------------------
     @property

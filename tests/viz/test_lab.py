@@ -277,3 +277,34 @@ def test_fallback_notebook_fits(lab: str, browser) -> None:
     assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
     page.screenshot(path=str(RESULTS / "lab-fallbacks.png"), full_page=True)
     page.close()
+
+
+def test_exported_html_shows_a_snapshot_offline(tmp_path: Path, browser) -> None:
+    """The demo's HTML export with the widgets' JavaScript out of reach (this browser reaches no
+    CDN): the visualizer's output shows its static snapshot instead of an empty `Out[n]:`."""
+    if _requirements():
+        pytest.skip(_requirements())
+    import nbformat
+
+    from qdlab import demo
+
+    cells = [CELLS[0], SIX.replace("--show graph", "--show none"), CELLS[-2], CELLS[-1]]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    path = tmp_path / "export.ipynb"
+    nbformat.write(nb, path)
+    executed = demo.execute(path, str(tmp_path / "cache"), timeout_s=120)
+    demo.write_html(executed, tmp_path / "export.html")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto((tmp_path / "export.html").as_uri())
+    page.wait_for_timeout(2000)
+    snapshot = page.locator(".qdlab-offline")
+    assert snapshot.is_visible() and snapshot.locator("svg").count() >= 1
+    assert "needs a running kernel" in snapshot.inner_text()
+    snapshot.scroll_into_view_if_needed()
+    page.screenshot(path=str(RESULTS / "export-offline.png"))
+    page.close()
