@@ -36,7 +36,7 @@ from .model import Part, edits, lines_of, parts, report_of, source_lines, statem
 from .render import script
 
 TABS = ("graph", "IR", "LLVM IR", "assembly", "diff", "cache", "fallback")
-PALETTE = ("#fde293", "#c8e6c9", "#bbdefb", "#f8bbd0", "#d1c4e9", "#ffccbc", "#b2ebf2", "#dcedc8")
+PALETTE = ("#fde293", "#c8e6c9", "#bbdefb", "#e1d5f5", "#b2ebf2", "#dcedc8", "#ffe0b2", "#cfd8dc")
 """Background of a source line and of the code rows that came from it (by line number)."""
 RED = "#fad2cf"
 _live: weakref.WeakSet[SplitVisualizer] = weakref.WeakSet()
@@ -80,7 +80,7 @@ def listing(title: str, main: list[Row], other: list[Row], mapped: set[int], tog
     """A code pane: `main` shown, `other` (everything, or the unoptimised form) behind a toggle;
     rows coloured by source line, with search and copy."""
     on, off = toggle.split("|")
-    count = f"{len(main)} lines" + (f" ({len(other)} with {off})" if other else "")
+    count = f"{len(main)} of {len(other)} lines" if other else f"{len(main)} lines"
     button = (
         f"<button data-act='all' data-on='{on}' data-off='{off}'>{off}</button>" if other else ""
     )
