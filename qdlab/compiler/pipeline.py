@@ -379,10 +379,16 @@ def build_all(
             target.emit(prepared[i].kernel, prepared[i].plan, prepared[i].prefix, config.debug)
             for i in missing
         ]
-        built = (
-            (lambda k: on_ready(missing[k], len(prepared), "compiled")) if on_ready else None
-        )  # the progress bar steps as each object is ready, not all at the end
-        for i, (obj, seconds) in zip(missing, target.build(texts, config.opt_level, built)):
+        objs = (
+            target.build(
+                texts,
+                config.opt_level,
+                lambda k: on_ready(missing[k], len(prepared), "compiled"),
+            )  # the progress bar steps as each object is ready, not all at the end
+            if on_ready is not None
+            else target.build(texts, config.opt_level)
+        )
+        for i, (obj, seconds) in zip(missing, objs):
             objects[i], llvm_ms[i] = obj, seconds * 1e3
             if cache is not None and not config.fresh:
                 cache.put(prepared[i].key, obj)

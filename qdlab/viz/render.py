@@ -80,9 +80,9 @@ class Graph(graphviz.Digraph):
         svg = self.svg()
         if svg is None:
             return f"<pre class='qdlab-missing-dot'>{html.escape(self.missing_dot())}</pre>"
-        views = fit(svg)
+        views = f"<div>{fit(svg)}</div>"
         if self.expanded is not None and (full := self.expanded.svg()) is not None:
-            views += fit(full).replace("<svg", "<svg hidden", 1)
+            views += f"<div hidden>{fit(full)}</div>"
         tools = "".join(
             f"<button data-act='{act}' title='{tip}' style='{TOOL}'>{text}</button>"
             for act, text, tip in (

@@ -30,7 +30,7 @@ function reveal(el) {
 }
 
 function zoom(box, factor) {
-    var svg = box.querySelector(".qd-graph-view svg:not([hidden])") || box.querySelector("svg");
+    var svg = box.querySelector(".qd-graph-view > div:not([hidden]) svg") || box.querySelector("svg");
     if (!svg) return;
     var z = factor ? (parseFloat(svg.getAttribute("data-zoom")) || 1) * factor : 1;
     svg.setAttribute("data-zoom", z);
@@ -103,7 +103,7 @@ if (act) {
 
 var expand = target.closest("g.node");
 if (expand && /^qd_expand/.test(expand.id)) {
-    var views = expand.closest(".qdlab-graph").querySelectorAll(".qd-graph-view svg");
+    var views = expand.closest(".qdlab-graph").querySelectorAll(".qd-graph-view > div");
     for (var k = 0; k < views.length; k++) views[k].toggleAttribute("hidden");
     return;
 }
