@@ -57,6 +57,7 @@ from .lang import misc as misc
 from .lang import ops as ops
 from .lang import util as util
 from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
+from .profile import Profile, profile
 
 int8, int16, int32, int64 = i8, i16, i32, i64
 uint8, uint16, uint32, uint64 = u8, u16, u32, u64
@@ -120,6 +121,8 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "kernel",
     "math",
     "ndarray",
+    "Profile",
+    "profile",
     "reset",
     "static",
     "static_assert",

@@ -59,10 +59,45 @@ def errors(nb: object) -> list[str]:
     ]
 
 
+WIDGET = "application/vnd.jupyter.widget-view+json"
+HIDE_WHEN_LIVE = (
+    "<script>(function (me) { var box = me.parentElement, n = 0, t = setInterval(function () {"
+    " var cell = box.closest('.jp-Cell') || document;"
+    " if (cell.querySelector('.qdlab-split-visualizer')) box.style.display = 'none';"
+    " if (box.style.display === 'none' || ++n > 60) clearInterval(t); }, 500);"
+    " })(document.currentScript);</script>"
+)
+"""Hides a widget's static snapshot once the live widget has rendered beside it."""
+
+
+def with_snapshots(nb: object) -> object:
+    """A copy of `nb` in which every widget output that carries a static snapshot (`text/html`
+    beside the widget view: the visualizer's) is followed by that snapshot as an output of its own.
+    nbconvert writes only the widget view of such an output, and when the widgets' JavaScript
+    cannot be fetched (offline, a blocked CDN) the page would show an empty `Out[n]:`; the snapshot
+    then stays, and hides itself once the live widget renders."""
+    import copy  # lazy: the demo alone exports HTML
+
+    import nbformat  # lazy: the demo alone exports HTML
+
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:  # type: ignore[attr-defined]
+        outputs = []
+        for o in cell.get("outputs", []):
+            outputs.append(o)
+            data = o.get("data", {})
+            if WIDGET in data and "text/html" in data:
+                snapshot = f"<div class='qdlab-offline'>{data['text/html']}{HIDE_WHEN_LIVE}</div>"
+                outputs.append(nbformat.v4.new_output("display_data", {"text/html": snapshot}))
+        if "outputs" in cell:
+            cell.outputs = outputs
+    return nb
+
+
 def write_html(nb: object, path: Path) -> None:
     from nbconvert import HTMLExporter  # lazy: the demo alone exports HTML
 
-    body, _ = HTMLExporter().from_notebook_node(nb)
+    body, _ = HTMLExporter().from_notebook_node(with_snapshots(nb))
     path.write_text(body, encoding="utf-8")
 
 

@@ -46,6 +46,9 @@ compiled_count = 0
 """Kernel variants compiled since the latest `qd.init` (one per kernel and argument signature:
 Quadrants' `get_num_compiled_functions()`)."""
 LOG_LEVELS = {"trace": logging.DEBUG, "warn": logging.WARNING}
+report_hooks: list[Callable] = []
+"""Called as hook(kernel, compiled) when a compile's report gained something (`qd.profile`'s run
+times); the visualizer subscribes here too."""
 
 
 def config() -> Config:

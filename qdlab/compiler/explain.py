@@ -137,6 +137,9 @@ class KernelReport:
     interface: list[InterfaceSlot] = field(default_factory=list)
     """Values carried between constructs through the interface buffer (empty unless a kernel needs
     it)."""
+    run_ms: dict[int, list[float]] = field(default_factory=dict)
+    """Run time of each construct (index; -1 for the whole kernel) in ms, one sample per launch,
+    from the latest `qd.profile` of this compile (empty until then)."""
 
     @property
     def compiled(self) -> int:

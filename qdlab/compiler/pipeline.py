@@ -389,7 +389,16 @@ def build_all(
             )
             for i in missing
         ]
-        for i, (obj, seconds) in zip(missing, target.build(texts, config.opt_level)):
+        objs = (
+            target.build(
+                texts,
+                config.opt_level,
+                lambda k: on_ready(missing[k], len(prepared), "compiled"),
+            )  # the progress bar steps as each object is ready, not all at the end
+            if on_ready is not None
+            else target.build(texts, config.opt_level)
+        )
+        for i, (obj, seconds) in zip(missing, objs):
             objects[i], llvm_ms[i] = obj, seconds * 1e3
             if cache is not None and not config.fresh:
                 cache.put(prepared[i].key, obj)
@@ -424,7 +433,7 @@ def build_all(
             else (cache.origin(p.key) if cache is not None else None) or "memory"
         )
         out.append(Built(unit, p, status, prep_ms + llvm_ms.get(i, 0.0), objects.get(i), origin))
-        if on_ready is not None:
+        if on_ready is not None and status != "compiled":
             on_ready(i, len(prepared), status)
     return out
 

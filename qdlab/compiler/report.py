@@ -102,11 +102,15 @@ def make_report(
 
 def stages_of(b: Built, config: Config, target: Target) -> dict:
     """A unit's views: its IR text, and the target's LLVM IR, optimised LLVM IR and assembly (or
-    PTX)."""
-    llvm_ir = functools.cache(
-        lambda: target.emit(b.kernel, b.plan, keys.prefix(b.key), config.bounds_checks)
+    PTX). The same three again with a `_lines` suffix carry source lines on every instruction
+    (`!dbg`, `.loc`), so the visualizer can map code back to the kernel's lines."""
+    prefix = keys.prefix(b.key)
+    llvm_ir = functools.cache(lambda: target.emit(b.kernel, b.plan, prefix, config.bounds_checks))
+    mapped = functools.cache(
+        lambda: target.emit(b.kernel, b.plan, prefix, config.bounds_checks, lines=True)
     )
-    return {"ir": b.text, **target.stages(llvm_ir, config.opt_level)}
+    lined = {f"{k}_lines": v for k, v in target.stages(mapped, config.opt_level).items()}
+    return {"ir": b.text, **target.stages(llvm_ir, config.opt_level), **lined}
 
 
 def interface_report(

@@ -16,6 +16,7 @@ import logging
 import os
 import struct
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -168,6 +169,9 @@ class Launcher:
     """(param, grad, param, grad) buffers the split assumed disjoint."""
     stream: RandomStream | None = None
     """Shared by every variant of the kernel; a new one if not given."""
+    times: list[tuple[str, float]] | None = None
+    """While profiling (`qd.profile`): (unit key, seconds) of each unit run by each launch. None
+    otherwise, and then a launch reads no clock."""
 
     def __post_init__(self) -> None:
         self.layout = arg_words(self.params)
@@ -193,7 +197,9 @@ class Launcher:
             self.packer.pack_into(self.words, 0, *words)
             tmp = self.tmp
             key = self.stream.next_key(seed)  # type: ignore[union-attr]
+            times = self.times
             for unit in self.units:
+                t0 = time.perf_counter() if times is not None else 0.0
                 HEADER.pack_into(tmp, 0, 0, 0, 0, 0, _PRINT_ADDR, key, self.iface_ptr)
                 for fn, kind, reduces in zip(unit.fns, unit.kinds, unit.reduces):
                     status = fn(self.words_ptr, self.tmp_ptr, 0, 0)
@@ -203,6 +209,8 @@ class Launcher:
                             fn(self.words_ptr, self.tmp_ptr, -1, pool().threads)
                     if status:
                         raise_error(self.name, tmp, unit)
+                if times is not None:
+                    times.append((unit.key, time.perf_counter() - t0))
             return read_returns(self.returns, tmp) if self.returns else None
 
 

@@ -24,18 +24,22 @@ def _kind(op: ir.Op) -> str:
 
 
 def statement_of_ops(kernel: ir.Kernel) -> list[int]:
-    """For each top-level op, the index of the statement it belongs to."""
+    """For each top-level op, the index of the statement it belongs to (the parameters are one
+    statement, however many lines the `def` takes)."""
     ops = kernel.body.ops
     out: list[int] = []
-    prev_line, prev_container = None, True
+    prev_line, prev_container, prev_arg = None, True, False
     for op in ops:
         line = op.loc.lineno if op.loc else None
         container = isinstance(op, split.CONTAINERS)
-        if out and not container and not prev_container and line == prev_line:
+        arg = isinstance(op, ir.Arg)
+        if out and (
+            (not container and not prev_container and line == prev_line) or (arg and prev_arg)
+        ):
             out.append(out[-1])
         else:
             out.append(out[-1] + 1 if out else 0)
-        prev_line, prev_container = line, container
+        prev_line, prev_container, prev_arg = line, container, arg
     return out
 
 

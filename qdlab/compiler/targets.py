@@ -35,17 +35,25 @@ class CpuTarget:
 
         return jit.host()
 
-    def emit(self, kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool) -> str:
+    def emit(
+        self, kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool, lines: bool = False
+    ) -> str:
+        """A unit's LLVM IR; with `lines` (the views only), each instruction names its source
+        line."""
         from .codegen import jit, llvm  # lazy: llvmlite
 
         return str(
-            llvm.emit_module(kernel, plan, prefix, debug, jit.host()[0], jit.data_layout())[0]
+            llvm.emit_module(
+                kernel, plan, prefix, debug, jit.host()[0], jit.data_layout(), lines=lines
+            )[0]
         )
 
-    def build(self, texts: list[str], opt: int) -> Objects:
+    def build(
+        self, texts: list[str], opt: int, on_done: Callable[[int], None] | None = None
+    ) -> Objects:
         from .codegen import jit  # lazy: llvmlite's binding
 
-        return jit.compile_many(texts, opt)
+        return jit.compile_many(texts, opt, on_done)
 
     def functions(self, name: str) -> list[Callable] | None:
         from .codegen import jit  # lazy: llvmlite's binding
@@ -91,20 +99,27 @@ class CudaTarget:
 
         return (self.PTX_VERSION, TRIPLE, self.sm)
 
-    def emit(self, kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool) -> str:
+    def emit(
+        self, kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool, lines: bool = False
+    ) -> str:
+        """A unit's LLVM IR for NVPTX (`lines` is accepted and ignored: PTX views are unmapped)."""
         from .codegen import nvptx, nvptx_jit  # lazy: llvmlite
 
         return str(
             nvptx.emit_module(kernel, plan, prefix, debug, nvptx_jit.data_layout(self.sm))[0]
         )
 
-    def build(self, texts: list[str], opt: int) -> Objects:
+    def build(
+        self, texts: list[str], opt: int, on_done: Callable[[int], None] | None = None
+    ) -> Objects:
         from .codegen import nvptx_jit  # lazy: llvmlite's binding
 
         out = []
-        for text in texts:
+        for k, text in enumerate(texts):
             t0 = time.perf_counter()
             out.append((nvptx_jit.to_ptx(text, self.sm, opt).encode(), time.perf_counter() - t0))
+            if on_done is not None:
+                on_done(k)
         return out
 
     def functions(self, name: str) -> list[Callable] | None:

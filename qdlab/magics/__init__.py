@@ -6,8 +6,13 @@ in a plain script pays nothing for the notebook parts.
 
 from __future__ import annotations
 
+import os
+import types
+
 from .. import state
 from ..compiler.errors import QdError
+
+_QDLAB_DIR = os.path.dirname(os.path.dirname(__file__)) + os.sep
 
 
 def load_ipython_extension(ipython: object) -> None:
@@ -32,10 +37,25 @@ def show_error(
         render()
         if render is not None
         else shell.InteractiveTB.structured_traceback(  # type: ignore
-            etype, value, tb, tb_offset=tb_offset
+            etype, value, user_frames(tb), tb_offset=tb_offset
         )
     )
     shell._showtraceback(etype, value, lines)  # type: ignore[attr-defined]
+
+
+def user_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """`tb` without qdlab's own frames (the entry points run as `<qdlab>`): a plain call's error
+    then shows the user's line and the message, nothing of qdlab in between."""
+    frames = []
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name != "<qdlab>" and not name.startswith(_QDLAB_DIR):
+            frames.append(tb)
+        tb = tb.tb_next
+    out = None
+    for t in reversed(frames):
+        out = types.TracebackType(out, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return out
 
 
 def unload_ipython_extension(ipython: object) -> None:

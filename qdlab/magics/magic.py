@@ -18,6 +18,7 @@ import os
 import time
 import uuid
 import weakref
+from collections import Counter
 from types import TracebackType
 
 from IPython.core.error import UsageError
@@ -32,14 +33,19 @@ from ..compiler.errors import QdError, QdSyntaxError
 from ..compiler.pipeline import Compiled
 from ..kernel import Kernel
 from ..lang import ArrayAnnotation, Template
+from ..profile import measure
 from .progress import Progress
-from .views import CacheView, CellSummary, ConfigView, KernelSummary, RunTime
+from .views import CacheView, CellSummary, ConfigView, EditDiff, KernelSummary, RunTime
 
 COMPILE_MS: dict[str, float] = {}
 """Compile time of each construct key compiled in this process: what reusing it later saves."""
+SESSION: Counter[str] = Counter()
+"""Constructs of every compile seen here, by where they came from: "compiled", "process" (already
+loaded, no cache lookup), "memory", "disk", "team cache"."""
 _PENDING: weakref.WeakKeyDictionary[Kernel, tuple[CellSummary, str]] = weakref.WeakKeyDictionary()
 """Kernels shown before their first compile, with the display to update when it happens."""
 _QDLAB_DIR = os.path.dirname(qdlab.__file__) + os.sep
+FAILED = "did not compile (the error is below)"
 
 
 def on_compile(kernel: Kernel, compiled: Compiled) -> None:
@@ -48,6 +54,7 @@ def on_compile(kernel: Kernel, compiled: Compiled) -> None:
     for c in compiled.report.constructs:
         if c.status == "compiled":
             COMPILE_MS[c.cache_key] = c.compile_ms
+        SESSION[c.served_from or "compiled"] += 1
     pending = _PENDING.pop(kernel, None)
     if pending is not None:
         summary, display_id = pending
@@ -120,6 +127,12 @@ class QdMagics(Magics):
         metavar="EXPR",
         help="evaluate EXPR after compiling; show its time, return its value",
     )
+    @argument(
+        "--profile",
+        action="store_true",
+        help="with --run: run EXPR again --repeat times and show each construct's run time",
+    )
+    @argument("--repeat", type=int, default=10, help="launches --profile times (default 10)")
     @line_cell_magic
     def qdkernel(self, line: str, cell: str | None = None) -> object:
         """Run the cell and compile every fully annotated `@qd.kernel` it defines, per construct.
@@ -157,7 +170,12 @@ class QdMagics(Magics):
             self.show_extra(args.show, [s.kernel for s in summary.kernels if s.report is not None])
         if errors:
             raise short(errors)
-        return self.run_expression(unquote(args.run), ns) if args.run else None
+        if args.profile and not args.run:
+            raise UsageError('--profile times the --run expression: add --run "kernel(args)"')
+        if not args.run:
+            return None
+        profiled = kernels if args.profile else None
+        return self.run_expression(unquote(args.run), ns, profiled, args.repeat)
 
     def run_cell_source(self, cell: str, ns: dict, before: dict[str, Kernel]) -> str:
         """Run the cell's Python in `ns` as file `<qdkernel-cell-...>`; return that file name."""
@@ -214,6 +232,7 @@ class QdMagics(Magics):
                     for name, v in list(ns.items()):
                         if v is k and name in before:
                             ns[name] = before[name]  # the previous working version stays usable
+                    summaries.append(KernelSummary(k, COMPILE_MS, FAILED, failed=True))
                     continue
                 finally:
                     k.on_construct = None
@@ -243,14 +262,18 @@ class QdMagics(Magics):
         for k in kernels:
             display(view(k))
 
-    def run_expression(self, expr: str, ns: dict) -> object:
+    def run_expression(
+        self, expr: str, ns: dict, profiled: list[Kernel] | None = None, repeat: int = 10
+    ) -> object:
         """`--run EXPR`: evaluate it, display its time, and return its value as the cell's
-        result."""
+        result; with `--profile`, evaluate it `repeat` times more and show each construct's run
+        time."""
         try:
             code = compile(expr, "<qdkernel --run>", "eval")
             t0 = time.perf_counter()
             value = eval(code, ns)
             ms = (time.perf_counter() - t0) * 1e3
+            profiles = measure(profiled, lambda: eval(code, ns), repeat) if profiled else []
         except QdError as e:
             raise short([e]) from None
         except Exception as e:  # noqa: BLE001 - re-raised, with the user's frames only
@@ -260,6 +283,8 @@ class QdMagics(Magics):
                 e, e.__traceback__.tb_next if e.__traceback__ else None
             ) from None
         display(RunTime(expr, ms))
+        for p in profiles:
+            display(p)
         return value
 
     def syntax_error(self, err: SyntaxError) -> QdSyntaxError:
@@ -292,6 +317,12 @@ class QdMagics(Magics):
         ),
     )
     @argument("args", nargs="*", help="`clear` after cache; the kernel's name after explain")
+    @argument(
+        "--diff",
+        action="store_true",
+        help="with explain: each recompiled construct's IR, LLVM IR and assembly diff against the "
+        "previous compile",
+    )
     @line_magic
     def qdlab(self, line: str) -> None:
         """qdlab's state: `%qdlab cache`, `%qdlab cache clear`, `%qdlab explain NAME`, `%qdlab config`."""  # noqa: E501 - IPython prints this docstring as `%qdlab --help`
@@ -305,11 +336,14 @@ class QdMagics(Magics):
                 raise UsageError("%qdlab config takes no arguments")
             display(ConfigView(state.config()))
         else:
-            display(self.explain(args.args))
+            summary = self.explain(args.args)
+            display(summary)
+            if args.diff:
+                display(EditDiff(summary.report))  # type: ignore[arg-type]
 
     def cache(self, rest: list[str]) -> CacheView:
         if not rest:
-            return CacheView(qdlab.cache_stats())
+            return CacheView(qdlab.cache_stats(), session=SESSION)
         if rest != ["clear"]:
             raise UsageError(f"%qdlab cache takes `clear` or nothing, not {' '.join(rest)!r}")
         old = qdlab.cache_stats()

@@ -29,6 +29,8 @@ class Progress:
         self.notebook = notebook
         self.delay = DELAY_S if delay is None else delay
         self.done = 0
+        self.ready: dict[str, int] = {}
+        """Constructs ready so far, per kernel."""
         self.label = f"compiling {names[0]}" if names else ""
         self.widget: object | None = None
         self.printed = False
@@ -58,15 +60,18 @@ class Progress:
             display(self.widget, display_id=self.display_id)
 
     def construct(self, name: str, index: int, total: int, status: str) -> None:
-        """Construct `index` of `total` of kernel `name` is ready (`status`: compiled or reused)."""
+        """Construct `index` of `total` of kernel `name` is ready (`status`: compiled or reused).
+        Compiled constructs report as their objects arrive, so the bar counts the constructs
+        ready so far rather than following their indices."""
         with self._lock:
+            self.ready[name] = ready = self.ready.get(name, 0) + 1
             self.label = (
-                f"kernel {self.done + 1}/{len(self.names)} {name}: construct {index + 1}/{total} "
-                f"{status}"
+                f"kernel {self.done + 1}/{len(self.names)} {name}: {ready}/{total} constructs "
+                f"ready (construct {index} {status})"
             )
             if self.widget is not None:
                 bar, label = self.widget.children  # type: ignore[attr-defined]
-                bar.max, bar.value, label.value = total, index + 1, self.label
+                bar.max, bar.value, label.value = total, ready, self.label
         if not self.notebook and sys.stderr.isatty() and time.perf_counter() - self.t0 > self.delay:
             sys.stderr.write(f"\r[qdlab] {self.label}\x1b[K")
             sys.stderr.flush()

@@ -63,8 +63,12 @@ class KernelSummary(View):
     """One kernel's latest compile: mode, fallback, its constructs, and what compiling cost or
     saved."""
 
-    def __init__(self, kernel: Kernel, known_ms: Mapping[str, float], note: str = "") -> None:
+    def __init__(
+        self, kernel: Kernel, known_ms: Mapping[str, float], note: str = "", failed: bool = False
+    ) -> None:
         self.kernel = kernel
+        self.failed = failed
+        """Its compile in this cell failed: only the note shows (not an earlier compile's table)."""
         self.known_ms = known_ms
         """Compile time of each cache key seen compiled in this process (to estimate the time a
         reuse saved)."""
@@ -73,6 +77,8 @@ class KernelSummary(View):
 
     @property
     def report(self) -> KernelReport | None:
+        if self.failed:
+            return None
         return self.kernel.latest.report if self.kernel.latest else None
 
     def options(self) -> str:
@@ -150,21 +156,51 @@ class CellSummary(View):
 class CacheView(View):
     """`%qdlab cache`: the construct cache's stats."""
 
-    def __init__(self, stats: CacheStats, note: str = "") -> None:
+    def __init__(
+        self, stats: CacheStats, note: str = "", session: Mapping[str, int] | None = None
+    ) -> None:
         self.stats = stats
         self.note = note
+        self.session = session or {}
+        """Constructs compiled and reused in this session, by origin (the magic counts them)."""
 
     def rows(self) -> list[tuple[str, str]]:
         s = self.stats
         return [
             ("entries", str(s.entries)),
             ("size", f"{s.bytes / 1024:.1f} KiB"),
-            ("hits", str(s.hits)),
-            ("misses", str(s.misses)),
+            *self.session_rows(),
+            ("hits", f"{s.hits} (lookups that found an object or a manifest)"),
+            ("misses", f"{s.misses} (lookups that found none: new constructs, and new manifests)"),
             ("evictions", str(s.evictions)),
             ("directory", s.directory or "(memory only)"),
             ("disk tier", "on" if s.disk_enabled else "off"),
             *self.team_rows(),
+        ]
+
+    def session_rows(self) -> list[tuple[str, str]]:
+        """What the hit and miss counts leave out: a construct already loaded in this process is
+        reused without a lookup."""
+        n = self.session
+        if not n:
+            return []
+        reused = sum(v for k, v in n.items() if k != "compiled")
+        where = ", ".join(
+            f"{n[k]} {label}"
+            for k, label in (
+                ("process", "already loaded in this process"),
+                ("memory", "from memory"),
+                ("disk", "from disk"),
+                ("team cache", "from the team cache"),
+            )
+            if n.get(k)
+        )
+        return [
+            (
+                "constructs",
+                f"{n.get('compiled', 0)} compiled, {reused} reused this session"
+                + (f" ({where})" if where else ""),
+            )
         ]
 
     def team_rows(self) -> list[tuple[str, str]]:
@@ -227,6 +263,58 @@ class RunTime(View):
 
     def html(self) -> str:
         return f"<div>ran <code>{html.escape(self.expr)}</code> in {self.ms:.3f} ms</div>"
+
+
+class EditDiff(View):
+    """`%qdlab explain NAME --diff`: for each construct the latest compile rebuilt, its IR, LLVM IR
+    and assembly against the matching construct of the previous compile."""
+
+    def __init__(self, report: KernelReport) -> None:
+        self.report = report
+
+    def sections(self) -> list[tuple[str, str]]:
+        """(title, unified diff) per rebuilt construct and view."""
+        from ..viz.listing import asm_rows, diff, llvm_rows, text_of  # lazy: the views' parsers
+        from ..viz.model import edits  # lazy: the views' construct matching
+
+        r = self.report
+        if r.previous is None:
+            return []
+        out = []
+        for e in edits(r):
+            if e.change == "unchanged" or e.latest is None or e.latest.report is None:
+                continue
+            new = e.latest.report
+            old = e.previous.report if e.previous is not None else None
+            for view, stage, rows in (
+                ("IR", "ir", None),
+                ("LLVM IR", "llvm_optimized_lines", llvm_rows),
+                ("assembly", "asm_lines", asm_rows),
+            ):
+                if stage not in new.stages or (old is not None and stage not in old.stages):
+                    continue
+                a = old.stage(stage) if old is not None else ""
+                b = new.stage(stage)
+                if rows is not None:
+                    a, b = text_of(rows(a)) if a else "", text_of(rows(b))
+                title = f"construct {new.index} ({e.change}), {view}"
+                out.append((title, diff(a, b) or "(no change)"))
+        return out
+
+    def text(self) -> str:
+        if self.report.previous is None:
+            return f"{self.report.kernel}: no previous compile to diff against"
+        parts = [f"== {t}\n{d}" for t, d in self.sections()]
+        return "\n".join(parts) or f"{self.report.kernel}: no construct changed"
+
+    def html(self) -> str:
+        if self.report.previous is None:
+            return f"<div>{html.escape(self.text())}</div>"
+        parts = [
+            f"<details><summary>{html.escape(t)}</summary><pre>{html.escape(d)}</pre></details>"
+            for t, d in self.sections()
+        ]
+        return "".join(parts) or f"<div>{html.escape(self.text())}</div>"
 
 
 def _place(filename: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..compiler.explain import KernelReport, Statement
-from .model import Part, edits, parts, report_of, source_lines, statement_at
+from .model import Edit, Part, edits, parts, report_of, source_lines, statement_at
 from .render import Graph
 
 STATUS_COLOURS = {
@@ -39,17 +39,35 @@ EDIT_WORDS = {
 FONT = {"fontname": "Helvetica", "fontsize": "10"}
 
 
-def _text(s: Statement) -> str:
+LABEL_CHARS = 34
+"""Longer statement texts are cut in the node label; the node's tooltip holds the whole text."""
+
+
+def _full_text(s: Statement, kernel: str = "") -> str:
     text = s.text.strip()
+    if s.kind == "args":
+        names = ", ".join(s.defines)
+        return f"kernel {kernel}({names})" if len(names) <= 24 else f"kernel {kernel}(...)"
     if s.kind == "def" and text.startswith(("for ", "while ", "if ")):
         what = ", ".join(s.defines) or "header values"
         text = f"{what}  (from `{text.rstrip(':')}`)"
-    return text if len(text) <= 60 else text[:57] + "..."
+    return text
 
 
-def _label(s: Statement) -> str:
+def _text(s: Statement, kernel: str = "") -> str:
+    text = _full_text(s, kernel)
+    return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
+
+
+def _label(s: Statement, kernel: str = "") -> str:
     lo, hi = s.lines
-    return f"{_text(s)}\nline {lo}" if lo == hi else f"{_text(s)}\nlines {lo}-{hi}"
+    text = _text(s, kernel)
+    return f"{text}\nline {lo}" if lo == hi else f"{text}\nlines {lo}-{hi}"
+
+
+def _tooltip(s: Statement, signature: str = "") -> str:
+    """The node's whole text (what a cut label leaves out; the signature for the kernel node)."""
+    return signature if s.kind == "args" and signature else s.text.strip()
 
 
 def _style(s: Statement) -> dict[str, str]:
@@ -110,13 +128,17 @@ def construct_graph(kernel: object) -> Graph:
     title = f"construct graph of `{report.kernel}`: {report.mode}, {len(drawn)} constructs" + (
         f", fallback {marks.fallback.code}" if marks.fallback else ""
     )
-    g = _start(f"constructs_{report.kernel}", title)
+    # Left to right: the kernel's parameters and shared definitions on the left, one construct
+    # cluster below the other on the right, so the graph is as wide as one construct however many
+    # there are, and scales to the output's width.
+    g = _start(f"constructs_{report.kernel}", title, rankdir="LR")
 
     def node(where: Graph, name: str, s: Statement, **extra: str) -> None:
         attrs = {**_style(s), **extra}
         if marks.red(s.index) and not name.startswith("c"):
             attrs.update(color=FALLBACK, fontcolor=FALLBACK, penwidth="2")
-        where.node(name, _label(s), **attrs)
+        attrs.setdefault("tooltip", _tooltip(s, f"{report.kernel}({report.signature})"))
+        where.node(name, _label(s, report.kernel), **attrs)
 
     for s in report.statements:
         if s.index not in owner:
@@ -144,6 +166,7 @@ def construct_graph(kernel: object) -> Graph:
                         color=RECOMPUTED,
                         fontcolor=RECOMPUTED,
                         id=f"qd_c{p.index}_s{i}",
+                        tooltip="recomputed here: " + _tooltip(by_index[i]),
                     )
             for i in p.own:
                 node(
@@ -361,12 +384,35 @@ def slice_graph(kernel: object, index: int) -> Graph:
     return g
 
 
-def edit_graph(kernel: object) -> Graph:
-    """The constructs of the latest compile against the previous compile of the same kernel."""
+def edit_graph(kernel: object, collapse: bool = True) -> Graph:
+    """The constructs of the latest compile against the previous compile of the same kernel.
+
+    With `collapse`, each run of two or more unchanged constructs is one node ("27 unchanged
+    constructs"); the graph keeps the uncollapsed drawing too (`Graph.expanded`), and clicking the
+    node shows it."""
     report = report_of(kernel)
     rows = edits(report)
+    g = _edit_graph(report, rows, _runs(rows) if collapse else [])
+    if g.expanded is None and collapse and _runs(rows):
+        g.expanded = _edit_graph(report, rows, [])
+    return g
+
+
+def _runs(rows: list[Edit]) -> list[list[Edit]]:
+    """Runs of two or more consecutive unchanged constructs."""
+    runs: list[list[Edit]] = [[]]
+    for e in rows:
+        if e.change == "unchanged" and e.latest is not None and e.previous is not None:
+            runs[-1].append(e)
+        elif runs[-1]:
+            runs.append([])
+    return [r for r in runs if len(r) >= 2]
+
+
+def _edit_graph(report: KernelReport, rows: list[Edit], runs: list[list[Edit]]) -> Graph:
     counts = {c: sum(e.change == c for e in rows) for c in EDIT_COLOURS}
     summary = ", ".join(f"{n} {c}" for c, n in counts.items() if n)
+    folded = {id(e): k for k, run in enumerate(runs) for e in run}
     g = _start(
         f"edits_{report.kernel}",
         f"edit graph of `{report.kernel}`: {summary or 'no constructs'}",
@@ -378,8 +424,10 @@ def edit_graph(kernel: object) -> Graph:
             style="dashed",
             color="#bdc1c6",
         )
+        for k, run in enumerate(runs):
+            prev.node(f"qd_expand_p{k}", _run_label(run, "previous"), **_run_style(k, "p"))
         for e in rows:
-            if e.previous is not None:
+            if e.previous is not None and id(e) not in folded:
                 prev.node(
                     f"e_p{e.previous.index}",
                     _edit_label(e.previous),
@@ -389,8 +437,10 @@ def edit_graph(kernel: object) -> Graph:
                 )
     with g.subgraph(name="cluster_latest") as latest:
         latest.attr(label="latest compile", style="dashed", color="#bdc1c6")
+        for k, run in enumerate(runs):
+            latest.node(f"qd_expand_l{k}", _run_label(run, "latest"), **_run_style(k, "l"))
         for e in rows:
-            if e.latest is not None:
+            if e.latest is not None and id(e) not in folded:
                 label = _edit_label(e.latest) + f"\n{EDIT_WORDS[e.change]}"
                 latest.node(
                     f"e_l{e.latest.index}",
@@ -401,9 +451,18 @@ def edit_graph(kernel: object) -> Graph:
                     color=EDIT_COLOURS[e.change],
                     tooltip="\n".join(e.notes),
                 )
+    for k, run in enumerate(runs):
+        g.edge(
+            f"qd_expand_p{k}",
+            f"qd_expand_l{k}",
+            label="unchanged",
+            color=EDIT_COLOURS["unchanged"],
+            fontcolor=EDIT_COLOURS["unchanged"],
+            penwidth="2",
+        )
     for e in rows:
         colour = EDIT_COLOURS[e.change]
-        if e.previous is not None and e.latest is not None:
+        if e.previous is not None and e.latest is not None and id(e) not in folded:
             g.edge(
                 f"e_p{e.previous.index}",
                 f"e_l{e.latest.index}",
@@ -421,6 +480,26 @@ def edit_graph(kernel: object) -> Graph:
         ],
     )
     return g
+
+
+def _run_label(run: list[Edit], side: str) -> str:
+    parts = [e.latest if side == "latest" else e.previous for e in run]
+    first, last = parts[0], parts[-1]
+    return (
+        f"{len(run)} unchanged constructs\n"
+        f"constructs {first.index}-{last.index} · lines {first.lines[0]}-{last.lines[1]}\n"  # type: ignore[union-attr]
+        "(click to expand)"
+    )
+
+
+def _run_style(k: int, side: str) -> dict[str, str]:
+    return {
+        "shape": "box3d",
+        "style": "rounded",
+        "color": EDIT_COLOURS["unchanged"],
+        "id": f"qd_expand_{side}{k}",
+        "tooltip": "unchanged constructs, folded; click to show them one by one",
+    }
 
 
 def _edit_label(p: Part) -> str:

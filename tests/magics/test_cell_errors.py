@@ -101,3 +101,23 @@ def test_syntax_error_in_the_cell(shell):
     assert (
         "SyntaxError" in cap.stdout and "magic.py" not in cap.stdout and "qdlab/" not in cap.stdout
     )
+
+
+def test_a_failed_compile_is_named_in_the_summary(shell):
+    cell = "@qd.kernel\ndef broken(x: qd.types.NDArray[qd.f32, 1]):\n    x[0] = nowhere\n"
+    result, cap = run(shell, "%%qdkernel\n" + cell)
+    assert isinstance(result.error_in_exec, qd.QdError)
+    [summary] = cap.outputs
+    assert summary.data["text/plain"] == "broken: did not compile (the error is below)"
+    assert "no @qd.kernel" not in summary.data["text/html"]
+
+
+def test_a_plain_calls_error_shows_no_qdlab_frame(shell):
+    run(shell, "%%qdkernel --debug\n" + six_loops("checked"))
+    shell.user_ns["np"] = np
+    for call in ("checked(np.ones(4), np.ones(4))", "checked(np.ones(4, np.float32), 1.0)"):
+        result, cap = run(shell, call)
+        assert isinstance(result.error_in_exec, qd.QdError), call
+        shown = cap.stdout + cap.stderr
+        assert "<qdlab>" not in shown and "kernel.py" not in shown and "with_traceback" not in shown
+        assert "checked" in shown

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import io
+import re
 import sys
 
 import pytest
 from IPython.utils.capture import capture_output
-from magic_cells import run, six_loops
+from magic_cells import edited, run, six_loops
 
 import qdlab as qd
 from qdlab import state
@@ -52,6 +53,56 @@ def test_explain_compiles_a_kernel_defined_outside_the_magic(shell):
     result, cap = run(shell, "%qdlab explain plain")
     assert result.success, cap.stdout
     assert cap.outputs[0].data["text/plain"].startswith("plain: per_offload, 6 constructs")
+
+
+def test_cache_counts_reuses_without_a_lookup(shell):
+    """A construct already loaded in this process is reused without a cache lookup, so the hit
+    count alone looked wrong after a few rounds; the view counts those reuses too."""
+    cell = six_loops()
+    run(shell, "%%qdkernel\n" + cell)
+    for _ in range(2):
+        cell = edited(cell)
+        run(shell, "%%qdkernel\n" + cell)
+    _, cap = run(shell, "%qdlab cache")
+    text = cap.outputs[0].data["text/plain"]
+    line = next(x for x in text.splitlines() if x.strip().startswith("constructs"))
+    compiled, reused = map(int, re.search(r"(\d+) compiled, (\d+) reused", line).groups())
+    assert compiled >= 8 and reused >= 10 and "already loaded in this process" in line
+    assert "lookups that found" in text
+
+
+def test_explain_diff_shows_what_the_edit_changed(shell):
+    cell = six_loops("diffed")
+    run(shell, "%%qdkernel\n" + cell)
+    result, cap = run(shell, "%qdlab explain diffed --diff")
+    assert result.success and "no previous compile" in cap.outputs[1].data["text/plain"]
+    run(shell, "%%qdkernel\n" + edited(cell))
+    result, cap = run(shell, "%qdlab explain diffed --diff")
+    assert result.success, cap.stdout
+    text = cap.outputs[1].data["text/plain"]
+    titles = [x for x in text.splitlines() if x.startswith("== ")]
+    assert titles == [
+        "== construct 3 (edited), IR",
+        "== construct 3 (edited), LLVM IR",
+        "== construct 3 (edited), assembly",
+    ]
+    assert re.search(r"^\+.*value=", text, re.MULTILINE) and "+\t.long\t0x" in text
+    assert "(no change)" not in text and "<details>" in cap.outputs[1].data["text/html"]
+
+
+def test_profile_in_the_magic(shell):
+    import numpy as np
+
+    shell.user_ns["x"], shell.user_ns["y"] = np.ones(256, np.float32), np.ones(256, np.float32)
+    result, cap = run(shell, '%%qdkernel --run "six(x, y)" --profile --repeat 4\n' + six_loops())
+    assert result.success, cap.stdout + cap.stderr
+    texts = [o.data["text/plain"] for o in cap.outputs]
+    [table] = [t for t in texts if "run time per construct" in t]
+    assert table.startswith("six: run time per construct over 4 launches")
+    assert len(table.splitlines()) == 2 + 6 and "run ms (median)" in table
+    assert len(qd.explain(shell.user_ns["six"]).run_ms[5]) == 4
+    result, cap = run(shell, "%%qdkernel --profile\n" + six_loops("other"))
+    assert result.error_in_exec is not None and "--run" in cap.stderr + cap.stdout
 
 
 def test_config(shell, tmp_path):
@@ -113,12 +164,14 @@ def test_progress_widget_in_a_notebook_takes_the_summarys_slot():
     p = progress.Progress(["a", "b"], "slot", notebook=True, delay=0.0)
     with capture_output() as cap:
         p._show()  # what the timer runs once compiling has taken `delay`
-        p.construct("a", 3, 6, "compiled")
+        for index in (0, 2, 1, 3):  # compiled constructs report as their objects arrive
+            p.construct("a", index, 6, "compiled")
     [out] = cap.outputs
     assert out.transient == {"display_id": "slot"}
     assert "application/vnd.jupyter.widget-view+json" in out.data and "text/plain" in out.data
     bar, label = p.widget.children
-    assert (bar.value, bar.max) == (4, 6) and label.value == "kernel 1/2 a: construct 4/6 compiled"
+    assert (bar.value, bar.max) == (4, 6)
+    assert label.value == "kernel 1/2 a: 4/6 constructs ready (construct 3 compiled)"
     p.step("a", "6 compiled, 0 reused")
     assert label.value == "a: 6 compiled, 0 reused; compiling b"
     assert p.finish() is True

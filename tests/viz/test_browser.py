@@ -164,7 +164,9 @@ def test_visualizer_in_chromium(voila_url: str) -> None:
             page.screenshot(path=str(RESULTS / "viz-ir.png"), full_page=True)
 
             root.locator(".lm-TabBar-tab", has_text="graph").first.click()
-            expect(root.get_by_text("slice of construct 2")).to_be_visible(timeout=10_000)
+            expect(root.get_by_text("slice of construct 2", exact=True)).to_be_visible(
+                timeout=10_000
+            )
             root.locator(".qdlab-construct-graph svg").first.locator(
                 "g.cluster:has(> title:text-is('cluster_c1')) text"
             ).first.click()

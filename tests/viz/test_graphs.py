@@ -169,8 +169,15 @@ def test_edit_graph(E) -> None:
             assert changes == ["dependency", "unchanged"]
             assert "recompiled: a dependency changed" in node(edit_graph(v), "e_l0")
         else:
-            assert changes == ["unchanged", "unchanged"]
+            assert changes == ["unchanged"]  # two unchanged constructs, folded into one node
+            assert "2 unchanged constructs" in node(edit_graph(v), "qd_expand_l0")
+            full = edit_graph(v, collapse=False)
+            assert re.findall(r"label=(\w+)", " ".join(e[2] for e in edges(full))) == [
+                "unchanged",
+                "unchanged",
+            ]
             assert "\nnew" in node(edit_graph(v), "e_l2")
+            assert edit_graph(v).expanded.source == full.source
 
 
 def test_edit_graph_removed_construct(E) -> None:

@@ -3,6 +3,7 @@ constructs."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import graphviz
@@ -35,7 +36,27 @@ def test_every_graph_kind_renders(K, E) -> None:
     E.v1.compile()
     E.v2.compile()
     for g in (slice_graph(K.shared_scale, 1), edit_graph(E.v2), construct_graph(K.running_total)):
-        assert "<svg" in g.html()[:10] and "</svg>" in g.svg()
+        page = g.html()
+        assert page.startswith('<div class="qdlab-graph"') and "</svg>" in g.svg()
+        assert 'width="100%"' in page and "max-width:" in page  # scaled to the output's width
+        assert "data-act='zoom-in'" in page
+
+
+@needs_dot
+def test_graphs_fit_the_output_width(K, many) -> None:
+    """The construct graph stacks its clusters (left to right: definitions, then constructs), so
+    it is about as wide for 50 constructs as for 3; the HTML form scales it to the output's width
+    and keeps the natural width as its maximum."""
+
+    def width(svg: str) -> float:
+        return float(re.search(r'width="([\d.]+)pt"', svg).group(1))
+
+    g = construct_graph(K.three_loops)
+    bundle = g._repr_mimebundle_()
+    assert bundle["text/html"] == g.html() and "image/svg+xml" in bundle
+    assert f'data-natural="{width(g.svg()) * 4 / 3:.0f}px"' in bundle["text/html"]
+    fifty = construct_graph(qd.explain(many.many_loops)).svg()
+    assert width(fifty) < 1.5 * width(g.svg())
 
 
 def test_missing_dot_shows_the_install_command_and_the_dot_text(K, monkeypatch) -> None:

@@ -105,3 +105,91 @@ def test_a_closed_visualizer_is_dropped(K, E) -> None:
     del view
     gc.collect()
     assert not any(v.report.kernel == "edited" for v in _live)
+
+
+def test_code_tabs_colour_rows_by_source_line(K) -> None:
+    view = SplitVisualizer(K.three_loops)  # construct 0: own lines 26-27, slice line 25
+    source = re.findall(r"data-line='(\d+)' data-src='(\d+)'", view.source.value)
+    assert {int(a) for a, b in source} == {25, 26, 27} and all(a == b for a, b in source)
+    for tab in ("LLVM IR", "assembly"):
+        html = view.contents(tab)
+        rows = {int(n) for n in re.findall(r"class='qd-row' data-src='(\d+)'", html)}
+        assert rows and rows <= {25, 26, 27} and 27 in rows, tab
+        assert "data-act='copy'" in html and "type='search'" in html
+    asm = view.contents("assembly")
+    assert "data-act='all'" in asm and ".cfi_startproc" in asm  # all lines, behind the toggle
+    filtered = asm.split("<div class='qd-full'>")[0]
+    assert ".cfi_startproc" not in filtered and ".loc" not in filtered
+    assert "onmouseover=" in view.source.value and "onmouseover=" in asm
+    view.close()
+
+
+def test_diff_tab_and_recompiled_construct_selected(E) -> None:
+    qdlab.state.history.pop("edited", None)
+    E.v1.compile()
+    view = SplitVisualizer(E.v1)
+    assert "first compile" in view.contents("diff")
+    view.select(0)
+    E.v2.compile()  # edits construct 1: the refresh selects it
+    assert view.selector.value == 1
+    diff = view.contents("diff")
+    assert "qd-add" in diff and "3.0" in diff and "edited (recompiled)" in diff
+    assert "LLVM IR (optimized)" in diff and "assembly (filtered)" in diff
+    view.select(0)
+    assert "unchanged since the previous compile" in view.contents("diff")
+    view.close()
+
+
+def test_header_matches_the_summary_and_shows_run_times(K) -> None:
+    import numpy as np
+
+    view = SplitVisualizer(K.three_loops)
+    r = qd.explain(K.three_loops)
+    spent = sum(c.compile_ms for c in r.constructs if c.status == "compiled")
+    assert f"{spent:.1f} ms compiling" in view.header.value  # the summary's figure
+    assert "not measured" in view.contents("cache")
+    x, y, z = (np.ones(64, np.float32) for _ in range(3))
+    qd.profile(K.three_loops, x, y, z, repeat=3)
+    assert "qd.profile" in view.header.value and "median over 3 launches" in view.contents("cache")
+    view.close()
+
+
+def test_snapshot_for_pages_without_the_widget_javascript(K) -> None:
+    view = SplitVisualizer(K.three_loops)
+    bundle = view._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle and "text/plain" in bundle
+    snap = bundle["text/html"]
+    assert "needs a running kernel" in snap and "<svg" in snap and "IR of construct 0" in snap
+    view.close()
+
+
+def test_fifty_construct_widget_opens_in_under_a_second(many) -> None:
+    import time
+
+    qd.explain(many.many_loops)
+    start = time.perf_counter()
+    view = SplitVisualizer(many.many_loops)
+    seconds = time.perf_counter() - start
+    assert len(view.selector.options) == 50 and "cluster_c49" in view.contents("graph")
+    assert seconds < 1.0, f"opening the 50-construct visualizer took {seconds:.2f} s"
+    start = time.perf_counter()
+    view.select(30)
+    view.contents("assembly")
+    assert time.perf_counter() - start < 1.0
+    view.close()
+
+
+def test_exported_html_keeps_a_snapshot_of_the_widget(K) -> None:
+    import nbformat
+
+    from qdlab.demo import with_snapshots
+
+    view = SplitVisualizer(K.three_loops)
+    bundle = view._repr_mimebundle_()
+    plain = nbformat.v4.new_output("display_data", {"text/plain": "x"})
+    widget = nbformat.v4.new_output("display_data", bundle)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("v", outputs=[plain, widget])])
+    out = with_snapshots(nb).cells[0].outputs
+    assert len(out) == 3 and out[2].data["text/html"].startswith("<div class='qdlab-offline'>")
+    assert "needs a running kernel" in out[2].data["text/html"] and len(nb.cells[0].outputs) == 2
+    view.close()

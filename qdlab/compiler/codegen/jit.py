@@ -12,6 +12,7 @@ import multiprocessing
 import os
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from functools import cache
 
@@ -113,11 +114,15 @@ def compile_text(llvm_ir: str, opt: int) -> tuple[bytes, float]:
 _pool: object | None = None
 
 
-def compile_many(texts: list[str], opt: int) -> list[tuple[bytes, float]]:
+def compile_many(
+    texts: list[str], opt: int, on_done: Callable[[int], None] | None = None
+) -> list[tuple[bytes, float]]:
     """`compile_text` for each text: in forked worker processes when there are several and several
     cores (`QDLAB_COMPILE_WORKERS` caps them; 0 or 1 compiles in this process). Any trouble with the
-    workers falls back to compiling here."""
+    workers falls back to compiling here. `on_done(k)` is told as text k's object is ready, in
+    order (a progress bar)."""
     global _pool
+    done = on_done or (lambda k: None)
     workers = int(os.environ.get("QDLAB_COMPILE_WORKERS", os.cpu_count() or 1))
     if len(texts) >= 4 and workers > 1 and hasattr(os, "fork"):
         try:
@@ -126,7 +131,16 @@ def compile_many(texts: list[str], opt: int) -> list[tuple[bytes, float]]:
                 atexit.register(
                     _pool.shutdown, wait=True
                 )  # before interpreter teardown, not during it
-            return list(_pool.map(compile_text, texts, [opt] * len(texts)))  # type: ignore[attr-defined]
+            futures = [_pool.submit(compile_text, t, opt) for t in texts]  # type: ignore[attr-defined]
+            out = []
+            for k, f in enumerate(futures):
+                out.append(f.result())
+                done(k)
+            return out
         except Exception:  # noqa: BLE001 - a broken or refused pool: compile here instead
             _pool = None
-    return [compile_text(t, opt) for t in texts]
+    out = []
+    for k, t in enumerate(texts):
+        out.append(compile_text(t, opt))
+        done(k)
+    return out

@@ -12,6 +12,7 @@ recorded in the header.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from llvmlite import ir as ll
 
@@ -23,7 +24,71 @@ from .arith import binop
 from .emitters import EMITTERS
 from .lltypes import F32, F64, I8, I8P, I32, I64, TASK_TYPE, lltype
 
+if TYPE_CHECKING:
+    from ..errors import SourceLoc
+
 PARALLEL_THRESHOLD = 8192
+
+
+class LineTable:
+    """Debug line locations (`!dbg`) for the LLVM IR the views show: every instruction names its
+    source line, so the optimised IR and the assembly (`.loc`) map back to the kernel's lines.
+
+    Only the views ask for it (`emit_module(..., lines=True)`); the binaries the pipeline builds and
+    caches carry none, and the cache key hashes the qdlab IR text, so moving code still reuses."""
+
+    def __init__(self, module: ll.Module, filename: str) -> None:
+        self.module = module
+        self.file = module.add_debug_info("DIFile", {"filename": filename, "directory": ""})
+        unit = module.add_debug_info(
+            "DICompileUnit",
+            {
+                "language": ll.DIToken("DW_LANG_Python"),
+                "file": self.file,
+                "producer": "qdlab",
+                "runtimeVersion": 0,
+                "isOptimized": True,
+                "emissionKind": ll.DIToken("LineTablesOnly"),
+            },
+            is_distinct=True,
+        )
+        self.unit = unit
+        module.add_named_metadata("llvm.dbg.cu", unit)
+        for flag, value in (("Debug Info Version", 3), ("Dwarf Version", 4)):
+            module.add_named_metadata(
+                "llvm.module.flags", module.add_metadata([I32(2), flag, I32(value)])
+            )
+        self.type = module.add_debug_info("DISubroutineType", {"types": module.add_metadata([])})
+
+    def scope(self, fn: ll.Function, line: int) -> Callable[[SourceLoc], ll.DIValue]:
+        """Attach a subprogram to `fn`; returns the location of a source position in it."""
+        sub = self.module.add_debug_info(
+            "DISubprogram",
+            {
+                "name": fn.name,
+                "file": self.file,
+                "line": line,
+                "type": self.type,
+                "isLocal": False,
+                "isDefinition": True,
+                "unit": self.unit,
+                "scopeLine": line,
+                "spFlags": ll.DIToken("DISPFlagDefinition"),
+            },
+            is_distinct=True,
+        )
+        fn.set_metadata("dbg", sub)
+        seen: dict[tuple[int, int], ll.DIValue] = {}
+
+        def at(loc: SourceLoc) -> ll.DIValue:
+            where = (loc.lineno, loc.col + 1)
+            if where not in seen:
+                seen[where] = self.module.add_debug_info(
+                    "DILocation", {"line": where[0], "column": where[1], "scope": sub}
+                )
+            return seen[where]
+
+        return at
 
 
 class TaskEmitter:
@@ -54,6 +119,8 @@ class TaskEmitter:
         self.arrays: dict = {}
         self.wide: dict[ir.Value, ll.Value] = {}
         self.messages = message_ops([op for t in plan.tasks for op in t.ops], debug)
+        self.line_of: Callable[[SourceLoc], ll.DIValue] | None = None
+        """Where an op's instructions say they come from (`!dbg`), when the views asked for it."""
 
     # -- target hooks (the NVPTX emitter overrides these) ------------------------------------------
     def declare(self, module: ll.Module, symbol: str) -> ll.Function:
@@ -161,7 +228,10 @@ class TaskEmitter:
             if op.result in needed:
                 self.op(op)
         if self.task.kind == "parallel_for":
-            self.parallel(self.task.ops[0])  # type: ignore[arg-type]
+            loop = self.task.ops[0]
+            if self.line_of is not None and loop.loc is not None:
+                self.b.debug_metadata = self.line_of(loop.loc)
+            self.parallel(loop)  # type: ignore[arg-type]
         else:
             for op in self.task.ops:
                 self.b.store(ll.Constant(I64, 0), self.rng_counter)
@@ -187,6 +257,9 @@ class TaskEmitter:
                 self.dead_block()
 
     def op(self, op: ir.Op) -> None:
+        outer = self.b.debug_metadata
+        if self.line_of is not None and op.loc is not None:
+            self.b.debug_metadata = self.line_of(op.loc)
         result = EMITTERS[type(op)](self, op)
         if op.result is not None and result is not None:
             self.vals[op.result] = result
@@ -195,6 +268,7 @@ class TaskEmitter:
                     self.to_word(result, op.result.type),
                     self.word(self.tmp, self.plan.slots[op.result], I64),
                 )  # type: ignore
+        self.b.debug_metadata = outer
 
     # -- loops -------------------------------------------------------------------------------------
     def range_loop(
@@ -323,18 +397,30 @@ def reduction_identity(op: str, t: DType) -> ll.Constant:
 
 
 def emit_module(
-    kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool, triple: str = "", datalayout: str = ""
+    kernel: ir.Kernel,
+    plan: Plan,
+    prefix: str,
+    debug: bool,
+    triple: str = "",
+    datalayout: str = "",
+    lines: bool = False,
 ) -> tuple[ll.Module, list[str]]:
     """One LLVM module with a function per task; returns the module and the task symbols in
-    order."""
+    order. With `lines`, every instruction carries its source line (`LineTable`)."""
     module = ll.Module(name=prefix)
     if triple:
         module.triple = triple
     if datalayout:
         module.data_layout = datalayout
+    locs = [op.loc for op in kernel.walk() if op.loc is not None] if lines else []
+    table = LineTable(module, locs[0].filename) if locs else None
     symbols = []
     for k, task in enumerate(plan.tasks):
         symbol = keys.symbol(prefix, k)
-        TaskEmitter(module, kernel, plan, task, symbol, debug).emit_task()
+        emitter = TaskEmitter(module, kernel, plan, task, symbol, debug)
+        if table is not None:
+            first = next((op.loc for op in task.ops if op.loc is not None), locs[0])
+            emitter.line_of = table.scope(emitter.fn, first.lineno)
+        emitter.emit_task()
         symbols.append(symbol)
     return module, symbols

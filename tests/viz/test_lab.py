@@ -1,0 +1,331 @@
+"""The visualizer in JupyterLab 4 itself, at laptop size (1400x900, file browser open), driven by
+Debian's Chromium through Playwright.
+
+A notebook with the graphs, a profile and the widget, and notebooks 01-04, are opened in JupyterLab
+and run there with Run All Cells. Checked: no output is wider than the output area; a folded edit
+graph unfolds on a click; the widget keeps its size from tab to tab and its tab labels are whole;
+selecting a construct outlines its cluster and updates the source, IR, LLVM IR, assembly and cache
+tabs; hovering a source line highlights the assembly rows made from it, clicking it scrolls them
+into view. The demo's HTML export, opened without the widgets' JavaScript, shows the snapshot.
+Screenshots land in test-results/ (lab-*.png, export-offline.png).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "test-results"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SIX = """%%qdkernel --show graph
+@qd.kernel
+def six(x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1],
+        z: qd.types.NDArray[qd.f32, 1], scale: qd.f32):
+    for i in range(x.shape[0]):
+        x[i] = 1.0
+    for i in range(y.shape[0]):
+        y[i] = x[i] * scale
+    for i in range(z.shape[0]):
+        z[i] = x[i] + y[i]
+    for i in range(x.shape[0]):
+        x[i] = z[i] * 3.0
+    for i in range(y.shape[0]):
+        y[i] = qd.sqrt(x[i]) + 4.0
+    for i in range(z.shape[0]):
+        z[i] = 5.0 * scale
+"""
+SETUP = "%load_ext qdlab\nimport numpy as np\nimport qdlab as qd\n"
+CELLS = [
+    SETUP + "qd.init(arch=qd.cpu, offline_cache=False)",
+    SIX,
+    SIX.replace("x[i] = z[i] * 3.0", "x[i] = z[i] * 7.0").replace("--show graph", "--show none"),
+    "x, y, z = (np.ones(4096, np.float32) for _ in range(3))\nqd.profile(six, x, y, z, 2.0)",
+    "from qdlab.viz import SplitVisualizer, edit_graph\nedit_graph(six)",
+    "SplitVisualizer(six)",
+]
+
+
+def _requirements() -> str | None:
+    if shutil.which("chromium") is None:
+        return "Debian's chromium is not installed (apt-get install chromium)"
+    if shutil.which("dot") is None:
+        return "graphviz `dot` is not installed (apt-get install graphviz)"
+    for module, why in (("playwright", "pip install playwright"), ("jupyterlab", "pip install")):
+        try:
+            __import__(module)
+        except ImportError:
+            return f"{module} is not installed ({why}; it is in the dev extras)"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory):
+    missing = _requirements()
+    if missing:
+        pytest.skip(missing)
+    import nbformat
+
+    root = tmp_path_factory.mktemp("lab")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(nb, root / "visualizer.ipynb")
+    for name in ("01_quickstart", "02_per_offload_caching", "03_backward_slices", "04_fallbacks"):
+        shutil.copy(ROOT / "notebooks" / f"{name}.ipynb", root / f"{name}.ipynb")
+    port = _free_port()
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
+        "JUPYTER_PLATFORM_DIRS": "1",
+        "JUPYTER_CONFIG_DIR": str(root / ".config"),
+        "JUPYTER_RUNTIME_DIR": str(root / ".runtime"),
+    }
+    log = (root / "lab.log").open("w")
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--allow-root",
+            f"--port={port}",
+            "--ServerApp.ip=127.0.0.1",
+            "--IdentityProvider.token=",
+            "--ServerApp.password=",
+            f"--ServerApp.root_dir={root}",
+            f"--LabApp.workspaces_dir={root / '.workspaces'}",
+            "--LabApp.news_url=",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        cwd=root,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(url + "api", timeout=1)
+                break
+            except urllib.error.HTTPError:
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    pytest.fail(f"jupyter lab did not start:\n{(root / 'lab.log').read_text()}")
+                time.sleep(0.3)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+def _run_all(page, url: str) -> None:
+    page.goto(url, timeout=60_000)
+    page.locator(".jp-Notebook").wait_for(timeout=60_000)
+    idle = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
+    idle.wait_for(timeout=60_000)
+    started = """() => Array.from(document.querySelectorAll('.jp-CodeCell .jp-InputPrompt'))
+        .some(e => /\\[(\\*|\\d+)\\]/.test(e.textContent))"""
+    for _ in range(4):  # a click while the kernel is still starting can be lost: click again
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        try:
+            page.wait_for_function(started, timeout=15_000)
+            break
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError: try the menu again
+            page.keyboard.press("Escape")
+    page.wait_for_function(  # every code cell has run: its prompt shows an execution count
+        """() => { const p = Array.from(document.querySelectorAll('.jp-CodeCell .jp-InputPrompt'));
+            return p.length > 0 && p.every(e => /\\[\\d+\\]/.test(e.textContent)); }""",
+        timeout=int(os.environ.get("QDLAB_LAB_TIMEOUT_MS", "240000")),
+    )
+    idle.wait_for(timeout=60_000)
+    page.wait_for_timeout(1500)
+    news = page.get_by_role("button", name="No", exact=True)  # JupyterLab's news question
+    if news.count():
+        news.first.click()
+
+
+def _too_wide(page) -> list[str]:
+    """Outputs whose content is wider than the output area (scrolls or is cut)."""
+    return page.evaluate(
+        """() => Array.from(document.querySelectorAll('.jp-OutputArea-output')).filter(
+            o => o.scrollWidth > o.clientWidth + 2).map(o => o.className + ' ' + o.scrollWidth
+            + ' > ' + o.clientWidth)"""
+    )
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    RESULTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def test_widget_in_jupyterlab(lab: str, browser) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    _run_all(page, lab + "lab/workspaces/widget/tree/visualizer.ipynb?reset")
+    expect(page.locator(".jp-DirListing")).to_be_visible()  # the file browser is open
+    assert _too_wide(page) == []
+    graphs = page.locator(".jp-OutputArea-output .qd-graph-view > div:not([hidden]) > svg")
+    assert graphs.count() >= 2
+    area = page.locator(".jp-OutputArea-output").first.bounding_box()["width"]
+    widths = [graphs.nth(k).bounding_box()["width"] for k in range(graphs.count())]
+    print(f"output area {area:.0f} px; graphs drawn {[round(w) for w in widths]} px wide")
+    assert max(widths) <= area + 1
+    folded = page.locator(".qdlab-graph g.node[id^='qd_expand_l']")
+    expect(folded.first).to_contain_text("unchanged constructs")
+    edit = folded.first.locator("xpath=ancestor::div[contains(@class,'qdlab-graph')]")
+    folded.first.click()  # unfolds: the drawing with every construct shows instead
+    expect(
+        edit.locator("div:not([hidden]) > svg g.node:has(> title:text-is('e_l0'))")
+    ).to_be_visible()
+    page.locator(".qdlab-graph").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(RESULTS / "lab-graphs.png"))
+
+    root = page.locator(".qdlab-split-visualizer")
+    root.scroll_into_view_if_needed()
+    expect(root).to_be_visible(timeout=30_000)
+    assert root.locator("select").input_value().startswith("construct 3 ")  # the recompiled one
+    box = root.bounding_box()
+    assert box["width"] <= area + 1 and box["height"] <= 900 - 150
+    sizes = set()
+    for tab in ("graph", "IR", "LLVM IR", "assembly", "diff", "cache", "fallback"):
+        root.locator(".lm-TabBar-tab", has_text=tab).first.click()
+        page.wait_for_timeout(300)
+        b = root.bounding_box()
+        sizes.add((round(b["width"]), round(b["height"] / 20)))
+        cut = root.evaluate(
+            """r => Array.from(r.querySelectorAll('.lm-TabBar-tabLabel')).filter(
+                l => l.scrollWidth > l.clientWidth + 1).map(l => l.textContent)"""
+        )
+        assert cut == [], f"tab labels cut: {cut}"
+        assert _too_wide(page) == []
+    assert len(sizes) == 1, f"the widget changed size between tabs: {sizes}"
+
+    root.locator(".lm-TabBar-tab", has_text="diff").first.click()
+    expect(root.locator(".qd-add", has_text="7.0").first).to_be_visible()
+    page.screenshot(path=str(RESULTS / "lab-diff.png"))
+
+    root.locator("select").select_option(index=1)
+    expect(root.locator(".qd-source .qd-own").first).to_contain_text("for i in range(y.shape[0])")
+    root.locator(".lm-TabBar-tab", has_text="graph").first.click()
+    expect(root.locator(".widget-tab-contents")).to_contain_text("slice of construct 1")
+    stroke = root.locator("g[id='construct_1'] > g > a > path").first.evaluate(
+        "p => getComputedStyle(p).stroke"
+    )
+    assert stroke == "rgb(26, 115, 232)"  # the selected construct is outlined
+    for tab, text in (
+        ("IR", "construct 1 after the split"),
+        ("LLVM IR", "LLVM IR of construct 1"),
+        ("assembly", "assembly of construct 1"),
+        ("cache", "median over 10 launches"),
+    ):
+        root.locator(".lm-TabBar-tab", has_text=tab).first.click()
+        expect(root.locator(".widget-tab-contents")).to_contain_text(text, timeout=10_000)
+
+    root.locator(".lm-TabBar-tab", has_text="assembly").first.click()
+    line = root.locator(".qd-source [data-src='8']")
+    line.hover()
+    asm = root.locator(".qd-listing", has_text="assembly of construct 1")
+    hot = asm.locator(".qd-filtered .qd-row.qd-hot")
+    expect(hot.first).to_be_visible()
+    assert hot.count() >= 1
+    assert set(hot.evaluate_all("rows => rows.map(r => r.dataset.src)")) == {"8"}
+    line.click()  # pins the line and scrolls its first assembly row into view
+    pinned = asm.locator(".qd-filtered .qd-row.qd-pinned").first
+    expect(pinned).to_be_in_viewport()
+    page.screenshot(path=str(RESULTS / "lab-widget.png"))
+    root.screenshot(path=str(RESULTS / "lab-widget-only.png"))
+    page.close()
+
+
+@pytest.mark.parametrize(
+    "name", ["01_quickstart", "02_per_offload_caching", "03_backward_slices", "04_fallbacks"]
+)
+def test_notebooks_fit(lab: str, browser, name: str) -> None:
+    """The notebooks with graphs, run in JupyterLab: every output fits the output area (04's
+    gradient-alias graph, with its offending line and red note, was 2,723 px wide)."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    _run_all(page, lab + f"lab/workspaces/{name}/tree/{name}.ipynb?reset")
+    assert page.locator(".jp-OutputArea-output .qdlab-graph svg").count() >= 1
+    assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")
+    assert errors.count() == 0, errors.first.inner_text()
+    assert _too_wide(page) == []
+    page.screenshot(path=str(RESULTS / f"lab-{name}.png"), full_page=True)
+    page.close()
+
+
+def test_exported_html_shows_a_snapshot_offline(tmp_path: Path, browser) -> None:
+    """The demo's HTML export with the widgets' JavaScript out of reach (this browser reaches no
+    CDN): the visualizer's output shows its static snapshot instead of an empty `Out[n]:`."""
+    if _requirements():
+        pytest.skip(_requirements())
+    import nbformat
+
+    from qdlab import demo
+
+    cells = [CELLS[0], SIX.replace("--show graph", "--show none"), CELLS[-2], CELLS[-1]]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    path = tmp_path / "export.ipynb"
+    nbformat.write(nb, path)
+    executed = demo.execute(path, str(tmp_path / "cache"), timeout_s=120)
+    demo.write_html(executed, tmp_path / "export.html")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto((tmp_path / "export.html").as_uri())
+    page.wait_for_timeout(2000)
+    snapshot = page.locator(".qdlab-offline")
+    assert snapshot.is_visible() and snapshot.locator("svg").count() >= 1
+    assert "needs a running kernel" in snapshot.inner_text()
+    snapshot.scroll_into_view_if_needed()
+    page.screenshot(path=str(RESULTS / "export-offline.png"))
+    page.close()
