@@ -385,39 +385,6 @@ class Frontend(
         finally:
             self.in_runtime_if -= 1
 
-    def visit_While(self, node: ast.While) -> None:
-        if node.orelse:
-            raise self.error("`while` with `else` is not supported in a kernel.")
-        body = ir.Block()
-        self.block.append(ir.Loop([], None, {}, [body], self.loc))
-        outer, outer_top = self.block, self.top_level
-        self.block, self.top_level = body, False
-        self.loop_depth += 1
-        try:
-            cond = self.truth(self.visit(node.test))
-            exit_, stay = ir.Block(), ir.Block()
-            self.block.append(ir.If([cond], None, {}, [stay, exit_], self.loc))
-            exit_.append(ir.Break([], None, {}, None, self.loc))
-            self.lower_body(node.body, body)
-        finally:
-            self.loop_depth -= 1
-            self.block, self.top_level = outer, outer_top
-
-    def visit_Break(self, node: ast.Break) -> None:
-        if self.loop_depth == 0:
-            raise self.error("`break` outside a loop.")
-        if self.loop_depth == self.parallel_depth == 1:
-            raise self.error(
-                "Cannot break in the outermost loop: a top-level `for` runs in parallel. Mark it "
-                "`qd.loop_config(serialize=True)` to run it serially, or use a `while` loop."
-            )
-        self.emit(ir.Break)
-
-    def visit_Continue(self, node: ast.Continue) -> None:
-        if self.loop_depth == 0:
-            raise self.error("`continue` outside a loop.")
-        self.emit(ir.Continue)
-
     def visit_With(self, node: ast.With) -> None:
         items = [
             self.resolve_static(item.context_expr.func)

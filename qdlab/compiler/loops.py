@@ -1,5 +1,5 @@
-"""Lowering of `for` loops: `range`, `qd.ndrange`, `qd.grouped`, loops over an array's indices,
-`qd.static`.
+"""Lowering of loops: `for` over `range`, `qd.ndrange`, `qd.grouped`, an array's indices and
+`qd.static`; `while`, `break` and `continue`.
 
 Every runtime loop becomes one flat `for` over [begin, end); multi-dimensional index spaces are
 recovered from the flat index with `//` and `%`, the last axis varying fastest. Only a `for`
@@ -271,3 +271,36 @@ def _own_jump(nodes: list) -> ast.stmt | None:
         if jump is not None:
             return jump
     return None
+
+    def visit_While(self, node: ast.While) -> None:
+        if node.orelse:
+            raise self.error("`while` with `else` is not supported in a kernel.")
+        body = ir.Block()
+        self.block.append(ir.Loop([], None, {}, [body], self.loc))
+        outer, outer_top = self.block, self.top_level
+        self.block, self.top_level = body, False
+        self.loop_depth += 1
+        try:
+            cond = self.truth(self.visit(node.test))
+            exit_, stay = ir.Block(), ir.Block()
+            self.block.append(ir.If([cond], None, {}, [stay, exit_], self.loc))
+            exit_.append(ir.Break([], None, {}, None, self.loc))
+            self.lower_body(node.body, body)
+        finally:
+            self.loop_depth -= 1
+            self.block, self.top_level = outer, outer_top
+
+    def visit_Break(self, node: ast.Break) -> None:
+        if self.loop_depth == 0:
+            raise self.error("`break` outside a loop.")
+        if self.loop_depth == self.parallel_depth == 1:
+            raise self.error(
+                "Cannot break in the outermost loop: a top-level `for` runs in parallel. Mark it "
+                "`qd.loop_config(serialize=True)` to run it serially, or use a `while` loop."
+            )
+        self.emit(ir.Break)
+
+    def visit_Continue(self, node: ast.Continue) -> None:
+        if self.loop_depth == 0:
+            raise self.error("`continue` outside a loop.")
+        self.emit(ir.Continue)
