@@ -13,6 +13,16 @@ def saxpy(a: qd.f32, x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32,
 from __future__ import annotations
 
 from . import ad, math, types
+from ._logging import (  # also makes `qd._logging` (Quadrants code calls qd._logging.warn)
+    CRITICAL,
+    DEBUG,
+    ERROR,
+    INFO,
+    TRACE,
+    WARN,
+    is_logging_effective,
+    set_logging_level,
+)
 from .api import cache_stats, cfg, clear_cache, compile_ptx, explain, init, reset, sync
 from .archs import Arch, amdgpu, arm64, cpu, cuda, gpu, metal, vulkan, x64
 from .compiler import __version__ as __version__
@@ -67,6 +77,14 @@ globals().update(BUILTINS)
 del exception, impl, misc, ops, util  # reached as `qd.lang.<name>`, as in Quadrants
 
 __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys are strings)
+    "CRITICAL",
+    "DEBUG",
+    "ERROR",
+    "INFO",
+    "TRACE",
+    "WARN",
+    "is_logging_effective",
+    "set_logging_level",
     "ad",
     "amdgpu",
     "Arch",

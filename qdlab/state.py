@@ -30,6 +30,7 @@ class StderrHandler(logging.Handler):
 log = logging.getLogger("qdlab")
 if not any(isinstance(h, StderrHandler) for h in log.handlers):
     log.addHandler(StderrHandler())
+    log.setLevel(logging.INFO)  # Quadrants' default level
 _config: Config = make_config()
 _cache: BinaryCache | None = None
 _memory_cache: BinaryCache | None = None
@@ -45,7 +46,17 @@ compile_hooks: list[Callable] = []
 compiled_count = 0
 """Kernel variants compiled since the latest `qd.init` (one per kernel and argument signature:
 Quadrants' `get_num_compiled_functions()`)."""
-LOG_LEVELS = {"trace": logging.DEBUG, "warn": logging.WARNING}
+LOG_LEVELS = {
+    "trace": logging.DEBUG - 5,
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warn": logging.WARNING,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+}
+"""Quadrants' level names (`qd.init(log_level=)`, `qd.set_logging_level`) as `logging` levels."""
+logging.addLevelName(LOG_LEVELS["trace"], "TRACE")
 report_hooks: list[Callable] = []
 """Called as hook(kernel, compiled) when a compile's report gained something (`qd.profile`'s run
 times); the visualizer subscribes here too."""
@@ -68,8 +79,7 @@ def init(**kwargs: object) -> Config:
     compiled_count = 0
     runtime.set_threads(_config.cpu_max_num_threads)
     if _config.log_level is not None:
-        level = _config.log_level.lower()
-        log.setLevel(LOG_LEVELS.get(level) or level.upper())
+        log.setLevel(LOG_LEVELS[_config.log_level.lower()])
     return _config
 
 
