@@ -5,6 +5,8 @@ from __future__ import annotations
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from . import state
 
 if TYPE_CHECKING:
@@ -14,12 +16,21 @@ if TYPE_CHECKING:
 class Tape:
     """`with qd.ad.Tape(loss=loss): k1(...); k2(...)` then reads `x.grad`.
 
-    On exit the loss's gradient is set to 1 and every recorded kernel's `.grad` runs, last first, on
-    the same arguments. Gradients accumulate: clear `.grad` buffers between tapes
-    (`x.grad.fill(0)`).
+    On entry the loss (an array of one element, with a gradient buffer) is set to 0, as Quadrants
+    does, so a second tape over the same kernels computes the same loss; on exit its gradient is
+    set to 1 and every recorded kernel's `.grad` runs, last first, on the same arguments. The
+    gradients of ndarrays accumulate, as in Quadrants: clear `.grad` buffers between tapes
+    (`x.grad.fill(0)`). `clear_gradients`, `validation` and `grad_check` are taken for Quadrants'
+    signature; they concern fields, which qdlab does not have yet.
     """
 
-    def __init__(self, loss: object = None) -> None:
+    def __init__(
+        self,
+        loss: object = None,
+        clear_gradients: bool = True,
+        validation: bool = False,
+        grad_check: object = None,
+    ) -> None:
         self.loss = loss
         self.calls: list[tuple[object, tuple, dict]] = []
 
@@ -29,6 +40,15 @@ class Tape:
     def __enter__(self) -> Self:
         if state.tape is not None:
             raise RuntimeError("qd.ad.Tape cannot be nested")
+        if self.loss is not None:
+            if int(np.prod(getattr(self.loss, "shape", None) or np.shape(self.loss))) != 1:
+                raise RuntimeError("The loss of `Tape` must be an ndarray with only one element")
+            if getattr(self.loss, "grad", None) is None:
+                raise RuntimeError(
+                    "Gradients of loss are not allocated, please set needs_grad=True for all "
+                    "ndarrays that are required by autodiff."
+                )
+            self.loss.fill(0.0)  # type: ignore[attr-defined]
         state.tape = self
         return self
 
@@ -41,12 +61,7 @@ class Tape:
         state.tape = None
         if kind is not None:
             return
-        grad = getattr(self.loss, "grad", None)
         if self.loss is not None:
-            if grad is None:
-                raise ValueError(
-                    "qd.ad.Tape(loss=...) needs a qd.ndarray made with needs_grad=True"
-                )
-            grad.fill(1)
+            self.loss.grad.fill(1)  # type: ignore[attr-defined]
         for kernel, args, kwargs in reversed(self.calls):
             kernel.grad(*args, **kwargs)  # type: ignore[attr-defined]
