@@ -14,8 +14,8 @@ import math
 import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
 from qdlab.lang import decompositions
 
-from . import binding, ir, printing
-from .errors import QdCallError, QdError, QdTypeError, QuadrantsCompilationError
+from . import binding, ir
+from .errors import QdCallError, QdError, QdSyntaxError, QdTypeError, QuadrantsCompilationError
 from .scope import FuncReturn, GradOf, Local, Scope, describe, dotted, is_number
 from .source import func_source
 from .types import DTYPES, DType, i32, promote, u1
@@ -135,7 +135,10 @@ class Calls:
             raise self.error("A primitive type can only decorate a single expression.")
         x = self.visit(node.args[0])
         if self.is_vec(x):
-            return self.cast_all(x, dtype)
+            raise self.error(
+                "A primitive type cannot decorate an expression with a compound type.",
+                QdSyntaxError,
+            )
         if isinstance(x, float) and not dtype.is_float:
             raise self.error(
                 "Floating-point literals must be annotated with a floating-point type. For type "
@@ -394,77 +397,6 @@ class Calls:
         array, indices = self.subscript_target(node.args[0])
         base, grad = GradOf.unpack(array)
         return self.emit(ir.VolatileLoad, [base, *indices], base.type.dtype, grad=grad)  # type: ignore
-
-    def print_(self, node: ast.Call) -> None:
-        """`print(*args, sep=, end=)`: f-strings, `"...".format(...)` and format specs, formatted
-        as Quadrants does (`printing`)."""
-        options = {"sep": " ", "end": "\n"}
-        for kw in node.keywords:
-            if kw.arg in options:
-                value = self.resolve_static(kw.value)
-                options[kw.arg] = "" if value is None else str(value)
-            else:
-                raise self.error(f"print() in a kernel takes sep= and end=, not {kw.arg}=.")
-        pieces: list[str | tuple[object, str]] = []
-        for k, a in enumerate(node.args):
-            if k:
-                pieces.append(options["sep"])
-            pieces.extend(self.print_pieces(a))
-        pieces.append(options["end"])
-        parts: list[str | None] = []
-        values: list[ir.Value] = []
-        specs: list[str] = []
-        for piece in pieces:
-            if isinstance(piece, str):
-                parts.append(piece)
-                continue
-            x, spec = piece
-            if isinstance(x, (str, int, float)) and not isinstance(x, ir.Value):
-                parts.append(format(x, spec) if spec else str(x))
-                continue
-            shown = self.print_parts(self.vec_of(x)) if self.is_vec(x) else [self.value(x)]  # type: ignore[arg-type]
-            for v in shown:  # a vector shows as `[1, 2, 3]`, each entry under the spec
-                if isinstance(v, str):
-                    parts.append(v)
-                    continue
-                try:
-                    specs.append(printing.conversion(v.type, spec))  # type: ignore[attr-defined]
-                except printing.SpecError as e:
-                    raise self.error(str(e), QdTypeError) from None
-                parts.append(None)
-                values.append(v)
-        self.emit(ir.Print, values, parts=parts, specs=specs)
-
-    def print_pieces(self, a: ast.expr) -> list[str | tuple[object, str]]:
-        """One argument of `print` as literal text and (value, format spec) pieces."""
-        if isinstance(a, ast.JoinedStr):
-            out: list[str | tuple[object, str]] = []
-            for p in a.values:
-                if isinstance(p, ast.Constant):
-                    out.append(str(p.value))
-                    continue
-                spec = "".join(self.print_pieces(p.format_spec)) if p.format_spec else ""  # type: ignore[arg-type, attr-defined]
-                out.append((self.visit(p.value), spec))  # type: ignore[attr-defined]
-            return out
-        if (
-            isinstance(a, ast.Call)
-            and isinstance(a.func, ast.Attribute)
-            and a.func.attr == "format"
-            and isinstance(a.func.value, ast.Constant)
-            and isinstance(a.func.value.value, str)
-        ):
-            args = [self.print_value(self.visit(x)) for x in a.args]
-            kwargs = {kw.arg: self.print_value(self.visit(kw.value)) for kw in a.keywords}
-            try:
-                return printing.fields(a.func.value.value, args, kwargs)
-            except printing.FieldError as e:
-                raise self.error(str(e)) from None
-        return [(self.print_value(self.visit(a)), "")]
-
-    def print_value(self, x: object) -> object:
-        """A number printed on its own or through `.format` is a kernel value, printed as one (as
-        in Quadrants; inside an f-string, Python formats it)."""
-        return self.value(x) if isinstance(x, (bool, int, float)) else x
 
     def b_loop_config(self, node: ast.Call) -> None:
         for kw in node.keywords:

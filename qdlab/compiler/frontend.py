@@ -33,6 +33,7 @@ from .errors import (
 )
 from .fingerprint import fingerprint
 from .loops import Loops
+from .printing import Prints
 from .scope import (
     BINOPS,
     FuncReturn,
@@ -90,6 +91,7 @@ class Frontend(
     Loops,
     Conditionals,
     CompileTime,
+    Prints,
     Vectors,
     VectorIndexing,
     VectorOps,

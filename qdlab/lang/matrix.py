@@ -475,6 +475,8 @@ _HOST_MATH: dict[str, Callable] = {
     "select": lambda c, a, b: np.where(c, a, b),
     "clamp": np.clip,
     "mix": lambda x, y, a: x * (1 - a) + y * a,
+    "logical_not": np.logical_not,
+    "add": np.add,
 }
 """What the math built-ins compute when called outside a kernel (on numbers and on vectors)."""
 

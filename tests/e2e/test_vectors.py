@@ -169,6 +169,8 @@ def test_host_vectors() -> None:
     assert m[:, 1].to_list() == [2, 4] and m.transpose()[0, 1] == 3
     assert qd.floor(qd.Vector([1.5, -0.5])).to_list() == [1.0, -1.0]
     assert qd.max(4, qd.Vector([3, 5])).to_list() == [4, 5]
+    assert qd.lang.ops.logical_not(qd.Vector([2, 0])).to_list() == [False, True]
+    assert qd.lang.ops.add(qd.Vector([2, 0]), 1).to_list() == [3, 1]
     with pytest.raises(qd.QuadrantsSyntaxError, match=r"vec2 only has attributes"):
         qd.Vector([1, 2]).z  # noqa: B018
 

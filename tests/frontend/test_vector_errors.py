@@ -100,6 +100,11 @@ def trace_of_non_square(a: Vec3):
 
 
 @qd.kernel
+def casts_a_vector_with_a_type(a: Vec3):
+    a[0] = qd.f32(a[1])
+
+
+@qd.kernel
 def transposes_a_vector(a: Vec3):
     a[0] = a[1] @ a[2].transpose()
 
@@ -118,6 +123,13 @@ def assigns_a_static_name(a: Vec3):
 
 
 CASES = [
+    (
+        casts_a_vector_with_a_type,
+        "a[0] = qd.f32(a[1])",
+        "qd.f32(a[1])",
+        "A primitive type cannot decorate an expression with a compound type.",
+        qd.QdSyntaxError,
+    ),
     (
         adds_vec3_and_vec2,
         "a[i] = a[i] + w",
