@@ -15,10 +15,17 @@ import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as import
 from qdlab.lang import decompositions
 
 from . import binding, ir
-from .errors import QdCallError, QdError, QdSyntaxError, QdTypeError, QuadrantsCompilationError
+from .errors import (
+    QdCallError,
+    QdCompileValueError,
+    QdError,
+    QdSyntaxError,
+    QdTypeError,
+    QuadrantsCompilationError,
+)
 from .scope import FuncReturn, GradOf, Local, Scope, describe, dotted, is_number
 from .source import func_source
-from .types import DTYPES, DType, i32, promote, u1
+from .types import DTYPES, ArrayType, DType, i32, promote, u1
 from .vectors import ElementRef, Vec, VecLocal, VecMethod
 
 UNARY_FLOAT = {
@@ -336,9 +343,7 @@ class Calls:
         if isinstance(target, ast.Name):
             local = self.find_local(target.id)
             if not isinstance(local, Local):
-                raise self.error(
-                    "the target of an atomic must be an array element or a local variable."
-                )
+                raise self.error(self.not_writable(op))
             dtype = local.ref.type.dtype  # type: ignore[union-attr]
             v = self.cast(self.value(self.visit(value_node), dtype), dtype)
             if (
@@ -357,9 +362,7 @@ class Calls:
             )
             return old
         if not isinstance(target, ast.Subscript):
-            raise self.error(
-                "the target of an atomic must be an array element, e.g. `qd.atomic_add(a[i], 1)`."
-            )
+            raise self.error(self.not_writable(op))
         array, indices = self.subscript_target(target)
         base, grad = GradOf.unpack(array)
         dtype = base.type.dtype  # type: ignore[union-attr]
@@ -367,6 +370,50 @@ class Calls:
             raise self.error(f"atomic_{op} needs an integer array, not {dtype}.", QdTypeError)
         v = self.cast(self.value(self.visit(value_node), dtype), dtype)
         return self.emit(ir.Atomic, [base, *indices, v], dtype, op=op, grad=grad)
+
+    def func_annotations(self, tree: ast.FunctionDef) -> dict:
+        """A `@qd.func`'s parameter and return annotations, evaluated from its source while it
+        compiles: a string annotation (`from __future__ import annotations`) means what the
+        written one does, and every global or closure value one names is a dependency the manifest
+        checks."""
+        nodes = {p.arg: p.annotation for p in tree.args.args} | {"return": tree.returns}
+        return {name: self.resolve_static(n) for name, n in nodes.items() if n is not None}
+
+    def check_array_param(self, name: str, ann: lang.ArrayAnnotation, x: object) -> None:
+        """An array passed to a `@qd.func` parameter annotated `qd.types.ndarray(dtype=, ndim=)`
+        has that element type and rank (Quadrants' words when not)."""
+        t = getattr(GradOf.unpack(x)[0], "type", None)
+        if not isinstance(t, ArrayType):
+            return
+        want, resolve = ann.dtype, lang.matrix.resolve_dtype
+        given = f"[Tensor ({', '.join(map(str, t.element))}) {t.dtype}]" if t.element else t.dtype
+        if isinstance(want, lang.MatrixType):
+            if t.element != want.shape or (want.dtype and resolve(want.dtype) != t.dtype):
+                raise self.error(
+                    f"Invalid value for argument {name} - required element type: "
+                    f"{want.to_string()}, but {given} is provided",
+                    QdCompileValueError,
+                )
+        elif want is not None and (t.element or resolve(want) != t.dtype):
+            raise self.error(
+                f"Invalid value for argument {name} - required element type: {resolve(want)}, "
+                f"but {given} is provided",
+                QdCompileValueError,
+            )
+        if ann.ndim is not None and ann.ndim != t.ndim:
+            raise self.error(
+                f"Invalid value for argument {name} - required ndim={ann.ndim}, but {t.ndim}d "
+                "ndarray is provided",
+                QdCompileValueError,
+            )
+
+    def not_writable(self, op: str) -> str:
+        name = {"xchg": "atomic_exchange"}.get(op, f"atomic_{op}")
+        return (
+            f"cannot use a non-writable target as the first operand of '{name}': the target of "
+            "an atomic must be an array element or a local variable, e.g. "
+            "`qd.atomic_add(a[i], 1)`."
+        )
 
     def b_random(self, node: ast.Call) -> object:
         dtype = self.visit(node.args[0]) if node.args else self.default_fp
@@ -390,6 +437,14 @@ class Calls:
         )
 
     def b_volatile_load(self, node: ast.Call) -> object:
+        target = node.args[0] if len(node.args) == 1 else None
+        local = self.find_local(target.id) if isinstance(target, ast.Name) else None
+        if isinstance(local, (Local, VecLocal)):
+            raise self.error(
+                "qd.volatile_load() requires a global lvalue (an ndarray subscript); "
+                "function-scope local arrays are not visible to other threads.",
+                QdTypeError,
+            )
         if len(node.args) != 1 or not isinstance(node.args[0], ast.Subscript):
             raise self.error(
                 "qd.volatile_load takes an lvalue, an array element: `qd.volatile_load(a[i])`."
@@ -462,12 +517,27 @@ class Calls:
             bound = binding.bind(*binding.parameters(func.fn), tuple(args), kwargs)  # type: ignore[attr-defined]
         except binding.BindError as e:
             raise self.error(f"{source.tree.name}(): {e}.", QdCallError) from None
-        annotations = getattr(func.fn, "__annotations__", {})  # type: ignore[attr-defined]
+        fn_globals = getattr(func.fn, "__globals__", {})  # type: ignore[attr-defined]
+        outer = self.scope
+        owner = f"{outer.owner}/{via}" if outer.owner else via
+        self.scope = Scope(source, source.tree.name, fn_globals, [{}], [], True, (0, 0), owner)
+        try:  # in the func's own scope: its globals and closure
+            annotations = self.func_annotations(source.tree)
+        finally:
+            self.scope = outer
         frame: dict = {}
         for p, x in zip(params, bound):
             ann = annotations.get(p.arg)
             if isinstance(ann, lang.MatrixType):
+                given = self.vec_of(x)
+                if given is not None and given.shape[0] != ann.shape[0]:
+                    raise self.error(
+                        f"Argument {p.arg} of type {ann.to_string()} is expected to be a Matrix "
+                        f"with n {ann.shape[0]}, but got {given.shape[0]}."
+                    )
                 x = self.from_type(ann, [x])
+            elif isinstance(ann, lang.ArrayAnnotation):
+                self.check_array_param(p.arg, ann, x)
             elif isinstance(ann, DType):
                 x = self.cast(self.value(x, ann), ann)
             elif (
@@ -479,9 +549,6 @@ class Calls:
             if isinstance(x, Vec):  # passed by value: the body may write its entries
                 x = self.new_vec_local(p.arg, x)
             frame[p.arg] = x
-        fn_globals = getattr(func.fn, "__globals__", {})  # type: ignore[attr-defined]
-        outer = self.scope
-        owner = f"{outer.owner}/{via}" if outer.owner else via
         self.scope = Scope(
             source,
             source.tree.name,

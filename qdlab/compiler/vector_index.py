@@ -20,6 +20,7 @@ from .scope import GradOf
 from .types import DType, i32, u1
 from .vectors import ElementRef, Vec, VecLocal, VecMethod, describe_shape, tensor_text
 
+NEGATIVE_INDEX = "Negative indices are not supported in Quadrants kernels."
 SLICE_ERROR = "Quadrants does not support variables in slice now; slice bounds must be constants."
 
 
@@ -39,10 +40,15 @@ class VectorIndexing:
                 ]
                 if any(b is not None and not isinstance(b, int) for b in bounds):
                     raise self.error(SLICE_ERROR, QdSyntaxError)
+                if any(b is not None and b < 0 for b in bounds[:2]):  # a negative step is fine
+                    raise self.error(NEGATIVE_INDEX, QdSyntaxError)
                 out.append(slice(*bounds))
             else:
                 x = self.visit(p)
-                out.extend(x if isinstance(x, tuple) else [x])
+                xs = x if isinstance(x, tuple) else [x]
+                if any(isinstance(k, int) and not isinstance(k, bool) and k < 0 for k in xs):
+                    raise self.error(NEGATIVE_INDEX, QdSyntaxError)
+                out.extend(xs)
         return out
 
     def axes(self, shape: tuple[int, ...], items: list, what: str) -> list:

@@ -70,6 +70,8 @@ PATTERNS = (
     "volatile_snapshot",
     "aliased_arrays",
     "compile_time_helper",
+    "typed_func_param",
+    "future_annotations",
     "vector_loop",
     "vector_entry_write",
     "vector_local",
@@ -100,6 +102,10 @@ class Program:
     patterns: set[str] = field(default_factory=set)
     helper_value: int | None = None
     """The module global the compile-time helper reads, if the program uses one."""
+    typed_func: bool = False
+    """The module defines `to_int(x: qd.i32)`, a @qd.func whose annotation converts a float."""
+    future: bool = False
+    """The kernel's module starts with `from __future__ import annotations` (string annotations)."""
 
     def emit(self, kernel: str, ref: str | None = None, indent: int = 1) -> None:
         self.kernel_lines.append("    " * indent + kernel)
@@ -126,11 +132,18 @@ class Program:
             + ["k: qd.i32"]
         )
         ret = " -> qd.i32" if self.returns else ""
+        typed = (
+            ["", "", "@qd.func", "def to_int(x: qd.i32) -> qd.i32:", "    return x * 2 + 1", ""]
+            if self.typed_func
+            else []
+        )
         kernel = (
             "\n".join(
                 [
+                    *(["from __future__ import annotations", ""] if self.future else []),
                     "import qdlab as qd",
                     *helper,
+                    *typed,
                     "",
                     "@qd.kernel",
                     f"def prog({params}){ret}:",
@@ -150,6 +163,11 @@ class Program:
                 [
                     "import numpy as np",
                     *helper,
+                    *(
+                        ["", "def to_int(x):", "    return np.int32(x) * np.int32(2) + np.int32(1)"]
+                        if self.typed_func
+                        else []
+                    ),
                     "",
                     "def _range(n):",
                     "    return map(np.int32, range(n))",
@@ -184,7 +202,7 @@ def int_expr(
     if p.helper_value is not None:
         choices.append("helper")
     if depth < 2:
-        choices += ["bin", "bin", "bin"]
+        choices += ["bin", "bin", "bin", "typed"]
     kind = draw(st.sampled_from(choices))
     if kind == "const":
         return str(draw(st.integers(-20, 20)))
@@ -194,6 +212,11 @@ def int_expr(
         return draw(st.sampled_from(p.scalars))
     if kind == "index":
         return idx  # type: ignore[return-value]
+    if kind == "typed":  # the float is truncated by the parameter's annotation, as Quadrants does
+        if not p.typed_func:
+            p.typed_func, p.future = True, draw(st.booleans())
+        p.patterns.update({"typed_func_param"} | ({"future_annotations"} if p.future else set()))
+        return f"to_int({float_expr(draw, p, idx, 2)})"
     if kind == "read":
         return f"{draw(st.sampled_from(INT_ARRAYS))}[{idx}]"
     if kind == "read_const":

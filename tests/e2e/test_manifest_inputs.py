@@ -2,7 +2,8 @@
 unchanged.
 
 Each case is a kernel whose result comes from one input outside its own source (a helper's body, a
-default, a global, a large array, an attribute, a `@qd.func` in another module). A fresh process
+default, a global, a large array, an attribute, a `@qd.func` in another module, the global a
+`@qd.func`'s string annotation names). A fresh process
 compiles it, a second fresh process is served by the manifest, and after that one input is edited in
 its file a third fresh process must return the new value.
 """
@@ -66,11 +67,19 @@ CONSTS = """
 """
 
 FUNCS = """
+    from __future__ import annotations
+
     import qdlab as qd
 
     @qd.func
     def twice(v: qd.f32) -> qd.f32:
         return v * {func}
+
+    ANN = qd.i32 if {ann} == 2.0 else qd.f32
+
+    @qd.func
+    def conv(v: ANN) -> qd.f32:  # a string annotation, naming a global: i32 truncates v
+        return v * 6.0 - 10.0
 """
 
 MAIN = """
@@ -81,7 +90,7 @@ MAIN = """
 
     import qdlab as qd
     import consts
-    from funcs import twice
+    from funcs import conv, twice
     from inputs import TABLE, cfg, closed, factor, helper, outer, scaled, via_module
 
     qd.init(arch=qd.cpu)
@@ -108,6 +117,7 @@ BASE = {
     "attr": 2.0,
     "func": 2.0,
     "module_attr": 2.0,
+    "ann": 2.0,
 }
 
 CASES = {  # the input that changes: the kernel's expression that reads it
@@ -121,6 +131,7 @@ CASES = {  # the input that changes: the kernel's expression that reads it
     "attr": "qd.static(cfg.scale * 1.0)",
     "func": "twice(1.0)",
     "module_attr": "qd.static(consts.SCALE)",
+    "ann": "conv(2.5)",  # 2.0 while ANN is qd.i32 (v = 2), 5.0 once it is qd.f32
 }
 
 

@@ -100,6 +100,42 @@ def trace_of_non_square(a: Vec3):
 
 
 @qd.kernel
+def negative_index(a: Vec3):
+    a[0] = a[1][0:-1].sum() * a[0]
+
+
+@qd.kernel
+def volatile_load_of_a_local(a: Vec3):
+    v = a[0]
+    a[1] = qd.volatile_load(v)
+
+
+@qd.kernel
+def atomic_on_a_literal(a: Vec3):
+    qd.atomic_min([3.0, 2.0, 1.0], a[0])
+
+
+@qd.func
+def takes_vec3(v: qd.math.vec3):
+    return v.sum()
+
+
+@qd.kernel
+def passes_a_vec2_for_a_vec3(a: Vec3):
+    a[0][0] = takes_vec3(qd.Vector([1.0, 2.0]))
+
+
+@qd.func
+def takes_vec2_array(b: qd.types.ndarray(dtype=qd.math.vec2, ndim=1)):
+    b[0] = [1.0, 2.0]
+
+
+@qd.kernel
+def passes_a_vec3_array_for_vec2s(a: Vec3):
+    takes_vec2_array(a)
+
+
+@qd.kernel
 def casts_a_vector_with_a_type(a: Vec3):
     a[0] = qd.f32(a[1])
 
@@ -123,6 +159,42 @@ def assigns_a_static_name(a: Vec3):
 
 
 CASES = [
+    (
+        negative_index,
+        "a[0] = a[1][0:-1]",
+        "a[1][0:-1]",
+        "Negative indices are not supported in Quadrants kernels.",
+        qd.QdSyntaxError,
+    ),
+    (
+        volatile_load_of_a_local,
+        "a[1] = qd.volatile_load(v)",
+        "qd.volatile_load(v)",
+        "function-scope local arrays are not visible to other threads",
+        qd.QdTypeError,
+    ),
+    (
+        atomic_on_a_literal,
+        "qd.atomic_min([3.0",
+        "qd.atomic_min(",
+        "cannot use a non-writable target as the first operand of 'atomic_min'",
+        qd.QdSyntaxError,
+    ),
+    (
+        passes_a_vec2_for_a_vec3,
+        "takes_vec3(qd.Vector([1.0, 2.0]))",
+        "takes_vec3(",
+        "Argument v of type VectorType[3, f32] is expected to be a Matrix with n 3, but got 2.",
+        qd.QdSyntaxError,
+    ),
+    (
+        passes_a_vec3_array_for_vec2s,
+        "takes_vec2_array(a)",
+        "takes_vec2_array(a)",
+        "Invalid value for argument b - required element type: VectorType[2, f32], but [Tensor "
+        "(3) f32] is provided",
+        qd.QdCompileValueError,
+    ),
     (
         casts_a_vector_with_a_type,
         "a[0] = qd.f32(a[1])",
