@@ -153,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in DEMO:
         print(f"  {(args.out / f'{name}.html').resolve()}")
     print(
-        "Open the notebooks themselves: .venv/bin/pip install jupyterlab && .venv/bin/jupyter lab "
-        "notebooks/"
+        "Open the notebooks themselves (the set-up installs JupyterLab): "
+        ".venv/bin/jupyter lab notebooks/"
     )
     return 0
 
