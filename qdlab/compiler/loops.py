@@ -255,23 +255,6 @@ class Loops:
                 frame[node.target.id] = item  # type: ignore[attr-defined]
             self.lower_body(node.body, self.block, frame)
 
-
-def _own_jump(nodes: list) -> ast.stmt | None:
-    """The first `break`/`continue` among `nodes` that belongs to their loop, not to a loop nested
-    in it."""
-    for n in nodes:
-        if isinstance(n, (ast.Break, ast.Continue)):
-            return n
-        inner = (
-            n.orelse
-            if isinstance(n, (ast.For, ast.While))
-            else [c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt)]
-        )
-        jump = _own_jump(inner)
-        if jump is not None:
-            return jump
-    return None
-
     def visit_While(self, node: ast.While) -> None:
         if node.orelse:
             raise self.error("`while` with `else` is not supported in a kernel.")
@@ -304,3 +287,20 @@ def _own_jump(nodes: list) -> ast.stmt | None:
         if self.loop_depth == 0:
             raise self.error("`continue` outside a loop.")
         self.emit(ir.Continue)
+
+
+def _own_jump(nodes: list) -> ast.stmt | None:
+    """The first `break`/`continue` among `nodes` that belongs to their loop, not to a loop nested
+    in it."""
+    for n in nodes:
+        if isinstance(n, (ast.Break, ast.Continue)):
+            return n
+        inner = (
+            n.orelse
+            if isinstance(n, (ast.For, ast.While))
+            else [c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt)]
+        )
+        jump = _own_jump(inner)
+        if jump is not None:
+            return jump
+    return None
