@@ -38,6 +38,7 @@ from .compiler.errors import (
     QuadrantsTypeError,
 )
 from .compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
+from .data_oriented import data_oriented, pure
 from .extensions import Extension as extension
 from .extensions import is_extension_enabled, is_extension_supported
 from .kernel import Kernel, func, kernel
@@ -107,6 +108,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "compile_ptx",
     "cpu",
     "cuda",
+    "data_oriented",
     "explain",
     "f16",
     "f32",
@@ -123,6 +125,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "ndarray",
     "Profile",
     "profile",
+    "pure",
     "reset",
     "static",
     "static_assert",

@@ -12,6 +12,7 @@ import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as import
 from . import ir
 from .errors import QdTypeError
 from .scope import ATOMIC_AUG, BINOPS, GradOf, Local, describe
+from .structs import StructRef
 from .types import DType, LocalType
 from .vectors import ElementRef, Vec, VecLocal
 
@@ -23,6 +24,8 @@ class Assignments:
 
     def assign_name(self, name: str, x: object, declared: DType | None = None) -> None:
         existing = self.find_local(name)
+        if isinstance(existing, StructRef):
+            raise self.rebind_error(name, existing)
         if (
             name in self.scope.statics
             and existing is not None
@@ -208,6 +211,8 @@ class Assignments:
             if local is not None:
                 return local, key()
         base = self.subscript_base(base_node)
+        if isinstance(base, StructRef) and isinstance(target, ast.Attribute):
+            raise self.member_assign_error(base, target.attr)
         if isinstance(base, ElementRef):
             return base, key()
         arr, grad = GradOf.unpack(base)

@@ -48,6 +48,7 @@ from .scope import (
     literal_value,
 )
 from .source import MISSING, Source, resolve_name
+from .structs import StructRef, Structs
 from .types import DType, f32, i32, promote, u1
 from .vector_index import VectorIndexing
 from .vector_ops import VectorOps
@@ -93,6 +94,7 @@ class Frontend(
     Vectors,
     VectorIndexing,
     VectorOps,
+    Structs,
     ast.NodeVisitor,
 ):
     """Lowers one kernel (and the `@qd.func`s it calls, inlined) to a `ir.Kernel`."""
@@ -339,7 +341,8 @@ class Frontend(
             self.block, self.top_level = outer_block, outer_top
 
     def lower_kernel(self, arg_values: dict[str, object]) -> None:
-        self.scope.frames[0].update(arg_values)
+        self.arguments = arg_values
+        self.scope.frames[0].update({k: v for k, v in arg_values.items() if k.isidentifier()})
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(
             max(limit, MAX_DEPTH)
@@ -454,6 +457,8 @@ class Frontend(
 
     def visit_Attribute(self, node: ast.Attribute) -> object:
         base = self.subscript_base(node.value)
+        if isinstance(base, StructRef):
+            return self.member(base, node.attr)
         if isinstance(base, (Vec, ElementRef, lang.Matrix)):
             target = node.value.id if isinstance(node.value, ast.Name) else None
             return self.vec_attribute(base, node.attr, target)
