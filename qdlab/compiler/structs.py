@@ -25,6 +25,7 @@ from typing import Protocol
 
 from . import ir
 from .errors import QdError, QdSyntaxError, QdTypeError, QdValueError, QuadrantsCompilationError
+from .scope import describe
 from .types import TensorType
 from .vectors import Vec
 
@@ -161,13 +162,13 @@ class Structs:
         return self.inline_call(method.func, [method.self, *args], kwargs, ast.unparse(node.func))
 
     def check_struct_param(self, name: str, annotation: object, x: object) -> None:
-        """A `@qd.func` parameter annotated with a dataclass takes a struct of that class."""
-        if not (isinstance(annotation, type) and hasattr(annotation, "__dataclass_fields__")):
-            return
-        if not isinstance(x, StructRef) or not isinstance(x.value, annotation):
-            got = f"{x} of {type(x.value).__name__}" if isinstance(x, StructRef) else repr(x)
+        """A `@qd.func` parameter annotated with a dataclass takes a struct (of that class, or of
+        one redefined since: its members are checked as they are read)."""
+        dataclass = isinstance(annotation, type) and hasattr(annotation, "__dataclass_fields__")
+        if dataclass and not isinstance(x, StructRef):
             raise self.error(
-                f"parameter `{name}` takes a {annotation.__name__}, not {got}.", QdTypeError
+                f"parameter `{name}` takes a {annotation.__name__}, not {describe(x)}.",  # type: ignore[union-attr]
+                QdTypeError,
             )
 
     def rebind_error(self, name: str, ref: StructRef) -> QdError:
