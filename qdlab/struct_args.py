@@ -253,6 +253,8 @@ class Paths:
         self.kinds: dict[tuple[str, ...], object] = {}
         self.get: operator.attrgetter | None = None
         self.summaries: tuple = ()
+        self.sigs: operator.attrgetter | None = None
+        """When every path read is an array: one getter of their `qd.ndarray` signatures."""
 
     def learn(self, paths: dict[tuple[str, ...], object]) -> bool:
         """Add what one compile read (path -> its summary function); True if anything is new."""
@@ -262,9 +264,18 @@ class Paths:
         self.kinds.update(new)
         self.get = operator.attrgetter(*(".".join(p) for p in self.kinds))
         self.summaries = tuple(self.kinds.values())
+        arrays = all(f is array_key for f in self.summaries)
+        self.sigs = (
+            operator.attrgetter(*(".".join((*p, "_sig")) for p in self.kinds)) if arrays else None
+        )
         return True
 
     def key(self, a: object) -> tuple:
+        if self.sigs is not None:
+            try:
+                return (self.type, self.sigs(a))  # all qd.ndarrays: one C call
+            except AttributeError:
+                pass  # a NumPy array among them
         if self.get is None:
             return (self.type,)
         values = self.get(a)
@@ -291,6 +302,8 @@ class StructKey:
         return template_key(a)
 
 
+ZERO, ARRAY_WORDS, VECTOR_WORDS, SCALAR_WORD = "zero", "array", "vector", "scalar"
+"""How a member parameter fills its launch words."""
 SUMMARY = {STRUCT: type, VALUE: summary, OPAQUE: template_key, METHOD: summary}
 """How a member path that is not a parameter is summarised in a launch key."""
 
@@ -336,11 +349,22 @@ class Members:
             if kind == PARAM
         }
         by_root: dict[int, list[str]] = {}
+        self.kinds: list[int] = []
+        """Per member parameter: ZERO (never read), ARRAY_WORDS, VECTOR_WORDS or SCALAR_WORD."""
         self.slots: list[tuple] = []
         """Per member parameter: (struct, position among that struct's values) when it is read,
         else its zero words."""
         for p in self.params:
             root, _, path = p.name.partition(".")
+            self.kinds.append(
+                ZERO
+                if p.name not in used
+                else ARRAY_WORDS
+                if isinstance(p.type, ArrayType)
+                else VECTOR_WORDS
+                if isinstance(p.type, TensorType)
+                else SCALAR_WORD
+            )
             if p.name not in used:
                 self.slots.append((0,) * abi.param_words(p.type))
                 continue
@@ -363,16 +387,17 @@ class Members:
         """Append the member words and record their extents for the alias check; False when a
         value does not fit (a vector of the wrong size): the caller binds the slow way."""
         values = self.read(args)
-        for i, (p, slot) in enumerate(zip(self.params, self.slots)):
-            if len(slot) != 2:
+        for i, (kind, slot) in enumerate(zip(self.kinds, self.slots)):
+            if kind is ZERO:
                 words.extend(slot)
                 continue
             a = values[slot[0]][slot[1]]
-            t = p.type
-            if isinstance(t, ArrayType):
+            if kind is ARRAY_WORDS:
                 if type(a) in NDARRAYS:
                     words.extend(a._words)
-                    extent = a._extent
+                    if extents is not None:
+                        extents[self.first + i] = a._extent
+                    continue
                 else:
                     arr = a if type(a) is np.ndarray else as_numpy(a)
                     ptr = arr.ctypes.data
@@ -380,14 +405,14 @@ class Members:
                     extent = (ptr, arr.nbytes, 0, 0)
                     if i in self.written and not arr.flags.writeable:
                         raise QdValueError(
-                            f"kernel `{self.kernel}` writes member `{p.name}`, which is a "
-                            "read-only array."
+                            f"kernel `{self.kernel}` writes member `{self.params[i].name}`, "
+                            "which is a read-only array."
                         )
                 if extents is not None:
                     extents[self.first + i] = extent
-            elif isinstance(t, TensorType):
+            elif kind is VECTOR_WORDS:
                 entries = vector_args.entries(a)
-                if len(entries) != t.size:
+                if len(entries) != self.params[i].type.size:
                     return False
                 words.extend(entries)
             else:
