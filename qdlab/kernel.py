@@ -89,7 +89,7 @@ class Kernel(KernelDef):
                     annotation_loc(fn, k),
                 )
             ann = annotation(hints[name])
-            if struct_args.is_dataclass_type(hints[name]):
+            if struct_args.is_struct_type(hints[name]):
                 ann = hints[name]  # a dataclass parameter: its members are the arguments
             if ann is None:
                 raise QdTypeError(
@@ -112,7 +112,7 @@ class Kernel(KernelDef):
             ARRAY
             if isinstance(a, ArrayAnnotation)
             else TEMPLATE
-            if a is Template or struct_args.is_dataclass_type(a)
+            if a is Template or struct_args.is_struct_type(a)
             else VECTOR
             if isinstance(a, MatrixType)
             else SCALAR
@@ -126,7 +126,7 @@ class Kernel(KernelDef):
             )
             if isinstance(a, ArrayAnnotation)
             else struct_args.StructKey(a is not Template)
-            if a is Template or struct_args.is_dataclass_type(a)
+            if a is Template or struct_args.is_struct_type(a)
             else type
             for a in self.annotations
         ]
@@ -172,9 +172,7 @@ class Kernel(KernelDef):
                 )
                 sig.append(t)
                 values.append((arr, grad))
-            elif struct_args.is_dataclass_type(ann) or (
-                ann is Template and struct_args.is_struct(a)
-            ):
+            elif struct_args.is_struct_type(ann) or (ann is Template and struct_args.is_struct(a)):
                 entry, ref = struct_args.bind(self, name, a, None if ann is Template else ann)
                 sig.append(entry)  # its member parameters, and the content of its other values
                 templates[name] = ref
@@ -300,7 +298,7 @@ class Kernel(KernelDef):
                 t = ArrayType(dtype, t.ndim, bool(t.needs_grad), t.boundary, shape)  # type: ignore[arg-type]
             if isinstance(t, MatrixType):
                 t = vector_args.tensor_type(t)
-            if t is Template or struct_args.is_dataclass_type(t):
+            if t is Template or struct_args.is_struct_type(t):
                 raise QdTypeError(
                     f"kernel `{self.name}`: {'template' if t is Template else 'struct'} parameter "
                     f"`{name}` needs a value."

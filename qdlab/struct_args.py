@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 
-from . import vector_args
+from . import struct_types, vector_args
 from .array_args import (
     NDARRAYS,
     annotation,
@@ -45,8 +45,12 @@ MAX_MEMBERS = 10_000
 """Objects one walk of a struct visits at most (a struct holding itself is walked once)."""
 
 
-def is_dataclass_type(ann: object) -> bool:
-    return isinstance(ann, type) and dataclasses.is_dataclass(ann)
+def is_struct_type(ann: object) -> bool:
+    """A class whose members a kernel parameter is flattened into: a `dataclasses.dataclass`, or
+    a `@qd.dataclass` / `qd.types.struct(...)` type."""
+    return isinstance(ann, type) and (
+        dataclasses.is_dataclass(ann) or struct_types.members_of(ann) is not None
+    )
 
 
 def is_data_oriented(x: object) -> bool:
@@ -75,8 +79,11 @@ def is_struct(v: object) -> bool:
 
 @functools.cache
 def member_annotations(cls: type) -> dict[str, object]:
-    """A dataclass's fields and their annotations, evaluated (a string annotation is looked up in
-    its module)."""
+    """A dataclass's fields (or a struct type's members) and their annotations, evaluated (a
+    string annotation is looked up in its module)."""
+    members = struct_types.members_of(cls)
+    if members is not None:
+        return members
     try:
         hints: dict[str, object] = {}
         for klass in reversed(cls.__mro__):
@@ -179,8 +186,8 @@ class StructArg:
                 "typed by annotations, a data-oriented object's by what it holds); pass the "
                 "struct through a `qd.template()` parameter instead."
             )
-        if is_dataclass_type(ann):
-            if not dataclasses.is_dataclass(v) or isinstance(v, type):
+        if is_struct_type(ann):
+            if isinstance(v, type) or not is_struct_type(type(v)):
                 raise QdTypeError(
                     f"kernel `{self.kernel}`: member `{name}` must be a {ann.__name__}, not "  # type: ignore[union-attr]
                     f"{type(v).__name__}."

@@ -210,6 +210,7 @@ class types:  # lowercase, as it mirrors the `qd.types` namespace
     template = staticmethod(template)
     vector = staticmethod(matrix.vector)
     matrix = staticmethod(matrix.matrix)
+    struct: Callable  # `qd.types.struct(...)`, set by qdlab (struct_types.py)
 
 
 @contextlib.contextmanager

@@ -329,3 +329,55 @@ def test_a_cycle_in_a_template_object_is_walked_once() -> None:
     s = Sim()
     run(s)
     np.testing.assert_array_equal(s.a.to_numpy(), np.arange(4) + 7)
+
+
+# -- @qd.dataclass and qd.types.struct parameters --------------------------------------------------
+S0 = qd.types.struct(a=qd.i16, b=qd.f32)
+S1 = qd.types.struct(a=qd.f32, b=S0, m=qd.types.matrix(2, 2, qd.f32))
+
+
+@qd.kernel
+def struct_sum(s: S1) -> qd.f32:
+    return s.a + s.b.a + s.b.b + s.m[0, 1] + s.m[1, 0] * 10.0
+
+
+@qd.dataclass
+class Complex:
+    re: qd.f32
+    im: qd.f32
+
+    @qd.func
+    def norm_sqr(self) -> qd.f32:
+        return self.re * self.re + self.im * self.im
+
+    def conj(self) -> Complex:
+        return Complex(self.re, -self.im)
+
+
+@qd.kernel
+def complex_norms(c: Complex, out: F32):
+    for i in range(out.shape[0]):
+        out[i] = c.norm_sqr() * i
+
+
+def test_struct_type_members_are_typed_and_flattened() -> None:
+    s = S1(a=1, b=S0(a=65537, b=123), m=[[1, 2], [3, 4]])  # i16 65537 holds 1, as in Quadrants
+    assert s.b.a == 1
+    assert struct_sum(s) == pytest.approx(1 + 1 + 123 + 2 + 30)
+    assert "s.b.a: i16" in qd.explain(struct_sum).ir_before_split
+
+
+def test_qd_dataclass_methods_run_in_kernels_and_in_python() -> None:
+    out = np.zeros(4, np.float32)
+    complex_norms(Complex(3, 4).conj(), out)
+    np.testing.assert_array_equal(out, [0, 25, 50, 75])
+    assert Complex(1, 2) == Complex(1.0, 2.0) and repr(Complex(1, 2)) == "Complex(re=1.0, im=2.0)"
+
+
+def test_qd_dataclass_refuses_defaults() -> None:
+    with pytest.raises(qd.QuadrantsSyntaxError, match="Default value in @dataclass"):
+
+        @qd.dataclass
+        class Bad:
+            a: int
+            b: float = 3.14
