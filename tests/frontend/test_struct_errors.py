@@ -46,7 +46,7 @@ def rebinds_scalar_member(s: S):
 
 @qd.kernel
 def rebinds_struct(s: S):
-    s = 3
+    s = 3  # noqa: F841 - the rebinding is the error under test
 
 
 @qd.kernel
@@ -56,7 +56,7 @@ def reads_missing_member(s: S):
 
 @qd.kernel
 def statics_an_ndarray(s: S):
-    n = qd.static(s.x.shape[0])
+    n = qd.static(s.x.shape[0])  # noqa: F841 - the error under test
 
 
 @qd.kernel

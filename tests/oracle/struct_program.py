@@ -61,7 +61,7 @@ class Solver:
             self.state.vel[i] = self.state.vel[i] * EDIT + acc * self.dt
         for i in range(N):
             self.state.pos[i] += self.state.vel[i] * self.dt
-            if self.state.pos[i][1] < self.config.floor:
+            if self.state.pos[i][1] < self.config.floor:  # noqa: PLR1730 - a branch, as written
                 self.state.pos[i][1] = self.config.floor
 
 
