@@ -493,7 +493,7 @@ def describe(kernel: object, compiled: object, templates: dict) -> str:
         parts = []
         for (root, path), kind in compiled.members.items():  # type: ignore[attr-defined]
             dotted = ".".join(path)
-            if root != name or kind == STRUCT:
+            if root != name or kind in (STRUCT, METHOD):
                 continue
             if kind == PARAM:
                 parts.append(f"{dotted}: {params.get(f'{name}.{dotted}')}")

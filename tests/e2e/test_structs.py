@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import qdlab as qd
+from qdlab.viz import construct_graph
 
 N = 64
 F32 = qd.types.NDArray[qd.f32, 1]
@@ -102,6 +103,7 @@ def test_members_are_parameters_of_their_own() -> None:
     members = world_step.latest.members
     assert (("w", ("scratch",)) in members) is False
     assert members[("w", ("body", "pos"))] == "param"
+    assert "w.body.pos" in construct_graph(world_step).source  # members are named in the graphs
 
 
 def test_a_new_instance_with_equal_member_types_reuses_the_variant() -> None:
