@@ -381,6 +381,17 @@ class Members:
         self.getters = [
             (k, operator.attrgetter(*paths), len(paths) == 1) for k, paths in by_root.items()
         ]
+        self.ndarrays: tuple | None = None
+        """When every member parameter is an array read from one struct: (struct, a getter of their
+        `qd.ndarray` launch words, one of their extents), which fill them in two C calls."""
+        if len(by_root) == 1 and all(kind is ARRAY_WORDS for kind in self.kinds):
+            ((k, paths),) = by_root.items()
+            self.ndarrays = (
+                k,
+                operator.attrgetter(*(f"{p}._words" for p in paths)),
+                operator.attrgetter(*(f"{p}._extent" for p in paths)),
+                len(paths) == 1,
+            )
         self.written = {i - self.first for i in compiled.written if i >= self.first}  # type: ignore[attr-defined]
 
     def read(self, args: tuple) -> dict[int, tuple]:
@@ -393,6 +404,18 @@ class Members:
     def fill(self, args: tuple, words: list, extents: list | None) -> bool:
         """Append the member words and record their extents for the alias check; False when a
         value does not fit (a vector of the wrong size): the caller binds the slow way."""
+        if self.ndarrays is not None:
+            k, get_words, get_extents, single = self.ndarrays
+            try:
+                parts = get_words(args[k])
+            except AttributeError:  # a NumPy array among them: the general way
+                parts = None
+            if parts is not None:
+                words.extend(itertools.chain.from_iterable((parts,) if single else parts))
+                if extents is not None:
+                    found = get_extents(args[k])
+                    extents[self.first :] = (found,) if single else found
+                return True
         values = self.read(args)
         for i, (kind, slot) in enumerate(zip(self.kinds, self.slots)):
             if kind is ZERO:
