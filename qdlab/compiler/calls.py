@@ -18,6 +18,7 @@ from . import binding, ir, printing
 from .errors import QdCallError, QdError, QdTypeError, QuadrantsCompilationError
 from .scope import FuncReturn, GradOf, Local, Scope, describe, dotted, is_number
 from .source import func_source
+from .struct_values import StructLocal, StructValue, members_of
 from .structs import BoundMethod
 from .types import DTYPES, DType, i32, promote, u1
 from .vectors import ElementRef, Vec, VecLocal, VecMethod
@@ -68,6 +69,8 @@ class Calls:
         if isinstance(getattr(callee, "__self__", None), lang.Matrix):  # a method of a host vector
             callee = VecMethod(self.host_vec(callee.__self__), callee.__name__, None)  # type: ignore[union-attr]
             return self.call_method(callee, node)
+        if members_of(callee) is not None:
+            return self.make_struct(callee, node)  # type: ignore[arg-type]
         made = self.construct(callee, node)
         if made is not NotImplemented:
             return made
@@ -556,6 +559,8 @@ class Calls:
                 x = self.value(x)
             if isinstance(x, Vec):  # passed by value: the body may write its entries
                 x = self.new_vec_local(p.arg, x)
+            elif isinstance(x, (StructValue, StructLocal)):
+                x = self.new_struct_local(p.arg, self.struct_value(x))
             frame[p.arg] = x
         fn_globals = getattr(func.fn, "__globals__", {})  # type: ignore[attr-defined]
         outer = self.scope
@@ -584,6 +589,8 @@ class Calls:
             self.inline_depth -= 1
             returned, self.scope = self.scope.returned, outer
         result = returned[0] if returned else None
+        if isinstance(result, StructLocal):  # returned by value
+            result = self.struct_value(result)
         ret_ann = annotations.get("return")
         if isinstance(ret_ann, lang.MatrixType) and result is not None:
             result = self.from_type(ret_ann, [result])

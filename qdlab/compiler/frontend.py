@@ -48,7 +48,7 @@ from .scope import (
     literal_value,
 )
 from .source import MISSING, Source, resolve_name
-from .structs import StructRef, Structs
+from .struct_values import STRUCTS, StructParts
 from .types import DType, f32, i32, promote, u1
 from .vector_index import VectorIndexing
 from .vector_ops import VectorOps
@@ -94,7 +94,7 @@ class Frontend(
     Vectors,
     VectorIndexing,
     VectorOps,
-    Structs,
+    StructParts,
     ast.NodeVisitor,
 ):
     """Lowers one kernel (and the `@qd.func`s it calls, inlined) to a `ir.Kernel`."""
@@ -457,8 +457,8 @@ class Frontend(
 
     def visit_Attribute(self, node: ast.Attribute) -> object:
         base = self.subscript_base(node.value)
-        if isinstance(base, StructRef):
-            return self.member(base, node.attr)
+        if isinstance(base, STRUCTS):
+            return self.member(base, node.attr)  # type: ignore[arg-type]
         if isinstance(base, (Vec, ElementRef, lang.Matrix)):
             target = node.value.id if isinstance(node.value, ast.Name) else None
             return self.vec_attribute(base, node.attr, target)

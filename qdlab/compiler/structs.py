@@ -98,7 +98,9 @@ class Structs:
 
     def member(self, ref: StructRef, attr: str) -> object:
         """`ref.attr` in a kernel: a parameter's value, a StructRef, a BoundMethod or a Python
-        value; the read is recorded."""
+        value; the read is recorded. (A struct value made in the kernel: its member.)"""
+        if not isinstance(ref, StructRef):
+            return self.struct_attribute(ref, attr)
         try:
             m = ref.arg.member(ref, attr)
         except AttributeError:
@@ -164,8 +166,10 @@ class Structs:
     def check_struct_param(self, name: str, annotation: object, x: object) -> None:
         """A `@qd.func` parameter annotated with a dataclass takes a struct (of that class, or of
         one redefined since: its members are checked as they are read)."""
-        dataclass = isinstance(annotation, type) and hasattr(annotation, "__dataclass_fields__")
-        if dataclass and not isinstance(x, StructRef):
+        struct = isinstance(annotation, type) and (
+            hasattr(annotation, "__dataclass_fields__") or hasattr(annotation, "__qd_struct__")
+        )
+        if struct and not isinstance(x, StructRef) and not hasattr(x, "members"):
             raise self.error(
                 f"parameter `{name}` takes a {annotation.__name__}, not {describe(x)}.",  # type: ignore[union-attr]
                 QdTypeError,

@@ -383,3 +383,47 @@ def test_qd_dataclass_refuses_defaults() -> None:
         class Bad:
             a: int
             b: float = 3.14
+
+
+# -- struct values made in kernels -----------------------------------------------------------------
+@qd.dataclass
+class Particle:
+    p: qd.math.vec3
+    m: qd.f32
+
+    @qd.func
+    def moved(self, d: qd.f32) -> Particle:
+        return Particle(self.p + d, self.m)
+
+
+@qd.func
+def heavier(a: Particle, b: Particle) -> Particle:
+    out = a
+    if b.m > a.m:
+        out = b
+    return out
+
+
+@qd.kernel
+def struct_locals(xs: F32, out: F32):
+    for i in range(xs.shape[0]):
+        a = Particle(qd.Vector([xs[i], 0.0, 1.0]), xs[i])
+        b = Particle(m=2.0)  # p is zero
+        b.p.y = 3.0
+        b.m += 0.5
+        c = heavier(a, b).moved(1.0)
+        out[i] = c.p.sum() * 100.0 + c.m
+
+
+@pytest.mark.parametrize("options", [{}, {"per_offload": False}])
+def test_struct_values_locals_methods_and_funcs(options: dict) -> None:
+    qd.init(arch=qd.cpu, offline_cache=False, **options)
+    xs = np.array([1.0, 2.5, 3.0], np.float32)
+    out = np.zeros(3, np.float32)
+    struct_locals(xs, out)
+    want = []
+    for x in xs:
+        a, b = (np.float32([x, 0, 1]), x), (np.float32([0, 3, 0]), np.float32(2.5))
+        p, m = a if not b[1] > a[1] else b
+        want.append((p + 1).sum() * 100 + m)
+    np.testing.assert_allclose(out, want, rtol=1e-6)

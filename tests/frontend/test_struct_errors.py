@@ -89,6 +89,28 @@ def star_not_last(x: F32):
     x[0] = three(*(1, 2), 3)
 
 
+@qd.dataclass
+class Pt:
+    x: qd.f32
+    y: qd.f32
+
+
+@qd.kernel
+def too_many_members(s: S):
+    Pt(1.0, 2.0, 3.0)
+
+
+@qd.kernel
+def unknown_member(s: S):
+    Pt(z=1.0)
+
+
+@qd.kernel
+def struct_gets_a_number(s: S):
+    p = Pt(1.0, 2.0)
+    p = 3.0  # noqa: F841 - the error under test
+
+
 def make() -> S:
     return S(np.zeros(4, np.float32), 4)
 
@@ -104,6 +126,9 @@ def make() -> S:
         (uses_struct_as_number, "s + 1", qd.QuadrantsTypeError, "cannot be used as a value"),
         (passes_a_number_for_a_struct, "takes_s(s.n)", qd.QuadrantsTypeError, "takes a S"),
         (star_not_last, "three(*(1, 2), 3)", qd.QuadrantsSyntaxError, "STARNOTLAST"),
+        (too_many_members, "Pt(1.0, 2.0, 3.0)", qd.QuadrantsTypeError, "Pt has 2 members, not 3"),
+        (unknown_member, "Pt(z=1.0)", qd.QuadrantsTypeError, "Pt has no member `z`"),
+        (struct_gets_a_number, "p = 3.0", qd.QuadrantsTypeError, "`p` is a Pt; it cannot be given"),
     ],
 )
 def test_error_points_at_the_line(kernel: qd.Kernel, line: str, cls: type, words: str) -> None:
