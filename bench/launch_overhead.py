@@ -11,8 +11,10 @@ Usage: ``.venv/bin/python bench/launch_overhead.py [--calls 20000] [--batch 500]
 
 # No `from __future__ import annotations`: kernel annotations must be real objects.
 import argparse
+import importlib.util
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +28,9 @@ from _common import fmt, markdown_table, report, run_worker, worker_main
 
 N = 16
 BACKENDS = ("qdlab", "quadrants")
+ROUNDS = 5
+"""The struct rows are timed in this many interleaved rounds; each row reports its best round."""
+STRUCT_ROWS = ("12 plain ndarrays", "dataclass of 12 ndarrays", "data-oriented, 12 ndarrays")
 
 
 def per_call_us(call: Callable[[], Any], sync: Callable[[], Any], calls: int, batch: int) -> float:
@@ -61,6 +66,61 @@ def worker_body(qd: Any, calls: int, batch: int) -> dict[str, Any]:
     out["qd.ndarray"] = per_call_us(lambda: add(nd[0], nd[1], nd[2]), qd.sync, calls, batch)
     out["numpy"] = per_call_us(lambda: add(an, bn, cn), qd.sync, calls, batch)
     out["check"] = bool(np.array_equal(cn, an + bn) and np.array_equal(nd[2].to_numpy(), an + bn))
+    rows = struct_rows(qd, calls, batch)
+    out["check"] = out["check"] and rows.pop("check")
+    out.update(rows)
+    return out
+
+
+A1 = "qd.types.NDArray[qd.f32, 1]"
+MEMBERS = [f"a{k}" for k in range(12)]
+
+
+def struct_kernels(module: str) -> str:
+    """The source of the 12-array kernels (written out, since a kernel needs its source in a
+    file): 12 plain parameters, a frozen dataclass of 12 ndarrays, a data-oriented method."""
+
+    def total(prefix: str) -> str:
+        return " + ".join(f"{prefix}{m}[i]" for m in MEMBERS[:11])
+
+    fields = "".join(f"    {m}: {A1}\n" for m in MEMBERS)
+    members = "".join(f"        self.{m} = arrays[{k}]\n" for k, m in enumerate(MEMBERS))
+    return (
+        f"import dataclasses\nimport {module} as qd\n\n\n"
+        f"@qd.kernel\ndef plain({', '.join(f'{m}: {A1}' for m in MEMBERS)}):\n"
+        f"    for i in range(a11.shape[0]):\n        a11[i] = {total('')}\n\n\n"
+        f"@dataclasses.dataclass(frozen=True)\nclass Twelve:\n{fields}\n\n"
+        "@qd.kernel\ndef struct(s: Twelve):\n"
+        f"    for i in range(s.a11.shape[0]):\n        s.a11[i] = {total('s.')}\n\n\n"
+        "@qd.data_oriented\nclass State:\n    def __init__(self, arrays):\n"
+        f"{members}\n    @qd.kernel\n    def step(self):\n"
+        f"        for i in range(self.a11.shape[0]):\n            self.a11[i] = {total('self.')}\n"
+    )
+
+
+def struct_rows(qd: Any, calls: int, batch: int) -> dict[str, Any]:
+    """The same 12-array kernel with 12 plain parameters, one frozen dataclass of 12 ndarrays, and
+    as a method of a data-oriented class with 12 ndarray members."""
+    path = Path(tempfile.mkdtemp()) / "struct_kernels.py"
+    path.write_text(struct_kernels(qd.__name__))
+    spec = importlib.util.spec_from_file_location("struct_kernels", path)
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    env = vars(mod)
+    arrays = [qd.ndarray(qd.f32, (N,)) for _ in MEMBERS]
+    for k, a in enumerate(arrays[:11]):
+        a.from_numpy(np.full(N, k, np.float32))
+    s, state = env["Twelve"](*arrays), env["State"](arrays)
+    calls_of = {
+        "12 plain ndarrays": lambda: env["plain"](*arrays),
+        "dataclass of 12 ndarrays": lambda: env["struct"](s),
+        "data-oriented, 12 ndarrays": state.step,
+    }
+    out: dict[str, Any] = {name: float("inf") for name in calls_of}
+    for _ in range(ROUNDS):  # interleaved, so a busy spell of a shared machine hits all three
+        for name, call in calls_of.items():
+            out[name] = min(out[name], per_call_us(call, qd.sync, calls // ROUNDS, batch))
+    out["check"] = bool(np.array_equal(arrays[11].to_numpy(), np.full(N, 55, np.float32)))
     return out
 
 
@@ -102,7 +162,7 @@ def build_report(calls: int, batch: int) -> str:
     ref = workers["quadrants"]
     rows: list[list[str]] = []
     for backend, label in (("qdlab", "qdlab"), ("quadrants", "Quadrants (CPU)")):
-        for arg_kind in ("qd.ndarray", "numpy"):
+        for arg_kind in ("qd.ndarray", "numpy", *STRUCT_ROWS):
             data = workers[backend]
             if "error" in data:
                 rows.append([label, arg_kind, data["error"], ""])
@@ -131,6 +191,11 @@ def build_report(calls: int, batch: int) -> str:
             "median over batches; Quadrants-API backends `qd.sync()` at the end of each batch"
         ),
         "peers without a Quadrants API are compared with Quadrants' NumPy-argument time",
+        (
+            "12-array rows: `a11[i] = a0[i] + ... + a10[i]` with 12 `qd.ndarray` parameters, one "
+            "frozen dataclass of 12 ndarray members, and a `@qd.data_oriented` method with 12 "
+            f"ndarray members on `self`; timed in {ROUNDS} interleaved rounds, best round"
+        ),
     ]
     for backend in BACKENDS:
         if workers[backend].get("detail"):

@@ -48,6 +48,7 @@ from .compiler.errors import (
     QuadrantsTypeError,
 )
 from .compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
+from .data_oriented import data_oriented, pure
 from .extensions import Extension as extension
 from .extensions import is_extension_enabled, is_extension_supported
 from .kernel import Kernel, func, kernel
@@ -65,16 +66,19 @@ from .lang import exception as exception  # so that `qd.lang.impl...` chains res
 from .lang import impl as impl
 from .lang import misc as misc
 from .lang import ops as ops
+from .lang import types as namespace
 from .lang import util as util
 from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
 from .profile import Profile, profile
+from .struct_types import dataclass, struct
 
 int8, int16, int32, int64 = i8, i16, i32, i64
 uint8, uint16, uint32, uint64 = u8, u16, u32, u64
 float16, float32, float64 = f16, f32, f64
 
 globals().update(BUILTINS)
-del exception, impl, misc, ops, util  # reached as `qd.lang.<name>`, as in Quadrants
+namespace.struct = staticmethod(struct)  # `qd.types.struct`: the namespace is the language's
+del exception, impl, misc, namespace, ops, util  # reached as `qd.lang.<name>`, as in Quadrants
 
 __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys are strings)
     "CRITICAL",
@@ -125,6 +129,8 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "compile_ptx",
     "cpu",
     "cuda",
+    "data_oriented",
+    "dataclass",
     "explain",
     "f16",
     "f32",
@@ -141,6 +147,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "ndarray",
     "Profile",
     "profile",
+    "pure",
     "reset",
     "static",
     "static_assert",

@@ -70,7 +70,9 @@ def explain(kernel: Kernel) -> KernelReport:
         raise TypeError(f"qd.explain needs a @qd.kernel, not {type(kernel).__name__}")
     if target.latest is None:
         target.compile()
-    return target.latest.report  # type: ignore[union-attr]
+    report = target.latest.report  # type: ignore[union-attr]
+    report.specializations = list(target.specializations)
+    return report
 
 
 def clear_cache() -> None:

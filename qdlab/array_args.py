@@ -1,19 +1,24 @@
-"""Array arguments of a kernel: a `qd.ndarray`, a NumPy array, anything with
-`__array_interface__`, `__cuda_array_interface__` or DLPack, checked against the parameter's
-annotation (dtype, ndim, element shape, layout, gradient buffer) before a kernel sees it."""
+"""Arguments of a kernel checked against their annotations: arrays (a `qd.ndarray`, a NumPy array,
+anything with `__array_interface__`, `__cuda_array_interface__` or DLPack: dtype, ndim, element
+shape, layout, gradient buffer) and scalars (range and integrality), and the annotations
+themselves."""
 
 from __future__ import annotations
 
+import math
+import struct
 from collections.abc import Callable
 
 import numpy as np
 
-from . import vector_args
+from . import state, vector_args
 from .compiler import cuda_runtime
-from .compiler.errors import QdTypeError, QdValueError, SourceLoc
-from .compiler.types import ArrayType, from_numpy
-from .lang import ArrayAnnotation, MatrixType
-from .ndarray import Ndarray
+from .compiler.errors import QdArgumentError, QdTypeError, QdValueError, SourceLoc
+from .compiler.types import ArrayType, DType, from_numpy, u1
+from .lang import ArrayAnnotation, MatrixType, NDArray, Template, template
+from .ndarray import MatrixNdarray, Ndarray, VectorNdarray
+
+NDARRAYS = (Ndarray, VectorNdarray, MatrixNdarray)
 
 INDEX_MAX = 2**31 - 1
 """The largest array extent: kernels index arrays with i32."""
@@ -98,3 +103,77 @@ def array_arg(
     needs_grad = grad is not None if ann.needs_grad is None else bool(ann.needs_grad)
     t = ArrayType(dtype, ndim, needs_grad, ann.boundary, elem)
     return arr, grad if needs_grad else None, t
+
+
+def annotation(ann: object) -> object:
+    """A parameter's annotation as the kernel reads it (None: not one a plain parameter takes)."""
+    if isinstance(ann, ArrayAnnotation):
+        return ann
+    if ann is NDArray:
+        return ArrayAnnotation()
+    if isinstance(ann, (DType, MatrixType)) or ann in (int, float):
+        return ann  # `int` / `float` become default_ip / default_fp when the kernel compiles
+    if ann is bool:
+        return u1
+    if ann is Template or ann is template:  # `qd.template` without the call, as Quadrants takes it
+        return Template
+    return None
+
+
+def scalar_type(ann: object) -> DType:
+    """A scalar annotation's dtype under the active settings: `int` is default_ip, `float`
+    default_fp."""
+    if ann is int:
+        return state.config().default_ip
+    if ann is float:
+        return state.config().default_fp
+    return ann  # type: ignore[return-value]
+
+
+def array_key(a: object) -> tuple:
+    """What tells two array arguments apart at launch (their type was checked when it was first
+    seen); a TypeError for an argument the fast path does not take."""
+    if type(a) in NDARRAYS:
+        return a._sig  # type: ignore[attr-defined]
+    if type(a) is np.ndarray:
+        return (a.dtype, a.ndim, a.flags.c_contiguous)
+    raise TypeError("not a fast-path array")
+
+
+def as_numpy(a: object) -> np.ndarray:
+    """A host array argument as a NumPy array."""
+    if isinstance(a, np.ndarray):
+        return a
+    if isinstance(a, Ndarray):
+        return a.arr
+    return np.asarray(a) if hasattr(a, "__array_interface__") else np.from_dlpack(a)
+
+
+def scalar_arg(a: object, t: DType, kernel: str, name: str) -> object:
+    """`a` as a value of type `t`, or a QdArgumentError: an integer parameter takes an integer (or a
+    float with an integral value) within its range; a float too large for an f32 is infinite, as in
+    Quadrants."""
+    if t.is_float:
+        try:
+            x = float(a)  # type: ignore[arg-type]
+            if t.bits == 32:
+                struct.pack("<f", x)
+            return x
+        except OverflowError:
+            return math.copysign(math.inf, a)  # type: ignore[arg-type]
+    if t.bits == 1:
+        return bool(a)
+    if isinstance(a, (float, np.floating)):
+        if not (math.isfinite(a) and float(a).is_integer()):
+            raise QdArgumentError(
+                f"kernel `{kernel}`: argument `{name}` is {a!r}, but the parameter is {t}, "
+                "which takes integers only."
+            )
+        a = int(a)
+    info = np.iinfo(t.np)
+    if not info.min <= a <= info.max:  # type: ignore[operator]
+        raise QdArgumentError(
+            f"kernel `{kernel}`: argument `{name}` is {a}, outside the range of its type {t} "
+            f"({info.min} to {info.max})."
+        )
+    return int(a)  # type: ignore[call-overload]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import itertools
 import logging
 import math
 import os
@@ -16,22 +15,28 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import state, vector_args
-from .array_args import array_arg
+from . import data_oriented, state, struct_args, vector_args
+from .array_args import (
+    NDARRAYS,
+    annotation,
+    array_arg,
+    array_key,
+    as_numpy,
+    scalar_arg,
+    scalar_type,
+)
 from .compiler import binding, cuda_runtime, ir, targets
 from .compiler.config import Config
 from .compiler.errors import QdArgumentError, QdCallError, QdError, QdTypeError, QdValueError
-from .compiler.manifest import UNKNOWN, fingerprint
 from .compiler.pipeline import Compiled, KernelSpec, compile_cached
 from .compiler.source import annotation_loc, unevaluable
-from .compiler.types import ArrayType, DType, i32, u1
-from .lang import ArrayAnnotation, Func, KernelDef, MatrixType, NDArray, Template, template
-from .ndarray import MatrixNdarray, Ndarray, VectorNdarray
+from .compiler.types import ArrayType, DType, i32
+from .lang import ArrayAnnotation, Func, KernelDef, MatrixType, Template
+from .ndarray import Ndarray
 
 log = logging.getLogger("qdlab")
 ARRAY, TEMPLATE, SCALAR, VECTOR = "array", "template", "scalar", "vector"
 """Kinds of kernel parameter (VECTOR: a vector or matrix by value)."""
-NDARRAYS = (Ndarray, VectorNdarray, MatrixNdarray)
 
 
 @dataclass
@@ -75,18 +80,23 @@ class Kernel(KernelDef):
             ) from None
         self.annotations = []
         for k, name in enumerate(self.param_names):
+            if k == 0 and name not in hints and data_oriented.is_method(fn):
+                hints[name] = Template  # `self`: the instance is a template argument
             if name not in hints:
                 raise QdTypeError(
                     f"kernel `{self.name}`: parameter `{name}` needs a type annotation, e.g. "
                     f"`{name}: qd.types.NDArray[qd.f32, 1]` or `{name}: qd.f32`.",
                     annotation_loc(fn, k),
                 )
-            ann = _annotation(hints[name])
+            ann = annotation(hints[name])
+            if struct_args.is_struct_type(hints[name]):
+                ann = hints[name]  # a dataclass parameter: its members are the arguments
             if ann is None:
                 raise QdTypeError(
                     f"kernel `{self.name}`: parameter `{name}` has an unsupported annotation "
                     f"{hints[name]!r}; use qd.types.NDArray[dtype, ndim], a scalar dtype such as "
-                    "qd.f32, int, float or qd.Template.",
+                    "qd.f32, int, float, a dataclass or qd.Template (a @qd.data_oriented object is "
+                    "passed through qd.Template).",
                     annotation_loc(fn, k),
                 )
             self.annotations.append(ann)
@@ -102,7 +112,7 @@ class Kernel(KernelDef):
             ARRAY
             if isinstance(a, ArrayAnnotation)
             else TEMPLATE
-            if a is Template
+            if a is Template or struct_args.is_struct_type(a)
             else VECTOR
             if isinstance(a, MatrixType)
             else SCALAR
@@ -112,11 +122,11 @@ class Kernel(KernelDef):
             (
                 vector_args.element_key(len(a.dtype.shape))
                 if isinstance(a.dtype, MatrixType)
-                else _array_key
+                else array_key
             )
             if isinstance(a, ArrayAnnotation)
-            else _template_key
-            if a is Template
+            else struct_args.StructKey(a is not Template)
+            if a is Template or struct_args.is_struct_type(a)
             else type
             for a in self.annotations
         ]
@@ -124,6 +134,9 @@ class Kernel(KernelDef):
             math.prod(a.shape) if isinstance(a, MatrixType) else 0 for a in self.annotations
         ]
         """Entries of each vector or matrix parameter (0 for the others)."""
+        self.outer = set(range(len(self.param_names)))
+        self.specializations: list[str] = []
+        """What tells each compiled variant apart (`qd.explain(k).specializations`)."""
         self.fast: dict[tuple, tuple[int, Compiled]] = {}
         """Launch cache: a cheap key of the arguments -> the variant compiled for them."""
 
@@ -159,6 +172,11 @@ class Kernel(KernelDef):
                 )
                 sig.append(t)
                 values.append((arr, grad))
+            elif struct_args.is_struct_type(ann) or (ann is Template and struct_args.is_struct(a)):
+                entry, ref = struct_args.bind(self, name, a, None if ann is Template else ann)
+                sig.append(entry)  # its member parameters, and the content of its other values
+                templates[name] = ref
+                values.append(None)
             elif ann is Template:
                 if isinstance(a, Ndarray):
                     raise QdArgumentError(
@@ -173,13 +191,13 @@ class Kernel(KernelDef):
                         "compiles the kernel again; pass it as a `qd.f32` parameter instead."
                     )
                 templates[name] = a
-                sig.append(("template", _template_key(a)))
+                sig.append(("template", struct_args.template_key(a)))
                 values.append(None)
             elif isinstance(ann, MatrixType):
                 loc = annotation_loc(self.fn, self.param_names.index(name))
 
                 def convert(x: object, t: DType, name: str = name) -> object:
-                    return _scalar(x, t, self.name, name)
+                    return scalar_arg(x, t, self.name, name)
 
                 t, entries = vector_args.bind(a, ann, convert, self.name, name, loc)
                 sig.append(t)
@@ -188,7 +206,7 @@ class Kernel(KernelDef):
                 ann = scalar_type(ann)
                 if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):
                     sig.append(ann)
-                    values.append(_scalar(a, ann, self.name, name))  # type: ignore[arg-type]
+                    values.append(scalar_arg(a, ann, self.name, name))  # type: ignore[arg-type]
                 else:
                     raise QdTypeError(
                         f"kernel `{self.name}`: argument `{name}` must be a number ({ann}), "
@@ -222,6 +240,12 @@ class Kernel(KernelDef):
         params = [
             ir.Param(name, i32 if isinstance(t, tuple) and t[0] == "template" else t)
             for name, t in zip(self.param_names, sig)
+        ]
+        params += [  # the members of struct arguments that are arguments themselves
+            ir.Param(n, t)
+            for e in sig
+            if isinstance(e, tuple) and e[:2] == ("template", "struct")
+            for n, t in e[3]
         ]
         return KernelSpec(
             self.fn,
@@ -274,9 +298,10 @@ class Kernel(KernelDef):
                 t = ArrayType(dtype, t.ndim, bool(t.needs_grad), t.boundary, shape)  # type: ignore[arg-type]
             if isinstance(t, MatrixType):
                 t = vector_args.tensor_type(t)
-            if t is Template:
+            if t is Template or struct_args.is_struct_type(t):
                 raise QdTypeError(
-                    f"kernel `{self.name}`: template parameter `{name}` needs a value."
+                    f"kernel `{self.name}`: {'template' if t is Template else 'struct'} parameter "
+                    f"`{name}` needs a value."
                 )
             sig.append(t)
         return tuple(sig)
@@ -300,6 +325,9 @@ class Kernel(KernelDef):
         compiled = self.variants.get(slot)
         if compiled is None:
             compiled = self.variants[slot] = self.compile_for(sig, templates)
+            if struct_args.learn(self, compiled, templates):  # new member paths: new launch keys
+                self.fast.clear()
+            self.specializations.append(struct_args.describe(self, compiled, templates))
         return compiled
 
     # -- launching ---------------------------------------------------------------------------------
@@ -311,20 +339,29 @@ class Kernel(KernelDef):
                 state.tape.record(self, args, {})
             if (self.options or state.config().arch != "cpu") and self.config().arch == "cuda":
                 return self.launch_cuda(args, {})
-            try:
-                key = tuple(f(a) for f, a in zip(self.key_fns, args))
-            except (AttributeError, TypeError):
-                key = None
+            key = self.key(args)
             entry = self.fast.get(key) if key is not None else None
             if entry is not None and entry[0] == state.generation:
                 return self.launch(entry[1], args)
             sig, _, templates = self.bind(args, {})
             compiled = self.variant(sig, templates)
+            key = self.key(args)  # the compile may have taught struct parameters new paths
             if key is not None:
                 self.fast[key] = (state.generation, compiled)
             return self.launch(compiled, args)
         except QdError as e:
             raise _user_facing(e) from None
+
+    def key(self, args: tuple) -> tuple | None:
+        """The launch cache's key of these arguments; None when they need binding first."""
+        try:
+            return tuple(f(a) for f, a in zip(self.key_fns, args))
+        except (AttributeError, TypeError):
+            return None
+
+    def __get__(self, obj: object, cls: type | None = None) -> object:
+        """A kernel method of a data-oriented class, bound to its instance."""
+        return self if obj is None else data_oriented.bind(self, obj)
 
     def launch_cuda(self, args: tuple, kwargs: dict) -> object:
         """A launch on the GPU: arguments bound (device arrays by pointer, host arrays copied by the
@@ -332,6 +369,8 @@ class Kernel(KernelDef):
         sig, values, templates = self.bind(args, kwargs)
         compiled = self.variant(sig, templates)
         launcher = compiled.launcher
+        if compiled.host is not None:
+            values += compiled.host.values(args)
         if compiled.alias_pairs:
             extents = [
                 (
@@ -355,7 +394,7 @@ class Kernel(KernelDef):
         was made)."""
         words: list = []
         launcher = compiled.launcher
-        extents: list | None = [None] * len(args) if launcher.alias_pairs else None
+        extents: list | None = [None] * len(launcher.params) if launcher.alias_pairs else None
         for k, (kind, a) in enumerate(zip(self.kinds, args)):
             if kind is ARRAY:
                 if type(a) in NDARRAYS:
@@ -363,7 +402,7 @@ class Kernel(KernelDef):
                     if extents is not None:
                         extents[k] = a._extent
                 else:
-                    arr = a if type(a) is np.ndarray else _as_numpy(a)
+                    arr = a if type(a) is np.ndarray else as_numpy(a)
                     ptr = arr.ctypes.data
                     words.append(ptr)
                     words.append(0)
@@ -377,10 +416,12 @@ class Kernel(KernelDef):
                 words.extend(entries)
             else:
                 words.append(a if kind is SCALAR else 0)  # a number: the key checked its type
+        if compiled.host is not None and not compiled.host.fill(args, words, extents):
+            return self.rebuild(self.relaunch(compiled, args))  # struct members, after the rest
         if compiled.readonly_check:
-            for k in compiled.written:
+            for k in compiled.written & self.outer:
                 a = args[k]
-                if type(a) not in NDARRAYS and not _as_numpy(a).flags.writeable:
+                if type(a) not in NDARRAYS and not as_numpy(a).flags.writeable:
                     raise QdValueError(
                         f"kernel `{self.name}` writes argument `{self.param_names[k]}`, which is a "
                         "read-only array."
@@ -411,6 +452,8 @@ class Kernel(KernelDef):
                 words.extend(arr.shape)
             else:
                 words.extend(v if kind is VECTOR else [v if kind is SCALAR else 0])
+        if compiled.host is not None:
+            words.extend(compiled.host.checked(args))
         return launcher.run(words, state.config().random_seed)  # type: ignore[attr-defined]
 
     def rebuild(self, result: object) -> object:
@@ -431,92 +474,6 @@ class Kernel(KernelDef):
             )
         if self.latest is not None:
             self.latest.report.runtime_fallbacks.append(f"aliased_arguments: {pairs}")
-
-
-def _annotation(ann: object) -> object:
-    if isinstance(ann, ArrayAnnotation):
-        return ann
-    if ann is NDArray:
-        return ArrayAnnotation()
-    if isinstance(ann, (DType, MatrixType)) or ann in (int, float):
-        return ann  # `int` / `float` become default_ip / default_fp when the kernel compiles
-    if ann is bool:
-        return u1
-    if ann is Template or ann is template:  # `qd.template` without the call, as Quadrants takes it
-        return Template
-    return None
-
-
-def scalar_type(ann: object) -> DType:
-    """A scalar annotation's dtype under the active settings: `int` is default_ip, `float`
-    default_fp."""
-    if ann is int:
-        return state.config().default_ip
-    if ann is float:
-        return state.config().default_fp
-    return ann  # type: ignore[return-value]
-
-
-def _array_key(a: object) -> tuple:
-    if type(a) in NDARRAYS:
-        return a._sig  # type: ignore[attr-defined]
-    if type(a) is np.ndarray:
-        return (a.dtype, a.ndim, a.flags.c_contiguous)
-    raise TypeError("not a fast-path array")
-
-
-def _as_numpy(a: object) -> np.ndarray:
-    if isinstance(a, np.ndarray):
-        return a
-    if isinstance(a, Ndarray):
-        return a.arr
-    return np.asarray(a) if hasattr(a, "__array_interface__") else np.from_dlpack(a)
-
-
-def _scalar(a: object, t: DType, kernel: str, name: str) -> object:
-    """`a` as a value of type `t`, or a QdArgumentError: an integer parameter takes an integer (or a
-    float with an integral value) within its range; a float too large for an f32 is infinite, as in
-    Quadrants."""
-    if t.is_float:
-        try:
-            x = float(a)  # type: ignore[arg-type]
-            if t.bits == 32:
-                struct.pack("<f", x)
-            return x
-        except OverflowError:
-            return math.copysign(math.inf, a)  # type: ignore[arg-type]
-    if t.bits == 1:
-        return bool(a)
-    if isinstance(a, (float, np.floating)):
-        if not (math.isfinite(a) and float(a).is_integer()):
-            raise QdArgumentError(
-                f"kernel `{kernel}`: argument `{name}` is {a!r}, but the parameter is {t}, "
-                "which takes integers only."
-            )
-        a = int(a)
-    info = np.iinfo(t.np)
-    if not info.min <= a <= info.max:  # type: ignore[operator]
-        raise QdArgumentError(
-            f"kernel `{kernel}`: argument `{name}` is {a}, outside the range of its type {t} "
-            f"({info.min} to {info.max})."
-        )
-    return int(a)  # type: ignore[call-overload]
-
-
-def _template_key(v: object) -> object:
-    """What tells two template arguments apart: plain values by value, anything else by its content
-    (a `repr` can hide a difference, and an identity can hide a mutation); a value whose content
-    cannot be described gets a key of its own on every call, so it always compiles anew rather than
-    run stale code."""
-    if isinstance(v, (int, float, bool, str, type(None))):
-        return (type(v).__name__, v)
-    if isinstance(v, tuple):
-        return tuple(_template_key(x) for x in v)
-    fp = fingerprint(v)
-    return (type(v).__name__, fp if fp != UNKNOWN else next(_unique))
-
-
-_unique = itertools.count()
 
 
 def kernel(

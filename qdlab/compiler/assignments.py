@@ -12,6 +12,8 @@ import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as import
 from . import ir
 from .errors import QdTypeError
 from .scope import ATOMIC_AUG, BINOPS, GradOf, Local, describe
+from .struct_values import StructLocal, StructValue
+from .structs import StructRef
 from .types import DType, LocalType
 from .vectors import ElementRef, Vec, VecLocal
 
@@ -23,6 +25,14 @@ class Assignments:
 
     def assign_name(self, name: str, x: object, declared: DType | None = None) -> None:
         existing = self.find_local(name)
+        if isinstance(existing, StructRef):
+            raise self.rebind_error(name, existing)
+        if isinstance(existing, StructLocal):
+            self.store_struct(existing, x, name)
+            return
+        if isinstance(x, (StructValue, StructLocal)):
+            self.scope.frames[-1][name] = self.new_struct_local(name, self.struct_value(x))
+            return
         if (
             name in self.scope.statics
             and existing is not None
@@ -122,7 +132,9 @@ class Assignments:
             v = self.cast(self.value(value, dtype), dtype)
             base, grad = GradOf.unpack(array)
             self.emit(ir.Store, [base, *indices, v], grad=grad)
-        elif isinstance(target, ast.Attribute) and self.assign_part(target, value):
+        elif isinstance(target, ast.Attribute) and (
+            self.struct_store(target, value) or self.assign_part(target, value)
+        ):
             return
         elif isinstance(target, ast.Tuple):
             if isinstance(value, Vec):
@@ -139,6 +151,9 @@ class Assignments:
         if op is None:
             raise self.error("this augmented assignment is not supported.")
         rhs = self.visit(node.value)
+        if isinstance(node.target, ast.Attribute) and self.struct_target(node.target.value):
+            self.struct_store(node.target, self.binop(op, self.visit(node.target), rhs))
+            return
         if isinstance(node.target, (ast.Subscript, ast.Attribute)) and self.aug_part(
             node.target, op, rhs
         ):
@@ -203,11 +218,16 @@ class Assignments:
             return self.index_items(target.slice)
 
         base_node = target.value
-        if isinstance(base_node, ast.Name):
-            local = self.writable_vec(base_node.id)
-            if local is not None:
-                return local, key()
+        local = (
+            self.writable_vec(base_node.id)
+            if isinstance(base_node, ast.Name)
+            else self.struct_vec_member(base_node)  # `v.p.x = 1` of a struct local's vector
+        )
+        if local is not None:
+            return local, key()
         base = self.subscript_base(base_node)
+        if isinstance(base, StructRef) and isinstance(target, ast.Attribute):
+            raise self.member_assign_error(base, target.attr)
         if isinstance(base, ElementRef):
             return base, key()
         arr, grad = GradOf.unpack(base)

@@ -25,6 +25,8 @@ from .errors import (
 )
 from .scope import FuncReturn, GradOf, Local, Scope, describe, dotted, is_number
 from .source import func_source
+from .struct_values import StructLocal, StructValue, members_of
+from .structs import BoundMethod
 from .types import DTYPES, ArrayType, DType, i32, promote, u1
 from .vectors import ElementRef, Vec, VecLocal, VecMethod
 
@@ -74,6 +76,8 @@ class Calls:
         if isinstance(getattr(callee, "__self__", None), lang.Matrix):  # a method of a host vector
             callee = VecMethod(self.host_vec(callee.__self__), callee.__name__, None)  # type: ignore[union-attr]
             return self.call_method(callee, node)
+        if members_of(callee) is not None:
+            return self.make_struct(callee, node)  # type: ignore[arg-type]
         made = self.construct(callee, node)
         if made is not NotImplemented:
             return made
@@ -119,6 +123,8 @@ class Calls:
             return self.typed_literal(callee, node)
         if isinstance(callee, lang.Func):
             return self.inline(callee, node)
+        if isinstance(callee, BoundMethod):
+            return self.call_bound(callee, node)
         if isinstance(callee, lang.KernelDef):
             raise self.error(
                 f"a kernel cannot call another kernel (`{callee.name}`); make it a @qd.func."
@@ -497,6 +503,12 @@ class Calls:
 
     # -- @qd.func ----------------------------------------------------------------------------------
     def inline(self, func: object, node: ast.Call) -> object:
+        starred = [k for k, a in enumerate(node.args) if isinstance(a, ast.Starred)]
+        if starred and (starred[-1] != len(node.args) - 1 or len(starred) > 1 or node.keywords):
+            raise self.error(
+                "STARNOTLAST: a `*args` argument of a @qd.func call must be its last argument, "
+                "with no keyword arguments after it."
+            )
         args = self.visit_args(node.args)
         kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
         return self.inline_call(func, args, kwargs, dotted(node.func) or "?")
@@ -528,6 +540,7 @@ class Calls:
         frame: dict = {}
         for p, x in zip(params, bound):
             ann = annotations.get(p.arg)
+            self.check_struct_param(p.arg, ann, x)
             if isinstance(ann, lang.MatrixType):
                 given = self.vec_of(x)
                 if given is not None and given.shape[0] != ann.shape[0]:
@@ -548,6 +561,8 @@ class Calls:
                 x = self.value(x)
             if isinstance(x, Vec):  # passed by value: the body may write its entries
                 x = self.new_vec_local(p.arg, x)
+            elif isinstance(x, (StructValue, StructLocal)):
+                x = self.new_struct_local(p.arg, self.struct_value(x))
             frame[p.arg] = x
         self.scope = Scope(
             source,
@@ -573,26 +588,11 @@ class Calls:
             self.inline_depth -= 1
             returned, self.scope = self.scope.returned, outer
         result = returned[0] if returned else None
+        if isinstance(result, StructLocal):  # returned by value
+            result = self.struct_value(result)
         ret_ann = annotations.get("return")
         if isinstance(ret_ann, lang.MatrixType) and result is not None:
             result = self.from_type(ret_ann, [result])
         elif isinstance(ret_ann, DType) and result is not None:
             result = self.cast(self.value(result, ret_ann), ret_ann)
         return result
-
-    def vec_local_atomic(self, name: str, op: str, x: object) -> Vec:
-        """`qd.atomic_add(v, dv)` on a vector local: entry by entry; the old values."""
-        local = self.find_local(name)
-        entries = self.entries_for(local.shape, x, f"`{name}`")  # type: ignore[union-attr]
-        olds = []
-        for ref, e in zip(local.refs, entries):  # type: ignore[union-attr]
-            dtype = ref.type.dtype  # type: ignore[union-attr]
-            v = self.cast(self.value(e, dtype), dtype)
-            if local.parallel_depth < self.parallel_depth:  # type: ignore[union-attr]
-                olds.append(self.emit(ir.LocalAtomic, [ref, v], dtype, ref.name + "_old", op=op))
-                continue
-            old = self.emit(ir.LocalLoad, [ref], dtype, ref.name)
-            new = self.binop(op, old, v) if op != "xchg" else v
-            self.emit(ir.LocalStore, [ref, self.cast(self.value(new, dtype), dtype)])
-            olds.append(old)
-        return Vec(tuple(olds), local.shape)  # type: ignore[union-attr]

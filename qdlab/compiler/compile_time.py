@@ -13,6 +13,7 @@ from . import ir
 from .errors import QdError, QuadrantsCompilationError
 from .scope import GradOf, Local, dotted
 from .source import closure_values
+from .structs import StructRef
 
 
 class CompileTime:
@@ -29,6 +30,7 @@ class CompileTime:
 
     def resolve_static(self, node: ast.expr) -> object:
         env = self.python_env()
+        node = self.static_members(node, env)  # struct members: read (and recorded) here
         bound = {k for frame in self.scope.frames for k in frame}
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and n.id not in bound and n.id in env:
@@ -71,6 +73,8 @@ class CompileTime:
                 return None
         if isinstance(func, ast.Attribute):
             base = self.resolve_callee(func.value)
+            if isinstance(base, StructRef):
+                return self.member(base, func.attr)
             return (
                 getattr(base, func.attr, None)
                 if base is not None and not isinstance(base, ir.Value)

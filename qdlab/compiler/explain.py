@@ -137,6 +137,9 @@ class KernelReport:
     interface: list[InterfaceSlot] = field(default_factory=list)
     """Values carried between constructs through the interface buffer (empty unless a kernel needs
     it)."""
+    specializations: list[str] = field(default_factory=list)
+    """The kernel's variants so far, one line each: the template arguments and struct members
+    that tell them apart (filled by `qd.explain`)."""
     run_ms: dict[int, list[float]] = field(default_factory=dict)
     """Run time of each construct (index; -1 for the whole kernel) in ms, one sample per launch,
     from the latest `qd.profile` of this compile (empty until then)."""
@@ -175,6 +178,10 @@ class KernelReport:
             f", {len(self.constructs)} constructs, {self.compiled} compiled, {self.reused} reused)"
         )
         table = "\n".join("  " + "  ".join(r) for r in self.summary_rows())
+        if len(self.specializations) > 1 or any(": " in s for s in self.specializations):
+            table += "".join(
+                f"\n  specialisation {k}: {s}" for k, s in enumerate(self.specializations)
+            )
         return head + ("\n" + table if table else "")
 
     def _repr_html_(self) -> str:

@@ -16,6 +16,7 @@ import os
 import sys
 import sysconfig
 import types
+from collections.abc import Callable
 
 from qdlab.lang import Builtin, Func, KernelDef
 
@@ -30,7 +31,7 @@ _NODES, _DEPTH, _BYTES = 50_000, 40, 64 << 20
 UNKNOWN."""
 
 
-def fingerprint(value: object) -> str:
+def fingerprint(value: object, leaf: Callable[[object], str | None] | None = None) -> str:
     """A description of a value a kernel baked in, by content: equal fingerprints compile to equal
     code.
 
@@ -39,9 +40,10 @@ def fingerprint(value: object) -> str:
     other buffers by dtype, shape and a hash of their bytes; other objects by their `__dict__`,
     slots and pickle state. Modules, qd built-ins and the code of Python, installed packages and
     qdlab (by a stamp of their file) are described by name; a `@qd.func` by its source. Anything
-    else, or past the bounds, is UNKNOWN."""
+    else, or past the bounds, is UNKNOWN. `leaf` may describe an object in its own words (a struct
+    argument's ndarrays by their signature, not their data) by returning a string for it."""
     try:
-        text = _Fingerprint().of(value, 0)
+        text = _Fingerprint(leaf=leaf).of(value, 0)
     except Exception:  # noqa: BLE001 - _Unknown, RecursionError, or what a user's __reduce__ raised
         return UNKNOWN
     return text if len(text) <= 200 else "sha256:" + hashlib.sha256(text.encode()).hexdigest()
@@ -56,7 +58,8 @@ _SCALARS = (type(None), bool, int, float, complex, str, type(...), type(NotImple
 
 
 class _Fingerprint:
-    def __init__(self, nodes: int = 0) -> None:
+    def __init__(self, nodes: int = 0, leaf: Callable[[object], str | None] | None = None) -> None:
+        self.leaf = leaf
         self.seen: dict[int, int] = {}  # id -> visit number, for shared and cyclic references
         self.alive: list[object] = []  # keeps what was visited alive, so no id is reused meanwhile
         self.nodes = nodes
@@ -75,7 +78,8 @@ class _Fingerprint:
             return f"@{self.seen[id(v)]}"
         self.seen[id(v)] = len(self.seen)
         self.alive.append(v)
-        return self.describe(v, depth + 1)
+        own = self.leaf(v) if self.leaf is not None else None
+        return own if own is not None else self.describe(v, depth + 1)
 
     def describe(self, v: object, d: int) -> str:
 
@@ -210,7 +214,7 @@ class _Fingerprint:
     def alone(self, v: object, d: int) -> str:
         """`v` with no back-references into the rest (for elements of a set), the bounds still
         shared."""
-        sub = _Fingerprint(self.nodes)
+        sub = _Fingerprint(self.nodes, self.leaf)
         sub.bytes = self.bytes
         try:
             return sub.of(v, d)

@@ -49,6 +49,7 @@ from .scope import (
     literal_value,
 )
 from .source import MISSING, Source, resolve_name
+from .struct_values import STRUCTS, StructParts
 from .types import DType, f32, i32, promote, u1
 from .vector_index import VectorIndexing
 from .vector_ops import VectorOps
@@ -95,6 +96,7 @@ class Frontend(
     Vectors,
     VectorIndexing,
     VectorOps,
+    StructParts,
     ast.NodeVisitor,
 ):
     """Lowers one kernel (and the `@qd.func`s it calls, inlined) to a `ir.Kernel`."""
@@ -341,7 +343,8 @@ class Frontend(
             self.block, self.top_level = outer_block, outer_top
 
     def lower_kernel(self, arg_values: dict[str, object]) -> None:
-        self.scope.frames[0].update(arg_values)
+        self.arguments = arg_values
+        self.scope.frames[0].update({k: v for k, v in arg_values.items() if k.isidentifier()})
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(
             max(limit, MAX_DEPTH)
@@ -456,6 +459,8 @@ class Frontend(
 
     def visit_Attribute(self, node: ast.Attribute) -> object:
         base = self.subscript_base(node.value)
+        if isinstance(base, STRUCTS):
+            return self.member(base, node.attr)  # type: ignore[arg-type]
         if isinstance(base, (Vec, ElementRef, lang.Matrix)):
             target = node.value.id if isinstance(node.value, ast.Name) else None
             return self.vec_attribute(base, node.attr, target)

@@ -47,6 +47,7 @@ def save(
     written: set[int],
     deps: list[tuple[str, str, str]],
     first_line: int,
+    members: dict[tuple[str, tuple[str, ...]], str] | None = None,
 ) -> None:
     """Store the manifest, unless a dependency is UNKNOWN: that kernel is always compiled (its
     constructs are found by the content of their IR, which is always right)."""
@@ -67,6 +68,7 @@ def save(
         "alias_pairs": [list(p) for p in alias_pairs],
         "written": sorted(written),
         "deps": [list(d) for d in deps],
+        "members": [[root, list(path), kind] for (root, path), kind in (members or {}).items()],
     }
     cache.put(manifest_key, json.dumps(doc).encode())
 
@@ -86,6 +88,11 @@ def load(cache: BinaryCache, manifest_key: str, fn: object) -> dict | None:
     except Exception:  # noqa: BLE001 - a property that raises, a source that cannot be read: compile
         return None
     return doc
+
+
+def members(doc: dict) -> dict[tuple[str, tuple[str, ...]], str]:
+    """The struct members the kernel read (`Compiled.members`)."""
+    return {(root, tuple(path)): kind for root, path, kind in doc.get("members", [])}
 
 
 def units(doc: dict, filename: str, first_line: int) -> list[UnitRecord]:

@@ -31,7 +31,7 @@ OPS: dict[str, type[ir.Op]] = {
 """Op classes by their printed name."""
 
 _HEADER = re.compile(r"kernel (\w+)\((.*?)\)(?: -> \((.*?)\))? \{$")
-_PARAM = re.compile(r"(\w+): (ndarray<[^>]*>|local<[^>]*>|\w+(?:\[[\dx]+\])?)")
+_PARAM = re.compile(r"([\w.]+): (ndarray<[^>]*>|local<[^>]*>|\w+(?:\[[\dx]+\])?)")
 _RESULT = re.compile(r"(%[\w.]+) = ")
 _OPNAME = re.compile(r"(\w+)")
 _OPERAND = re.compile(r" ?(%[\w.]+),?")

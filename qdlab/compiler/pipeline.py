@@ -129,6 +129,12 @@ class Compiled:
     is needed."""
     make: Callable[[], KernelReport] | None = None
     """Builds the report on first use: a script that never looks does not pay for it."""
+    members: dict[tuple[str, tuple[str, ...]], str] = field(default_factory=dict)
+    """Members of struct arguments the kernel read: (parameter, attribute path) -> what it is
+    (`structs.PARAM`, `STRUCT`, ...), in the order they were first read."""
+    host: object = None
+    """What the kernel that launches this variant keeps with it (how to read its struct
+    members)."""
     _report: KernelReport | None = None
 
     def _complete(self) -> None:
@@ -196,17 +202,20 @@ def compile_cached(
             pairs,  # type: ignore
             whole=launcher if not pairs and len(units) == 1 else None,
             full=lambda: compile_kernel(spec, config, cache, target, previous),
+            members=manifest.members(doc),
         )
     compiled = compile_kernel(spec, config, cache, target, previous, on_construct)
-    manifest.save(
-        cache,
-        mkey,
-        [b.unit for b in compiled.built],
-        compiled.alias_pairs,
-        compiled.written,
-        sorted(compiled.kernel.flags.get("deps", ())),
-        first,
-    )
+    if compiled.kernel.params == spec.params:  # else a struct member was declared while lowering
+        manifest.save(
+            cache,
+            mkey,
+            [b.unit for b in compiled.built],
+            compiled.alias_pairs,
+            compiled.written,
+            sorted(compiled.kernel.flags.get("deps", ())),
+            first,
+            compiled.members,
+        )
     return compiled
 
 
@@ -287,6 +296,7 @@ def compile_kernel(
         built,
         whole=None if split_ran else launcher,
         make=report,
+        members=kernel.flags.get("members", {}),
     )
 
 
@@ -314,7 +324,7 @@ def split_and_gate(
 
 def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
     source = Source.of(spec.fn, "kernel")
-    kernel = ir.Kernel(spec.name, spec.params, spec.returns)
+    kernel = ir.Kernel(spec.name, list(spec.params), spec.returns)
     fe = Frontend(
         kernel,
         source,
@@ -323,11 +333,13 @@ def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
     )
     values: dict[str, object] = {}
     kernel.flags["def_loc"] = source.loc(source.tree, spec.name)
+    nodes = {a.arg: a for a in source.tree.args.args}
     for index, p in enumerate(spec.params):
         if p.name in spec.templates:
             values[p.name] = spec.templates[p.name]
             continue
-        fe.loc = source.loc(source.tree.args.args[index], spec.name)
+        node = nodes.get(p.name.split(".")[0], source.tree)  # a struct member: its struct's
+        fe.loc = source.loc(node, spec.name)
         if isinstance(p.type, TensorType):  # a vector by value: one argument per entry
             values[p.name] = fe.param_vec(p.name, p.type, index)
             continue

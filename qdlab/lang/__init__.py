@@ -177,6 +177,23 @@ def ndarray_type(
     return ArrayAnnotation(dtype, ndim, needs_grad, boundary)
 
 
+class NdarrayAnnotations:
+    """`qd.types.ndarray`: called, `qd.types.ndarray(dtype=, ndim=, ...)`; indexed, as a dataclass
+    member's annotation often is, `qd.types.ndarray[qd.f32, 2]`."""
+
+    def __call__(
+        self,
+        dtype: DType | None = None,
+        ndim: int | None = None,
+        needs_grad: bool | None = None,
+        boundary: str = "unsafe",
+    ) -> ArrayAnnotation:
+        return ndarray_type(dtype, ndim, needs_grad, boundary)
+
+    def __getitem__(self, item: object) -> ArrayAnnotation:
+        return NDArray[item]
+
+
 class Template:
     """Annotation for a compile-time parameter: its value is baked into the kernel, one compile per
     value."""
@@ -188,11 +205,12 @@ def template() -> type[Template]:
 
 class types:  # lowercase, as it mirrors the `qd.types` namespace
     NDArray = NDArray
-    ndarray = staticmethod(ndarray_type)
+    ndarray = NdarrayAnnotations()
     Template = Template
     template = staticmethod(template)
     vector = staticmethod(matrix.vector)
     matrix = staticmethod(matrix.matrix)
+    struct: Callable  # `qd.types.struct(...)`, set by qdlab (struct_types.py)
 
 
 @contextlib.contextmanager

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import hashlib
 import linecache
 import os
@@ -67,6 +68,8 @@ def needs_call(kernel: Kernel) -> str | None:
     for name, ann in zip(kernel.param_names, kernel.annotations):
         if ann is Template:
             return f"compiles at its first call (template parameter `{name}` needs a value)"
+        if isinstance(ann, type) and dataclasses.is_dataclass(ann):
+            return f"compiles at its first call (struct parameter `{name}` needs a value)"
         if isinstance(ann, ArrayAnnotation) and (ann.dtype is None or ann.ndim is None):
             return f"compiles at its first call (parameter `{name}` has no dtype or ndim)"
     return None
@@ -147,12 +150,14 @@ class QdMagics(Magics):
         ns = self.shell.user_ns
         before = {name: v for name, v in ns.items() if isinstance(v, Kernel)}
         filename = self.run_cell_source(cell, ns, before)
+        found = [  # the cell's kernels, and the kernel methods of the classes it defines
+            x
+            for v in ns.values()
+            for x in ([v] if not isinstance(v, type) else vars(v).values())
+            if isinstance(x, Kernel)
+        ]
         kernels = sorted(
-            (
-                v
-                for v in ns.values()
-                if isinstance(v, Kernel) and v.fn.__code__.co_filename == filename
-            ),
+            (k for k in found if k.fn.__code__.co_filename == filename),
             key=lambda k: k.fn.__code__.co_firstlineno,
         )
         kernels = list({id(k): k for k in kernels}.values())

@@ -16,7 +16,9 @@ compile-time helper reading a module global (which the test changes between two 
 kernel), and vectors: an ndarray of ivec3 read and written whole, by entry, by swizzle and through a
 runtime entry index, vector locals at the top level (written in part, carried through a serial
 loop, reduced into from a parallel one), vector atomics, and vector arithmetic, `dot`, `cross` and
-`max`. `Program.patterns` names the ones a program uses.
+`max`. A third of the programs take A2, F0, V0 and k through a frozen dataclass parameter (V0 in
+a nested one: `s.inner.V0`, `s.k`), the others as plain parameters. `Program.patterns` names the
+ones a program uses.
 """
 
 from __future__ import annotations
@@ -79,7 +81,26 @@ PATTERNS = (
     "vector_carried",
     "vector_atomic",
     "vector_dynamic_index",
+    "dataclass_parameter",
 )
+STRUCT_MEMBERS = {"A2": "s.A2", "F0": "s.F0", "V0": "s.inner.V0", "k": "s.k"}
+"""What a program with a dataclass parameter reads for these names."""
+STRUCT_PREAMBLE = """
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Inner:
+    V0: qd.types.NDArray[qd.types.vector(3, qd.i32), 1]
+
+
+@dataclasses.dataclass(frozen=True)
+class Args:
+    A2: qd.types.NDArray[qd.i32, 1]
+    F0: qd.types.NDArray[qd.f32, 1]
+    k: qd.i32
+    inner: Inner
+"""
 _counter = itertools.count()
 
 
@@ -106,6 +127,8 @@ class Program:
     """The module defines `to_int(x: qd.i32)`, a @qd.func whose annotation converts a float."""
     future: bool = False
     """The kernel's module starts with `from __future__ import annotations` (string annotations)."""
+    struct: bool = False
+    """A2, F0, V0 and k reach the kernel as members of a dataclass parameter `s`."""
 
     def emit(self, kernel: str, ref: str | None = None, indent: int = 1) -> None:
         self.kernel_lines.append("    " * indent + kernel)
@@ -125,29 +148,50 @@ class Program:
             if value is not None
             else []
         )
-        params = ", ".join(
+        declared = (
             [f"{a}: qd.types.NDArray[qd.i32, 1]" for a in INT_ARRAYS]
             + [f"{f}: qd.types.NDArray[qd.f32, 1]" for f in FLOAT_ARRAYS]
             + [f"{v}: qd.types.NDArray[qd.types.vector(3, qd.i32), 1]" for v in VECTOR_ARRAYS]
             + ["k: qd.i32"]
         )
+        if self.struct:
+            declared = [d for d in declared if d.split(":")[0] not in STRUCT_MEMBERS]
+            declared.append("s: Args")
+        params = ", ".join(declared)
         ret = " -> qd.i32" if self.returns else ""
         typed = (
             ["", "", "@qd.func", "def to_int(x: qd.i32) -> qd.i32:", "    return x * 2 + 1", ""]
             if self.typed_func
             else []
         )
+        lines = self.kernel_lines or ["    pass"]
+        wrapper: list[str] = []
+        if self.struct:
+            plain = ", ".join(a for a in INT_ARRAYS + FLOAT_ARRAYS if a not in STRUCT_MEMBERS)
+            pattern = re.compile(r"\b(" + "|".join(STRUCT_MEMBERS) + r")\b")
+            lines = [pattern.sub(lambda m: STRUCT_MEMBERS[m.group(1)], line) for line in lines]
+            wrapper = [
+                "",
+                "",
+                f"def prog({', '.join(INT_ARRAYS + FLOAT_ARRAYS + VECTOR_ARRAYS)}, k):",
+                f"    return kernel({plain}, Args(A2, F0, k, Inner(V0)))",
+                "",
+                "",
+                "prog._primal = kernel",
+            ]
         kernel = (
             "\n".join(
                 [
                     *(["from __future__ import annotations", ""] if self.future else []),
                     "import qdlab as qd",
+                    *(STRUCT_PREAMBLE.splitlines() if self.struct else []),
                     *helper,
                     *typed,
                     "",
                     "@qd.kernel",
-                    f"def prog({params}){ret}:",
-                    *(self.kernel_lines or ["    pass"]),
+                    f"def {'kernel' if self.struct else 'prog'}({params}){ret}:",
+                    *lines,
+                    *wrapper,
                 ]
             )
             + "\n"
@@ -589,9 +633,11 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
 @st.composite
 def programs(draw, max_statements: int = 6, allow_random: bool = True) -> Program:
     n = draw(st.sampled_from([1, 3, 8, 33, 64] + ([20000] if draw(st.integers(0, 9)) == 0 else [])))
-    p = Program(n, alias=draw(st.integers(0, 3)) == 0)
+    p = Program(n, alias=draw(st.integers(0, 3)) == 0, struct=draw(st.integers(0, 2)) == 0)
     if p.alias:
         p.patterns.add("aliased_arrays")
+    if p.struct:
+        p.patterns.add("dataclass_parameter")
     kinds = [k for k in KINDS if allow_random or k not in ("random", "shared_random")]
     for s in range(draw(st.integers(1, max_statements))):
         _statement(draw, p, s, draw(st.sampled_from(kinds)))

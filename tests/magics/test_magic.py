@@ -239,3 +239,41 @@ def fill(x: qd.types.NDArray):
     result, cap = run(shell, "fill(y)")
     assert result.success and len(shell.user_ns["fill"].variants) == 2
     assert cap.outputs == []  # only the first compile updates it
+
+
+def test_a_cell_with_a_data_oriented_class_and_a_dataclass_kernel(shell):
+    cell = """
+import dataclasses
+import numpy as np
+
+@dataclasses.dataclass(frozen=True)
+class Pair:
+    a: qd.types.NDArray[qd.f32, 1]
+    b: qd.types.NDArray[qd.f32, 1]
+
+@qd.kernel
+def add_pair(p: Pair):
+    for i in range(p.a.shape[0]):
+        p.b[i] += p.a[i] * 3.0
+
+@qd.data_oriented
+class Cells:
+    def __init__(self):
+        self.x = qd.ndarray(qd.f32, 4)
+
+    @qd.kernel
+    def bump(self):
+        for i in range(4):
+            self.x[i] += 7.0
+
+pair = Pair(np.ones(4, np.float32), np.zeros(4, np.float32))
+cells = Cells()
+"""
+    result, cap = run(shell, '%%qdkernel --run "(add_pair(pair), cells.bump())"\n' + cell)
+    assert result.success, cap.stdout
+    text = cap.outputs[0].data["text/plain"]
+    assert "add_pair: compiles at its first call (struct parameter `p` needs a value)" in text
+    assert "bump: compiles at its first call (template parameter `self` needs a value)" in text
+    np.testing.assert_array_equal(shell.user_ns["pair"].b, [3.0] * 4)
+    np.testing.assert_array_equal(shell.user_ns["cells"].x.to_numpy(), [7.0] * 4)
+    assert shell.user_ns["Cells"].bump.latest.report.mode == "per_offload"

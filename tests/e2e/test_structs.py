@@ -1,0 +1,429 @@
+"""Struct arguments: dataclass parameters, data-oriented methods and template objects, each run
+split and whole-kernel against NumPy; what a launch reads and keys; when a change recompiles."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import numpy as np
+import pytest
+
+import qdlab as qd
+from qdlab.viz import construct_graph
+
+N = 64
+F32 = qd.types.NDArray[qd.f32, 1]
+V3 = qd.types.NDArray[qd.math.vec3, 1]
+
+
+@pytest.fixture(autouse=True)
+def _init() -> None:
+    qd.init(arch=qd.cpu, offline_cache=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class Body:
+    pos: V3
+    vel: V3
+    mass: F32
+
+
+@dataclasses.dataclass(frozen=True)
+class World:
+    body: Body
+    dt: qd.f32
+    n: qd.i32
+    scratch: F32
+    """Never read by the kernels below."""
+
+
+@qd.func
+def advance(b: Body, i: qd.i32, dt: qd.f32):
+    b.pos[i] += b.vel[i] * dt
+
+
+@qd.kernel
+def world_step(w: World, energy: F32):
+    for i in range(w.n):
+        w.body.vel[i] = w.body.vel[i] * 0.5 + qd.Vector([0.0, -9.8, 0.0]) * w.dt
+    for i in range(w.n):
+        advance(w.body, i, dt=w.dt)
+    for i in range(w.n):
+        energy[i] = 0.5 * w.body.mass[i] * w.body.vel[i].norm_sqr()
+
+
+def make_world(rng: np.random.Generator) -> tuple[World, np.ndarray]:
+    pos, vel = qd.ndarray(qd.math.vec3, N), qd.ndarray(qd.math.vec3, N)
+    mass = qd.ndarray(qd.f32, N)
+    pos.from_numpy(rng.random((N, 3), dtype=np.float32))
+    vel.from_numpy(rng.random((N, 3), dtype=np.float32))
+    mass.from_numpy(rng.random(N, dtype=np.float32) + 1)
+    return World(Body(pos, vel, mass), 0.01, N, qd.ndarray(qd.f32, 3)), np.zeros(N, np.float32)
+
+
+def numpy_step(w: World) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    dt = np.float32(w.dt)
+    vel = w.body.vel.to_numpy() * np.float32(0.5) + np.float32([0, -9.8, 0]) * dt
+    pos = w.body.pos.to_numpy() + vel * dt
+    energy = np.float32(0.5) * w.body.mass.to_numpy() * (vel * vel).sum(axis=1)
+    return pos, vel, energy
+
+
+@pytest.mark.parametrize("options", [{}, {"per_offload": False}, {"split_carried": False}])
+def test_nested_dataclass_of_vector_ndarrays_matches_numpy(options: dict) -> None:
+    qd.init(arch=qd.cpu, offline_cache=False, **options)
+    w, energy = make_world(np.random.default_rng(1))
+    pos, vel, e = numpy_step(w)
+    world_step(w, energy)
+    np.testing.assert_allclose(w.body.vel.to_numpy(), vel, rtol=1e-6)
+    np.testing.assert_allclose(w.body.pos.to_numpy(), pos, rtol=1e-6)
+    np.testing.assert_allclose(energy, e, rtol=1e-5)
+
+
+def test_split_equals_whole_bit_for_bit() -> None:
+    runs = []
+    for options in ({}, {"per_offload": False}):
+        qd.init(arch=qd.cpu, offline_cache=False, **options)
+        w, energy = make_world(np.random.default_rng(2))
+        world_step(w, energy)
+        runs.append((w.body.pos.to_numpy(), w.body.vel.to_numpy(), energy))
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
+    assert qd.explain(world_step).mode == "whole_kernel"
+
+
+def test_members_are_parameters_of_their_own() -> None:
+    w, energy = make_world(np.random.default_rng(3))
+    world_step(w, energy)
+    text = qd.explain(world_step).ir_before_split
+    assert "w.body.pos: ndarray<f32[3], 1>" in text and "w.dt: f32" in text
+    assert "%w.body.vel = arg" in text
+    assert "%w.scratch = arg" not in text  # declared (the signature), never read
+    members = world_step.latest.members
+    assert (("w", ("scratch",)) in members) is False
+    assert members[("w", ("body", "pos"))] == "param"
+    assert "w.body.pos" in construct_graph(world_step).source  # members are named in the graphs
+
+
+def test_a_new_instance_with_equal_member_types_reuses_the_variant() -> None:
+    w1, e1 = make_world(np.random.default_rng(4))
+    world_step(w1, e1)
+    w2, e2 = make_world(np.random.default_rng(5))
+    world_step(w2, e2)
+    assert len(world_step.variants) == 1 and len(world_step.fast) == 1
+    _, _, expect = numpy_step(make_world(np.random.default_rng(5))[0])
+    np.testing.assert_allclose(e2, expect, rtol=1e-5)
+
+
+@dataclasses.dataclass
+class Loose:
+    a: qd.types.NDArray  # dtype and ndim from the argument
+
+
+@dataclasses.dataclass
+class Params:
+    k: qd.f32
+    offset: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Pair:
+    src: F32
+    dst: F32
+
+
+def test_a_member_of_another_dtype_compiles_a_variant() -> None:
+    @qd.kernel
+    def double(s: Loose):
+        for i in range(s.a.shape[0]):
+            s.a[i] = s.a[i] * 2
+
+    f = np.arange(4, dtype=np.float32)
+    i = np.arange(4, dtype=np.int32)
+    double(Loose(f))
+    double(Loose(i))
+    np.testing.assert_array_equal(f, [0, 2, 4, 6])
+    np.testing.assert_array_equal(i, [0, 2, 4, 6])
+    assert len(double.variants) == 2
+
+
+def test_scalar_members_are_runtime_values() -> None:
+    @qd.kernel
+    def affine(p: Params, x: F32):
+        for i in range(x.shape[0]):
+            x[i] = x[i] * p.k + p.offset
+
+    x = np.ones(4, np.float32)
+    affine(Params(2.0, 3), x)
+    affine(Params(0.5, -1), x)
+    np.testing.assert_array_equal(x, [1.5] * 4)
+    assert len(affine.variants) == 1  # a scalar member is a parameter: no recompile
+    with pytest.raises(qd.QuadrantsRuntimeTypeError, match="p.offset"):
+        affine(Params(1.0, 2**40), x)
+
+
+def test_two_members_bound_to_one_buffer_take_the_whole_kernel(caplog) -> None:
+    @qd.kernel
+    def snapshot(p: Pair, out: F32):
+        s = p.src[0]
+        for i in range(p.dst.shape[0]):
+            p.dst[i] = -1.0
+        for i in range(out.shape[0]):
+            out[i] = s
+
+    a, b, out = np.full(4, 3.0, np.float32), np.zeros(4, np.float32), np.zeros(4, np.float32)
+    snapshot(Pair(a, b), out)
+    assert qd.explain(snapshot).alias_pairs == [("p.src", "p.dst")]
+    c = np.full(4, 3.0, np.float32)
+    with caplog.at_level(logging.WARNING, logger="qdlab"):
+        snapshot(Pair(c, c), out)
+    assert "aliased_arguments" in caplog.text and "`p.src` and `p.dst`" in caplog.text
+    np.testing.assert_array_equal(out, [3, 3, 3, 3])  # the snapshot before the overwrite
+
+
+# -- data-oriented classes -------------------------------------------------------------------------
+@qd.data_oriented
+class Particles:
+    def __init__(self, n: int, gravity: float = -9.8) -> None:
+        self.x = qd.ndarray(qd.f32, n)
+        self.v = qd.ndarray(qd.f32, n)
+        self.gravity = gravity
+        self.damped = True
+
+    @qd.func
+    def accel(self, i: qd.i32) -> qd.f32:
+        return self.gravity - (0.1 * self.v[i] if qd.static(self.damped) else 0.0)
+
+    @qd.kernel
+    def step(self, dt: qd.f32):
+        for i in range(self.x.shape[0]):
+            self.v[i] += self.accel(i) * dt
+        for i in range(self.x.shape[0]):
+            self.x[i] += self.v[i] * dt
+
+
+@qd.data_oriented
+class HeavyParticles(Particles):
+    @qd.func
+    def accel(self, i: qd.i32) -> qd.f32:
+        return 2.0 * self.gravity
+
+
+def particles_numpy(p: Particles, dt: float, steps: int) -> np.ndarray:
+    x, v = p.x.to_numpy(), p.v.to_numpy()
+    for _ in range(steps):
+        a = np.float32(p.gravity) - (np.float32(0.1) * v if p.damped else np.float32(0))
+        if isinstance(p, HeavyParticles):
+            a = np.full_like(v, np.float32(2.0) * np.float32(p.gravity))
+        v = v + a * np.float32(dt)
+        x = x + v * np.float32(dt)
+    return x
+
+
+def test_data_oriented_method_with_methods_and_inheritance() -> None:
+    for cls in (Particles, HeavyParticles):
+        p = cls(N)
+        expect = particles_numpy(p, 0.01, 3)
+        for _ in range(3):
+            p.step(0.01)
+        np.testing.assert_allclose(p.x.to_numpy(), expect, rtol=1e-5)
+
+
+def test_instances_with_equal_values_share_the_variant_and_a_changed_value_recompiles() -> None:
+    a, b = Particles(N), Particles(N)
+    a.step(0.01)
+    b.step(0.01)
+    assert len(Particles.step.variants) == 1
+    b.gravity = -1.0  # a compile-time value: this call compiles again
+    b.step(0.01)
+    assert len(Particles.step.variants) == 2
+    v1 = -9.8 * 0.01
+    assert b.v.to_numpy()[0] == pytest.approx(v1 + (-1.0 - 0.1 * v1) * 0.01, rel=1e-5)
+    b.gravity = -9.8  # back to the first variant
+    b.step(0.01)
+    assert len(Particles.step.variants) == 2
+
+
+def test_reassigned_ndarray_member_is_used_by_the_next_launch() -> None:
+    p = Particles(4)
+    p.step(1.0)
+    old = p.x
+    p.x = qd.ndarray(qd.f32, 4)
+    p.step(1.0)
+    assert old.to_numpy()[0] != 0 and p.x.to_numpy()[0] == pytest.approx(p.v.to_numpy()[0])
+    p.x = qd.ndarray(qd.i32, 4)  # another dtype: another variant, never the f32 one
+    p.step(1.0)
+    assert p.x.to_numpy()[0] == int(p.v.to_numpy()[0] * 1.0)
+
+
+def test_kernel_methods_need_a_data_oriented_class() -> None:
+    class Plain:
+        @qd.kernel
+        def k(self):
+            pass
+
+    with pytest.raises(qd.QuadrantsSyntaxError, match="@qd.data_oriented"):
+        Plain().k()
+
+
+# -- template objects ------------------------------------------------------------------------------
+class Config:
+    def __init__(self, scale: float, mode: str) -> None:
+        self.scale = scale
+        self.mode = mode
+        self.table = qd.ndarray(qd.f32, 4)
+        self.unread = list(range(1000))
+
+
+@qd.kernel
+def configured(c: qd.template(), x: F32):
+    for i in range(x.shape[0]):
+        if qd.static(c.mode == "add"):
+            x[i] = x[i] + c.scale + c.table[i]
+        else:
+            x[i] = x[i] * c.scale
+
+
+def test_template_object_read_through_attributes_and_static() -> None:
+    c = Config(2.0, "add")
+    c.table.from_numpy(np.arange(4, dtype=np.float32))
+    x = np.ones(4, np.float32)
+    configured(c, x)
+    np.testing.assert_array_equal(x, [3, 4, 5, 6])
+    c.mode = "mul"
+    configured(c, x)
+    np.testing.assert_array_equal(x, [6, 8, 10, 12])
+    c.unread.append(1)  # never read: no recompile
+    configured(c, x)
+    assert len(configured.variants) == 2
+    assert qd.explain(configured).specializations[-1].startswith("c: Config")
+
+
+def test_a_dataclass_passed_to_a_template_warns() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Foo:
+        x: object = None
+
+    @qd.kernel
+    def run(foo: qd.template()):
+        for i in range(4):
+            foo.x[i] = float(i)
+
+    x = qd.ndarray(qd.f32, 4)
+    with pytest.warns(DeprecationWarning, match="qd.Template-annotated kernel parameter"):
+        run(Foo(x))
+    np.testing.assert_array_equal(x.to_numpy(), [0, 1, 2, 3])
+
+
+def test_a_cycle_in_a_template_object_is_walked_once() -> None:
+    @qd.data_oriented
+    class Sim:
+        def __init__(self) -> None:
+            self.me = self
+            self.a = qd.ndarray(qd.i32, 4)
+
+    @qd.kernel
+    def run(s: qd.template()):
+        for i in range(4):
+            s.me.me.a[i] = i + 7
+
+    s = Sim()
+    run(s)
+    np.testing.assert_array_equal(s.a.to_numpy(), np.arange(4) + 7)
+
+
+# -- @qd.dataclass and qd.types.struct parameters --------------------------------------------------
+S0 = qd.types.struct(a=qd.i16, b=qd.f32)
+S1 = qd.types.struct(a=qd.f32, b=S0, m=qd.types.matrix(2, 2, qd.f32))
+
+
+@qd.kernel
+def struct_sum(s: S1) -> qd.f32:
+    return s.a + s.b.a + s.b.b + s.m[0, 1] + s.m[1, 0] * 10.0
+
+
+@qd.dataclass
+class Complex:
+    re: qd.f32
+    im: qd.f32
+
+    @qd.func
+    def norm_sqr(self) -> qd.f32:
+        return self.re * self.re + self.im * self.im
+
+    def conj(self) -> Complex:
+        return Complex(self.re, -self.im)
+
+
+@qd.kernel
+def complex_norms(c: Complex, out: F32):
+    for i in range(out.shape[0]):
+        out[i] = c.norm_sqr() * i
+
+
+def test_struct_type_members_are_typed_and_flattened() -> None:
+    s = S1(a=1, b=S0(a=65537, b=123), m=[[1, 2], [3, 4]])  # i16 65537 holds 1, as in Quadrants
+    assert s.b.a == 1
+    assert struct_sum(s) == pytest.approx(1 + 1 + 123 + 2 + 30)
+    assert "s.b.a: i16" in qd.explain(struct_sum).ir_before_split
+
+
+def test_qd_dataclass_methods_run_in_kernels_and_in_python() -> None:
+    out = np.zeros(4, np.float32)
+    complex_norms(Complex(3, 4).conj(), out)
+    np.testing.assert_array_equal(out, [0, 25, 50, 75])
+    assert Complex(1, 2) == Complex(1.0, 2.0) and repr(Complex(1, 2)) == "Complex(re=1.0, im=2.0)"
+
+
+def test_qd_dataclass_refuses_defaults() -> None:
+    with pytest.raises(qd.QuadrantsSyntaxError, match="Default value in @dataclass"):
+
+        @qd.dataclass
+        class Bad:
+            a: int
+            b: float = 3.14
+
+
+# -- struct values made in kernels -----------------------------------------------------------------
+@qd.dataclass
+class Particle:
+    p: qd.math.vec3
+    m: qd.f32
+
+    @qd.func
+    def moved(self, d: qd.f32) -> Particle:
+        return Particle(self.p + d, self.m)
+
+
+@qd.func
+def heavier(a: Particle, b: Particle) -> Particle:
+    out = a
+    if b.m > a.m:
+        out = b
+    return out
+
+
+@qd.kernel
+def struct_locals(xs: F32, out: F32):
+    for i in range(xs.shape[0]):
+        a = Particle(qd.Vector([xs[i], 0.0, 1.0]), xs[i])
+        b = Particle(m=2.0)  # p is zero
+        b.p.y = 3.0
+        b.m += 0.5
+        c = heavier(a, b).moved(1.0)
+        out[i] = c.p.sum() * 100.0 + c.m
+
+
+@pytest.mark.parametrize("options", [{}, {"per_offload": False}])
+def test_struct_values_locals_methods_and_funcs(options: dict) -> None:
+    qd.init(arch=qd.cpu, offline_cache=False, **options)
+    xs = np.array([1.0, 2.5, 3.0], np.float32)
+    out = np.zeros(3, np.float32)
+    struct_locals(xs, out)
+    want = []
+    for x in xs:
+        a, b = (np.float32([x, 0, 1]), x), (np.float32([0, 3, 0]), np.float32(2.5))
+        p, m = a if not b[1] > a[1] else b
+        want.append((p + 1).sum() * 100 + m)
+    np.testing.assert_allclose(out, want, rtol=1e-6)
