@@ -39,6 +39,8 @@ from .compiler.errors import (
 )
 from .compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
 from .extensions import Extension as extension
+from .field import Field, MatrixField, ScalarField, field
+from .snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root
 from .extensions import is_extension_enabled, is_extension_supported
 from .kernel import Kernel, func, kernel
 from .lang import (
@@ -68,6 +70,23 @@ del exception, impl, misc, ops, util  # reached as `qd.lang.<name>`, as in Quadr
 
 __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys are strings)
     "ad",
+    "axes",
+    "field",
+    "Field",
+    "FieldsBuilder",
+    "i",
+    "ij",
+    "ijk",
+    "ijkl",
+    "ik",
+    "j",
+    "jk",
+    "k",
+    "l",
+    "MatrixField",
+    "root",
+    "ScalarField",
+    "SNode",
     "amdgpu",
     "Arch",
     "cfg",

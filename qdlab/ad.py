@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from . import state
+from . import field, state
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -19,8 +19,11 @@ class Tape:
     (`x.grad.fill(0)`).
     """
 
-    def __init__(self, loss: object = None) -> None:
+    def __init__(
+        self, loss: object = None, clear_gradients: bool = True, validation: bool = False
+    ) -> None:
         self.loss = loss
+        self.clear_gradients = clear_gradients
         self.calls: list[tuple[object, tuple, dict]] = []
 
     def record(self, kernel: object, args: tuple, kwargs: dict) -> None:
@@ -30,6 +33,8 @@ class Tape:
         if state.tape is not None:
             raise RuntimeError("qd.ad.Tape cannot be nested")
         state.tape = self
+        if self.clear_gradients:
+            field.clear_gradients()  # as Quadrants' Tape does: every field's gradient starts at 0
         return self
 
     def __exit__(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import state, vector_args
+from . import field, state, vector_args
 from .array_args import array_arg
 from .compiler import binding, cuda_runtime, ir, targets
 from .compiler.config import Config
@@ -26,6 +26,7 @@ from .compiler.pipeline import Compiled, KernelSpec, compile_cached
 from .compiler.source import annotation_loc, unevaluable
 from .compiler.types import ArrayType, DType, i32, u1
 from .lang import ArrayAnnotation, Func, KernelDef, MatrixType, NDArray, Template, template
+from .lang.fields import FieldBase
 from .ndarray import MatrixNdarray, Ndarray, VectorNdarray
 
 log = logging.getLogger("qdlab")
@@ -247,6 +248,7 @@ class Kernel(KernelDef):
             self.on_construct,
         )  # type: ignore[arg-type]
         state.history[self.name] = compiled
+        field.attach(compiled)
         self.latest = compiled
         total, recompiled, hit = compiled.observations
         self.per_offload_cache_observations = Observations(total, recompiled, hit)
@@ -348,6 +350,7 @@ class Kernel(KernelDef):
             if overlap:
                 self.warn_alias(overlap)
                 launcher = compiled.whole_launcher(state.cache())
+        values += [f.launch_value() for f in compiled.fields]
         return self.rebuild(launcher.run_values(values, state.config().random_seed))
 
     def launch(self, compiled: Compiled, args: tuple) -> object:
@@ -377,6 +380,7 @@ class Kernel(KernelDef):
                 words.extend(entries)
             else:
                 words.append(a if kind is SCALAR else 0)  # a number: the key checked its type
+        words.extend(compiled.field_words)
         if compiled.readonly_check:
             for k in compiled.written:
                 a = args[k]
@@ -411,6 +415,7 @@ class Kernel(KernelDef):
                 words.extend(arr.shape)
             else:
                 words.extend(v if kind is VECTOR else [v if kind is SCALAR else 0])
+        words.extend(compiled.field_words)
         return launcher.run(words, state.config().random_seed)  # type: ignore[attr-defined]
 
     def rebuild(self, result: object) -> object:
@@ -510,6 +515,8 @@ def _template_key(v: object) -> object:
     run stale code."""
     if isinstance(v, (int, float, bool, str, type(None))):
         return (type(v).__name__, v)
+    if isinstance(v, FieldBase):
+        return v.key  # one specialisation per field
     if isinstance(v, tuple):
         return tuple(_template_key(x) for x in v)
     fp = fingerprint(v)

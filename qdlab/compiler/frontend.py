@@ -23,6 +23,7 @@ from .assignments import Assignments
 from .calls import Calls
 from .compile_time import CompileTime
 from .conditionals import Conditionals
+from .fields import Fields
 from .errors import (
     QdError,
     QdNameError,
@@ -93,6 +94,7 @@ class Frontend(
     Vectors,
     VectorIndexing,
     VectorOps,
+    Fields,
     ast.NodeVisitor,
 ):
     """Lowers one kernel (and the `@qd.func`s it calls, inlined) to a `ir.Kernel`."""
@@ -313,7 +315,7 @@ class Frontend(
                 QuadrantsCompilationError,
             )
         self.record(name, value)
-        return value
+        return self.tensor_of(value, name)
 
     def record(self, name: str, value: object) -> None:
         self.deps.add((self.scope.owner, name, fingerprint(value)))
@@ -459,10 +461,7 @@ class Frontend(
             return self.vec_attribute(base, node.attr, target)
         if isinstance(base, ir.Value) and ir.is_array(base):
             if node.attr == "shape":
-                return tuple(
-                    self.emit(ir.Shape, [base], i32, f"{base.name}_shape{d}", axis=d)
-                    for d in range(base.type.ndim)
-                )  # type: ignore[union-attr]
+                return self.array_shape(base)
             if node.attr == "grad":
                 if not base.type.needs_grad:  # type: ignore[union-attr]
                     raise self.error(
@@ -484,7 +483,7 @@ class Frontend(
         path = dotted(node)
         if path is not None and path.split(".")[0] not in {k for f in self.scope.frames for k in f}:
             self.record(path, value)  # `cfg.scale` is baked in: the manifest checks it
-        return value
+        return self.tensor_of(value, path or node.attr)
 
     def subscript_target(self, node: ast.Subscript) -> tuple[object, list[ir.Value]]:
         base = self.visit(node.value)
@@ -537,7 +536,7 @@ class Frontend(
             key = self.visit(node.slice)  # a Python object, indexed while compiling
             if not isinstance(key, ir.Value):
                 try:
-                    return base[key]  # type: ignore[index]
+                    return self.tensor_of(base[key], ast.unparse(node))  # type: ignore[index]
                 except Exception as e:  # noqa: BLE001 - the object's own error is reported
                     raise self.error(
                         f"{describe(base)}[{key!r}] failed at compile time ({e}).", QdTypeError

@@ -57,13 +57,7 @@ class Loops:
                     "a kernel `for` loops over range(...), qd.ndrange(...), qd.grouped(...), an "
                     "array, or qd.static(...)."
                 )
-            dims = [
-                (
-                    self.const(0, i32),
-                    self.emit(ir.Shape, [base], i32, f"{base.name}_shape{d}", axis=d),
-                )
-                for d in range(base.type.ndim)
-            ]  # type: ignore[union-attr]
+            dims = self.loop_extents(base)
         targets = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
         if not all(isinstance(t, ast.Name) for t in targets):
             raise self.error("loop targets must be plain names.")

@@ -21,6 +21,7 @@ from .abi import IFACE_SLOTS
 from .cache import BinaryCache
 from .cfg import cfg_dot
 from .config import Config
+from .fields import field_params
 from .explain import KernelReport
 from .frontend import Frontend
 from .offload import Plan, message_ops, offload
@@ -130,6 +131,10 @@ class Compiled:
     make: Callable[[], KernelReport] | None = None
     """Builds the report on first use: a script that never looks does not pay for it."""
     _report: KernelReport | None = None
+    fields: list = field(default_factory=list)
+    """The fields the kernel uses, in the order of their hidden parameters (after the user's)."""
+    field_words: list = field(default_factory=list)
+    """Their launch words, read once from their storage (`qdlab.field.attach`)."""
 
     def _complete(self) -> None:
         if self._report is None and self.make is not None:
@@ -274,7 +279,7 @@ def compile_kernel(
         op.array_operand.owner.attrs["index"]
         for op in kernel.walk()  # type: ignore[union-attr]
         if "write" in op.effects
-    }
+    } - set(field_params(kernel))  # the user's arguments a launch checks for read-only arrays
     kernel.flags["deps"] = fe_deps
     return Compiled(
         launcher,
@@ -287,6 +292,7 @@ def compile_kernel(
         built,
         whole=None if split_ran else launcher,
         make=report,
+        fields=[f for _, f in sorted(field_params(kernel).items())],
     )
 
 
@@ -314,7 +320,7 @@ def split_and_gate(
 
 def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
     source = Source.of(spec.fn, "kernel")
-    kernel = ir.Kernel(spec.name, spec.params, spec.returns)
+    kernel = ir.Kernel(spec.name, list(spec.params), spec.returns)  # fields append theirs
     fe = Frontend(
         kernel,
         source,
@@ -325,7 +331,7 @@ def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
     kernel.flags["def_loc"] = source.loc(source.tree, spec.name)
     for index, p in enumerate(spec.params):
         if p.name in spec.templates:
-            values[p.name] = spec.templates[p.name]
+            values[p.name] = fe.tensor_of(spec.templates[p.name], p.name)
             continue
         fe.loc = source.loc(source.tree.args.args[index], spec.name)
         if isinstance(p.type, TensorType):  # a vector by value: one argument per entry

@@ -1,0 +1,89 @@
+"""Fields in kernels: a field a kernel reaches (a global name, an attribute, a template argument,
+an item of a Python container) becomes a hidden array parameter of the kernel.
+
+The parameter is appended after the user's, once per distinct field, named after the first name
+the kernel reached it by; its launch words are filled from the field's storage, so the split, the
+gate, keys and the launch ABI treat it as any array parameter whose base pointer comes from the
+launch, and no address is ever compiled into a binary or a key. `kernel.flags["fields"]` maps each
+such parameter's index to its field: the gate knows from it that two fields (or a field and an
+ndarray) never share memory, and the launcher reads the words from it. A field's shape is static:
+`x.shape` is a tuple of Python integers, and a loop over a field has constant bounds.
+"""
+
+from __future__ import annotations
+
+import re
+
+from qdlab.lang.fields import FieldBase
+
+from . import ir
+from .errors import QdRuntimeError
+from .fingerprint import UNKNOWN
+from .scope import GradOf
+from .types import ArrayType, i32
+
+
+def field_params(kernel: ir.Kernel) -> dict[int, FieldBase]:
+    """The hidden parameters of `kernel` that stand for fields, by parameter index."""
+    return kernel.flags.get("fields", {})
+
+
+class Fields:
+    """Mixed into `Frontend`; uses its `kernel`, `emit`, `const`, `error`, `deps` and `loc`."""
+
+    def tensor_of(self, value: object, name: str) -> object:
+        """`value` as a kernel sees it: a field becomes its hidden parameter (`x.grad`, reached as
+        a field of its own, the gradient buffer of its primal's); anything else is itself."""
+        if not isinstance(value, FieldBase):
+            return value
+        if value.primal is not None:
+            return GradOf(self.field_arg(value.primal, name.removesuffix(".grad")))
+        return self.field_arg(value, name)
+
+    def field_arg(self, f: FieldBase, name: str) -> ir.Value:
+        values = self.__dict__.setdefault("field_values", {})
+        table = self.kernel.flags.setdefault("fields", {})
+        for index, g in table.items():
+            if g is f:
+                return values[index]
+        why = f.unusable()
+        if why is not None:
+            raise self.error(f"field `{name}` cannot be used: {why}.", QdRuntimeError)
+        taken = {p.name for p in self.kernel.params}
+        pname = re.sub(r"\W", "_", name) or "field"
+        while pname in taken:
+            pname += "_f"
+        index = len(self.kernel.params)
+        t = ArrayType(f.dtype, len(f.shape), bool(f.needs_grad), "unsafe", tuple(f.element))
+        self.kernel.params.append(ir.Param(pname, t))
+        op = ir.Arg([], t, {"index": index}, None, None, pname)
+        op.parent = self.kernel.body
+        self.kernel.body.ops.insert(0, op)
+        table[index] = f
+        values[index] = op.result
+        self.deps.add(("", "<field>", UNKNOWN))  # no manifest: the launch needs the field's words
+        return op.result  # type: ignore[return-value]
+
+    def field_of(self, v: object) -> FieldBase | None:
+        """The field an array value stands for, or None for an ndarray parameter."""
+        if not (isinstance(v, ir.Value) and isinstance(v.owner, ir.Arg)):
+            return None
+        return field_params(self.kernel).get(v.owner.attrs["index"])
+
+    def array_shape(self, base: ir.Value) -> tuple:
+        """`a.shape`: Python integers for a field, the extents in the launch words for an
+        ndarray."""
+        f = self.field_of(base)
+        if f is not None:
+            return tuple(f.shape)
+        return tuple(
+            self.emit(ir.Shape, [base], i32, f"{base.name}_shape{d}", axis=d)
+            for d in range(base.type.ndim)  # type: ignore[union-attr]
+        )
+
+    def loop_extents(self, base: ir.Value) -> list[tuple[ir.Value, ir.Value]]:
+        """(start, stop) per axis of a loop over an array's index space (`for i, j in x`)."""
+        return [
+            (self.const(0, i32), s if isinstance(s, ir.Value) else self.const(s, i32))
+            for s in self.array_shape(base)
+        ]
