@@ -323,6 +323,6 @@ def _np_dtype(dtype: object) -> np.dtype:
 def _cast(array: np.ndarray, dtype: DType) -> np.ndarray:
     """`array` as `dtype`'s values, integers wrapping as a store in a kernel does."""
     if dtype.is_int and dtype.bits > 1 and array.dtype.kind in "iuO":
-        wrapped = np.asarray(array, object) % (1 << dtype.bits)
+        wrapped = np.asarray(np.asarray(array, object) % (1 << dtype.bits), object)
         return wrapped.astype(np.dtype(f"u{dtype.bits // 8}")).view(dtype.np)
     return array.astype(dtype.np)
