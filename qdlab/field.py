@@ -19,7 +19,7 @@ import numpy as np
 
 from . import state
 from .compiler import abi, cuda_runtime
-from .compiler.errors import QdRuntimeError, QdValueError
+from .compiler.errors import QdIndexError, QdRuntimeError, QdValueError
 from .compiler.types import DType, from_numpy
 from .lang import matrix
 from .lang.fields import FieldBase
@@ -44,7 +44,8 @@ class Field(FieldBase):
         primal: Field | None = None,
     ) -> None:
         self.dtype, self.element, self.name = dtype, element, name
-        self.needs_grad = needs_grad
+        self.active = primal is None or needs_grad
+        """A gradient field is allocated only with `needs_grad=True` or `qd.root.lazy_grad()`."""
         self.primal = primal
         self.epoch = state.epoch
         self.uid = next(_uids)
@@ -54,22 +55,30 @@ class Field(FieldBase):
         self._arr: object = None
         _live.add(self)
         self.grad: Field | None = (
-            type(self)(dtype, shape, element, False, f"{name}.grad" if name else "", self)
-            if needs_grad
+            type(self)(dtype, None, element, needs_grad, f"{name}.grad" if name else "", self)
+            if primal is None and dtype.is_float
             else None
-        )
+        )  # a float field always has one, allocated with needs_grad=True or by lazy_grad()
 
     # -- what a kernel needs -----------------------------------------------------------------------
     @property
+    def needs_grad(self) -> bool:  # type: ignore[override]
+        return self.grad is not None and self.grad.active
+
+    def dims(self) -> tuple[int, ...] | None:
+        return self.primal._shape if self.primal is not None else self._shape
+
+    @property
     def shape(self) -> tuple[int, ...]:
-        if self._shape is None:
+        dims = self.dims()
+        if dims is None:
             raise QdRuntimeError(_NOT_PLACED)
-        return self._shape
+        return dims
 
     def unusable(self) -> str | None:
         if self.epoch != state.epoch:
             return "it was made before the latest qd.init() / qd.reset(), which dropped it"
-        if self._shape is None:
+        if self.dims() is None or not self.active:
             return _NOT_PLACED
         return None
 
@@ -78,8 +87,6 @@ class Field(FieldBase):
         if self._shape is not None:
             raise QdRuntimeError(f"field {self.label()} is already placed (it has shape {self._shape}).")
         self._shape = shape
-        if self.grad is not None:
-            self.grad._shape = shape
 
     def storage(self) -> object:
         """The array that holds the elements (outer shape, then the element's), allocated on first
@@ -98,12 +105,12 @@ class Field(FieldBase):
     def launch_words(self) -> tuple[int, ...]:
         """Its words in a launch: data pointer, gradient pointer (0 without one), extents."""
         arr = self.storage()
-        grad = cuda_runtime.pointer(self.grad.storage()) if self.grad is not None else 0
+        grad = cuda_runtime.pointer(self.grad.storage()) if self.needs_grad else 0
         return abi.array_words(cuda_runtime.pointer(arr), grad, arr.shape)  # type: ignore[attr-defined]
 
     def launch_value(self) -> tuple[object, object]:
         """(data, gradient) arrays, as a bound array argument is (the CUDA launcher's form)."""
-        return self.storage(), self.grad.storage() if self.grad is not None else None
+        return self.storage(), self.grad.storage() if self.needs_grad else None
 
     def __qd_fingerprint__(self) -> str:
         return f"field:{TOKEN}:{self.uid}"
@@ -190,11 +197,16 @@ class Field(FieldBase):
             key = tuple(int(k) for k in np.ravel(key[0].entries))
         if len(key) != len(self.shape):
             raise AssertionError("Slicing is not supported on qd.field")
-        for k in key:
+        for k, n in zip(key, self.shape):
             if not isinstance(k, (int, np.integer)):
                 raise TypeError(
                     f"Detected illegal element of type: {type(k)}. Please be aware that slicing a "
                     "qd.field is not supported so far."
+                )
+            if not 0 <= k < n:
+                raise QdIndexError(
+                    f"index {tuple(key)} is out of bounds for field {self.label()} of shape "
+                    f"{self.shape}."
                 )
         return tuple(int(k) for k in key)
 
@@ -223,7 +235,7 @@ class Field(FieldBase):
         return self.to_numpy(dtype)
 
     def __str__(self) -> str:
-        return str(self.to_numpy()) if self._shape is not None else "<Field: not placed>"
+        return str(self.to_numpy()) if self.unusable() is None else "<Field: not placed>"
 
     def __repr__(self) -> str:
         return "<qd.field>"
@@ -277,10 +289,17 @@ def attach(compiled: object) -> None:
     compiled.field_words = [w for f in compiled.fields for w in f.launch_words()]  # type: ignore[attr-defined]
 
 
+def lazy_grad() -> None:
+    """`qd.root.lazy_grad()`: allocate the gradient of every float field."""
+    for f in list(_live):
+        if f.grad is not None and f.epoch == state.epoch:
+            f.grad.active = True
+
+
 def clear_gradients() -> None:
     """Zero the gradient of every live field (`qd.ad.Tape` does, as Quadrants' does)."""
     for f in list(_live):
-        if f.grad is not None and f.unusable() is None:
+        if f.needs_grad and f.unusable() is None:
             f.grad.fill(0)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from .compiler.errors import QdRuntimeError, QdValueError
-from .field import Field
+from .field import Field, lazy_grad
 
 
 class Axes:
@@ -111,7 +111,13 @@ class SNode:
         return self
 
     def lazy_grad(self) -> None:
-        """Gradients are placed with their fields in qdlab."""
+        """Allocate the gradient of every float field (those with `needs_grad=True` have one)."""
+        lazy_grad()
+
+    def lazy_dual(self) -> None:
+        raise QdRuntimeError(
+            "qd.root.lazy_dual(): forward-mode autodiff (dual fields) is not supported in qdlab."
+        )
 
     def parent(self, n: int = 1) -> SNode | None:
         node: SNode | None = self

@@ -37,6 +37,9 @@ class Fields:
         if not isinstance(value, FieldBase):
             return value
         if value.primal is not None:
+            why = value.unusable()
+            if why is not None:
+                raise self.error(f"field `{name}` cannot be used: {why}.", QdRuntimeError)
             return GradOf(self.field_arg(value.primal, name.removesuffix(".grad")))
         return self.field_arg(value, name)
 
@@ -87,3 +90,16 @@ class Fields:
             (self.const(0, i32), s if isinstance(s, ir.Value) else self.const(s, i32))
             for s in self.array_shape(base)
         ]
+
+    # -- qd.zero(x), qd.one(x): the reductions' identities over field elements --------------------
+    def b_zero(self, node: object) -> object:
+        return self.like(node, 0)
+
+    def b_one(self, node: object) -> object:
+        return self.like(node, 1)
+
+    def like(self, node: object, k: int) -> object:
+        (x,) = self.call_args(node, 1)
+        if self.is_vec(x):
+            return self.vmap(lambda e: self.const(k, self.value(e).type), self.vec_of(x))
+        return self.const(k, self.value(x).type)

@@ -118,6 +118,8 @@ _OTHER = [
     "svd",
     "polar_decompose",
     "sym_eig",
+    "zero",
+    "one",
 ]
 
 
