@@ -50,8 +50,8 @@ class CompileTime:
             raise
         except Exception as e:  # noqa: BLE001 - whatever the user's expression raises is reported
             raise self.error(
-                f"cannot evaluate `{ast.unparse(node)}` at compile time ({e}); qd.static needs "
-                "constants, template arguments or Python globals.",
+                f"cannot evaluate `{ast.unparse(node)}` at compile time ({e}); qd.static arguments "
+                "must be compile-time constants: literals, template arguments or Python globals.",
                 QuadrantsCompilationError,
             ) from None
 

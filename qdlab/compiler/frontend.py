@@ -495,7 +495,7 @@ class Frontend(
         flat: list[object] = []
         for it in items:
             flat.extend(
-                it if isinstance(it, tuple) else it.entries if isinstance(it, Vec) else [it]
+                it if isinstance(it, tuple) else self.vec_of(it).entries if self.is_vec(it) else [it]
             )
         ndim = arr.type.ndim  # type: ignore[union-attr]
         if len(flat) != ndim:

@@ -42,6 +42,8 @@ class VectorIndexing:
                 out.append(slice(*bounds))
             else:
                 x = self.visit(p)
+                if isinstance(x, lang.Matrix):  # an index vector of qd.static(qd.grouped(...))
+                    x = tuple(v.item() for v in x.entries.ravel())
                 out.extend(x if isinstance(x, tuple) else [x])
         return out
 
