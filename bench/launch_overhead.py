@@ -139,8 +139,10 @@ def build_report(calls: int, batch: int) -> str:
         rows,
     )
     notes = [
-        f"kernel `c[i] = a[i] + b[i]`, {N} float32 elements, 3 array arguments; the fields row: "
-        "the same kernel over 3 global `qd.field`s, no arguments",
+        (
+            f"kernel `c[i] = a[i] + b[i]`, {N} float32 elements, 3 array arguments; the fields "
+            "row: the same kernel over 3 global `qd.field`s, no arguments"
+        ),
         (
             f"{calls} timed calls in batches of {batch}; per-call time = batch time / {batch}, "
             "median over batches; Quadrants-API backends `qd.sync()` at the end of each batch"

@@ -39,9 +39,8 @@ from .compiler.errors import (
 )
 from .compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
 from .extensions import Extension as extension
-from .field import Field, MatrixField, ScalarField, field
-from .snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root
 from .extensions import is_extension_enabled, is_extension_supported
+from .field import Field, MatrixField, ScalarField, field
 from .kernel import Kernel, func, kernel
 from .lang import (
     BUILTINS,
@@ -60,6 +59,7 @@ from .lang import ops as ops
 from .lang import util as util
 from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
 from .profile import Profile, profile
+from .snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root
 
 int8, int16, int32, int64 = i8, i16, i32, i64
 uint8, uint16, uint32, uint64 = u8, u16, u32, u64

@@ -85,7 +85,9 @@ class Field(FieldBase):
     def place(self, shape: tuple[int, ...]) -> None:
         """Give an unplaced field (and its gradient) its shape: `qd.root.dense(...).place(x)`."""
         if self._shape is not None:
-            raise QdRuntimeError(f"field {self.label()} is already placed (it has shape {self._shape}).")
+            raise QdRuntimeError(
+                f"field {self.label()} is already placed (it has shape {self._shape})."
+            )
         self._shape = shape
 
     def storage(self) -> object:
@@ -142,7 +144,9 @@ class Field(FieldBase):
         else:
             arr.set(np.ascontiguousarray(array, self.dtype.np))  # type: ignore[attr-defined]
 
-    def to_numpy(self, dtype: object = None, keep_dims: bool = False, copy: bool = True) -> np.ndarray:
+    def to_numpy(
+        self, dtype: object = None, keep_dims: bool = False, copy: bool = True
+    ) -> np.ndarray:
         out = self.host().copy()
         if keep_dims and len(self.element) == 1:
             out = out.reshape(out.shape + (1,))
@@ -192,7 +196,9 @@ class Field(FieldBase):
         self.from_numpy(other.to_numpy())
 
     def key_of(self, index: object) -> tuple:
-        key = () if index is None else tuple(index) if isinstance(index, (tuple, list)) else (index,)
+        key = (
+            () if index is None else tuple(index) if isinstance(index, (tuple, list)) else (index,)
+        )
         if len(key) == 1 and isinstance(key[0], matrix.Matrix):
             key = tuple(int(k) for k in np.ravel(key[0].entries))
         if len(key) != len(self.shape):
@@ -326,7 +332,9 @@ def _element(dtype: object) -> tuple[DType, tuple[int, ...]]:
 
 def _shape(shape: object) -> tuple[int, ...]:
     dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
-    if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s > 0 for s in dims):
+    if not all(
+        isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s > 0 for s in dims
+    ):
         raise QdValueError(
             f"{shape!r} is not a valid shape for a field: every extent must be a positive integer."
         )

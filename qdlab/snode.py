@@ -30,7 +30,7 @@ def axes(*indices: int) -> Axes:
     return Axes(*indices)
 
 
-i, j, k, l = Axes(0), Axes(1), Axes(2), Axes(3)  # noqa: E741 - the reference's names
+i, j, k, l = Axes(0), Axes(1), Axes(2), Axes(3)
 ij, ik, jk, ijk, ijkl = Axes(0, 1), Axes(0, 2), Axes(1, 2), Axes(0, 1, 2), Axes(0, 1, 2, 3)
 
 _SPARSE = {

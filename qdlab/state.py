@@ -36,7 +36,8 @@ _memory_cache: BinaryCache | None = None
 generation = 0
 """Bumped by every `qd.init`; kernels recompile under the new settings."""
 epoch = 0
-"""Bumped by every `qd.init` and `qd.reset`, and only by them: the fields made before are dropped."""
+"""Bumped by every `qd.init` and `qd.reset`, and only by them: the fields made before are
+dropped."""
 history: dict[str, object] = {}
 """Latest compile of each kernel, by name: what the next compile of the same name is compared
 against."""

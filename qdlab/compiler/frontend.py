@@ -23,7 +23,6 @@ from .assignments import Assignments
 from .calls import Calls
 from .compile_time import CompileTime
 from .conditionals import Conditionals
-from .fields import Fields
 from .errors import (
     QdError,
     QdNameError,
@@ -32,6 +31,7 @@ from .errors import (
     QuadrantsCompilationError,
     SourceLoc,
 )
+from .fields import Fields
 from .fingerprint import fingerprint
 from .loops import Loops
 from .scope import (
@@ -495,7 +495,11 @@ class Frontend(
         flat: list[object] = []
         for it in items:
             flat.extend(
-                it if isinstance(it, tuple) else self.vec_of(it).entries if self.is_vec(it) else [it]
+                it
+                if isinstance(it, tuple)
+                else self.vec_of(it).entries
+                if self.is_vec(it)
+                else [it]
             )
         ndim = arr.type.ndim  # type: ignore[union-attr]
         if len(flat) != ndim:

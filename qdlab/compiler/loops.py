@@ -301,7 +301,7 @@ class Loops:
         self.emit(ir.Continue)
 
 
-class StaticJump(FuncReturn):  # noqa: N818 - a jump, not an error; passes `visit` as returns do
+class StaticJump(FuncReturn):
     """Unwinds one unrolled iteration of a qd.static loop at its `break` / `continue`."""
 
     def __init__(self, kind: str) -> None:

@@ -21,8 +21,8 @@ from .abi import IFACE_SLOTS
 from .cache import BinaryCache
 from .cfg import cfg_dot
 from .config import Config
-from .fields import field_params
 from .explain import KernelReport
+from .fields import field_params
 from .frontend import Frontend
 from .offload import Plan, message_ops, offload
 from .passes import run_passes

@@ -141,11 +141,7 @@ class GroupedBuiltin(Builtin):
 
 
 BUILTINS: dict[str, Builtin] = {
-    n: NdrangeBuiltin(n)
-    if n == "ndrange"
-    else GroupedBuiltin(n)
-    if n == "grouped"
-    else Builtin(n)
+    n: NdrangeBuiltin(n) if n == "ndrange" else GroupedBuiltin(n) if n == "grouped" else Builtin(n)
     for n in _MATH + _OTHER
 }
 

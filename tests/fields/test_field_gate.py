@@ -51,7 +51,7 @@ def expected(writes_a: bool) -> np.ndarray:
 @pytest.mark.parametrize("carried", [True, False])
 def test_other_field_written_splits_without_alias_check(carried: bool) -> None:
     qd.init(arch=qd.cpu, offline_cache=False, split_carried=carried)
-    k, a, b, out = make(writes_a=False)
+    k, _, _, out = make(writes_a=False)
     k()
     np.testing.assert_array_equal(out.to_numpy(), expected(False))
     r = qd.explain(k)
@@ -62,7 +62,7 @@ def test_other_field_written_splits_without_alias_check(carried: bool) -> None:
 
 def test_snapshot_overwritten_goes_through_the_interface() -> None:
     qd.init(arch=qd.cpu, offline_cache=False)
-    k, a, b, out = make(writes_a=True)
+    k, _, _, out = make(writes_a=True)
     k()
     np.testing.assert_array_equal(out.to_numpy(), expected(True))
     r = qd.explain(k)
@@ -72,7 +72,7 @@ def test_snapshot_overwritten_goes_through_the_interface() -> None:
 
 def test_snapshot_overwritten_falls_back_naming_the_field() -> None:
     qd.init(arch=qd.cpu, offline_cache=False, split_carried=False)
-    k, a, b, out = make(writes_a=True)
+    k, _, _, out = make(writes_a=True)
     k()
     np.testing.assert_array_equal(out.to_numpy(), expected(True))
     r = qd.explain(k)

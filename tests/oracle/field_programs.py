@@ -1,7 +1,7 @@
-"""Field programs run on both implementations: each function uses the backend module `qd` (`qdlab`
-or `quadrants`, set here and initialised by the runner), declares its fields, defines and runs its kernels, and returns
-its results as NumPy arrays. It imports neither implementation (the runner passes it in), so the
-same source runs in the reference's process and in qdlab's."""
+"""Field programs run on both implementations: each function uses the backend module `qd`
+(`qdlab` or `quadrants`, set here and initialised by the runner), declares its fields, defines and
+runs its kernels, and returns its results as NumPy arrays. It imports neither implementation, so
+the same source runs in the reference's process and in qdlab's."""
 
 from __future__ import annotations
 

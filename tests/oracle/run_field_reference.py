@@ -12,9 +12,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import field_programs  # noqa: E402 - after the path that finds it
-
-import quadrants  # noqa: E402
+import field_programs
+import quadrants
 
 field_programs.qd = quadrants
 flat: dict = {}

@@ -17,7 +17,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import field_programs  # noqa: E402 - after the path that finds it
+import field_programs
 
 NAMES = list(field_programs.PROGRAMS)
 MODES = {
