@@ -16,7 +16,9 @@ compile-time helper reading a module global (which the test changes between two 
 kernel), and vectors: an ndarray of ivec3 read and written whole, by entry, by swizzle and through a
 runtime entry index, vector locals at the top level (written in part, carried through a serial
 loop, reduced into from a parallel one), vector atomics, and vector arithmetic, `dot`, `cross` and
-`max`. `Program.patterns` names the ones a program uses.
+`max`. Any of A1, F1 and V0 may instead be a global `qd.field` the kernel reads and writes by name
+(the test makes it, fills it and reads it back around each call), so every statement above also
+runs on fields, next to ndarrays. `Program.patterns` names the ones a program uses.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ INT_ARRAYS = ["A0", "A1", "A2"]
 FLOAT_ARRAYS = ["F0", "F1"]
 VECTOR_ARRAYS = ["V0"]
 """ndarrays of ivec3 (NumPy (n, 3) int32 arrays in the reference)."""
+FIELD_CANDIDATES = ("A1", "F1", "V0")
+"""Arrays a program may hold in global `qd.field`s read by name instead of parameters."""
 KINDS = [
     "def",
     "fdef",
@@ -77,6 +81,8 @@ PATTERNS = (
     "vector_carried",
     "vector_atomic",
     "vector_dynamic_index",
+    "global_fields",
+    "vector_field",
 )
 _counter = itertools.count()
 
@@ -100,6 +106,8 @@ class Program:
     patterns: set[str] = field(default_factory=set)
     helper_value: int | None = None
     """The module global the compile-time helper reads, if the program uses one."""
+    fields: tuple[str, ...] = ()
+    """Arrays held in global fields of the kernel's module (set by the test before each call)."""
 
     def emit(self, kernel: str, ref: str | None = None, indent: int = 1) -> None:
         self.kernel_lines.append("    " * indent + kernel)
@@ -120,9 +128,13 @@ class Program:
             else []
         )
         params = ", ".join(
-            [f"{a}: qd.types.NDArray[qd.i32, 1]" for a in INT_ARRAYS]
-            + [f"{f}: qd.types.NDArray[qd.f32, 1]" for f in FLOAT_ARRAYS]
-            + [f"{v}: qd.types.NDArray[qd.types.vector(3, qd.i32), 1]" for v in VECTOR_ARRAYS]
+            [f"{a}: qd.types.NDArray[qd.i32, 1]" for a in INT_ARRAYS if a not in self.fields]
+            + [f"{f}: qd.types.NDArray[qd.f32, 1]" for f in FLOAT_ARRAYS if f not in self.fields]
+            + [
+                f"{v}: qd.types.NDArray[qd.types.vector(3, qd.i32), 1]"
+                for v in VECTOR_ARRAYS
+                if v not in self.fields
+            ]
             + ["k: qd.i32"]
         )
         ret = " -> qd.i32" if self.returns else ""
@@ -131,6 +143,7 @@ class Program:
                 [
                     "import qdlab as qd",
                     *helper,
+                    *(f"{a} = None  # a global field, made by the test" for a in self.fields),
                     "",
                     "@qd.kernel",
                     f"def prog({params}){ret}:",
@@ -569,6 +582,9 @@ def programs(draw, max_statements: int = 6, allow_random: bool = True) -> Progra
     p = Program(n, alias=draw(st.integers(0, 3)) == 0)
     if p.alias:
         p.patterns.add("aliased_arrays")
+    p.fields = tuple(a for a in FIELD_CANDIDATES if draw(st.integers(0, 2)) == 0)
+    p.patterns |= {"global_fields"} if p.fields else set()
+    p.patterns |= {"vector_field"} if "V0" in p.fields else set()
     kinds = [k for k in KINDS if allow_random or k not in ("random", "shared_random")]
     for s in range(draw(st.integers(1, max_statements))):
         _statement(draw, p, s, draw(st.sampled_from(kinds)))
