@@ -86,7 +86,7 @@ def returns_twelve(
     s = 0.0
     for i in range(a.shape[0]):  # a construct before the return: its temporaries sit after them
         s += a[i]
-    return 1, 2, 3, 4, 5, 6, 7.5, 8.5, s, 2**40, 11, 0.25
+    return 1, 2, 3, 4, 5, 6, 7.5, 8.5, s, qd.i64(2**40), 11, 0.25
 
 
 def test_more_return_values_than_the_header_holds(per_offload: bool) -> None:

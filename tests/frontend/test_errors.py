@@ -271,7 +271,7 @@ CASES = [
         "b = [i for",
         "[i for",
         "cannot evaluate `range(a.shape[0])` at compile time",
-        qd.QdError,
+        qd.QuadrantsCompilationError,
     ),
     (
         uses_dict_comprehension,

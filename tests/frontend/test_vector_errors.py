@@ -233,10 +233,13 @@ def assert_points_at(exc: qd.QdError, kernel: qd.Kernel, snippet: str, caret_at:
     col = line.index(caret_at, line.index(snippet))
     assert exc.loc is not None
     assert (exc.loc.kernel, exc.loc.lineno, exc.loc.col) == (kernel.name, lineno, col)
-    head, shown, caret, *cause = str(exc).splitlines()
-    assert head == f"{kernel.name} (test_vector_errors.py, line {lineno}, col {col + 1}):"
-    assert shown == "    " + line.strip()
-    assert shown[caret.index("^") :].startswith(caret_at)
+    text = str(exc).splitlines()
+    assert text[0] == f"{kernel.name} (test_vector_errors.py, line {lineno}, col {col + 1}):"
+    frame, shown, caret, *cause = text[1:]
+    assert frame == f'File "{inspect.getsourcefile(kernel.fn)}", line {lineno}, in {kernel.name}:'
+    assert shown == line.rstrip("\n")  # as written, as in a Python traceback
+    assert caret.index("^") == col and set(caret.strip()) == {"^"}
+    assert shown[col:].startswith(caret_at)
     assert cause == [exc.message]
     assert "qdlab/" not in str(exc)
 

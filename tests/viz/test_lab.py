@@ -162,13 +162,14 @@ def _run_all(page, url: str) -> None:
     started = """() => Array.from(document.querySelectorAll('.jp-CodeCell .jp-InputPrompt'))
         .some(e => /\\[(\\*|\\d+)\\]/.test(e.textContent))"""
     for _ in range(4):  # a click while the kernel is still starting can be lost: click again
-        page.get_by_role("menuitem", name="Run", exact=True).click()
-        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        _dismiss_dialogs(page)
         try:
+            page.get_by_role("menuitem", name="Run", exact=True).click(timeout=15_000)
+            page.get_by_role("menuitem", name="Run All Cells", exact=True).click(timeout=15_000)
             page.wait_for_function(started, timeout=15_000)
             break
-        except Exception:  # noqa: BLE001 - playwright's TimeoutError: try the menu again
-            page.keyboard.press("Escape")
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError (a dialog over the menu,
+            page.keyboard.press("Escape")  # a lost click): try the menu again
     page.wait_for_function(  # every code cell has run: its prompt shows an execution count
         """() => { const p = Array.from(document.querySelectorAll('.jp-CodeCell .jp-InputPrompt'));
             return p.length > 0 && p.every(e => /\\[\\d+\\]/.test(e.textContent)); }""",
@@ -179,6 +180,24 @@ def _run_all(page, url: str) -> None:
     news = page.get_by_role("button", name="No", exact=True)  # JupyterLab's news question
     if news.count():
         news.first.click()
+
+
+def _dismiss_dialogs(page) -> None:
+    """Answer a dialog JupyterLab opened on its own (its news question, a kernel choice) so that
+    it does not sit over the menu."""
+    dialogs = page.locator(".jp-Dialog")
+    for _ in range(3):
+        if not dialogs.count():
+            return
+        print("dialog:", dialogs.first.inner_text()[:300].replace("\n", " | "))
+        buttons = dialogs.first.locator(".jp-Dialog-footer button")
+        names = [buttons.nth(k).inner_text() for k in range(buttons.count())]
+        choice = next((n for n in ("No", "Select", "Ok", "OK", "Dismiss") if n in names), None)
+        if choice is None:
+            page.keyboard.press("Escape")
+        else:
+            buttons.nth(names.index(choice)).click()
+        page.wait_for_timeout(500)
 
 
 def _too_wide(page) -> list[str]:
