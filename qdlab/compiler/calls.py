@@ -355,7 +355,8 @@ class Calls:
             return old
         if not isinstance(target, ast.Subscript):
             raise self.error(
-                "the target of an atomic must be an array element, e.g. `qd.atomic_add(a[i], 1)`."
+                f"cannot use a non-writable target as the first operand of `qd.atomic_{op}`: it "
+                "must be an array element, e.g. `qd.atomic_add(a[i], 1)`."
             )
         array, indices = self.subscript_target(target)
         base, grad = GradOf.unpack(array)
@@ -389,7 +390,8 @@ class Calls:
     def b_volatile_load(self, node: ast.Call) -> object:
         if len(node.args) != 1 or not isinstance(node.args[0], ast.Subscript):
             raise self.error(
-                "qd.volatile_load takes an lvalue, an array element: `qd.volatile_load(a[i])`."
+                "qd.volatile_load takes an lvalue, an array element: `qd.volatile_load(a[i])` "
+                "(not a Field directly, nor a local array)."
             )
         array, indices = self.subscript_target(node.args[0])
         base, grad = GradOf.unpack(array)

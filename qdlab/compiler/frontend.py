@@ -11,6 +11,7 @@ assignments (`assignments.py`), calls (`calls.py`), loops (`loops.py`), conditio
 from __future__ import annotations
 
 import ast
+import operator
 import os
 import sys
 
@@ -182,7 +183,7 @@ class Frontend(
         is `default_ip`, and the caller's cast wraps it, as Quadrants does). With `exact`
         (`qd.u8(300)`), a literal takes `like` and must fit it.
         """
-        if isinstance(x, np.generic):
+        if isinstance(x, np.generic) or (isinstance(x, np.ndarray) and x.shape == ()):
             x = x.item()  # a NumPy scalar (a global, a template argument) is a Python number here
         if isinstance(x, ir.Value):
             if not isinstance(x.type, DType):
@@ -196,8 +197,6 @@ class Frontend(
                 "`v.x`) or reduce it (`v.sum()`, `v.norm()`).",
                 QdTypeError,
             )
-        if isinstance(x, np.generic):
-            x = x.item()
         if isinstance(x, bool):
             return self.const(x, u1)
         if isinstance(x, int):
@@ -266,7 +265,7 @@ class Frontend(
         if op == "atan2" and not t.is_float:
             t = self.default_fp
         if op == "pow" and t.is_int and isinstance(b, int) and b < 0:
-            t = self.default_fp
+            t = self.negative_power(b)
         if op in ("shl", "shr"):
             t = va.type  # type: ignore[assignment]
         return self.emit(ir.BinOp, [self.cast(va, t), self.cast(vb, t)], t, op=op)  # type: ignore[arg-type]
@@ -280,17 +279,8 @@ class Frontend(
     def compare(self, pred: str, a: object, b: object) -> object:
         if self.is_vec(a) or self.is_vec(b):
             return self.vec_compare(pred, a, b)
-        if is_number(a) and is_number(b):
-            return bool(
-                {
-                    "lt": a < b,
-                    "le": a <= b,
-                    "gt": a > b,
-                    "ge": a >= b,
-                    "eq": a == b,  # type: ignore
-                    "ne": a != b,
-                }[pred]
-            )
+        if (is_number(a) and is_number(b)) or (pred in ("eq", "ne") and self.is_object(a, b)):
+            return bool(getattr(operator, pred)(a, b))  # numbers, dtypes: while compiling
         va, vb = self.value(a), self.value(b)
         t = promote(va.type, vb.type)  # type: ignore[arg-type]
         return self.emit(ir.Cmp, [self.cast(va, t), self.cast(vb, t)], u1, pred=pred)
