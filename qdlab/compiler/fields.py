@@ -59,7 +59,7 @@ class Fields:
         index = len(self.kernel.params)
         t = ArrayType(f.dtype, len(f.shape), bool(f.needs_grad), "unsafe", tuple(f.element))
         self.kernel.params.append(ir.Param(pname, t))
-        op = ir.Arg([], t, {"index": index}, None, None, pname)
+        op = ir.Arg([], t, {"field": True, "index": index}, None, None, pname)
         op.parent = self.kernel.body
         self.kernel.body.ops.insert(0, op)
         table[index] = f

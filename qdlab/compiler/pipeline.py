@@ -420,7 +420,7 @@ def build_all(
             p.key,
             target.functions(p.name) or [],
             [t.kind for t in p.plan.tasks],
-            [bool(t.reductions) for t in p.plan.tasks],
+            [bool(t.reductions or t.memory_reductions) for t in p.plan.tasks],
             p.plan.tmp_bytes,
             [
                 runtime.Message.of(op)
