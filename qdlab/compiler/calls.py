@@ -389,10 +389,7 @@ class Calls:
 
     def b_volatile_load(self, node: ast.Call) -> object:
         if len(node.args) != 1 or not isinstance(node.args[0], ast.Subscript):
-            raise self.error(
-                "qd.volatile_load takes an lvalue, an array element: `qd.volatile_load(a[i])` "
-                "(not a Field directly, nor a local array)."
-            )
+            raise self.volatile_target_error(node.args[0] if node.args else None)
         array, indices = self.subscript_target(node.args[0])
         base, grad = GradOf.unpack(array)
         return self.emit(ir.VolatileLoad, [base, *indices], base.type.dtype, grad=grad)  # type: ignore

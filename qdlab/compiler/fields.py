@@ -12,12 +12,13 @@ ndarray) never share memory, and the launcher reads the words from it. A field's
 
 from __future__ import annotations
 
+import ast
 import re
 
 from qdlab.lang.fields import FieldBase
 
 from . import ir
-from .errors import QdRuntimeError
+from .errors import QdError, QdRuntimeError, QdSyntaxError, QdTypeError
 from .fingerprint import UNKNOWN
 from .scope import GradOf
 from .types import ArrayType, i32
@@ -84,12 +85,37 @@ class Fields:
             for d in range(base.type.ndim)  # type: ignore[union-attr]
         )
 
+    def array_attr(self, base: ir.Value, attr: str) -> object:
+        """`x.shape`, and as the reference has them, `x.n` / `x.m` (the element's sizes: 1 for a
+        scalar) and `x.dtype`."""
+        if attr == "shape":
+            return self.array_shape(base)
+        t: ArrayType = base.type  # type: ignore[assignment]
+        if attr == "dtype":
+            return t.dtype
+        element = (*t.element, 1, 1)
+        return element[0] if attr == "n" else element[1] if len(t.element) != 1 else 1
+
     def loop_extents(self, base: ir.Value) -> list[tuple[ir.Value, ir.Value]]:
         """(start, stop) per axis of a loop over an array's index space (`for i, j in x`)."""
         return [
             (self.const(0, i32), s if isinstance(s, ir.Value) else self.const(s, i32))
             for s in self.array_shape(base)
         ]
+
+    def volatile_target_error(self, arg: object) -> QdError:
+        """What `qd.volatile_load` says of a target that is not an array element."""
+        if isinstance(arg, ast.Name) and arg.id in {k for f in self.scope.frames for k in f}:
+            return self.error(
+                "qd.volatile_load cannot take a local array (or local value): another thread "
+                "cannot observe it; pass a field or ndarray element, `qd.volatile_load(a[i])`.",
+                QdTypeError,
+            )
+        return self.error(
+            "qd.volatile_load takes an lvalue, an array element: `qd.volatile_load(a[i])` "
+            "(not a Field directly).",
+            QdSyntaxError,
+        )
 
     # -- qd.zero(x), qd.one(x): the reductions' identities over field elements --------------------
     def b_zero(self, node: object) -> object:

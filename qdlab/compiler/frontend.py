@@ -450,8 +450,8 @@ class Frontend(
             target = node.value.id if isinstance(node.value, ast.Name) else None
             return self.vec_attribute(base, node.attr, target)
         if isinstance(base, ir.Value) and ir.is_array(base):
-            if node.attr == "shape":
-                return self.array_shape(base)
+            if node.attr in ("shape", "n", "m", "dtype"):
+                return self.array_attr(base, node.attr)
             if node.attr == "grad":
                 if not base.type.needs_grad:  # type: ignore[union-attr]
                     raise self.error(

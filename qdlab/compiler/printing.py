@@ -38,7 +38,7 @@ def conversion(dtype: DType, spec: str = "") -> str:
     conv = m["conv"]
     allowed = REAL if dtype.is_float else SIGNED if dtype.is_signed else UNSIGNED
     if conv is not None and conv not in allowed:
-        raise SpecError(f"'{conv}' doesn't match '{dtype}'.")
+        raise SpecError(f"'{spec}' doesn't match '{dtype}'.")
     if conv is None:
         conv = "f" if dtype.is_float else "d"
     precision = m["precision"]

@@ -39,6 +39,10 @@ class VectorIndexing:
                 ]
                 if any(b is not None and not isinstance(b, int) for b in bounds):
                     raise self.error(SLICE_ERROR, QdSyntaxError)
+                if any(b is not None and b < 0 for b in bounds[:2]):
+                    raise self.error(
+                        "Negative indices are not supported in Quadrants kernels.", QdSyntaxError
+                    )
                 out.append(slice(*bounds))
             else:
                 x = self.visit(p)
