@@ -42,8 +42,11 @@ class Field(FieldBase):
         needs_grad: bool = False,
         name: str = "",
         primal: Field | None = None,
+        offset: tuple[int, ...] | None = None,
     ) -> None:
         self.dtype, self.element, self.name = dtype, element, name
+        self.given_offset = offset
+        """The index of its first element along each axis (`qd.field(..., offset=(-4, 2))`)."""
         self.active = primal is None or needs_grad
         """A gradient field is allocated only with `needs_grad=True` or `qd.root.lazy_grad()`."""
         self.primal = primal
@@ -55,7 +58,9 @@ class Field(FieldBase):
         self._arr: object = None
         _live.add(self)
         self.grad: Field | None = (
-            type(self)(dtype, None, element, needs_grad, f"{name}.grad" if name else "", self)
+            type(self)(
+                dtype, None, element, needs_grad, f"{name}.grad" if name else "", self, offset
+            )
             if primal is None and dtype.is_float
             else None
         )  # a float field always has one, allocated with needs_grad=True or by lazy_grad()
@@ -64,6 +69,10 @@ class Field(FieldBase):
     @property
     def needs_grad(self) -> bool:  # type: ignore[override]
         return self.grad is not None and self.grad.active
+
+    @property
+    def offset(self) -> tuple[int, ...]:  # type: ignore[override]
+        return self.given_offset or (0,) * len(self.shape)
 
     def dims(self) -> tuple[int, ...] | None:
         return self.primal._shape if self.primal is not None else self._shape
@@ -203,18 +212,18 @@ class Field(FieldBase):
             key = tuple(int(k) for k in np.ravel(key[0].entries))
         if len(key) != len(self.shape):
             raise AssertionError("Slicing is not supported on qd.field")
-        for k, n in zip(key, self.shape):
+        for k, n, o in zip(key, self.shape, self.offset):
             if not isinstance(k, (int, np.integer)):
                 raise TypeError(
                     f"Detected illegal element of type: {type(k)}. Please be aware that slicing a "
                     "qd.field is not supported so far."
                 )
-            if not 0 <= k < n:
+            if not o <= k < o + n:
                 raise QdIndexError(
                     f"index {tuple(key)} is out of bounds for field {self.label()} of shape "
                     f"{self.shape}."
                 )
-        return tuple(int(k) for k in key)
+        return tuple(int(k) - o for k, o in zip(key, self.offset))
 
     def __getitem__(self, index: object) -> object:
         view = self.host()[self.key_of(index)]
@@ -273,8 +282,6 @@ def field(
 ) -> Field:
     """`qd.field(dtype, shape=..., needs_grad=...)`: zero-initialised; `shape=()` for a 0-d field
     (indexed `x[None]`); no shape: placed later by `qd.root.dense(...).place(x)`."""
-    if offset is not None:
-        raise QdValueError("qd.field(offset=...) is not supported in qdlab; index from 0.")
     if needs_dual:
         raise QdValueError("qd.field(needs_dual=True): forward-mode autodiff is not supported.")
     scalar, element = _element(dtype)
@@ -284,7 +291,7 @@ def field(
             f"{scalar} is not supported for field with needs_grad=True: gradients are floats."
         )
     cls = MatrixField if element else ScalarField
-    return cls(scalar, dims, element, needs_grad, name)
+    return cls(scalar, dims, element, needs_grad, name, None, _offset(offset, dims))
 
 
 matrix.field_maker = field
@@ -341,6 +348,17 @@ def _shape(shape: object) -> tuple[int, ...]:
     if math.prod(dims) >= 2**31:
         raise QdValueError(f"a field of shape {shape} has more than 2**31 - 1 elements.")
     return tuple(int(s) for s in dims)
+
+
+def _offset(offset: object, dims: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    if offset is None:
+        return None
+    off = tuple(offset) if isinstance(offset, (tuple, list)) else (offset,)
+    if dims is None or len(off) != len(dims) or not all(isinstance(o, int) for o in off):
+        raise QdValueError(
+            f"qd.field(offset={offset!r}) needs a shape and one integer per axis of it."
+        )
+    return off if any(off) else None
 
 
 def _np_dtype(dtype: object) -> np.dtype:

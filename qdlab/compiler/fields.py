@@ -97,10 +97,23 @@ class Fields:
         return element[0] if attr == "n" else element[1] if len(t.element) != 1 else 1
 
     def loop_extents(self, base: ir.Value) -> list[tuple[ir.Value, ir.Value]]:
-        """(start, stop) per axis of a loop over an array's index space (`for i, j in x`)."""
+        """(start, stop) per axis of a loop over an array's index space (`for i, j in x`), from a
+        field's offset."""
+        f = self.field_of(base)
+        offset = f.offset if f is not None else (0,) * base.type.ndim  # type: ignore[union-attr]
         return [
-            (self.const(0, i32), s if isinstance(s, ir.Value) else self.const(s, i32))
-            for s in self.array_shape(base)
+            (self.const(o, i32), self.const(o + s, i32) if not isinstance(s, ir.Value) else s)
+            for o, s in zip(offset, self.array_shape(base))
+        ]
+
+    def from_offset(self, arr: object, indices: list[ir.Value]) -> list[ir.Value]:
+        """Indices of a field declared with an offset, counted from its first element."""
+        f = self.field_of(arr)
+        if f is None or not any(f.offset):
+            return indices
+        return [
+            self.emit(ir.BinOp, [v, self.const(o, i32)], i32, op="sub") if o else v
+            for v, o in zip(indices, f.offset)
         ]
 
     def volatile_target_error(self, arg: object) -> QdError:

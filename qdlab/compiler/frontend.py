@@ -506,7 +506,7 @@ class Frontend(
                     self.loc = self.scope.source.loc(nodes[k], self.scope.name)
                 raise self.error(f"an array index must be an integer, not {v.type}.", QdTypeError)
             indices.append(self.cast(v, i32))
-        return base, indices
+        return base, self.from_offset(arr, indices)
 
     def visit_Subscript(self, node: ast.Subscript) -> object:
         base = self.subscript_base(node.value)

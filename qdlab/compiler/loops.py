@@ -71,6 +71,8 @@ class Loops:
                 f"the ndrange is not supported: this loop has {len(dims)} dimension(s) but "
                 f"{len(names)} target(s)."
             )
+        if grouped and not dims:  # qd.grouped(qd.ndrange()): one iteration, an empty index
+            dims, grouped = [(self.const(0, i32), self.const(1, i32))], "empty"  # type: ignore[assignment]
         self.runtime_for(node, dims, names, grouped, order)
 
     def range_dim(self, call: ast.Call) -> tuple[ir.Value, ir.Value]:
@@ -141,7 +143,7 @@ class Loops:
         node: ast.For,
         dims: list[tuple[ir.Value, ir.Value]],
         names: list[str],
-        grouped: bool,
+        grouped: bool | str,
         order: list[int] | None = None,
     ) -> None:
         """One flat loop over the product of `dims`; `order` is the canonical axis each physical
@@ -209,7 +211,11 @@ class Loops:
                 values: list[object] = idx
             else:
                 values = [index]
-            frame = {names[0]: tuple(values)} if grouped else dict(zip(names, values))
+            frame = (
+                {names[0]: tuple(values) if grouped != "empty" else ()}
+                if grouped
+                else dict(zip(names, values))
+            )
             self.lower_body(node.body, body, frame)
         finally:
             self.loop_depth -= 1

@@ -26,6 +26,11 @@ class FieldBase:
     def shape(self) -> tuple[int, ...]:
         raise NotImplementedError
 
+    @property
+    def offset(self) -> tuple[int, ...]:
+        """The index of the first element along each axis (0 unless declared)."""
+        raise NotImplementedError
+
     def unusable(self) -> str | None:
         """Why a kernel cannot use this field now (not placed yet, dropped by `qd.reset()`), or
         None."""

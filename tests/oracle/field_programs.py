@@ -236,3 +236,31 @@ def struct_for_reduction() -> dict:
 
     run()
     return {"x": x.to_numpy(), "acc": acc.to_numpy()}
+
+
+@program
+def offsets_and_attributes() -> dict:
+    x = qd.field(qd.i32, shape=(4, 3), offset=(-2, 5))
+    v = qd.Vector.field(3, qd.f32, shape=6, offset=-3)
+    sizes = qd.field(qd.i32, shape=3)
+
+    @qd.kernel
+    def run():
+        for i, j in x:
+            x[i, j] = i * 10 + j
+        x[-2, 5] += 1000
+        for i in v:
+            v[i] = qd.Vector([i, i * 0.5, 1.0])
+        sizes[0] = v.n
+        sizes[1] = x.shape[0] * x.shape[1]
+        for I in qd.grouped(x):
+            sizes[2] += I[0] + I[1]
+
+    run()
+    x[1, 7] = x[1, 7] + 1
+    return {
+        "x": x.to_numpy(),
+        "v": v.to_numpy(),
+        "sizes": sizes.to_numpy(),
+        "x17": np.array(x[1, 7]),
+    }
