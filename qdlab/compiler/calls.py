@@ -421,7 +421,7 @@ class Calls:
             if isinstance(x, (str, int, float)) and not isinstance(x, ir.Value):
                 parts.append(format(x, spec) if spec else str(x))
                 continue
-            shown = self.print_parts(self.vec_of(x)) if self.is_vec(x) else [self.value(x)]  # type: ignore[arg-type]
+            shown = self.shown(x)
             for v in shown:  # a vector shows as `[1, 2, 3]`, each entry under the spec
                 if isinstance(v, str):
                     parts.append(v)

@@ -20,8 +20,8 @@ from qdlab.lang.fields import FieldBase
 from . import ir
 from .errors import QdError, QdRuntimeError, QdSyntaxError, QdTypeError
 from .fingerprint import UNKNOWN
-from .scope import GradOf
-from .types import ArrayType, i32
+from .scope import GradOf, Local
+from .types import ArrayType, i32, u1
 
 
 def field_params(kernel: ir.Kernel) -> dict[int, FieldBase]:
@@ -129,6 +129,27 @@ class Fields:
             "(not a Field directly).",
             QdSyntaxError,
         )
+
+    def b_atomic_cas(self, node: ast.Call) -> object:
+        """`qd.atomic_cas(s, expected, desired)` on a local: the old value; `s` becomes `desired`
+        when it held `expected` (the reference demotes a local's CAS to exactly this)."""
+        target = node.args[0] if len(node.args) == 3 else None
+        local = self.find_local(target.id) if isinstance(target, ast.Name) else None
+        if not isinstance(local, Local):
+            raise self.error(
+                "qd.atomic_cas(dest, expected, desired) is supported on a local variable in qdlab; "
+                "on an array element it is not supported yet (use qd.atomic_exchange or a loop "
+                "with qd.atomic_* of your own).",
+                QdTypeError,
+            )
+        t = local.ref.type.dtype  # type: ignore[union-attr]
+        if not t.is_int:
+            raise self.error(f"qd.atomic_cas takes integer operands, not {t}.", QdTypeError)
+        expected, desired = (self.cast(self.value(self.visit(a), t), t) for a in node.args[1:])
+        old = self.emit(ir.LocalLoad, [local.ref], t, target.id)  # type: ignore[union-attr]
+        hit = self.emit(ir.Cmp, [old, expected], u1, pred="eq")
+        self.emit(ir.LocalStore, [local.ref, self.emit(ir.Select, [hit, desired, old], t)])
+        return old
 
     # -- qd.zero(x), qd.one(x): the reductions' identities over field elements --------------------
     def b_zero(self, node: object) -> object:

@@ -252,6 +252,8 @@ class Frontend(
         return self.emit(ir.Cmp, [v, self.const(0, v.type)], u1, pred="ne")  # type: ignore[arg-type]
 
     def binop(self, op: str, a: object, b: object) -> object:
+        if op == "add" and type(a) is type(b) and isinstance(a, (list, tuple)):
+            return a + b  # Python lists and tuples concatenate while compiling
         if self.is_vec(a) or self.is_vec(b):
             return self.vec_binop(op, a, b)
         if is_number(a) and is_number(b):

@@ -18,7 +18,7 @@ import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as import
 from ..lang.ranges import NOT_A_PAIR, NOT_AN_INT, axes_order
 from . import ir
 from .errors import QdCompileValueError, QdError, QdTypeError
-from .scope import FuncReturn
+from .scope import FuncReturn, GradOf
 from .types import i32, i64, u1
 
 log = logging.getLogger("qdlab")
@@ -52,7 +52,7 @@ class Loops:
             dims = [self.ndrange_dim(a) for a in self.spread(it.args)]  # type: ignore[attr-defined]
             order = self.ndrange_axes(it, len(dims))  # type: ignore[arg-type]
         else:
-            base = self.visit(it)
+            base = GradOf.unpack(self.visit(it))[0]  # `for i in x.grad` walks x
             if not (isinstance(base, ir.Value) and ir.is_array(base)):
                 raise self.error(
                     "a kernel `for` loops over range(...), qd.ndrange(...), qd.grouped(...), an "

@@ -107,6 +107,7 @@ _OTHER = [
     "atomic_xor",
     "atomic_mul",
     "atomic_exchange",
+    "atomic_cas",
     "random",
     "randn",
     "volatile_load",
