@@ -92,7 +92,11 @@ class Field(FieldBase):
         return None
 
     def place(self, shape: tuple[int, ...]) -> None:
-        """Give an unplaced field (and its gradient) its shape: `qd.root.dense(...).place(x)`."""
+        """Give an unplaced field (and its gradient) its shape: `qd.root.dense(...).place(x)`;
+        placing a gradient (`place(x, x.grad)`) allocates it."""
+        if self.primal is not None:
+            self.active = True
+            return
         if self._shape is not None:
             raise QdRuntimeError(
                 f"field {self.label()} is already placed (it has shape {self._shape})."
@@ -226,10 +230,13 @@ class Field(FieldBase):
         return tuple(int(k) - o for k, o in zip(key, self.offset))
 
     def __getitem__(self, index: object) -> object:
+        """A scalar element as a Python number; a vector or matrix element as a `qd.Vector` /
+        `qd.Matrix` over the field's own memory, so `m[None][i, j] = v` writes the field (as the
+        reference's host accessors do; on the GPU it is a copy)."""
         view = self.host()[self.key_of(index)]
         if not self.element:
             return view.item()
-        return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(view.copy())
+        return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(view)
 
     def __setitem__(self, index: object, value: object) -> None:
         if isinstance(value, matrix.Matrix):
@@ -282,13 +289,11 @@ def field(
 ) -> Field:
     """`qd.field(dtype, shape=..., needs_grad=...)`: zero-initialised; `shape=()` for a 0-d field
     (indexed `x[None]`); no shape: placed later by `qd.root.dense(...).place(x)`."""
-    if needs_dual:
-        raise QdValueError("qd.field(needs_dual=True): forward-mode autodiff is not supported.")
     scalar, element = _element(dtype)
     dims = None if shape is None else _shape(shape)
-    if needs_grad and not scalar.is_float:
+    if (needs_grad or needs_dual) and not scalar.is_float:
         raise QdRuntimeError(
-            f"{scalar} is not supported for field with needs_grad=True: gradients are floats."
+            f"{scalar} is not supported for field with `needs_grad=True` or `needs_dual=True`."
         )
     cls = MatrixField if element else ScalarField
     return cls(scalar, dims, element, needs_grad, name, None, _offset(offset, dims))

@@ -91,7 +91,7 @@ class SNode:
         for node in self.path():
             for a, n in zip(node.axes, node.extents):
                 ext[a] = ext.get(a, 1) * n
-        return tuple(ext.get(a, 1) for a in range(max(ext) + 1)) if ext else ()
+        return tuple(ext[a] for a in sorted(ext))  # the axes used, in axis order
 
     def place(self, *fields: object, offset: object = None, shape: object = None) -> SNode:
         """Give each field this level's shape (its gradient too); a field is placed once."""

@@ -188,7 +188,9 @@ class Frontend(
         if isinstance(x, ir.Value):
             if not isinstance(x.type, DType):
                 raise self.error(
-                    "an array cannot be used as a number here; index it, e.g. `a[i]`.", QdTypeError
+                    "unsupported operand type: an array cannot be used as a number here; index "
+                    "it, e.g. `a[i]`.",
+                    QdTypeError,
                 )
             return x
         if isinstance(x, (Vec, lang.Matrix)):

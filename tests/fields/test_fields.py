@@ -54,12 +54,44 @@ def test_declare_and_host_access() -> None:
         iter(x)
 
 
+def test_host_element_of_a_matrix_field_writes_through() -> None:
+    """`m[None][i, j] = v` writes the field (as the reference's host accessors do), and a kernel
+    sees it."""
+    m = qd.Matrix.field(3, 3, qd.f32, shape=())
+    v = qd.Vector.field(2, qd.i32, shape=4)
+    for i in range(3):
+        for j in range(3):
+            m[None][i, j] = i * 2 + j * 7
+    v[1][0] = 5
+
+    @qd.kernel
+    def transpose():
+        m[None] = m[None].transpose()
+
+    transpose()
+    np.testing.assert_array_equal(
+        m.to_numpy(), [[i * 2 + j * 7 for i in range(3)] for j in range(3)]
+    )
+    assert v[1][0] == 5 and v.to_numpy()[1, 0] == 5
+
+
+def test_layout_on_one_axis_and_placed_gradients() -> None:
+    x = qd.field(qd.i32)
+    qd.root.dense(qd.k, 16).place(x)  # only axis k: a 1-d field
+    assert x.shape == (16,)
+    out = qd.field(qd.f32)
+    fb = qd.FieldsBuilder()
+    fb.dense(qd.i, 10).place(out, out.grad)  # placing the gradient allocates it
+    fb.finalize()
+    assert out.needs_grad and out.grad.shape == (10,)
+
+
 def test_needs_grad() -> None:
     x = qd.field(qd.f32, shape=4, needs_grad=True)
     assert x.grad is not None and x.grad.shape == (4,)
     x.grad.fill(3.0)
     assert x.grad[2] == 3.0
-    with pytest.raises(qd.QuadrantsRuntimeError, match="needs_grad"):
+    with pytest.raises(qd.QuadrantsRuntimeError, match="needs_grad=True"):
         qd.field(qd.i32, shape=4, needs_grad=True)
 
 
