@@ -509,7 +509,7 @@ class Calls:
 
     # -- @qd.func ----------------------------------------------------------------------------------
     def inline(self, func: object, node: ast.Call) -> object:
-        args = self.visit_args(node.args)
+        args = self.template_refs(func, node.args, self.visit_args(node.args))
         kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
         return self.inline_call(func, args, kwargs, dotted(node.func) or "?")
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import re
 
+import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
 from qdlab.lang.fields import FieldBase
 
 from . import ir
@@ -150,6 +151,19 @@ class Fields:
         hit = self.emit(ir.Cmp, [old, expected], u1, pred="eq")
         self.emit(ir.LocalStore, [local.ref, self.emit(ir.Select, [hit, desired, old], t)])
         return old
+
+    def template_refs(self, func: object, nodes: list, args: list) -> list:
+        """A local passed by name for a `qd.template()` parameter of a @qd.func is the caller's
+        own variable there (`x = 1` in the body assigns it), as in the reference."""
+        annotations = getattr(getattr(func, "fn", None), "__annotations__", {})
+        params = list(getattr(getattr(func, "fn", None), "__code__", None).co_varnames)  # type: ignore[union-attr]
+        out = list(args)
+        for k, node in enumerate(nodes[: len(args)]):
+            if k < len(params) and annotations.get(params[k]) in (lang.Template, lang.template):
+                local = self.find_local(node.id) if isinstance(node, ast.Name) else None
+                if isinstance(local, Local):
+                    out[k] = local
+        return out
 
     # -- qd.zero(x), qd.one(x): the reductions' identities over field elements --------------------
     def b_zero(self, node: object) -> object:
