@@ -298,3 +298,28 @@ def test_tape_through_fields() -> None:
         with qd.ad.Tape(loss=loss):
             f()
         np.testing.assert_allclose(x.grad.to_numpy(), [2.0, 4.0, 6.0])
+
+
+def test_fields_as_members_of_a_template_object() -> None:
+    """An object holding fields (what a data-oriented class is) passed as a template: its fields
+    are reached by attribute, one compile serves every call, and another object compiles anew."""
+
+    class Particles:
+        def __init__(self, n: int) -> None:
+            self.pos = qd.Vector.field(2, qd.f32, shape=n)
+            self.mass = qd.field(qd.f32, shape=n)
+
+    @qd.kernel
+    def step(ps: qd.template(), dt: qd.f32):
+        for i in ps.pos:
+            ps.pos[i] += qd.Vector([1.0, 2.0]) * dt * ps.mass[i]
+
+    a, b = Particles(4), Particles(4)
+    a.mass.fill(1.0)
+    b.mass.fill(2.0)
+    for _ in range(3):
+        step(a, 0.5)
+    step(b, 0.5)
+    np.testing.assert_allclose(a.pos.to_numpy(), [[1.5, 3.0]] * 4)
+    np.testing.assert_allclose(b.pos.to_numpy(), [[1.0, 2.0]] * 4)
+    assert len(step.variants) == 2
