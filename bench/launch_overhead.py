@@ -65,7 +65,21 @@ def worker_body(qd: Any, calls: int, batch: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     out["qd.ndarray"] = per_call_us(lambda: add(nd[0], nd[1], nd[2]), qd.sync, calls, batch)
     out["numpy"] = per_call_us(lambda: add(an, bn, cn), qd.sync, calls, batch)
-    out["check"] = bool(np.array_equal(cn, an + bn) and np.array_equal(nd[2].to_numpy(), an + bn))
+    fa, fb, fc = (qd.field(qd.f32, shape=N) for _ in range(3))
+    fa.from_numpy(an)
+    fb.from_numpy(bn)
+
+    @qd.kernel
+    def add_fields():
+        for i in fc:
+            fc[i] = fa[i] + fb[i]
+
+    out["3 global fields"] = per_call_us(add_fields, qd.sync, calls, batch)
+    out["check"] = bool(
+        np.array_equal(cn, an + bn)
+        and np.array_equal(nd[2].to_numpy(), an + bn)
+        and np.array_equal(fc.to_numpy(), an + bn)
+    )
     rows = struct_rows(qd, calls, batch)
     out["check"] = out["check"] and rows.pop("check")
     out.update(rows)
@@ -162,7 +176,7 @@ def build_report(calls: int, batch: int) -> str:
     ref = workers["quadrants"]
     rows: list[list[str]] = []
     for backend, label in (("qdlab", "qdlab"), ("quadrants", "Quadrants (CPU)")):
-        for arg_kind in ("qd.ndarray", "numpy", *STRUCT_ROWS):
+        for arg_kind in ("qd.ndarray", "numpy", "3 global fields", *STRUCT_ROWS):
             data = workers[backend]
             if "error" in data:
                 rows.append([label, arg_kind, data["error"], ""])
@@ -177,7 +191,7 @@ def build_report(calls: int, batch: int) -> str:
                     fmt(ref[arg_kind] / us) + "×" if arg_kind in ref else "n/a",
                 ]
             )
-    ref_np = ref.get("numpy")
+    ref_np = ref.get("numpy")  # the fields row compares with Quadrants' fields row
     for label, us in local_peers(calls, batch).items():
         rows.append([label, "numpy", fmt(us), fmt(ref_np / us) + "×" if ref_np else "n/a"])
     table = markdown_table(
@@ -185,7 +199,10 @@ def build_report(calls: int, batch: int) -> str:
         rows,
     )
     notes = [
-        f"kernel `c[i] = a[i] + b[i]`, {N} float32 elements, 3 array arguments",
+        (
+            f"kernel `c[i] = a[i] + b[i]`, {N} float32 elements, 3 array arguments; the fields "
+            "row: the same kernel over 3 global `qd.field`s, no arguments"
+        ),
         (
             f"{calls} timed calls in batches of {batch}; per-call time = batch time / {batch}, "
             "median over batches; Quadrants-API backends `qd.sync()` at the end of each batch"

@@ -87,6 +87,42 @@ def qd_particles(qd: Any) -> Any:
     return particles
 
 
+def time_fields(qd: Any, n: int, reps: int) -> dict[str, Any]:
+    """The stream and compute kernels over two global `qd.field`s (ms per call, median)."""
+    x = qd.field(qd.f32, shape=n)
+    y = qd.field(qd.f32, shape=n)
+    xs, ys = make_inputs(n)
+
+    @qd.kernel
+    def saxpy_fields(a: qd.f32):
+        for i in x:
+            y[i] = a * x[i] + y[i]
+
+    @qd.kernel
+    def compute_fields():
+        for i in x:
+            v = x[i]
+            for _ in range(64):
+                v = v * v * 0.5 + 0.25
+            y[i] = v
+
+    x.from_numpy(xs)
+    y.from_numpy(ys)
+
+    def run_saxpy() -> None:
+        saxpy_fields(A)
+        qd.sync()
+
+    def run_compute() -> None:
+        compute_fields()
+        qd.sync()
+
+    out = {f"stream_fields/{n}": median_time_s(run_saxpy, reps, warmup=2) * 1e3}
+    out[f"compute_fields/{n}"] = median_time_s(run_compute, reps, warmup=2) * 1e3
+    out[f"check/fields/{n}"] = bool(np.allclose(y.to_numpy()[:1000], _np_compute(xs[:1000])))
+    return out
+
+
 def particle_inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(1)
     return rng.random((n, 3), dtype=np.float32), rng.random((n, 3), dtype=np.float32)
@@ -120,8 +156,10 @@ def time_particles(qd: Any, particles: int, reps: int) -> dict[str, Any]:
     return {f"particles/{particles}": ms, f"check/particles/{particles}": bool(ok)}
 
 
-def worker_body(qd: Any, sizes: list[int], reps: int, particles: int = 0) -> dict[str, Any]:
-    """Time both kernels with ``qd.ndarray`` arguments (ms per call, median)."""
+def worker_body(
+    qd: Any, sizes: list[int], reps: int, particles: int = 0, field_sizes: tuple = ()
+) -> dict[str, Any]:
+    """Time both kernels with ``qd.ndarray`` arguments, then on fields (ms per call, median)."""
     saxpy, compute = qd_kernels(qd)
     out: dict[str, Any] = {}
     for n in sizes:
@@ -146,6 +184,8 @@ def worker_body(qd: Any, sizes: list[int], reps: int, particles: int = 0) -> dic
         out[f"check/{n}"] = bool(np.allclose(got, want, rtol=1e-4))
     if particles:
         out.update(time_particles(qd, particles, reps))
+    for n in field_sizes:
+        out.update(time_fields(qd, n, reps))
     return out
 
 
@@ -254,8 +294,9 @@ def local_peers(sizes: list[int], reps: int) -> dict[str, dict[str, float]]:
 # ----------------------------------------------------------------------------- report
 
 
-def build_report(sizes: list[int], reps: int, particles: int) -> str:
-    workers = {b: run_worker(__file__, b, _argv(sizes, reps, particles)) for b in BACKENDS}
+def build_report(sizes: list[int], reps: int, particles: int, field_sizes: list[int]) -> str:
+    argv = _argv(sizes, reps, particles) + ["--field-sizes", *map(str, field_sizes)]
+    workers = {b: run_worker(__file__, b, argv) for b in BACKENDS}
     local = local_peers(sizes, reps)
     if particles:
         for peer, data in local_particles(particles, reps).items():
@@ -304,6 +345,20 @@ def build_report(sizes: list[int], reps: int, particles: int) -> str:
             gbs = fmt(particle_bytes(particles) / (ms * 1e-3) / 1e9)
             ratio = fmt(ref_ms / ms) + "×" if ref_ms else "n/a"
             rows.append(["vec3 particles", f"{particles / 1e6:g}M", label, fmt(ms), gbs, ratio])
+    for kind in ("stream_fields", "compute_fields"):
+        for n in field_sizes:
+            key, label_kind = f"{kind}/{n}", kind.replace("_fields", " (fields)")
+            ref_ms = ref.get(key)
+            for label, data in [("qdlab", workers["qdlab"]), ("Quadrants (CPU)", ref)]:
+                ms = data.get(key)
+                if ms is None:
+                    rows.append([label_kind, f"{n / 1e6:g}M", label, "n/a", "", ""])
+                    continue
+                if data.get(f"check/fields/{n}") is False:
+                    label += " (WRONG RESULT)"
+                gbs = fmt(streaming_bytes(n) / (ms * 1e-3) / 1e9) if kind == "stream_fields" else ""
+                ratio = fmt(ref_ms / ms) + "×" if ref_ms else "n/a"
+                rows.append([label_kind, f"{n / 1e6:g}M", label, fmt(ms), gbs, ratio])
     table = markdown_table(
         ["kernel", "n (f32)", "implementation", "ms (median)", "GB/s", "speedup vs Quadrants"],
         rows,
@@ -322,6 +377,10 @@ def build_report(sizes: list[int], reps: int, particles: int) -> str:
             "vec3 particles: `p[i] += v[i] * dt; d[i] = p[i].norm()` over ndarrays of vec3 "
             "(qd.Vector.ndarray), 40 bytes/particle; NumPy and Numba run the same arithmetic "
             "over (n, 3) float32 arrays"
+        ),
+        (
+            "(fields): the stream and compute kernels over two global `qd.field(qd.f32, n)`s "
+            "read by name (`for i in x:`), no array arguments"
         ),
         "speedup vs Quadrants = Quadrants ms / implementation ms (> 1 is faster)",
         "Quadrants: " + _version(workers["quadrants"]) + "; qdlab: " + _version(workers["qdlab"]),
@@ -344,12 +403,16 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000_000, 50_000_000])
     parser.add_argument("--particles", type=int, default=1_000_000, help="0 skips the vector row")
     parser.add_argument("--reps", type=int, default=7)
+    parser.add_argument("--field-sizes", type=int, nargs="*", default=[10_000_000])
     parser.add_argument("--worker", choices=BACKENDS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker_main(args.worker, lambda qd: worker_body(qd, args.sizes, args.reps, args.particles))
+        worker_main(
+            args.worker,
+            lambda qd: worker_body(qd, args.sizes, args.reps, args.particles, args.field_sizes),
+        )
     else:
-        build_report(args.sizes, args.reps, args.particles)
+        build_report(args.sizes, args.reps, args.particles, args.field_sizes)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,7 @@ from .compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, 
 from .data_oriented import data_oriented, pure
 from .extensions import Extension as extension
 from .extensions import is_extension_enabled, is_extension_supported
+from .field import Field, MatrixField, ScalarField, field
 from .kernel import Kernel, func, kernel
 from .lang import (
     BUILTINS,
@@ -70,6 +71,7 @@ from .lang import types as namespace
 from .lang import util as util
 from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
 from .profile import Profile, profile
+from .snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root
 from .struct_types import dataclass, struct
 
 int8, int16, int32, int64 = i8, i16, i32, i64
@@ -90,6 +92,23 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "is_logging_effective",
     "set_logging_level",
     "ad",
+    "axes",
+    "field",
+    "Field",
+    "FieldsBuilder",
+    "i",
+    "ij",
+    "ijk",
+    "ijkl",
+    "ik",
+    "j",
+    "jk",
+    "k",
+    "l",
+    "MatrixField",
+    "root",
+    "ScalarField",
+    "SNode",
     "amdgpu",
     "Arch",
     "cfg",

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import state
+from . import field, state
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -20,8 +20,8 @@ class Tape:
     does, so a second tape over the same kernels computes the same loss; on exit its gradient is
     set to 1 and every recorded kernel's `.grad` runs, last first, on the same arguments. The
     gradients of ndarrays accumulate, as in Quadrants: clear `.grad` buffers between tapes
-    (`x.grad.fill(0)`). `clear_gradients`, `validation` and `grad_check` are taken for Quadrants'
-    signature; they concern fields, which qdlab does not have yet.
+    (`x.grad.fill(0)`); `clear_gradients` (on by default) sets every field's gradient to 0 on
+    entry, as Quadrants does. `validation` and `grad_check` are taken for Quadrants' signature.
     """
 
     def __init__(
@@ -32,6 +32,7 @@ class Tape:
         grad_check: object = None,
     ) -> None:
         self.loss = loss
+        self.clear_gradients = clear_gradients
         self.calls: list[tuple[object, tuple, dict]] = []
 
     def record(self, kernel: object, args: tuple, kwargs: dict) -> None:
@@ -50,6 +51,8 @@ class Tape:
                 )
             self.loss.fill(0.0)  # type: ignore[attr-defined]
         state.tape = self
+        if self.clear_gradients:
+            field.clear_gradients()  # as Quadrants' Tape does: every field's gradient starts at 0
         return self
 
     def __exit__(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import data_oriented, state, struct_args, vector_args
+from . import data_oriented, field, state, struct_args, vector_args
 from .array_args import (
     NDARRAYS,
     annotation,
@@ -271,6 +271,7 @@ class Kernel(KernelDef):
             self.on_construct,
         )  # type: ignore[arg-type]
         state.history[self.name] = compiled
+        field.attach(compiled)
         self.latest = compiled
         total, recompiled, hit = compiled.observations
         self.per_offload_cache_observations = Observations(total, recompiled, hit)
@@ -387,6 +388,7 @@ class Kernel(KernelDef):
             if overlap:
                 self.warn_alias(overlap)
                 launcher = compiled.whole_launcher(state.cache())
+        values += [f.launch_value() for f in compiled.fields]
         return self.rebuild(launcher.run_values(values, state.config().random_seed))
 
     def launch(self, compiled: Compiled, args: tuple) -> object:
@@ -418,6 +420,7 @@ class Kernel(KernelDef):
                 words.append(a if kind is SCALAR else 0)  # a number: the key checked its type
         if compiled.host is not None and not compiled.host.fill(args, words, extents):
             return self.rebuild(self.relaunch(compiled, args))  # struct members, after the rest
+        words.extend(compiled.field_words)  # fields' hidden parameters come last
         if compiled.readonly_check:
             for k in compiled.written & self.outer:
                 a = args[k]
@@ -454,6 +457,7 @@ class Kernel(KernelDef):
                 words.extend(v if kind is VECTOR else [v if kind is SCALAR else 0])
         if compiled.host is not None:
             words.extend(compiled.host.checked(args))
+        words.extend(compiled.field_words)
         return launcher.run(words, state.config().random_seed)  # type: ignore[attr-defined]
 
     def rebuild(self, result: object) -> object:

@@ -36,6 +36,9 @@ _cache: BinaryCache | None = None
 _memory_cache: BinaryCache | None = None
 generation = 0
 """Bumped by every `qd.init`; kernels recompile under the new settings."""
+epoch = 0
+"""Bumped by every `qd.init` and `qd.reset`, and only by them: the fields made before are
+dropped."""
 history: dict[str, object] = {}
 """Latest compile of each kernel, by name: what the next compile of the same name is compared
 against."""
@@ -67,8 +70,9 @@ def config() -> Config:
 
 
 def init(**kwargs: object) -> Config:
-    global _config, _cache, generation, compiled_count
+    global _config, _cache, generation, compiled_count, epoch
     _config = make_config(**kwargs)
+    epoch += 1
     if _config.remote_cache:
         remote.prefetch()
     matrix.DEFAULTS["fp"] = _config.default_fp

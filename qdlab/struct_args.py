@@ -39,6 +39,7 @@ from .compiler.fingerprint import UNKNOWN, fingerprint
 from .compiler.structs import METHOD, OPAQUE, PARAM, STRUCT, VALUE, Member, StructRef
 from .compiler.types import ArrayType, DType, TensorType
 from .lang import ArrayAnnotation, Func, KernelDef, MatrixType
+from .lang.fields import FieldBase
 
 SCALARS = (bool, int, float, str, type(None))
 MAX_MEMBERS = 10_000
@@ -96,7 +97,16 @@ def member_annotations(cls: type) -> dict[str, object]:
 def content(v: object) -> str:
     """A struct's (or a value's) content, its ndarrays by signature: what decides the code a kernel
     compiles from it, not what its arrays hold."""
-    return fingerprint(v, lambda x: f"ndarray:{x._sig}" if type(x) in NDARRAYS else None)
+    return fingerprint(v, _by_signature)
+
+
+def _by_signature(x: object) -> str | None:
+    """An ndarray by its signature, a field by its identity key (`FieldBase.key`)."""
+    if type(x) in NDARRAYS:
+        return f"ndarray:{x._sig}"  # type: ignore[attr-defined]
+    if isinstance(x, FieldBase):
+        return f"field:{x.key}"
+    return None
 
 
 def template_key(v: object) -> object:
@@ -106,6 +116,8 @@ def template_key(v: object) -> object:
     run stale code."""
     if isinstance(v, (int, float, bool, str, type(None))):
         return (type(v).__name__, v)
+    if isinstance(v, FieldBase):
+        return v.key  # one specialisation per field
     if isinstance(v, tuple):
         return tuple(template_key(x) for x in v)
     fp = content(v)
@@ -336,9 +348,15 @@ def learn(kernel: object, compiled: object, templates: dict) -> bool:
         }
         known = key.by_type.setdefault(type(ref.value), Paths(type(ref.value)))
         changed |= known.learn(paths)
-    if launcher is not None and len(params) > len(kernel.param_names):  # type: ignore[attr-defined]
+    if launcher is not None and any(is_member(p) for p in launcher.params):
         compiled.host = Members(kernel, compiled)  # type: ignore[attr-defined]
     return changed
+
+
+def is_member(p: object) -> bool:
+    """Whether a kernel parameter is a struct member's (`s.x`, `self.v`): the fields' hidden
+    parameters, which come after every member's, have names without a dot."""
+    return "." in p.name  # type: ignore[attr-defined]
 
 
 class Members:
@@ -349,7 +367,7 @@ class Members:
         names = kernel.param_names  # type: ignore[attr-defined]
         self.kernel = kernel.name  # type: ignore[attr-defined]
         self.first = len(names)
-        self.params = compiled.launcher.params[self.first :]  # type: ignore[attr-defined]
+        self.params = [p for p in compiled.launcher.params[self.first :] if is_member(p)]  # type: ignore[attr-defined]
         used = {
             ".".join((root, *path))
             for (root, path), kind in compiled.members.items()  # type: ignore[attr-defined]

@@ -452,9 +452,7 @@ class Calls:
                 QdTypeError,
             )
         if len(node.args) != 1 or not isinstance(node.args[0], ast.Subscript):
-            raise self.error(
-                "qd.volatile_load takes an lvalue, an array element: `qd.volatile_load(a[i])`."
-            )
+            raise self.volatile_target_error(node.args[0] if node.args else None)
         array, indices = self.subscript_target(node.args[0])
         base, grad = GradOf.unpack(array)
         return self.emit(ir.VolatileLoad, [base, *indices], base.type.dtype, grad=grad)  # type: ignore
@@ -509,7 +507,7 @@ class Calls:
                 "STARNOTLAST: a `*args` argument of a @qd.func call must be its last argument, "
                 "with no keyword arguments after it."
             )
-        args = self.visit_args(node.args)
+        args = self.template_refs(func, node.args, self.visit_args(node.args))
         kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
         return self.inline_call(func, args, kwargs, dotted(node.func) or "?")
 

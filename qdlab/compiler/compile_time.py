@@ -7,13 +7,16 @@ from __future__ import annotations
 import ast
 import contextlib
 
+import numpy as np
+
 import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
 
 from . import ir
-from .errors import QdError, QuadrantsCompilationError
-from .scope import GradOf, Local, dotted
+from .errors import QdError, QdRuntimeError, QuadrantsCompilationError
+from .scope import GradOf, Local, dotted, is_number
 from .source import closure_values
 from .structs import StructRef
+from .types import DType
 
 
 class CompileTime:
@@ -52,8 +55,8 @@ class CompileTime:
             raise
         except Exception as e:  # noqa: BLE001 - whatever the user's expression raises is reported
             raise self.error(
-                f"cannot evaluate `{ast.unparse(node)}` at compile time ({e}); qd.static needs "
-                "constants, template arguments or Python globals.",
+                f"cannot evaluate `{ast.unparse(node)}` at compile time ({e}); qd.static arguments "
+                "must be compile-time constants: literals, template arguments or Python globals.",
                 QuadrantsCompilationError,
             ) from None
 
@@ -81,3 +84,20 @@ class CompileTime:
                 else None
             )
         return None
+
+    def negative_power(self, exponent: int) -> DType:
+        """The type of `int ** negative constant`: `default_fp`, as the reference computes it;
+        under `debug=True` it is an error, as the reference checks it."""
+        if self.config.get("debug"):
+            raise self.error(
+                f"Negative exponent in pow(int, int) is not allowed: the exponent is {exponent}.",
+                QdRuntimeError,
+            )
+        return self.default_fp
+
+    def is_object(self, a: object, b: object) -> bool:
+        """Neither is a value of the kernel (`precision == qd.i32` with a template dtype): `==`
+        compares them while compiling."""
+        return not any(
+            isinstance(x, (ir.Value, GradOf, lang.Matrix)) or self.is_vec(x) for x in (a, b)
+        ) and not any(is_number(x) or isinstance(x, np.generic) for x in (a, b))

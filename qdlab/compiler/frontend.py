@@ -11,6 +11,7 @@ assignments (`assignments.py`), calls (`calls.py`), loops (`loops.py`), conditio
 from __future__ import annotations
 
 import ast
+import operator
 import os
 import sys
 
@@ -31,6 +32,7 @@ from .errors import (
     QuadrantsCompilationError,
     SourceLoc,
 )
+from .fields import Fields
 from .fingerprint import fingerprint
 from .loops import Loops
 from .printing import Prints
@@ -97,6 +99,7 @@ class Frontend(
     VectorIndexing,
     VectorOps,
     StructParts,
+    Fields,
     ast.NodeVisitor,
 ):
     """Lowers one kernel (and the `@qd.func`s it calls, inlined) to a `ir.Kernel`."""
@@ -184,12 +187,14 @@ class Frontend(
         is `default_ip`, and the caller's cast wraps it, as Quadrants does). With `exact`
         (`qd.u8(300)`), a literal takes `like` and must fit it.
         """
-        if isinstance(x, np.generic):
+        if isinstance(x, np.generic) or (isinstance(x, np.ndarray) and x.shape == ()):
             x = x.item()  # a NumPy scalar (a global, a template argument) is a Python number here
         if isinstance(x, ir.Value):
             if not isinstance(x.type, DType):
                 raise self.error(
-                    "an array cannot be used as a number here; index it, e.g. `a[i]`.", QdTypeError
+                    "unsupported operand type: an array cannot be used as a number here; index "
+                    "it, e.g. `a[i]`.",
+                    QdTypeError,
                 )
             return x
         if isinstance(x, (Vec, lang.Matrix)):
@@ -198,8 +203,6 @@ class Frontend(
                 "`v.x`) or reduce it (`v.sum()`, `v.norm()`).",
                 QdTypeError,
             )
-        if isinstance(x, np.generic):
-            x = x.item()
         if isinstance(x, bool):
             return self.const(x, u1)
         if isinstance(x, int):
@@ -255,6 +258,8 @@ class Frontend(
         return self.emit(ir.Cmp, [v, self.const(0, v.type)], u1, pred="ne")  # type: ignore[arg-type]
 
     def binop(self, op: str, a: object, b: object) -> object:
+        if op == "add" and type(a) is type(b) and isinstance(a, (list, tuple)):
+            return a + b  # Python lists and tuples concatenate while compiling
         if self.is_vec(a) or self.is_vec(b):
             return self.vec_binop(op, a, b)
         if is_number(a) and is_number(b):
@@ -268,7 +273,7 @@ class Frontend(
         if op == "atan2" and not t.is_float:
             t = self.default_fp
         if op == "pow" and t.is_int and isinstance(b, int) and b < 0:
-            t = self.default_fp
+            t = self.negative_power(b)
         if op in ("shl", "shr"):
             t = va.type  # type: ignore[assignment]
         return self.emit(ir.BinOp, [self.cast(va, t), self.cast(vb, t)], t, op=op)  # type: ignore[arg-type]
@@ -282,17 +287,8 @@ class Frontend(
     def compare(self, pred: str, a: object, b: object) -> object:
         if self.is_vec(a) or self.is_vec(b):
             return self.vec_compare(pred, a, b)
-        if is_number(a) and is_number(b):
-            return bool(
-                {
-                    "lt": a < b,
-                    "le": a <= b,
-                    "gt": a > b,
-                    "ge": a >= b,
-                    "eq": a == b,  # type: ignore
-                    "ne": a != b,
-                }[pred]
-            )
+        if (is_number(a) and is_number(b)) or (pred in ("eq", "ne") and self.is_object(a, b)):
+            return bool(getattr(operator, pred)(a, b))  # numbers, dtypes: while compiling
         va, vb = self.value(a), self.value(b)
         t = promote(va.type, vb.type)  # type: ignore[arg-type]
         return self.emit(ir.Cmp, [self.cast(va, t), self.cast(vb, t)], u1, pred=pred)
@@ -317,7 +313,7 @@ class Frontend(
                 QuadrantsCompilationError,
             )
         self.record(name, value)
-        return value
+        return self.tensor_of(value, name)
 
     def record(self, name: str, value: object) -> None:
         self.deps.add((self.scope.owner, name, fingerprint(value)))
@@ -465,11 +461,8 @@ class Frontend(
             target = node.value.id if isinstance(node.value, ast.Name) else None
             return self.vec_attribute(base, node.attr, target)
         if isinstance(base, ir.Value) and ir.is_array(base):
-            if node.attr == "shape":
-                return tuple(
-                    self.emit(ir.Shape, [base], i32, f"{base.name}_shape{d}", axis=d)
-                    for d in range(base.type.ndim)
-                )  # type: ignore[union-attr]
+            if node.attr in ("shape", "n", "m", "dtype"):
+                return self.array_attr(base, node.attr)
             if node.attr == "grad":
                 if not base.type.needs_grad:  # type: ignore[union-attr]
                     raise self.error(
@@ -491,7 +484,7 @@ class Frontend(
         path = dotted(node)
         if path is not None and path.split(".")[0] not in {k for f in self.scope.frames for k in f}:
             self.record(path, value)  # `cfg.scale` is baked in: the manifest checks it
-        return value
+        return self.tensor_of(value, path or node.attr)
 
     def subscript_target(self, node: ast.Subscript) -> tuple[object, list[ir.Value]]:
         base = self.visit(node.value)
@@ -503,7 +496,11 @@ class Frontend(
         flat: list[object] = []
         for it in items:
             flat.extend(
-                it if isinstance(it, tuple) else it.entries if isinstance(it, Vec) else [it]
+                it
+                if isinstance(it, tuple)
+                else self.vec_of(it).entries
+                if self.is_vec(it)
+                else [it]
             )
         ndim = arr.type.ndim  # type: ignore[union-attr]
         if len(flat) != ndim:
@@ -520,7 +517,7 @@ class Frontend(
                     self.loc = self.scope.source.loc(nodes[k], self.scope.name)
                 raise self.error(f"an array index must be an integer, not {v.type}.", QdTypeError)
             indices.append(self.cast(v, i32))
-        return base, indices
+        return base, self.from_offset(arr, indices)
 
     def visit_Subscript(self, node: ast.Subscript) -> object:
         base = self.subscript_base(node.value)
@@ -544,7 +541,7 @@ class Frontend(
             key = self.visit(node.slice)  # a Python object, indexed while compiling
             if not isinstance(key, ir.Value):
                 try:
-                    return base[key]  # type: ignore[index]
+                    return self.tensor_of(base[key], ast.unparse(node))  # type: ignore[index]
                 except Exception as e:  # noqa: BLE001 - the object's own error is reported
                     raise self.error(
                         f"{describe(base)}[{key!r}] failed at compile time ({e}).", QdTypeError

@@ -7,7 +7,8 @@ names, and the value whose hand-over would remove the reason) or None; it change
 row that fires sends the kernel down the whole-kernel path, unless the row allows a hand-over
 through the interface buffer (`handover`), which the pipeline then tries. Apart from the table,
 `disjoint_pairs` lists the pairs of array parameters whose disjointness a split relies on; the
-launch checks those.
+launch checks those. Fields are told apart at compile time (each is a hidden parameter of its own,
+`fields.py`): two fields, or a field and an ndarray, never share memory, so no pair names one.
 
 Mesh iteration is not part of qdlab's language, so the reference's `mesh` code cannot arise and has
 no row.
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 
 from . import ir
 from .errors import SourceLoc
+from .fields import field_params
 from .split import Construct
 
 
@@ -157,9 +159,10 @@ def repeated_effect(f: Facts) -> Finding | None:
 
 
 def gradient_alias(f: Facts) -> Finding | None:
+    fields = field_params(f.kernel)
     for c, q, load, w in _rereads(f):
         (p, g), (wp, wg) = _buffer(load), _buffer(w)
-        if wp != p and g and wg:
+        if wp != p and g and wg and p not in fields and wp not in fields:
             return Finding(
                 load,
                 w,
@@ -256,10 +259,13 @@ def check(facts: Facts) -> Fallback | None:
 def disjoint_pairs(facts: Facts) -> set[tuple[int, bool, int, bool]]:
     """(param, grad, param, grad): buffers a recomputed read assumes the writes between do not
     touch."""
+    fields = field_params(facts.kernel)  # a field shares memory with nothing else
     return {
         (*_buffer(load), *_buffer(w))
         for _, _, load, w in _rereads(facts)
         if _buffer(load)[0] != _buffer(w)[0]
+        and _buffer(load)[0] not in fields
+        and _buffer(w)[0] not in fields
     }
 
 

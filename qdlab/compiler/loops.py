@@ -18,6 +18,7 @@ import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as import
 from ..lang.ranges import NOT_A_PAIR, NOT_AN_INT, axes_order
 from . import ir
 from .errors import QdCompileValueError, QdError, QdTypeError
+from .scope import FuncReturn, GradOf
 from .types import i32, i64, u1
 
 log = logging.getLogger("qdlab")
@@ -51,19 +52,13 @@ class Loops:
             dims = [self.ndrange_dim(a) for a in self.spread(it.args)]  # type: ignore[attr-defined]
             order = self.ndrange_axes(it, len(dims))  # type: ignore[arg-type]
         else:
-            base = self.visit(it)
+            base = GradOf.unpack(self.visit(it))[0]  # `for i in x.grad` walks x
             if not (isinstance(base, ir.Value) and ir.is_array(base)):
                 raise self.error(
                     "a kernel `for` loops over range(...), qd.ndrange(...), qd.grouped(...), an "
                     "array, or qd.static(...)."
                 )
-            dims = [
-                (
-                    self.const(0, i32),
-                    self.emit(ir.Shape, [base], i32, f"{base.name}_shape{d}", axis=d),
-                )
-                for d in range(base.type.ndim)
-            ]  # type: ignore[union-attr]
+            dims = self.loop_extents(base)
         targets = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
         if not all(isinstance(t, ast.Name) for t in targets):
             raise self.error("loop targets must be plain names.")
@@ -76,6 +71,8 @@ class Loops:
                 f"the ndrange is not supported: this loop has {len(dims)} dimension(s) but "
                 f"{len(names)} target(s)."
             )
+        if grouped and not dims:  # qd.grouped(qd.ndrange()): one iteration, an empty index
+            dims, grouped = [(self.const(0, i32), self.const(1, i32))], "empty"  # type: ignore[assignment]
         self.runtime_for(node, dims, names, grouped, order)
 
     def range_dim(self, call: ast.Call) -> tuple[ir.Value, ir.Value]:
@@ -146,7 +143,7 @@ class Loops:
         node: ast.For,
         dims: list[tuple[ir.Value, ir.Value]],
         names: list[str],
-        grouped: bool,
+        grouped: bool | str,
         order: list[int] | None = None,
     ) -> None:
         """One flat loop over the product of `dims`; `order` is the canonical axis each physical
@@ -214,7 +211,11 @@ class Loops:
                 values: list[object] = idx
             else:
                 values = [index]
-            frame = {names[0]: tuple(values)} if grouped else dict(zip(names, values))
+            frame = (
+                {names[0]: tuple(values) if grouped != "empty" else ()}
+                if grouped
+                else dict(zip(names, values))
+            )
             self.lower_body(node.body, body, frame)
         finally:
             self.loop_depth -= 1
@@ -238,22 +239,37 @@ class Loops:
                 f"qd.static loop unrolls {len(items)} times; the limit is "
                 f"{self.config.get('unrolling_limit', 1024)}."
             )
-        jump = _own_jump(node.body)
-        if jump is not None:
-            self.loc = self.scope.source.loc(jump, self.scope.name)
+        statics = self.__dict__.setdefault("static_loops", [])
+        statics.append((self.loop_depth, self.in_runtime_if))
+        try:
+            for item in items:
+                frame: dict = {}
+                if isinstance(node.target, ast.Tuple):
+                    for t, v in zip(node.target.elts, item):
+                        frame[t.id] = v  # type: ignore[attr-defined]
+                else:
+                    frame[node.target.id] = item  # type: ignore[attr-defined]
+                try:
+                    self.lower_body(node.body, self.block, frame)
+                except StaticJump as jump:
+                    if jump.kind == "break":
+                        break
+        finally:
+            statics.pop()
+
+    def static_jump(self, kind: str) -> None:
+        """`break`/`continue` of the innermost loop when that is a qd.static one: unrolling stops,
+        or goes on with the next item; under a runtime `if` it cannot be decided while compiling."""
+        statics = self.__dict__.get("static_loops")
+        if not statics or statics[-1][0] != self.loop_depth:
+            return
+        if statics[-1][1] != self.in_runtime_if:
             raise self.error(
-                f"You are trying to `{'break' if isinstance(jump, ast.Break) else 'continue'}` a "
-                "static `for` loop: a qd.static loop is unrolled while compiling, so it cannot "
-                "stop at run time; use a runtime `for`, or a static `if qd.static(...)`."
+                f"You are trying to `{kind}` a static `for` loop under a runtime `if`: a qd.static "
+                "loop is unrolled while compiling, so it cannot stop at run time; use a runtime "
+                "`for`, or a static `if qd.static(...)`."
             )
-        for item in items:
-            frame: dict = {}
-            if isinstance(node.target, ast.Tuple):
-                for t, v in zip(node.target.elts, item):
-                    frame[t.id] = v  # type: ignore[attr-defined]
-            else:
-                frame[node.target.id] = item  # type: ignore[attr-defined]
-            self.lower_body(node.body, self.block, frame)
+        raise StaticJump(kind)
 
     def visit_While(self, node: ast.While) -> None:
         if node.orelse:
@@ -274,6 +290,7 @@ class Loops:
             self.block, self.top_level = outer, outer_top
 
     def visit_Break(self, node: ast.Break) -> None:
+        self.static_jump("break")
         if self.loop_depth == 0:
             raise self.error("`break` outside a loop.")
         if self.loop_depth == self.parallel_depth == 1:
@@ -284,23 +301,14 @@ class Loops:
         self.emit(ir.Break)
 
     def visit_Continue(self, node: ast.Continue) -> None:
+        self.static_jump("continue")
         if self.loop_depth == 0:
             raise self.error("`continue` outside a loop.")
         self.emit(ir.Continue)
 
 
-def _own_jump(nodes: list) -> ast.stmt | None:
-    """The first `break`/`continue` among `nodes` that belongs to their loop, not to a loop nested
-    in it."""
-    for n in nodes:
-        if isinstance(n, (ast.Break, ast.Continue)):
-            return n
-        inner = (
-            n.orelse
-            if isinstance(n, (ast.For, ast.While))
-            else [c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt)]
-        )
-        jump = _own_jump(inner)
-        if jump is not None:
-            return jump
-    return None
+class StaticJump(FuncReturn):
+    """Unwinds one unrolled iteration of a qd.static loop at its `break` / `continue`."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind

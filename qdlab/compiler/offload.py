@@ -42,6 +42,9 @@ class Task:
     """Top-level ops it runs, in order."""
     reductions: list[ir.Value] = field(default_factory=list)
     """Locals a parallel task reduces into with per-chunk partial results."""
+    memory_reductions: list[ir.Op] = field(default_factory=list)
+    """Atomics of a parallel task into one array element every iteration shares (`tot[None] +=
+    x[i]`): reduced per chunk, folded in chunk order, then applied once (`memory_reductions`)."""
 
     @property
     def block_dim(self) -> int:
@@ -117,11 +120,15 @@ def offload(kernel: ir.Kernel) -> Plan:
     for task in tasks:
         if task.kind == "parallel_for":
             task.reductions = _reductions(task.ops[0])  # type: ignore[arg-type]
+            task.memory_reductions = memory_reductions(task.ops[0])
     partials: dict[ir.Value, int] = {}
     for task in tasks:
         for r in task.reductions:
             slot(r)
             partials[r] = offset
+            offset += 8 * MAX_CHUNKS
+        for op in task.memory_reductions:
+            partials[op.result] = offset  # type: ignore[index]
             offset += 8 * MAX_CHUNKS
     owned = {op for t in tasks if t.kind == "parallel_for" for op in owned_atomics(t.ops[0])}
     return Plan(tasks, remat, slots, partials, offset, owned)
@@ -152,6 +159,67 @@ def owned_atomics(loop: ir.Op) -> set[ir.Op]:
                 if isinstance(op, ir.Atomic) and not (op.result and op.result.users)
             }
     return owned
+
+
+def memory_reductions(loop: ir.Op) -> list[ir.Op]:
+    """Atomics of a parallel loop that reduce into one array element all its iterations share: the
+    old value is unused, the op is a reduction, the indices do not change in the loop (constants or
+    values from outside it), and nothing else in the loop reads or writes that buffer. An ndarray
+    qualifies only when no other buffer of its dtype is accessed in the loop (it might be the same
+    memory); a field (`arg {field=True}`) shares memory with no other buffer."""
+    inside = {id(x) for op in loop.walk() for x in (op, *op.regions)}
+    by_buffer: dict[tuple[ir.Value, bool], list[ir.Op]] = {}
+    for op in loop.regions[0].walk():
+        if "read" in op.effects or "write" in op.effects:
+            by_buffer.setdefault((op.array_operand, bool(op.attrs.get("grad"))), []).append(op)  # type: ignore[arg-type]
+    dtypes: dict[object, int] = {}
+    for arr, _ in by_buffer:
+        dtypes[arr.type.dtype] = dtypes.get(arr.type.dtype, 0) + 1  # type: ignore[union-attr]
+    out = []
+    for (arr, _), ops in by_buffer.items():
+        if not (
+            all(isinstance(op, ir.Atomic) and not (op.result and op.result.users) for op in ops)
+            and all(fold_op(op) in REDUCTIONS for op in ops)
+            and all(_invariant(v, inside) for op in ops for v in op.operands[1:-1])
+            and (arr.owner.attrs.get("field") or dtypes[arr.type.dtype] == 1)  # type: ignore[union-attr]
+        ):
+            continue
+        groups: list[list[ir.Op]] = []
+        for op in ops:
+            group = next((g for g in groups if _same_indices(op, g[0])), None)
+            if group is None:
+                groups.append([op])
+            else:
+                group.append(op)
+        constant = all(isinstance(v.owner, ir.Const) for op in ops for v in op.operands[1:-1])
+        if (len(groups) == 1 or constant) and all(
+            len({fold_op(op) for op in g}) == 1 for g in groups
+        ):
+            out.extend(ops)  # one element, or distinct constant elements, each one kind of update
+    return out
+
+
+def fold_op(op: ir.Op) -> str:
+    name = op.attrs.get("op", "")
+    return "add" if name == "sub" else name
+
+
+def _invariant(v: ir.Value, inside: set[int]) -> bool:
+    owner = v.owner
+    return isinstance(owner, ir.Const) or id(owner) not in inside
+
+
+def _same_indices(op: ir.Op, first: ir.Op) -> bool:
+    a, b = op.operands[1:-1], first.operands[1:-1]
+    return len(a) == len(b) and all(
+        x is y
+        or (
+            isinstance(x.owner, ir.Const)
+            and isinstance(y.owner, ir.Const)
+            and x.owner.attrs["value"] == y.owner.attrs["value"]
+        )
+        for x, y in zip(a, b)
+    )
 
 
 def _reductions(loop: ir.For) -> list[ir.Value]:

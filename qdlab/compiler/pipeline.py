@@ -22,6 +22,7 @@ from .cache import BinaryCache
 from .cfg import cfg_dot
 from .config import Config
 from .explain import KernelReport
+from .fields import field_params
 from .frontend import Frontend
 from .offload import Plan, message_ops, offload
 from .passes import run_passes
@@ -136,6 +137,10 @@ class Compiled:
     """What the kernel that launches this variant keeps with it (how to read its struct
     members)."""
     _report: KernelReport | None = None
+    fields: list = field(default_factory=list)
+    """The fields the kernel uses, in the order of their hidden parameters (after the user's)."""
+    field_words: list = field(default_factory=list)
+    """Their launch words, read once from their storage (`qdlab.field.attach`)."""
 
     def _complete(self) -> None:
         if self._report is None and self.make is not None:
@@ -283,7 +288,7 @@ def compile_kernel(
         op.array_operand.owner.attrs["index"]
         for op in kernel.walk()  # type: ignore[union-attr]
         if "write" in op.effects
-    }
+    } - set(field_params(kernel))  # the user's arguments a launch checks for read-only arrays
     kernel.flags["deps"] = fe_deps
     return Compiled(
         launcher,
@@ -297,6 +302,7 @@ def compile_kernel(
         whole=None if split_ran else launcher,
         make=report,
         members=kernel.flags.get("members", {}),
+        fields=[f for _, f in sorted(field_params(kernel).items())],
     )
 
 
@@ -324,7 +330,7 @@ def split_and_gate(
 
 def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
     source = Source.of(spec.fn, "kernel")
-    kernel = ir.Kernel(spec.name, list(spec.params), spec.returns)
+    kernel = ir.Kernel(spec.name, list(spec.params), spec.returns)  # fields append theirs
     fe = Frontend(
         kernel,
         source,
@@ -336,7 +342,7 @@ def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
     nodes = {a.arg: a for a in source.tree.args.args}
     for index, p in enumerate(spec.params):
         if p.name in spec.templates:
-            values[p.name] = spec.templates[p.name]
+            values[p.name] = fe.tensor_of(spec.templates[p.name], p.name)
             continue
         node = nodes.get(p.name.split(".")[0], source.tree)  # a struct member: its struct's
         fe.loc = source.loc(node, spec.name)
@@ -426,7 +432,7 @@ def build_all(
             p.key,
             target.functions(p.name) or [],
             [t.kind for t in p.plan.tasks],
-            [bool(t.reductions) for t in p.plan.tasks],
+            [bool(t.reductions or t.memory_reductions) for t in p.plan.tasks],
             p.plan.tmp_bytes,
             [
                 runtime.Message.of(op)

@@ -41,7 +41,7 @@ def conversion(dtype: DType, spec: str = "") -> str:
     conv = m["conv"]
     allowed = REAL if dtype.is_float else SIGNED if dtype.is_signed else UNSIGNED
     if conv is not None and conv not in allowed:
-        raise SpecError(f"'{conv}' doesn't match '{dtype}'.")
+        raise SpecError(f"'{spec}' doesn't match '{dtype}'.")
     if conv is None:
         conv = "f" if dtype.is_float else "d"
     precision = m["precision"]
@@ -126,7 +126,7 @@ class Prints:
             if isinstance(x, (str, int, float)) and not isinstance(x, ir.Value):
                 parts.append(format(x, spec) if spec else str(x))
                 continue
-            shown = self.print_parts(self.vec_of(x)) if self.is_vec(x) else [self.value(x)]  # type: ignore[arg-type]
+            shown = self.shown(x)
             for v in shown:  # a vector shows as `[1, 2, 3]`, each entry under the spec
                 if isinstance(v, str):
                     parts.append(v)

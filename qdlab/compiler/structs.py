@@ -124,7 +124,7 @@ class Structs:
                 "qd.init(raise_on_templated_floats=True) refuses: pass it as a `qd.f32` parameter.",
                 QdValueError,
             )
-        return m.value
+        return self.tensor_of(m.value, f"{ref.name}.{attr}")  # a field: its hidden parameter
 
     def note_member(self, root: str, path: tuple[str, ...], kind: str) -> None:
         members = self.kernel.flags.setdefault("members", {})
@@ -138,6 +138,11 @@ class Structs:
         value = self.arguments.get(name)
         if value is not None:
             return value
+        if self.kernel.flags.get("fields"):  # the launch fills members' words, then fields'
+            raise self.error(
+                f"`{name}` is a member reached along a second path after a field was read; in this "
+                "kernel read it by the path its struct parameter names first."
+            )
         index = len(self.kernel.params)
         self.kernel.params.append(ir.Param(name, t))  # type: ignore[arg-type]
         self.kernel.flags["late_params"] = True

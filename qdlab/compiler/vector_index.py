@@ -45,6 +45,8 @@ class VectorIndexing:
                 out.append(slice(*bounds))
             else:
                 x = self.visit(p)
+                if isinstance(x, lang.Matrix):  # an index vector of qd.static(qd.grouped(...))
+                    x = tuple(v.item() for v in x.entries.ravel())
                 xs = x if isinstance(x, tuple) else [x]
                 if any(isinstance(k, int) and not isinstance(k, bool) and k < 0 for k in xs):
                     raise self.error(NEGATIVE_INDEX, QdSyntaxError)

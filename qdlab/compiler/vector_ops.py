@@ -346,3 +346,18 @@ class VectorOps:
             self.emit(ir.LocalStore, [ref, self.cast(self.value(new, dtype), dtype)])
             olds.append(old)
         return Vec(tuple(olds), local.shape)  # type: ignore[union-attr]
+
+    def shown(self, x: object) -> list:
+        """What `print(x)` shows: a vector or matrix by its entries, a Python list or tuple (of
+        values, vectors, shapes) as `[a, b, ...]`, as the reference prints them."""
+        if isinstance(x, (list, tuple)):
+            out: list = ["["]
+            for k, e in enumerate(x):
+                out.extend([", "] if k else [])
+                out.extend(self.shown(e))
+            return [*out, "]"]
+        if self.is_vec(x):
+            return self.print_parts(self.vec_of(x))  # type: ignore[arg-type]
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            return [str(x)]
+        return [self.value(x)]

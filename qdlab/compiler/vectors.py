@@ -24,6 +24,9 @@ from . import ir
 from .errors import QdTypeError
 from .types import DType, LocalType, TensorType, f32, i32, promote, u1
 
+PY_OPERATORS = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"}
+"""Functions of Python's `operator` module a kernel may call: they lower as their operator."""
+
 
 @dataclass(frozen=True)
 class Vec:
@@ -352,7 +355,12 @@ class Vectors:
     # -- construction ------------------------------------------------------------------------------
     def construct(self, callee: object, node: ast.Call) -> Vec | object:
         """`qd.Vector([...])`, `qd.Matrix([[...]])`, `qd.math.vec3(...)` and the `qd.Matrix`
-        factories; NotImplemented for any other callee."""
+        factories, and Python's `operator.add` / `sub` / `mul` / `truediv` / `matmul` (what `+`,
+        `-`, `*`, `/`, `@` do); NotImplemented for any other callee."""
+        if getattr(callee, "__module__", None) == "_operator" and callee.__name__ in PY_OPERATORS:  # type: ignore[attr-defined]
+            a, b = self.call_args(node, 2)
+            name = callee.__name__  # type: ignore[attr-defined]
+            return self.matmul(a, b) if name == "matmul" else self.binop(name, a, b)
         if callee is lang.Vector or callee is lang.Matrix:
             args, kwargs = self.call_parts(node, ("arr", "dt"))
             if not args:

@@ -107,6 +107,7 @@ _OTHER = [
     "atomic_xor",
     "atomic_mul",
     "atomic_exchange",
+    "atomic_cas",
     "random",
     "randn",
     "volatile_load",
@@ -118,6 +119,8 @@ _OTHER = [
     "svd",
     "polar_decompose",
     "sym_eig",
+    "zero",
+    "one",
 ]
 
 
@@ -128,8 +131,19 @@ class NdrangeBuiltin(Builtin):
         return Ndrange(*args, **kwargs)
 
 
+class GroupedBuiltin(Builtin):
+    """`qd.grouped`: in a kernel, a loop whose index is a vector; at compile time
+    (`qd.static(qd.grouped(qd.ndrange(2, 3)))`), the index vectors of an ndrange."""
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        if len(args) == 1 and isinstance(args[0], Ndrange) and not kwargs:
+            return [Vector(list(index)) for index in args[0]]
+        return super().__call__(*args, **kwargs)
+
+
 BUILTINS: dict[str, Builtin] = {
-    n: NdrangeBuiltin(n) if n == "ndrange" else Builtin(n) for n in _MATH + _OTHER
+    n: NdrangeBuiltin(n) if n == "ndrange" else GroupedBuiltin(n) if n == "grouped" else Builtin(n)
+    for n in _MATH + _OTHER
 }
 
 

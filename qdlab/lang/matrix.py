@@ -25,6 +25,9 @@ and `qd.math.vec3` mean. `qd.init` updates it."""
 ndarray_maker: Callable | None = None
 """`qd.ndarray`, registered by `qdlab.ndarray` when it loads (the language cannot import the
 runtime); `qd.Vector.ndarray` and `qd.Matrix.ndarray` go through it."""
+field_maker: Callable | None = None
+"""`qd.field`, registered by `qdlab.field`; `qd.Vector.field`, `qd.Matrix.field` and `vec3.field`
+go through it."""
 
 
 def resolve_dtype(dt: object) -> DType | None:
@@ -135,7 +138,8 @@ class MatrixType:
         return ndarray_maker(self, shape, needs_grad)  # type: ignore[misc]
 
     def field(self, *args: object, **kwargs: object) -> object:
-        raise NotImplementedError("qdlab has no fields; use qd.ndarray(type, shape) instead.")
+        """`vec3.field(shape=n)`: a field of this vector or matrix type."""
+        return field_maker(self, *args, **kwargs)  # type: ignore[misc]
 
     def to_string(self) -> str:
         dt = self.dtype or ""
@@ -427,8 +431,9 @@ class Matrix:
         return ndarray_maker(MatrixType(n, m, dtype), shape, needs_grad)  # type: ignore[misc]
 
     @classmethod
-    def field(cls, *args: object, **kwargs: object) -> object:
-        raise NotImplementedError("qdlab has no fields; use qd.Matrix.ndarray(...) instead.")
+    def field(cls, n: int, m: int, dtype: object, *args: object, **kwargs: object) -> object:
+        """`qd.Matrix.field(n, m, dtype, shape)`: a field of n x m matrices."""
+        return field_maker(MatrixType(n, m, dtype), *args, **kwargs)  # type: ignore[misc]
 
 
 class Vector(Matrix):
@@ -445,6 +450,11 @@ class Vector(Matrix):
     ) -> object:
         """`qd.Vector.ndarray(n, dtype, shape)`: an ndarray of n-vectors."""
         return ndarray_maker(VectorType(n, dtype), shape, needs_grad)  # type: ignore[misc]
+
+    @classmethod
+    def field(cls, n: int, dtype: object, *args: object, **kwargs: object) -> object:  # type: ignore[override]
+        """`qd.Vector.field(n, dtype, shape)`: a field of n-vectors."""
+        return field_maker(VectorType(n, dtype), *args, **kwargs)  # type: ignore[misc]
 
 
 _HOST_MATH: dict[str, Callable] = {

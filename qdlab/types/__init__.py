@@ -7,11 +7,33 @@ of them, so a name added there is here too.
 
 from __future__ import annotations
 
+from ..compiler.types import DType
 from ..lang import types as namespace
 from . import annotations, primitive_types
 from .primitive_types import *
 
-__all__ = ["annotations", "primitive_types", *primitive_types.__all__]  # noqa: PLE0604
+__all__ = [  # noqa: PLE0604
+    "annotations",
+    "primitive_types",
+    "is_integral",
+    "is_real",
+    "is_signed",
+    *primitive_types.__all__,
+]
+
+
+def is_signed(dt: DType) -> bool:
+    """`qd.types.is_signed(qd.i8)`: a signed integer type (floats count as signed, as in
+    Quadrants)."""
+    return dt.is_signed or dt.is_float
+
+
+def is_integral(dt: DType) -> bool:
+    return dt.is_int
+
+
+def is_real(dt: DType) -> bool:
+    return dt.is_float
 
 
 def __getattr__(name: str) -> object:

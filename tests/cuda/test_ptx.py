@@ -191,3 +191,36 @@ def test_a_gradient_through_a_dynamic_loop_and_bit_counts_compile_for_cuda() -> 
     gradient = qd.compile_ptx(powers.grad, sm="sm_90")
     assert "popc.b32" in gradient and "st.global.b32" in gradient
     assert "atom.global.add.f32" not in gradient
+
+
+def test_field_kernels_lower_and_assemble(tmp_path: Path) -> None:
+    """A kernel over global fields (a struct-for, a vector field, a reduction into a 0-d field)
+    lowers to PTX reading each field's pointer from its launch words; on CUDA the shared-element
+    atomic stays an atomic."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+    x = qd.field(qd.f32, shape=64)
+    v = qd.Vector.field(3, qd.f32, shape=64)
+    tot = qd.field(qd.f32, shape=())
+
+    @qd.kernel
+    def k(a: qd.f32):
+        for i in x:
+            x[i] = a * i
+            v[i] += qd.Vector([x[i], 1.0, 2.0])
+            tot[None] += x[i]
+
+    ptx = qd.compile_ptx(k, sm="sm_80")
+    assert "atom.global.add.f32" in ptx
+    ptxas = nvptx_jit.ptxas()
+    if ptxas is None:
+        return
+    for n, module in enumerate(modules(ptx)):
+        src = tmp_path / f"fields_{n}.ptx"
+        src.write_text(module)
+        proc = subprocess.run(
+            [ptxas, "-arch=sm_80", str(src), "-o", str(tmp_path / f"fields_{n}.cubin")],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr

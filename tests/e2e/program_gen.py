@@ -17,8 +17,10 @@ kernel), and vectors: an ndarray of ivec3 read and written whole, by entry, by s
 runtime entry index, vector locals at the top level (written in part, carried through a serial
 loop, reduced into from a parallel one), vector atomics, and vector arithmetic, `dot`, `cross` and
 `max`. A third of the programs take A2, F0, V0 and k through a frozen dataclass parameter (V0 in
-a nested one: `s.inner.V0`, `s.k`), the others as plain parameters. `Program.patterns` names the
-ones a program uses.
+a nested one: `s.inner.V0`, `s.k`), the others as plain parameters; in those, any of A1, F1 and
+V0 may instead be a global `qd.field` the kernel reads and writes by name (the test makes it,
+fills it and reads it back around each call), so every statement above also runs on fields, next
+to ndarrays. `Program.patterns` names the ones a program uses.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ INT_ARRAYS = ["A0", "A1", "A2"]
 FLOAT_ARRAYS = ["F0", "F1"]
 VECTOR_ARRAYS = ["V0"]
 """ndarrays of ivec3 (NumPy (n, 3) int32 arrays in the reference)."""
+FIELD_CANDIDATES = ("A1", "F1", "V0")
+"""Arrays a program may hold in global `qd.field`s read by name instead of parameters."""
 KINDS = [
     "def",
     "fdef",
@@ -82,6 +86,8 @@ PATTERNS = (
     "vector_atomic",
     "vector_dynamic_index",
     "dataclass_parameter",
+    "global_fields",
+    "vector_field",
 )
 STRUCT_MEMBERS = {"A2": "s.A2", "F0": "s.F0", "V0": "s.inner.V0", "k": "s.k"}
 """What a program with a dataclass parameter reads for these names."""
@@ -129,6 +135,8 @@ class Program:
     """The kernel's module starts with `from __future__ import annotations` (string annotations)."""
     struct: bool = False
     """A2, F0, V0 and k reach the kernel as members of a dataclass parameter `s`."""
+    fields: tuple[str, ...] = ()
+    """Arrays held in global fields of the kernel's module (set by the test before each call)."""
 
     def emit(self, kernel: str, ref: str | None = None, indent: int = 1) -> None:
         self.kernel_lines.append("    " * indent + kernel)
@@ -149,9 +157,13 @@ class Program:
             else []
         )
         declared = (
-            [f"{a}: qd.types.NDArray[qd.i32, 1]" for a in INT_ARRAYS]
-            + [f"{f}: qd.types.NDArray[qd.f32, 1]" for f in FLOAT_ARRAYS]
-            + [f"{v}: qd.types.NDArray[qd.types.vector(3, qd.i32), 1]" for v in VECTOR_ARRAYS]
+            [f"{a}: qd.types.NDArray[qd.i32, 1]" for a in INT_ARRAYS if a not in self.fields]
+            + [f"{f}: qd.types.NDArray[qd.f32, 1]" for f in FLOAT_ARRAYS if f not in self.fields]
+            + [
+                f"{v}: qd.types.NDArray[qd.types.vector(3, qd.i32), 1]"
+                for v in VECTOR_ARRAYS
+                if v not in self.fields
+            ]
             + ["k: qd.i32"]
         )
         if self.struct:
@@ -187,6 +199,7 @@ class Program:
                     *(STRUCT_PREAMBLE.splitlines() if self.struct else []),
                     *helper,
                     *typed,
+                    *(f"{a} = None  # a global field, made by the test" for a in self.fields),
                     "",
                     "@qd.kernel",
                     f"def {'kernel' if self.struct else 'prog'}({params}){ret}:",
@@ -638,6 +651,10 @@ def programs(draw, max_statements: int = 6, allow_random: bool = True) -> Progra
         p.patterns.add("aliased_arrays")
     if p.struct:
         p.patterns.add("dataclass_parameter")
+    else:  # a struct's wrapper passes every array: fields go with plain parameters only
+        p.fields = tuple(a for a in FIELD_CANDIDATES if draw(st.integers(0, 2)) == 0)
+    p.patterns |= {"global_fields"} if p.fields else set()
+    p.patterns |= {"vector_field"} if "V0" in p.fields else set()
     kinds = [k for k in KINDS if allow_random or k not in ("random", "shared_random")]
     for s in range(draw(st.integers(1, max_statements))):
         _statement(draw, p, s, draw(st.sampled_from(kinds)))

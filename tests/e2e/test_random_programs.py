@@ -31,14 +31,33 @@ def inputs(p: Program) -> tuple[list[np.ndarray], int]:
     return ints + floats + vectors, int(rng.integers(-9, 9))
 
 
+NAMES = INT_ARRAYS + FLOAT_ARRAYS + VECTOR_ARRAYS
+
+
 def call(fn, p: Program, arrays: list[np.ndarray], k: int) -> tuple[list[np.ndarray], object]:
-    """Run `fn` on copies of `arrays` (A2 bound to A0's copy when the program aliases them)."""
+    """Run `fn` on copies of `arrays` (A2 bound to A0's copy when the program aliases them); for the
+    kernel, the arrays the program holds in fields are copied into new global fields of its module
+    first, and out of them after."""
     args = [a.copy() for a in arrays]
     if p.alias:
         args[2] = args[0]
+    fields = {}
+    if isinstance(fn, qd.Kernel):
+        for name in p.fields:
+            a = args[NAMES.index(name)]
+            dtype = qd.types.vector(3, qd.i32) if a.ndim == 2 else _QD[a.dtype.name]
+            f = qd.field(dtype, shape=p.n)
+            f.from_numpy(a)
+            fn.fn.__globals__[name] = fields[name] = f
+    passed = [a for name, a in zip(NAMES, args) if name not in fields]
     with np.errstate(all="ignore"):
-        ret = fn(*args, k)
+        ret = fn(*passed, k)
+    for name, f in fields.items():
+        args[NAMES.index(name)] = f.to_numpy()
     return args, ret
+
+
+_QD = {"int32": qd.i32, "float32": qd.f32}
 
 
 def run_program(p: Program, folder) -> None:

@@ -59,6 +59,11 @@ def test_04_shows_every_wrong_answer(tmp_path) -> None:
         "split:        counter 43",
         "diagnostic_mode |",
         "running_total   per_offload",
+        "writes_other_field   per_offload   fallback: -                    launch alias checks: []",
+        "overwrites_snapshot  whole_kernel  fallback: overwritten_reread",
+        "`a` is read at line",
+        "fields, split_carried=True: per_offload [('first', 'overwritten_reread')]",
+        "out: [1 1 1 1 1 1 1 1]",
     ):
         assert expected in out, expected
 

@@ -160,7 +160,7 @@ def _array_words(em: TaskEmitter, arr: ir.Value, grad: bool) -> tuple[ll.Value, 
     return em.arrays[key]
 
 
-def _address(em: TaskEmitter, op: ir.Op) -> ll.Value:
+def address(em: TaskEmitter, op: ir.Op) -> ll.Value:
     """An element's address: the outer indices against the array's extents, then (for an ndarray
     of vectors or matrices) the entry's offset within its element, whose shape is static. As in the
     reference, the entry's offset is checked (or clamped) as a whole."""
@@ -224,23 +224,30 @@ def _fail(
 
 
 def _load(em: TaskEmitter, op: ir.Op) -> ll.Value:
-    return em.b.load(_address(em, op), name=op.result.name)  # type: ignore[union-attr]
+    return em.b.load(address(em, op), name=op.result.name)  # type: ignore[union-attr]
 
 
 def _volatile_load(em: TaskEmitter, op: ir.Op) -> ll.Value:
     """An atomic load: LLVM never merges, hoists or removes it, which is what `qd.volatile_load`
     promises."""
     nbytes = op.result.type.nbytes  # type: ignore[union-attr]
-    return em.b.load_atomic(_address(em, op), "monotonic", nbytes, name=op.result.name)  # type: ignore
+    return em.b.load_atomic(address(em, op), "monotonic", nbytes, name=op.result.name)  # type: ignore
 
 
 def _store(em: TaskEmitter, op: ir.Op) -> None:
-    ptr = _address(em, op)
+    ptr = address(em, op)
     em.b.store(em.get(op.operands[-1]), ptr)
 
 
 def _atomic(em: TaskEmitter, op: ir.Op) -> ll.Value:
-    ptr = _address(em, op)
+    if op in em.memory_acc:  # reduced into the chunk's partial (`TaskEmitter.parallel`)
+        name, v, dtype = op.attrs["op"], em.get(op.operands[-1]), op.result.type  # type: ignore[union-attr]
+        if name == "sub":
+            name, v = "add", arith.unary(em, "neg", v, dtype, dtype)
+        acc = em.memory_acc[op]
+        em.b.store(arith.binop(em, name, em.b.load(acc), v, dtype), acc)
+        return ll.Constant(lltype(dtype), ll.Undefined)
+    ptr = address(em, op)
     dtype: DType = op.result.type  # type: ignore[assignment, union-attr]
     if op in em.plan.owned:  # no other iteration touches this element: a plain read-modify-write
         old = em.b.load(ptr)

@@ -18,10 +18,10 @@ from llvmlite import ir as ll
 
 from .. import ir, keys
 from ..abi import arg_words
-from ..offload import Plan, Task, message_ops
+from ..offload import Plan, Task, fold_op, message_ops
 from ..types import DType, i32
 from .arith import binop
-from .emitters import EMITTERS
+from .emitters import EMITTERS, address, rmw
 from .lltypes import F32, F64, I8, I8P, I32, I64, TASK_TYPE, lltype
 
 if TYPE_CHECKING:
@@ -112,6 +112,8 @@ class TaskEmitter:
         self.loops: list[tuple[ll.Block, ll.Block]] = []
         self.layout = arg_words(kernel.params)
         self.reduce_acc: dict[ir.Value, ll.Value] = {}
+        self.memory_acc: dict[ir.Op, ll.Value] = {}
+        """Per-chunk partial results of the memory reductions (`Task.memory_reductions`)."""
         self.iter_index: ll.Value = ll.Constant(I64, 0)
         self.rng_counter = self.b.alloca(I64, name="rng_counter")
         self.b.store(ll.Constant(I64, 0), self.rng_counter)
@@ -320,12 +322,15 @@ class TaskEmitter:
         with b.if_then(b.icmp_signed("<=", total, zero)):
             b.ret(zero)
         reds = self.task.reductions
+        mems = [] if self.debug else self.task.memory_reductions  # debug: checked per iteration
         fold = self.fn.append_basic_block("fold")
         run = self.fn.append_basic_block("run")
         b.cbranch(b.icmp_signed("==", self.chunk, ll.Constant(I64, -1)), fold, run)
         b.position_at_end(fold)
         for r in reds:
             self.fold_partials(r)
+        for op in mems:
+            self.fold_memory(op)
         b.ret(zero)
         b.position_at_end(run)
         inline = b.icmp_signed("==", self.nchunks, zero, name="inline")
@@ -343,6 +348,11 @@ class TaskEmitter:
             acc = self.alloca_entry(lltype(r.type.dtype), f"{r.name}.partial")  # type: ignore[union-attr]
             b.store(reduction_identity(reduction_op(loop, r), r.type.dtype), acc)  # type: ignore[union-attr]
             self.reduce_acc[r] = acc
+        for op in mems:
+            dtype = op.result.type  # type: ignore[union-attr]
+            acc = self.alloca_entry(lltype(dtype), f"{op.operands[0].name}.partial")
+            b.store(reduction_identity(fold_op(op), dtype), acc)
+            self.memory_acc[op] = acc
         index = loop.body.args[0]
         self.range_loop(index, lo, hi, lambda: self.block(loop.body), per_iteration=True)
         self.iter_index = ll.Constant(I64, 0)
@@ -357,7 +367,43 @@ class TaskEmitter:
                     base = self.plan.partials[r]
                     p = b.gep(self.word(self.tmp, base, lltype(dtype)), [chunk])
                     b.store(acc, p)
+        for op in mems:
+            dtype = op.result.type  # type: ignore[union-attr]
+            acc = b.load(self.memory_acc[op])
+            with b.if_else(inline) as (then, other):
+                with then:
+                    self.apply_memory(op, acc)
+                with other:
+                    p = b.gep(
+                        self.word(self.tmp, self.plan.partials[op.result], lltype(dtype)), [chunk]
+                    )  # type: ignore[index]
+                    b.store(acc, p)
         b.ret(zero)
+
+    def apply_memory(self, op: ir.Op, value: ll.Value) -> None:
+        """One atomic of a memory reduction's folded value into its element (whose indices are
+        constants or values from before the loop)."""
+        for v in op.operands[1:-1]:
+            if isinstance(v.owner, ir.Const) and v not in self.vals:  # defined in the loop's body
+                self.vals[v] = ll.Constant(lltype(v.type), v.owner.attrs["value"])  # type: ignore[arg-type]
+        dtype = op.result.type  # type: ignore[union-attr]
+        rmw(self, fold_op(op), address(self, op), value, dtype)
+
+    def fold_memory(self, op: ir.Op) -> None:
+        """The chunks' partials of a memory reduction, combined in chunk order, applied once."""
+        dtype = op.result.type  # type: ignore[union-attr]
+        parts = self.word(self.tmp, self.plan.partials[op.result], lltype(dtype))  # type: ignore[index]
+        acc = self.alloca_entry(lltype(dtype), f"{op.operands[0].name}.folded")
+        self.b.store(reduction_identity(fold_op(op), dtype), acc)
+        idx = ir.Value(i32, f"{op.operands[0].name}.chunk")
+
+        def body() -> None:
+            k = self.b.sext(self.vals[idx], I64)
+            part = self.b.load(self.b.gep(parts, [k]))
+            self.b.store(self.combine(fold_op(op), self.b.load(acc), part, dtype), acc)
+
+        self.range_loop(idx, ll.Constant(I64, 0), self.nchunks, body)
+        self.apply_memory(op, self.b.load(acc))
 
     def fold_partials(self, r: ir.Value) -> None:
         dtype = r.type.dtype  # type: ignore[union-attr]

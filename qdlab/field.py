@@ -1,0 +1,378 @@
+"""Fields: `qd.field(dtype, shape)`, `qd.Vector.field(n, dtype, shape)`, `qd.Matrix.field(n, m,
+dtype, shape)`, `qd.field(vec3, shape)`, with `needs_grad=True` a `.grad` field of the same shape.
+
+A field is a global, zero-initialised array owned by qdlab. Its storage is allocated on first use
+(a kernel launch that reads it, or host access) and never moves, so a kernel that uses it gets it as
+a hidden array parameter whose launch words (data and gradient pointers, extents) are read once,
+when the kernel's variant is compiled. `qd.init()` and `qd.reset()` drop every field made before
+them. Layouts made with `qd.root.dense(...)` (`qdlab.snode`) decide the shape of the fields they
+place."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import uuid
+import weakref
+
+import numpy as np
+
+from . import state
+from .compiler import abi, cuda_runtime
+from .compiler.errors import QdIndexError, QdRuntimeError, QdValueError
+from .compiler.types import DType, from_numpy
+from .lang import matrix
+from .lang.fields import FieldBase
+
+TOKEN = uuid.uuid4().hex[:12]
+"""Names this process in field fingerprints: a field is never taken for one of another process."""
+_uids = itertools.count()
+_live: weakref.WeakSet = weakref.WeakSet()
+"""Every field made since the latest `qd.init` (a Tape clears their gradients)."""
+
+
+class Field(FieldBase):
+    """A dense field: `shape` outer axes of elements of shape `element` (`()` for scalars)."""
+
+    def __init__(
+        self,
+        dtype: DType,
+        shape: tuple[int, ...] | None,
+        element: tuple[int, ...] = (),
+        needs_grad: bool = False,
+        name: str = "",
+        primal: Field | None = None,
+        offset: tuple[int, ...] | None = None,
+    ) -> None:
+        self.dtype, self.element, self.name = dtype, element, name
+        self.given_offset = offset
+        """The index of its first element along each axis (`qd.field(..., offset=(-4, 2))`)."""
+        self.active = primal is None or needs_grad
+        """A gradient field is allocated only with `needs_grad=True` or `qd.root.lazy_grad()`."""
+        self.primal = primal
+        self.epoch = state.epoch
+        self.uid = next(_uids)
+        self.key = ("field", TOKEN, self.uid)
+        """What tells this field apart as a template argument: one specialisation per field."""
+        self._shape = shape
+        self._arr: object = None
+        _live.add(self)
+        self.grad: Field | None = (
+            type(self)(
+                dtype, None, element, needs_grad, f"{name}.grad" if name else "", self, offset
+            )
+            if primal is None and dtype.is_float
+            else None
+        )  # a float field always has one, allocated with needs_grad=True or by lazy_grad()
+
+    # -- what a kernel needs -----------------------------------------------------------------------
+    @property
+    def needs_grad(self) -> bool:  # type: ignore[override]
+        return self.grad is not None and self.grad.active
+
+    @property
+    def offset(self) -> tuple[int, ...]:  # type: ignore[override]
+        return self.given_offset or (0,) * len(self.shape)
+
+    def dims(self) -> tuple[int, ...] | None:
+        return self.primal._shape if self.primal is not None else self._shape
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        dims = self.dims()
+        if dims is None:
+            raise QdRuntimeError(_NOT_PLACED)
+        return dims
+
+    def unusable(self) -> str | None:
+        if self.epoch != state.epoch:
+            return "it was made before the latest qd.init() / qd.reset(), which dropped it"
+        if self.dims() is None or not self.active:
+            return _NOT_PLACED
+        return None
+
+    def place(self, shape: tuple[int, ...]) -> None:
+        """Give an unplaced field (and its gradient) its shape: `qd.root.dense(...).place(x)`;
+        placing a gradient (`place(x, x.grad)`) allocates it."""
+        if self.primal is not None:
+            self.active = True
+            return
+        if self._shape is not None:
+            raise QdRuntimeError(
+                f"field {self.label()} is already placed (it has shape {self._shape})."
+            )
+        self._shape = shape
+
+    def storage(self) -> object:
+        """The array that holds the elements (outer shape, then the element's), allocated on first
+        use: host memory, or the GPU's under `qd.init(arch=qd.cuda)`."""
+        if self._arr is None:
+            why = self.unusable()
+            if why is not None:
+                raise QdRuntimeError(f"field {self.label()}: {why}.")
+            full = self.shape + self.element
+            if state.config().arch == "cuda" and cuda_runtime.available():
+                self._arr = cuda_runtime.require().zeros(full, self.dtype.np)
+            else:
+                self._arr = np.zeros(full, self.dtype.np)
+        return self._arr
+
+    def launch_words(self) -> tuple[int, ...]:
+        """Its words in a launch: data pointer, gradient pointer (0 without one), extents."""
+        arr = self.storage()
+        grad = cuda_runtime.pointer(self.grad.storage()) if self.needs_grad else 0
+        return abi.array_words(cuda_runtime.pointer(arr), grad, arr.shape)  # type: ignore[attr-defined]
+
+    def launch_value(self) -> tuple[object, object]:
+        """(data, gradient) arrays, as a bound array argument is (the CUDA launcher's form)."""
+        return self.storage(), self.grad.storage() if self.needs_grad else None
+
+    def __qd_fingerprint__(self) -> str:
+        return f"field:{TOKEN}:{self.uid}"
+
+    def label(self) -> str:
+        return f"`{self.name}`" if self.name else f"#{self.uid}"
+
+    # -- host access -------------------------------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def n(self) -> int:
+        return self.element[0] if self.element else 1
+
+    @property
+    def m(self) -> int:
+        return self.element[1] if len(self.element) == 2 else 1
+
+    def host(self) -> np.ndarray:
+        arr = self.storage()
+        return arr if isinstance(arr, np.ndarray) else arr.get()  # type: ignore[attr-defined]
+
+    def store(self, array: np.ndarray) -> None:
+        arr = self.storage()
+        if isinstance(arr, np.ndarray):
+            arr[...] = array
+        else:
+            arr.set(np.ascontiguousarray(array, self.dtype.np))  # type: ignore[attr-defined]
+
+    def to_numpy(
+        self, dtype: object = None, keep_dims: bool = False, copy: bool = True
+    ) -> np.ndarray:
+        out = self.host().copy()
+        if keep_dims and len(self.element) == 1:
+            out = out.reshape(out.shape + (1,))
+        if dtype is not None:
+            out = out.astype(_np_dtype(dtype))
+        return out
+
+    def from_numpy(self, array: object) -> None:
+        array = np.asarray(array)
+        want = self.shape + self.element
+        if array.shape != want:
+            if len(self.element) == 1 and array.shape == want + (1,):
+                array = array.reshape(want)
+            else:
+                raise QdValueError(
+                    f"qd.field shape {self.shape} does not match the numpy array shape "
+                    f"{array.shape}"
+                )
+        self.store(_cast(array, self.dtype))
+
+    def to_torch(self, device: object = None, copy: bool = True) -> object:
+        import torch  # lazy: PyTorch is optional and heavy
+
+        out = torch.from_numpy(self.to_numpy())
+        return out.to(device) if device is not None else out
+
+    def from_torch(self, tensor: object) -> None:
+        self.from_numpy(tensor.detach().cpu().numpy())  # type: ignore[attr-defined]
+
+    def to_dlpack(self) -> object:
+        return self.to_numpy().__dlpack__()
+
+    def fill(self, value: object) -> None:
+        if isinstance(value, matrix.Matrix):
+            value = value.entries
+        arr = self.host()
+        arr[...] = _cast(np.asarray(value), self.dtype)
+        self.store(arr)
+
+    def copy_from(self, other: object) -> None:
+        if not isinstance(other, Field):
+            raise TypeError("Cannot copy from a non-field object")
+        if other.shape != self.shape:
+            raise ValueError(
+                f"qd.field shape {self.shape} does not match the source field shape {other.shape}"
+            )
+        self.from_numpy(other.to_numpy())
+
+    def key_of(self, index: object) -> tuple:
+        key = (
+            () if index is None else tuple(index) if isinstance(index, (tuple, list)) else (index,)
+        )
+        if len(key) == 1 and isinstance(key[0], matrix.Matrix):
+            key = tuple(int(k) for k in np.ravel(key[0].entries))
+        if len(key) != len(self.shape):
+            raise AssertionError("Slicing is not supported on qd.field")
+        for k, n, o in zip(key, self.shape, self.offset):
+            if not isinstance(k, (int, np.integer)):
+                raise TypeError(
+                    f"Detected illegal element of type: {type(k)}. Please be aware that slicing a "
+                    "qd.field is not supported so far."
+                )
+            if not o <= k < o + n:
+                raise QdIndexError(
+                    f"index {tuple(key)} is out of bounds for field {self.label()} of shape "
+                    f"{self.shape}."
+                )
+        return tuple(int(k) - o for k, o in zip(key, self.offset))
+
+    def __getitem__(self, index: object) -> object:
+        """A scalar element as a Python number; a vector or matrix element as a `qd.Vector` /
+        `qd.Matrix` over the field's own memory, so `m[None][i, j] = v` writes the field (as the
+        reference's host accessors do; on the GPU it is a copy)."""
+        view = self.host()[self.key_of(index)]
+        if not self.element:
+            return view.item()
+        return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(view)
+
+    def __setitem__(self, index: object, value: object) -> None:
+        if isinstance(value, matrix.Matrix):
+            value = value.entries
+        key = self.key_of(index)
+        arr = self.storage()
+        if isinstance(arr, np.ndarray):
+            arr[key] = _cast(np.asarray(value), self.dtype)
+        else:
+            host = self.host()
+            host[key] = _cast(np.asarray(value), self.dtype)
+            self.store(host)
+
+    def __iter__(self) -> object:
+        raise NotImplementedError("Struct for is only available in Quadrants scope.")
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        return self.to_numpy(dtype)
+
+    def __str__(self) -> str:
+        return str(self.to_numpy()) if self.unusable() is None else "<Field: not placed>"
+
+    def __repr__(self) -> str:
+        return "<qd.field>"
+
+
+class ScalarField(Field):
+    """`qd.field(qd.f32, shape)`."""
+
+
+class MatrixField(Field):
+    """`qd.Vector.field(n, ...)`, `qd.Matrix.field(n, m, ...)`, `qd.field(vec3, ...)`."""
+
+
+_NOT_PLACED = (
+    "Field has no allocation. Allocate via `qd.field(..., shape=...)` or "
+    "`qd.root.dense(...).place(field)` before using it"
+)
+
+
+def field(
+    dtype: object,
+    shape: object = None,
+    order: object = None,
+    name: str = "",
+    offset: object = None,
+    needs_grad: bool = False,
+    needs_dual: bool = False,
+    layout: object = None,
+) -> Field:
+    """`qd.field(dtype, shape=..., needs_grad=...)`: zero-initialised; `shape=()` for a 0-d field
+    (indexed `x[None]`); no shape: placed later by `qd.root.dense(...).place(x)`."""
+    scalar, element = _element(dtype)
+    dims = None if shape is None else _shape(shape)
+    if (needs_grad or needs_dual) and not scalar.is_float:
+        raise QdRuntimeError(
+            f"{scalar} is not supported for field with `needs_grad=True` or `needs_dual=True`."
+        )
+    cls = MatrixField if element else ScalarField
+    return cls(scalar, dims, element, needs_grad, name, None, _offset(offset, dims))
+
+
+matrix.field_maker = field
+
+
+def attach(compiled: object) -> None:
+    """Read the launch words of the fields a compiled variant uses (allocating their storage)."""
+    compiled.field_words = [w for f in compiled.fields for w in f.launch_words()]  # type: ignore[attr-defined]
+
+
+def lazy_grad() -> None:
+    """`qd.root.lazy_grad()`: allocate the gradient of every float field."""
+    for f in list(_live):
+        if f.grad is not None and f.epoch == state.epoch:
+            f.grad.active = True
+
+
+def clear_gradients() -> None:
+    """Zero the gradient of every live field (`qd.ad.Tape` does, as Quadrants' does)."""
+    for f in list(_live):
+        if f.needs_grad and f.unusable() is None:
+            f.grad.fill(0)
+
+
+def _element(dtype: object) -> tuple[DType, tuple[int, ...]]:
+    if isinstance(dtype, matrix.MatrixType):
+        if dtype.shape is None or None in dtype.shape:
+            raise QdValueError(f"a field of {dtype} needs the element's sizes.")
+        inner = matrix.resolve_dtype(dtype.dtype) if dtype.dtype is not None else None
+        return inner or matrix.DEFAULTS["fp"], tuple(dtype.shape)
+    if isinstance(dtype, DType):
+        return dtype, ()
+    t = matrix.resolve_dtype(dtype) if dtype in (float, int, bool) else None
+    if t is None and dtype is not None:
+        try:
+            t = from_numpy(np.dtype(dtype))  # type: ignore[arg-type]
+        except TypeError:
+            t = None
+    if t is None:
+        raise QdValueError(
+            f"qd.field needs a dtype such as qd.f32 or a vector/matrix type, not {dtype!r}."
+        )
+    return t, ()
+
+
+def _shape(shape: object) -> tuple[int, ...]:
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if not all(
+        isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s > 0 for s in dims
+    ):
+        raise QdValueError(
+            f"{shape!r} is not a valid shape for a field: every extent must be a positive integer."
+        )
+    if math.prod(dims) >= 2**31:
+        raise QdValueError(f"a field of shape {shape} has more than 2**31 - 1 elements.")
+    return tuple(int(s) for s in dims)
+
+
+def _offset(offset: object, dims: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    if offset is None:
+        return None
+    off = tuple(offset) if isinstance(offset, (tuple, list)) else (offset,)
+    if dims is None or len(off) != len(dims) or not all(isinstance(o, int) for o in off):
+        raise QdValueError(
+            f"qd.field(offset={offset!r}) needs a shape and one integer per axis of it."
+        )
+    return off if any(off) else None
+
+
+def _np_dtype(dtype: object) -> np.dtype:
+    return dtype.np if isinstance(dtype, DType) else np.dtype(dtype)  # type: ignore[arg-type]
+
+
+def _cast(array: np.ndarray, dtype: DType) -> np.ndarray:
+    """`array` as `dtype`'s values, integers wrapping as a store in a kernel does."""
+    if dtype.is_int and dtype.bits > 1 and array.dtype.kind in "iuO":
+        wrapped = np.asarray(np.asarray(array, object) % (1 << dtype.bits), object)
+        return wrapped.astype(np.dtype(f"u{dtype.bits // 8}")).view(dtype.np)
+    return array.astype(dtype.np)
