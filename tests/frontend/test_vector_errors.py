@@ -191,8 +191,10 @@ CASES = [
         passes_a_vec3_array_for_vec2s,
         "takes_vec2_array(a)",
         "takes_vec2_array(a)",
-        "Invalid value for argument b - required element type: VectorType[2, f32], but [Tensor "
-        "(3) f32] is provided",
+        (
+            "Invalid value for argument b - required element type: VectorType[2, f32], but "
+            "[Tensor (3) f32] is provided"
+        ),
         qd.QdCompileValueError,
     ),
     (
