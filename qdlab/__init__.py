@@ -52,12 +52,13 @@ from .data_oriented import data_oriented, pure
 from .extensions import Extension as extension
 from .extensions import is_extension_enabled, is_extension_supported
 from .field import Field, MatrixField, ScalarField, field
-from .kernel import Kernel, func, kernel
+from .kernel import Kernel, kernel
 from .lang import (
     BUILTINS,
     Matrix,
     Template,
     Vector,
+    func,
     static,
     static_assert,
     stream_parallel,

@@ -493,16 +493,6 @@ def kernel(
         raise _user_facing(e) from None
 
 
-def func(
-    fn: typing.Callable | None = None, **options: object
-) -> Func | typing.Callable[[typing.Callable], Func]:
-    """`@qd.func`, `@qd.func(requires_top_level=True)`: always inlined."""
-    top = bool(options.get("requires_top_level", False))
-    if fn is None:
-        return lambda f: Func(f, requires_top_level=top)
-    return Func(fn, requires_top_level=top)
-
-
 def _user_facing(e: QdError) -> QdError:
     """`e` without the frames it came through (its message points at the user's line); with them all
     when QDLAB_DEBUG_FRONTEND=1."""

@@ -74,6 +74,8 @@ class CompileTime:
                 return self.lookup(func.id)
             except QdError:
                 return None
+        if isinstance(func, ast.Call) and self.resolve_callee(func.func) is lang.func:
+            return self.resolve_static(func)  # `qd.func(f)(x)`: f made a @qd.func while compiling
         if isinstance(func, ast.Attribute):
             base = self.resolve_callee(func.value)
             if isinstance(base, StructRef):

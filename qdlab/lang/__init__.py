@@ -38,6 +38,15 @@ class Func:
         )
 
 
+def func(fn: Callable | None = None, **options: object) -> Func | Callable[[Callable], Func]:
+    """`@qd.func`, `@qd.func(requires_top_level=True)`: always inlined. Also callable in a kernel,
+    `qd.func(f)(x)`, which inlines the Python function `f` there."""
+    top = bool(options.get("requires_top_level", False))
+    if fn is None:
+        return lambda f: Func(f, requires_top_level=top)
+    return Func(fn, requires_top_level=top)
+
+
 class KernelDef:
     """A `@qd.kernel` as the language sees it: the Python function it was made from and its name.
     `qdlab.Kernel`, which compiles and launches, derives from it."""
