@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import data_oriented, state, struct_args, vector_args
+from . import data_oriented, state, struct_args, struct_types, vector_args
 from .array_args import (
     NDARRAYS,
     annotation,
@@ -100,7 +100,15 @@ class Kernel(KernelDef):
                     annotation_loc(fn, k),
                 )
             self.annotations.append(ann)
-        parts = vector_args.return_parts(hints.get("return"))
+        self.return_struct = (
+            hints.get("return") if struct_types.members_of(hints.get("return")) else None
+        )
+        """A `@qd.dataclass` / `qd.types.struct` return type (its leaves are the return words)."""
+        parts = (
+            struct_types.return_parts(self.return_struct)
+            if self.return_struct is not None
+            else vector_args.return_parts(hints.get("return"))
+        )
         if parts is None:
             raise QdTypeError(
                 f"kernel `{self.name}`: unsupported return annotation {hints['return']!r}.",
@@ -457,10 +465,13 @@ class Kernel(KernelDef):
         return launcher.run(words, state.config().random_seed)  # type: ignore[attr-defined]
 
     def rebuild(self, result: object) -> object:
-        """Return words as the annotation shapes them: a qd.Vector / qd.Matrix per vector part."""
-        if not any(self.return_shapes):
-            return result
-        return vector_args.rebuild(result, self.return_shapes, self.returns)
+        """Return words as the annotation shapes them: a qd.Vector / qd.Matrix per vector part, a
+        struct for a struct return."""
+        if any(self.return_shapes):
+            result = vector_args.rebuild(result, self.return_shapes, self.returns)
+        if self.return_struct is not None:
+            return struct_types.rebuild(self.return_struct, result)
+        return result
 
     def warn_alias(self, overlap: list[tuple[str, str]]) -> None:
         pairs = ", ".join(f"`{a}` and `{b}`" for a, b in overlap)

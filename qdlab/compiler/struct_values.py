@@ -110,6 +110,18 @@ class StructValues:
             )
         return None
 
+    def struct_leaves(self, x: object) -> object:
+        """A struct's members (of its nested structs too) as a tuple, in member order, as a
+        kernel returns them; anything else as it is."""
+        v = self.struct_value(x)
+        if v is None:
+            return x
+        out: list = []
+        for m in v.members.values():
+            leaves = self.struct_leaves(m)
+            out.extend(leaves if isinstance(m, StructValue) else [leaves])
+        return tuple(out)
+
     def load_member(self, m: object) -> object:
         if isinstance(m, Local):
             return self.emit(ir.LocalLoad, [m.ref], m.ref.type.dtype, m.ref.name)  # type: ignore[union-attr]
