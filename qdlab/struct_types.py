@@ -19,13 +19,9 @@ import numpy as np
 from . import vector_args
 from .array_args import scalar_type
 from .compiler.errors import QdSyntaxError, QdTypeError
+from .compiler.struct_values import members_of
 from .compiler.types import DType
 from .lang import Matrix, MatrixType
-
-
-def members_of(cls: type) -> dict[str, object] | None:
-    """A struct type's members and their types (None for any other class)."""
-    return getattr(cls, "__qd_struct__", None) if isinstance(cls, type) else None
 
 
 def convert(value: object, t: object, name: str) -> object:
