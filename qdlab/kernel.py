@@ -71,6 +71,8 @@ class Kernel(KernelDef):
         """`qd.init` settings for this kernel only, over the active config (`%%qdkernel --opt 1`
         sets them)."""
         self.param_names, self.defaults = binding.parameters(fn)
+        self.method = data_oriented.is_method(fn)
+        """Defined in a class body: its first parameter is the instance (`Kernel.__get__`)."""
         try:
             hints = inspect.get_annotations(fn, eval_str=True)
         except Exception as e:  # noqa: BLE001 - a user's annotation may raise anything
@@ -80,7 +82,7 @@ class Kernel(KernelDef):
             ) from None
         self.annotations = []
         for k, name in enumerate(self.param_names):
-            if k == 0 and name not in hints and data_oriented.is_method(fn):
+            if k == 0 and name not in hints and self.method:
                 hints[name] = Template  # `self`: the instance is a template argument
             if name not in hints:
                 raise QdTypeError(
@@ -368,8 +370,11 @@ class Kernel(KernelDef):
             return None
 
     def __get__(self, obj: object, cls: type | None = None) -> object:
-        """A kernel method of a data-oriented class, bound to its instance."""
-        return self if obj is None else data_oriented.bind(self, obj)
+        """A kernel method of a data-oriented class, bound to its instance (a kernel defined
+        elsewhere and stored on a class stays unbound)."""
+        if obj is None or not self.method:
+            return self
+        return data_oriented.bind(self, obj)
 
     def launch_cuda(self, args: tuple, kwargs: dict) -> object:
         """A launch on the GPU: arguments bound (device arrays by pointer, host arrays copied by the

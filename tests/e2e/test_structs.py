@@ -442,3 +442,12 @@ def test_a_kernel_returns_a_struct() -> None:
     assert isinstance(r, Ret) and isinstance(r.c, Complex)
     np.testing.assert_array_equal(r.p, [1, 2, 3])
     assert (r.n, r.c.re, r.c.im) == (6, 2.0, 1.0)
+
+
+def test_a_kernel_stored_on_a_class_stays_unbound() -> None:
+    class Holder:
+        run = configured  # a module-level kernel, not a method
+
+    c, x = Config(1.0, "mul"), np.ones(4, np.float32)
+    Holder().run(c, x)
+    np.testing.assert_array_equal(x, [1.0] * 4)
