@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import data_oriented, field, state, struct_args, vector_args
+from . import data_oriented, field, state, struct_args, struct_types, vector_args
 from .array_args import (
     NDARRAYS,
     annotation,
@@ -71,6 +71,8 @@ class Kernel(KernelDef):
         """`qd.init` settings for this kernel only, over the active config (`%%qdkernel --opt 1`
         sets them)."""
         self.param_names, self.defaults = binding.parameters(fn)
+        self.method = data_oriented.is_method(fn)
+        """Defined in a class body: its first parameter is the instance (`Kernel.__get__`)."""
         try:
             hints = inspect.get_annotations(fn, eval_str=True)
         except Exception as e:  # noqa: BLE001 - a user's annotation may raise anything
@@ -80,7 +82,7 @@ class Kernel(KernelDef):
             ) from None
         self.annotations = []
         for k, name in enumerate(self.param_names):
-            if k == 0 and name not in hints and data_oriented.is_method(fn):
+            if k == 0 and name not in hints and self.method:
                 hints[name] = Template  # `self`: the instance is a template argument
             if name not in hints:
                 raise QdTypeError(
@@ -100,7 +102,15 @@ class Kernel(KernelDef):
                     annotation_loc(fn, k),
                 )
             self.annotations.append(ann)
-        parts = vector_args.return_parts(hints.get("return"))
+        self.return_struct = (
+            hints.get("return") if struct_types.members_of(hints.get("return")) else None
+        )
+        """A `@qd.dataclass` / `qd.types.struct` return type (its leaves are the return words)."""
+        parts = (
+            struct_types.return_parts(self.return_struct)
+            if self.return_struct is not None
+            else vector_args.return_parts(hints.get("return"))
+        )
         if parts is None:
             raise QdTypeError(
                 f"kernel `{self.name}`: unsupported return annotation {hints['return']!r}.",
@@ -361,8 +371,11 @@ class Kernel(KernelDef):
             return None
 
     def __get__(self, obj: object, cls: type | None = None) -> object:
-        """A kernel method of a data-oriented class, bound to its instance."""
-        return self if obj is None else data_oriented.bind(self, obj)
+        """A kernel method of a data-oriented class, bound to its instance (a kernel defined
+        elsewhere and stored on a class stays unbound)."""
+        if obj is None or not self.method:
+            return self
+        return data_oriented.bind(self, obj)
 
     def launch_cuda(self, args: tuple, kwargs: dict) -> object:
         """A launch on the GPU: arguments bound (device arrays by pointer, host arrays copied by the
@@ -461,10 +474,13 @@ class Kernel(KernelDef):
         return launcher.run(words, state.config().random_seed)  # type: ignore[attr-defined]
 
     def rebuild(self, result: object) -> object:
-        """Return words as the annotation shapes them: a qd.Vector / qd.Matrix per vector part."""
-        if not any(self.return_shapes):
-            return result
-        return vector_args.rebuild(result, self.return_shapes, self.returns)
+        """Return words as the annotation shapes them: a qd.Vector / qd.Matrix per vector part, a
+        struct for a struct return."""
+        if any(self.return_shapes):
+            result = vector_args.rebuild(result, self.return_shapes, self.returns)
+        if self.return_struct is not None:
+            return struct_types.rebuild(self.return_struct, result)
+        return result
 
     def warn_alias(self, overlap: list[tuple[str, str]]) -> None:
         pairs = ", ".join(f"`{a}` and `{b}`" for a, b in overlap)

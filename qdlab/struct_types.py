@@ -16,15 +16,12 @@ import typing
 
 import numpy as np
 
+from . import vector_args
 from .array_args import scalar_type
 from .compiler.errors import QdSyntaxError, QdTypeError
+from .compiler.struct_values import members_of
 from .compiler.types import DType
 from .lang import Matrix, MatrixType
-
-
-def members_of(cls: type) -> dict[str, object] | None:
-    """A struct type's members and their types (None for any other class)."""
-    return getattr(cls, "__qd_struct__", None) if isinstance(cls, type) else None
 
 
 def convert(value: object, t: object, name: str) -> object:
@@ -99,3 +96,30 @@ def struct(**members: object) -> type:
     """`qd.types.struct(a=qd.i16, b=qd.f32)`: a struct type with these members."""
     cls = type("Struct", (), {"__annotations__": members, "__module__": "qd.types.struct"})
     return dataclass(typing.cast(type, cls))
+
+
+def return_parts(t: type) -> list | None:
+    """A struct return's leaves, in member order, as `vector_args.return_parts` gives each (its
+    entry types and shape); None when a member is not a return type."""
+    parts: list = []
+    for m in (members_of(t) or {}).values():
+        part = return_parts(m) if members_of(m) is not None else vector_args.return_parts(m)  # type: ignore[arg-type]
+        if part is None:
+            return None
+        parts.extend(part)
+    return parts
+
+
+def rebuild(t: type, leaves: object) -> object:
+    """A struct return from its leaves (numbers, `qd.Vector`s), in member order."""
+    todo = list(leaves) if isinstance(leaves, tuple) else [leaves]
+
+    def build(cls: type) -> object:
+        return cls(
+            **{
+                k: build(m) if members_of(m) is not None else todo.pop(0)
+                for k, m in (members_of(cls) or {}).items()
+            }
+        )  # type: ignore[arg-type]
+
+    return build(t)

@@ -19,7 +19,7 @@ import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as import
 
 from . import ir
 from .errors import QdTypeError
-from .scope import Local
+from .scope import Local, describe
 from .structs import BoundMethod, StructRef, Structs
 from .types import LocalType
 from .vectors import Vec, VecLocal
@@ -109,6 +109,30 @@ class StructValues:
                 type(x.value), {k: self.struct_value(v) or v for k, v in values.items()}
             )
         return None
+
+    def check_struct_param(self, name: str, annotation: object, x: object) -> None:
+        """A `@qd.func` parameter annotated with a dataclass takes a struct (of that class, or of
+        one redefined since: its members are checked as they are read)."""
+        struct = isinstance(annotation, type) and (
+            hasattr(annotation, "__dataclass_fields__") or members_of(annotation) is not None
+        )
+        if struct and not isinstance(x, STRUCTS):
+            raise self.error(
+                f"parameter `{name}` takes a {annotation.__name__}, not {describe(x)}.",  # type: ignore[union-attr]
+                QdTypeError,
+            )
+
+    def struct_leaves(self, x: object) -> object:
+        """A struct's members (of its nested structs too) as a tuple, in member order, as a
+        kernel returns them; anything else as it is."""
+        v = self.struct_value(x)
+        if v is None:
+            return x
+        out: list = []
+        for m in v.members.values():
+            leaves = self.struct_leaves(m)
+            out.extend(leaves if isinstance(m, StructValue) else [leaves])
+        return tuple(out)
 
     def load_member(self, m: object) -> object:
         if isinstance(m, Local):

@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from . import ir
-from .errors import QdError, QdSyntaxError, QdTypeError, QdValueError, QuadrantsCompilationError
-from .scope import describe
+from .errors import QdError, QdSyntaxError, QdValueError, QuadrantsCompilationError
 from .types import TensorType
 from .vectors import Vec
 
@@ -167,18 +166,6 @@ class Structs:
         args = self.visit_args(node.args)
         kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
         return self.inline_call(method.func, [method.self, *args], kwargs, ast.unparse(node.func))
-
-    def check_struct_param(self, name: str, annotation: object, x: object) -> None:
-        """A `@qd.func` parameter annotated with a dataclass takes a struct (of that class, or of
-        one redefined since: its members are checked as they are read)."""
-        struct = isinstance(annotation, type) and (
-            hasattr(annotation, "__dataclass_fields__") or hasattr(annotation, "__qd_struct__")
-        )
-        if struct and not isinstance(x, StructRef) and not hasattr(x, "members"):
-            raise self.error(
-                f"parameter `{name}` takes a {annotation.__name__}, not {describe(x)}.",  # type: ignore[union-attr]
-                QdTypeError,
-            )
 
     def rebind_error(self, name: str, ref: StructRef) -> QdError:
         return self.error(

@@ -266,7 +266,9 @@ class Vectors:
         )
 
     def return_values(self, value: object) -> list:
-        """A kernel's return values, each vector or matrix one flattened into its entries."""
+        """A kernel's return values, each vector or matrix one flattened into its entries (and a
+        struct into its members, `struct_values.py`)."""
+        value = self.struct_leaves(value)
         values = list(value) if isinstance(value, tuple) else [value]
         shapes = self.return_shapes or [()] * len(self.kernel.returns)
         if len(values) != len(shapes) and len(shapes) == 1 and shapes[0]:

@@ -427,3 +427,27 @@ def test_struct_values_locals_methods_and_funcs(options: dict) -> None:
         p, m = a if not b[1] > a[1] else b
         want.append((p + 1).sum() * 100 + m)
     np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+Ret = qd.types.struct(p=qd.math.vec3, n=qd.i32, c=Complex)
+
+
+@qd.kernel
+def returns_a_struct(c: Complex, k: qd.i32) -> Ret:
+    return Ret(qd.Vector([1.0, 2.0, k]), k * 2, Complex(c.im, c.re))
+
+
+def test_a_kernel_returns_a_struct() -> None:
+    r = returns_a_struct(Complex(1, 2), 3)
+    assert isinstance(r, Ret) and isinstance(r.c, Complex)
+    np.testing.assert_array_equal(r.p, [1, 2, 3])
+    assert (r.n, r.c.re, r.c.im) == (6, 2.0, 1.0)
+
+
+def test_a_kernel_stored_on_a_class_stays_unbound() -> None:
+    class Holder:
+        run = configured  # a module-level kernel, not a method
+
+    c, x = Config(1.0, "mul"), np.ones(4, np.float32)
+    Holder().run(c, x)
+    np.testing.assert_array_equal(x, [1.0] * 4)
