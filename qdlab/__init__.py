@@ -74,6 +74,7 @@ from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
 from .profile import Profile, profile
 from .snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root
 from .struct_types import dataclass, struct
+from .tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
 
 int8, int16, int32, int64 = i8, i16, i32, i64
 uint8, uint16, uint32, uint64 = u8, u16, u32, u64
@@ -84,6 +85,12 @@ namespace.struct = staticmethod(struct)  # `qd.types.struct`: the namespace is t
 del exception, impl, misc, namespace, ops, util  # reached as `qd.lang.<name>`, as in Quadrants
 
 __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys are strings)
+    "Backend",
+    "MatrixTensor",
+    "Tensor",
+    "VectorTensor",
+    "tensor",
+    "wrap",
     "CRITICAL",
     "DEBUG",
     "ERROR",

@@ -17,6 +17,7 @@ from .compiler.errors import QdArgumentError, QdTypeError, QdValueError, SourceL
 from .compiler.types import ArrayType, DType, from_numpy, u1
 from .lang import ArrayAnnotation, MatrixType, NDArray, Template, template
 from .ndarray import MatrixNdarray, Ndarray, VectorNdarray
+from .tensor import Tensor
 
 NDARRAYS = (Ndarray, VectorNdarray, MatrixNdarray)
 
@@ -117,6 +118,8 @@ def annotation(ann: object) -> object:
         return u1
     if ann is Template or ann is template:  # `qd.template` without the call, as Quadrants takes it
         return Template
+    if ann is Tensor:  # an ndarray or a field, whichever the argument is
+        return Tensor
     return None
 
 

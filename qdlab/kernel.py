@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import data_oriented, field, state, struct_args, struct_types, vector_args
+from . import tensor as tensors
 from .array_args import (
     NDARRAYS,
     annotation,
@@ -32,11 +33,13 @@ from .compiler.pipeline import Compiled, KernelSpec, compile_cached
 from .compiler.source import annotation_loc, unevaluable
 from .compiler.types import ArrayType, DType, i32
 from .lang import ArrayAnnotation, Func, KernelDef, MatrixType, Template
+from .lang.fields import FieldBase
 from .ndarray import Ndarray
 
 log = logging.getLogger("qdlab")
-ARRAY, TEMPLATE, SCALAR, VECTOR = "array", "template", "scalar", "vector"
-"""Kinds of kernel parameter (VECTOR: a vector or matrix by value)."""
+ARRAY, TEMPLATE, SCALAR, VECTOR, TENSOR = "array", "template", "scalar", "vector", "tensor"
+"""Kinds of kernel parameter (VECTOR: a vector or matrix by value; TENSOR: `x: qd.Tensor`, an
+ndarray as ARRAY is or a field as TEMPLATE is, whichever the argument holds)."""
 
 
 @dataclass
@@ -119,7 +122,9 @@ class Kernel(KernelDef):
         self.returns = [t for types, _ in parts for t in types]
         self.return_shapes = [shape for _, shape in parts]
         self.kinds = [
-            ARRAY
+            TENSOR
+            if a is tensors.Tensor
+            else ARRAY
             if isinstance(a, ArrayAnnotation)
             else TEMPLATE
             if a is Template or struct_args.is_struct_type(a)
@@ -135,6 +140,8 @@ class Kernel(KernelDef):
                 else array_key
             )
             if isinstance(a, ArrayAnnotation)
+            else tensor_key
+            if a is tensors.Tensor
             else struct_args.StructKey(a is not Template)
             if a is Template or struct_args.is_struct_type(a)
             else type
@@ -175,6 +182,8 @@ class Kernel(KernelDef):
         args = self.positional(args, kwargs)
         sig, values, templates = [], [], {}
         for name, ann, a in zip(self.param_names, self.annotations, args):
+            if ann is tensors.Tensor:  # either kind, as the argument is
+                ann = Template if isinstance(a, FieldBase) else ArrayAnnotation()
             if isinstance(ann, ArrayAnnotation):
                 index = self.param_names.index(name)
                 arr, grad, t = array_arg(
@@ -346,6 +355,8 @@ class Kernel(KernelDef):
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         try:
             args = self.positional(args, kwargs)
+            if tensors.made:  # a qd.Tensor argument is what it holds
+                args = tuple(tensors.unwrap(a) for a in args)
             if state.tape is not None and not self.autodiff:
                 state.tape.record(self, args, {})
             if (self.options or state.config().arch != "cpu") and self.config().arch == "cuda":
@@ -411,7 +422,7 @@ class Kernel(KernelDef):
         launcher = compiled.launcher
         extents: list | None = [None] * len(launcher.params) if launcher.alias_pairs else None
         for k, (kind, a) in enumerate(zip(self.kinds, args)):
-            if kind is ARRAY:
+            if kind is ARRAY or (kind is TENSOR and not isinstance(a, FieldBase)):
                 if type(a) in NDARRAYS:
                     words.extend(a._words)
                     if extents is not None:
@@ -462,7 +473,7 @@ class Kernel(KernelDef):
         launcher = launcher or compiled.launcher
         words = []
         for kind, v in zip(self.kinds, values):
-            if kind is ARRAY:
+            if kind is ARRAY or (kind is TENSOR and v is not None):
                 arr, grad = v
                 words.extend((arr.ctypes.data, grad.ctypes.data if grad is not None else 0))
                 words.extend(arr.shape)
@@ -507,6 +518,12 @@ def kernel(
         return Kernel(fn)
     except QdError as e:
         raise _user_facing(e) from None
+
+
+def tensor_key(a: object) -> object:
+    """The launch key of a `qd.Tensor` parameter's argument: a field by identity, an array by
+    signature."""
+    return ("field", a.key) if isinstance(a, FieldBase) else array_key(a)  # type: ignore[attr-defined]
 
 
 def _user_facing(e: QdError) -> QdError:

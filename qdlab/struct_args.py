@@ -40,6 +40,7 @@ from .compiler.structs import METHOD, OPAQUE, PARAM, STRUCT, VALUE, Member, Stru
 from .compiler.types import ArrayType, DType, TensorType
 from .lang import ArrayAnnotation, Func, KernelDef, MatrixType
 from .lang.fields import FieldBase
+from .tensor import Tensor, unwrap
 
 SCALARS = (bool, int, float, str, type(None))
 MAX_MEMBERS = 10_000
@@ -177,7 +178,7 @@ class StructArg:
         return names + [k for k in getattr(v, "__dict__", {}) if k not in names]
 
     def member(self, ref: StructRef, attr: str) -> Member:
-        value = getattr(ref.value, attr)
+        value = unwrap(getattr(ref.value, attr))  # a qd.Tensor member is what it holds
         name = f"{ref.name}.{attr}"
         typed = member_annotations(ref.annotation) if ref.annotation is not None else {}  # type: ignore[arg-type]
         m = (
@@ -206,6 +207,10 @@ class StructArg:
                 )
             return Member(STRUCT, v, annotation=type(v))
         a = annotation(ann)
+        if a is Tensor:  # an ndarray or a field (held as a value), whichever the member is
+            if isinstance(v, FieldBase):
+                return self.untyped(None, "", v, name)
+            a = ArrayAnnotation()
         if isinstance(a, ArrayAnnotation):
             return Member(PARAM, v, array_arg(v, a, self.kernel, name)[2])
         if isinstance(a, MatrixType):
@@ -439,7 +444,7 @@ class Members:
             if kind is ZERO:
                 words.extend(slot)
                 continue
-            a = values[slot[0]][slot[1]]
+            a = unwrap(values[slot[0]][slot[1]])
             if kind is ARRAY_WORDS:
                 if type(a) in NDARRAYS:
                     words.extend(a._words)

@@ -26,6 +26,8 @@ ndarray_maker: Callable | None = None
 """`qd.ndarray`, registered by `qdlab.ndarray` when it loads (the language cannot import the
 runtime); `qd.Vector.ndarray` and `qd.Matrix.ndarray` go through it."""
 field_maker: Callable | None = None
+tensor_maker: Callable | None = None
+"""`qdlab.tensor.tensor`, which `qd.Vector.tensor` / `qd.Matrix.tensor` call (set when it loads)."""
 """`qd.field`, registered by `qdlab.field`; `qd.Vector.field`, `qd.Matrix.field` and `vec3.field`
 go through it."""
 
@@ -435,6 +437,11 @@ class Matrix:
         """`qd.Matrix.field(n, m, dtype, shape)`: a field of n x m matrices."""
         return field_maker(MatrixType(n, m, dtype), *args, **kwargs)  # type: ignore[misc]
 
+    @classmethod
+    def tensor(cls, n: int, m: int, dtype: object, shape: object, **kwargs: object) -> object:
+        """`qd.Matrix.tensor(n, m, dtype, shape, backend=...)`: a `qd.Tensor` of n x m matrices."""
+        return tensor_maker(MatrixType(n, m, dtype), shape, **kwargs)  # type: ignore[misc]
+
 
 class Vector(Matrix):
     """An n-vector: `qd.Vector([1, 2, 3])`."""
@@ -455,6 +462,11 @@ class Vector(Matrix):
     def field(cls, n: int, dtype: object, *args: object, **kwargs: object) -> object:  # type: ignore[override]
         """`qd.Vector.field(n, dtype, shape)`: a field of n-vectors."""
         return field_maker(VectorType(n, dtype), *args, **kwargs)  # type: ignore[misc]
+
+    @classmethod
+    def tensor(cls, n: int, dtype: object, shape: object, **kwargs: object) -> object:  # type: ignore[override]
+        """`qd.Vector.tensor(n, dtype, shape, backend=...)`: a `qd.Tensor` of n-vectors."""
+        return tensor_maker(VectorType(n, dtype), shape, **kwargs)  # type: ignore[misc]
 
 
 _HOST_MATH: dict[str, Callable] = {

@@ -1,0 +1,179 @@
+"""`qd.Tensor`, `qd.tensor(...)`, `qd.Backend`: Quadrants' backend-agnostic tensor, a thin wrapper
+around a `qd.ndarray` or a `qd.field` that shows the same surface whichever it holds (shape,
+dtype, host indexing, `to_numpy` / `from_numpy` / `fill` / `copy_from` / `to_torch` /
+`from_torch`, `.grad`).
+
+A kernel sees what the wrapper holds: `Kernel.__call__` unwraps a `Tensor` argument (`unwrap`,
+only once any `Tensor` was made, so programs that never make one pay nothing), and a parameter
+annotated `qd.Tensor` takes either kind: an ndarray as `qd.types.ndarray()` would, a field as
+`qd.template()` would. Layouts other than the identity (`layout=(1, 0)`) are refused by name.
+"""
+
+from __future__ import annotations
+
+import enum
+from functools import cached_property
+
+from .field import Field, field
+from .lang import matrix
+from .ndarray import Ndarray, ndarray
+
+
+class Backend(enum.IntEnum):
+    """Which storage `qd.tensor(...)` makes: a field or an ndarray."""
+
+    FIELD = 0
+    NDARRAY = 1
+
+
+made = False
+"""Whether any `Tensor` was made in this process: until then kernel calls skip the unwrap."""
+
+
+class Tensor:
+    """A `qd.ndarray` or a `qd.field`, under one surface; also the annotation `x: qd.Tensor`."""
+
+    def __init__(self, impl: object) -> None:
+        global made
+        if not isinstance(impl, (Ndarray, Field)):
+            raise TypeError(f"Tensor(impl) requires an Ndarray or Field; got {type(impl).__name__}")
+        self._impl = impl
+        made = True
+
+    def __repr__(self) -> str:
+        return f"Tensor(shape={self.shape!r}, dtype={self.dtype!r}, backend={self._backend().name})"
+
+    def _backend(self) -> Backend:
+        return Backend.NDARRAY if isinstance(self._impl, Ndarray) else Backend.FIELD
+
+    def _unwrap(self) -> object:
+        return self._impl
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._impl.shape)  # type: ignore[attr-defined]
+
+    @property
+    def dtype(self) -> object:
+        return self._impl.dtype  # type: ignore[attr-defined]
+
+    @property
+    def layout(self) -> None:
+        return None  # only the identity layout is made
+
+    def __getitem__(self, key: object) -> object:
+        return self._impl[key]  # type: ignore[index]
+
+    def __setitem__(self, key: object, value: object) -> None:
+        self._impl[key] = value  # type: ignore[index]
+
+    def to_numpy(self, dtype: object = None, *, copy: bool | None = True) -> object:
+        out = self._impl.to_numpy()  # type: ignore[attr-defined]
+        return out if dtype is None else out.astype(dtype)
+
+    def from_numpy(self, array: object) -> None:
+        self._impl.from_numpy(array)  # type: ignore[attr-defined]
+
+    def fill(self, value: object) -> None:
+        self._impl.fill(value)  # type: ignore[attr-defined]
+
+    def copy_from(self, other: object) -> None:
+        self._impl.copy_from(unwrap(other))  # type: ignore[attr-defined]
+
+    def to_torch(self, device: object = None) -> object:
+        return self._impl.to_torch(device)  # type: ignore[attr-defined]
+
+    def from_torch(self, tensor: object) -> None:
+        self._impl.from_torch(tensor)  # type: ignore[attr-defined]
+
+    def has_grad(self) -> bool:
+        return getattr(self._impl, "grad", None) is not None
+
+    @cached_property
+    def grad(self) -> Tensor | None:
+        g = getattr(self._impl, "grad", None)
+        return None if g is None else wrap(g)
+
+    def __reduce__(self) -> tuple:
+        return (_rebuild, (type(self), self._backend(), self.dtype, self.shape, self.to_numpy()))
+
+
+class VectorTensor(Tensor):
+    """A `Tensor` of vectors (`qd.Vector.tensor(n, dtype, shape)`)."""
+
+    @property
+    def n(self) -> int:
+        return self.element_shape[0]
+
+    @property
+    def element_shape(self) -> tuple[int, ...]:
+        return element_of(self._impl)
+
+
+class MatrixTensor(VectorTensor):
+    """A `Tensor` of matrices (`qd.Matrix.tensor(n, m, dtype, shape)`)."""
+
+    @property
+    def m(self) -> int:
+        return self.element_shape[1]
+
+
+def element_of(impl: object) -> tuple[int, ...]:
+    """The element shape of an ndarray (`element_shape`) or a field (`element`)."""
+    return tuple(getattr(impl, "element_shape", None) or getattr(impl, "element", ()) or ())
+
+
+def wrap(impl: object) -> Tensor:
+    """`impl` in the wrapper its element shape calls for."""
+    element = element_of(impl)
+    cls = Tensor if not element else VectorTensor if len(element) == 1 else MatrixTensor
+    return cls(impl)
+
+
+def unwrap(value: object) -> object:
+    return value._impl if isinstance(value, Tensor) else value
+
+
+ACCEPTED = ("backend", "dtype", "layout", "needs_grad", "shape")
+
+
+def tensor(
+    dtype: object,
+    shape: object,
+    *,
+    backend: Backend = Backend.NDARRAY,
+    layout: object = None,
+    **kwargs: object,
+) -> Tensor:
+    """`qd.tensor(dtype, shape, backend=qd.Backend.NDARRAY | FIELD, needs_grad=False)`."""
+    unknown = sorted(set(kwargs) - {"needs_grad"})
+    if unknown:
+        raise TypeError(
+            f"qd.tensor() got unexpected keyword argument(s) {unknown}; accepted: "
+            f"{', '.join(ACCEPTED)}"
+        )
+    order = None if layout is None else tuple(layout)  # type: ignore[arg-type]
+    if order is not None and order != tuple(range(len(order))):
+        raise NotImplementedError(
+            f"qd.tensor(layout={order!r}): qdlab stores tensors in the canonical order only; pass "
+            "layout=None."
+        )
+    needs_grad = bool(kwargs.get("needs_grad", False))
+    try:
+        backend = Backend(backend)
+    except ValueError:
+        raise ValueError(
+            f"qd.tensor(backend={backend!r}): use qd.Backend.NDARRAY or FIELD"
+        ) from None
+    if backend is Backend.FIELD:
+        return wrap(field(dtype, shape=shape, needs_grad=needs_grad))
+    return wrap(ndarray(dtype, shape, needs_grad=needs_grad))
+
+
+def _rebuild(cls: type, backend: Backend, dtype: object, shape: tuple, data: object) -> Tensor:
+    out = tensor(dtype, shape, backend=backend)
+    out.from_numpy(data)
+    return out
+
+
+matrix.tensor_maker = tensor
