@@ -23,6 +23,7 @@ from .errors import (
     QdTypeError,
     QuadrantsCompilationError,
 )
+from .fingerprint import UNKNOWN
 from .scope import FuncReturn, GradOf, Local, Scope, describe, dotted, is_number
 from .source import func_source
 from .struct_values import StructLocal, StructValue, members_of
@@ -377,13 +378,27 @@ class Calls:
         v = self.cast(self.value(self.visit(value_node), dtype), dtype)
         return self.emit(ir.Atomic, [base, *indices, v], dtype, op=op, grad=grad)
 
-    def func_annotations(self, tree: ast.FunctionDef) -> dict:
+    def func_annotations(self, tree: ast.FunctionDef, fn: object) -> dict:
         """A `@qd.func`'s parameter and return annotations, evaluated from its source while it
         compiles: a string annotation (`from __future__ import annotations`) means what the
         written one does, and every global or closure value one names is a dependency the manifest
-        checks."""
+        checks. One that names what neither holds (a class local to the function that defined the
+        func) is taken as Python evaluated it, and the kernel is then not served by the manifest,
+        which could not find it again."""
         nodes = {p.arg: p.annotation for p in tree.args.args} | {"return": tree.returns}
-        return {name: self.resolve_static(n) for name, n in nodes.items() if n is not None}
+        raw = getattr(fn, "__annotations__", {})
+        out = {}
+        for name, node in nodes.items():
+            if node is None:
+                continue
+            try:
+                out[name] = self.resolve_static(node)
+            except QdError:
+                if name not in raw or isinstance(raw[name], str):
+                    raise
+                out[name] = raw[name]
+                self.deps.add(("", "<annotation>", UNKNOWN))
+        return out
 
     def check_array_param(self, name: str, ann: lang.ArrayAnnotation, x: object) -> None:
         """An array passed to a `@qd.func` parameter annotated `qd.types.ndarray(dtype=, ndim=)`
@@ -532,7 +547,7 @@ class Calls:
         owner = f"{outer.owner}/{via}" if outer.owner else via
         self.scope = Scope(source, source.tree.name, fn_globals, [{}], [], True, (0, 0), owner)
         try:  # in the func's own scope: its globals and closure
-            annotations = self.func_annotations(source.tree)
+            annotations = self.func_annotations(source.tree, func.fn)  # type: ignore[attr-defined]
         finally:
             self.scope = outer
         frame: dict = {}
