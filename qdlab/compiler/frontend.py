@@ -34,6 +34,7 @@ from .errors import (
 )
 from .fields import Fields
 from .fingerprint import fingerprint
+from .inlining import Inlining
 from .loops import Loops
 from .printing import Prints
 from .scope import (
@@ -95,6 +96,7 @@ class Frontend(
     Conditionals,
     CompileTime,
     Prints,
+    Inlining,
     Vectors,
     VectorIndexing,
     VectorOps,
