@@ -59,7 +59,24 @@ from .lang import ops as ops
 from .lang import util as util
 from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
 from .profile import Profile, profile
-from .snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root
+from .snode import (
+    BitpackedFields,
+    FieldsBuilder,
+    Mesh,
+    MeshInstance,
+    SNode,
+    axes,
+    i,
+    ij,
+    ijk,
+    ijkl,
+    ik,
+    j,
+    jk,
+    k,
+    l,
+    root,
+)
 
 int8, int16, int32, int64 = i8, i16, i32, i64
 uint8, uint16, uint32, uint64 = u8, u16, u32, u64
@@ -71,6 +88,9 @@ del exception, impl, misc, ops, util  # reached as `qd.lang.<name>`, as in Quadr
 __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys are strings)
     "ad",
     "axes",
+    "BitpackedFields",
+    "Mesh",
+    "MeshInstance",
     "field",
     "Field",
     "FieldsBuilder",
