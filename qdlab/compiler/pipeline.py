@@ -22,7 +22,7 @@ from .cache import BinaryCache
 from .cfg import cfg_dot
 from .config import Config
 from .explain import KernelReport
-from .fields import field_params
+from .fields import field_params, field_paths, field_type
 from .frontend import Frontend
 from .offload import Plan, message_ops, offload
 from .passes import run_passes
@@ -186,12 +186,19 @@ def compile_cached(
         "".join(lines), f"{spec.name}:{spec.autodiff}:{signature}", config, target.parts()
     )
     doc = manifest.load(cache, mkey, spec.fn)
+    found = manifest.fields(doc, spec.fn) if doc is not None else None
     units = (
-        load_units(manifest.units(doc, filename, first), cache, target) if doc is not None else None
+        load_units(manifest.units(doc, filename, first), cache, target)
+        if doc is not None and found is not None
+        else None
     )
     if units is not None:
         pairs = [tuple(p) for p in doc["alias_pairs"]]  # type: ignore[index]
-        launcher = target.launcher(spec.name, spec.params, spec.returns, units, pairs)
+        params = spec.params + [
+            ir.Param(f"field{k}", field_type(f))
+            for k, f in enumerate(found)  # type: ignore[arg-type]
+        ]  # the fields' hidden parameters, fed from the fields found again by name
+        launcher = target.launcher(spec.name, params, spec.returns, units, pairs)
         return Compiled(
             launcher,
             target,
@@ -201,6 +208,7 @@ def compile_cached(
             pairs,  # type: ignore
             whole=launcher if not pairs and len(units) == 1 else None,
             full=lambda: compile_kernel(spec, config, cache, target, previous),
+            fields=list(found),  # type: ignore[arg-type]
         )
     compiled = compile_kernel(spec, config, cache, target, previous, on_construct)
     manifest.save(
@@ -211,6 +219,7 @@ def compile_cached(
         compiled.written,
         sorted(compiled.kernel.flags.get("deps", ())),
         first,
+        field_paths(compiled.kernel),
     )
     return compiled
 
