@@ -21,6 +21,7 @@ from .abi import IFACE_SLOTS
 from .cache import BinaryCache
 from .cfg import cfg_dot
 from .config import Config
+from .errors import QdError
 from .explain import KernelReport
 from .fields import field_params, field_paths, field_type
 from .frontend import Frontend
@@ -263,7 +264,10 @@ def compile_kernel(
     ms = (time.perf_counter() - t0) * 1e3
 
     def report() -> KernelReport:
-        prev = previous.report if isinstance(previous, Compiled) else previous
+        try:
+            prev = previous.report if isinstance(previous, Compiled) else previous
+        except QdError:  # a manifest hit whose fields were dropped since: nothing to compare with
+            prev = None
         if prev is not None:
             prev.previous = None  # keep one step of history, not a chain
         return make_report(

@@ -345,3 +345,23 @@ def test_fields_as_members_of_a_template_object() -> None:
 def test_quantised_types_and_meshes_are_refused_by_name(call: object, what: str) -> None:
     with pytest.raises(qd.QuadrantsRuntimeError, match=f"{what}.*not supported"):
         call()  # type: ignore[operator]
+
+
+def test_same_kernel_source_after_reset_with_the_manifest(tmp_path: object) -> None:
+    """A kernel over fields served from the manifest, then qd.reset(), then the same source again
+    with new fields (what a parametrised test does): the report's comparison with the previous
+    compile, which cannot be rebuilt (its fields are gone), does not stop the new one."""
+    results = []
+    for dtype in (qd.i32, qd.i32, qd.u32):
+        qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path))
+        a = qd.field(dtype, shape=64)
+
+        @qd.kernel
+        def fill():
+            for i in a:
+                a[i] = i + 1
+
+        fill()
+        results.append(int(a.to_numpy().sum()))
+        qd.reset()
+    assert results == [2080, 2080, 2080]
