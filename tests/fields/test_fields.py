@@ -351,8 +351,8 @@ def test_same_kernel_source_after_reset_with_the_manifest(tmp_path: object) -> N
     """A kernel over fields served from the manifest, then qd.reset(), then the same source again
     with new fields (what a parametrised test does): the report's comparison with the previous
     compile, which cannot be rebuilt (its fields are gone), does not stop the new one."""
-    results = []
-    for dtype in (qd.i32, qd.i32, qd.u32):
+
+    def run(dtype: object) -> int:
         qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path))
         a = qd.field(dtype, shape=64)
 
@@ -362,6 +362,8 @@ def test_same_kernel_source_after_reset_with_the_manifest(tmp_path: object) -> N
                 a[i] = i + 1
 
         fill()
-        results.append(int(a.to_numpy().sum()))
+        total = int(a.to_numpy().sum())
         qd.reset()
-    assert results == [2080, 2080, 2080]
+        return total
+
+    assert [run(t) for t in (qd.i32, qd.i32, qd.u32)] == [2080, 2080, 2080]
