@@ -72,7 +72,24 @@ from .lang import types as namespace
 from .lang import util as util
 from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
 from .profile import Profile, profile
-from .snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root
+from .snode import (
+    BitpackedFields,
+    FieldsBuilder,
+    Mesh,
+    MeshInstance,
+    SNode,
+    axes,
+    i,
+    ij,
+    ijk,
+    ijkl,
+    ik,
+    j,
+    jk,
+    k,
+    l,
+    root,
+)
 from .struct_types import dataclass, struct
 from .tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
 
@@ -101,6 +118,9 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "set_logging_level",
     "ad",
     "axes",
+    "BitpackedFields",
+    "Mesh",
+    "MeshInstance",
     "field",
     "Field",
     "FieldsBuilder",

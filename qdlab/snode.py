@@ -154,3 +154,23 @@ class SNodeTree:
 
     def destroy(self) -> None:
         pass
+
+
+class Unsupported:
+    """`qd.BitpackedFields`, `qd.Mesh`...: names of the reference that qdlab refuses, saying why."""
+
+    def __init__(self, name: str, what: str) -> None:
+        self.name, self.what = name, what
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        raise QdRuntimeError(f"qd.{self.name}: {self.what} are not supported in qdlab.")
+
+    def __getattr__(self, attr: str) -> object:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        raise QdRuntimeError(f"qd.{self.name}.{attr}: {self.what} are not supported in qdlab.")
+
+
+BitpackedFields = Unsupported("BitpackedFields", "bit-packed fields (quantised types)")
+Mesh = Unsupported("Mesh", "meshes")
+MeshInstance = Unsupported("MeshInstance", "meshes")

@@ -20,7 +20,7 @@ from qdlab.lang.fields import FieldBase
 
 from . import ir
 from .errors import QdError, QdRuntimeError, QdSyntaxError, QdTypeError
-from .fingerprint import UNKNOWN
+from .fingerprint import UNKNOWN, fingerprint
 from .scope import GradOf, Local
 from .types import ArrayType, i32, u1
 
@@ -30,22 +30,48 @@ def field_params(kernel: ir.Kernel) -> dict[int, FieldBase]:
     return kernel.flags.get("fields", {})
 
 
+def field_paths(kernel: ir.Kernel) -> list[tuple[str, str]] | None:
+    """How the manifest finds each field again, in the order of their hidden parameters: the
+    function that reached it (its path from the kernel) and the global name or attribute chain;
+    None when one was reached otherwise (a template argument, a container)."""
+    paths = kernel.flags.get("field_paths", {})
+    fields = field_params(kernel)
+    return [paths[i] for i in sorted(fields)] if all(i in paths for i in fields) else None
+
+
+def field_type(f: FieldBase) -> ArrayType:
+    """The type of the hidden parameter a field feeds."""
+    return ArrayType(f.dtype, len(f.shape), bool(f.needs_grad), "unsafe", tuple(f.element))
+
+
+def dep_fingerprint(value: object) -> str:
+    """What a manifest checks of a compile-time value: a field by its type and shape (its storage
+    is the launch's business, and another process has another one), anything else by content."""
+    if isinstance(value, FieldBase):
+        if value.unusable() is not None:
+            return UNKNOWN  # the kernel reports why at the line that uses it
+        f = value.primal or value
+        return f"field:{field_type(f)}:{f.shape}:{f.offset}:{value.primal is not None}"
+    return fingerprint(value)
+
+
 class Fields:
     """Mixed into `Frontend`; uses its `kernel`, `emit`, `const`, `error`, `deps` and `loc`."""
 
-    def tensor_of(self, value: object, name: str) -> object:
+    def tensor_of(self, value: object, name: str, resolvable: bool = False) -> object:
         """`value` as a kernel sees it: a field becomes its hidden parameter (`x.grad`, reached as
-        a field of its own, the gradient buffer of its primal's); anything else is itself."""
+        a field of its own, the gradient buffer of its primal's); anything else is itself.
+        `resolvable`: `name` is a global or an attribute chain the manifest can look up again."""
         if not isinstance(value, FieldBase):
             return value
         if value.primal is not None:
             why = value.unusable()
             if why is not None:
                 raise self.error(f"field `{name}` cannot be used: {why}.", QdRuntimeError)
-            return GradOf(self.field_arg(value.primal, name.removesuffix(".grad")))
-        return self.field_arg(value, name)
+            return GradOf(self.field_arg(value.primal, name, resolvable))
+        return self.field_arg(value, name, resolvable)
 
-    def field_arg(self, f: FieldBase, name: str) -> ir.Value:
+    def field_arg(self, f: FieldBase, name: str, resolvable: bool = False) -> ir.Value:
         values = self.__dict__.setdefault("field_values", {})
         table = self.kernel.flags.setdefault("fields", {})
         for index, g in table.items():
@@ -55,18 +81,21 @@ class Fields:
         if why is not None:
             raise self.error(f"field `{name}` cannot be used: {why}.", QdRuntimeError)
         taken = {p.name for p in self.kernel.params}
-        pname = re.sub(r"\W", "_", name) or "field"
+        pname = re.sub(r"\W", "_", name.removesuffix(".grad")) or "field"
         while pname in taken:
             pname += "_f"
         index = len(self.kernel.params)
-        t = ArrayType(f.dtype, len(f.shape), bool(f.needs_grad), "unsafe", tuple(f.element))
+        t = field_type(f)
         self.kernel.params.append(ir.Param(pname, t))
         op = ir.Arg([], t, {"field": True, "index": index}, None, None, pname)
         op.parent = self.kernel.body
         self.kernel.body.ops.insert(0, op)
         table[index] = f
         values[index] = op.result
-        self.deps.add(("", "<field>", UNKNOWN))  # no manifest: the launch needs the field's words
+        if resolvable:  # the manifest finds it again by this name (its dependency says its type)
+            self.kernel.flags.setdefault("field_paths", {})[index] = (self.scope.owner, name)
+        else:  # no manifest: it could not find the field again
+            self.deps.add(("", "<field>", UNKNOWN))
         return op.result  # type: ignore[return-value]
 
     def field_of(self, v: object) -> FieldBase | None:

@@ -32,8 +32,7 @@ from .errors import (
     QuadrantsCompilationError,
     SourceLoc,
 )
-from .fields import Fields
-from .fingerprint import fingerprint
+from .fields import Fields, dep_fingerprint
 from .inlining import Inlining
 from .loops import Loops
 from .printing import Prints
@@ -315,10 +314,10 @@ class Frontend(
                 QuadrantsCompilationError,
             )
         self.record(name, value)
-        return self.tensor_of(value, name)
+        return self.tensor_of(value, name, resolvable=True)
 
     def record(self, name: str, value: object) -> None:
-        self.deps.add((self.scope.owner, name, fingerprint(value)))
+        self.deps.add((self.scope.owner, name, dep_fingerprint(value)))
 
     def find_local(self, name: str) -> Local | object | None:
         for frame in reversed(self.scope.frames):
@@ -484,9 +483,12 @@ class Frontend(
                 f"{describe(base)} has no attribute `{node.attr}`.", QuadrantsCompilationError
             ) from None
         path = dotted(node)
-        if path is not None and path.split(".")[0] not in {k for f in self.scope.frames for k in f}:
+        outside = path is not None and path.split(".")[0] not in {
+            k for f in self.scope.frames for k in f
+        }
+        if outside:
             self.record(path, value)  # `cfg.scale` is baked in: the manifest checks it
-        return self.tensor_of(value, path or node.attr)
+        return self.tensor_of(value, path or node.attr, outside)
 
     def subscript_target(self, node: ast.Subscript) -> tuple[object, list[ir.Value]]:
         base = self.visit(node.value)

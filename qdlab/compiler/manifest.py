@@ -18,12 +18,17 @@ import json
 from dataclasses import dataclass
 
 from qdlab.lang import Func
+from qdlab.lang.fields import FieldBase
 
 from . import runtime
 from .cache import BinaryCache
 from .errors import SourceLoc
+from .fields import dep_fingerprint
 from .fingerprint import UNKNOWN, fingerprint, source_digest
 from .source import MISSING, resolve_name
+
+__all__ = ["UNKNOWN", "UnitRecord", "fields", "fingerprint", "load", "save", "units"]
+"""`fingerprint` and `UNKNOWN` are read from here by the kernel launcher."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,7 @@ def save(
     deps: list[tuple[str, str, str]],
     first_line: int,
     members: dict[tuple[str, tuple[str, ...]], str] | None = None,
+    fields: list[tuple[str, str]] | None = None,
 ) -> None:
     """Store the manifest, unless a dependency is UNKNOWN: that kernel is always compiled (its
     constructs are found by the content of their IR, which is always right)."""
@@ -69,6 +75,7 @@ def save(
         "written": sorted(written),
         "deps": [list(d) for d in deps],
         "members": [[root, list(path), kind] for (root, path), kind in (members or {}).items()],
+        "fields": [list(f) for f in fields or []],
     }
     cache.put(manifest_key, json.dumps(doc).encode())
 
@@ -144,8 +151,24 @@ def _resolve(fn: object, dotted: str) -> object:
     return value
 
 
+def fields(doc: dict, kernel_fn: object) -> list[FieldBase] | None:
+    """The fields a manifest's kernel uses, found again by the names it reached them by (in the
+    order of their hidden parameters); None if one is gone or cannot be used."""
+    out = []
+    for owner_path, name in doc.get("fields", []):
+        owner = _function(kernel_fn, owner_path)
+        value = _resolve(owner, name) if owner is not None else MISSING
+        if not isinstance(value, FieldBase):
+            return None
+        f = value.primal or value
+        if f.unusable() is not None:
+            return None
+        out.append(f)
+    return out
+
+
 def _lookup_fingerprint(fn: object, name: str) -> str:
     if name == "<source>":
         return "func:" + source_digest(fn)
     value = _resolve(fn, name)
-    return "missing" if value is MISSING else fingerprint(value)
+    return "missing" if value is MISSING else dep_fingerprint(value)

@@ -21,8 +21,9 @@ from .abi import IFACE_SLOTS
 from .cache import BinaryCache
 from .cfg import cfg_dot
 from .config import Config
+from .errors import QdError
 from .explain import KernelReport
-from .fields import field_params
+from .fields import field_params, field_paths, field_type
 from .frontend import Frontend
 from .offload import Plan, message_ops, offload
 from .passes import run_passes
@@ -192,12 +193,19 @@ def compile_cached(
         "".join(lines), f"{spec.name}:{spec.autodiff}:{signature}", config, target.parts()
     )
     doc = manifest.load(cache, mkey, spec.fn)
+    found = manifest.fields(doc, spec.fn) if doc is not None else None
     units = (
-        load_units(manifest.units(doc, filename, first), cache, target) if doc is not None else None
+        load_units(manifest.units(doc, filename, first), cache, target)
+        if doc is not None and found is not None
+        else None
     )
     if units is not None:
         pairs = [tuple(p) for p in doc["alias_pairs"]]  # type: ignore[index]
-        launcher = target.launcher(spec.name, spec.params, spec.returns, units, pairs)
+        params = spec.params + [
+            ir.Param(f"field{k}", field_type(f))
+            for k, f in enumerate(found)  # type: ignore[arg-type]
+        ]  # the fields' hidden parameters, fed from the fields found again by name
+        launcher = target.launcher(spec.name, params, spec.returns, units, pairs)
         return Compiled(
             launcher,
             target,
@@ -208,9 +216,10 @@ def compile_cached(
             whole=launcher if not pairs and len(units) == 1 else None,
             full=lambda: compile_kernel(spec, config, cache, target, previous),
             members=manifest.members(doc),
+            fields=list(found),  # type: ignore[arg-type]
         )
     compiled = compile_kernel(spec, config, cache, target, previous, on_construct)
-    if compiled.kernel.params == spec.params:  # else a struct member was declared while lowering
+    if not compiled.kernel.flags.get("late_params"):  # else a struct member was declared late
         manifest.save(
             cache,
             mkey,
@@ -220,6 +229,7 @@ def compile_cached(
             sorted(compiled.kernel.flags.get("deps", ())),
             first,
             compiled.members,
+            field_paths(compiled.kernel),
         )
     return compiled
 
@@ -263,7 +273,10 @@ def compile_kernel(
     ms = (time.perf_counter() - t0) * 1e3
 
     def report() -> KernelReport:
-        prev = previous.report if isinstance(previous, Compiled) else previous
+        try:
+            prev = previous.report if isinstance(previous, Compiled) else previous
+        except QdError:  # a manifest hit whose fields were dropped since: nothing to compare with
+            prev = None
         if prev is not None:
             prev.previous = None  # keep one step of history, not a chain
         return make_report(

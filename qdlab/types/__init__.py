@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from ..compiler.types import DType
 from ..lang import types as namespace
-from . import annotations, primitive_types
+from . import annotations, primitive_types, quant
 from .primitive_types import *
 
 __all__ = [  # noqa: PLE0604
     "annotations",
     "primitive_types",
+    "quant",
     "is_integral",
     "is_real",
     "is_signed",

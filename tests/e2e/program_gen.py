@@ -54,6 +54,8 @@ KINDS = [
     "snapshot",
     *["cond_local", "while", "serial_loop", "par_flag", "atomic_local", "snapshot"] * 2,
     "serial_atomic",
+    "shared_reduce",
+    "shared_reduce",
     "shared_random",
     "return",
     "helper",
@@ -88,6 +90,7 @@ PATTERNS = (
     "dataclass_parameter",
     "global_fields",
     "vector_field",
+    "shared_element_reduction",
 )
 STRUCT_MEMBERS = {"A2": "s.A2", "F0": "s.F0", "V0": "s.inner.V0", "k": "s.k"}
 """What a program with a dataclass parameter reads for these names."""
@@ -481,6 +484,22 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         arr = draw(st.sampled_from(INT_ARRAYS))
         p.emit(f"if {cond} > 0:")
         p.emit(f"{arr}[{draw(st.integers(0, n - 1))}] = {int_expr(draw, p, None, 1)}", indent=2)
+    elif kind == "shared_reduce":  # every iteration updates one element: reduced per chunk
+        arr = draw(st.sampled_from(INT_ARRAYS))
+        src = draw(st.sampled_from([a for a in INT_ARRAYS if a not in p.same(arr)]))
+        c, op = (
+            draw(st.integers(0, n - 1)),
+            draw(st.sampled_from(["add", "max", "min", "xor", "+="])),
+        )
+        v = f"({src}[i] % 17 - {draw(st.integers(0, 9))})"
+        p.patterns.add("shared_element_reduction")
+        p.emit(f"for i in range({n}):")
+        if op == "+=":
+            p.emit(f"{arr}[{c}] += {v}", f"{arr}[{c}] += np.int32({v})", indent=2)
+        else:
+            ref = {"add": "+", "xor": "^"}.get(op)
+            rhs = f"{arr}[{c}] {ref} {v}" if ref else f"{op}({arr}[{c}], {v})"
+            p.emit(f"qd.atomic_{op}({arr}[{c}], {v})", f"{arr}[{c}] = np.int32({rhs})", indent=2)
     elif kind == "atomic":
         arr, dst = draw(st.sampled_from(INT_ARRAYS)), draw(st.sampled_from(INT_ARRAYS))
         c = draw(st.integers(0, n - 1))

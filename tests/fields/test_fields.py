@@ -229,14 +229,18 @@ def test_template_field_one_specialisation_per_field_sharing_constructs() -> Non
     # the second specialisation compiled nothing: the field's address is not in the key
 
 
-def test_recreated_fields_reuse_constructs(tmp_path: object) -> None:
-    qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path))
+def test_recreated_fields_reuse_constructs_and_the_manifest(tmp_path: object) -> None:
+    """Another process has other fields at other addresses: the same kernel is served from the
+    manifest (no lowering), its field arguments found again by name; fields of another shape mean
+    a compile."""
     src = textwrap.dedent(
         """
+        import sys
         import qdlab as qd
         qd.init(arch=qd.cpu, offline_cache_file_path=PATH)
-        x = qd.field(qd.f32, shape=32)
-        y = qd.field(qd.f32, shape=32)
+        n = int(sys.argv[1])
+        x = qd.field(qd.f32, shape=n)
+        y = qd.field(qd.f32, shape=n, needs_grad=True)
 
         @qd.kernel
         def k(a: qd.f32):
@@ -247,17 +251,21 @@ def test_recreated_fields_reuse_constructs(tmp_path: object) -> None:
 
         k(2.0)
         o = k._primal.per_offload_cache_observations
-        print(o.frontend_constructs_total, o.frontend_constructs_cache_hit, y[31])
+        print(o.frontend_constructs_total, o.frontend_constructs_cache_hit, y[n - 1])
         """
     ).replace("PATH", repr(str(tmp_path)))
     script = tmp_path / "prog.py"  # type: ignore[operator]
     script.write_text(src)
-    runs = [
-        subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
-        for _ in range(2)
-    ]
-    assert runs[0].stdout.split() == ["2", "0", "63.0"]
-    assert runs[1].stdout.split() == ["2", "2", "63.0"]  # another process, other addresses
+
+    def run(n: int) -> list[str]:
+        out = subprocess.run(
+            [sys.executable, str(script), str(n)], capture_output=True, text=True, check=True
+        )
+        return out.stdout.split()
+
+    assert run(32) == ["2", "0", "63.0"]
+    assert run(32) == ["-1", "-1", "63.0"]  # the manifest: nothing lowered, other addresses
+    assert run(64) == ["2", "0", "127.0"]  # another shape: another key
 
 
 def test_field_index_errors_name_the_field() -> None:
@@ -323,3 +331,39 @@ def test_fields_as_members_of_a_template_object() -> None:
     np.testing.assert_allclose(a.pos.to_numpy(), [[1.5, 3.0]] * 4)
     np.testing.assert_allclose(b.pos.to_numpy(), [[1.0, 2.0]] * 4)
     assert len(step.variants) == 2
+
+
+@pytest.mark.parametrize(
+    ("call", "what"),
+    [
+        (lambda: qd.types.quant.int(bits=8), "quantised types"),
+        (lambda: qd.types.quant.fixed(bits=32, max_value=2), "quantised types"),
+        (lambda: qd.BitpackedFields(max_num_bits=32), "bit-packed fields"),
+        (lambda: qd.Mesh.Tet(), "meshes"),
+    ],
+)
+def test_quantised_types_and_meshes_are_refused_by_name(call: object, what: str) -> None:
+    with pytest.raises(qd.QuadrantsRuntimeError, match=f"{what}.*not supported"):
+        call()  # type: ignore[operator]
+
+
+def test_same_kernel_source_after_reset_with_the_manifest(tmp_path: object) -> None:
+    """A kernel over fields served from the manifest, then qd.reset(), then the same source again
+    with new fields (what a parametrised test does): the report's comparison with the previous
+    compile, which cannot be rebuilt (its fields are gone), does not stop the new one."""
+
+    def run(dtype: object) -> int:
+        qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path))
+        a = qd.field(dtype, shape=64)
+
+        @qd.kernel
+        def fill():
+            for i in a:
+                a[i] = i + 1
+
+        fill()
+        total = int(a.to_numpy().sum())
+        qd.reset()
+        return total
+
+    assert [run(t) for t in (qd.i32, qd.i32, qd.u32)] == [2080, 2080, 2080]
