@@ -2,10 +2,10 @@
 Quadrants.
 
 Why this script exists: issues 4 and 18 set targets for what the construct cache saves over
-Quadrants' own offline cache. For N = 1, 5, 20, 50 top-level loops (the kernel of ``compile_time.py``: loop k
-computes ``o{k%4}[i] = x[i]*(k+1) + 1.5*x[i]*x[i] - c`` over five f32 arrays of 1000 elements) each
-repetition takes a fresh, empty cache directory and runs four fresh processes in it, for qdlab and
-for Quadrants alike:
+Quadrants' own offline cache. For N = 1, 5, 20, 50 top-level loops (the kernel of
+``compile_time.py``: loop k computes ``o{k%4}[i] = x[i]*(k+1) + 1.5*x[i]*x[i] - c`` over five f32
+arrays of 1000 elements) each repetition takes a fresh, empty cache directory and runs four fresh
+processes in it, for qdlab and for Quadrants alike:
 
 1. cold: the kernel compiled into the empty cache;
 2. all-hit: the same source again, in a new process (everything on disk);
