@@ -183,7 +183,7 @@ class Kernel(KernelDef):
         sig, values, templates = [], [], {}
         for name, ann, a in zip(self.param_names, self.annotations, args):
             if ann is tensors.Tensor:  # either kind, as the argument is
-                ann = Template if isinstance(a, FieldBase) else ArrayAnnotation()
+                ann = Template if a is None or isinstance(a, FieldBase) else ArrayAnnotation()
             if isinstance(ann, ArrayAnnotation):
                 index = self.param_names.index(name)
                 arr, grad, t = array_arg(
@@ -422,7 +422,7 @@ class Kernel(KernelDef):
         launcher = compiled.launcher
         extents: list | None = [None] * len(launcher.params) if launcher.alias_pairs else None
         for k, (kind, a) in enumerate(zip(self.kinds, args)):
-            if kind is ARRAY or (kind is TENSOR and not isinstance(a, FieldBase)):
+            if kind is ARRAY or (kind is TENSOR and a is not None and not isinstance(a, FieldBase)):
                 if type(a) in NDARRAYS:
                     words.extend(a._words)
                     if extents is not None:
@@ -522,7 +522,9 @@ def kernel(
 
 def tensor_key(a: object) -> object:
     """The launch key of a `qd.Tensor` parameter's argument: a field by identity, an array by
-    signature."""
+    signature, None (no tensor) as itself."""
+    if a is None:
+        return None  # `qd.static(x is None)`: absent
     return ("field", a.key) if isinstance(a, FieldBase) else array_key(a)  # type: ignore[attr-defined]
 
 

@@ -29,6 +29,9 @@ class CompileTime:
             env.update(
                 {k: v for k, v in frame.items() if not isinstance(v, (Local, ir.Value, GradOf))}
             )
+        if not self.scope.is_func:  # a field template argument is the field here, not its array
+            given = getattr(self, "templates", {})
+            env.update({k: given[k] for k in self.scope.frames[0] if k in given and k not in env})
         return env
 
     def resolve_static(self, node: ast.expr) -> object:

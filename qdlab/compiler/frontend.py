@@ -433,15 +433,6 @@ class Frontend(
         self.emit(ir.Return, vs)
         raise FuncReturn()
 
-    def visit_Assert(self, node: ast.Assert) -> None:
-        if not self.config.get("debug"):
-            return
-        cond = self.truth(self.visit(node.test))
-        msg = ast.unparse(node.msg) if node.msg is not None else ast.unparse(node.test)
-        if isinstance(node.msg, ast.Constant):
-            msg = str(node.msg.value)
-        self.emit(ir.Assert, [cond], message=msg, line=self.loc.render() if self.loc else "")
-
     # -- expressions -------------------------------------------------------------------------------
     def visit_Constant(self, node: ast.Constant) -> object:
         if isinstance(node.value, (bool, int, float, str)) or node.value is None:

@@ -365,6 +365,7 @@ def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
         values[p.name] = fe.emit(ir.Arg, (), p.type, p.name, index=index)
     fe.loc = None
     fe.return_shapes = tuple(spec.return_shapes)
+    fe.templates = dict(spec.templates)  # as given: `qd.static(x is None)` sees a field itself
     fe.lower_kernel(values)
     kernel.flags["deps"] = fe.deps
     return kernel, source

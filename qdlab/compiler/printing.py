@@ -96,8 +96,8 @@ def fields(template: str, args: list, kwargs: dict) -> list[str | tuple[object, 
 
 
 class Prints:
-    """`print(...)` statements: mixed into `Frontend`; uses its `visit`, `value`, `emit`, `error`,
-    `resolve_static`, `is_vec`, `vec_of` and `print_parts`."""
+    """`print(...)` and `assert` statements: mixed into `Frontend`; uses its `visit`, `value`,
+    `truth`, `emit`, `error`, `resolve_static`, `is_vec`, `vec_of` and `print_parts`."""
 
     def print_(self, node: ast.Call) -> None:
         """`print(*args, sep=, end=)`: f-strings, `"...".format(...)` and format specs, formatted
@@ -169,3 +169,12 @@ class Prints:
         """A number printed on its own or through `.format` is a kernel value, printed as one (as
         in Quadrants; inside an f-string, Python formats it)."""
         return self.value(x) if isinstance(x, (bool, int, float)) else x
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        if not self.config.get("debug"):
+            return
+        cond = self.truth(self.visit(node.test))
+        msg = ast.unparse(node.msg) if node.msg is not None else ast.unparse(node.test)
+        if isinstance(node.msg, ast.Constant):
+            msg = str(node.msg.value)
+        self.emit(ir.Assert, [cond], message=msg, line=self.loc.render() if self.loc else "")
