@@ -113,9 +113,19 @@ class Field(FieldBase):
             full = self.shape + self.element
             if state.config().arch == "cuda" and cuda_runtime.available():
                 self._arr = cuda_runtime.require().zeros(full, self.dtype.np)
-            else:
+            elif state.config().bounds_checks:  # an index past the shape is caught, as there
                 self._arr = np.zeros(full, self.dtype.np)
+            else:  # each axis padded to a power of two, as Quadrants' dense layout does, so a
+                # small overrun lands in the field's own memory there and here alike
+                padded = tuple(1 << max(0, int(n) - 1).bit_length() for n in self.shape)
+                self._arr = np.zeros(padded + self.element, self.dtype.np)
         return self._arr
+
+    def logical(self, arr: object) -> object:
+        """The elements of `arr` (the storage, or a host copy of it) within the field's shape."""
+        if arr.shape[: len(self.shape)] == self.shape:  # type: ignore[attr-defined]
+            return arr
+        return arr[tuple(slice(0, n) for n in self.shape)]  # type: ignore[index]
 
     def launch_words(self) -> tuple[int, ...]:
         """Its words in a launch: data pointer, gradient pointer (0 without one), extents."""
@@ -147,13 +157,14 @@ class Field(FieldBase):
         return self.element[1] if len(self.element) == 2 else 1
 
     def host(self) -> np.ndarray:
+        """The elements in host memory: a view of the storage on the CPU, a copy from the GPU."""
         arr = self.storage()
-        return arr if isinstance(arr, np.ndarray) else arr.get()  # type: ignore[attr-defined]
+        return self.logical(arr if isinstance(arr, np.ndarray) else arr.get())  # type: ignore[attr-defined, return-value]
 
     def store(self, array: np.ndarray) -> None:
         arr = self.storage()
         if isinstance(arr, np.ndarray):
-            arr[...] = array
+            self.logical(arr)[...] = array  # type: ignore[index]
         else:
             arr.set(np.ascontiguousarray(array, self.dtype.np))  # type: ignore[attr-defined]
 
@@ -216,7 +227,8 @@ class Field(FieldBase):
             key = tuple(int(k) for k in np.ravel(key[0].entries))
         if len(key) != len(self.shape):
             raise AssertionError("Slicing is not supported on qd.field")
-        for k, n, o in zip(key, self.shape, self.offset):
+        arr = self.storage()
+        for k, n, o in zip(key, arr.shape, self.offset):  # type: ignore[attr-defined]  # padded: as there
             if not isinstance(k, (int, np.integer)):
                 raise TypeError(
                     f"Detected illegal element of type: {type(k)}. Please be aware that slicing a "
@@ -233,7 +245,9 @@ class Field(FieldBase):
         """A scalar element as a Python number; a vector or matrix element as a `qd.Vector` /
         `qd.Matrix` over the field's own memory, so `m[None][i, j] = v` writes the field (as the
         reference's host accessors do; on the GPU it is a copy)."""
-        view = self.host()[self.key_of(index)]
+        arr = self.storage()
+        key = self.key_of(index)
+        view = (arr if isinstance(arr, np.ndarray) else arr.get())[key]  # type: ignore[attr-defined, index]
         if not self.element:
             return view.item()
         return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(view)
@@ -246,9 +260,9 @@ class Field(FieldBase):
         if isinstance(arr, np.ndarray):
             arr[key] = _cast(np.asarray(value), self.dtype)
         else:
-            host = self.host()
+            host = arr.get()  # type: ignore[attr-defined]
             host[key] = _cast(np.asarray(value), self.dtype)
-            self.store(host)
+            arr.set(host)  # type: ignore[attr-defined]
 
     def __iter__(self) -> object:
         raise NotImplementedError("Struct for is only available in Quadrants scope.")

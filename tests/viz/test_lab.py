@@ -12,6 +12,7 @@ Screenshots land in test-results/ (lab-*.png, export-offline.png).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -190,14 +191,32 @@ def _dismiss_dialogs(page) -> None:
         if not dialogs.count():
             return
         print("dialog:", dialogs.first.inner_text()[:300].replace("\n", " | "))
+        text = dialogs.first.inner_text()
         buttons = dialogs.first.locator(".jp-Dialog-footer button")
-        names = [buttons.nth(k).inner_text() for k in range(buttons.count())]
-        choice = next((n for n in ("No", "Select", "Ok", "OK", "Dismiss") if n in names), None)
+        names = [buttons.nth(k).inner_text().strip() for k in range(buttons.count())]
+        # a kernel choice (the kernel was slow to start): take the default one, Python 3
+        wanted = ("Select",) if "Select Kernel" in text else ("No", "Ok", "OK", "Dismiss")
+        choice = next((n for n in wanted if n in names), None)
         if choice is None:
             page.keyboard.press("Escape")
         else:
-            buttons.nth(names.index(choice)).click()
-        page.wait_for_timeout(500)
+            buttons.nth(names.index(choice)).click(force=True)
+        page.wait_for_timeout(1000)
+    idle = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
+    idle.wait_for(timeout=60_000)  # the kernel chosen has started
+
+
+def _stop_kernels(url: str) -> None:
+    """Shut down every kernel the server runs, so that the next notebook's starts alone (on two
+    busy cores, kernels left running made JupyterLab ask which kernel to use)."""
+    import json
+
+    with urllib.request.urlopen(url + "api/kernels", timeout=10) as r:
+        kernels = json.load(r)
+    for k in kernels:
+        req = urllib.request.Request(url + f"api/kernels/{k['id']}", method="DELETE")
+        with contextlib.suppress(OSError):
+            urllib.request.urlopen(req, timeout=10).close()
 
 
 def _too_wide(page) -> list[str]:
@@ -300,6 +319,7 @@ def test_widget_in_jupyterlab(lab: str, browser) -> None:
     page.screenshot(path=str(RESULTS / "lab-widget.png"))
     root.screenshot(path=str(RESULTS / "lab-widget-only.png"))
     page.close()
+    _stop_kernels(lab)
 
 
 @pytest.mark.parametrize(
@@ -317,6 +337,7 @@ def test_notebooks_fit(lab: str, browser, name: str) -> None:
     assert _too_wide(page) == []
     page.screenshot(path=str(RESULTS / f"lab-{name}.png"), full_page=True)
     page.close()
+    _stop_kernels(lab)
 
 
 def test_exported_html_shows_a_snapshot_offline(tmp_path: Path, browser) -> None:
