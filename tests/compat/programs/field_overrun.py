@@ -8,6 +8,7 @@ import os
 
 qd = importlib.import_module(os.environ.get("QD_IMPL", "quadrants"))
 
+
 def run(debug: bool) -> None:
     qd.init(arch=qd.cpu, debug=debug, offline_cache=False)
     a = qd.field(qd.i32, shape=(55,))
