@@ -27,6 +27,9 @@ from .lang.fields import FieldBase
 TOKEN = uuid.uuid4().hex[:12]
 """Names this process in field fingerprints: a field is never taken for one of another process."""
 _uids = itertools.count()
+SLACK = 4096
+"""Elements allocated past a field's padded storage (bounds checks off): a kernel that writes a
+little past its field corrupts nothing but that slack."""
 _live: weakref.WeakSet = weakref.WeakSet()
 """Every field made since the latest `qd.init` (a Tape clears their gradients)."""
 
@@ -116,9 +119,12 @@ class Field(FieldBase):
             elif state.config().bounds_checks:  # an index past the shape is caught, as there
                 self._arr = np.zeros(full, self.dtype.np)
             else:  # each axis padded to a power of two, as Quadrants' dense layout does, so a
-                # small overrun lands in the field's own memory there and here alike
+                # small overrun lands in the field's own memory there and here alike; and a
+                # slack after it, where Quadrants' shared root buffer has the next field
                 padded = tuple(1 << max(0, int(n) - 1).bit_length() for n in self.shape)
-                self._arr = np.zeros(padded + self.element, self.dtype.np)
+                size = int(np.prod(padded + self.element, dtype=np.int64))
+                flat = np.zeros(size + SLACK, self.dtype.np)
+                self._arr = flat[:size].reshape(padded + self.element)
         return self._arr
 
     def logical(self, arr: object) -> object:
