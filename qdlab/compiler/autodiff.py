@@ -174,23 +174,9 @@ class Reverser:
                     for x in _touched(op)
                     if x in mapping
                 }
-            regions = []
-            for r in op.regions:
-                args = [ir.Value(a.type, a.name) for a in r.args]
-                mapping.update(zip(r.args, args))
-                regions.append(ir.Block(args))
-            new = type(op)(
-                [mapping.get(v, v) for v in op.operands],
-                op.result.type if op.result else None,
-                dict(op.attrs),
-                regions,
-                op.loc,
-                op.result.name if op.result else "",
-            )
-            if op.result is not None:
-                mapping[op.result] = new.result  # type: ignore[assignment]
+            new = ir.clone_op(op, mapping)
             into.append(new)
-            for r, nr in zip(op.regions, regions):
+            for r, nr in zip(op.regions, new.regions):
                 self.replay(r.ops, mapping, nr)
 
     # -- reverse -----------------------------------------------------------------------------------

@@ -417,27 +417,34 @@ def erase(op: Op) -> None:
         op.parent = None
 
 
+def clone_op(op: Op, mapping: dict[Value, Value]) -> Op:
+    """A copy of `op`, its operands remapped through `mapping` (extended in place with its result
+    and its blocks' arguments); its blocks are new and empty."""
+    regions = []
+    for r in op.regions:
+        args = [Value(a.type, a.name) for a in r.args]
+        mapping.update(zip(r.args, args))
+        regions.append(Block(args))
+    new = type(op)(
+        [mapping.get(v, v) for v in op.operands],
+        op.result.type if op.result else None,
+        dict(op.attrs),
+        regions,
+        op.loc,
+        op.result.name if op.result else "",
+    )
+    if op.result is not None:
+        mapping[op.result] = new.result  # type: ignore[assignment]
+    return new
+
+
 def clone_ops(ops: list[Op], mapping: dict[Value, Value], into: Block) -> None:
     """Copy `ops` (with nested blocks) into `into`, remapping operands through `mapping` (extended
     in place)."""
     for op in ops:
-        regions = []
-        for r in op.regions:
-            args = [Value(a.type, a.name) for a in r.args]
-            mapping.update(zip(r.args, args))
-            regions.append(Block(args))
-        new = type(op)(
-            [mapping.get(v, v) for v in op.operands],
-            op.result.type if op.result else None,
-            dict(op.attrs),
-            regions,
-            op.loc,
-            op.result.name if op.result else "",
-        )
-        if op.result is not None:
-            mapping[op.result] = new.result  # type: ignore[assignment]
+        new = clone_op(op, mapping)
         into.append(new)
-        for r, nr in zip(op.regions, regions):
+        for r, nr in zip(op.regions, new.regions):
             clone_ops(r.ops, mapping, nr)
 
 
