@@ -4,45 +4,12 @@ the functions on them, written as `@qd.func`s in the kernel language itself (eac
 it is called, like any `@qd.func`)."""
 
 from .compiler.types import i32, u32
-from .lang import BUILTINS, Builtin, Func, Matrix, Template, VectorType, static
+from .lang import BUILTINS, MATH, Builtin, Func, Matrix, Template, VectorType, static
 from .lang.matrix import MatrixType
 
 loop_config = BUILTINS["loop_config"]
 
-globals().update(
-    {
-        name: BUILTINS[name]
-        for name in [
-            "sqrt",
-            "sin",
-            "cos",
-            "tan",
-            "tanh",
-            "exp",
-            "log",
-            "floor",
-            "ceil",
-            "round",
-            "abs",
-            "pow",
-            "min",
-            "max",
-            "atan2",
-            "asin",
-            "acos",
-            "rsqrt",
-            "select",
-            "clamp",
-            "sign",
-            "fract",
-            "log2",
-            "exp2",
-            "isnan",
-            "isinf",
-            "mix",
-        ]
-    }
-)
+globals().update({name: BUILTINS[name] for name in MATH})
 pi = 3.141592653589793
 e = 2.718281828459045
 inf = float("inf")

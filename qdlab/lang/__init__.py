@@ -74,7 +74,7 @@ class Builtin:
         return f"qd.{self.name}"
 
 
-_MATH = [
+MATH = [
     "sqrt",
     "sin",
     "cos",
@@ -152,7 +152,7 @@ class GroupedBuiltin(Builtin):
 
 BUILTINS: dict[str, Builtin] = {
     n: NdrangeBuiltin(n) if n == "ndrange" else GroupedBuiltin(n) if n == "grouped" else Builtin(n)
-    for n in _MATH + _OTHER
+    for n in MATH + _OTHER
 }
 
 

@@ -8,17 +8,11 @@ test-results/.
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
+from servers import requirements, serve
 
 pytestmark = pytest.mark.browser
 
@@ -46,30 +40,9 @@ NOTEBOOK_CELLS = [
 ]
 
 
-def _requirements() -> str | None:
-    if shutil.which("chromium") is None:
-        return (
-            "Debian's chromium is not installed (apt-get install chromium; scripts/setup.sh does)"
-        )
-    if shutil.which("dot") is None:
-        return "graphviz `dot` is not installed (apt-get install graphviz)"
-    for module, why in (("playwright", "pip install playwright"), ("voila", "pip install voila")):
-        try:
-            __import__(module)
-        except ImportError:
-            return f"{module} is not installed ({why}; it is in the dev extras)"
-    return None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def voila_url(tmp_path: Path):
-    missing = _requirements()
+    missing = requirements("voila")
     if missing:
         pytest.skip(missing)
     import nbformat
@@ -82,52 +55,14 @@ def voila_url(tmp_path: Path):
     }
     path = tmp_path / "visualizer.ipynb"
     nbformat.write(nb, path)
-    port = _free_port()
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "JUPYTER_PLATFORM_DIRS": "1",
-        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
-    }
-    log = (tmp_path / "voila.log").open("w")
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "voila",
-            "--no-browser",
-            f"--port={port}",
-            "--Voila.ip=127.0.0.1",
-            str(path),
-        ],
-        cwd=tmp_path,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                urllib.request.urlopen(url + "api", timeout=1)
-                break
-            except urllib.error.HTTPError:
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    pytest.fail(
-                        f"voila did not start:\n{(tmp_path / 'voila.log').read_text()[-3000:]}"
-                    )
-                time.sleep(0.2)
+    with serve(
+        "voila",
+        ["--Voila.ip=127.0.0.1", str(path)],
+        tmp_path,
+        {"JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")},
+        wait_s=20,
+    ) as url:
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 def test_visualizer_in_chromium(voila_url: str) -> None:

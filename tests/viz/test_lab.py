@@ -15,15 +15,12 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
+from servers import requirements, serve
 
 pytestmark = pytest.mark.browser
 
@@ -65,28 +62,9 @@ CELLS = [
 ]
 
 
-def _requirements() -> str | None:
-    if shutil.which("chromium") is None:
-        return "Debian's chromium is not installed (apt-get install chromium)"
-    if shutil.which("dot") is None:
-        return "graphviz `dot` is not installed (apt-get install graphviz)"
-    for module, why in (("playwright", "pip install playwright"), ("jupyterlab", "pip install")):
-        try:
-            __import__(module)
-        except ImportError:
-            return f"{module} is not installed ({why}; it is in the dev extras)"
-    return None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory):
-    missing = _requirements()
+    missing = requirements("jupyterlab")
     if missing:
         pytest.skip(missing)
     import nbformat
@@ -101,58 +79,23 @@ def lab(tmp_path_factory: pytest.TempPathFactory):
     nbformat.write(nb, root / "visualizer.ipynb")
     for name in ("01_quickstart", "02_per_offload_caching", "03_backward_slices", "04_fallbacks"):
         shutil.copy(ROOT / "notebooks" / f"{name}.ipynb", root / f"{name}.ipynb")
-    port = _free_port()
     env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
-        "JUPYTER_PLATFORM_DIRS": "1",
         "JUPYTER_CONFIG_DIR": str(root / ".config"),
         "JUPYTER_RUNTIME_DIR": str(root / ".runtime"),
     }
-    log = (root / "lab.log").open("w")
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyterlab",
-            "--no-browser",
-            "--allow-root",
-            f"--port={port}",
-            "--ServerApp.ip=127.0.0.1",
-            "--IdentityProvider.token=",
-            "--ServerApp.password=",
-            f"--ServerApp.root_dir={root}",
-            f"--LabApp.workspaces_dir={root / '.workspaces'}",
-            "--LabApp.news_url=",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        ],
-        cwd=root,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(url + "api", timeout=1)
-                break
-            except urllib.error.HTTPError:
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    pytest.fail(f"jupyter lab did not start:\n{(root / 'lab.log').read_text()}")
-                time.sleep(0.3)
+    args = [
+        "--allow-root",
+        "--ServerApp.ip=127.0.0.1",
+        "--IdentityProvider.token=",
+        "--ServerApp.password=",
+        f"--ServerApp.root_dir={root}",
+        f"--LabApp.workspaces_dir={root / '.workspaces'}",
+        "--LabApp.news_url=",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    with serve("jupyterlab", args, root, env, wait_s=60) as url:
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 def _run_all(page, url: str) -> None:
@@ -343,8 +286,9 @@ def test_notebooks_fit(lab: str, browser, name: str) -> None:
 def test_exported_html_shows_a_snapshot_offline(tmp_path: Path, browser) -> None:
     """The demo's HTML export with the widgets' JavaScript out of reach (this browser reaches no
     CDN): the visualizer's output shows its static snapshot instead of an empty `Out[n]:`."""
-    if _requirements():
-        pytest.skip(_requirements())
+    missing = requirements("jupyterlab")
+    if missing:
+        pytest.skip(missing)
     import nbformat
 
     from qdlab import demo
