@@ -416,20 +416,21 @@ def build_all(
     prep_ms = (time.perf_counter() - t0) * 1e3 / max(1, len(kernels))
     llvm_ms: dict[int, float] = {}
     if missing:
-        texts = [
+        texts = (
             target.emit(
                 prepared[i].kernel, prepared[i].plan, prepared[i].prefix, config.bounds_checks
             )
             for i in missing
-        ]
+        )  # emitted as the target takes them: LLVM starts on the first while the rest are emitted
         objs = (
             target.build(
                 texts,
+                len(missing),
                 config.opt_level,
                 lambda k: on_ready(missing[k], len(prepared), "compiled"),
             )  # the progress bar steps as each object is ready, not all at the end
             if on_ready is not None
-            else target.build(texts, config.opt_level)
+            else target.build(texts, len(missing), config.opt_level)
         )
         for i, (obj, seconds) in zip(missing, objs):
             objects[i], llvm_ms[i] = obj, seconds * 1e3
