@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import autodiff, gate, ir, keys, manifest, runtime, split
+from . import autodiff, gate, ir, keys, manifest, runtime, split, stmt_memo
 from .abi import IFACE_SLOTS
 from .cache import BinaryCache
 from .cfg import cfg_dot
@@ -367,6 +367,9 @@ def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
     fe.loc = None
     fe.return_shapes = tuple(spec.return_shapes)
     fe.templates = dict(spec.templates)  # as given: `qd.static(x is None)` sees a field itself
+    ctx = stmt_memo.context(spec, source, fe.config | {"fresh": config.fresh})
+    if ctx is not None:  # unchanged top-level statements are replayed, not lowered
+        fe.memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops))
     fe.lower_kernel(values)
     kernel.flags["deps"] = fe.deps
     return kernel, source
