@@ -252,3 +252,10 @@ def test_a_new_process_edit_is_exact(tmp_path) -> None:
         outs.append(json.loads(run.stdout.splitlines()[-1]))
     x = np.arange(4, dtype=np.float32)
     assert outs[1] == [(x * 2).tolist(), (x * 5).tolist()]
+
+
+def test_a_compile_makes_no_report_until_one_is_asked_for(tmp_path) -> None:
+    k = run_loops(tmp_path)
+    assert k.latest._report is None  # reading the compiled kernel does not build the report
+    assert qd.explain(k).mode == "per_offload"
+    assert k.latest._report is not None
