@@ -264,7 +264,7 @@ def compile_kernel(
         )
     units = [split.slice_kernel(kernel, c, slots) for c in constructs] if split_ran else [kernel]
     built = build_all(
-        units, config, cache, target, on_construct if split_ran else None
+        units, config, cache, target, on_construct if split_ran else None, owned=split_ran
     )  # emit + cache + load
     dump(spec.name, kernel, built, config)
     alias = sorted(gate.disjoint_pairs(facts)) if split_ran else []
@@ -378,11 +378,15 @@ def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
 _fresh = itertools.count()
 
 
-def prepare(k: ir.Kernel, config: Config, target: Target) -> Prepared:
+def prepare(k: ir.Kernel, config: Config, target: Target, owned: bool = False) -> Prepared:
     """A unit's canonical form: named neutrally (equal constructs of different kernels share one
-    key), simplified again, printed, keyed and offloaded."""
-    canonical = ir.Kernel("construct", k.params, k.returns, ir.Block(), dict(k.flags))
-    ir.clone_ops(k.body.ops, {}, canonical.body)
+    key), simplified again, printed, keyed and offloaded. An `owned` unit (a construct's slice,
+    made for this compile alone) becomes it in place; any other is copied first."""
+    if owned:
+        canonical = ir.Kernel("construct", k.params, k.returns, k.body, dict(k.flags))
+    else:
+        canonical = ir.Kernel("construct", k.params, k.returns, ir.Block(), dict(k.flags))
+        ir.clone_ops(k.body.ops, {}, canonical.body)
     run_passes(canonical)
     text = print_kernel(canonical)
     key = keys.construct_key(text, config, target.parts())
@@ -401,12 +405,14 @@ def build_all(
     cache: BinaryCache | None,
     target: Target,
     on_ready: OnConstruct | None = None,
+    owned: bool = False,
 ) -> list[Built]:
     """Compile (or fetch) and load several units. The ones neither loaded nor cached are emitted as
     LLVM IR here and built by the target (on the CPU in worker processes when there are several:
-    llvmlite serialises LLVM calls within a process, so threads cannot share that work)."""
+    llvmlite serialises LLVM calls within a process, so threads cannot share that work). `owned`:
+    the units are this compile's own slices, which `prepare` may consume."""
     t0 = time.perf_counter()
-    prepared = [prepare(k, config, target) for k in kernels]
+    prepared = [prepare(k, config, target, owned) for k in kernels]
     objects: dict[int, bytes] = {}
     missing: list[int] = []
     for i, p in enumerate(prepared):
