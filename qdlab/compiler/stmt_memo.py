@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import logging
 import os
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 
@@ -57,6 +58,8 @@ class Entry:
 
 
 _memo: OrderedDict[tuple, Entry] = OrderedDict()
+_lock = threading.Lock()
+"""Kernels may compile in several threads at once; entries are only read once stored."""
 stats = {"replayed": 0, "lowered": 0}
 """Counts since the process started (tests and the profile read them)."""
 
@@ -66,7 +69,8 @@ def enabled() -> bool:
 
 
 def clear() -> None:
-    _memo.clear()
+    with _lock:
+        _memo.clear()
 
 
 def _shape(v: object, depth: int = 0) -> object:
@@ -207,7 +211,8 @@ class Memo:
             return
         body = fe.kernel.body  # type: ignore[attr-defined]
         key = self.key(fe, node)
-        entry = _memo.get(key)
+        with _lock:
+            entry = _memo.get(key)
         if (
             entry is not None
             and entry.setup == self.setup
@@ -217,7 +222,9 @@ class Memo:
             source = fe.scope.source  # type: ignore[attr-defined]
             _clone(entry.ops, mapping, body, {}, (source.filename, source.first_line))
             fe.deps |= entry.deps  # type: ignore[attr-defined]
-            _memo.move_to_end(key)
+            with _lock:
+                if key in _memo:
+                    _memo.move_to_end(key)
             stats["replayed"] += 1
             return
         before, n, prefix = state(fe), len(body.ops), list(body.ops)
@@ -242,9 +249,10 @@ class Memo:
             return
         entry = self._entry(body.ops[n:], body, frozenset(mine), fe.scope.source)  # type: ignore[attr-defined]
         if entry is not None:
-            _memo[key] = entry
-            while len(_memo) > LIMIT:
-                _memo.popitem(last=False)
+            with _lock:
+                _memo[key] = entry
+                while len(_memo) > LIMIT:
+                    _memo.popitem(last=False)
 
     def _entry(
         self, ops: list[ir.Op], body: ir.Block, deps: frozenset, source: object

@@ -259,3 +259,21 @@ def test_a_compile_makes_no_report_until_one_is_asked_for(tmp_path) -> None:
     assert k.latest._report is None  # reading the compiled kernel does not build the report
     assert qd.explain(k).mode == "per_offload"
     assert k.latest._report is not None
+
+
+def test_threads_compiling_edits_at_once_get_their_own_results(tmp_path) -> None:
+    from concurrent.futures import ThreadPoolExecutor  # lazy: this test's threads only
+
+    run_loops(tmp_path)
+    mods = [load(tmp_path, LOOPS.format(k0=1.0, k2=float(10 + t)), C=0.5) for t in range(4)]
+
+    def call(t: int) -> np.ndarray:
+        a = np.zeros((4, X.size), np.float32)
+        mods[t].k(X, a)
+        return a
+
+    with ThreadPoolExecutor(4) as ex:
+        outs = list(ex.map(call, range(4)))
+    for t, a in enumerate(outs):
+        np.testing.assert_array_equal(a[2], X * np.float32(10 + t))
+        np.testing.assert_array_equal(a[1], X * 2 + np.float32(0.5))
