@@ -121,6 +121,7 @@ class Frontend(
         self.loop_name: str | None = None
         self.block_dim: int | None = None
         self.random_sites = 0
+        self.memo: object | None = None  # a `stmt_memo.Memo`: unchanged statements are replayed
         self.deps: set[tuple[str, str, str]] = set()
         """(owner path, name, fingerprint) of every global or closure value read: the manifest
         checks them."""
@@ -348,7 +349,7 @@ class Frontend(
         )  # the visitor recurses about 3 frames per nesting level
         try:
             for s in self.scope.source.tree.body:
-                self.visit(s)
+                self.visit(s) if self.memo is None else self.memo.lower(self, s)  # type: ignore[attr-defined]
         except FuncReturn:
             pass  # as in Python (and Quadrants), nothing after the kernel's `return` runs
         except RecursionError as e:

@@ -27,7 +27,7 @@ from .fields import dep_fingerprint
 from .fingerprint import UNKNOWN, fingerprint, source_digest
 from .source import MISSING, resolve_name
 
-__all__ = ["UNKNOWN", "UnitRecord", "fields", "fingerprint", "load", "save", "units"]
+__all__ = ["UNKNOWN", "UnitRecord", "deps_hold", "fields", "fingerprint", "load", "save", "units"]
 """`fingerprint` and `UNKNOWN` are read from here by the kernel launcher."""
 
 
@@ -88,13 +88,22 @@ def load(cache: BinaryCache, manifest_key: str, fn: object) -> dict | None:
         return None
     try:
         doc = json.loads(data)
-        for owner_path, name, fp in doc["deps"]:
-            owner = _function(fn, owner_path)
-            if owner is None or _lookup_fingerprint(owner, name) != fp:
-                return None
-    except Exception:  # noqa: BLE001 - a property that raises, a source that cannot be read: compile
+    except ValueError:
         return None
-    return doc
+    return doc if isinstance(doc, dict) and deps_hold(fn, doc.get("deps")) else None
+
+
+def deps_hold(fn: object, deps: object) -> bool:
+    """Whether every (owner path, name, fingerprint) recorded while lowering `fn` still has that
+    fingerprint (the manifest's check, and the statement memo's)."""
+    try:
+        for owner_path, name, fp in deps:  # type: ignore[attr-defined]
+            owner = _function(fn, owner_path)
+            if fp == UNKNOWN or owner is None or _lookup_fingerprint(owner, name) != fp:
+                return False
+    except Exception:  # noqa: BLE001 - a property that raises, a source that cannot be read: compile
+        return False
+    return True
 
 
 def members(doc: dict) -> dict[tuple[str, tuple[str, ...]], str]:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import autodiff, gate, ir, keys, manifest, runtime, split
+from . import autodiff, gate, ir, keys, manifest, runtime, split, stmt_memo
 from .abi import IFACE_SLOTS
 from .cache import BinaryCache
 from .cfg import cfg_dot
@@ -157,7 +157,8 @@ class Compiled:
 
     @property
     def kernel(self) -> ir.Kernel:
-        self._complete()
+        if self._kernel is None:  # a manifest hit: the whole pipeline runs (the report is lazy)
+            self._complete()
         return self._kernel  # type: ignore[return-value]
 
     def whole_launcher(self, cache: BinaryCache) -> object:
@@ -263,7 +264,7 @@ def compile_kernel(
         )
     units = [split.slice_kernel(kernel, c, slots) for c in constructs] if split_ran else [kernel]
     built = build_all(
-        units, config, cache, target, on_construct if split_ran else None
+        units, config, cache, target, on_construct if split_ran else None, owned=split_ran
     )  # emit + cache + load
     dump(spec.name, kernel, built, config)
     alias = sorted(gate.disjoint_pairs(facts)) if split_ran else []
@@ -366,6 +367,9 @@ def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
     fe.loc = None
     fe.return_shapes = tuple(spec.return_shapes)
     fe.templates = dict(spec.templates)  # as given: `qd.static(x is None)` sees a field itself
+    ctx = stmt_memo.context(spec, source, fe.config | {"fresh": config.fresh})
+    if ctx is not None:  # unchanged top-level statements are replayed, not lowered
+        fe.memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops))
     fe.lower_kernel(values)
     kernel.flags["deps"] = fe.deps
     return kernel, source
@@ -374,11 +378,15 @@ def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
 _fresh = itertools.count()
 
 
-def prepare(k: ir.Kernel, config: Config, target: Target) -> Prepared:
+def prepare(k: ir.Kernel, config: Config, target: Target, owned: bool = False) -> Prepared:
     """A unit's canonical form: named neutrally (equal constructs of different kernels share one
-    key), simplified again, printed, keyed and offloaded."""
-    canonical = ir.Kernel("construct", k.params, k.returns, ir.Block(), dict(k.flags))
-    ir.clone_ops(k.body.ops, {}, canonical.body)
+    key), simplified again, printed, keyed and offloaded. An `owned` unit (a construct's slice,
+    made for this compile alone) becomes it in place; any other is copied first."""
+    if owned:
+        canonical = ir.Kernel("construct", k.params, k.returns, k.body, dict(k.flags))
+    else:
+        canonical = ir.Kernel("construct", k.params, k.returns, ir.Block(), dict(k.flags))
+        ir.clone_ops(k.body.ops, {}, canonical.body)
     run_passes(canonical)
     text = print_kernel(canonical)
     key = keys.construct_key(text, config, target.parts())
@@ -397,12 +405,14 @@ def build_all(
     cache: BinaryCache | None,
     target: Target,
     on_ready: OnConstruct | None = None,
+    owned: bool = False,
 ) -> list[Built]:
     """Compile (or fetch) and load several units. The ones neither loaded nor cached are emitted as
     LLVM IR here and built by the target (on the CPU in worker processes when there are several:
-    llvmlite serialises LLVM calls within a process, so threads cannot share that work)."""
+    llvmlite serialises LLVM calls within a process, so threads cannot share that work). `owned`:
+    the units are this compile's own slices, which `prepare` may consume."""
     t0 = time.perf_counter()
-    prepared = [prepare(k, config, target) for k in kernels]
+    prepared = [prepare(k, config, target, owned) for k in kernels]
     objects: dict[int, bytes] = {}
     missing: list[int] = []
     for i, p in enumerate(prepared):
@@ -415,20 +425,21 @@ def build_all(
     prep_ms = (time.perf_counter() - t0) * 1e3 / max(1, len(kernels))
     llvm_ms: dict[int, float] = {}
     if missing:
-        texts = [
+        texts = (
             target.emit(
                 prepared[i].kernel, prepared[i].plan, prepared[i].prefix, config.bounds_checks
             )
             for i in missing
-        ]
+        )  # emitted as the target takes them: LLVM starts on the first while the rest are emitted
         objs = (
             target.build(
                 texts,
+                len(missing),
                 config.opt_level,
                 lambda k: on_ready(missing[k], len(prepared), "compiled"),
             )  # the progress bar steps as each object is ready, not all at the end
             if on_ready is not None
-            else target.build(texts, config.opt_level)
+            else target.build(texts, len(missing), config.opt_level)
         )
         for i, (obj, seconds) in zip(missing, objs):
             objects[i], llvm_ms[i] = obj, seconds * 1e3

@@ -13,7 +13,7 @@ never builds LLVM IR, and one that only inspects PTX never needs a GPU.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from . import cuda_runtime, ir, keys, runtime
 from .config import sm_number
@@ -49,11 +49,19 @@ class CpuTarget:
         )
 
     def build(
-        self, texts: list[str], opt: int, on_done: Callable[[int], None] | None = None
+        self,
+        texts: Iterable[str],
+        count: int,
+        opt: int,
+        on_done: Callable[[int], None] | None = None,
     ) -> Objects:
-        from .codegen import jit  # lazy: llvmlite's binding
+        """Objects for `count` texts, taken from `texts` as they are made (the pool starts on the
+        first ones while the rest are emitted)."""
+        from .codegen import pool  # lazy: llvmlite's binding and multiprocessing
 
-        return jit.compile_many(texts, opt, on_done)
+        if count >= 4:
+            pool.warm(opt)
+        return pool.compile_many(texts, count, opt, on_done)
 
     def functions(self, name: str) -> list[Callable] | None:
         from .codegen import jit  # lazy: llvmlite's binding
@@ -110,7 +118,11 @@ class CudaTarget:
         )
 
     def build(
-        self, texts: list[str], opt: int, on_done: Callable[[int], None] | None = None
+        self,
+        texts: Iterable[str],
+        count: int,
+        opt: int,
+        on_done: Callable[[int], None] | None = None,
     ) -> Objects:
         from .codegen import nvptx_jit  # lazy: llvmlite's binding
 

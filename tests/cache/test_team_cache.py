@@ -51,8 +51,8 @@ from qdlab.compiler import targets
 
 builds = []
 build = targets.CpuTarget.build
-targets.CpuTarget.build = lambda self, texts, opt: builds.append(len(texts)) or build(
-    self, texts, opt)
+targets.CpuTarget.build = lambda self, texts, count, opt: builds.append(count) or build(
+    self, texts, count, opt)
 warnings = []
 logging.getLogger("qdlab").addHandler(type("H", (logging.Handler,), {{
     "emit": lambda self, r: warnings.append(r.getMessage())}})())

@@ -683,12 +683,18 @@ def programs(draw, max_statements: int = 6, allow_random: bool = True) -> Progra
 
 
 def load(
-    p: Program, folder: Path, helper_value: int | None = None, again: bool = False
+    p: Program,
+    folder: Path,
+    helper_value: int | None = None,
+    again: bool = False,
+    moved: int = 0,
 ) -> tuple[object, object]:
     """Write the program's two forms to files and import them: (qdlab kernel, reference function).
     `again` rewrites the files of the previous load under the same module names, as an edited file
-    looks to a new process."""
+    looks to a new process; `moved` puts that many comment lines above the kernel's module (every
+    line number moves, nothing else changes)."""
     kernel_src, ref_src = p.source(helper_value)
+    kernel_src = "# moved\n" * moved + kernel_src
     n = next(_counter) - 1 if again else next(_counter)
     out = []
     for tag, src in (("k", kernel_src), ("r", ref_src)):

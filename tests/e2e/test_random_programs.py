@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from program_gen import FLOAT_ARRAYS, INT_ARRAYS, VECTOR_ARRAYS, Program, load, programs
 
 import qdlab as qd
+from qdlab.compiler import stmt_memo
 
 CHECKED: Counter = Counter()
 PATHS = (  # (per_offload, split_carried, debug)
@@ -81,8 +82,9 @@ def run_program(p: Program, folder) -> None:
             CHECKED["runtime_fallback"] += bool(report.runtime_fallbacks)
             if p.helper_value is not None:
                 check_changed_helper(p, folder, arrays, k)
+    results.append(moved_again(p, folder, arrays, k))
     (first, first_ret), *rest = results
-    for (got, got_ret), path in zip(rest, PATHS[1:]):
+    for (got, got_ret), path in zip(rest, [*PATHS[1:], "moved three lines, memo replayed"]):
         for a, b in zip(first, got):
             np.testing.assert_array_equal(a, b, err_msg=f"default path vs {path}")
         assert first_ret == got_ret, (first_ret, got_ret, path)
@@ -93,6 +95,26 @@ def run_program(p: Program, folder) -> None:
         assert first_ret == want_ret, (first_ret, want_ret)
     CHECKED["programs"] += 1
     CHECKED.update(p.patterns)
+
+
+def moved_again(p: Program, folder, arrays: list[np.ndarray], k: int) -> tuple[list, object]:
+    """The module loaded again three lines lower, on the default path: the statement memo replays
+    every statement it stored (their locations rebased), and the result must not change."""
+    per_offload, split_carried, debug = PATHS[0]
+    qd.init(
+        arch=qd.cpu,
+        offline_cache=False,
+        per_offload=per_offload,
+        random_seed=7,
+        split_carried=split_carried,
+        debug=debug,
+    )
+    before = stmt_memo.stats["replayed"]
+    kernel, _ = load(p, folder, again=True, moved=3)
+    got = call(kernel, p, arrays, k)
+    CHECKED["memo_replayed"] += stmt_memo.stats["replayed"] > before
+    CHECKED["moved"] += 1
+    return got
 
 
 def check_changed_helper(p: Program, folder, arrays: list[np.ndarray], k: int) -> None:

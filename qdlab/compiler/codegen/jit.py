@@ -7,13 +7,8 @@ sharing one crashes), and every object is added to it once.
 
 from __future__ import annotations
 
-import atexit
-import multiprocessing
-import os
 import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from functools import cache
 
 import llvmlite.binding as llvm
@@ -109,38 +104,3 @@ def compile_text(llvm_ir: str, opt: int) -> tuple[bytes, float]:
     """Optimise LLVM IR text and emit its object; returns the object and the seconds it took."""
     t0 = time.perf_counter()
     return emit_object(optimize(llvm_ir, opt), opt), time.perf_counter() - t0
-
-
-_pool: object | None = None
-
-
-def compile_many(
-    texts: list[str], opt: int, on_done: Callable[[int], None] | None = None
-) -> list[tuple[bytes, float]]:
-    """`compile_text` for each text: in forked worker processes when there are several and several
-    cores (`QDLAB_COMPILE_WORKERS` caps them; 0 or 1 compiles in this process). Any trouble with the
-    workers falls back to compiling here. `on_done(k)` is told as text k's object is ready, in
-    order (a progress bar)."""
-    global _pool
-    done = on_done or (lambda k: None)
-    workers = int(os.environ.get("QDLAB_COMPILE_WORKERS", os.cpu_count() or 1))
-    if len(texts) >= 4 and workers > 1 and hasattr(os, "fork"):
-        try:
-            if _pool is None:
-                _pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
-                atexit.register(
-                    _pool.shutdown, wait=True
-                )  # before interpreter teardown, not during it
-            futures = [_pool.submit(compile_text, t, opt) for t in texts]  # type: ignore[attr-defined]
-            out = []
-            for k, f in enumerate(futures):
-                out.append(f.result())
-                done(k)
-            return out
-        except Exception:  # noqa: BLE001 - a broken or refused pool: compile here instead
-            _pool = None
-    out = []
-    for k, t in enumerate(texts):
-        out.append(compile_text(t, opt))
-        done(k)
-    return out

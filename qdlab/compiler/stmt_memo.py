@@ -1,0 +1,291 @@
+"""The statement memo: a top-level statement that has not changed is not lowered again.
+
+Editing one loop of a big kernel lowers that loop; the others are replayed from what lowering them
+gave last time (their ops, cloned). A statement is replayed only when everything its lowering could
+see is the same:
+
+- the kernel's context (`context`): its name, its indentation, its parameters and return types,
+  the options of the compile; a kernel with template arguments is always lowered. Its file and
+  first line may differ (a notebook cell run again is a new file): the replayed ops' locations are
+  rebased onto where the kernel is now, as the manifest does;
+- the statement itself: its source lines and where it starts in the kernel (its AST, positions
+  included, follows from them);
+- what it read while lowering: every global, closure value and `@qd.func` source it recorded, each
+  checked against its fingerprint now (the manifest's check, `manifest.deps_hold`);
+- the frontend's state before it, which must be the state right after the arguments were set up:
+  as soon as one statement leaves anything behind (a top-level local, a field's hidden parameter, a
+  random draw's site number, a flag), every later statement of that kernel is lowered again and
+  nothing is stored for it.
+
+A statement is stored only if its lowering left the frontend's state as it found it (its ops were
+appended to the kernel body and nothing else changed), logged nothing, its ops use no value from
+outside themselves other than the arguments' setup, and every op comes from the kernel's own lines
+(a statement that inlines a `@qd.func` is lowered each time: the function's lines may move). When
+in doubt, it is lowered. `QDLAB_STMT_MEMO=0` turns the memo off (differential tests compare both).
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+
+from . import ir, manifest
+from .errors import SourceLoc
+
+LIMIT = 4096
+"""Statements kept (least recently used go first)."""
+_SKIP = frozenset({"loc", "deps", "memo"})
+"""Frontend attributes a statement may change: the location being lowered (restored by `visit`),
+what was read (kept per statement), and the memo itself."""
+
+
+@dataclass
+class Entry:
+    ops: list[ir.Op]
+    """The statement's top-level ops, detached: operands from the arguments' setup are
+    placeholders."""
+    inputs: list[tuple[ir.Value, int]]
+    """Each placeholder, and the position in the kernel body of the setup op whose result it
+    stands for."""
+    setup: int
+    """How many ops the arguments' setup had."""
+    deps: frozenset
+    """(owner path, name, fingerprint) of everything the statement read."""
+
+
+_memo: OrderedDict[tuple, Entry] = OrderedDict()
+_lock = threading.Lock()
+"""Kernels may compile in several threads at once; entries are only read once stored."""
+stats = {"replayed": 0, "lowered": 0}
+"""Counts since the process started (tests and the profile read them)."""
+
+
+def enabled() -> bool:
+    return os.environ.get("QDLAB_STMT_MEMO", "1") != "0"
+
+
+def clear() -> None:
+    with _lock:
+        _memo.clear()
+
+
+def _shape(v: object, depth: int = 0) -> object:
+    """A value's state for comparing before and after a statement: scalars by value, containers by
+    their items, anything else by identity."""
+    if v is None or isinstance(v, (bool, int, float, str, bytes)):
+        return v
+    if depth < 4 and isinstance(v, dict):
+        return ("dict", tuple((_shape(k, 9), _shape(x, depth + 1)) for k, x in v.items()))
+    if depth < 4 and isinstance(v, (list, tuple)):
+        return (type(v).__name__, tuple(_shape(x, depth + 1) for x in v))
+    if depth < 4 and isinstance(v, (set, frozenset)):
+        return ("set", frozenset(_shape(x, depth + 1) for x in v))
+    return ("id", id(v))
+
+
+def state(fe: object) -> tuple:
+    """Everything of the frontend a statement could leave behind, but the kernel body's ops."""
+    attrs = vars(fe)
+    kernel, scope = attrs["kernel"], attrs["scope"]
+    out = [
+        (k, _shape(v))
+        for k, v in sorted(attrs.items())
+        if k not in _SKIP and k not in ("kernel", "scope")
+    ]
+    out.append(
+        (
+            "kernel",
+            id(kernel),
+            kernel.name,
+            tuple(id(p) for p in kernel.params),
+            _shape(kernel.returns),
+            _shape(kernel.flags),
+            id(kernel.body),
+        )
+    )
+    out.append(
+        (
+            "scope",
+            id(scope),
+            id(scope.source),
+            scope.name,
+            id(scope.globals),
+            _shape(scope.frames),
+            _shape(scope.returned),
+            scope.is_func,
+            scope.base_depth,
+            scope.owner,
+            _shape(scope.statics),
+        )
+    )
+    return tuple(out)
+
+
+def context(spec: object, source: object, config: dict) -> tuple | None:
+    """What every statement of this kernel's compile shares; None when the memo must stay out."""
+    if not enabled() or getattr(spec, "templates", None) or config.get("fresh"):
+        return None
+    try:
+        header = ast.dump(source.tree.args, include_attributes=True)  # type: ignore[attr-defined]
+        return (
+            source.indent,  # type: ignore[attr-defined]
+            spec.name,  # type: ignore[attr-defined]
+            repr(spec.params),  # type: ignore[attr-defined]
+            repr(spec.returns),  # type: ignore[attr-defined]
+            repr(spec.return_shapes),  # type: ignore[attr-defined]
+            bool(spec.autodiff),  # type: ignore[attr-defined]
+            repr(sorted(config.items(), key=lambda kv: kv[0])),
+            header,
+        )
+    except Exception:  # noqa: BLE001 - a repr that fails: no memo for this kernel
+        return None
+
+
+def _copy_attrs(v: object) -> object:
+    if isinstance(v, list):
+        return [_copy_attrs(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _copy_attrs(x) for k, x in v.items()}
+    if isinstance(v, set):
+        return {_copy_attrs(x) for x in v}
+    return v
+
+
+def _clone(
+    ops: list[ir.Op],
+    mapping: dict[ir.Value, ir.Value],
+    into: ir.Block,
+    locs: dict[int, SourceLoc | None],
+    where: tuple[str, int],
+) -> None:
+    """`ir.clone_ops`, with attributes copied deep (a pass that edits one in place edits no copy)
+    and each location moved by `where` (a file name, and the line number to add)."""
+    for op in ops:
+        new = ir.clone_op(op, mapping)
+        new.attrs = {k: _copy_attrs(x) for k, x in new.attrs.items()}
+        if op.loc is not None:
+            if id(op.loc) not in locs:
+                locs[id(op.loc)] = replace(
+                    op.loc, filename=where[0], lineno=op.loc.lineno + where[1]
+                )
+            new.loc = locs[id(op.loc)]
+        into.append(new)
+        for r, nr in zip(op.regions, new.regions):
+            _clone(r.ops, mapping, nr, locs, where)
+
+
+class _Count(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.n = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.n += 1
+
+
+class Memo:
+    """One kernel compile's use of the memo (`Frontend.memo`)."""
+
+    def __init__(self, ctx: tuple, fn: object, setup: int) -> None:
+        self.ctx, self.fn, self.setup = ctx, fn, setup
+        self.clean = True
+        """No statement so far has left state behind: the state is still the setup's."""
+
+    def key(self, fe: object, node: ast.stmt) -> tuple:
+        """The statement's lines (whole, so a comment or a second statement on them counts) and
+        where it starts in the kernel: its AST, positions included, is a function of them."""
+        lines = fe.scope.source.lines  # type: ignore[attr-defined]
+        text = "".join(lines[node.lineno - 1 : (node.end_lineno or node.lineno)])
+        return (self.ctx, node.lineno, node.col_offset, text)
+
+    def lower(self, fe: object, node: ast.stmt) -> None:
+        """Lower one top-level statement: replayed when its entry holds, else visited (and
+        stored when it is self-contained)."""
+        if not self.clean:
+            fe.visit(node)  # type: ignore[attr-defined]
+            stats["lowered"] += 1
+            return
+        body = fe.kernel.body  # type: ignore[attr-defined]
+        key = self.key(fe, node)
+        with _lock:
+            entry = _memo.get(key)
+        if (
+            entry is not None
+            and entry.setup == self.setup
+            and manifest.deps_hold(self.fn, entry.deps)
+        ):
+            mapping = {p: body.ops[pos].result for p, pos in entry.inputs}
+            source = fe.scope.source  # type: ignore[attr-defined]
+            _clone(entry.ops, mapping, body, {}, (source.filename, source.first_line))
+            fe.deps |= entry.deps  # type: ignore[attr-defined]
+            with _lock:
+                if key in _memo:
+                    _memo.move_to_end(key)
+            stats["replayed"] += 1
+            return
+        before, n, prefix = state(fe), len(body.ops), list(body.ops)
+        outer_deps = fe.deps  # type: ignore[attr-defined]
+        fe.deps = set()  # type: ignore[attr-defined]  # everything this statement reads
+        logged = _Count()
+        logging.getLogger("qdlab").addHandler(logged)
+        try:
+            fe.visit(node)  # type: ignore[attr-defined]
+        finally:
+            logging.getLogger("qdlab").removeHandler(logged)
+            mine = fe.deps  # type: ignore[attr-defined]
+            fe.deps = outer_deps | mine  # type: ignore[attr-defined]
+        stats["lowered"] += 1
+        if (
+            logged.n
+            or state(fe) != before
+            or len(body.ops) < n
+            or any(a is not b for a, b in zip(body.ops, prefix))
+        ):
+            self.clean = False
+            return
+        entry = self._entry(body.ops[n:], body, frozenset(mine), fe.scope.source)  # type: ignore[attr-defined]
+        if entry is not None:
+            with _lock:
+                _memo[key] = entry
+                while len(_memo) > LIMIT:
+                    _memo.popitem(last=False)
+
+    def _entry(
+        self, ops: list[ir.Op], body: ir.Block, deps: frozenset, source: object
+    ) -> Entry | None:
+        """The statement's ops, detached, their locations made relative to the kernel's first
+        line; None if they use a value other than their own and the arguments' setup, come from
+        other lines than the kernel's, or read something without a fingerprint."""
+        if any(fp == manifest.UNKNOWN for _, _, fp in deps):
+            return None
+        name, filename = self.ctx[1], source.filename  # type: ignore[attr-defined]
+        if any(
+            o.loc is not None and (o.loc.kernel != name or o.loc.filename != filename)
+            for top in ops
+            for o in top.walk()
+        ):
+            return None
+        setup_pos = {op.result: k for k, op in enumerate(body.ops[: self.setup]) if op.result}
+        own: set[ir.Value] = set()
+        for op in (o for top in ops for o in top.walk()):
+            own.update(a for r in op.regions for a in r.args)
+            if op.result is not None:
+                own.add(op.result)
+        mapping: dict[ir.Value, ir.Value] = {}
+        inputs: list[tuple[ir.Value, int]] = []
+        for op in (o for top in ops for o in top.walk()):
+            for v in op.operands:
+                if v in own or v in mapping:
+                    continue
+                if v not in setup_pos:
+                    return None
+                placeholder = ir.Value(v.type, v.name)
+                mapping[v] = placeholder
+                inputs.append((placeholder, setup_pos[v]))
+        detached = ir.Block()
+        _clone(ops, mapping, detached, {}, ("", -source.first_line))  # type: ignore[attr-defined]
+        return Entry(list(detached.ops), inputs, self.setup, deps)
