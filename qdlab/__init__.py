@@ -90,7 +90,8 @@ from .snode import (
     l,
     root,
 )
-from .struct_types import dataclass, struct
+from .struct_field import StructField
+from .struct_types import Struct, dataclass, struct
 from .tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
 
 int8, int16, int32, int64 = i8, i16, i32, i64
@@ -102,6 +103,8 @@ namespace.struct = staticmethod(struct)  # `qd.types.struct`: the namespace is t
 del exception, impl, misc, namespace, ops, util  # reached as `qd.lang.<name>`, as in Quadrants
 
 __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys are strings)
+    "Struct",
+    "StructField",
     "Backend",
     "MatrixTensor",
     "Tensor",

@@ -16,7 +16,7 @@ import ast
 import re
 
 import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
-from qdlab.lang.fields import FieldBase
+from qdlab.lang.fields import FieldBase, StructFieldBase
 
 from . import ir
 from .errors import QdError, QdRuntimeError, QdSyntaxError, QdTypeError
@@ -52,6 +52,8 @@ def dep_fingerprint(value: object) -> str:
             return UNKNOWN  # the kernel reports why at the line that uses it
         f = value.primal or value
         return f"field:{field_type(f)}:{f.shape}:{f.offset}:{value.primal is not None}"
+    if isinstance(value, StructFieldBase):
+        return f"structfield:{value.signature()}"
     return fingerprint(value)
 
 
