@@ -131,13 +131,27 @@ def rebuild(t: type, leaves: object) -> object:
 
 
 class Struct:
-    """`qd.Struct.field({"a": qd.f32, ...}, shape=...)`: a field of an anonymous struct type."""
+    """`qd.Struct(a=1, v=vec)`: a struct value of an anonymous type (in a kernel, its members
+    typed by their values); `qd.Struct.field({"a": qd.f32, ...}, shape=...)`: a field of an
+    anonymous struct type."""
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        raise QdTypeError(
-            "qd.Struct(...) values are not supported in qdlab; declare the type with "
-            "qd.types.struct(...) or @qd.dataclass and call it."
-        )
+    __qd_anonymous_struct__ = True
+
+    def __init__(self, *dicts: object, **members: object) -> None:
+        for d in dicts:
+            if not isinstance(d, dict):
+                raise QdTypeError(f"qd.Struct takes dicts and keywords, not {type(d).__name__}.")
+            members = {**d, **members}
+        self.__dict__.update(members)
+
+    def keys(self) -> list[str]:
+        return list(self.__dict__)
+
+    def to_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+    def __repr__(self) -> str:
+        return repr(self.__dict__)
 
     @staticmethod
     def field(members: dict, **kwargs: object) -> StructField:

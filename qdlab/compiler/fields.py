@@ -94,6 +94,9 @@ class Fields:
         self.kernel.body.ops.insert(0, op)
         table[index] = f
         values[index] = op.result
+        label = name.removesuffix(".grad")
+        if pname != label:  # messages name it as the kernel reached it (`s.a`)
+            self.kernel.flags.setdefault("field_labels", {})[pname] = label
         if resolvable:  # the manifest finds it again by this name (its dependency says its type)
             self.kernel.flags.setdefault("field_paths", {})[index] = (self.scope.owner, name)
         else:  # no manifest: it could not find the field again

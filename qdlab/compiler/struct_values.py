@@ -78,6 +78,37 @@ class StructValues:
             t, {k: self.member_value(k, mt, given.get(k)) for k, mt in members.items()}
         )
 
+    def anonymous_struct(self, node: ast.Call) -> StructValue:
+        """`qd.Struct(a=v, b=2)`: a struct whose members have the types of their values."""
+        if node.args:
+            raise self.error(
+                "qd.Struct(...) in a kernel takes its members by keyword.", QdTypeError
+            )
+        members: dict[str, object] = {}
+        types: dict[str, object] = {}
+        for kw in node.keywords:
+            x = self.visit(kw.value)
+            v = self.struct_value(x)
+            if v is None:
+                vec = self.vec_of(x)
+                v = vec if vec is not None else self.value(x)
+            members[kw.arg] = v  # type: ignore[index]
+            types[kw.arg] = (  # type: ignore[index]
+                v.type
+                if isinstance(v, StructValue)
+                else self.vec_type(v)
+                if isinstance(v, Vec)
+                else v.type  # type: ignore[union-attr]
+            )
+        t = type("Struct", (), {"__qd_struct__": types})
+        return StructValue(t, members)
+
+    def vec_type(self, v: Vec) -> object:
+        dtype = v.entries[0].type  # type: ignore[union-attr]
+        if len(v.shape) == 1:
+            return lang.VectorType(v.shape[0], dtype)
+        return lang.MatrixType(v.shape[0], v.shape[1], dtype)
+
     def member_value(self, name: str, t: object, x: object) -> object:
         """`x` as a value of member type `t` (None: its zero)."""
         if members_of(t) is not None:
