@@ -283,7 +283,8 @@ class Field(FieldBase):
         key = self.key_of(index)
         view = self.view_of(arr if isinstance(arr, np.ndarray) else arr.get(), key)  # type: ignore[attr-defined]
         if not self.element:
-            return view.item() if view.ndim == 0 else view[0].item()  # type: ignore[union-attr]
+            v = view.item() if view.ndim == 0 else view[0].item()  # type: ignore[union-attr]
+            return int(v) if isinstance(v, bool) else v  # a u1 element reads as 0 / 1, as there
         return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(view)
 
     def __setitem__(self, index: object, value: object) -> None:

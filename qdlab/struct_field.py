@@ -45,7 +45,9 @@ class StructField(StructFieldBase):
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"a struct field's member `{name}` cannot be replaced")
 
+    @property
     def keys(self) -> list[str]:
+        """The members' names (a property, as the reference has it)."""
         return list(self.members)
 
     @property
@@ -117,8 +119,7 @@ class StructField(StructFieldBase):
                 "a struct field's from_numpy takes a dict of arrays, one per member."
             )
         for k, m in self.members.items():
-            if k in arrays:
-                m.from_numpy(arrays[k])  # type: ignore[attr-defined]
+            m.from_numpy(arrays[k])  # type: ignore[attr-defined]  # every member, as there
 
     def to_torch(self, device: object = None) -> dict[str, object]:
         return {k: m.to_torch(device=device) for k, m in self.members.items()}  # type: ignore[attr-defined]
@@ -137,7 +138,7 @@ class StructField(StructFieldBase):
             f.fill(value)
 
     def copy_from(self, other: object) -> None:
-        if not isinstance(other, StructField) or other.keys() != self.keys():
+        if not isinstance(other, StructField) or other.keys != self.keys:
             raise TypeError("a struct field copies from a struct field with the same members")
         for k, m in self.members.items():
             m.copy_from(other.members[k])  # type: ignore[attr-defined]
@@ -171,8 +172,9 @@ class StructElement:
             raise AttributeError(f"{self._owner.struct_type.__name__} has no member `{name}`")
         m[self._index] = value  # type: ignore[index]
 
+    @property
     def keys(self) -> list[str]:
-        return self._owner.keys()
+        return self._owner.keys
 
     def assign(self, value: object) -> None:
         """`s[i] = S(...)`, or a dict of member values (missing members keep theirs)."""

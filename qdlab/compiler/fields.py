@@ -115,8 +115,15 @@ class Fields:
         f = self.field_of(base)
         if f is not None:
             return tuple(f.shape)
+        layout = base.type.layout  # type: ignore[union-attr]  # memory axis p holds axis layout[p]
         return tuple(
-            self.emit(ir.Shape, [base], i32, f"{base.name}_shape{d}", axis=d)
+            self.emit(
+                ir.Shape,
+                [base],
+                i32,
+                f"{base.name}_shape{d}",
+                axis=layout.index(d) if layout else d,
+            )
             for d in range(base.type.ndim)  # type: ignore[union-attr]
         )
 
@@ -142,7 +149,11 @@ class Fields:
         ]
 
     def from_offset(self, arr: object, indices: list[ir.Value]) -> list[ir.Value]:
-        """Indices of a field declared with an offset, counted from its first element."""
+        """Indices as the storage takes them: a field's declared with an offset counted from its
+        first element, a laid-out ndarray's (`qd.tensor(..., layout=(1, 0))`) in memory's order."""
+        layout = getattr(getattr(arr, "type", None), "layout", None)
+        if layout is not None:
+            return [indices[a] for a in layout]
         f = self.field_of(arr)
         if f is None or not any(f.offset):
             return indices

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import field_structs
 import numpy as np
 
 PROGRAMS: dict = {}
@@ -319,14 +320,11 @@ def struct_fields() -> dict:
 
 @program
 def struct_field_methods_templates() -> dict:
-    @qd.func
-    def blend(self, other, extra):
-        self.p = (self.p + (other.p + other.q) / 2) / 2 + extra
-        self.k += other.k
+    Body = field_structs.body_type(qd)
 
-    vec3 = qd.math.vec3  # (this module's annotations are strings: the class is built with types)
-    members = {"p": vec3, "q": vec3, "k": qd.i32}
-    Body = qd.dataclass(type("Body", (), {"__annotations__": members, "blend": blend}))
+    @qd.func
+    def by_value(b, dk: qd.i32):  # a struct argument is a copy: this writes nothing
+        b.k += dk
 
     a = Body.field()
     b = Body.field()
@@ -337,6 +335,8 @@ def struct_field_methods_templates() -> dict:
     def run(x: qd.template(), y: qd.template(), h: qd.template()):
         for i in x:
             x[i].blend(y[i], qd.Vector([0.0, 1.0, 2.0]))
+            by_value(x[i], 1000)
+            y[i].push(i)
             h[i % 4].n += 1
             qd.atomic_max(h[i % 4].w, x[i].p.z)
 
