@@ -364,3 +364,45 @@ def struct_field_dense_2d() -> dict:
 
     run()
     return {**_flat("g", g.to_numpy()), "acc": acc.to_numpy()}
+
+
+@program
+def struct_field_members_and_grads() -> dict:
+    particle = qd.types.struct(x=qd.f32, v=qd.math.vec2)
+    ps = particle.field(shape=8, needs_grad=True)
+    loss = qd.field(qd.f32, shape=(), needs_grad=True)
+
+    @qd.data_oriented
+    class Sim:
+        def __init__(self) -> None:
+            self.p = particle.field(shape=4)
+
+        @qd.kernel
+        def step(self):
+            for i in self.p:
+                self.p[i].x += 1.0 + i
+                self.p[i].v.y = self.p[i].x * 2
+
+    @qd.kernel
+    def seed(s: qd.template()):
+        for i in s:
+            s[i].x = i * 0.75 - 2.0
+            s[i].v = qd.Vector([i * 0.5, 1.0])
+
+    @qd.kernel
+    def compute():
+        for i in ps:
+            loss[None] += ps[i].x * ps[i].x + ps[i].v.x * qd.sin(ps[i].x)
+
+    sim = Sim()
+    sim.step()
+    sim.step()
+    seed(ps)
+    with qd.ad.Tape(loss=loss):
+        compute()
+    return {
+        **_flat("sim", sim.p.to_numpy()),
+        "loss": np.array(loss[None]),
+        "x_grad": ps.x.grad.to_numpy(),
+        "v_grad": ps.v.grad.to_numpy(),
+    }
