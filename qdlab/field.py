@@ -14,13 +14,14 @@ import itertools
 import math
 import uuid
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
 from . import state
 from .compiler import abi, cuda_runtime
 from .compiler.errors import QdIndexError, QdRuntimeError, QdValueError
-from .compiler.types import DType, from_numpy
+from .compiler.types import DType, from_numpy, u1
 from .lang import matrix
 from .lang.fields import FieldBase
 
@@ -266,13 +267,12 @@ class Field(FieldBase):
         start = linear * size
         if start + size > flat.size:
             return None
-        return (slice(start, start + size), self.element, flat)
+        return Slack(slice(start, start + size), self.element, flat)
 
     def view_of(self, arr: object, key: tuple) -> object:
         """The element (or the view of its entries) at a key `key_of` gave."""
-        if len(key) == 3 and isinstance(key[0], slice):
-            part, element, flat = key
-            return flat[part].reshape(element) if element else flat[part]
+        if isinstance(key, Slack):
+            return key.flat[key.part].reshape(key.element) if key.element else key.flat[key.part]
         return arr[key]  # type: ignore[index]
 
     def __getitem__(self, index: object) -> object:
@@ -293,8 +293,8 @@ class Field(FieldBase):
         key = self.key_of(index)
         arr = self.storage()
         if isinstance(arr, np.ndarray):
-            view = self.view_of(arr, key) if len(key) == 3 and isinstance(key[0], slice) else None
-            if view is not None:
+            if isinstance(key, Slack):
+                view = self.view_of(arr, key)
                 view[...] = _cast(np.asarray(value), self.dtype)  # type: ignore[index]
             else:
                 arr[key] = _cast(np.asarray(value), self.dtype)
@@ -314,6 +314,14 @@ class Field(FieldBase):
 
     def __repr__(self) -> str:
         return "<qd.field>"
+
+
+class Slack(NamedTuple):
+    """An element past a field's padded storage, in its slack: entries `part` of `flat`."""
+
+    part: slice
+    element: tuple[int, ...]
+    flat: np.ndarray
 
 
 class ScalarField(Field):
@@ -382,7 +390,7 @@ def _element(dtype: object) -> tuple[DType, tuple[int, ...]]:
         return inner or matrix.DEFAULTS["fp"], tuple(dtype.shape)
     if isinstance(dtype, DType):
         return dtype, ()
-    t = matrix.resolve_dtype(dtype) if dtype in (float, int, bool) else None
+    t = u1 if dtype is bool else matrix.resolve_dtype(dtype) if dtype in (float, int) else None
     if t is None and dtype is not None:
         try:
             t = from_numpy(np.dtype(dtype))  # type: ignore[arg-type]
