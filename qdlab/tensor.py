@@ -101,7 +101,8 @@ class Tensor:
         return None if g is None else wrap(g)
 
     def __reduce__(self) -> tuple:
-        return (_rebuild, (type(self), self._backend(), self.dtype, self.shape, self.to_numpy()))
+        data = self.to_numpy()
+        return (_rebuild, (type(self), self._backend(), self.dtype, self.shape, data, self.layout))
 
 
 class VectorTensor(Tensor):
@@ -200,8 +201,10 @@ def _layout(layout: object, dims: tuple, dtype: object) -> tuple[int, ...] | Non
     return None if order == tuple(range(len(dims))) else order
 
 
-def _rebuild(cls: type, backend: Backend, dtype: object, shape: tuple, data: object) -> Tensor:
-    out = tensor(dtype, shape, backend=backend)
+def _rebuild(
+    cls: type, backend: Backend, dtype: object, shape: tuple, data: object, layout: object = None
+) -> Tensor:
+    out = tensor(dtype, shape, backend=backend, layout=layout)
     out.from_numpy(data)
     return out
 

@@ -6,6 +6,8 @@ by kernels and the host (its memory holds the permuted axes), gives canonical `s
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -93,6 +95,9 @@ def test_host_access_is_canonical_and_copies() -> None:
         assert t.grad.shape == (2, 3)
         with pytest.raises(ValueError, match="does not match"):
             t.from_numpy(np.zeros((3, 2), np.float32))
+        back = pickle.loads(pickle.dumps(t))
+        assert back.layout == (None if layout == (0, 1) else layout)
+        np.testing.assert_array_equal(back.to_numpy(), t.to_numpy())
 
 
 def test_bad_layouts_are_refused() -> None:
