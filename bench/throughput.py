@@ -156,6 +156,36 @@ def time_particles(qd: Any, particles: int, reps: int) -> dict[str, Any]:
     return {f"particles/{particles}": ms, f"check/particles/{particles}": bool(ok)}
 
 
+def time_struct_particles(qd: Any, particles: int, reps: int) -> dict[str, Any]:
+    """The particle step over one struct field `s` of (p: vec3, v: vec3, d: f32), its members
+    reached through the element: `s[i].p += s[i].v * dt; s[i].d = s[i].p.norm()`."""
+    vec3 = qd.types.vector(3, qd.f32)
+    s = qd.types.struct(p=vec3, v=vec3, d=qd.f32).field(shape=particles)
+
+    @qd.kernel
+    def step(dt: qd.f32):
+        for i in s:
+            s[i].p += s[i].v * dt
+            s[i].d = s[i].p.norm()
+
+    ps, vs = particle_inputs(particles)
+    s.p.from_numpy(ps)
+    s.v.from_numpy(vs)
+
+    def run() -> None:
+        step(DT)
+        qd.sync()
+
+    ms = median_time_s(run, reps, warmup=2) * 1e3
+    s.p.from_numpy(ps)
+    run()
+    want = ps + vs * np.float32(DT)
+    ok = np.allclose(s.p.to_numpy(), want, rtol=1e-6) and np.allclose(
+        s.d.to_numpy(), np.linalg.norm(want, axis=1), rtol=1e-5
+    )
+    return {f"struct_particles/{particles}": ms, f"check/struct_particles/{particles}": bool(ok)}
+
+
 def worker_body(
     qd: Any, sizes: list[int], reps: int, particles: int = 0, field_sizes: tuple = ()
 ) -> dict[str, Any]:
@@ -184,6 +214,7 @@ def worker_body(
         out[f"check/{n}"] = bool(np.allclose(got, want, rtol=1e-4))
     if particles:
         out.update(time_particles(qd, particles, reps))
+        out.update(time_struct_particles(qd, particles, reps))
     for n in field_sizes:
         out.update(time_fields(qd, n, reps))
     return out
@@ -345,6 +376,20 @@ def build_report(sizes: list[int], reps: int, particles: int, field_sizes: list[
             gbs = fmt(particle_bytes(particles) / (ms * 1e-3) / 1e9)
             ratio = fmt(ref_ms / ms) + "×" if ref_ms else "n/a"
             rows.append(["vec3 particles", f"{particles / 1e6:g}M", label, fmt(ms), gbs, ratio])
+    if particles:
+        key = f"struct_particles/{particles}"
+        ref_ms = ref.get(key)
+        for label, data in [("qdlab", workers["qdlab"]), ("Quadrants (CPU)", ref)]:
+            ms = data.get(key)
+            kind = "vec3 particles (struct field)"
+            if ms is None:
+                rows.append([kind, f"{particles / 1e6:g}M", label, "n/a", "", ""])
+                continue
+            if data.get(f"check/{key}") is False:
+                label += " (WRONG RESULT)"
+            gbs = fmt(particle_bytes(particles) / (ms * 1e-3) / 1e9)
+            ratio = fmt(ref_ms / ms) + "×" if ref_ms else "n/a"
+            rows.append([kind, f"{particles / 1e6:g}M", label, fmt(ms), gbs, ratio])
     for kind in ("stream_fields", "compute_fields"):
         for n in field_sizes:
             key, label_kind = f"{kind}/{n}", kind.replace("_fields", " (fields)")
@@ -377,6 +422,10 @@ def build_report(sizes: list[int], reps: int, particles: int, field_sizes: list[
             "vec3 particles: `p[i] += v[i] * dt; d[i] = p[i].norm()` over ndarrays of vec3 "
             "(qd.Vector.ndarray), 40 bytes/particle; NumPy and Numba run the same arithmetic "
             "over (n, 3) float32 arrays"
+        ),
+        (
+            "(struct field): the same step over one struct field of (p: vec3, v: vec3, d: f32), "
+            "`s[i].p += s[i].v * dt; s[i].d = s[i].p.norm()`"
         ),
         (
             "(fields): the stream and compute kernels over two global `qd.field(qd.f32, n)`s "

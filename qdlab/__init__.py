@@ -12,6 +12,8 @@ def saxpy(a: qd.f32, x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32,
 
 from __future__ import annotations
 
+from types import SimpleNamespace as _Namespace  # (`import types` would hide qd.types)
+
 from . import ad, math, types
 from ._logging import (  # also makes `qd._logging` (Quadrants code calls qd._logging.warn)
     CRITICAL,
@@ -90,7 +92,8 @@ from .snode import (
     l,
     root,
 )
-from .struct_types import dataclass, struct
+from .struct_field import StructField
+from .struct_types import Struct, dataclass, struct
 from .tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
 
 int8, int16, int32, int64 = i8, i16, i32, i64
@@ -98,10 +101,14 @@ uint8, uint16, uint32, uint64 = u8, u16, u32, u64
 float16, float32, float64 = f16, f32, f64
 
 globals().update(BUILTINS)
+_lib = _Namespace(core=_Namespace(QuadrantsRuntimeError=QuadrantsRuntimeError))
+"""Where Quadrants' tests find its runtime error class (`qd._lib.core.QuadrantsRuntimeError`)."""
 namespace.struct = staticmethod(struct)  # `qd.types.struct`: the namespace is the language's
 del exception, impl, misc, namespace, ops, util  # reached as `qd.lang.<name>`, as in Quadrants
 
 __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys are strings)
+    "Struct",
+    "StructField",
     "Backend",
     "MatrixTensor",
     "Tensor",

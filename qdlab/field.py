@@ -14,13 +14,14 @@ import itertools
 import math
 import uuid
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
 from . import state
 from .compiler import abi, cuda_runtime
 from .compiler.errors import QdIndexError, QdRuntimeError, QdValueError
-from .compiler.types import DType, from_numpy
+from .compiler.types import DType, from_numpy, u1
 from .lang import matrix
 from .lang.fields import FieldBase
 
@@ -234,18 +235,45 @@ class Field(FieldBase):
         if len(key) != len(self.shape):
             raise AssertionError("Slicing is not supported on qd.field")
         arr = self.storage()
-        for k, n, o in zip(key, arr.shape, self.offset):  # type: ignore[attr-defined]  # padded: as there
+        for k in key:
             if not isinstance(k, (int, np.integer)):
                 raise TypeError(
                     f"Detected illegal element of type: {type(k)}. Please be aware that slicing a "
                     "qd.field is not supported so far."
                 )
-            if not o <= k < o + n:
-                raise QdIndexError(
-                    f"index {tuple(key)} is out of bounds for field {self.label()} of shape "
-                    f"{self.shape}."
-                )
-        return tuple(int(k) - o for k, o in zip(key, self.offset))
+        out = tuple(int(k) - o for k, o in zip(key, self.offset))
+        if all(0 <= k < n for k, n in zip(out, arr.shape)):  # type: ignore[attr-defined]  # padded
+            return out
+        slack = self.slack_index(out, arr)
+        if slack is None:
+            raise QdIndexError(
+                f"index {tuple(key)} is out of bounds for field {self.label()} of shape "
+                f"{self.shape}."
+            )
+        return slack
+
+    def slack_index(self, key: tuple[int, ...], arr: object) -> tuple | None:
+        """An index past the padded storage (bounds checks off, on the CPU) that a kernel's
+        address arithmetic puts in the slack after it, as the element's place in the flat
+        buffer (what Quadrants' host accessor reads there: its root buffer holds the next
+        field); None when it is outside both."""
+        flat = getattr(arr, "base", None)
+        if not isinstance(arr, np.ndarray) or flat is None or min(key, default=0) < 0:
+            return None
+        linear = 0
+        for k, n in zip(key, arr.shape):
+            linear = linear * n + k
+        size = math.prod(self.element)
+        start = linear * size
+        if start + size > flat.size:
+            return None
+        return Slack(slice(start, start + size), self.element, flat)
+
+    def view_of(self, arr: object, key: tuple) -> object:
+        """The element (or the view of its entries) at a key `key_of` gave."""
+        if isinstance(key, Slack):
+            return key.flat[key.part].reshape(key.element) if key.element else key.flat[key.part]
+        return arr[key]  # type: ignore[index]
 
     def __getitem__(self, index: object) -> object:
         """A scalar element as a Python number; a vector or matrix element as a `qd.Vector` /
@@ -253,9 +281,10 @@ class Field(FieldBase):
         reference's host accessors do; on the GPU it is a copy)."""
         arr = self.storage()
         key = self.key_of(index)
-        view = (arr if isinstance(arr, np.ndarray) else arr.get())[key]  # type: ignore[attr-defined, index]
+        view = self.view_of(arr if isinstance(arr, np.ndarray) else arr.get(), key)  # type: ignore[attr-defined]
         if not self.element:
-            return view.item()
+            v = view.item() if view.ndim == 0 else view[0].item()  # type: ignore[union-attr]
+            return int(v) if isinstance(v, bool) else v  # a u1 element reads as 0 / 1, as there
         return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(view)
 
     def __setitem__(self, index: object, value: object) -> None:
@@ -264,7 +293,11 @@ class Field(FieldBase):
         key = self.key_of(index)
         arr = self.storage()
         if isinstance(arr, np.ndarray):
-            arr[key] = _cast(np.asarray(value), self.dtype)
+            if isinstance(key, Slack):
+                view = self.view_of(arr, key)
+                view[...] = _cast(np.asarray(value), self.dtype)  # type: ignore[index]
+            else:
+                arr[key] = _cast(np.asarray(value), self.dtype)
         else:
             host = arr.get()  # type: ignore[attr-defined]
             host[key] = _cast(np.asarray(value), self.dtype)
@@ -281,6 +314,14 @@ class Field(FieldBase):
 
     def __repr__(self) -> str:
         return "<qd.field>"
+
+
+class Slack(NamedTuple):
+    """An element past a field's padded storage, in its slack: entries `part` of `flat`."""
+
+    part: slice
+    element: tuple[int, ...]
+    flat: np.ndarray
 
 
 class ScalarField(Field):
@@ -349,7 +390,7 @@ def _element(dtype: object) -> tuple[DType, tuple[int, ...]]:
         return inner or matrix.DEFAULTS["fp"], tuple(dtype.shape)
     if isinstance(dtype, DType):
         return dtype, ()
-    t = matrix.resolve_dtype(dtype) if dtype in (float, int, bool) else None
+    t = u1 if dtype is bool else matrix.resolve_dtype(dtype) if dtype in (float, int) else None
     if t is None and dtype is not None:
         try:
             t = from_numpy(np.dtype(dtype))  # type: ignore[arg-type]
@@ -364,6 +405,12 @@ def _element(dtype: object) -> tuple[DType, tuple[int, ...]]:
 
 def _shape(shape: object) -> tuple[int, ...]:
     dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    for d, s in enumerate(dims):
+        if isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s <= 0:
+            raise QdRuntimeError(
+                f"Every dimension of a Quadrants field should be positive, got {s} in "
+                f"dimension {d}."
+            )
     if not all(
         isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s > 0 for s in dims
     ):

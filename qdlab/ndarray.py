@@ -56,15 +56,47 @@ class Ndarray:
         )
         self._words = abi.array_words(data, grad, self.arr.shape)
         """Launch words: data pointer, gradient pointer, extents (the buffer never moves)."""
-        self._sig = (self.dtype.name, self.ndim, needs_grad, self.element)
+        self._sig = (self.dtype.name, self.ndim, needs_grad, self.element) + (
+            (self.layout,) if self.layout is not None else ()
+        )
         self._extent = (data, self.arr.nbytes, grad, self.grad.arr.nbytes if self.grad else 0)
         """(data pointer, bytes, gradient pointer, gradient bytes): what the launch's overlap check
         reads."""
 
+    layout: tuple[int, ...] | None = None
+    """`qd.tensor(..., layout=(1, 0))`: the canonical axis each axis of memory holds, outermost
+    first; `arr` is in memory's order, everything else (`shape`, indexing, `to_numpy`) canonical."""
+
+    def set_layout(self, layout: tuple[int, ...]) -> None:
+        """Tag an array allocated in memory's order with its layout (its gradient too)."""
+        self.layout = tuple(layout)
+        if self.grad is not None:
+            self.grad.set_layout(layout)
+        self._made(self.grad is not None)
+
+    def canonical(self, a: object) -> object:
+        """`a` (in memory's order) with its axes in the canonical order: a view."""
+        if self.layout is None:
+            return a
+        axes = [self.layout.index(d) for d in range(len(self.layout))]
+        return a.transpose(axes + list(range(len(axes), a.ndim)))  # type: ignore[attr-defined]
+
+    def physical(self, a: object) -> object:
+        """`a` (canonical) with its axes in memory's order: a view."""
+        if self.layout is None:
+            return a
+        n = len(self.layout)
+        return a.transpose(list(self.layout) + list(range(n, a.ndim)))  # type: ignore[attr-defined]
+
     @property
     def shape(self) -> tuple[int, ...]:
-        """The outer shape (an ndarray of n vec3s has shape (n,))."""
-        return self.arr.shape[: self.arr.ndim - len(self.element)]
+        """The outer shape (an ndarray of n vec3s has shape (n,)), canonical."""
+        outer = self.arr.shape[: self.arr.ndim - len(self.element)]
+        return (
+            outer
+            if self.layout is None
+            else tuple(outer[self.layout.index(d)] for d in range(len(outer)))
+        )
 
     @property
     def ndim(self) -> int:
@@ -98,15 +130,26 @@ class Ndarray:
         self.arr[...] = np.asarray(value.entries if isinstance(value, matrix.Matrix) else value)
 
     def to_numpy(self) -> np.ndarray:
-        return self.arr.copy()
+        return np.array(self.canonical(self.arr), order="C")  # a copy, never the storage
 
     def from_numpy(self, array: np.ndarray) -> None:
         array = np.asarray(array)
-        if array.shape != self.arr.shape:
+        if array.shape != self.shape + self.element:
             raise ValueError(
-                f"from_numpy: shape {array.shape} does not match the ndarray's {self.arr.shape}"
+                f"from_numpy: shape {array.shape} does not match the ndarray's "
+                f"{self.shape + self.element}"
             )
-        self.arr[...] = array
+        self.arr[...] = self.physical(array)
+
+    def to_torch(self, device: object = None, copy: bool = True) -> object:
+        """A torch tensor holding a copy of the elements (canonical order), on `device`."""
+        import torch  # lazy: PyTorch is optional and heavy
+
+        out = torch.from_numpy(self.to_numpy())
+        return out.to(device) if device is not None else out
+
+    def from_torch(self, tensor: object) -> None:
+        self.from_numpy(tensor.detach().cpu().numpy())  # type: ignore[attr-defined]
 
     def copy_from(self, other: Ndarray) -> None:
         self.from_numpy(other.to_numpy())
@@ -127,12 +170,17 @@ class Ndarray:
             raise QuadrantsIndexError(
                 f"{self.ndim}d ndarray indexed with {len(key)}d indices: {index!r}"
             )
+        if self.layout is not None and len(key) == self.ndim:
+            key = tuple(key[a] for a in self.layout)  # memory's order
         return key
 
     def __getitem__(self, index: object) -> object:
         view = self.arr[self.index(index)]  # type: ignore[index]
         if not self.element:
-            return view.item() if view.ndim == 0 else view  # a Python number, as Quadrants gives
+            if view.ndim:
+                return view
+            v = view.item()  # a Python number, as Quadrants gives (a u1 as 0 / 1)
+            return int(v) if isinstance(v, bool) else v
         return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(view)
 
     def __setitem__(self, index: object, value: object) -> None:
@@ -141,7 +189,8 @@ class Ndarray:
         self.arr[self.index(index)] = value  # type: ignore[index]
 
     def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
-        return self.arr.copy() if dtype is None else self.arr.astype(dtype)
+        out = self.to_numpy()
+        return out if dtype is None else out.astype(dtype)
 
     def __repr__(self) -> str:
         grad = ", needs_grad=True" if self.grad is not None else ""
@@ -171,15 +220,16 @@ class DeviceNdarray(Ndarray):
         self._made(needs_grad)
 
     def to_numpy(self) -> np.ndarray:
-        return self.arr.get()
+        return np.array(self.canonical(self.arr.get()), order="C")
 
     def from_numpy(self, array: np.ndarray) -> None:
-        array = np.ascontiguousarray(np.asarray(array), self.dtype.np)
-        if array.shape != self.arr.shape:
+        array = np.asarray(array)
+        if array.shape != self.shape + self.element:
             raise ValueError(
-                f"from_numpy: shape {array.shape} does not match the ndarray's {self.arr.shape}"
+                f"from_numpy: shape {array.shape} does not match the ndarray's "
+                f"{self.shape + self.element}"
             )
-        self.arr.set(array)
+        self.arr.set(np.ascontiguousarray(self.physical(array), self.dtype.np))
 
     def __getitem__(self, index: object) -> object:
         host = self.arr[self.index(index)].get()
@@ -188,7 +238,7 @@ class DeviceNdarray(Ndarray):
         return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(host)
 
     def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
-        host = self.arr.get()
+        host = self.to_numpy()
         return host if dtype is None else host.astype(dtype)
 
     def __repr__(self) -> str:

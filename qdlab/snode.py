@@ -14,6 +14,7 @@ import math
 
 from .compiler.errors import QdRuntimeError, QdValueError
 from .field import Field, lazy_grad
+from .struct_field import StructField
 
 
 class Axes:
@@ -100,7 +101,8 @@ class SNode:
         dims = self.shape
         if math.prod(dims) >= 2**31:
             raise QdValueError(f"a layout of shape {dims} has more than 2**31 - 1 elements.")
-        for f in fields:
+        flat = [g for f in fields for g in (f.leaves() if isinstance(f, StructField) else [f])]
+        for f in flat:
             if not isinstance(f, Field):
                 raise QdValueError(
                     f"place() takes fields made by qd.field(dtype) without a shape, not "

@@ -39,7 +39,7 @@ from .compiler.fingerprint import UNKNOWN, fingerprint
 from .compiler.structs import METHOD, OPAQUE, PARAM, STRUCT, VALUE, Member, StructRef
 from .compiler.types import ArrayType, DType, TensorType
 from .lang import ArrayAnnotation, Func, KernelDef, MatrixType
-from .lang.fields import FieldBase
+from .lang.fields import FieldBase, StructFieldBase
 from .tensor import Tensor, unwrap
 
 SCALARS = (bool, int, float, str, type(None))
@@ -105,7 +105,7 @@ def _by_signature(x: object) -> str | None:
     """An ndarray by its signature, a field by its identity key (`FieldBase.key`)."""
     if type(x) in NDARRAYS:
         return f"ndarray:{x._sig}"  # type: ignore[attr-defined]
-    if isinstance(x, FieldBase):
+    if isinstance(x, (FieldBase, StructFieldBase)):
         return f"field:{x.key}"
     return None
 
@@ -117,7 +117,7 @@ def template_key(v: object) -> object:
     run stale code."""
     if isinstance(v, (int, float, bool, str, type(None))):
         return (type(v).__name__, v)
-    if isinstance(v, FieldBase):
+    if isinstance(v, (FieldBase, StructFieldBase)):
         return v.key  # one specialisation per field
     if isinstance(v, tuple):
         return tuple(template_key(x) for x in v)

@@ -5,8 +5,7 @@ A struct type is a Python class whose `__qd_struct__` maps each member to its ty
 hold member values converted to those types (an `i16` member given 65537 holds 1, as in the
 reference). As a kernel parameter a struct is flattened like a dataclass (`struct_args.py`): each
 member is a parameter of its own (`a.b.x`), and the struct's `@qd.func` methods are inlined with
-it as `self`. Struct values made inside a kernel (`Foo(1, 2)` in a kernel's body) are not
-supported yet; fields of structs come with fields.
+it as `self`. `Foo.field(shape=...)` makes a struct field (`struct_field.py`).
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from .compiler.errors import QdSyntaxError, QdTypeError
 from .compiler.struct_values import members_of
 from .compiler.types import DType
 from .lang import Matrix, MatrixType
+from .struct_field import StructField, struct_field
 
 
 def convert(value: object, t: object, name: str) -> object:
@@ -87,7 +87,12 @@ def dataclass(cls: type) -> type:
             raise QdSyntaxError("Default value in @dataclass is not supported.")
     namespace = {k: v for k, v in vars(cls).items() if k not in ("__dict__", "__weakref__")}
     namespace.update(
-        __qd_struct__=dict(hints), __init__=_init, __repr__=_repr, __eq__=_eq, __hash__=None
+        __qd_struct__=dict(hints),
+        __init__=_init,
+        __repr__=_repr,
+        __eq__=_eq,
+        __hash__=None,
+        field=classmethod(struct_field),
     )
     return type(cls.__name__, cls.__bases__, namespace)
 
@@ -123,3 +128,31 @@ def rebuild(t: type, leaves: object) -> object:
         )  # type: ignore[arg-type]
 
     return build(t)
+
+
+class Struct:
+    """`qd.Struct(a=1, v=vec)`: a struct value of an anonymous type (in a kernel, its members
+    typed by their values); `qd.Struct.field({"a": qd.f32, ...}, shape=...)`: a field of an
+    anonymous struct type."""
+
+    __qd_anonymous_struct__ = True
+
+    def __init__(self, *dicts: object, **members: object) -> None:
+        for d in dicts:
+            if not isinstance(d, dict):
+                raise QdTypeError(f"qd.Struct takes dicts and keywords, not {type(d).__name__}.")
+            members = {**d, **members}
+        self.__dict__.update(members)
+
+    def keys(self) -> list[str]:
+        return list(self.__dict__)
+
+    def to_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+    def __repr__(self) -> str:
+        return repr(self.__dict__)
+
+    @staticmethod
+    def field(members: dict, **kwargs: object) -> StructField:
+        return struct_field(struct(**members), **kwargs)  # type: ignore[arg-type]

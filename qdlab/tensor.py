@@ -6,7 +6,9 @@ dtype, host indexing, `to_numpy` / `from_numpy` / `fill` / `copy_from` / `to_tor
 A kernel sees what the wrapper holds: `Kernel.__call__` unwraps a `Tensor` argument (`unwrap`,
 only once any `Tensor` was made, so programs that never make one pay nothing), and a parameter
 annotated `qd.Tensor` takes either kind: an ndarray as `qd.types.ndarray()` would, a field as
-`qd.template()` would. Layouts other than the identity (`layout=(1, 0)`) are refused by name.
+`qd.template()` would. `layout=(1, 0)` lays an ndarray out in that axis order (its kernels index
+it canonically, `ndarray.py`); a field's storage order is qdlab's own, so a field tensor only keeps
+the layout it was given.
 """
 
 from __future__ import annotations
@@ -57,9 +59,13 @@ class Tensor:
     def dtype(self) -> object:
         return self._impl.dtype  # type: ignore[attr-defined]
 
+    given_layout: tuple[int, ...] | None = None
+    """The layout a field tensor was made with (its storage is canonical: values are the same)."""
+
     @property
-    def layout(self) -> None:
-        return None  # only the identity layout is made
+    def layout(self) -> tuple[int, ...] | None:
+        """The physical axis order (`qd.tensor(..., layout=(1, 0))`), None for the identity."""
+        return getattr(self._impl, "layout", None) or self.given_layout
 
     def __getitem__(self, key: object) -> object:
         return self._impl[key]  # type: ignore[index]
@@ -95,7 +101,8 @@ class Tensor:
         return None if g is None else wrap(g)
 
     def __reduce__(self) -> tuple:
-        return (_rebuild, (type(self), self._backend(), self.dtype, self.shape, self.to_numpy()))
+        data = self.to_numpy()
+        return (_rebuild, (type(self), self._backend(), self.dtype, self.shape, data, self.layout))
 
 
 class VectorTensor(Tensor):
@@ -152,12 +159,8 @@ def tensor(
             f"qd.tensor() got unexpected keyword argument(s) {unknown}; accepted: "
             f"{', '.join(ACCEPTED)}"
         )
-    order = None if layout is None else tuple(layout)  # type: ignore[arg-type]
-    if order is not None and order != tuple(range(len(order))):
-        raise NotImplementedError(
-            f"qd.tensor(layout={order!r}): qdlab stores tensors in the canonical order only; pass "
-            "layout=None."
-        )
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)  # type: ignore[arg-type]
+    order = None if layout is None else _layout(layout, dims, dtype)
     needs_grad = bool(kwargs.get("needs_grad", False))
     try:
         backend = Backend(backend)
@@ -165,13 +168,43 @@ def tensor(
         raise ValueError(
             f"qd.tensor(backend={backend!r}): use qd.Backend.NDARRAY or FIELD"
         ) from None
-    if backend is Backend.FIELD:
-        return wrap(field(dtype, shape=shape, needs_grad=needs_grad))
-    return wrap(ndarray(dtype, shape, needs_grad=needs_grad))
+    if backend is Backend.FIELD:  # a field's storage order is qdlab's own: every value the same
+        out = wrap(field(dtype, shape=shape, needs_grad=needs_grad))
+        out.given_layout = order
+        return out
+    if order is None:
+        return wrap(ndarray(dtype, shape, needs_grad=needs_grad))
+    arr = ndarray(dtype, tuple(dims[a] for a in order), needs_grad=needs_grad)  # memory's order
+    if type(arr) is not Ndarray:
+        raise NotImplementedError(
+            f"qd.tensor(layout={order!r}) on the GPU: qdlab lays out host ndarrays only."
+        )
+    arr.set_layout(order)
+    return wrap(arr)
 
 
-def _rebuild(cls: type, backend: Backend, dtype: object, shape: tuple, data: object) -> Tensor:
-    out = tensor(dtype, shape, backend=backend)
+def _layout(layout: object, dims: tuple, dtype: object) -> tuple[int, ...] | None:
+    """A `layout=` as a permutation of the axes (None for the identity), checked as the
+    reference checks it."""
+    if isinstance(dtype, matrix.MatrixType):
+        raise TypeError(
+            "layout= is not supported with compound dtypes (vector/matrix). "
+            "Use qd.Vector.tensor(...) or qd.Matrix.tensor(...) without layout= instead."
+        )
+    order = tuple(layout)  # type: ignore[call-overload]
+    if len(order) != len(dims):
+        raise ValueError(
+            f"layout has {len(order)} entries but shape has {len(dims)} dimensions; they must match"
+        )
+    if sorted(order) != list(range(len(dims))):
+        raise ValueError(f"layout={order!r} is not a permutation of range({len(dims)})")
+    return None if order == tuple(range(len(dims))) else order
+
+
+def _rebuild(
+    cls: type, backend: Backend, dtype: object, shape: tuple, data: object, layout: object = None
+) -> Tensor:
+    out = tensor(dtype, shape, backend=backend, layout=layout)
     out.from_numpy(data)
     return out
 

@@ -125,7 +125,7 @@ class Assignments:
         if isinstance(target, ast.Name):
             self.assign_name(target.id, value)
         elif isinstance(target, ast.Subscript):
-            if self.assign_part(target, value):
+            if self.struct_element_store(target, value) or self.assign_part(target, value):
                 return
             array, indices = self.subscript_target(target)
             dtype = array.type.dtype if isinstance(array, ir.Value) else array.array.type.dtype  # type: ignore

@@ -75,6 +75,8 @@ class Calls:
             return self.call_method(callee, node)
         if members_of(callee) is not None:
             return self.make_struct(callee, node)  # type: ignore[arg-type]
+        if getattr(callee, "__qd_anonymous_struct__", False):
+            return self.anonymous_struct(node)
         made = self.construct(callee, node)
         if made is not NotImplemented:
             return made

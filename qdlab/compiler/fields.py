@@ -16,7 +16,7 @@ import ast
 import re
 
 import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
-from qdlab.lang.fields import FieldBase
+from qdlab.lang.fields import FieldBase, StructFieldBase
 
 from . import ir
 from .errors import QdError, QdRuntimeError, QdSyntaxError, QdTypeError
@@ -52,6 +52,8 @@ def dep_fingerprint(value: object) -> str:
             return UNKNOWN  # the kernel reports why at the line that uses it
         f = value.primal or value
         return f"field:{field_type(f)}:{f.shape}:{f.offset}:{value.primal is not None}"
+    if isinstance(value, StructFieldBase):
+        return f"structfield:{value.signature()}"
     return fingerprint(value)
 
 
@@ -92,6 +94,9 @@ class Fields:
         self.kernel.body.ops.insert(0, op)
         table[index] = f
         values[index] = op.result
+        label = name.removesuffix(".grad")
+        if pname != label:  # messages name it as the kernel reached it (`s.a`)
+            self.kernel.flags.setdefault("field_labels", {})[pname] = label
         if resolvable:  # the manifest finds it again by this name (its dependency says its type)
             self.kernel.flags.setdefault("field_paths", {})[index] = (self.scope.owner, name)
         else:  # no manifest: it could not find the field again
@@ -110,8 +115,15 @@ class Fields:
         f = self.field_of(base)
         if f is not None:
             return tuple(f.shape)
+        layout = base.type.layout  # type: ignore[union-attr]  # memory axis p holds axis layout[p]
         return tuple(
-            self.emit(ir.Shape, [base], i32, f"{base.name}_shape{d}", axis=d)
+            self.emit(
+                ir.Shape,
+                [base],
+                i32,
+                f"{base.name}_shape{d}",
+                axis=layout.index(d) if layout else d,
+            )
             for d in range(base.type.ndim)  # type: ignore[union-attr]
         )
 
@@ -137,7 +149,11 @@ class Fields:
         ]
 
     def from_offset(self, arr: object, indices: list[ir.Value]) -> list[ir.Value]:
-        """Indices of a field declared with an offset, counted from its first element."""
+        """Indices as the storage takes them: a field's declared with an offset counted from its
+        first element, a laid-out ndarray's (`qd.tensor(..., layout=(1, 0))`) in memory's order."""
+        layout = getattr(getattr(arr, "type", None), "layout", None)
+        if layout is not None:
+            return [indices[a] for a in layout]
         f = self.field_of(arr)
         if f is None or not any(f.offset):
             return indices

@@ -19,7 +19,7 @@ import types
 from collections.abc import Callable
 
 from qdlab.lang import Builtin, Func, KernelDef
-from qdlab.lang.fields import FieldBase
+from qdlab.lang.fields import FieldBase, StructFieldBase
 
 from .source import MISSING
 
@@ -103,7 +103,7 @@ class _Fingerprint:
             return f"kernel:{v.autodiff}:" + source_digest(v.fn)
         if isinstance(v, Builtin):
             return f"builtin:{v.name}"
-        if isinstance(v, FieldBase):  # a field by identity (its contents are run-time data)
+        if isinstance(v, (FieldBase, StructFieldBase)):  # by identity (contents are run-time data)
             return v.__qd_fingerprint__()  # type: ignore[attr-defined]
         if isinstance(v, types.ModuleType):
             return f"module:{v.__name__}"

@@ -51,6 +51,7 @@ from .scope import (
     literal_value,
 )
 from .source import MISSING, Source, resolve_name
+from .struct_fields import StructFieldBase, any_struct_field
 from .struct_values import STRUCTS, StructParts
 from .types import DType, f32, i32, promote, u1
 from .vector_index import VectorIndexing
@@ -128,6 +129,7 @@ class Frontend(
 
     # -- infrastructure ----------------------------------------------------------------------------
     def visit(self, node: ast.AST) -> object:
+        node = self.unstruct(node) if isinstance(node, ast.stmt) and any_struct_field() else node
         outer = self.loc
         if hasattr(node, "lineno"):
             self.loc = self.scope.source.loc(node, self.scope.name)
@@ -482,8 +484,10 @@ class Frontend(
             self.record(path, value)  # `cfg.scale` is baked in: the manifest checks it
         return self.tensor_of(value, path or node.attr, outside)
 
-    def subscript_target(self, node: ast.Subscript) -> tuple[object, list[ir.Value]]:
-        base = self.visit(node.value)
+    def subscript_target(
+        self, node: ast.Subscript, base: object = None
+    ) -> tuple[object, list[ir.Value]]:
+        base = self.visit(node.value) if base is None else base
         arr = base.array if isinstance(base, GradOf) else base
         if not (isinstance(arr, ir.Value) and ir.is_array(arr)):
             raise self.error(f"{describe(base)} cannot be indexed in a kernel.", QdTypeError)
@@ -533,6 +537,8 @@ class Frontend(
                     f"index {key} is out of range for a tuple of {len(base)} item(s).", QdTypeError
                 )
             return base[key]
+        if isinstance(base, StructFieldBase):
+            return self.struct_element(base, node)
         if not isinstance(base, (ir.Value, GradOf)) and hasattr(base, "__getitem__"):
             key = self.visit(node.slice)  # a Python object, indexed while compiling
             if not isinstance(key, ir.Value):

@@ -167,10 +167,10 @@ def gradient_alias(f: Facts) -> Finding | None:
                 load,
                 w,
                 {
-                    "read": _array(load),
+                    "read": _array(load, f),
                     "line": _line(load),
                     "wline": _line(w),
-                    "written": _array(w),
+                    "written": _array(w, f),
                 },
             )
     return None
@@ -183,7 +183,7 @@ def overwritten_reread(f: Facts) -> Finding | None:
                 load,
                 w,
                 {
-                    "read": _array(load),
+                    "read": _array(load, f),
                     "line": _line(load),
                     "wline": _line(w),
                     "construct": c.index,
@@ -295,8 +295,12 @@ def _name(v: ir.Value) -> str:
     return v.name or "a value"
 
 
-def _array(op: ir.Op) -> str:
-    return op.array_operand.name + (".grad" if op.attrs.get("grad") else "")  # type: ignore[union-attr]
+def _array(op: ir.Op, f: Facts) -> str:
+    """The array an access touches, by the name the kernel reached it by (`s.a` for a struct
+    field's member, whose hidden parameter is `s_a`)."""
+    name = op.array_operand.name  # type: ignore[union-attr]
+    name = f.kernel.flags.get("field_labels", {}).get(name, name)
+    return name + (".grad" if op.attrs.get("grad") else "")
 
 
 def _construct_of(f: Facts, at: ir.Op | SourceLoc | None) -> int | None:

@@ -38,8 +38,13 @@ class Inlining:
         kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
         return self.inline_call(func, args, kwargs, dotted(node.func) or "?")
 
-    def inline_call(self, func: object, args: list, kwargs: dict, via: str) -> object:
-        """The body of @qd.func `func` lowered here with these argument values; its result."""
+    def inline_call(
+        self, func: object, args: list, kwargs: dict, via: str, method: bool = False
+    ) -> object:
+        """The body of @qd.func `func` lowered here with these argument values; its result. A
+        method's `self` (a struct local, a field's element) is the caller's own when `method` (a
+        func defined in the class body), as in the reference: the body's writes to it stay;
+        every other struct is passed by value."""
         if self.inline_depth > 32:
             raise self.error("@qd.func calls nest too deeply (recursion is not supported).")
         if getattr(func, "requires_top_level", False) and not self.top_level:
@@ -63,7 +68,7 @@ class Inlining:
         finally:
             self.scope = outer
         frame: dict = {}
-        for p, x in zip(params, bound):
+        for k, (p, x) in enumerate(zip(params, bound)):
             ann = annotations.get(p.arg)
             self.check_struct_param(p.arg, ann, x)
             if isinstance(ann, lang.MatrixType):
@@ -86,7 +91,9 @@ class Inlining:
                 x = self.value(x)
             if isinstance(x, Vec):  # passed by value: the body may write its entries
                 x = self.new_vec_local(p.arg, x)
-            elif isinstance(x, (StructValue, StructLocal)):
+            elif isinstance(x, StructValue) or (
+                isinstance(x, StructLocal) and not (method and k == 0)
+            ):
                 x = self.new_struct_local(p.arg, self.struct_value(x))
             frame[p.arg] = x
         self.scope = Scope(

@@ -52,7 +52,7 @@ class Loops:
             dims = [self.ndrange_dim(a) for a in self.spread(it.args)]  # type: ignore[attr-defined]
             order = self.ndrange_axes(it, len(dims))  # type: ignore[arg-type]
         else:
-            base = GradOf.unpack(self.visit(it))[0]  # `for i in x.grad` walks x
+            base = GradOf.unpack(self.loop_array(self.visit(it), it))[0]  # `x.grad` walks x
             if not (isinstance(base, ir.Value) and ir.is_array(base)):
                 raise self.error(
                     "a kernel `for` loops over range(...), qd.ndrange(...), qd.grouped(...), an "

@@ -52,8 +52,14 @@ def parse_type(text: str) -> Type:
     if text.startswith("ndarray<") and text.endswith(">"):
         element, ndim, *flags = (part.strip() for part in text[8:-1].split(","))
         dtype, shape = _shaped(element)
+        layout = next((f[7:] for f in flags if f.startswith("layout=")), None)
         return ArrayType(
-            dtype, int(ndim), "grad" in flags, "clamp" if "clamp" in flags else "unsafe", shape
+            dtype,
+            int(ndim),
+            "grad" in flags,
+            "clamp" if "clamp" in flags else "unsafe",
+            shape,
+            tuple(int(a) for a in layout.split("x")) if layout is not None else None,
         )
     if text.endswith("]"):
         return TensorType(*_shaped(text))

@@ -20,9 +20,10 @@ import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as import
 from . import ir
 from .errors import QdTypeError
 from .scope import Local, describe
+from .struct_fields import FieldSlot, StructFields
 from .structs import BoundMethod, StructRef, Structs
 from .types import LocalType
-from .vectors import Vec, VecLocal
+from .vectors import ElementRef, Vec, VecLocal
 
 
 def members_of(t: object) -> dict[str, object] | None:
@@ -76,6 +77,37 @@ class StructValues:
         return StructValue(
             t, {k: self.member_value(k, mt, given.get(k)) for k, mt in members.items()}
         )
+
+    def anonymous_struct(self, node: ast.Call) -> StructValue:
+        """`qd.Struct(a=v, b=2)`: a struct whose members have the types of their values."""
+        if node.args:
+            raise self.error(
+                "qd.Struct(...) in a kernel takes its members by keyword.", QdTypeError
+            )
+        members: dict[str, object] = {}
+        types: dict[str, object] = {}
+        for kw in node.keywords:
+            x = self.visit(kw.value)
+            v = self.struct_value(x)
+            if v is None:
+                vec = self.vec_of(x)
+                v = vec if vec is not None else self.value(x)
+            members[kw.arg] = v  # type: ignore[index]
+            types[kw.arg] = (  # type: ignore[index]
+                v.type
+                if isinstance(v, StructValue)
+                else self.vec_type(v)
+                if isinstance(v, Vec)
+                else v.type  # type: ignore[union-attr]
+            )
+        t = type("Struct", (), {"__qd_struct__": types})
+        return StructValue(t, members)
+
+    def vec_type(self, v: Vec) -> object:
+        dtype = v.entries[0].type  # type: ignore[union-attr]
+        if len(v.shape) == 1:
+            return lang.VectorType(v.shape[0], dtype)
+        return lang.MatrixType(v.shape[0], v.shape[1], dtype)
 
     def member_value(self, name: str, t: object, x: object) -> object:
         """`x` as a value of member type `t` (None: its zero)."""
@@ -134,7 +166,13 @@ class StructValues:
             out.extend(leaves if isinstance(m, StructValue) else [leaves])
         return tuple(out)
 
+    def slot_struct(self, t: type, slots: dict[str, object]) -> StructLocal:
+        """A struct field's element: members that are field elements (`struct_fields.py`)."""
+        return StructLocal(t, slots)
+
     def load_member(self, m: object) -> object:
+        if isinstance(m, (FieldSlot, ElementRef)):
+            return self.slot_load(m)
         if isinstance(m, Local):
             return self.emit(ir.LocalLoad, [m.ref], m.ref.type.dtype, m.ref.name)  # type: ignore[union-attr]
         if isinstance(m, VecLocal):
@@ -165,7 +203,9 @@ class StructValues:
             self.store_member(m, v.members[k], f"{name}.{k}")
 
     def store_member(self, m: object, x: object, name: str) -> None:
-        if isinstance(m, Local):
+        if isinstance(m, (FieldSlot, ElementRef)):
+            self.slot_store(m, x)
+        elif isinstance(m, Local):
             dtype = m.ref.type.dtype  # type: ignore[union-attr]
             self.emit(ir.LocalStore, [m.ref, self.cast(self.value(x, dtype), dtype)])
         elif isinstance(m, VecLocal):
@@ -201,7 +241,7 @@ class StructValues:
             return None
         base = self.struct_target(node.value)
         member = base.members.get(node.attr) if base is not None else None
-        return member if isinstance(member, VecLocal) else None
+        return member if isinstance(member, (VecLocal, ElementRef)) else None
 
     def struct_target(self, node: ast.expr) -> StructLocal | None:
         if isinstance(node, ast.Name):
@@ -214,5 +254,6 @@ class StructValues:
         return None
 
 
-class StructParts(Structs, StructValues):
-    """The frontend's struct parts: struct arguments (`structs.py`) and struct values (above)."""
+class StructParts(Structs, StructValues, StructFields):
+    """The frontend's struct parts: struct arguments (`structs.py`), struct values (above) and
+    struct fields (`struct_fields.py`)."""

@@ -165,7 +165,13 @@ class Structs:
         """`s.helper(x)`: the method's body inlined with the struct as its first argument."""
         args = self.visit_args(node.args)
         kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
-        return self.inline_call(method.func, [method.self, *args], kwargs, ast.unparse(node.func))
+        return self.inline_call(
+            method.func,
+            [method.self, *args],
+            kwargs,
+            ast.unparse(node.func),
+            method=getattr(method.func, "classfunc", False),
+        )
 
     def rebind_error(self, name: str, ref: StructRef) -> QdError:
         return self.error(

@@ -80,6 +80,10 @@ class ArrayType:
     """The static shape of each element: `(3,)` for an ndarray of vec3, `(2, 2)` of mat2, `()` of
     scalars. Memory holds the outer shape followed by the element shape (an ndarray of vec3 of shape
     (n,) is an (n, 3) array), so an element's entries are indexed by trailing constant indices."""
+    layout: tuple[int, ...] | None = None
+    """`qd.tensor(..., layout=(1, 0))`: the canonical axis each axis of memory holds, outermost
+    first (None: the identity). A kernel indexes canonically; its indices are permuted into
+    memory's order."""
 
     @property
     def rank(self) -> int:
@@ -90,6 +94,8 @@ class ArrayType:
         extra = "".join(
             [", clamp" if self.boundary == "clamp" else "", ", grad" if self.needs_grad else ""]
         )
+        if self.layout is not None:
+            extra += ", layout=" + "x".join(map(str, self.layout))
         return f"ndarray<{shape_text(self.dtype, self.element)}, {self.ndim}{extra}>"
 
 

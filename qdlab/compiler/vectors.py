@@ -147,6 +147,8 @@ class Vectors:
             return self.default_fp
         if raw in (int, "ip"):
             return self.config.get("default_ip") or i32
+        if raw is bool:
+            return u1
         if raw == "up":
             return self.config.get("default_up") or lang.matrix.DEFAULTS["up"]
         if isinstance(raw, DType):

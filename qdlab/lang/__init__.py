@@ -30,6 +30,10 @@ class Func:
         self.__doc__ = fn.__doc__
         self.requires_top_level = requires_top_level
         """Only callable at the top level of a kernel (its loops must stay parallel ones)."""
+        parts = getattr(fn, "__qualname__", "").split(".")
+        self.classfunc = len(parts) > 1 and parts[-2] != "<locals>"
+        """Defined in a class body: called as a method, its `self` is the caller's struct (its
+        writes stay), as the reference's class funcs take it."""
 
     def __call__(self, *args: object, **kwargs: object) -> object:
         __tracebackhide__ = True

@@ -35,3 +35,22 @@ class FieldBase:
         """Why a kernel cannot use this field now (not placed yet, dropped by `qd.reset()`), or
         None."""
         raise NotImplementedError
+
+
+class StructFieldBase:
+    """A field of a struct type (`S.field(shape=...)`), as a kernel sees it: one field per member,
+    reached as attributes (`s.pos`); `s[i]` in a kernel is the element whose members are
+    `s.pos[i]`, ... (`qdlab.struct_field` is the host side)."""
+
+    members: dict[str, object]
+    struct_type: type
+    made = False
+    """Whether any struct field was made in this process (until then kernels skip looking)."""
+
+    def leaves(self) -> list[FieldBase]:
+        """Every member's field (nested structs' too), in member order."""
+        raise NotImplementedError
+
+    def signature(self) -> str:
+        """Its members' types and its shape (what a manifest checks)."""
+        raise NotImplementedError

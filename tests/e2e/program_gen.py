@@ -20,7 +20,8 @@ loop, reduced into from a parallel one), vector atomics, and vector arithmetic, 
 a nested one: `s.inner.V0`, `s.k`), the others as plain parameters; in those, any of A1, F1 and
 V0 may instead be a global `qd.field` the kernel reads and writes by name (the test makes it,
 fills it and reads it back around each call), so every statement above also runs on fields, next
-to ndarrays. `Program.patterns` names the ones a program uses.
+to ndarrays; in half of those the fields are the members of one struct field `G`, reached as
+`G[i].A1` and `G.A1[j]`. `Program.patterns` names the ones a program uses.
 """
 
 from __future__ import annotations
@@ -140,10 +141,20 @@ class Program:
     """A2, F0, V0 and k reach the kernel as members of a dataclass parameter `s`."""
     fields: tuple[str, ...] = ()
     """Arrays held in global fields of the kernel's module (set by the test before each call)."""
+    grouped: bool = False
+    """The fields are the members of one global struct field `G` (`G[i].A1`, `G.A1[j]`)."""
 
     def emit(self, kernel: str, ref: str | None = None, indent: int = 1) -> None:
         self.kernel_lines.append("    " * indent + kernel)
         self.ref_lines.append("    " * indent + (kernel if ref is None else ref))
+
+    def as_members(self, line: str) -> str:
+        """A kernel line with each field as a member of the struct field `G`: `A1[i]` (an index
+        without brackets) as `G[i].A1`, any other use as `G.A1`."""
+        for a in self.fields:
+            line = re.sub(rf"\b{a}\[([^\[\]]+)\]", rf"G[\1].{a}", line)
+            line = re.sub(rf"(?<![.\w]){a}\b", f"G.{a}", line)
+        return line
 
     def same(self, arr: str) -> set[str]:
         """The parameters that may hold the same memory as `arr`."""
@@ -180,6 +191,8 @@ class Program:
             else []
         )
         lines = self.kernel_lines or ["    pass"]
+        if self.grouped:
+            lines = [self.as_members(line) for line in lines]
         wrapper: list[str] = []
         if self.struct:
             plain = ", ".join(a for a in INT_ARRAYS + FLOAT_ARRAYS if a not in STRUCT_MEMBERS)
@@ -202,7 +215,10 @@ class Program:
                     *(STRUCT_PREAMBLE.splitlines() if self.struct else []),
                     *helper,
                     *typed,
-                    *(f"{a} = None  # a global field, made by the test" for a in self.fields),
+                    *(
+                        f"{a} = None  # a global field, made by the test"
+                        for a in (("G",) if self.grouped else self.fields)
+                    ),
                     "",
                     "@qd.kernel",
                     f"def {'kernel' if self.struct else 'prog'}({params}){ret}:",
@@ -672,7 +688,9 @@ def programs(draw, max_statements: int = 6, allow_random: bool = True) -> Progra
         p.patterns.add("dataclass_parameter")
     else:  # a struct's wrapper passes every array: fields go with plain parameters only
         p.fields = tuple(a for a in FIELD_CANDIDATES if draw(st.integers(0, 2)) == 0)
+    p.grouped = bool(p.fields) and draw(st.integers(0, 1)) == 0
     p.patterns |= {"global_fields"} if p.fields else set()
+    p.patterns |= {"struct_field"} if p.grouped else set()
     p.patterns |= {"vector_field"} if "V0" in p.fields else set()
     kinds = [k for k in KINDS if allow_random or k not in ("random", "shared_random")]
     for s in range(draw(st.integers(1, max_statements))):

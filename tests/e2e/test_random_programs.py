@@ -44,12 +44,18 @@ def call(fn, p: Program, arrays: list[np.ndarray], k: int) -> tuple[list[np.ndar
         args[2] = args[0]
     fields = {}
     if isinstance(fn, qd.Kernel):
+        types = {}
         for name in p.fields:
             a = args[NAMES.index(name)]
-            dtype = qd.types.vector(3, qd.i32) if a.ndim == 2 else _QD[a.dtype.name]
-            f = qd.field(dtype, shape=p.n)
-            f.from_numpy(a)
-            fn.fn.__globals__[name] = fields[name] = f
+            types[name] = qd.types.vector(3, qd.i32) if a.ndim == 2 else _QD[a.dtype.name]
+        group = qd.types.struct(**types).field(shape=p.n) if p.grouped else None
+        for name, dtype in types.items():
+            f = getattr(group, name) if p.grouped else qd.field(dtype, shape=p.n)
+            f.from_numpy(args[NAMES.index(name)])
+            fields[name] = f
+            fn.fn.__globals__[name] = f
+        if p.grouped:
+            fn.fn.__globals__["G"] = group
     passed = [a for name, a in zip(NAMES, args) if name not in fields]
     with np.errstate(all="ignore"):
         ret = fn(*passed, k)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import field_structs
 import numpy as np
 
 PROGRAMS: dict = {}
@@ -263,4 +264,145 @@ def offsets_and_attributes() -> dict:
         "v": v.to_numpy(),
         "sizes": sizes.to_numpy(),
         "x17": np.array(x[1, 7]),
+    }
+
+
+def _flat(prefix: str, value: Any) -> dict:
+    """A struct field's `to_numpy()` dict (nested for nested structs) as flat named arrays."""
+    if isinstance(value, dict):
+        return {k2: v2 for k, v in value.items() for k2, v2 in _flat(f"{prefix}.{k}", v).items()}
+    return {prefix: np.asarray(value)}
+
+
+@program
+def struct_fields() -> dict:
+    n = 12
+    vec3 = qd.types.vector(3, qd.f32)
+    inner = qd.types.struct(c=qd.i32, d=vec3)
+    particle = qd.types.struct(
+        a=qd.f32, v=vec3, m=qd.types.matrix(2, 2, qd.f32), b=qd.u1, inner=inner
+    )
+    s = particle.field(shape=n)
+    total = qd.field(qd.i32, shape=())
+    s.a.from_numpy(np.linspace(-1, 1, n).astype(np.float32))
+    s[2] = particle(a=4.5, v=vec3(1, 2, 3), b=True)
+    s[3].inner.c = 7
+
+    @qd.func
+    def weight(i: qd.i32) -> qd.f32:
+        return s[i].a * 2.0 + s[i].v.x
+
+    @qd.kernel
+    def step(dt: qd.f32):
+        for i in s:
+            s[i].v += qd.Vector([1.0, dt, i * dt])
+            s[i].v[2] -= s[i].a
+            s[i].m[0, 1] = s[i].v.norm()
+            s[i].m = s[i].m + qd.Matrix([[1.0, 0.0], [0.0, s[i].a]])
+            s[i].b = s[i].a > 0
+            s[i].inner.c += i * 3
+            s[i].inner.d.y = weight(i)
+            qd.atomic_add(total[None], s[i].inner.c)
+        for i in range(n):
+            p = s[i]
+            p.a = 100.0  # a copy: the field keeps its value
+            if i % 4 == 1:
+                s[i] = particle(a=p.inner.c * 0.5, v=p.v * 2.0, b=True, inner=p.inner)
+
+    step(0.25)
+    step(0.5)
+    out = _flat("s", s.to_numpy())
+    out["total"] = np.array(total[None])
+    out["s2a"] = np.array(s[2].a)
+    out["s5v"] = np.array(list(s[5].v))
+    return out
+
+
+@program
+def struct_field_methods_templates() -> dict:
+    Body = field_structs.body_type(qd)
+
+    @qd.func
+    def by_value(b, dk: qd.i32):  # a struct argument is a copy: this writes nothing
+        b.k += dk
+
+    a = Body.field()
+    b = Body.field()
+    qd.root.dense(qd.i, 16).place(a, b)
+    hits = qd.Struct.field({"n": qd.i32, "w": qd.f32}, shape=4)
+
+    @qd.kernel
+    def run(x: qd.template(), y: qd.template(), h: qd.template()):
+        for i in x:
+            x[i].blend(y[i], qd.Vector([0.0, 1.0, 2.0]))
+            by_value(x[i], 1000)
+            y[i].push(i)
+            h[i % 4].n += 1
+            qd.atomic_max(h[i % 4].w, x[i].p.z)
+
+    for i in range(16):
+        a[i] = Body(p=[i, 2, 3], q=[4, 5, 6], k=i)
+        b[i] = Body(p=[4, 5, i], q=[1, 2, 3], k=2 * i)
+    run(a, b, hits)
+    run(b, a, hits)
+    return {**_flat("a", a.to_numpy()), **_flat("b", b.to_numpy()), **_flat("h", hits.to_numpy())}
+
+
+@program
+def struct_field_dense_2d() -> dict:
+    cell = qd.types.struct(t=qd.f32, id=qd.i16)
+    g = cell.field(shape=(6, 5))
+    acc = qd.field(qd.f32, shape=6)
+
+    @qd.kernel
+    def run():
+        for i, j in g:
+            g[i, j].t = i * 0.5 - j
+            g[i, j].id = i * 100 + j * 7
+        for I in qd.grouped(g):
+            acc[I[0]] += g[I].t * g[I].id
+
+    run()
+    return {**_flat("g", g.to_numpy()), "acc": acc.to_numpy()}
+
+
+@program
+def struct_field_members_and_grads() -> dict:
+    particle = qd.types.struct(x=qd.f32, v=qd.math.vec2)
+    ps = particle.field(shape=8, needs_grad=True)
+    loss = qd.field(qd.f32, shape=(), needs_grad=True)
+
+    @qd.data_oriented
+    class Sim:
+        def __init__(self) -> None:
+            self.p = particle.field(shape=4)
+
+        @qd.kernel
+        def step(self):
+            for i in self.p:
+                self.p[i].x += 1.0 + i
+                self.p[i].v.y = self.p[i].x * 2
+
+    @qd.kernel
+    def seed(s: qd.template()):
+        for i in s:
+            s[i].x = i * 0.75 - 2.0
+            s[i].v = qd.Vector([i * 0.5, 1.0])
+
+    @qd.kernel
+    def compute():
+        for i in ps:
+            loss[None] += ps[i].x * ps[i].x + ps[i].v.x * qd.sin(ps[i].x)
+
+    sim = Sim()
+    sim.step()
+    sim.step()
+    seed(ps)
+    with qd.ad.Tape(loss=loss):
+        compute()
+    return {
+        **_flat("sim", sim.p.to_numpy()),
+        "loss": np.array(loss[None]),
+        "x_grad": ps.x.grad.to_numpy(),
+        "v_grad": ps.v.grad.to_numpy(),
     }

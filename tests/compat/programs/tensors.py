@@ -76,3 +76,30 @@ for backend in (qd.Backend.NDARRAY, qd.Backend.FIELD):
     s.c.fill(0.5)
     twice(s)
     print(backend.name, s.b.to_numpy().tolist())
+
+
+@qd.kernel
+def lay(x: qd.Tensor):
+    for i, j in qd.ndrange(3, 4):
+        x[i, j] = i * 100 + j
+    for i, j in x:
+        x[i, j] += x.shape[0] * 1000 + x.shape[1] * 10000
+
+
+for backend in (qd.Backend.NDARRAY, qd.Backend.FIELD):
+    for layout in ((0, 1), (1, 0)):
+        t = qd.tensor(qd.i32, (3, 4), backend=backend, layout=layout)
+        lay(t)
+        t[0, 3] = t[0, 3] + 5
+        print(backend.name, layout, t.shape, t.to_numpy().tolist(), t[2, 1])
+        t.from_numpy(np.arange(12, dtype=np.int32).reshape(3, 4))
+        print(t.to_numpy().tolist(), t[1, 2])
+for bad in ((0, 0), (1, 0, 2)):
+    try:
+        qd.tensor(qd.i32, (3, 4), layout=bad)
+    except ValueError as e:
+        print("ValueError", e)
+try:
+    qd.tensor(qd.types.vector(2, qd.f32), (3, 4), layout=(1, 0))
+except TypeError as e:
+    print("TypeError", e)
