@@ -36,6 +36,7 @@ from .fields import Fields, dep_fingerprint
 from .inlining import Inlining
 from .loops import Loops
 from .printing import Prints
+from .real_funcs import RealFuncs
 from .scope import (
     BINOPS,
     FuncReturn,
@@ -96,6 +97,7 @@ class Frontend(
     CompileTime,
     Prints,
     Inlining,
+    RealFuncs,
     Vectors,
     VectorIndexing,
     VectorOps,
@@ -404,15 +406,7 @@ class Frontend(
 
     def visit_Return(self, node: ast.Return) -> None:
         if self.scope.is_func:
-            if (self.loop_depth, self.in_runtime_if) != self.scope.base_depth or len(
-                self.scope.frames
-            ) > 1:
-                raise self.error(
-                    "`return` inside a loop or a runtime `if` is not supported in a @qd.func; "
-                    "assign to a local and return it at the end."
-                )
-            self.scope.returned.append(self.visit(node.value) if node.value is not None else None)
-            raise FuncReturn()
+            return self.func_return(node)
         if not self.top_level:
             raise self.error("a kernel can only `return` at its top level, as its last statement.")
         if not self.kernel.returns:

@@ -183,6 +183,7 @@ class Loops:
         if block_dim and parallel:
             attrs["block_dim"] = block_dim
         self.block.append(ir.For([begin, end], None, attrs, [body], self.loc))
+        returns = self.real_returns()
         outer, outer_top = self.block, self.top_level
         self.block, self.top_level = body, False
         self.loop_depth += 1
@@ -221,6 +222,7 @@ class Loops:
             self.loop_depth -= 1
             self.parallel_depth -= parallel
             self.block, self.top_level = outer, outer_top
+        self.after_loop(returns)
 
     def static_for(self, node: ast.For, it: ast.Call) -> None:
         if len(it.args) != 1 or it.keywords:
@@ -276,6 +278,7 @@ class Loops:
             raise self.error("`while` with `else` is not supported in a kernel.")
         body = ir.Block()
         self.block.append(ir.Loop([], None, {}, [body], self.loc))
+        returns = self.real_returns()
         outer, outer_top = self.block, self.top_level
         self.block, self.top_level = body, False
         self.loop_depth += 1
@@ -288,6 +291,7 @@ class Loops:
         finally:
             self.loop_depth -= 1
             self.block, self.top_level = outer, outer_top
+        self.after_loop(returns)
 
     def visit_Break(self, node: ast.Break) -> None:
         self.static_jump("break")

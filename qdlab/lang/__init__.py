@@ -9,9 +9,11 @@ qdlab.
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from ..compiler.errors import QuadrantsSyntaxError
 from ..compiler.types import DType
 from . import matrix
 from .matrix import Matrix as Matrix
@@ -45,6 +47,39 @@ def func(fn: Callable | None = None, **options: object) -> Func | Callable[[Call
     if fn is None:
         return lambda f: Func(f, requires_top_level=top)
     return Func(fn, requires_top_level=top)
+
+
+class RealFunc(Func):
+    """`@qd.real_func`: a function with Quadrants' real-call semantics. Every parameter is
+    annotated (checked here, as Quadrants does when it decorates), arguments are passed by value
+    except a `qd.ref(dtype)` one, its loops run serially, and `return` may stand anywhere (in a
+    loop, an `if`). qdlab lowers each call in its caller, so a recursive one is refused."""
+
+    def __init__(self, fn: Callable) -> None:
+        super().__init__(fn)
+        for p in inspect.signature(fn).parameters.values():
+            if p.annotation is inspect.Parameter.empty:
+                raise QuadrantsSyntaxError(
+                    "Quadrants kernels parameters must be type annotated: parameter "
+                    f"`{p.name}` of @qd.real_func `{fn.__name__}` has none."
+                )
+
+
+def real_func(fn: Callable) -> RealFunc:
+    """`@qd.real_func`."""
+    return RealFunc(fn)
+
+
+@dataclass(frozen=True)
+class Ref:
+    """`qd.ref(qd.f32)`: a @qd.real_func parameter that is the caller's local variable itself (an
+    assignment or `+=` in the body changes the caller's variable)."""
+
+    dtype: object
+
+
+def ref(dtype: object) -> Ref:
+    return Ref(dtype)
 
 
 class KernelDef:
