@@ -53,7 +53,7 @@ from .scope import (
 )
 from .source import MISSING, Source, resolve_name
 from .struct_values import STRUCTS, StructParts
-from .types import DType, f32, i32, promote, u1
+from .types import DType, f16, f32, i32, promote, u1
 from .vector_index import VectorIndexing
 from .vector_ops import VectorOps
 from .vectors import ElementRef, Vec, VecLocal, Vectors
@@ -271,10 +271,11 @@ class Frontend(
         t = promote(va.type, vb.type)  # type: ignore[arg-type]
         if op in ("and", "or", "xor", "shl", "shr") and t.is_float:
             raise self.error(f"bitwise `{op}` needs integer operands, not {t}.", QdTypeError)
-        if op == "truediv" and not t.is_float:
-            t = self.default_fp
-        if op == "atan2" and not t.is_float:
-            t = self.default_fp
+        if op == "truediv":  # as Quadrants: an integer operand is taken as default_fp first
+            t = promote(*(v.type if v.type.is_float else self.default_fp for v in (va, vb)))  # type: ignore[union-attr]
+        if op == "atan2":
+            t = t if t.is_float else self.default_fp
+            t = f32 if t == f16 else t
         if op == "pow" and t.is_int and isinstance(b, int) and b < 0:
             t = self.negative_power(b)
         if op in ("shl", "shr"):

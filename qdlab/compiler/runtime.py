@@ -239,6 +239,8 @@ def read_returns(returns: list[DType], tmp: np.ndarray) -> object:
             x = (
                 struct.unpack("<d", struct.pack("<q", word))[0]
                 if t.bits == 64
+                else struct.unpack("<e", struct.pack("<H", word & 0xFFFF))[0]
+                if t.bits == 16
                 else struct.unpack("<f", struct.pack("<I", word & 0xFFFFFFFF))[0]
             )
             out.append(float(x))

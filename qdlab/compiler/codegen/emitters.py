@@ -279,7 +279,7 @@ def _random(em: TaskEmitter, op: ir.Op) -> ll.Value:
     h = _mix(b, b.add(h, count))
     t: DType = op.result.type  # type: ignore[assignment, union-attr]
     if t.is_float:
-        bits = 24 if t.bits == 32 else 53
+        bits = {16: 11, 32: 24}.get(t.bits, 53)
         mant = b.lshr(h, ll.Constant(I64, 64 - bits))
         return b.fmul(b.uitofp(mant, lltype(t)), ll.Constant(lltype(t), 2.0**-bits))
     return b.trunc(h, lltype(t)) if t.bits < 64 else h
@@ -295,7 +295,7 @@ def _print(em: TaskEmitter, op: ir.Op) -> None:
         x = em.get(v)
         t: DType = v.type  # type: ignore[assignment]
         if t.is_float:
-            word = b.bitcast(b.fpext(x, ll.DoubleType()) if t.bits == 32 else x, I64)
+            word = b.bitcast(b.fpext(x, ll.DoubleType()) if t.bits < 64 else x, I64)
         else:
             word = em.to_word(x, t)
         b.store(word, b.gep(buf, [ll.Constant(I32, 0), ll.Constant(I32, k)]))
