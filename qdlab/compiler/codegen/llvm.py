@@ -94,6 +94,9 @@ class LineTable:
 class TaskEmitter:
     """Emits one task's function."""
 
+    host_print = True
+    """The task can call the host's print callback (a failed assertion's message passes values)."""
+
     def __init__(
         self, module: ll.Module, kernel: ir.Kernel, plan: Plan, task: Task, symbol: str, debug: bool
     ) -> None:
