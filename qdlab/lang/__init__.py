@@ -165,6 +165,7 @@ _OTHER = [
     "sym_eig",
     "zero",
     "one",
+    "graph_do_while",
 ]
 
 
@@ -189,6 +190,13 @@ BUILTINS: dict[str, Builtin] = {
     n: NdrangeBuiltin(n) if n == "ndrange" else GroupedBuiltin(n) if n == "grouped" else Builtin(n)
     for n in _MATH + _OTHER
 }
+
+
+class graph:  # lowercase, as it mirrors the `qd.graph` namespace
+    """`qd.graph.do_while(c)`: `while qd.graph.do_while(c):` runs its body, then again while the
+    0-d i32 ndarray `c` is not zero."""
+
+    do_while = BUILTINS["graph_do_while"]
 
 
 def static(value: object, *rest: object) -> object:
