@@ -56,6 +56,54 @@ def run(a: qd.types.NDArray[qd.f32, 1]) -> qd.f32:
     return s * 1000 + find(a, 2.5) * 100 + f[0] * 10 + f[1] + p.a + p.b[0] + p.b[1]
 
 
+@qd.func
+def square(v: qd.i32) -> qd.i32:
+    return v * v
+
+
+@qd.real_func
+def digits(n: qd.i32) -> qd.i32:
+    count = 0
+    m = n
+    while True:
+        count += 1
+        m //= 10
+        if m == 0:
+            return count + square(0)
+
+
+@qd.real_func
+def mark_until(out: qd.types.NDArray[qd.i32, 1], stop: qd.i32) -> qd.i32:
+    for i in range(out.shape[0]):
+        if i == stop:
+            return i * 1000
+        out[i] = digits(square(i) * 37) + first_prime_after(i)
+    return -1
+
+
+@qd.real_func
+def first_prime_after(n: qd.i32) -> qd.i32:
+    k = n + 1
+    while True:
+        prime = 1
+        for d in range(2, k):
+            if d * d > k:
+                break
+            if k % d == 0:
+                prime = 0
+                break
+        if prime == 1 and k > 1:
+            return k
+        k += 1
+
+
+@qd.kernel
+def per_element(out: qd.types.NDArray[qd.i32, 1], stop: qd.i32):
+    for i in range(out.shape[0]):
+        out[i] = first_prime_after(i * 3) * 100 + digits(i * 1234)
+    out[0] += mark_until(out, stop)
+
+
 a = qd.ndarray(qd.f32, shape=(4,))
 for k in range(4):
     a[k] = k + 0.5
@@ -63,3 +111,6 @@ for k in range(8):
     x[k] = k
 print(f"{run(a):.3f}")
 print(x.to_numpy().tolist())
+out = qd.ndarray(qd.i32, shape=(12,))
+per_element(out, 5)
+print(out.to_numpy().tolist())
