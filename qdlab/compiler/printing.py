@@ -13,6 +13,8 @@ import ast
 import re
 import string
 
+import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
+
 from . import ir
 from .errors import QdTypeError
 from .types import DType
@@ -182,8 +184,8 @@ class Prints:
 
     def visit_Assert(self, node: ast.Assert) -> None:
         if not self.config.get("debug"):
-            if any(isinstance(n, ast.Call) for n in ast.walk(node.test)):
-                self.visit(node.test)  # as in Quadrants: the calls run, only the check is off
+            if any(self.calls_a_func(n) for n in ast.walk(node.test)):
+                self.visit(node.test)  # as in Quadrants: its @qd.func calls run, the check does not
             return
         cond = self.truth(self.visit(node.test))
         msg = ast.unparse(node.msg) if node.msg is not None else ast.unparse(node.test)
@@ -202,6 +204,15 @@ class Prints:
             parts=parts,
             specs=specs,
         )
+
+    def calls_a_func(self, node: ast.AST) -> bool:
+        """Whether `node` is a call of a @qd.func or @qd.real_func (which may write memory)."""
+        if not isinstance(node, ast.Call):
+            return False
+        try:
+            return isinstance(self.resolve_callee(node.func), lang.Func)
+        except Exception:  # noqa: BLE001 - a callee that cannot be resolved is not a func's call
+            return False
 
     def assert_pieces(self, msg: ast.expr) -> list[str | tuple[object, str]] | None:
         """An assert's message formatted with values of the kernel, as pieces (`print`'s): an

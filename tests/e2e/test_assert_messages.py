@@ -55,3 +55,23 @@ def test_a_message_with_too_few_values_is_a_compile_error() -> None:
     qd.init(arch=qd.cpu, debug=True, offline_cache=False)
     with pytest.raises(qd.QuadrantsCompilationError, match="not enough arguments"):
         k(1)
+
+
+@qd.func
+def bump(a: qd.template()) -> qd.i32:
+    a[0] += 1
+    return a[0]
+
+
+@qd.kernel
+def counted(a: qd.types.NDArray[qd.i32, 1]):
+    assert bump(a) > 100, "not checked without debug"
+    assert qd.floor(1.5, int) == 1  # a built-in's call is not compiled without debug
+
+
+def test_with_debug_off_an_asserts_func_calls_still_run() -> None:
+    qd.init(arch=qd.cpu, debug=False, offline_cache=False)
+    a = np.zeros(1, np.int32)
+    counted(a)
+    counted(a)
+    assert a[0] == 2
