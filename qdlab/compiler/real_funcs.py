@@ -130,7 +130,7 @@ class RealFuncs:
         state.returned = self.emit(ir.Alloca, (), LocalType(i32), "_returned")
         self.emit(ir.LocalStore, [state.returned, self.const(0, i32)])
         once = ir.Block()
-        self.block.append(ir.Loop([], None, {}, [once], self.loc))
+        self.block.append(ir.Loop([], None, {"real_func": state.func.__name__}, [once], self.loc))
         outer = self.block
         self.block = once
         self.loop_depth += 1

@@ -205,3 +205,38 @@ def test_an_edited_real_func_compiles_again_only_the_construct_that_calls_it(tmp
     assert run_edited(tmp_path, "2.0")[0] == [2.0] * 3
     qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path / "cache"))  # as a cold process
     assert run_edited(tmp_path, "5.0") == ([5.0] * 3, (2, 1))  # from disk: the same
+
+
+@qd.real_func
+def clip_early(v: qd.f32) -> qd.f32:
+    if v > 1.0:
+        return 1.0
+    return v * v
+
+
+@qd.real_func
+def square_at_end(v: qd.f32) -> qd.f32:
+    return v * v
+
+
+def test_autodiff_through_real_funcs() -> None:
+    @qd.kernel
+    def smooth(x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            y[i] = square_at_end(x[i])
+
+    @qd.kernel
+    def clipped(x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            y[i] = clip_early(x[i])
+
+    qd.init(arch=qd.cpu, offline_cache=False)
+    x = qd.ndarray(qd.f32, shape=(3,), needs_grad=True)
+    y = qd.ndarray(qd.f32, shape=(3,), needs_grad=True)
+    x.from_numpy(np.array([0.5, 2.0, 3.0], np.float32))
+    y.grad.fill(1.0)
+    smooth(x, y)
+    smooth.grad(x, y)
+    assert x.grad.to_numpy().tolist() == [1.0, 4.0, 6.0]
+    with pytest.raises(qd.QuadrantsCompilationError, match="a `return` before the end of"):
+        clipped.grad(x, y)
