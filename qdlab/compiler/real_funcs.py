@@ -13,7 +13,7 @@ gate, and its source is part of the caller's key), so a real_func that calls its
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
 
@@ -39,6 +39,9 @@ class RealCall:
     """The loop depth of the loop that runs once."""
     returns: int = 0
     """How many `return`s of the body have been lowered (a loop whose count changed holds one)."""
+    immutable: dict = field(default_factory=dict)
+    """Its scalar parameters passed by value, and the values they are bound to (Quadrants refuses
+    an assignment to one)."""
 
 
 def returns_of(body: list[ast.stmt]) -> list[ast.Return]:
@@ -97,6 +100,11 @@ class RealFuncs:
         body = source.tree.body
         ann = annotations.get("return")
         state = RealCall(func, ann)
+        state.immutable = {
+            k: v
+            for k, v in self.scope.frames[0].items()
+            if isinstance(annotations.get(k), DType) and isinstance(v, ir.Value)
+        }
         stack = self.__dict__.setdefault("real_stack", [])
         stack.append(func)
         self.scope.real = state
@@ -146,6 +154,15 @@ class RealFuncs:
             self.scope.returned.append(self.emit(ir.LocalLoad, [state.result], ann, "_ret"))
         elif ann is not None:
             self.scope.returned.append(self.load_vec_local(state.result))
+
+    def check_not_a_parameter(self, name: str, existing: object) -> None:
+        """An assignment to a real_func's scalar parameter is refused, in Quadrants' words."""
+        state: RealCall | None = getattr(self.scope, "real", None)
+        if state is not None and existing is not None and state.immutable.get(name) is existing:
+            raise self.error(
+                f'Kernel argument "{name}" is immutable in the kernel. If you want to change its '
+                "value, please create a new variable."
+            )
 
     def func_return(self, node: ast.Return) -> None:
         """`return` in a @qd.func or @qd.real_func body."""

@@ -240,3 +240,18 @@ def test_autodiff_through_real_funcs() -> None:
     assert x.grad.to_numpy().tolist() == [1.0, 4.0, 6.0]
     with pytest.raises(qd.QuadrantsCompilationError, match="a `return` before the end of"):
         clipped.grad(x, y)
+
+
+def test_a_scalar_parameter_cannot_be_assigned() -> None:
+    @qd.real_func
+    def f(a: qd.i32) -> qd.i32:
+        a += 1
+        return a
+
+    @qd.kernel
+    def k() -> qd.i32:
+        return f(1)
+
+    qd.init(arch=qd.cpu, offline_cache=False)
+    with pytest.raises(qd.QuadrantsSyntaxError, match='Kernel argument "a" is immutable'):
+        k()
