@@ -159,8 +159,8 @@ def scalar_arg(a: object, t: DType, kernel: str, name: str) -> object:
     if t.is_float:
         try:
             x = float(a)  # type: ignore[arg-type]
-            if t.bits == 32:
-                struct.pack("<f", x)
+            if t.bits < 64:
+                struct.pack("<e" if t.bits == 16 else "<f", x)
             return x
         except OverflowError:
             return math.copysign(math.inf, a)  # type: ignore[arg-type]

@@ -98,5 +98,5 @@ def array_words(data: int, grad: int, shape: tuple[int, ...]) -> tuple[int, ...]
 
 def _scalar_format(t: DType) -> str:
     if t.is_float:
-        return "f4x" if t.bits == 32 else "d"
+        return {16: "e6x", 32: "f4x"}.get(t.bits, "d")
     return INT_FORMATS[t.name]

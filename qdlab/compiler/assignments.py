@@ -25,6 +25,7 @@ class Assignments:
 
     def assign_name(self, name: str, x: object, declared: DType | None = None) -> None:
         existing = self.find_local(name)
+        self.check_not_a_parameter(name, existing)
         if isinstance(existing, StructRef):
             raise self.rebind_error(name, existing)
         if isinstance(existing, StructLocal):

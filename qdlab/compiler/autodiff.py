@@ -155,7 +155,15 @@ class Reverser:
             if isinstance(op, ir.Random):
                 raise _refuse(op, "a random draw")
             if isinstance(op, (ir.Loop, ir.Break, ir.Continue)):
-                raise _refuse(op, "`while`" if isinstance(op, ir.Loop) else f"`{op.name}`")
+                what = f"`{op.name}`"
+                if isinstance(op, ir.Loop):
+                    real = op.attrs.get("real_func")
+                    what = (
+                        f"a `return` before the end of @qd.real_func `{real}`"
+                        if real
+                        else "`while`"
+                    )
+                raise _refuse(op, what)
             if isinstance(op, ir.Load) and op.attrs.get("grad"):
                 raise QuadrantsRuntimeError(
                     "Cannot automatically differentiate through a grad tensor: the kernel reads a "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 
 import numpy as np
 
@@ -37,6 +38,7 @@ class CompileTime:
     def resolve_static(self, node: ast.expr) -> object:
         env = self.python_env()
         node = self.static_members(node, env)  # struct members: read (and recorded) here
+        node = self.array_presence(node)
         bound = {k for frame in self.scope.frames for k in frame}
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and n.id not in bound and n.id in env:
@@ -62,6 +64,36 @@ class CompileTime:
                 "must be compile-time constants: literals, template arguments or Python globals.",
                 QuadrantsCompilationError,
             ) from None
+
+    def array_presence(self, node: ast.expr) -> ast.expr:
+        """`x is None` / `x is not None` on an array the kernel was given (a `qd.Tensor`
+        parameter holding an ndarray or a field) is known while compiling: False / True. (A
+        `qd.Tensor` given None is a compile-time None, which Python compares itself.)"""
+        frontend = self
+
+        class Presence(ast.NodeTransformer):
+            def visit_Compare(self, n: ast.Compare) -> ast.AST:
+                self.generic_visit(n)
+                if len(n.ops) != 1 or not isinstance(n.ops[0], (ast.Is, ast.IsNot)):
+                    return n
+                left, right = n.left, n.comparators[0]
+                if isinstance(left, ast.Constant) and left.value is None:
+                    left, right = right, left
+                if not (isinstance(right, ast.Constant) and right.value is None):
+                    return n
+                if not isinstance(left, ast.Name):
+                    return n
+                x = GradOf.unpack(frontend.find_local(left.id))[0]
+                if not (isinstance(x, ir.Value) and ir.is_array(x)):
+                    return n
+                return ast.copy_location(ast.Constant(isinstance(n.ops[0], ast.IsNot)), n)
+
+        if not any(
+            isinstance(n, ast.Compare) and isinstance(n.ops[0], (ast.Is, ast.IsNot))
+            for n in ast.walk(node)
+        ):
+            return node
+        return ast.fix_missing_locations(Presence().visit(copy.deepcopy(node)))  # not the source's
 
     def static_condition(self, test: ast.expr) -> bool | None:
         if isinstance(test, ast.Call) and self.resolve_callee(test.func) is lang.static:

@@ -199,12 +199,14 @@ class Fields:
 
     def template_refs(self, func: object, nodes: list, args: list) -> list:
         """A local passed by name for a `qd.template()` parameter of a @qd.func is the caller's
-        own variable there (`x = 1` in the body assigns it), as in the reference."""
+        own variable there (`x = 1` in the body assigns it), as in the reference; so is one passed
+        to a `@qd.real_func`, whose `qd.ref` parameters take it and others its value."""
         annotations = getattr(getattr(func, "fn", None), "__annotations__", {})
         params = list(getattr(getattr(func, "fn", None), "__code__", None).co_varnames)  # type: ignore[union-attr]
         out = list(args)
         for k, node in enumerate(nodes[: len(args)]):
-            if k < len(params) and annotations.get(params[k]) in (lang.Template, lang.template):
+            ann = annotations.get(params[k]) if k < len(params) else None
+            if ann in (lang.Template, lang.template) or isinstance(func, lang.RealFunc):
                 local = self.find_local(node.id) if isinstance(node, ast.Name) else None
                 if isinstance(local, Local):
                     out[k] = local

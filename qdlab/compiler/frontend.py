@@ -36,6 +36,7 @@ from .fields import Fields, dep_fingerprint
 from .inlining import Inlining
 from .loops import Loops
 from .printing import Prints
+from .real_funcs import RealFuncs
 from .scope import (
     BINOPS,
     FuncReturn,
@@ -53,7 +54,7 @@ from .scope import (
 from .source import MISSING, Source, resolve_name
 from .struct_fields import StructFieldBase, any_struct_field
 from .struct_values import STRUCTS, StructParts
-from .types import DType, f32, i32, promote, u1
+from .types import DType, f16, f32, i32, promote, u1
 from .vector_index import VectorIndexing
 from .vector_ops import VectorOps
 from .vectors import ElementRef, Vec, VecLocal, Vectors
@@ -97,6 +98,7 @@ class Frontend(
     CompileTime,
     Prints,
     Inlining,
+    RealFuncs,
     Vectors,
     VectorIndexing,
     VectorOps,
@@ -272,10 +274,11 @@ class Frontend(
         t = promote(va.type, vb.type)  # type: ignore[arg-type]
         if op in ("and", "or", "xor", "shl", "shr") and t.is_float:
             raise self.error(f"bitwise `{op}` needs integer operands, not {t}.", QdTypeError)
-        if op == "truediv" and not t.is_float:
-            t = self.default_fp
-        if op == "atan2" and not t.is_float:
-            t = self.default_fp
+        if op == "truediv":  # as Quadrants: an integer operand is taken as default_fp first
+            t = promote(*(v.type if v.type.is_float else self.default_fp for v in (va, vb)))  # type: ignore[union-attr]
+        if op == "atan2":
+            t = t if t.is_float else self.default_fp
+            t = f32 if t == f16 else t
         if op == "pow" and t.is_int and isinstance(b, int) and b < 0:
             t = self.negative_power(b)
         if op in ("shl", "shr"):
@@ -407,15 +410,7 @@ class Frontend(
 
     def visit_Return(self, node: ast.Return) -> None:
         if self.scope.is_func:
-            if (self.loop_depth, self.in_runtime_if) != self.scope.base_depth or len(
-                self.scope.frames
-            ) > 1:
-                raise self.error(
-                    "`return` inside a loop or a runtime `if` is not supported in a @qd.func; "
-                    "assign to a local and return it at the end."
-                )
-            self.scope.returned.append(self.visit(node.value) if node.value is not None else None)
-            raise FuncReturn()
+            return self.func_return(node)
         if not self.top_level:
             raise self.error("a kernel can only `return` at its top level, as its last statement.")
         if not self.kernel.returns:

@@ -53,6 +53,9 @@ class Inlining:
                 "level of the kernel, not inside a runtime for, if or while (there its loops would "
                 "no longer run in parallel)."
             )
+        real = isinstance(func, lang.RealFunc)
+        if real:
+            self.check_real_call(func)
         source = func_source(func)
         params = source.tree.args.args
         try:
@@ -70,6 +73,11 @@ class Inlining:
         frame: dict = {}
         for k, (p, x) in enumerate(zip(params, bound)):
             ann = annotations.get(p.arg)
+            if real:
+                by_ref, x = self.real_arg(p.arg, ann, x)
+                if by_ref:
+                    frame[p.arg] = x
+                    continue
             self.check_struct_param(p.arg, ann, x)
             if isinstance(ann, lang.MatrixType):
                 given = self.vec_of(x)
@@ -110,8 +118,11 @@ class Inlining:
         self.inline_depth += 1
         call = self.loc
         try:
-            for s in source.tree.body:
-                self.visit(s)
+            if real:
+                self.real_body(func, source, annotations)  # type: ignore[arg-type]
+            else:
+                for s in source.tree.body:
+                    self.visit(s)
         except FuncReturn:
             pass
         except QdError as e:

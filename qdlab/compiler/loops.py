@@ -183,6 +183,7 @@ class Loops:
         if block_dim and parallel:
             attrs["block_dim"] = block_dim
         self.block.append(ir.For([begin, end], None, attrs, [body], self.loc))
+        returns = self.real_returns()
         outer, outer_top = self.block, self.top_level
         self.block, self.top_level = body, False
         self.loop_depth += 1
@@ -221,6 +222,7 @@ class Loops:
             self.loop_depth -= 1
             self.parallel_depth -= parallel
             self.block, self.top_level = outer, outer_top
+        self.after_loop(returns)
 
     def static_for(self, node: ast.For, it: ast.Call) -> None:
         if len(it.args) != 1 or it.keywords:
@@ -274,8 +276,14 @@ class Loops:
     def visit_While(self, node: ast.While) -> None:
         if node.orelse:
             raise self.error("`while` with `else` is not supported in a kernel.")
+        test = node.test
+        if isinstance(test, ast.Call) and self.resolve_callee(test.func) is lang.BUILTINS.get(
+            "graph_do_while"
+        ):
+            return self.graph_do_while(node, test)
         body = ir.Block()
         self.block.append(ir.Loop([], None, {}, [body], self.loc))
+        returns = self.real_returns()
         outer, outer_top = self.block, self.top_level
         self.block, self.top_level = body, False
         self.loop_depth += 1
@@ -288,6 +296,47 @@ class Loops:
         finally:
             self.loop_depth -= 1
             self.block, self.top_level = outer, outer_top
+        self.after_loop(returns)
+
+    def graph_do_while(self, node: ast.While, test: ast.Call) -> None:
+        """`while qd.graph.do_while(c):` the body, then again while `c[()]` is not zero: a loop
+        whose body's loops run serially (Quadrants launches them as a graph; each order of a
+        parallel loop's iterations is one it may run)."""
+        if self.loop_depth != 0:
+            raise self.error(
+                "qd.graph.do_while() must be at the kernel top level or directly nested inside "
+                "another qd.graph.do_while(); it cannot appear inside a for-loop."
+            )
+        if len(test.args) != 1 or test.keywords:
+            raise self.error("qd.graph.do_while() takes one argument, a 0-d qd.i32 ndarray.")
+        c = GradOf.unpack(self.visit(test.args[0]))[0]
+        t = getattr(c, "type", None)
+        if not (ir.is_array(c) and t.ndim == 0 and not t.element and t.dtype.is_int):  # type: ignore[arg-type, union-attr]
+            raise self.error(
+                "qd.graph.do_while() takes a 0-d integer ndarray (the kernel's argument that the "
+                "body counts down), e.g. `c: qd.types.ndarray(dtype=qd.i32, ndim=0)`.",
+                QdTypeError,
+            )
+        body = ir.Block()
+        self.block.append(ir.Loop([], None, {}, [body], self.loc))
+        outer, outer_top = self.block, self.top_level
+        self.block, self.top_level = body, False
+        self.loop_depth += 1
+        try:
+            self.lower_body(node.body, body)
+            again = ast.copy_location(ast.Subscript(test.args[0], ast.Tuple([], ast.Load())), test)
+            go_on = self.truth(self.visit(ast.fix_missing_locations(again)))
+            stay, exit_ = ir.Block(), ir.Block()
+            self.block.append(ir.If([go_on], None, {}, [stay, exit_], self.loc))
+            exit_.append(ir.Break([], None, {}, None, self.loc))
+        finally:
+            self.loop_depth -= 1
+            self.block, self.top_level = outer, outer_top
+
+    def b_graph_do_while(self, node: ast.Call) -> None:
+        raise self.error(
+            "qd.graph.do_while(c) is only the test of a `while`: `while qd.graph.do_while(c):`."
+        )
 
     def visit_Break(self, node: ast.Break) -> None:
         self.static_jump("break")

@@ -521,8 +521,12 @@ def dump(name: str, kernel: ir.Kernel, built: list[Built], config: Config) -> No
         tag = (
             f"{name}_construct{index}" if len(built) > 1 or config.per_offload else f"{name}_whole"
         )
-        if config.print_ir:
-            print(f"// {tag}\n{b.text}")
+        if config.print_ir:  # a volatile load says so in Quadrants' words, as its printer does
+            text = "\n".join(
+                f"{line}  // global load volatile" if " volatile_load " in line else line
+                for line in b.text.splitlines()
+            )
+            print(f"// {tag}\n{text}")
         if config.dump_ir:
             with open(os.path.join(folder, f"{tag}.qdir"), "w") as f:
                 f.write(b.text)

@@ -13,6 +13,8 @@ import ast
 import re
 import string
 
+import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
+
 from . import ir
 from .errors import QdTypeError
 from .types import DType
@@ -22,6 +24,8 @@ SPEC = re.compile(
     r"(?:hh|h|ll|l|L|q|j|z|t)?(?P<conv>[diouxXeEfFgGaA])?$"
 )
 """A printf spec without its `%` (length modifiers are accepted and dropped)."""
+PERCENT = re.compile(r"%(?P<spec>[-+ #0]*\d*(?:\.\d+)?[diouxXeEfFgGaAsr%])")
+"""A conversion of a `"..." % (...)` template."""
 SIGNED, UNSIGNED, REAL = "di", "uxXo", "eEfFgGaA"
 
 
@@ -115,6 +119,14 @@ class Prints:
                 pieces.append(options["sep"])
             pieces.extend(self.print_pieces(a))
         pieces.append(options["end"])
+        parts, values, specs = self.print_op_parts(pieces)
+        self.emit(ir.Print, values, parts=parts, specs=specs)
+
+    def print_op_parts(
+        self, pieces: list[str | tuple[object, str]]
+    ) -> tuple[list[str | None], list[ir.Value], list[str]]:
+        """Text and (value, spec) pieces as a Print's `parts` (text, or None for the next value),
+        its values, and each value's printf conversion."""
         parts: list[str | None] = []
         values: list[ir.Value] = []
         specs: list[str] = []
@@ -137,7 +149,7 @@ class Prints:
                     raise self.error(str(e), QdTypeError) from None
                 parts.append(None)
                 values.append(v)
-        self.emit(ir.Print, values, parts=parts, specs=specs)
+        return parts, values, specs
 
     def print_pieces(self, a: ast.expr) -> list[str | tuple[object, str]]:
         """One argument of `print` as literal text and (value, format spec) pieces."""
@@ -172,9 +184,73 @@ class Prints:
 
     def visit_Assert(self, node: ast.Assert) -> None:
         if not self.config.get("debug"):
+            if any(self.calls_a_func(n) for n in ast.walk(node.test)):
+                self.visit(node.test)  # as in Quadrants: its @qd.func calls run, the check does not
             return
         cond = self.truth(self.visit(node.test))
         msg = ast.unparse(node.msg) if node.msg is not None else ast.unparse(node.test)
         if isinstance(node.msg, ast.Constant):
             msg = str(node.msg.value)
-        self.emit(ir.Assert, [cond], message=msg, line=self.loc.render() if self.loc else "")
+        pieces = self.assert_pieces(node.msg) if node.msg is not None else None
+        if pieces is None:
+            self.emit(ir.Assert, [cond], message=msg, line=self.loc.render() if self.loc else "")
+            return
+        parts, values, specs = self.print_op_parts(pieces)
+        self.emit(
+            ir.Assert,
+            [cond, *values],
+            message=msg,
+            line=self.loc.render() if self.loc else "",
+            parts=parts,
+            specs=specs,
+        )
+
+    def calls_a_func(self, node: ast.AST) -> bool:
+        """Whether `node` is a call of a @qd.func or @qd.real_func (which may write memory)."""
+        if not isinstance(node, ast.Call):
+            return False
+        try:
+            return isinstance(self.resolve_callee(node.func), lang.Func)
+        except Exception:  # noqa: BLE001 - a callee that cannot be resolved is not a func's call
+            return False
+
+    def assert_pieces(self, msg: ast.expr) -> list[str | tuple[object, str]] | None:
+        """An assert's message formatted with values of the kernel, as pieces (`print`'s): an
+        f-string, `"...".format(...)` or `"..." % (...)`; None for a message that is text."""
+        if isinstance(msg, ast.BinOp) and isinstance(msg.op, ast.Mod):
+            if not (isinstance(msg.left, ast.Constant) and isinstance(msg.left.value, str)):
+                return None
+            args = msg.right.elts if isinstance(msg.right, ast.Tuple) else [msg.right]
+            values = [self.print_value(self.visit(a)) for a in args]
+            return self.percent_pieces(msg.left.value, values)
+        if isinstance(msg, ast.JoinedStr) or (
+            isinstance(msg, ast.Call)
+            and isinstance(msg.func, ast.Attribute)
+            and msg.func.attr == "format"
+        ):
+            return self.print_pieces(msg)
+        return None
+
+    def percent_pieces(self, template: str, values: list) -> list[str | tuple[object, str]]:
+        """`template % values` as pieces: each conversion takes the next value (a kernel value
+        printed under it, a Python value formatted now)."""
+        out: list[str | tuple[object, str]] = []
+        at, k = 0, 0
+        for m in PERCENT.finditer(template):
+            out.append(template[at : m.start()])
+            at = m.end()
+            spec = m["spec"]
+            if spec == "%":
+                out.append("%")
+                continue
+            if k >= len(values):
+                raise self.error("not enough arguments for format string")
+            x, k = values[k], k + 1
+            if isinstance(x, ir.Value):
+                out.append((x, "" if spec[-1] in "sr" else spec))
+            else:
+                out.append(("%" + spec) % x)
+        if k != len(values):
+            raise self.error("not all arguments converted during string formatting")
+        out.append(template[at:])
+        return [p for p in out if p != ""]

@@ -48,11 +48,27 @@ PRINT_FN = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64
 MASK64 = (1 << 64) - 1
 
 
+ASSERT_TEXTS: dict[tuple[int, int], str] = {}
+"""(temporary buffer's address, message index) -> a failed assertion's message with its values,
+as the task reported it before failing."""
+
+
 def _print_callback(fmt: bytes, values: ctypes.Array, n: int) -> None:
     """What a kernel's `print` prints: each part is `s<text>` or `v<dtype>\x1e<printf conversion>`
-    (the values come as one word each, floats widened to f64)."""
-    out, k = [], 0
-    for part in fmt.decode().split("\x1f"):
+    (the values come as one word each, floats widened to f64). A format that starts with
+    `\x1d<message index>` is a failed assertion's message, its first word the task's temporary
+    buffer: kept in ASSERT_TEXTS for `raise_error`, not printed."""
+    text = fmt.decode()
+    if text.startswith("\x1d"):
+        head, _, text = text.partition("\x1f")
+        ASSERT_TEXTS[(values[0] & MASK64, int(head[1:]))] = _formatted(text, values, 1)
+        return
+    print(_formatted(text, values, 0), end="", flush=True)
+
+
+def _formatted(fmt: str, values: ctypes.Array, k: int) -> str:
+    out = []
+    for part in fmt.split("\x1f"):
         if part.startswith("s"):
             out.append(part[1:])
             continue
@@ -66,7 +82,7 @@ def _print_callback(fmt: bytes, values: ctypes.Array, n: int) -> None:
         else:
             x = word
         out.append(printing.format_value(conv, x))
-    print("".join(out), end="", flush=True)
+    return "".join(out)
 
 
 _PRINT = PRINT_FN(_print_callback)
@@ -239,6 +255,8 @@ def read_returns(returns: list[DType], tmp: np.ndarray) -> object:
             x = (
                 struct.unpack("<d", struct.pack("<q", word))[0]
                 if t.bits == 64
+                else struct.unpack("<e", struct.pack("<H", word & 0xFFFF))[0]
+                if t.bits == 16
                 else struct.unpack("<f", struct.pack("<I", word & 0xFFFFFFFF))[0]
             )
             out.append(float(x))
@@ -253,7 +271,8 @@ def raise_error(kernel: str, tmp: np.ndarray, unit: Unit) -> None:
     """Raise what a task recorded in the header: a failed bounds check or assertion, at its source
     line."""
     code = int(tmp[HDR_CODE // 8])
-    m = unit.messages[int(tmp[HDR_MSG // 8])]
+    index = int(tmp[HDR_MSG // 8])
+    m = unit.messages[index]
     if code == 1:
         index, extent = int(tmp[HDR_INDEX // 8]), int(tmp[HDR_EXTENT // 8])
         raise QdIndexError(
@@ -261,7 +280,10 @@ def raise_error(kernel: str, tmp: np.ndarray, unit: Unit) -> None:
             f"in kernel `{kernel}`.",
             m.loc,
         )
-    raise QdAssertionError(f"assertion failed in kernel `{kernel}`: {m.text}", m.loc)
+    text = ASSERT_TEXTS.pop((tmp.ctypes.data, index), m.text)
+    for key in [k for k in ASSERT_TEXTS if k[0] == tmp.ctypes.data]:  # other chunks' failures
+        del ASSERT_TEXTS[key]
+    raise QdAssertionError(f"assertion failed in kernel `{kernel}`: {text}", m.loc)
 
 
 def task_function(address: int) -> Callable:

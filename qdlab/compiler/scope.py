@@ -73,6 +73,8 @@ class Scope:
     for the @qd.funcs it calls. The manifest re-resolves names through this path, never through
     module names."""
     statics: set = field(default_factory=set)
+    real: object = None
+    """The `RealCall` state of a @qd.real_func body (`real_funcs.py`); None for any other."""
     """Names bound by `n = qd.static(...)`: compile-time values that cannot be assigned."""
 
 

@@ -56,7 +56,7 @@ i8, i16, i32, i64 = (DType(f"i{b}", "i", b) for b in (8, 16, 32, 64))
 u1 = DType("u1", "u", 1)
 u8, u16, u32, u64 = (DType(f"u{b}", "u", b) for b in (8, 16, 32, 64))
 f16, f32, f64 = (DType(f"f{b}", "f", b) for b in (16, 32, 64))
-DTYPES = {t.name: t for t in (i8, i16, i32, i64, u1, u8, u16, u32, u64, f32, f64)}
+DTYPES = {t.name: t for t in (i8, i16, i32, i64, u1, u8, u16, u32, u64, f16, f32, f64)}
 _FROM_NUMPY = {t.np: t for t in DTYPES.values()}
 
 

@@ -9,9 +9,11 @@ qdlab.
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from ..compiler.errors import QuadrantsSyntaxError
 from ..compiler.types import DType
 from . import matrix
 from .matrix import Matrix as Matrix
@@ -49,6 +51,39 @@ def func(fn: Callable | None = None, **options: object) -> Func | Callable[[Call
     if fn is None:
         return lambda f: Func(f, requires_top_level=top)
     return Func(fn, requires_top_level=top)
+
+
+class RealFunc(Func):
+    """`@qd.real_func`: a function with Quadrants' real-call semantics. Every parameter is
+    annotated (checked here, as Quadrants does when it decorates), arguments are passed by value
+    except a `qd.ref(dtype)` one, its loops run serially, and `return` may stand anywhere (in a
+    loop, an `if`). qdlab lowers each call in its caller, so a recursive one is refused."""
+
+    def __init__(self, fn: Callable) -> None:
+        super().__init__(fn)
+        for p in inspect.signature(fn).parameters.values():
+            if p.annotation is inspect.Parameter.empty:
+                raise QuadrantsSyntaxError(
+                    "Quadrants kernels parameters must be type annotated: parameter "
+                    f"`{p.name}` of @qd.real_func `{fn.__name__}` has none."
+                )
+
+
+def real_func(fn: Callable) -> RealFunc:
+    """`@qd.real_func`."""
+    return RealFunc(fn)
+
+
+@dataclass(frozen=True)
+class Ref:
+    """`qd.ref(qd.f32)`: a @qd.real_func parameter that is the caller's local variable itself (an
+    assignment or `+=` in the body changes the caller's variable)."""
+
+    dtype: object
+
+
+def ref(dtype: object) -> Ref:
+    return Ref(dtype)
 
 
 class KernelDef:
@@ -134,6 +169,7 @@ _OTHER = [
     "sym_eig",
     "zero",
     "one",
+    "graph_do_while",
 ]
 
 
@@ -158,6 +194,13 @@ BUILTINS: dict[str, Builtin] = {
     n: NdrangeBuiltin(n) if n == "ndrange" else GroupedBuiltin(n) if n == "grouped" else Builtin(n)
     for n in MATH + _OTHER
 }
+
+
+class graph:  # lowercase, as it mirrors the `qd.graph` namespace
+    """`qd.graph.do_while(c)`: `while qd.graph.do_while(c):` runs its body, then again while the
+    0-d i32 ndarray `c` is not zero."""
+
+    do_while = BUILTINS["graph_do_while"]
 
 
 def static(value: object, *rest: object) -> object:

@@ -80,6 +80,7 @@ PATTERNS = (
     "aliased_arrays",
     "compile_time_helper",
     "typed_func_param",
+    "real_func_call",
     "future_annotations",
     "vector_loop",
     "vector_entry_write",
@@ -111,6 +112,27 @@ class Args:
     k: qd.i32
     inner: Inner
 """
+REAL_FUNC = """
+
+@qd.real_func
+def step_real(x: qd.i32, t: qd.i32) -> qd.i32:
+    r = x
+    for j in range(4):
+        if r > t:
+            return r - j
+        r = r + 3
+    return r
+"""
+REAL_FUNC_REF = """
+
+def step_real(x, t):
+    r = np.int32(x)
+    for j in range(4):
+        if r > t:
+            return np.int32(r - np.int32(j))
+        r = np.int32(r + np.int32(3))
+    return r
+"""
 _counter = itertools.count()
 
 
@@ -135,6 +157,8 @@ class Program:
     """The module global the compile-time helper reads, if the program uses one."""
     typed_func: bool = False
     """The module defines `to_int(x: qd.i32)`, a @qd.func whose annotation converts a float."""
+    real_func: bool = False
+    """The module defines `step_real(x, t)`, a @qd.real_func with a `return` in a loop."""
     future: bool = False
     """The kernel's module starts with `from __future__ import annotations` (string annotations)."""
     struct: bool = False
@@ -190,6 +214,7 @@ class Program:
             if self.typed_func
             else []
         )
+        real = REAL_FUNC.splitlines() if self.real_func else []
         lines = self.kernel_lines or ["    pass"]
         if self.grouped:
             lines = [self.as_members(line) for line in lines]
@@ -215,6 +240,7 @@ class Program:
                     *(STRUCT_PREAMBLE.splitlines() if self.struct else []),
                     *helper,
                     *typed,
+                    *real,
                     *(
                         f"{a} = None  # a global field, made by the test"
                         for a in (("G",) if self.grouped else self.fields)
@@ -244,6 +270,7 @@ class Program:
                         if self.typed_func
                         else []
                     ),
+                    *(REAL_FUNC_REF.splitlines() if self.real_func else []),
                     "",
                     "def _range(n):",
                     "    return map(np.int32, range(n))",
@@ -278,7 +305,7 @@ def int_expr(
     if p.helper_value is not None:
         choices.append("helper")
     if depth < 2:
-        choices += ["bin", "bin", "bin", "typed"]
+        choices += ["bin", "bin", "bin", "typed", "real"]
     kind = draw(st.sampled_from(choices))
     if kind == "const":
         return str(draw(st.integers(-20, 20)))
@@ -293,6 +320,11 @@ def int_expr(
             p.typed_func, p.future = True, draw(st.booleans())
         p.patterns.update({"typed_func_param"} | ({"future_annotations"} if p.future else set()))
         return f"to_int({float_expr(draw, p, idx, 2)})"
+    if kind == "real":
+        p.real_func = True
+        p.patterns.add("real_func_call")
+        a, b = int_expr(draw, p, idx, depth + 1, readable), int_expr(draw, p, idx, 2, readable)
+        return f"step_real({a}, {b})"
     if kind == "read":
         return f"{draw(st.sampled_from(INT_ARRAYS))}[{idx}]"
     if kind == "read_const":

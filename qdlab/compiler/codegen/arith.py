@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from llvmlite import ir as ll
 
-from ..types import DType
-from .lltypes import lltype
+from ..types import DType, f32
+from .lltypes import F32, lltype
 
 if TYPE_CHECKING:
     from .llvm import TaskEmitter
@@ -41,6 +41,9 @@ def binop(em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Va
         }
         if op in simple:
             return simple[op](a, c)
+        if t.bits == 16:  # f16: the rest in f32, rounded back to half
+            wide = binop(em, op, b.fpext(a, F32), b.fpext(c, F32), f32)
+            return wide if wide.type != F32 else b.fptrunc(wide, ty)
         if op == "floordiv":
             return b.call(em.intrinsic(_fname("floor", t), ty, [ty]), [b.fdiv(a, c)])
         if op == "mod":
@@ -233,6 +236,9 @@ def unary(em: TaskEmitter, fn: str, v: ll.Value, t: DType, out: DType) -> ll.Val
         raise NotImplementedError(fn)
     if fn == "isnan":
         return b.fcmp_unordered("uno", v, v)
+    if t.bits == 16:  # f16: computed in f32, rounded back to half
+        wide = unary(em, fn, b.fpext(v, F32), f32, f32 if out == t else out)
+        return b.fptrunc(wide, ty) if out == t else wide
     if fn == "isinf":
         fabs = b.call(em.intrinsic(_fname("fabs", t), ty, [ty]), [v])
         return b.fcmp_ordered("==", fabs, ll.Constant(ty, float("inf")))

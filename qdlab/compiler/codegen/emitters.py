@@ -279,23 +279,39 @@ def _random(em: TaskEmitter, op: ir.Op) -> ll.Value:
     h = _mix(b, b.add(h, count))
     t: DType = op.result.type  # type: ignore[assignment, union-attr]
     if t.is_float:
-        bits = 24 if t.bits == 32 else 53
+        bits = {16: 11, 32: 24}.get(t.bits, 53)
         mant = b.lshr(h, ll.Constant(I64, 64 - bits))
         return b.fmul(b.uitofp(mant, lltype(t)), ll.Constant(lltype(t), 2.0**-bits))
     return b.trunc(h, lltype(t)) if t.bits < 64 else h
 
 
 def _print(em: TaskEmitter, op: ir.Op) -> None:
+    _call_print(em, op.operands, op.attrs["parts"], op.attrs["specs"])
+
+
+def _call_print(
+    em: TaskEmitter,
+    operands: list[ir.Value],
+    parts: list[str | None],
+    specs: list[str],
+    head: str = "",
+    first: ll.Value | None = None,
+) -> None:
+    """Call the host's print callback with these parts and values; `head` and a `first` word
+    before the values mark a failed assertion's message (which the callback keeps, not prints)."""
     b = em.b
-    values = [f"v{v.type}\x1e{spec}" for v, spec in zip(op.operands, op.attrs["specs"])]
-    fmt = "\x1f".join(("s" + p) if p is not None else values.pop(0) for p in op.attrs["parts"])
-    n = len(op.operands)
+    values = [f"v{v.type}\x1e{spec}" for v, spec in zip(operands, specs)]
+    fmt = head + "\x1f".join(("s" + p) if p is not None else values.pop(0) for p in parts)
+    extra = first is not None
+    n = len(operands) + extra
     buf = em.alloca_entry(ll.ArrayType(I64, max(1, n)), "print.args")
-    for k, v in enumerate(op.operands):
+    if first is not None:
+        b.store(first, b.gep(buf, [ll.Constant(I32, 0), ll.Constant(I32, 0)]))
+    for k, v in enumerate(operands, extra):
         x = em.get(v)
         t: DType = v.type  # type: ignore[assignment]
         if t.is_float:
-            word = b.bitcast(b.fpext(x, ll.DoubleType()) if t.bits == 32 else x, I64)
+            word = b.bitcast(b.fpext(x, ll.DoubleType()) if t.bits < 64 else x, I64)
         else:
             word = em.to_word(x, t)
         b.store(word, b.gep(buf, [ll.Constant(I32, 0), ll.Constant(I32, k)]))
@@ -305,6 +321,12 @@ def _print(em: TaskEmitter, op: ir.Op) -> None:
 
 def _assert(em: TaskEmitter, op: ir.Op) -> None:
     with em.b.if_then(em.b.not_(em.get(op.operands[0])), likely=False):
+        if "parts" in op.attrs and em.host_print:  # the message, with the values, to the host
+            index = em.messages.index(op)
+            tmp = em.b.ptrtoint(em.tmp, I64)
+            _call_print(
+                em, op.operands[1:], op.attrs["parts"], op.attrs["specs"], f"\x1d{index}\x1f", tmp
+            )
         _fail(em, op, ERR_ASSERT)
 
 

@@ -8,7 +8,7 @@ from llvmlite import ir as ll
 from ..types import DType
 
 I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
-F32, F64 = ll.FloatType(), ll.DoubleType()
+F16, F32, F64 = ll.HalfType(), ll.FloatType(), ll.DoubleType()
 I8P = I8.as_pointer()
 TASK_TYPE = ll.FunctionType(I64, [I8P, I8P, I64, I64])
 """A CPU task: `i64 task(i8* args, i8* tmp, i64 chunk, i64 nchunks)`."""
@@ -19,5 +19,5 @@ ERR_BOUNDS, ERR_ASSERT = 1, 2
 
 def lltype(t: DType) -> ll.Type:
     if t.is_float:
-        return F32 if t.bits == 32 else F64
+        return {16: F16, 32: F32}.get(t.bits, F64)
     return ll.IntType(t.bits)

@@ -22,7 +22,7 @@ from ..offload import Plan, Task, fold_op, message_ops
 from ..types import DType, i32
 from .arith import binop
 from .emitters import EMITTERS, address, rmw
-from .lltypes import F32, F64, I8, I8P, I32, I64, TASK_TYPE, lltype
+from .lltypes import F64, I8, I8P, I32, I64, TASK_TYPE, lltype
 
 if TYPE_CHECKING:
     from ..errors import SourceLoc
@@ -93,6 +93,9 @@ class LineTable:
 
 class TaskEmitter:
     """Emits one task's function."""
+
+    host_print = True
+    """The task can call the host's print callback (a failed assertion's message passes values)."""
 
     def __init__(
         self, module: ll.Module, kernel: ir.Kernel, plan: Plan, task: Task, symbol: str, debug: bool
@@ -192,16 +195,16 @@ class TaskEmitter:
 
     def from_word(self, w: ll.Value, t: DType) -> ll.Value:
         if t.is_float:
-            if t.bits == 32:
-                return self.b.bitcast(self.b.trunc(w, I32), F32)
+            if t.bits < 64:
+                return self.b.bitcast(self.b.trunc(w, ll.IntType(t.bits)), lltype(t))
             return self.b.bitcast(w, F64)
         return self.b.trunc(w, lltype(t)) if t.bits < 64 else w
 
     def to_word(self, v: ll.Value, t: DType) -> ll.Value:
         if t.is_float:
-            return (
-                self.b.zext(self.b.bitcast(v, I32), I64) if t.bits == 32 else self.b.bitcast(v, I64)
-            )
+            if t.bits < 64:
+                return self.b.zext(self.b.bitcast(v, ll.IntType(t.bits)), I64)
+            return self.b.bitcast(v, I64)
         if t.bits == 64:
             return v
         return self.b.sext(v, I64) if t.is_signed else self.b.zext(v, I64)

@@ -52,6 +52,8 @@ def libdevice_name(name: str) -> str | None:
 class PtxTaskEmitter(TaskEmitter):
     """Emits one task as a PTX kernel."""
 
+    host_print = False
+
     def declare(self, module: ll.Module, symbol: str) -> ll.Function:
         fn = ll.Function(module, KERNEL_TYPE, symbol)
         fn.calling_convention = "ptx_kernel"

@@ -1,0 +1,69 @@
+"""`qd.f16`: half storage and half arithmetic (each operation rounded to half, as NumPy's float16
+does it), the same bits on every path, atomics and scalar arguments and results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import qdlab as qd
+
+PATHS = ({}, {"per_offload": False}, {"split_carried": False})
+H1 = qd.types.NDArray[qd.f16, 1]
+
+
+@qd.kernel
+def axpy(a: H1, b: H1, s: qd.f16) -> qd.f16:
+    for i in range(a.shape[0]):
+        b[i] = a[i] * s + b[i]
+    total = qd.f16(0.0)
+    for i in range(b.shape[0]):
+        total += b[i]
+    return total
+
+
+@pytest.mark.parametrize("options", PATHS, ids=["split", "whole", "reference_fallbacks"])
+def test_half_arithmetic_rounds_each_operation(options) -> None:
+    qd.init(arch=qd.cpu, offline_cache=False, **options)
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-8, 8, 64).astype(np.float16)
+    b = rng.uniform(-8, 8, 64).astype(np.float16)
+    s = np.float16(1.37)
+    want = a * s + b
+    total = np.float16(0.0)
+    for x in want:
+        total = np.float16(total + x)
+    got = b.copy()
+    result = axpy(a, got, 1.37)
+    np.testing.assert_array_equal(got, want)
+    assert result == float(total)
+
+
+@qd.kernel
+def count_into(out: H1):
+    for i in range(200):
+        qd.atomic_add(out[0], qd.f16(0.5))
+        qd.atomic_max(out[1], qd.cast(i, qd.f16))
+
+
+def test_half_atomics() -> None:
+    qd.init(arch=qd.cpu, offline_cache=False)
+    out = qd.ndarray(qd.f16, shape=(2,))
+    count_into(out)
+    assert out.to_numpy().tolist() == [100.0, 199.0]
+    assert out.to_numpy().dtype == np.float16
+
+
+def test_half_fields_hold_half() -> None:
+    qd.init(arch=qd.cpu, offline_cache=False)
+    f = qd.field(qd.f16, shape=3)
+
+    @qd.kernel
+    def fill():
+        for i in f:
+            f[i] = 1.0 / 3.0 + i
+
+    fill()
+    np.testing.assert_array_equal(
+        f.to_numpy(), (np.float32(1.0 / 3.0) + np.arange(3)).astype(np.float16)
+    )

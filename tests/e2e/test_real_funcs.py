@@ -1,0 +1,257 @@
+"""`@qd.real_func`: Quadrants' real-call semantics (serial loops, `return` anywhere, arguments by
+value except `qd.ref`), the same answer on every path, the errors in Quadrants' words, and a
+changed real_func compiling again exactly the constructs that call it."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import qdlab as qd
+
+F32 = qd.types.NDArray[qd.f32, 1]
+I32 = qd.types.NDArray[qd.i32, 1]
+PATHS = {
+    "split": {},
+    "whole": {"per_offload": False},
+    "reference_fallbacks": {"split_carried": False},
+}
+
+
+def on_every_path(run) -> dict[str, object]:
+    out = {}
+    for name, options in PATHS.items():
+        qd.init(arch=qd.cpu, offline_cache=False, **options)
+        out[name] = run()
+    return out
+
+
+@qd.real_func
+def first_above(a: F32, t: qd.f32) -> qd.i32:
+    for i in range(a.shape[0]):  # a return in a loop leaves the call
+        if a[i] > t:
+            return i
+    return -1
+
+
+@qd.real_func
+def pair_with_product(p: qd.i32) -> qd.math.vec2:
+    for i in range(1, 10):
+        j = 1
+        while j < 10:  # a return two loops deep
+            if i * j == p:
+                return qd.math.vec2(i, j)
+            j += 1
+    return qd.math.vec2(0, 0)
+
+
+@qd.real_func
+def bump(x: qd.ref(qd.i32), by: qd.i32):
+    x += by
+
+
+@qd.real_func
+def scan(a: I32):
+    for i in range(1, a.shape[0]):  # serial, as in a real call: each entry sees the previous one
+        a[i] += a[i - 1]
+
+
+@qd.kernel
+def uses_real_funcs(a: F32, b: I32, out: I32):
+    out[0] = first_above(a, 2.5)
+    out[1] = first_above(a, 100.0)
+    v = pair_with_product(12)
+    out[2] = qd.i32(v[0]) * 10 + qd.i32(v[1])
+    n = 1
+    bump(n, 4)
+    bump(n, 5)
+    out[3] = n
+    scan(b)  # a construct of its own that writes b, read by the loop after it
+    for i in range(b.shape[0]):
+        out[4 + i] = b[i] * 2 + first_above(a, qd.f32(i))
+
+
+def test_real_funcs_give_the_same_answer_on_every_path() -> None:
+    a = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+
+    def run():
+        b = np.array([1, 2, 3, 4], np.int32)
+        out = np.zeros(8, np.int32)
+        uses_real_funcs(a, b, out)
+        return out.tolist()
+
+    scanned = np.cumsum([1, 2, 3, 4])
+    firsts = [next(k for k, x in enumerate(a) if x > i) for i in range(4)]
+    want = [2, -1, 26, 10, *(int(s) * 2 + f for s, f in zip(scanned, firsts))]
+    assert on_every_path(run) == {p: want for p in PATHS}
+
+
+@qd.real_func
+def add(a: qd.f32, b: qd.f32) -> qd.f32:
+    return a + b
+
+
+@qd.kernel
+def converts() -> qd.i32:
+    return add(1, 2)  # i32 arguments converted to the f32 parameters, the f32 result to i32
+
+
+def test_arguments_and_the_result_are_converted_to_their_annotations() -> None:
+    qd.init(arch=qd.cpu, offline_cache=False)
+    assert converts() == 3
+
+
+def test_a_parameter_without_an_annotation_is_refused_when_decorated() -> None:
+    with pytest.raises(qd.QuadrantsSyntaxError, match="must be type annotated: parameter `a`"):
+
+        @qd.real_func
+        def f(a, b: qd.i32) -> qd.i32:
+            return a + b
+
+
+def test_a_returned_value_needs_a_return_annotation() -> None:
+    @qd.real_func
+    def f(a: qd.i32):
+        return a
+
+    @qd.kernel
+    def k():
+        f(1)
+
+    qd.init(arch=qd.cpu, offline_cache=False)
+    with pytest.raises(qd.QuadrantsCompilationError, match="must be annotated with a return type"):
+        k()
+
+
+def test_recursion_is_refused_with_a_clear_error() -> None:
+    @qd.real_func
+    def down(n: qd.i32) -> qd.i32:
+        if n == 0:
+            return 0
+        return down(n - 1) + n
+
+    @qd.kernel
+    def k(n: qd.i32) -> qd.i32:
+        return down(n)
+
+    qd.init(arch=qd.cpu, offline_cache=False)
+    with pytest.raises(qd.QuadrantsCompilationError, match="`down` calls itself"):
+        k(3)
+
+
+def test_a_ref_parameter_takes_a_local_variable() -> None:
+    @qd.kernel
+    def k():
+        bump(3, 4)
+
+    qd.init(arch=qd.cpu, offline_cache=False)
+    with pytest.raises(qd.QuadrantsTypeError, match="Argument x is a qd.ref"):
+        k()
+
+
+def test_an_ndarray_argument_must_be_a_kernel_parameter() -> None:
+    outside = qd.ndarray(qd.f32, shape=(4,))
+
+    @qd.kernel
+    def k() -> qd.i32:
+        return first_above(outside, 0.0)
+
+    qd.init(arch=qd.cpu, offline_cache=False)
+    with pytest.raises(qd.QuadrantsTypeError, match="Expected ndarray in the kernel argument"):
+        k()
+
+
+_n = itertools.count()
+EDITED = """
+    import qdlab as qd
+
+    @qd.real_func
+    def step(x: qd.f32) -> qd.f32:
+        if x > 100.0:
+            return 0.0
+        return x * {factor}
+
+    @qd.kernel
+    def k(a: qd.types.NDArray[qd.f32, 1], b: qd.types.NDArray[qd.f32, 1]):
+        for i in range(a.shape[0]):
+            a[i] = step(a[i])
+        for i in range(b.shape[0]):
+            b[i] = b[i] + 1.0
+"""
+
+
+def run_edited(folder, factor: str) -> tuple[list[float], tuple[int, int]]:
+    path = folder / f"real_func_{next(_n)}.py"
+    path.write_text(textwrap.dedent(EDITED.format(factor=factor)))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = mod
+    spec.loader.exec_module(mod)
+    a, b = np.ones(3, np.float32), np.zeros(3, np.float32)
+    mod.k(a, b)
+    o = mod.k._primal.per_offload_cache_observations
+    return a.tolist(), (o.frontend_constructs_total, o.frontend_constructs_recompiled)
+
+
+def test_an_edited_real_func_compiles_again_only_the_construct_that_calls_it(tmp_path) -> None:
+    qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path / "cache"))
+    assert run_edited(tmp_path, "2.0") == ([2.0] * 3, (2, 2))
+    assert run_edited(tmp_path, "3.0") == ([3.0] * 3, (2, 1))  # warm: the second loop is cached
+    assert run_edited(tmp_path, "2.0")[0] == [2.0] * 3
+    qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path / "cache"))  # as a cold process
+    assert run_edited(tmp_path, "5.0") == ([5.0] * 3, (2, 1))  # from disk: the same
+
+
+@qd.real_func
+def clip_early(v: qd.f32) -> qd.f32:
+    if v > 1.0:
+        return 1.0
+    return v * v
+
+
+@qd.real_func
+def square_at_end(v: qd.f32) -> qd.f32:
+    return v * v
+
+
+def test_autodiff_through_real_funcs() -> None:
+    @qd.kernel
+    def smooth(x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            y[i] = square_at_end(x[i])
+
+    @qd.kernel
+    def clipped(x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            y[i] = clip_early(x[i])
+
+    qd.init(arch=qd.cpu, offline_cache=False)
+    x = qd.ndarray(qd.f32, shape=(3,), needs_grad=True)
+    y = qd.ndarray(qd.f32, shape=(3,), needs_grad=True)
+    x.from_numpy(np.array([0.5, 2.0, 3.0], np.float32))
+    y.grad.fill(1.0)
+    smooth(x, y)
+    smooth.grad(x, y)
+    assert x.grad.to_numpy().tolist() == [1.0, 4.0, 6.0]
+    with pytest.raises(qd.QuadrantsCompilationError, match="a `return` before the end of"):
+        clipped.grad(x, y)
+
+
+def test_a_scalar_parameter_cannot_be_assigned() -> None:
+    @qd.real_func
+    def f(a: qd.i32) -> qd.i32:
+        a += 1
+        return a
+
+    @qd.kernel
+    def k() -> qd.i32:
+        return f(1)
+
+    qd.init(arch=qd.cpu, offline_cache=False)
+    with pytest.raises(qd.QuadrantsSyntaxError, match='Kernel argument "a" is immutable'):
+        k()
