@@ -17,7 +17,7 @@ import weakref
 
 import numpy as np
 
-from . import state
+from . import pyquadrants, state
 from .compiler import abi, cuda_runtime
 from .compiler.errors import QdIndexError, QdRuntimeError, QdValueError
 from .compiler.types import DType, from_numpy
@@ -108,7 +108,9 @@ class Field(FieldBase):
 
     def storage(self) -> object:
         """The array that holds the elements (outer shape, then the element's), allocated on first
-        use: host memory, or the GPU's under `qd.init(arch=qd.cuda)`."""
+        use: host memory, or the GPU's under `qd.init(arch=qd.cuda)`. Every host access comes
+        through here, after the runtime's `materialize()` hook."""
+        pyquadrants.current.materialize()
         if self._arr is None:
             why = self.unusable()
             if why is not None:

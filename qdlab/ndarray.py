@@ -9,7 +9,7 @@ import copy
 
 import numpy as np
 
-from . import state
+from . import pyquadrants, state
 from .compiler import abi, cuda_runtime
 from .compiler.errors import QuadrantsIndexError, QuadrantsRuntimeError
 from .compiler.types import DType, from_numpy
@@ -95,9 +95,11 @@ class Ndarray:
         return int(np.prod(self.shape, dtype=np.int64))
 
     def fill(self, value: object) -> None:
+        pyquadrants.current.materialize()  # host access: the runtime's hook first, as there
         self.arr[...] = np.asarray(value.entries if isinstance(value, matrix.Matrix) else value)
 
     def to_numpy(self) -> np.ndarray:
+        pyquadrants.current.materialize()
         return self.arr.copy()
 
     def from_numpy(self, array: np.ndarray) -> None:
@@ -121,7 +123,9 @@ class Ndarray:
     def index(self, index: object) -> tuple:
         """A host-side index as a tuple of outer indices (`a[None]` and `a[()]` index a 0-d array;
         an element of a vector ndarray is indexed apart); QuadrantsIndexError for the wrong number
-        of indices."""
+        of indices. Every element access comes through here, after the runtime's `materialize()`
+        hook."""
+        pyquadrants.current.materialize()
         key = () if index is None else index if isinstance(index, tuple) else (index,)
         if len(key) != self.ndim and not any(isinstance(k, slice) for k in key):
             raise QuadrantsIndexError(
