@@ -83,7 +83,7 @@ PROGRAM = textwrap.dedent(
 def _run(alias: bool, tmp: Path) -> dict:
     script = tmp / ("on_qdlab.py" if alias else "on_quadrants.py")
     script.write_text(PROGRAM)
-    cmd = [sys.executable, "-m", "qdlab.run", str(script)] if alias else [sys.executable, str(script)]
+    cmd = [sys.executable, *(["-m", "qdlab.run"] if alias else []), str(script)]
     proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
