@@ -12,7 +12,7 @@ def saxpy(a: qd.f32, x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32,
 
 from __future__ import annotations
 
-from . import ad, math, types
+from . import ad, algorithms, math, types
 from ._logging import (  # also makes `qd._logging` (Quadrants code calls qd._logging.warn)
     CRITICAL,
     DEBUG,
@@ -117,6 +117,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "is_logging_effective",
     "set_logging_level",
     "ad",
+    "algorithms",
     "axes",
     "BitpackedFields",
     "Mesh",
