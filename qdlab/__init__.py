@@ -71,6 +71,7 @@ from .lang import ops as ops
 from .lang import types as namespace
 from .lang import util as util
 from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
+from .perf_dispatch import perf_dispatch
 from .profile import Profile, profile
 from .snode import (
     BitpackedFields,
@@ -147,6 +148,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "metal",
     "vulkan",
     "Kernel",
+    "perf_dispatch",
     "Matrix",
     "MatrixNdarray",
     "Ndarray",
