@@ -12,6 +12,8 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import qdlab.lang._template_mapper  # noqa: F401 - `qd.lang._template_mapper`, as in Quadrants
+
 from ..compiler.types import DType
 from . import matrix
 from .matrix import Matrix as Matrix
