@@ -114,3 +114,6 @@ def compile_ptx(kernel: Kernel, *arg_types: object, sm: str = "sm_80") -> str:
             f"{b.obj.decode()}"
         )  # type: ignore[union-attr]
     return "\n".join(out)
+
+
+pyquadrants.API.update(cfg=cfg, sync=sync)

@@ -20,19 +20,19 @@ from __future__ import annotations
 from . import state
 from .compiler.types import DType
 
+API: dict = {}
+"""`cfg` (`qd.cfg`) and `sync` (`qd.sync`), which `qdlab.api` puts here as it loads (it imports
+this module, as do the kernel and array modules it stands on)."""
+
 
 class Program:
     """`get_runtime().prog`: the program's config and its synchronisation."""
 
     def config(self) -> object:
-        from . import api  # lazy: api imports kernel, which calls into this module
-
-        return api.cfg
+        return API["cfg"]
 
     def synchronize(self) -> None:
-        from . import api  # lazy: api imports kernel, which calls into this module
-
-        api.sync()
+        API["sync"]()
 
 
 class PyQuadrants:
