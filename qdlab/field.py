@@ -17,7 +17,7 @@ import weakref
 
 import numpy as np
 
-from . import pyquadrants, state
+from . import pyquadrants, state, torch_bridge
 from .compiler import abi, cuda_runtime
 from .compiler.errors import QdIndexError, QdRuntimeError, QdValueError
 from .compiler.types import DType, from_numpy
@@ -199,11 +199,12 @@ class Field(FieldBase):
                 )
         self.store(_cast(array, self.dtype))
 
-    def to_torch(self, device: object = None, copy: bool = True) -> object:
-        import torch  # lazy: PyTorch is optional and heavy
-
-        out = torch.from_numpy(self.to_numpy())
-        return out.to(device) if device is not None else out
+    def to_torch(self, device: object = None, copy: bool | None = True) -> object:
+        """A torch tensor of the elements: a copy, or with `copy=False` / `None` a zero-copy view
+        of the storage (see `torch_bridge`)."""
+        arr = self.storage()
+        view = self.logical(arr) if isinstance(arr, np.ndarray) else arr
+        return torch_bridge.to_torch(view, device, copy, f"field {self.label()}")
 
     def from_torch(self, tensor: object) -> None:
         self.from_numpy(tensor.detach().cpu().numpy())  # type: ignore[attr-defined]

@@ -9,7 +9,7 @@ import copy
 
 import numpy as np
 
-from . import pyquadrants, state
+from . import pyquadrants, state, torch_bridge
 from .compiler import abi, cuda_runtime
 from .compiler.errors import QuadrantsIndexError, QuadrantsRuntimeError
 from .compiler.types import DType, from_numpy
@@ -112,6 +112,14 @@ class Ndarray:
 
     def copy_from(self, other: Ndarray) -> None:
         self.from_numpy(other.to_numpy())
+
+    def to_torch(self, device: object = None, *, copy: bool | None = True) -> object:
+        """A torch tensor of the elements (outer shape, then the element's): a copy, or with
+        `copy=False` / `None` a zero-copy view of the storage (see `torch_bridge`)."""
+        return torch_bridge.to_torch(self.arr, device, copy, "this qd.ndarray")
+
+    def from_torch(self, tensor: object) -> None:
+        self.from_numpy(tensor.detach().cpu().numpy())  # type: ignore[attr-defined]
 
     def __deepcopy__(self, memo: dict) -> Ndarray:
         out = copy.copy(self)
