@@ -108,11 +108,13 @@ class ElementRef:
 @dataclass(frozen=True)
 class VecMethod:
     """`v.dot` and the like, waiting to be called; `target` is the name it was read through, for
-    methods that change the vector (`v.fill(0)`)."""
+    methods that change the vector (`v.fill(0)`), or `ref` the array element it was read from
+    (`a[i].fill(0)` writes the element)."""
 
     vec: Vec
     name: str
     target: str | None
+    ref: ElementRef | None = None
 
 
 def tensor_text(shape: tuple[int, ...], dtype: DType) -> str:
