@@ -58,8 +58,9 @@ class Tensor:
         return self._impl.dtype  # type: ignore[attr-defined]
 
     @property
-    def layout(self) -> None:
-        return None  # only the identity layout is made
+    def layout(self) -> tuple[int, ...] | None:
+        """The `layout=` it was made with (None: the identity); see `checked_layout`."""
+        return getattr(self._impl, "_qd_layout", None)
 
     def __getitem__(self, key: object) -> object:
         return self._impl[key]  # type: ignore[index]
@@ -152,12 +153,7 @@ def tensor(
             f"qd.tensor() got unexpected keyword argument(s) {unknown}; accepted: "
             f"{', '.join(ACCEPTED)}"
         )
-    order = None if layout is None else tuple(layout)  # type: ignore[arg-type]
-    if order is not None and order != tuple(range(len(order))):
-        raise NotImplementedError(
-            f"qd.tensor(layout={order!r}): qdlab stores tensors in the canonical order only; pass "
-            "layout=None."
-        )
+    order = checked_layout(dtype, shape, layout)
     needs_grad = bool(kwargs.get("needs_grad", False))
     try:
         backend = Backend(backend)
@@ -166,8 +162,35 @@ def tensor(
             f"qd.tensor(backend={backend!r}): use qd.Backend.NDARRAY or FIELD"
         ) from None
     if backend is Backend.FIELD:
-        return wrap(field(dtype, shape=shape, needs_grad=needs_grad))
-    return wrap(ndarray(dtype, shape, needs_grad=needs_grad))
+        out = wrap(field(dtype, shape=shape, needs_grad=needs_grad))
+    else:
+        out = wrap(ndarray(dtype, shape, needs_grad=needs_grad))
+    if order is not None:
+        out._impl._qd_layout = order  # type: ignore[attr-defined]
+    return out
+
+
+def checked_layout(dtype: object, shape: object, layout: object) -> tuple[int, ...] | None:
+    """`qd.tensor(layout=)`: a permutation of the canonical axes, outermost first, as Quadrants
+    checks it (None for the identity). It names the physical nesting order of the storage there,
+    which only changes memory traffic: every index, shape, host copy and view is canonical on
+    both. qdlab keeps the canonical order in memory and reports the layout (`.layout`)."""
+    if layout is None:
+        return None
+    if isinstance(dtype, matrix.MatrixType):
+        raise TypeError(
+            "layout= is not supported with compound dtypes (vector/matrix). Use "
+            "qd.Vector.tensor(...) or qd.Matrix.tensor(...) without layout= instead."
+        )
+    order = tuple(layout)  # type: ignore[arg-type]
+    ndim = 1 if isinstance(shape, int) else len(tuple(shape))  # type: ignore[arg-type]
+    if len(order) != ndim:
+        raise ValueError(
+            f"layout has {len(order)} entries but shape has {ndim} dimensions; they must match"
+        )
+    if sorted(order) != list(range(ndim)):
+        raise ValueError(f"layout={order!r} is not a permutation of range({ndim})")
+    return None if order == tuple(range(ndim)) else order
 
 
 def _rebuild(cls: type, backend: Backend, dtype: object, shape: tuple, data: object) -> Tensor:
