@@ -487,12 +487,13 @@ class Frontend(
         if not (isinstance(arr, ir.Value) and ir.is_array(arr)):
             raise self.error(f"{describe(base)} cannot be indexed in a kernel.", QdTypeError)
         idx = self.visit(node.slice)
-        items = [] if idx is None else list(idx) if isinstance(idx, tuple) else [idx]  # a[None]
+        # a[None]; a[I] with I a tuple or a list of indices (`I = [i, j]`, as Quadrants takes it)
+        items = [] if idx is None else list(idx) if isinstance(idx, (tuple, list)) else [idx]
         flat: list[object] = []
         for it in items:
             flat.extend(
                 it
-                if isinstance(it, tuple)
+                if isinstance(it, (tuple, list))
                 else self.vec_of(it).entries
                 if self.is_vec(it)
                 else [it]
