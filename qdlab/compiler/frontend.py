@@ -554,7 +554,18 @@ class Frontend(
         op = BINOPS.get(type(node.op))
         if op is None:
             raise self.error(f"operator {type(node.op).__name__} is not supported in a kernel.")
-        return self.binop(op, self.visit(node.left), self.visit(node.right))
+        left, right = self.visit(node.left), self.visit(node.right)
+        seq = (list, tuple)
+        if (isinstance(node.op, ast.Add) and isinstance(left, seq) and isinstance(right, seq)) or (
+            isinstance(node.op, ast.Mult)
+            and (isinstance(left, seq) or isinstance(right, seq))
+            and any(type(x) is int for x in (left, right))
+        ):  # Python lists and tuples in a kernel combine as in Python (`[0.0] * 12`, `t + (k,)`)
+            try:
+                return left + right if isinstance(node.op, ast.Add) else left * right  # type: ignore[operator]
+            except TypeError:
+                pass  # a list and a tuple: the vector rules below
+        return self.binop(op, left, right)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> object:
         x = self.visit(node.operand)
