@@ -38,6 +38,22 @@ class RuntimeRef:
     __hash__ = object.__hash__
 
 
+def sequence_binop(op: ast.operator, left: object, right: object) -> list | tuple | None:
+    """Python lists and tuples in a kernel combine as in Python (`[0.0] * 12`, `t + (k,)`), as in
+    Quadrants, whose list literals stay Python lists; None when the operands are not that."""
+    seq = (list, tuple)
+    if (isinstance(op, ast.Add) and isinstance(left, seq) and isinstance(right, seq)) or (
+        isinstance(op, ast.Mult)
+        and (isinstance(left, seq) or isinstance(right, seq))
+        and any(type(x) is int for x in (left, right))
+    ):
+        try:
+            return left + right if isinstance(op, ast.Add) else left * right  # type: ignore[operator]
+        except TypeError:
+            return None  # a list and a tuple: the vector rules
+    return None
+
+
 def held(x: object) -> object:
     """`x` with each RuntimeRef in it (at the top, or in a tuple or list) replaced by its value."""
     if isinstance(x, RuntimeRef):

@@ -22,7 +22,7 @@ import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as import
 from . import ir
 from .assignments import Assignments
 from .calls import Calls
-from .compile_time import CompileTime
+from .compile_time import CompileTime, sequence_binop
 from .conditionals import Conditionals
 from .errors import (
     QdError,
@@ -555,17 +555,8 @@ class Frontend(
         if op is None:
             raise self.error(f"operator {type(node.op).__name__} is not supported in a kernel.")
         left, right = self.visit(node.left), self.visit(node.right)
-        seq = (list, tuple)
-        if (isinstance(node.op, ast.Add) and isinstance(left, seq) and isinstance(right, seq)) or (
-            isinstance(node.op, ast.Mult)
-            and (isinstance(left, seq) or isinstance(right, seq))
-            and any(type(x) is int for x in (left, right))
-        ):  # Python lists and tuples in a kernel combine as in Python (`[0.0] * 12`, `t + (k,)`)
-            try:
-                return left + right if isinstance(node.op, ast.Add) else left * right  # type: ignore[operator]
-            except TypeError:
-                pass  # a list and a tuple: the vector rules below
-        return self.binop(op, left, right)
+        combined = sequence_binop(node.op, left, right)
+        return combined if combined is not None else self.binop(op, left, right)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> object:
         x = self.visit(node.operand)
