@@ -102,7 +102,10 @@ class CompileTime:
                         path, eval(path, env)
                     )  # (one that fails, the evaluation below reports)
         try:
-            return held(eval(compile(ast.Expression(node), "<qd.static>", "eval"), env))
+            got = eval(compile(ast.Expression(node), "<qd.static>", "eval"), env)
+            if isinstance(got, RuntimeRef):  # `qd.static(x)`, `static_assert(x)`: x is not known
+                got._refuse()
+            return held(got)
         except QdError:
             raise
         except Exception as e:  # noqa: BLE001 - whatever the user's expression raises is reported

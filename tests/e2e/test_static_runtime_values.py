@@ -52,7 +52,14 @@ def test_computing_with_a_runtime_value_at_compile_time_is_an_error() -> None:
             if qd.static(j):
                 out[i] = 1
 
+    @qd.kernel
+    def asserts_it():
+        value = False
+        qd.static_assert(value, "Oh, no!")
+
     with pytest.raises(qd.QuadrantsCompilationError, match="`i` is a runtime value"):
         compares()
+    with pytest.raises(qd.QuadrantsTypeError, match="Static assert with non-static condition"):
+        asserts_it()
     with pytest.raises(qd.QuadrantsCompilationError, match="`j` is a runtime value"):
         tests_it()
