@@ -118,6 +118,8 @@ def main() -> None:
                     ratio,
                 ]
             )
+        if "error" not in own and "error" not in ref:
+            rows.append([f"{step}: abs(z - z_ref)", "", f"{abs(own['z'] - ref['z']):.2e}", ""])
     own = results["qdlab", "cold"]
     notes = [
         "Each cell is one fresh process; cold starts from empty caches, warm reuses them.",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace as _Namespace  # (`import types` would hide qd.types)
 
-from . import ad, math, types
+from . import ad, algorithms, math, types
 from ._logging import (  # also makes `qd._logging` (Quadrants code calls qd._logging.warn)
     CRITICAL,
     DEBUG,
@@ -76,6 +76,7 @@ from .lang import ops as ops
 from .lang import types as namespace
 from .lang import util as util
 from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
+from .perf_dispatch import perf_dispatch
 from .profile import Profile, profile
 from .snode import (
     BitpackedFields,
@@ -127,6 +128,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "is_logging_effective",
     "set_logging_level",
     "ad",
+    "algorithms",
     "axes",
     "BitpackedFields",
     "Mesh",
@@ -156,6 +158,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "metal",
     "vulkan",
     "Kernel",
+    "perf_dispatch",
     "Matrix",
     "MatrixNdarray",
     "Ndarray",

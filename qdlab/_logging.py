@@ -32,7 +32,9 @@ def is_logging_effective(level: str) -> bool:
     return state.log.isEnabledFor(_level(level))
 
 
-def _logger(level: str):
+def _get_logging(level: str):
+    """The log function of `level` (Quadrants' name: programs that replace `qd._logging.warn` and
+    the like restore them with it)."""
     number = state.LOG_LEVELS[level]
 
     def log(msg: object, *args: object, **kwargs: object) -> None:
@@ -48,7 +50,7 @@ def _logger(level: str):
 
 
 trace, debug, info, warn, error, critical = (
-    _logger(n) for n in (TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL)
+    _get_logging(n) for n in (TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL)
 )
 
 __all__ = [  # what `qd.*` has of it, as in Quadrants 1.3.3 (the functions stay in `qd._logging`)

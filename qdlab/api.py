@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from . import archs, state
+from . import archs, pyquadrants, state
 from .compiler import cuda_runtime, keys
 from .compiler.cache import CacheStats
 from .compiler.explain import KernelReport
@@ -22,10 +22,12 @@ def init(arch: object = None, **options: object) -> None:
     accepted; those with no effect here are recorded (`qd.cfg.<name>`) and listed by
     `%qdlab config`.
     """
+    pyquadrants.restart()
     state.init(arch=archs.target_of(arch), **options)
 
 
 def reset() -> None:
+    pyquadrants.restart()
     state.init()
 
 
@@ -58,6 +60,7 @@ cfg = Settings()
 def sync() -> None:
     """Wait until the GPU has run every queued launch (on the CPU a launch finishes before it
     returns)."""
+    pyquadrants.current.materialize()
     if state.config().arch == "cuda":
         cuda_runtime.sync()
 
@@ -111,3 +114,6 @@ def compile_ptx(kernel: Kernel, *arg_types: object, sm: str = "sm_80") -> str:
             f"{b.obj.decode()}"
         )  # type: ignore[union-attr]
     return "\n".join(out)
+
+
+pyquadrants.API.update(cfg=cfg, sync=sync)

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import state
+from . import pyquadrants, state, torch_bridge
 from .compiler import abi, cuda_runtime
 from .compiler.errors import QdIndexError, QdRuntimeError, QdValueError
 from .compiler.types import DType, from_numpy, u1
@@ -109,7 +109,9 @@ class Field(FieldBase):
 
     def storage(self) -> object:
         """The array that holds the elements (outer shape, then the element's), allocated on first
-        use: host memory, or the GPU's under `qd.init(arch=qd.cuda)`."""
+        use: host memory, or the GPU's under `qd.init(arch=qd.cuda)`. Every host access comes
+        through here, after the runtime's `materialize()` hook."""
+        pyquadrants.current.materialize()
         if self._arr is None:
             why = self.unusable()
             if why is not None:
@@ -198,11 +200,12 @@ class Field(FieldBase):
                 )
         self.store(_cast(array, self.dtype))
 
-    def to_torch(self, device: object = None, copy: bool = True) -> object:
-        import torch  # lazy: PyTorch is optional and heavy
-
-        out = torch.from_numpy(self.to_numpy())
-        return out.to(device) if device is not None else out
+    def to_torch(self, device: object = None, copy: bool | None = True) -> object:
+        """A torch tensor of the elements: a copy, or with `copy=False` / `None` a zero-copy view
+        of the storage (see `torch_bridge`)."""
+        arr = self.storage()
+        view = self.logical(arr) if isinstance(arr, np.ndarray) else arr
+        return torch_bridge.to_torch(view, device, copy, f"field {self.label()}")
 
     def from_torch(self, tensor: object) -> None:
         self.from_numpy(tensor.detach().cpu().numpy())  # type: ignore[attr-defined]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import data_oriented, field, state, struct_args, struct_types, vector_args
+from . import data_oriented, field, pyquadrants, state, struct_args, struct_types, vector_args
 from . import tensor as tensors
 from .array_args import (
     NDARRAYS,
@@ -353,6 +353,7 @@ class Kernel(KernelDef):
     # -- launching ---------------------------------------------------------------------------------
     def __call__(self, *args: object, **kwargs: object) -> object:
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+        pyquadrants.current.materialize()  # the hook programs patch (deferred fills land here)
         try:
             args = self.positional(args, kwargs)
             if tensors.made:  # a qd.Tensor argument is what it holds

@@ -9,7 +9,7 @@ import copy
 
 import numpy as np
 
-from . import state
+from . import pyquadrants, state, torch_bridge
 from .compiler import abi, cuda_runtime
 from .compiler.errors import QuadrantsIndexError, QuadrantsRuntimeError
 from .compiler.types import DType, from_numpy
@@ -127,9 +127,11 @@ class Ndarray:
         return int(np.prod(self.shape, dtype=np.int64))
 
     def fill(self, value: object) -> None:
+        pyquadrants.current.materialize()  # host access: the runtime's hook first, as there
         self.arr[...] = np.asarray(value.entries if isinstance(value, matrix.Matrix) else value)
 
     def to_numpy(self) -> np.ndarray:
+        pyquadrants.current.materialize()
         return np.array(self.canonical(self.arr), order="C")  # a copy, never the storage
 
     def from_numpy(self, array: np.ndarray) -> None:
@@ -141,18 +143,17 @@ class Ndarray:
             )
         self.arr[...] = self.physical(array)
 
-    def to_torch(self, device: object = None, copy: bool = True) -> object:
-        """A torch tensor holding a copy of the elements (canonical order), on `device`."""
-        import torch  # lazy: PyTorch is optional and heavy
+    def copy_from(self, other: Ndarray) -> None:
+        self.from_numpy(other.to_numpy())
 
-        out = torch.from_numpy(self.to_numpy())
-        return out.to(device) if device is not None else out
+    def to_torch(self, device: object = None, *, copy: bool | None = True) -> object:
+        """A torch tensor of the elements (canonical outer shape, then the element's): a copy, or
+        with `copy=False` / `None` a zero-copy view of the storage (see `torch_bridge`), strided
+        into the canonical order when a layout permutes it, as Quadrants' DLPack view is."""
+        return torch_bridge.to_torch(self.canonical(self.arr), device, copy, "this qd.ndarray")
 
     def from_torch(self, tensor: object) -> None:
         self.from_numpy(tensor.detach().cpu().numpy())  # type: ignore[attr-defined]
-
-    def copy_from(self, other: Ndarray) -> None:
-        self.from_numpy(other.to_numpy())
 
     def __deepcopy__(self, memo: dict) -> Ndarray:
         out = copy.copy(self)
@@ -164,7 +165,9 @@ class Ndarray:
     def index(self, index: object) -> tuple:
         """A host-side index as a tuple of outer indices (`a[None]` and `a[()]` index a 0-d array;
         an element of a vector ndarray is indexed apart); QuadrantsIndexError for the wrong number
-        of indices."""
+        of indices. Every element access comes through here, after the runtime's `materialize()`
+        hook."""
+        pyquadrants.current.materialize()
         key = () if index is None else index if isinstance(index, tuple) else (index,)
         if len(key) != self.ndim and not any(isinstance(k, slice) for k in key):
             raise QuadrantsIndexError(

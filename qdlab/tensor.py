@@ -86,8 +86,8 @@ class Tensor:
     def copy_from(self, other: object) -> None:
         self._impl.copy_from(unwrap(other))  # type: ignore[attr-defined]
 
-    def to_torch(self, device: object = None) -> object:
-        return self._impl.to_torch(device)  # type: ignore[attr-defined]
+    def to_torch(self, device: object = None, *, copy: bool | None = True) -> object:
+        return self._impl.to_torch(device, copy=copy)  # type: ignore[attr-defined]
 
     def from_torch(self, tensor: object) -> None:
         self._impl.from_torch(tensor)  # type: ignore[attr-defined]

@@ -128,25 +128,22 @@ def numpy_element(
     where: Callable[[], SourceLoc | None],
 ) -> tuple[int, ...]:
     """The element shape of a NumPy array passed for an ndarray of vectors or matrices: its
-    trailing axes, which must be the element's."""
+    trailing axes (one for a vector, two for a matrix), which must match the sizes the annotation
+    gives; a size it leaves open (`qd.types.vector()`, `ndarray(element_dim=1)`) is the axis's,
+    as in Quadrants."""
     dtype, shape = element(ann_dtype)
     if not shape:
         return ()
-    if None in shape:
-        raise QdValueError(
-            f"kernel `{kernel}`: parameter `{name}` takes elements of any shape, so a NumPy array "
-            "cannot say which of its axes are the element's; pass a qd.ndarray.",
-            where(),
-        )
     k = len(shape)
-    if arr.ndim < k or tuple(arr.shape[arr.ndim - k :]) != shape:
+    got = tuple(arr.shape[arr.ndim - k :]) if arr.ndim >= k else None
+    if got is None or any(w is not None and w != g for w, g in zip(shape, got)):
         raise QdValueError(
             f"kernel `{kernel}`: argument `{name}` has shape {arr.shape}, but the parameter holds "
             f"{element_text(dtype, shape)} elements (`{shape_text(dtype, shape)}`), so its last "
             f"{k} axes must be {shape}.",
             where(),
         )
-    return shape
+    return got
 
 
 def element_key(k: int) -> Callable[[object], tuple]:

@@ -20,6 +20,50 @@ from .structs import StructRef
 from .types import DType
 
 
+class RuntimeRef:
+    """A runtime value (a local, a func parameter, a loop index) named inside `qd.static(...)`:
+    the expression may hold it (`qd.static(enumerate((i_x, i_y)))` unrolls over the two values,
+    as in Quadrants) but not compute with it, since its value is not known while compiling."""
+
+    __slots__ = ("name", "value")
+
+    def __init__(self, name: str, value: object) -> None:
+        self.name, self.value = name, value
+
+    def _refuse(self, *_: object) -> object:
+        raise TypeError(f"`{self.name}` is a runtime value, not known while compiling")
+
+    __bool__ = __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _refuse  # type: ignore[assignment]
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __index__ = _refuse  # type: ignore[assignment]
+    __int__ = __float__ = __len__ = __iter__ = __getitem__ = _refuse  # type: ignore[assignment]
+    __hash__ = object.__hash__
+
+
+def sequence_binop(op: ast.operator, left: object, right: object) -> list | tuple | None:
+    """Python lists and tuples in a kernel combine as in Python (`[0.0] * 12`, `t + (k,)`), as in
+    Quadrants, whose list literals stay Python lists; None when the operands are not that."""
+    seq = (list, tuple)
+    if (isinstance(op, ast.Add) and isinstance(left, seq) and isinstance(right, seq)) or (
+        isinstance(op, ast.Mult)
+        and (isinstance(left, seq) or isinstance(right, seq))
+        and any(type(x) is int for x in (left, right))
+    ):
+        try:
+            return left + right if isinstance(op, ast.Add) else left * right  # type: ignore[operator]
+        except TypeError:
+            return None  # a list and a tuple: the vector rules
+    return None
+
+
+def held(x: object) -> object:
+    """`x` with each RuntimeRef in it (at the top, or in a tuple or list) replaced by its value."""
+    if isinstance(x, RuntimeRef):
+        return x.value
+    if type(x) in (tuple, list):
+        return type(x)(held(e) for e in x)  # type: ignore[call-arg]
+    return x
+
+
 class CompileTime:
     """Mixed into `Frontend`; uses its `scope`, `record`, `lookup`, `find_local` and `error`."""
 
@@ -41,6 +85,11 @@ class CompileTime:
         node = self.array_presence(node)
         bound = {k for frame in self.scope.frames for k in frame}
         for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id in bound and n.id not in env:
+                b = self.find_local(n.id)
+                if isinstance(b, (Local, ir.Value)):  # held, not computed with (RuntimeRef)
+                    env[n.id] = RuntimeRef(n.id, self.visit(ast.copy_location(ast.Name(n.id), n)))
+        for n in ast.walk(node):
             if isinstance(n, ast.Name) and n.id not in bound and n.id in env:
                 self.record(n.id, env[n.id])
             elif (
@@ -55,7 +104,10 @@ class CompileTime:
                         path, eval(path, env)
                     )  # (one that fails, the evaluation below reports)
         try:
-            return eval(compile(ast.Expression(node), "<qd.static>", "eval"), env)
+            got = eval(compile(ast.Expression(node), "<qd.static>", "eval"), env)
+            if isinstance(got, RuntimeRef):  # `qd.static(x)`, `static_assert(x)`: x is not known
+                got._refuse()
+            return held(got)
         except QdError:
             raise
         except Exception as e:  # noqa: BLE001 - whatever the user's expression raises is reported
@@ -97,7 +149,14 @@ class CompileTime:
 
     def static_condition(self, test: ast.expr) -> bool | None:
         if isinstance(test, ast.Call) and self.resolve_callee(test.func) is lang.static:
-            return bool(self.resolve_static(test.args[0]))
+            value = self.resolve_static(test.args[0])
+            if isinstance(value, (ir.Value, Local, GradOf)):
+                raise self.error(
+                    f"`{ast.unparse(test.args[0])}` is a runtime value; a qd.static condition must "
+                    "be known while compiling (use a plain `if` for a runtime one).",
+                    QuadrantsCompilationError,
+                )
+            return bool(value)
         return None
 
     def resolve_callee(self, func: ast.expr) -> object:

@@ -66,7 +66,9 @@ class Conditionals:
         self.block = other
         b = self.visit(node.orelse)
         self.block = outer
-        if self.is_vec(a) or self.is_vec(b):
+        if self.is_vec(a) or self.is_vec(b) or isinstance(a, (tuple, list)):
+            # tuples and lists of scalars select as a vector, as Quadrants' `ifte` makes one of
+            # them (`x[(i, j) if c else (j, i)]` indexes with its entries)
             return self.vector_ifexp(cond, (then, a), (other, b))
         va_t = a.type if isinstance(a, ir.Value) else None
         vb_t = b.type if isinstance(b, ir.Value) else None

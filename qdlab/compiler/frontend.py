@@ -22,7 +22,7 @@ import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as import
 from . import ir
 from .assignments import Assignments
 from .calls import Calls
-from .compile_time import CompileTime
+from .compile_time import CompileTime, sequence_binop
 from .conditionals import Conditionals
 from .errors import (
     QdError,
@@ -487,12 +487,13 @@ class Frontend(
         if not (isinstance(arr, ir.Value) and ir.is_array(arr)):
             raise self.error(f"{describe(base)} cannot be indexed in a kernel.", QdTypeError)
         idx = self.visit(node.slice)
-        items = [] if idx is None else list(idx) if isinstance(idx, tuple) else [idx]  # a[None]
+        # a[None]; a[I] with I a tuple or a list of indices (`I = [i, j]`, as Quadrants takes it)
+        items = [] if idx is None else list(idx) if isinstance(idx, (tuple, list)) else [idx]
         flat: list[object] = []
         for it in items:
             flat.extend(
                 it
-                if isinstance(it, tuple)
+                if isinstance(it, (tuple, list))
                 else self.vec_of(it).entries
                 if self.is_vec(it)
                 else [it]
@@ -555,7 +556,9 @@ class Frontend(
         op = BINOPS.get(type(node.op))
         if op is None:
             raise self.error(f"operator {type(node.op).__name__} is not supported in a kernel.")
-        return self.binop(op, self.visit(node.left), self.visit(node.right))
+        left, right = self.visit(node.left), self.visit(node.right)
+        combined = sequence_binop(node.op, left, right)
+        return combined if combined is not None else self.binop(op, left, right)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> object:
         x = self.visit(node.operand)

@@ -17,6 +17,7 @@ import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as import
 
 from ..lang.ranges import NOT_A_PAIR, NOT_AN_INT, axes_order
 from . import ir
+from .compile_time import held
 from .errors import QdCompileValueError, QdError, QdTypeError
 from .scope import FuncReturn, GradOf
 from .types import i32, i64, u1
@@ -245,6 +246,7 @@ class Loops:
         statics.append((self.loop_depth, self.in_runtime_if))
         try:
             for item in items:
+                item = held(item)  # `enumerate((i_x, i_y))`: the runtime values it held
                 frame: dict = {}
                 if isinstance(node.target, ast.Tuple):
                     for t, v in zip(node.target.elts, item):

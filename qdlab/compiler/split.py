@@ -45,8 +45,11 @@ class Construct:
         return sorted(set(self.positions) | set(self.slice_positions))
 
 
-def writes_local(op: ir.Op, ref: ir.Value) -> bool:
-    return any("local_write" in o.effects and o.operands[0] is ref for o in op.walk())
+def local_writes(ops: list[ir.Op]) -> list[frozenset[ir.Value]]:
+    """For each op, the locals it or anything nested in it writes: one walk of each, for the
+    slicing and the report, which ask it of every (top-level statement, local) pair (asking it by
+    walking the op each time was quadratic: minutes on Genesis' kernels)."""
+    return [frozenset(o.operands[0] for o in op.walk() if "local_write" in o.effects) for op in ops]
 
 
 def has_effect(op: ir.Op) -> bool:
@@ -115,13 +118,18 @@ def constructs(kernel: ir.Kernel, iface: Interface | None = None) -> list[Constr
             ]  # parameters belong to every slice
             out.append(Construct(len(out), kind_of(kernel, own), own))
     owned = sorted(p for c in out for p in c.positions)
+    writes = local_writes(ops)
     for c in out:
-        backward_slice(kernel, c, published, owned)
+        backward_slice(kernel, c, published, owned, writes)
     return out
 
 
 def backward_slice(
-    kernel: ir.Kernel, c: Construct, published: dict | None = None, owned: list[int] | None = None
+    kernel: ir.Kernel,
+    c: Construct,
+    published: dict | None = None,
+    owned: list[int] | None = None,
+    writes: list[frozenset[ir.Value]] | None = None,
 ) -> None:
     """Fill `c.slice_positions`: operand definitions, and earlier top-level writers of every local
     read.
@@ -133,12 +141,13 @@ def backward_slice(
     """
     ops = kernel.body.ops
     published = published or {}
+    writes = writes if writes is not None else local_writes(ops)
     position = {op: p for p, op in enumerate(ops)}
     included = set(c.positions)
     work = list(c.positions)
     start = c.positions[0]
     for v in published:
-        if (ir.is_local(v) and any(writes_local(ops[p], v) for p in c.positions)) or (
+        if (ir.is_local(v) and any(v in writes[p] for p in c.positions)) or (
             not ir.is_local(v) and position.get(v.owner) in c.positions  # type: ignore[arg-type]
         ):
             c.exports.append(v)
@@ -148,19 +157,17 @@ def backward_slice(
         published."""
         first = 0
         if ref in published:
-            last = max(
-                (q for q in owned or () if q < start and writes_local(ops[q], ref)), default=-1
-            )
+            last = max((q for q in owned or () if q < start and ref in writes[q]), default=-1)
             if last >= 0:
                 first = last + 1
                 if ref not in c.imports:
                     c.imports.append(ref)
         for q in range(first, p):
-            if q not in included and writes_local(ops[q], ref):
+            if q not in included and ref in writes[q]:
                 included.add(q)
                 work.append(q)
                 c.local_writers.setdefault(q, []).append((ref, p))
-            elif q in included and q not in c.positions and writes_local(ops[q], ref):
+            elif q in included and q not in c.positions and ref in writes[q]:
                 c.local_writers.setdefault(q, []).append((ref, p))
 
     for v in c.exports:

@@ -50,6 +50,7 @@ def describe_statements(kernel: ir.Kernel, constructs: list[split.Construct]) ->
     owner = {p: c.index for c in constructs for p in c.positions}
     position = {op: p for p, op in enumerate(ops)}
     entries = kernel.flags.get("entries", {})
+    writes = split.local_writes(ops)
     out: list[Statement] = []
     for p, op in enumerate(ops):
         g = group[p]
@@ -83,11 +84,7 @@ def describe_statements(kernel: ir.Kernel, constructs: list[split.Construct]) ->
                     st.uses.append(group[position[d]])
             if isinstance(inner, (ir.LocalLoad, ir.LocalAtomic)):
                 for q in range(p):
-                    if (
-                        group[q] != g
-                        and split.writes_local(ops[q], inner.operands[0])
-                        and group[q] not in st.uses
-                    ):
+                    if group[q] != g and inner.operands[0] in writes[q] and group[q] not in st.uses:
                         st.uses.append(group[q])
     for st in out:
         st.uses.sort()

@@ -291,6 +291,8 @@ class VectorIndexing:
         """`v.x`, `v.zyx`, `m.n`, `v.norm` (a method), on a vector, a host `qd.Vector` or an
         element of a vector ndarray."""
         if isinstance(base, ElementRef):
+            if attr == "fill":  # writes the element in place, as the reference's does
+                return VecMethod(self.vec_of(self.element_load(base)), attr, None, base)  # type: ignore[arg-type]
             if lang.matrix.swizzle_group(attr) is not None and len(base.shape) == 1:
                 idx = self.swizzle(attr, base.shape[0])
                 got = [self.element_load(base, [k]) for k in idx]

@@ -293,6 +293,10 @@ class VectorOps:
         return Vec(tuple(self.cast(e, t) for e in v.entries), v.shape)
 
     def m_fill(self, v: Vec, m: VecMethod, value: object) -> None:
+        if m.ref is not None:  # `a[i].fill(x)`: every entry of the array's element
+            dtype = m.ref.array.type.dtype  # type: ignore[union-attr]
+            self.element_store(m.ref, None, self.filled(m.ref.shape, value, dtype))
+            return
         local = self.writable_vec(m.target) if m.target else None
         if local is None:
             raise self.error("fill() needs a vector or matrix variable, e.g. `m.fill(0)`.")

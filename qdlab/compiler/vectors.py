@@ -108,11 +108,13 @@ class ElementRef:
 @dataclass(frozen=True)
 class VecMethod:
     """`v.dot` and the like, waiting to be called; `target` is the name it was read through, for
-    methods that change the vector (`v.fill(0)`)."""
+    methods that change the vector (`v.fill(0)`), or `ref` the array element it was read from
+    (`a[i].fill(0)` writes the element)."""
 
     vec: Vec
     name: str
     target: str | None
+    ref: ElementRef | None = None
 
 
 def tensor_text(shape: tuple[int, ...], dtype: DType) -> str:
@@ -319,6 +321,15 @@ class Vectors:
 
     def store_vec_local(self, local: VecLocal, x: object, name: str) -> None:
         v = self.vec_of(x)
+        if v is None and isinstance(x, (int, float, bool, ir.Value)):
+            # a scalar given to a vector local fills it, as in Quadrants (`v = 0`; the
+            # `_` of `a, _, _ = f()` taking a scalar after a vector)
+            value = self.value(x)
+            if not ir.is_array(value):
+                for ref in local.refs:
+                    dtype = ref.type.dtype  # type: ignore[union-attr]
+                    self.emit(ir.LocalStore, [ref, self.cast(self.value(x, dtype), dtype)])
+                return
         if v is None:
             raise self.error(
                 f"`{name}` is a {describe_shape(local.shape)}; it cannot be given {what_of(x)}.",

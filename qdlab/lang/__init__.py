@@ -13,6 +13,8 @@ import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import qdlab.lang._template_mapper  # noqa: F401 - `qd.lang._template_mapper`, as in Quadrants
+
 from ..compiler.errors import QuadrantsSyntaxError
 from ..compiler.types import DType
 from . import matrix
@@ -241,10 +243,51 @@ def ndarray_type(
     ndim: int | None = None,
     needs_grad: bool | None = None,
     boundary: str = "unsafe",
+    element_dim: int | None = None,
+    element_shape: tuple[int, ...] | None = None,
 ) -> ArrayAnnotation:
     if boundary not in ("unsafe", "clamp"):
         raise ValueError(f"boundary must be 'unsafe' or 'clamp', not {boundary!r}")
+    if element_dim is not None or element_shape is not None:
+        dtype = element_type(dtype, element_dim, element_shape)  # type: ignore[assignment]
     return ArrayAnnotation(dtype, ndim, needs_grad, boundary)
+
+
+def element_type(
+    dtype: object, element_dim: int | None, element_shape: tuple[int, ...] | None
+) -> object:
+    """`qd.types.ndarray(dtype, element_dim=, element_shape=)`: the element type the two (older)
+    arguments describe, as Quadrants cooks them: 0 (or shape `()`) a scalar, 1 a vector, 2 a
+    matrix, of `dtype` and of the sizes `element_shape` gives (any size when only the dim is
+    given)."""
+    if isinstance(dtype, MatrixType):
+        raise TypeError(
+            f'Cannot specifiy matrix dtype "{dtype}" and element shape or dim at the same time.'
+        )
+    if element_dim == 0 or (element_shape is not None and len(element_shape) == 0):
+        return dtype
+    if element_dim is not None:
+        if element_dim < 0 or element_dim > 2:
+            raise ValueError(
+                "Only scalars, vectors, and matrices are allowed as elements of qd.types.ndarray()"
+            )
+        if element_shape is not None and len(element_shape) != element_dim:
+            raise ValueError(
+                "Both element_shape and element_dim are specified, but shape doesn't match "
+                f"specified dim: {len(element_shape)}!={element_dim}"
+            )
+        if element_shape is None:
+            return (
+                matrix.vector(None, dtype) if element_dim == 1 else matrix.matrix(None, None, dtype)
+            )
+    assert element_shape is not None
+    if len(element_shape) > 2:
+        raise ValueError(
+            "Only scalars, vectors, and matrices are allowed as elements of qd.types.ndarray()"
+        )
+    if len(element_shape) == 1:
+        return matrix.vector(element_shape[0], dtype)
+    return matrix.matrix(element_shape[0], element_shape[1], dtype)
 
 
 class NdarrayAnnotations:
@@ -257,8 +300,16 @@ class NdarrayAnnotations:
         ndim: int | None = None,
         needs_grad: bool | None = None,
         boundary: str = "unsafe",
+        element_dim: int | None = None,
+        element_shape: tuple[int, ...] | None = None,
+        field_dim: object = None,
     ) -> ArrayAnnotation:
-        return ndarray_type(dtype, ndim, needs_grad, boundary)
+        if field_dim is not None:
+            raise ValueError(
+                "The field_dim argument for ndarray type is already deprecated. Please use ndim "
+                "instead."
+            )
+        return ndarray_type(dtype, ndim, needs_grad, boundary, element_dim, element_shape)
 
     def __getitem__(self, item: object) -> ArrayAnnotation:
         return NDArray[item]

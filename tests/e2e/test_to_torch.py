@@ -1,0 +1,49 @@
+"""`.to_torch(copy=...)` of fields, ndarrays and `qd.Tensor`s: `copy=True` an independent tensor,
+`copy=False` / `None` a zero-copy view of the storage (writes by kernels show in it, writes
+through it reach kernels; a field's view is its logical part of the padded storage), and
+`copy=False` with a transfer to another device a ValueError, as the reference defines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import qdlab as qd
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("kind", ["field", "ndarray", "tensor"])
+def test_views_see_kernel_writes_and_copies_do_not(kind: str) -> None:
+    qd.init(arch=qd.cpu, offline_cache=False)
+    if kind == "field":
+        a = qd.Vector.field(3, qd.f32, shape=5)
+    elif kind == "ndarray":
+        a = qd.Vector.ndarray(3, qd.f32, shape=5)
+    else:
+        a = qd.tensor(qd.math.vec3, shape=5, backend=qd.Backend.NDARRAY)
+
+    @qd.kernel
+    def put(a: qd.template(), v: qd.f32):
+        for i in range(5):
+            a[i] = qd.Vector([v, v + 1, i])
+
+    @qd.kernel
+    def put_nd(a: qd.types.ndarray(element_dim=1), v: qd.f32):
+        for i in range(5):
+            a[i] = qd.Vector([v, v + 1, i])
+
+    write = put if kind == "field" else put_nd
+    write(a, 1.0)
+    view = a.to_torch(copy=False)
+    maybe = a.to_torch(copy=None)
+    copied = a.to_torch()
+    assert tuple(view.shape) == (5, 3)
+    write(a, 10.0)
+    assert view[2].tolist() == [10.0, 11.0, 2.0] and maybe[2].tolist() == [10.0, 11.0, 2.0]
+    assert copied[2].tolist() == [1.0, 2.0, 2.0]
+    view[4, 0] = -7.0  # through the view, into the storage
+    assert a.to_numpy()[4, 0] == -7.0
+    with pytest.raises(ValueError, match="copy=False is incompatible with device transfer"):
+        a.to_torch(device="meta", copy=False)
+    assert np.array_equal(a.to_torch(device="cpu").numpy(), a.to_numpy())
