@@ -47,3 +47,23 @@ def test_views_see_kernel_writes_and_copies_do_not(kind: str) -> None:
     with pytest.raises(ValueError, match="copy=False is incompatible with device transfer"):
         a.to_torch(device="meta", copy=False)
     assert np.array_equal(a.to_torch(device="cpu").numpy(), a.to_numpy())
+
+
+def test_a_laid_out_ndarray_views_canonically() -> None:
+    """`layout=(1, 0)` permutes the storage; its zero-copy view is strided back into the canonical
+    order (as the reference's DLPack view is), and still shares the storage both ways."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+    t = qd.tensor(qd.i32, shape=(2, 3), backend=qd.Backend.NDARRAY, layout=(1, 0))
+
+    @qd.kernel
+    def fill(x: qd.Tensor, v: qd.i32):
+        for i, j in qd.ndrange(2, 3):
+            x[i, j] = v + i * 10 + j
+
+    fill(t, 0)
+    view = t.to_torch(copy=False)
+    assert tuple(view.shape) == (2, 3) and view[1, 2].item() == 12
+    fill(t, 100)
+    assert view[1, 2].item() == 112 and torch.equal(view, t.to_torch())
+    view[0, 1] = -5
+    assert t[0, 1] == -5 and t.to_numpy()[0, 1] == -5
