@@ -102,7 +102,9 @@ def array_arg(
             "qd.ndarray(..., needs_grad=True)."
         )
     needs_grad = grad is not None if ann.needs_grad is None else bool(ann.needs_grad)
-    t = ArrayType(dtype, ndim, needs_grad, ann.boundary, elem, getattr(a, "layout", None))
+    t = ArrayType(
+        dtype, ndim, needs_grad, ann.boundary, elem, a.layout if isinstance(a, Ndarray) else None
+    )
     return arr, grad if needs_grad else None, t
 
 

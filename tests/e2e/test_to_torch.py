@@ -67,3 +67,19 @@ def test_a_laid_out_ndarray_views_canonically() -> None:
     assert view[1, 2].item() == 112 and torch.equal(view, t.to_torch())
     view[0, 1] = -5
     assert t[0, 1] == -5 and t.to_numpy()[0, 1] == -5
+
+
+def test_a_torch_tensor_argument_is_not_taken_for_a_laid_out_ndarray() -> None:
+    """A torch tensor has a `.layout` of its own (`torch.strided`); only qdlab's ndarrays carry an
+    axis layout (Genesis passes torch index tensors to its kernels)."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+    idx = torch.arange(4, dtype=torch.int32)
+    out = np.zeros(4, np.int32)
+
+    @qd.kernel
+    def twice(i: qd.types.ndarray(), o: qd.types.ndarray()):
+        for k in range(i.shape[0]):
+            o[k] = i[k] * 2
+
+    twice(idx, out)
+    np.testing.assert_array_equal(out, [0, 2, 4, 6])

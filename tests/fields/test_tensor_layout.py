@@ -108,3 +108,27 @@ def test_bad_layouts_are_refused() -> None:
         qd.tensor(qd.i32, (2, 3), layout=(0, 1, 2))
     with pytest.raises(TypeError, match="compound dtypes"):
         qd.tensor(qd.math.vec3, (2, 3), layout=(1, 0))
+
+
+def test_a_foreign_array_s_own_layout_attribute_is_not_an_axis_layout() -> None:
+    """Other libraries' arrays have a `.layout` of their own (torch's `torch.strided`); only
+    qdlab's ndarrays carry an axis layout (Genesis passes torch tensors to its kernels)."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+
+    class Foreign:
+        layout = "strided"
+
+        def __init__(self, a: np.ndarray) -> None:
+            self.a = a
+            self.__array_interface__ = a.__array_interface__
+
+    idx = np.arange(4, dtype=np.int32)
+    out = np.zeros(4, np.int32)
+
+    @qd.kernel
+    def twice(i: qd.types.ndarray(), o: qd.types.ndarray()):
+        for k in range(i.shape[0]):
+            o[k] = i[k] * 2
+
+    twice(Foreign(idx), out)
+    np.testing.assert_array_equal(out, [0, 2, 4, 6])
