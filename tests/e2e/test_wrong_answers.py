@@ -6,24 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from paths import PATHS, on_every_path
 
 import qdlab as qd
 
 F32 = qd.types.NDArray[qd.f32, 1]
 I32 = qd.types.NDArray[qd.i32, 1]
-PATHS = {
-    "split": {},
-    "whole": {"per_offload": False},
-    "reference_fallbacks": {"split_carried": False},
-}
-
-
-def on_every_path(run) -> dict[str, object]:
-    out = {}
-    for name, options in PATHS.items():
-        qd.init(arch=qd.cpu, offline_cache=False, **options)
-        out[name] = run()
-    return out
 
 
 @qd.kernel
