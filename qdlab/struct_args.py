@@ -167,6 +167,8 @@ class StructArg:
                 elif m.kind == STRUCT and id(m.value) not in seen:
                     seen.add(id(m.value))
                     todo.append(StructRef(self, (*ref.path, attr), m.value, m.annotation))
+                    if ref.annotation is not None and m.annotation is None:
+                        self.values.append(f"{name}={content(m.value)}")  # held by what it holds
                 elif m.kind == VALUE and ref.annotation is not None:
                     self.values.append(f"{name}={content(m.value)}")
 

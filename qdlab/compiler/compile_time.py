@@ -16,7 +16,7 @@ from . import ir
 from .errors import QdError, QdRuntimeError, QuadrantsCompilationError
 from .scope import GradOf, Local, dotted, is_number
 from .source import closure_values
-from .structs import StructRef
+from .structs import MEMBER_VALUE, StructRef
 from .types import DType
 
 
@@ -91,7 +91,8 @@ class CompileTime:
                     env[n.id] = RuntimeRef(n.id, self.visit(ast.copy_location(ast.Name(n.id), n)))
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and n.id not in bound and n.id in env:
-                self.record(n.id, env[n.id])
+                if not n.id.startswith(MEMBER_VALUE):  # a member's value: in the signature
+                    self.record(n.id, env[n.id])
             elif (
                 isinstance(n, ast.Attribute)
                 and (path := dotted(n))

@@ -32,6 +32,11 @@ PARAM, STRUCT, METHOD, VALUE, OPAQUE = "param", "struct", "method", "value", "op
 """What a member is: a kernel parameter; a nested struct; a `@qd.func` of its class, bound to it; a
 compile-time Python value; OPAQUE (never answered by the host) records a struct used whole at
 compile time (`qd.static(helper(s))`), which the launch key then describes by content."""
+MEMBER_VALUE = "__qd_member"
+"""The names `qd.static(...)` binds struct members' values under while it evaluates. A
+member's value is part of its argument's content, which the kernel's signature holds
+(`struct_args.bind`), so these names are not manifest dependencies (a new process could not resolve
+them)."""
 
 
 @dataclass(frozen=True)
@@ -204,7 +209,7 @@ class Structs:
                 value = fe.static_chain(n, env)
                 if value is None:
                     return self.generic_visit(n)
-                name = f"__qd_member{len(env)}"
+                name = f"{MEMBER_VALUE}{len(env)}"
                 env[name] = value
                 return ast.copy_location(ast.Name(name, ast.Load()), n)
 
@@ -212,7 +217,7 @@ class Structs:
                 ref = env.get(n.id)
                 if isinstance(ref, StructRef):
                     fe.note_member(ref.arg.root, ref.path, OPAQUE)
-                    name = f"__qd_member{len(env)}"
+                    name = f"__qd_struct{len(env)}"
                     env[name] = ref.value
                     return ast.copy_location(ast.Name(name, ast.Load()), n)
                 return n
