@@ -10,14 +10,11 @@ its file a third fresh process must return the new value.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from fresh import run_main
 
 INPUTS = """
     import numpy as np
@@ -142,18 +139,7 @@ def write(folder: Path, expr: str, values: dict) -> None:
 
 
 def run(folder: Path) -> tuple[float, int]:
-    env = dict(os.environ, QDLAB_CACHE_DIR=str(folder / "cache"), PYTHONDONTWRITEBYTECODE="1")
-    out = subprocess.run(
-        [sys.executable, "main.py"],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr
-    value, total = json.loads(out.stdout.splitlines()[-1])
+    value, total = run_main(folder)
     return value, total
 
 

@@ -5,14 +5,11 @@ data-oriented object, or on an object held by a dataclass parameter's `qd.Templa
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from fresh import run_main
 
 PROGRAM = """
 import dataclasses, json
@@ -72,18 +69,7 @@ print(json.dumps([float(a[0]), total]))
 
 def run(folder: Path, case: str, scale: float) -> tuple[float, int]:
     (folder / "main.py").write_text(textwrap.dedent(PROGRAM).format(case=case, scale=scale))
-    env = dict(os.environ, QDLAB_CACHE_DIR=str(folder / "cache"), PYTHONDONTWRITEBYTECODE="1")
-    out = subprocess.run(
-        [sys.executable, "main.py"],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr
-    value, total = json.loads(out.stdout.splitlines()[-1])
+    value, total = run_main(folder)
     return value, total
 
 
