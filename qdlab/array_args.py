@@ -142,6 +142,8 @@ def array_key(a: object) -> tuple:
         return a._sig  # type: ignore[attr-defined]
     if type(a) is np.ndarray:
         return (a.dtype, a.ndim, a.flags.c_contiguous)
+    if isinstance(a, Tensor) and type(a._impl) in NDARRAYS:  # a struct member's qd.Tensor
+        return a._impl._sig  # type: ignore[attr-defined]
     raise TypeError("not a fast-path array")
 
 

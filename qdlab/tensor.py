@@ -51,6 +51,21 @@ class Tensor:
     def _unwrap(self) -> object:
         return self._impl
 
+    # A struct member's launch words are read by attribute paths (`s.x._sig`, `struct_args.Paths`):
+    # an ndarray tensor answers with its ndarray's, a field tensor with an AttributeError (the
+    # launch then binds the slow way).
+    @property
+    def _sig(self) -> tuple:
+        return self._impl._sig  # type: ignore[attr-defined]
+
+    @property
+    def _words(self) -> tuple:
+        return self._impl._words  # type: ignore[attr-defined]
+
+    @property
+    def _extent(self) -> tuple:
+        return self._impl._extent  # type: ignore[attr-defined]
+
     @property
     def shape(self) -> tuple[int, ...]:
         return tuple(self._impl.shape)  # type: ignore[attr-defined]

@@ -117,6 +117,48 @@ def test_a_new_instance_with_equal_member_types_reuses_the_variant() -> None:
 
 
 @dataclasses.dataclass
+class TensorState:  # members made by qd.tensor, as Genesis makes them
+    pos: V3
+    mass: F32
+    k: qd.Tensor  # an ndarray or a field, whichever the member holds
+
+
+@qd.kernel
+def tensor_step(s: TensorState):
+    for i in s.pos:
+        s.pos[i] += s.mass[i] * s.k[i] * qd.math.vec3(1.0, 2.0, 3.0)
+
+
+def make_tensor_state(rng: np.random.Generator, backend: qd.Backend) -> TensorState:
+    s = TensorState(
+        qd.Vector.tensor(3, qd.f32, (N,)),
+        qd.tensor(qd.f32, (N,)),
+        qd.tensor(qd.f32, (N,), backend=backend),
+    )
+    for t, shape in ((s.pos, (N, 3)), (s.mass, (N,)), (s.k, (N,))):
+        t.from_numpy(rng.random(shape, dtype=np.float32))
+    return s
+
+
+def test_tensor_members_launch_without_binding_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    binds = []
+    kernel_type = type(tensor_step)
+    bind = kernel_type.bind
+    monkeypatch.setattr(kernel_type, "bind", lambda k, *a: binds.append(k.name) or bind(k, *a))
+    for backend in (qd.Backend.NDARRAY, qd.Backend.FIELD):
+        for seed in (1, 2, 3):
+            s = make_tensor_state(np.random.default_rng(seed), backend)
+            pos, mass, k = (t.to_numpy() for t in (s.pos, s.mass, s.k))
+            tensor_step(s)
+            expect = pos + (mass * k)[:, None] * np.float32([1, 2, 3])
+            np.testing.assert_allclose(s.pos.to_numpy(), expect, rtol=1e-6)
+    # one bind per kind of `k`: a new instance of a known kind is keyed and filled by its paths
+    # (a field-backed `k` is keyed by that field, so each new one binds again)
+    assert binds.count("tensor_step") == 1 + 3
+    assert len(tensor_step.variants) == 4
+
+
+@dataclasses.dataclass
 class Loose:
     a: qd.types.NDArray  # dtype and ndim from the argument
 
