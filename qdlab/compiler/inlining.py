@@ -16,7 +16,7 @@ from .errors import (
 )
 from .fingerprint import UNKNOWN
 from .scope import FuncReturn, GradOf, Scope, dotted
-from .source import func_source
+from .source import func_source, resolve_dotted
 from .struct_values import StructLocal, StructValue
 from .types import ArrayType, DType
 from .vectors import Vec
@@ -64,7 +64,8 @@ class Inlining:
             raise self.error(f"{source.tree.name}(): {e}.", QdCallError) from None
         fn_globals = getattr(func.fn, "__globals__", {})  # type: ignore[attr-defined]
         outer = self.scope
-        owner = f"{outer.owner}/{via}" if outer.owner else via
+        step = owner_step(outer.source.fn, via, func)
+        owner = f"{outer.owner}/{step}" if outer.owner else step
         self.scope = Scope(source, source.tree.name, fn_globals, [{}], [], True, (0, 0), owner)
         try:  # in the func's own scope: its globals and closure
             annotations = self.func_annotations(source.tree, func.fn)  # type: ignore[attr-defined]
@@ -189,3 +190,17 @@ class Inlining:
                 "ndarray is provided",
                 QdCompileValueError,
             )
+
+
+def owner_step(caller: object, via: str, func: object) -> str:
+    """The step of an owner path (`Scope.owner`) by which the manifest finds `func` again from the
+    function that calls it: the call's dotted name when it means `func` there, else the name `func`
+    was defined under when that does (a func called through a compile-time local, `R =
+    qd.static(helper)`, or through `self`); else the call's name, which finds no owner, so the
+    manifest compiles."""
+    if resolve_dotted(caller, via) is func:
+        return via
+    name = getattr(getattr(func, "fn", None), "__name__", None)
+    if name and resolve_dotted(caller, name) is func:
+        return name
+    return via

@@ -25,7 +25,7 @@ from .cache import BinaryCache
 from .errors import SourceLoc
 from .fields import dep_fingerprint
 from .fingerprint import UNKNOWN, fingerprint, source_digest
-from .source import MISSING, resolve_name
+from .source import MISSING, resolve_dotted
 
 __all__ = ["UNKNOWN", "UnitRecord", "deps_hold", "fields", "fingerprint", "load", "save", "units"]
 """`fingerprint` and `UNKNOWN` are read from here by the kernel launcher."""
@@ -145,19 +145,11 @@ def _function(kernel_fn: object, owner_path: str) -> object | None:
     `owner_path`."""
     fn = kernel_fn
     for step in owner_path.split("/") if owner_path else ():
-        value = _resolve(fn, step)
+        value = resolve_dotted(fn, step)
         if not isinstance(value, Func):
             return None
         fn = value.fn
     return fn
-
-
-def _resolve(fn: object, dotted: str) -> object:
-    head, *attrs = dotted.split(".")
-    value = resolve_name(fn, head)
-    for a in attrs:
-        value = getattr(value, a, MISSING) if value is not MISSING else MISSING
-    return value
 
 
 def fields(doc: dict, kernel_fn: object) -> list[FieldBase] | None:
@@ -166,7 +158,7 @@ def fields(doc: dict, kernel_fn: object) -> list[FieldBase] | None:
     out = []
     for owner_path, name in doc.get("fields", []):
         owner = _function(kernel_fn, owner_path)
-        value = _resolve(owner, name) if owner is not None else MISSING
+        value = resolve_dotted(owner, name) if owner is not None else MISSING
         if not isinstance(value, FieldBase):
             return None
         f = value.primal or value
@@ -179,5 +171,5 @@ def fields(doc: dict, kernel_fn: object) -> list[FieldBase] | None:
 def _lookup_fingerprint(fn: object, name: str) -> str:
     if name == "<source>":
         return "func:" + source_digest(fn)
-    value = _resolve(fn, name)
+    value = resolve_dotted(fn, name)
     return "missing" if value is MISSING else dep_fingerprint(value)

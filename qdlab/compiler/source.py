@@ -162,6 +162,16 @@ def resolve_name(fn: object, name: str) -> object:
     return getattr(builtins, name, MISSING)
 
 
+def resolve_dotted(fn: object, dotted: str) -> object:
+    """What a dotted name (`helpers.f`) means inside `fn`, outside its locals; MISSING if a part
+    is not there."""
+    head, *attrs = dotted.split(".")
+    value = resolve_name(fn, head)
+    for a in attrs:
+        value = getattr(value, a, MISSING) if value is not MISSING else MISSING
+    return value
+
+
 def unevaluable(fn: Callable, names: list[str]) -> int | str | None:
     """The parameter (index, or "return") whose string annotation does not evaluate, if one is
     found."""
