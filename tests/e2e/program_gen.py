@@ -80,6 +80,7 @@ PATTERNS = (
     "aliased_arrays",
     "compile_time_helper",
     "typed_func_param",
+    "func_through_local",
     "real_func_call",
     "future_annotations",
     "vector_loop",
@@ -218,6 +219,8 @@ class Program:
         lines = self.kernel_lines or ["    pass"]
         if self.grouped:
             lines = [self.as_members(line) for line in lines]
+        if any("to_int_alias(" in line for line in lines):
+            lines = ["    to_int_alias = qd.static(to_int)", *lines]
         wrapper: list[str] = []
         if self.struct:
             plain = ", ".join(a for a in INT_ARRAYS + FLOAT_ARRAYS if a not in STRUCT_MEMBERS)
@@ -266,7 +269,14 @@ class Program:
                     "import numpy as np",
                     *helper,
                     *(
-                        ["", "def to_int(x):", "    return np.int32(x) * np.int32(2) + np.int32(1)"]
+                        [
+                            "",
+                            "def to_int(x):",
+                            "    return np.int32(x) * np.int32(2) + np.int32(1)",
+                            "",
+                            "",
+                            "to_int_alias = to_int",
+                        ]
                         if self.typed_func
                         else []
                     ),
@@ -319,7 +329,11 @@ def int_expr(
         if not p.typed_func:
             p.typed_func, p.future = True, draw(st.booleans())
         p.patterns.update({"typed_func_param"} | ({"future_annotations"} if p.future else set()))
-        return f"to_int({float_expr(draw, p, idx, 2)})"
+        name = "to_int"
+        if draw(st.booleans()):  # called through a compile-time local, as Genesis calls helpers
+            name = "to_int_alias"
+            p.patterns.add("func_through_local")
+        return f"{name}({float_expr(draw, p, idx, 2)})"
     if kind == "real":
         p.real_func = True
         p.patterns.add("real_func_call")
