@@ -65,9 +65,16 @@ def _label(s: Statement, kernel: str = "") -> str:
     return f"{text}\nline {lo}" if lo == hi else f"{text}\nlines {lo}-{hi}"
 
 
+TOOLTIP_CHARS = 4000
+"""A tooltip's text is cut there: Graphviz refuses a quoted string over 16384 bytes, and a Genesis
+kernel's signature (every struct member a parameter) is longer than that."""
+
+
 def _tooltip(s: Statement, signature: str = "") -> str:
-    """The node's whole text (what a cut label leaves out; the signature for the kernel node)."""
-    return signature if s.kind == "args" and signature else s.text.strip()
+    """The node's whole text (what a cut label leaves out; the signature for the kernel node), cut
+    at TOOLTIP_CHARS."""
+    text = signature if s.kind == "args" and signature else s.text.strip()
+    return text if len(text) <= TOOLTIP_CHARS else text[: TOOLTIP_CHARS - 1] + "…"
 
 
 def _style(s: Statement) -> dict[str, str]:

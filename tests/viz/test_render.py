@@ -3,6 +3,7 @@ constructs."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 
@@ -79,3 +80,23 @@ def test_fifty_constructs_render_in_under_a_second(many) -> None:
     seconds = time.perf_counter() - start
     assert svg is not None and svg.count("<title>cluster_c") == 50
     assert seconds < 1.0, f"50-construct graph took {seconds:.2f} s"
+
+
+WIDE = dataclasses.make_dataclass(
+    "Wide", [(f"member_{i}", qd.types.NDArray[qd.f32, 1]) for i in range(800)]
+)
+
+
+@qd.kernel
+def wide(s: WIDE):
+    for i in s.member_0:
+        s.member_0[i] += 1.0
+
+
+@needs_dot
+def test_a_kernel_with_a_signature_longer_than_dot_takes_renders() -> None:
+    """Graphviz refuses a quoted string over 16384 bytes; a Genesis kernel's signature (every struct
+    member a parameter) is longer, and the kernel node's tooltip held all of it."""
+    wide(WIDE(*[qd.ndarray(qd.f32, (4,)) for _ in range(800)]))
+    assert len(qd.explain(wide).signature) > 16384
+    assert "</svg>" in construct_graph(wide).svg()
