@@ -28,9 +28,11 @@ def notebooks_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "notebooks"
 
 
-def execute(path: Path, cache_dir: str, timeout_s: int = 300) -> object:
-    """Run a notebook top to bottom in a `python3` kernel of this interpreter; return the executed
-    notebook."""
+def execute(
+    path: Path, cache_dir: str, timeout_s: int = 300, kernel_name: str = "python3"
+) -> object:
+    """Run a notebook top to bottom in a Jupyter kernel (`python3`: this interpreter's); return the
+    executed notebook."""
     import nbclient  # lazy: the demo alone runs notebooks
     import nbformat  # lazy: the demo alone runs notebooks
 
@@ -39,7 +41,7 @@ def execute(path: Path, cache_dir: str, timeout_s: int = 300) -> object:
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     client = nbclient.NotebookClient(
         nb,
-        kernel_name="python3",
+        kernel_name=kernel_name,
         timeout=timeout_s,
         store_widget_state=True,
         resources={"metadata": {"path": str(path.parent)}},

@@ -35,7 +35,7 @@ print("@@" + json.dumps({"z": float(box.get_pos()[2]), "kernels": len(reports)})
 """
 
 
-def _genesis_python() -> str | None:
+def genesis_python() -> str | None:
     for python in (os.environ.get("QDLAB_GENESIS_PYTHON"), sys.executable):
         if (
             python
@@ -53,7 +53,7 @@ def _genesis_python() -> str | None:
 
 @pytest.mark.slow
 def test_the_smallest_genesis_scene_matches_the_reference(tmp_path: Path) -> None:
-    python = _genesis_python()
+    python = genesis_python()
     if python is None:
         pytest.skip("Genesis is not importable (set QDLAB_GENESIS_PYTHON to a Python that has it)")
     script = tmp_path / "scene.py"
