@@ -197,7 +197,6 @@ class Loops:
                     [fits],
                     message=f"`{source}` has more than 2**31 - 1 iterations, the most an i32 "
                     "loop index counts; split it into nested loops.",
-                    line=self.loc.render() if self.loc else "",
                 )
                 idx: list[ir.Value] = [None] * len(dims)  # type: ignore[list-item]
                 rem = index

@@ -193,14 +193,13 @@ class Prints:
             msg = str(node.msg.value)
         pieces = self.assert_pieces(node.msg) if node.msg is not None else None
         if pieces is None:
-            self.emit(ir.Assert, [cond], message=msg, line=self.loc.render() if self.loc else "")
+            self.emit(ir.Assert, [cond], message=msg)
             return
         parts, values, specs = self.print_op_parts(pieces)
         self.emit(
             ir.Assert,
             [cond, *values],
             message=msg,
-            line=self.loc.render() if self.loc else "",
             parts=parts,
             specs=specs,
         )

@@ -220,6 +220,38 @@ def test_a_replayed_statement_reports_where_the_kernel_is_now(tmp_path) -> None:
     assert delta(before) == (1, 1)
 
 
+SHIFTED = """
+    import qdlab as qd
+
+    @qd.kernel
+    def k(x: qd.types.NDArray[qd.f32, 1], a: qd.types.NDArray[qd.f32, 2]):
+        for i in range(x.shape[0]):
+            a[0, i] = x[i] * {k0}
+{extra}        for i, j in qd.ndrange(1, x.shape[0]):
+            assert x[j] < 10.0
+            a[1, j] = x[j] + 1.0
+"""
+
+
+def test_lines_added_above_a_loop_leave_its_key_and_its_errors_follow_it(tmp_path) -> None:
+    """A construct's key holds no source line (its error messages are found by index at run time,
+    from the current compile), so a line added above it compiles nothing, and its assertion still
+    names the line it is on now."""
+    qd.init(arch=qd.cpu, debug=True, offline_cache_file_path=str(tmp_path / "cache"))
+    x, a = np.array([1.0, 20.0], np.float32), np.zeros((2, 2), np.float32)
+    first = load(tmp_path, SHIFTED.format(k0=1.0, extra=""))
+    with pytest.raises(AssertionError, match=r"line 9\b"):
+        first.k(x, a)
+    edits = (("        # a comment\n", 1.0, []), ("        y = 0\n" * 3, 3.0, [0]))
+    for extra, k0, compiled in edits:
+        again = load(tmp_path, SHIFTED.format(k0=k0, extra=extra))
+        with pytest.raises(AssertionError, match=rf"line {9 + extra.count(chr(10))}\b"):
+            again.k(x, a)
+        report = qd.explain(again.k)
+        assert [c.index for c in report.constructs if c.status == "compiled"] == compiled
+        assert keys(again.k)[1] == keys(first.k)[1]
+
+
 SCRIPT = """
 import json, sys
 import numpy as np
