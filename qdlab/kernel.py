@@ -15,7 +15,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import data_oriented, field, pyquadrants, state, struct_args, struct_types, vector_args
+from . import (
+    collector,
+    data_oriented,
+    field,
+    pyquadrants,
+    state,
+    struct_args,
+    struct_types,
+    vector_args,
+)
 from . import tensor as tensors
 from .array_args import (
     NDARRAYS,
@@ -280,15 +289,16 @@ class Kernel(KernelDef):
         cfg = self.config()
         state.compiled_count += 1
         previous = state.history.get(self.name)
-        compiled = compile_cached(
-            self.spec(sig, templates),
-            repr(sig),
-            cfg,
-            state.cache_for(cfg),
-            targets.of(cfg.arch),
-            previous,
-            self.on_construct,
-        )  # type: ignore[arg-type]
+        with collector.spaced_out():
+            compiled = compile_cached(
+                self.spec(sig, templates),
+                repr(sig),
+                cfg,
+                state.cache_for(cfg),
+                targets.of(cfg.arch),
+                previous,
+                self.on_construct,
+            )  # type: ignore[arg-type]
         state.history[self.name] = compiled
         field.attach(compiled)
         self.latest = compiled
