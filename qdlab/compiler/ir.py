@@ -8,6 +8,7 @@ effects, never about classes.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -67,10 +68,21 @@ class Block:
 
     def walk(self) -> Iterator[Op]:
         """Every op in this block and in blocks nested under it, in program order."""
-        for op in self.ops:
+        return _walk(iter(self.ops))
+
+
+def _walk(ops: Iterator[Op]) -> Iterator[Op]:
+    """Each op, then the ops of its regions in order, depth first, with one iterator per level
+    (nested generators would hand every op up through each level above it)."""
+    stack = [ops]
+    while stack:
+        for op in stack[-1]:
             yield op
-            for region in op.regions:
-                yield from region.walk()
+            if op.regions:
+                stack.append(itertools.chain.from_iterable(r.ops for r in op.regions))
+                break
+        else:
+            stack.pop()
 
 
 class Op:
@@ -114,9 +126,7 @@ class Op:
         v.users.append(self)
 
     def walk(self) -> Iterator[Op]:
-        yield self
-        for r in self.regions:
-            yield from r.walk()
+        return _walk(iter((self,)))
 
     @property
     def array_operand(self) -> Value | None:

@@ -15,39 +15,50 @@ def verify(kernel: ir.Kernel) -> None:
 
 
 def _block(block: ir.Block, visible: set[ir.Value], loops: int) -> None:
-    visible = visible | set(block.args)
-    for op in block.ops:
-        if op.parent is not block:
-            raise VerifyError(f"{op.name} has a stale parent")
-        for v in op.operands:
-            if v not in visible:
-                raise VerifyError(f"{op.name} uses {v} before its definition or outside its scope")
-            if op not in v.users:
-                raise VerifyError(f"{op.name} is missing from the users of {v}")
-        if isinstance(op, (ir.Break, ir.Continue)) and loops == 0:
-            raise VerifyError(f"{op.name} outside a loop")
-        if isinstance(op, (ir.LocalLoad, ir.LocalStore, ir.LocalAtomic)) and not isinstance(
-            op.operands[0].type, LocalType
-        ):
-            raise VerifyError(f"{op.name} on a non-local")
-        if isinstance(op, (ir.Load, ir.Store, ir.Atomic, ir.VolatileLoad)) and not isinstance(
-            op.operands[0].type, ArrayType
-        ):
-            raise VerifyError(f"{op.name} on a non-array")
-        if isinstance(op, (ir.BinOp, ir.Cmp)) and op.operands[0].type != op.operands[1].type:
-            raise VerifyError(
-                f"{op.name} {op.attrs} mixes {op.operands[0].type} and {op.operands[1].type}"
-            )
-        if op.result is not None:
-            if not isinstance(op.result.type, (DType, ArrayType, LocalType)):
-                raise VerifyError(f"{op.name} has a result of unknown type")
-            for u in op.result.users:
-                if op.result not in u.operands:
-                    raise VerifyError(f"stale user of {op.name}")
-        inner_loops = loops + isinstance(op, (ir.For, ir.Loop))
-        for r in op.regions:
-            if r.parent is not op:
-                raise VerifyError(f"region of {op.name} has a stale parent")
-            _block(r, visible, inner_loops)
-        if op.result is not None:
-            visible = visible | {op.result}
+    """Check `block`; `visible` holds the values defined before it (it is left as it was given:
+    what the block defines is taken out again, so the walk stays linear)."""
+    added = [a for a in block.args if a not in visible]
+    visible.update(added)
+    try:
+        for op in block.ops:
+            _op(op, block, visible, loops)
+            if op.result is not None and op.result not in visible:
+                visible.add(op.result)
+                added.append(op.result)
+    finally:
+        visible.difference_update(added)
+
+
+def _op(op: ir.Op, block: ir.Block, visible: set[ir.Value], loops: int) -> None:
+    if op.parent is not block:
+        raise VerifyError(f"{op.name} has a stale parent")
+    for v in op.operands:
+        if v not in visible:
+            raise VerifyError(f"{op.name} uses {v} before its definition or outside its scope")
+        if op not in v.users:
+            raise VerifyError(f"{op.name} is missing from the users of {v}")
+    if isinstance(op, (ir.Break, ir.Continue)) and loops == 0:
+        raise VerifyError(f"{op.name} outside a loop")
+    if isinstance(op, (ir.LocalLoad, ir.LocalStore, ir.LocalAtomic)) and not isinstance(
+        op.operands[0].type, LocalType
+    ):
+        raise VerifyError(f"{op.name} on a non-local")
+    if isinstance(op, (ir.Load, ir.Store, ir.Atomic, ir.VolatileLoad)) and not isinstance(
+        op.operands[0].type, ArrayType
+    ):
+        raise VerifyError(f"{op.name} on a non-array")
+    if isinstance(op, (ir.BinOp, ir.Cmp)) and op.operands[0].type != op.operands[1].type:
+        raise VerifyError(
+            f"{op.name} {op.attrs} mixes {op.operands[0].type} and {op.operands[1].type}"
+        )
+    if op.result is not None:
+        if not isinstance(op.result.type, (DType, ArrayType, LocalType)):
+            raise VerifyError(f"{op.name} has a result of unknown type")
+        for u in op.result.users:
+            if op.result not in u.operands:
+                raise VerifyError(f"stale user of {op.name}")
+    inner_loops = loops + isinstance(op, (ir.For, ir.Loop))
+    for r in op.regions:
+        if r.parent is not op:
+            raise VerifyError(f"region of {op.name} has a stale parent")
+        _block(r, visible, inner_loops)
