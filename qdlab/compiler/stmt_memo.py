@@ -55,6 +55,9 @@ class Entry:
     """How many ops the arguments' setup had."""
     deps: frozenset
     """(owner path, name, fingerprint) of everything the statement read."""
+    moved: tuple = ((), {})
+    """The latest place it was replayed at (file name, first line) and its locations moved there,
+    by the id of the stored location: replaying at the same place again makes none anew."""
 
 
 _memo: OrderedDict[tuple, Entry] = OrderedDict()
@@ -173,6 +176,8 @@ def _clone(
                     op.loc, filename=where[0], lineno=op.loc.lineno + where[1]
                 )
             new.loc = locs[id(op.loc)]
+            if isinstance(op, ir.Assert) and "line" in op.attrs and where[0]:
+                new.attrs["line"] = new.loc.render()  # the location it names (key text) moves too
         into.append(new)
         for r, nr in zip(op.regions, new.regions):
             _clone(r.ops, mapping, nr, locs, where)
@@ -220,7 +225,11 @@ class Memo:
         ):
             mapping = {p: body.ops[pos].result for p, pos in entry.inputs}
             source = fe.scope.source  # type: ignore[attr-defined]
-            _clone(entry.ops, mapping, body, {}, (source.filename, source.first_line))
+            where = (source.filename, source.first_line)
+            moved = entry.moved  # one read: another thread may replace it meanwhile
+            if moved[0] != where:
+                moved = entry.moved = (where, {})
+            _clone(entry.ops, mapping, body, moved[1], where)
             fe.deps |= entry.deps  # type: ignore[attr-defined]
             with _lock:
                 if key in _memo:
@@ -267,7 +276,13 @@ class Memo:
             o.loc is not None and (o.loc.kernel != name or o.loc.filename != filename)
             for top in ops
             for o in top.walk()
-        ):
+        ) or any(
+            isinstance(o, ir.Assert)
+            and "line" in o.attrs
+            and (o.loc is None or o.attrs["line"] != o.loc.render())
+            for top in ops
+            for o in top.walk()
+        ):  # an assert names its location in its attributes: only where replaying can redo it
             return None
         setup_pos = {op.result: k for k, op in enumerate(body.ops[: self.setup]) if op.result}
         own: set[ir.Value] = set()
