@@ -14,8 +14,8 @@ def verify(kernel: ir.Kernel) -> None:
     _block(kernel.body, set(), 0)
 
 
-def _block(block: ir.Block, visible: set[ir.Value], loops: int) -> None:
-    visible = visible | set(block.args)
+def _block(block: ir.Block, outer: set[ir.Value], loops: int) -> None:
+    visible = outer | set(block.args)  # this block's own copy, grown as its results are defined
     for op in block.ops:
         if op.parent is not block:
             raise VerifyError(f"{op.name} has a stale parent")
@@ -50,4 +50,4 @@ def _block(block: ir.Block, visible: set[ir.Value], loops: int) -> None:
                 raise VerifyError(f"region of {op.name} has a stale parent")
             _block(r, visible, inner_loops)
         if op.result is not None:
-            visible = visible | {op.result}
+            visible.add(op.result)
