@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from qdlab.compiler import ir
-from qdlab.compiler.types import i32
+from qdlab.compiler.types import f32, i32
 from qdlab.compiler.verify import VerifyError, verify
 
 
@@ -62,3 +62,31 @@ def test_a_value_of_one_block_is_not_visible_in_its_sibling() -> None:
     k2.body.append(later)  # defined after the loop that uses it
     with pytest.raises(VerifyError, match="before its definition"):
         verify(k2)
+
+
+def test_each_op_kind_is_checked() -> None:
+    k = ir.Kernel("k", [], [])
+    k.body.append(ir.Break())
+    with pytest.raises(VerifyError, match="outside a loop"):
+        verify(k)
+    k = ir.Kernel("k", [], [])
+    a = const(0)
+    k.body.append(a)
+    k.body.append(ir.Load([a.result, a.result], f32, {}))
+    with pytest.raises(VerifyError, match="on a non-array"):
+        verify(k)
+    k = ir.Kernel("k", [], [])
+    a, b = const(0), ir.Const([], f32, {"value": 1.0})
+    k.body.append(a)
+    k.body.append(b)
+    k.body.append(ir.BinOp([a.result, b.result], i32, {"op": "add"}))
+    with pytest.raises(VerifyError, match="mixes"):
+        verify(k)
+    k = ir.Kernel("k", [], [])
+    a, b = const(0), const(4)
+    k.body.append(a)
+    k.body.append(b)
+    f = loop(a.result, b.result)
+    k.body.append(f)
+    f.regions[0].append(ir.Break())
+    verify(k)  # inside a loop it is fine
