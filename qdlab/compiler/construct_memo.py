@@ -31,8 +31,8 @@ from . import ir, keys, runtime
 from .errors import SourceLoc
 from .offload import Plan, message_ops, offload
 
-LIMIT = 4096
-"""Constructs kept (least recently used go first)."""
+LIMIT = 1024
+"""Constructs kept (least recently used go first): each keeps its description and canonical IR."""
 
 _memo: OrderedDict[tuple, tuple[Prepared, tuple[str, int]]] = OrderedDict()
 _lock = threading.Lock()
@@ -208,7 +208,7 @@ class Session:
         ops = self.kernel.body.ops
         try:
             return (self.shared, tuple(op_of(ops[p]) for p in positions))
-        except KeyError:
+        except Exception:  # noqa: BLE001 - a value from outside, an attribute without a repr
             return None
 
     def get(self, key: tuple) -> Prepared | None:

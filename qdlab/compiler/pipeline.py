@@ -412,15 +412,16 @@ def prepare_constructs(
     source: Source,
 ) -> list[Prepared]:
     """Each construct's slice, prepared; one the construct memo holds is served from it."""
-    memo = (
-        construct_memo.Session(
-            kernel,
-            (source.filename, source.first_line),
-            (repr(sorted(config.as_dict().items())), target.parts()),
-        )
-        if construct_memo.enabled() and not config.fresh
-        else None
-    )
+    memo = None
+    if construct_memo.enabled() and not config.fresh:
+        try:
+            memo = construct_memo.Session(
+                kernel,
+                (source.filename, source.first_line),
+                (repr(sorted(config.as_dict().items())), target.parts()),
+            )
+        except Exception:  # noqa: BLE001 - a flag or option without a repr: no memo this time
+            memo = None
     out = []
     for c in constructs:
         key = (
