@@ -16,21 +16,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import autodiff, gate, ir, keys, manifest, runtime, split, stmt_memo
+from . import autodiff, construct_memo, gate, ir, keys, manifest, runtime, split, stmt_memo
 from .abi import IFACE_SLOTS
 from .cache import BinaryCache
 from .cfg import cfg_dot
 from .config import Config
+from .construct_memo import Prepared
 from .errors import QdError
 from .explain import KernelReport
 from .fields import field_params, field_paths, field_type
 from .frontend import Frontend
-from .offload import Plan, message_ops, offload
+from .offload import Plan, offload
 from .passes import run_passes
 from .printer import print_kernel
 from .report import make_report
 from .source import Source, source_lines
-from .targets import Target, symbols
+from .targets import Target
 from .types import TensorType
 from .verify import verify
 
@@ -53,24 +54,6 @@ class KernelSpec:
     return_shapes: list[tuple[int, ...]] = field(default_factory=list)
     """The shape of each return value (`()` for a scalar, `(3,)` for a vec3), in the order of the
     annotation; `returns` lists their entries' types, flattened."""
-
-
-@dataclass
-class Prepared:
-    """A unit ready to be looked up: its canonical IR, that IR's text and key, its plan and symbol
-    prefix."""
-
-    kernel: ir.Kernel
-    text: str
-    key: str
-    plan: Plan
-    prefix: str
-
-    @property
-    def name(self) -> str:
-        """What the loader knows it by: its key, or its prefix for a fresh (`--no-cache`)
-        compile."""
-        return self.key if self.prefix == keys.prefix(self.key) else self.prefix
 
 
 @dataclass
@@ -262,10 +245,13 @@ def compile_kernel(
         log.debug(
             "[PER_OFFLOAD] %s: fallback %s (line %s)", spec.name, fallback.code, fallback.lineno
         )
-    units = [split.slice_kernel(kernel, c, slots) for c in constructs] if split_ran else [kernel]
-    built = build_all(
-        units, config, cache, target, on_construct if split_ran else None, owned=split_ran
-    )  # emit + cache + load
+    if split_ran:  # slice + prepare each construct, or serve it from the construct memo
+        t_prep = time.perf_counter()
+        prepared = prepare_constructs(kernel, constructs, slots, config, target, source)
+        prep_ms = (time.perf_counter() - t_prep) * 1e3 / max(1, len(prepared))
+        built = build_prepared(prepared, prep_ms, config, cache, target, on_construct)
+    else:
+        built = build_all([kernel], config, cache, target)  # emit + cache + load
     dump(spec.name, kernel, built, config)
     alias = sorted(gate.disjoint_pairs(facts)) if split_ran else []
     launcher = target.launcher(
@@ -413,6 +399,55 @@ def build_all(
     the units are this compile's own slices, which `prepare` may consume."""
     t0 = time.perf_counter()
     prepared = [prepare(k, config, target, owned) for k in kernels]
+    prep_ms = (time.perf_counter() - t0) * 1e3 / max(1, len(kernels))
+    return build_prepared(prepared, prep_ms, config, cache, target, on_ready)
+
+
+def prepare_constructs(
+    kernel: ir.Kernel,
+    constructs: list[split.Construct],
+    slots: dict,
+    config: Config,
+    target: Target,
+    source: Source,
+) -> list[Prepared]:
+    """Each construct's slice, prepared; one the construct memo holds is served from it."""
+    memo = None
+    if construct_memo.enabled() and not config.fresh:
+        try:
+            memo = construct_memo.Session(
+                kernel,
+                (source.filename, source.first_line),
+                (repr(sorted(config.as_dict().items())), target.parts()),
+            )
+        except Exception:  # noqa: BLE001 - a flag or option without a repr: no memo this time
+            memo = None
+    out = []
+    for c in constructs:
+        key = (
+            memo.describe(c.all_positions)
+            if memo is not None and not c.imports and not c.exports
+            else None
+        )
+        got = memo.get(key) if key is not None else None  # type: ignore[union-attr]
+        if got is None:
+            got = prepare(split.slice_kernel(kernel, c, slots), config, target, owned=True)
+            if key is not None:
+                memo.put(key, got, config.bounds_checks)  # type: ignore[union-attr]
+        out.append(got)
+    return out
+
+
+def build_prepared(
+    prepared: list[Prepared],
+    prep_ms: float,
+    config: Config,
+    cache: BinaryCache | None,
+    target: Target,
+    on_ready: OnConstruct | None = None,
+) -> list[Built]:
+    """Compile (or fetch) and load prepared units (`build_all`); `prep_ms`: the time preparing
+    took per unit, which each one's compile time counts."""
     objects: dict[int, bytes] = {}
     missing: list[int] = []
     for i, p in enumerate(prepared):
@@ -422,7 +457,6 @@ def build_all(
                 missing.append(i)
             else:
                 objects[i] = obj
-    prep_ms = (time.perf_counter() - t0) * 1e3 / max(1, len(kernels))
     llvm_ms: dict[int, float] = {}
     if missing:
         texts = (
@@ -447,25 +481,28 @@ def build_all(
                 cache.put(prepared[i].key, obj)
     target.load(
         [
-            (prepared[i].name, objects[i], symbols(prepared[i].prefix, prepared[i].plan))
+            (
+                prepared[i].name,
+                objects[i],
+                [
+                    keys.symbol(prepared[i].prefix, t)
+                    for t in range(len(prepared[i].facts(config.bounds_checks).kinds))
+                ],
+            )
             for i in sorted(objects)
         ]
     )
     out = []
     for i, p in enumerate(prepared):
+        f = p.facts(config.bounds_checks)
         unit = runtime.Unit(
             p.key,
             target.functions(p.name) or [],
-            [t.kind for t in p.plan.tasks],
-            [bool(t.reductions or t.memory_reductions) for t in p.plan.tasks],
-            p.plan.tmp_bytes,
-            [
-                runtime.Message.of(op)
-                for op in message_ops(
-                    [op for t in p.plan.tasks for op in t.ops], config.bounds_checks
-                )
-            ],
-            [t.block_dim for t in p.plan.tasks],
+            f.kinds,
+            f.reduces,
+            f.tmp_bytes,
+            f.messages,
+            f.block_dims,
         )
         status = "compiled" if i in llvm_ms else "reused"
         origin = (

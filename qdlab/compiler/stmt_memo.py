@@ -55,6 +55,9 @@ class Entry:
     """How many ops the arguments' setup had."""
     deps: frozenset
     """(owner path, name, fingerprint) of everything the statement read."""
+    moved: tuple = ((), {})
+    """The latest place it was replayed at (file name, first line) and its locations moved there,
+    by the id of the stored location: replaying at the same place again makes none anew."""
 
 
 _memo: OrderedDict[tuple, Entry] = OrderedDict()
@@ -220,7 +223,11 @@ class Memo:
         ):
             mapping = {p: body.ops[pos].result for p, pos in entry.inputs}
             source = fe.scope.source  # type: ignore[attr-defined]
-            _clone(entry.ops, mapping, body, {}, (source.filename, source.first_line))
+            where = (source.filename, source.first_line)
+            moved = entry.moved  # one read: another thread may replace it meanwhile
+            if moved[0] != where:
+                moved = entry.moved = (where, {})
+            _clone(entry.ops, mapping, body, moved[1], where)
             fe.deps |= entry.deps  # type: ignore[attr-defined]
             with _lock:
                 if key in _memo:

@@ -20,6 +20,9 @@ from .config import sm_number
 from .errors import QdError
 from .offload import Plan
 
+POOLED = 4
+"""Fewer units than this compile in the calling process (`codegen/pool.py` uses no worker for
+them either)."""
 Objects = list[tuple[bytes, float]]
 """What `build` gives: per unit, its object (or PTX) and the seconds LLVM took."""
 
@@ -56,11 +59,20 @@ class CpuTarget:
         on_done: Callable[[int], None] | None = None,
     ) -> Objects:
         """Objects for `count` texts, taken from `texts` as they are made (the pool starts on the
-        first ones while the rest are emitted)."""
+        first ones while the rest are emitted). A few are compiled here, without importing the
+        pool (`multiprocessing`: ~25 ms of a new process's first edit)."""
+        if count < POOLED:
+            from .codegen import jit  # lazy: llvmlite's binding
+
+            out = []
+            for k, text in enumerate(texts):
+                out.append(jit.compile_text(text, opt))
+                if on_done is not None:
+                    on_done(k)
+            return out
         from .codegen import pool  # lazy: llvmlite's binding and multiprocessing
 
-        if count >= 4:
-            pool.warm(opt)
+        pool.warm(opt)
         return pool.compile_many(texts, count, opt, on_done)
 
     def functions(self, name: str) -> list[Callable] | None:

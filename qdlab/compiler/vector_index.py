@@ -121,7 +121,6 @@ class VectorIndexing:
                     [both],
                     message=f"Out of bound access: an index of {what} ({describe_shape(shape)}) is "
                     f"outside 0..{shape[d] - 1}",
-                    line=self.loc.render() if self.loc else "",
                 )
             key = v if key is None else self.binop("add", self.binop("mul", key, shape[d]), v)  # type: ignore[assignment]
         return key  # type: ignore[return-value]

@@ -134,3 +134,22 @@ def test_an_all_hit_process_never_imports_the_pool(tmp_path: Path) -> None:
     assert runs[0]["y"] == runs[1]["y"] == want
     assert runs[0]["pool"]  # six constructs compiled: the pool was used
     assert not runs[1]["pool"] and not runs[1]["mp"]  # all six loaded from the cache
+
+
+def test_a_new_process_editing_one_loop_never_imports_the_pool(tmp_path: Path) -> None:
+    runs = []
+    for edited in (False, True):
+        factors = [k + 1 + 0.5 * (edited and k == 3) for k in range(6)]  # loop 3 edited
+        loops = "".join(
+            f"    for i in range(x.shape[0]):\n        y[i] += x[i] * {f}\n" for f in factors
+        )
+        script = tmp_path / "k.py"
+        script.write_text(textwrap.dedent(SCRIPT.format(cache=str(tmp_path / "c"), loops=loops)))
+        env = dict(os.environ, QDLAB_COMPILE_WORKERS="2")
+        out = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, env=env, check=True
+        )
+        runs.append(json.loads(out.stdout.splitlines()[-1]))
+    assert runs[1]["y"] == (np.arange(8, dtype=np.float32) * 21.5).tolist()
+    assert runs[0]["pool"]
+    assert not runs[1]["pool"] and not runs[1]["mp"]  # one construct compiled, in the process

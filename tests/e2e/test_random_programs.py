@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from program_gen import FLOAT_ARRAYS, INT_ARRAYS, VECTOR_ARRAYS, Program, load, programs
 
 import qdlab as qd
-from qdlab.compiler import stmt_memo
+from qdlab.compiler import construct_memo, stmt_memo
 
 CHECKED: Counter = Counter()
 PATHS = (  # (per_offload, split_carried, debug)
@@ -105,7 +105,9 @@ def run_program(p: Program, folder) -> None:
 
 def moved_again(p: Program, folder, arrays: list[np.ndarray], k: int) -> tuple[list, object]:
     """The module loaded again three lines lower, on the default path: the statement memo replays
-    every statement it stored (their locations rebased), and the result must not change."""
+    every statement it stored (their locations rebased) and the construct memo serves every
+    construct it holds (moved); the result must not change, nor any construct's IR text from what
+    a compile without either memo gives."""
     per_offload, split_carried, debug = PATHS[0]
     qd.init(
         arch=qd.cpu,
@@ -115,11 +117,20 @@ def moved_again(p: Program, folder, arrays: list[np.ndarray], k: int) -> tuple[l
         split_carried=split_carried,
         debug=debug,
     )
-    before = stmt_memo.stats["replayed"]
+    before = stmt_memo.stats["replayed"], construct_memo.stats["served"]
     kernel, _ = load(p, folder, again=True, moved=3)
     got = call(kernel, p, arrays, k)
-    CHECKED["memo_replayed"] += stmt_memo.stats["replayed"] > before
+    CHECKED["memo_replayed"] += stmt_memo.stats["replayed"] > before[0]
+    CHECKED["construct_served"] += construct_memo.stats["served"] > before[1]
     CHECKED["moved"] += 1
+    if not isinstance(kernel, qd.Kernel):
+        return got
+    plain, _ = load(p, folder, again=True, moved=3)
+    plain.options["fresh"] = True  # neither memo, nothing reused (`%%qdkernel --no-cache`)
+    call(plain, p, arrays, k)
+    texts = [b.text for b in plain.latest.built]
+    assert [b.text for b in kernel.latest.built] == texts, "a memo changed a construct's IR"
+    CHECKED["ir_compared"] += bool(texts)
     return got
 
 

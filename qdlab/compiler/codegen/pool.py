@@ -5,8 +5,9 @@ forked on the first compile with several units and kept for the process's life (
 many kernels); `warm` makes each worker pay LLVM's first-compile costs while the parent is still
 emitting IR. Texts are taken from an iterator, so each batch is handed to a worker as soon as its IR
 exists: the front end of the later units overlaps LLVM's work on the earlier ones. Small units go in
-batches (one round trip for several objects). Imported only when something must be compiled: a
-process whose units all come from the cache never imports `multiprocessing`.
+batches (one round trip for several objects). Imported only when several units must be compiled: a
+process whose units all come from the cache, or that compiles one edited construct, never imports
+`multiprocessing`.
 """
 
 from __future__ import annotations

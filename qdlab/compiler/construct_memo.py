@@ -1,0 +1,231 @@
+"""The construct memo: a construct whose slice has not changed is not sliced, simplified, printed,
+keyed or offloaded again.
+
+After the kernel is lowered (the statement memo replays its unchanged statements), simplified and
+split, each construct's slice is described by `Session.describe`: a walk of the ops it would clone,
+which records every thing `pipeline.prepare` could see of them: each op's class, operands (numbered
+inside the slice), attributes (their `repr`, as the printed IR has them), result type and name,
+block arguments, and location (its kernel, column, source text, and line relative to the kernel's
+first line; a location in another file, from a `@qd.func`, is recorded whole). The kernel's
+parameters, returns and flags, the compile options and the target are part of every description. A
+slice that reads a value from outside itself, or takes part in an interface hand-over, is not
+described: it is prepared every time.
+
+Two slices with equal descriptions clone into equal kernels, so `prepare` gives them equal results:
+the memo keeps the first one's `Prepared` and serves it. When the kernel has moved (a notebook cell
+run again is a new file; lines added above it) the served construct's IR, plan and messages are
+moved with it: its messages at once, its IR and plan when something asks for them (a report, an
+emitter). The memo lives in the process; `QDLAB_CONSTRUCT_MEMO=0` turns it off (differential tests
+compare both).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from . import ir, keys, runtime
+from .errors import SourceLoc
+from .offload import Plan, message_ops, offload
+
+LIMIT = 1024
+"""Constructs kept (least recently used go first): each keeps its description and canonical IR."""
+
+_memo: OrderedDict[tuple, tuple[Prepared, tuple[str, int]]] = OrderedDict()
+_lock = threading.Lock()
+stats = {"served": 0, "prepared": 0}
+"""Counts since the process started (tests and the profile read them)."""
+
+
+def enabled() -> bool:
+    return os.environ.get("QDLAB_CONSTRUCT_MEMO", "1") != "0"
+
+
+def clear() -> None:
+    with _lock:
+        _memo.clear()
+
+
+@dataclass(frozen=True)
+class UnitFacts:
+    """What a launch needs of a unit's plan (`runtime.Unit` but its functions)."""
+
+    kinds: list[str]
+    reduces: list[bool]
+    tmp_bytes: int
+    messages: list[runtime.Message]
+    block_dims: list[int]
+
+
+class Prepared:
+    """A unit ready to be looked up: its canonical IR, that IR's text and key, its plan and symbol
+    prefix. A construct served by the memo for a kernel that moved gets its IR and plan (moved) on
+    first use."""
+
+    def __init__(
+        self,
+        kernel: ir.Kernel | None,
+        text: str,
+        key: str,
+        plan: Plan | None,
+        prefix: str,
+        moved: Callable[[], tuple[ir.Kernel, Plan]] | None = None,
+        facts: dict[bool, UnitFacts] | None = None,
+    ) -> None:
+        self._kernel, self._plan, self._moved = kernel, plan, moved
+        self.text, self.key, self.prefix = text, key, prefix
+        self._facts: dict[bool, UnitFacts] = dict(facts or {})
+
+    def _settle(self) -> None:
+        if self._moved is not None:
+            self._kernel, self._plan = self._moved()
+            self._moved = None
+
+    @property
+    def kernel(self) -> ir.Kernel:
+        self._settle()
+        return self._kernel  # type: ignore[return-value]
+
+    @property
+    def plan(self) -> Plan:
+        self._settle()
+        return self._plan  # type: ignore[return-value]
+
+    @property
+    def name(self) -> str:
+        """What the loader knows it by: its key, or its prefix for a fresh (`--no-cache`)
+        compile."""
+        return self.key if self.prefix == keys.prefix(self.key) else self.prefix
+
+    def facts(self, debug: bool) -> UnitFacts:
+        if debug not in self._facts:
+            p = self.plan
+            ops = message_ops([op for t in p.tasks for op in t.ops], debug)
+            self._facts[debug] = UnitFacts(
+                [t.kind for t in p.tasks],
+                [bool(t.reductions or t.memory_reductions) for t in p.tasks],
+                p.tmp_bytes,
+                [runtime.Message.of(op) for op in ops],
+                [t.block_dim for t in p.tasks],
+            )
+        return self._facts[debug]
+
+
+def _move(loc: SourceLoc | None, frm: str, to: str, delta: int) -> SourceLoc | None:
+    if loc is None or loc.filename != frm:
+        return loc
+    return replace(loc, filename=to, lineno=loc.lineno + delta)
+
+
+def _moved(p: Prepared, frm: tuple[str, int], to: tuple[str, int]) -> Prepared:
+    """`p` for the same kernel at `to` (file, first line) instead of `frm`."""
+    delta = to[1] - frm[1]
+
+    def make() -> tuple[ir.Kernel, Plan]:
+        old = p.kernel
+        k = ir.Kernel(old.name, old.params, old.returns, ir.Block(), dict(old.flags))
+        ir.clone_ops(old.body.ops, {}, k.body)
+        moved: dict[int, SourceLoc | None] = {}
+        for op in k.walk():
+            if op.loc is not None:
+                if id(op.loc) not in moved:
+                    moved[id(op.loc)] = _move(op.loc, frm[0], to[0], delta)
+                op.loc = moved[id(op.loc)]
+        return k, offload(k)
+
+    facts = {
+        debug: replace(
+            f,
+            messages=[replace(m, loc=_move(m.loc, frm[0], to[0], delta)) for m in f.messages],
+        )
+        for debug, f in p._facts.items()
+    }
+    return Prepared(None, p.text, p.key, None, p.prefix, make, facts)
+
+
+class Session:
+    """One compile's use of the memo: describes its constructs' slices, serves and stores them."""
+
+    def __init__(self, kernel: ir.Kernel, where: tuple[str, int], shared: tuple) -> None:
+        self.kernel, self.where = kernel, where
+        self.position = {op: p for p, op in enumerate(kernel.body.ops)}
+        self.locs: dict[int, tuple] = {}
+        self.shared = (
+            kernel.name,
+            repr(kernel.params),
+            repr(kernel.returns),
+            repr(sorted((k, self._flag(v)) for k, v in kernel.flags.items())),
+            *shared,
+        )
+
+    def _flag(self, v: object) -> object:
+        return self._loc(v) if isinstance(v, SourceLoc) else repr(v)
+
+    def _loc(self, loc: SourceLoc | None) -> tuple | None:
+        if loc is None:
+            return None
+        got = self.locs.get(id(loc))
+        if got is None:
+            if loc.filename == self.where[0]:
+                line: tuple = ("kernel", loc.lineno - self.where[1])
+            else:
+                line = ("file", loc.filename, loc.lineno)
+            got = self.locs[id(loc)] = (loc.kernel, *line, loc.col, loc.end_col, loc.source_line)
+        return got
+
+    def describe(self, positions: list[int]) -> tuple | None:
+        """Everything `prepare` could see of the slice cloned from `positions`; None when it reads
+        a value from outside them."""
+        number: dict[ir.Value, int] = {}
+
+        def op_of(op: ir.Op) -> tuple:
+            regions = []
+            for r in op.regions:
+                args = []
+                for a in r.args:
+                    number[a] = len(number)
+                    args.append((str(a.type), a.name))
+                regions.append(args)
+            operands = tuple(number[v] for v in op.operands)  # KeyError: from outside
+            res = op.result
+            if res is not None:
+                number[res] = len(number)
+            return (
+                type(op),
+                operands,
+                repr(sorted(op.attrs.items())) if op.attrs else "",
+                (str(res.type), res.name) if res is not None else None,
+                self._loc(op.loc),
+                tuple(
+                    (tuple(args), tuple(op_of(o) for o in r.ops))
+                    for args, r in zip(regions, op.regions)
+                ),
+            )
+
+        ops = self.kernel.body.ops
+        try:
+            return (self.shared, tuple(op_of(ops[p]) for p in positions))
+        except Exception:  # noqa: BLE001 - a value from outside, an attribute without a repr
+            return None
+
+    def get(self, key: tuple) -> Prepared | None:
+        with _lock:
+            got = _memo.get(key)
+            if got is not None:
+                _memo.move_to_end(key)
+        if got is None:
+            return None
+        stats["served"] += 1
+        prepared, base = got
+        return prepared if base == self.where else _moved(prepared, base, self.where)
+
+    def put(self, key: tuple, prepared: Prepared, debug: bool) -> None:
+        prepared.facts(debug)  # what a served copy's launch needs, ready before it moves
+        stats["prepared"] += 1
+        with _lock:
+            _memo[key] = (prepared, self.where)
+            while len(_memo) > LIMIT:
+                _memo.popitem(last=False)
