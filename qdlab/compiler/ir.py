@@ -65,12 +65,17 @@ class Block:
         self.ops.append(op)
         return op
 
-    def walk(self) -> Iterator[Op]:
-        """Every op in this block and in blocks nested under it, in program order."""
+    def walk(self, seen: set | None = None) -> Iterator[Op]:
+        """Every op in this block and in blocks nested under it, in program order; after a `Call`,
+        the body of the function it calls (each function once per walk: `seen`), so what a called
+        function does is seen as part of its caller."""
+        seen = set() if seen is None else seen
         for op in self.ops:
             yield op
+            if isinstance(op, Call):
+                yield from op.callee_walk(seen)
             for region in op.regions:
-                yield from region.walk()
+                yield from region.walk(seen)
 
 
 class Op:
@@ -113,10 +118,13 @@ class Op:
         self.operands[i] = v
         v.users.append(self)
 
-    def walk(self) -> Iterator[Op]:
+    def walk(self, seen: set | None = None) -> Iterator[Op]:
+        seen = set() if seen is None else seen
         yield self
+        if isinstance(self, Call):
+            yield from self.callee_walk(seen)
         for r in self.regions:
-            yield from r.walk()
+            yield from r.walk(seen)
 
     @property
     def array_operand(self) -> Value | None:
@@ -367,6 +375,63 @@ class Continue(Op):
     effects = frozenset({"control"})
 
 
+class Call(Op):
+    """A real call of a function of the kernel (a recursive `@qd.real_func`): attrs `function` (a
+    `Function`), operands its scalar arguments, the result its return value (none when it returns
+    nothing). Whatever the function does (its reads and writes of arrays, prints, assertions) is
+    what the call does: `walk` goes on into its body."""
+
+    name = "call"
+    pure = False
+    effects = frozenset({"control"})
+
+    @property
+    def function(self) -> Function:
+        return self.attrs["function"]
+
+    def callee_walk(self, seen: set) -> Iterator[Op]:
+        fn = self.function
+        if fn not in seen:
+            seen.add(fn)
+            yield from fn.body.walk(seen)
+
+
+class Result(Op):
+    """The end of a function's body: operand 0 (if any) is what the call gives back."""
+
+    name = "result"
+    pure = False
+    effects = frozenset({"control"})
+
+
+class Function:
+    """A function of the kernel, compiled as a function of its own in every construct that calls
+    it: its body's arguments are its scalar parameters. Arrays it reads or writes are the kernel's
+    own (their `arg` ops, at the top of the kernel), so it is cloned along with the kernel that
+    calls it (`clone_op`)."""
+
+    def __init__(self, name: str, params: list[Value], returns: DType | None, loc=None) -> None:
+        self.name = name
+        self.params = params
+        self.returns = returns
+        self.body = Block(params)
+        self.loc = loc
+
+    def __repr__(self) -> str:
+        return f"Function({self.name})"
+
+
+def functions_of(kernel_or_ops: Kernel | list[Op]) -> list[Function]:
+    """The functions a kernel (or these ops) calls, directly or through others, in the order a walk
+    first reaches them."""
+    ops = kernel_or_ops.walk() if isinstance(kernel_or_ops, Kernel) else kernel_or_ops
+    out: list[Function] = []
+    for op in ops:
+        if isinstance(op, Call) and op.function not in out:
+            out.append(op.function)
+    return out
+
+
 @dataclass
 class Param:
     """A kernel parameter."""
@@ -425,16 +490,31 @@ def clone_op(op: Op, mapping: dict[Value, Value]) -> Op:
         args = [Value(a.type, a.name) for a in r.args]
         mapping.update(zip(r.args, args))
         regions.append(Block(args))
+    attrs = dict(op.attrs)
+    if isinstance(op, Call):
+        attrs["function"] = clone_function(op.function, mapping)
     new = type(op)(
         [mapping.get(v, v) for v in op.operands],
         op.result.type if op.result else None,
-        dict(op.attrs),
+        attrs,
         regions,
         op.loc,
         op.result.name if op.result else "",
     )
     if op.result is not None:
         mapping[op.result] = new.result  # type: ignore[assignment]
+    return new
+
+
+def clone_function(fn: Function, mapping: dict) -> Function:
+    """A copy of function `fn` (once per `mapping`: the calls of one clone share it), the kernel
+    values its body uses remapped through `mapping`, as the ops that call it are."""
+    if fn in mapping:
+        return mapping[fn]
+    params = [Value(p.type, p.name) for p in fn.params]
+    new = mapping[fn] = Function(fn.name, params, fn.returns, fn.loc)
+    mapping.update(zip(fn.params, params))
+    clone_ops(fn.body.ops, mapping, new.body)
     return new
 
 

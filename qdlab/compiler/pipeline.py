@@ -29,6 +29,7 @@ from .offload import Plan, message_ops, offload
 from .passes import run_passes
 from .printer import print_kernel
 from .report import make_report
+from .scope import CallsNeeded
 from .source import Source, source_lines
 from .targets import Target, symbols
 from .types import TensorType
@@ -342,7 +343,18 @@ def split_and_gate(
             return constructs, facts, fallback, iface
 
 
-def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
+def lower(
+    spec: KernelSpec, config: Config, calls: frozenset = frozenset()
+) -> tuple[ir.Kernel, Source]:
+    """The kernel's IR; lowered again, with `func` called, each time lowering finds a
+    @qd.real_func `func` calling itself (`real_calls.py`)."""
+    try:
+        return lower_once(spec, config, calls)
+    except CallsNeeded as e:
+        return lower(spec, config, calls | {e.func})
+
+
+def lower_once(spec: KernelSpec, config: Config, calls: frozenset) -> tuple[ir.Kernel, Source]:
     source = Source.of(spec.fn, "kernel")
     kernel = ir.Kernel(spec.name, list(spec.params), spec.returns)  # fields append theirs
     fe = Frontend(
@@ -367,6 +379,7 @@ def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
     fe.loc = None
     fe.return_shapes = tuple(spec.return_shapes)
     fe.templates = dict(spec.templates)  # as given: `qd.static(x is None)` sees a field itself
+    fe.calls = calls  # the real_funcs compiled as calls
     ctx = stmt_memo.context(spec, source, fe.config | {"fresh": config.fresh})
     if ctx is not None:  # unchanged top-level statements are replayed, not lowered
         fe.memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops))
