@@ -145,7 +145,8 @@ def step_real(x, t):
 def rec_real(x, n):
     if n <= 0:
         return np.int32(x)
-    return np.int32(rec_real(np.int32(np.int32(x) * np.int32(3) + np.int32(1)), n - 1) - np.int32(n))
+    inner = rec_real(np.int32(np.int32(x) * np.int32(3) + np.int32(1)), n - 1)
+    return np.int32(inner - np.int32(n))
 """
 _counter = itertools.count()
 
