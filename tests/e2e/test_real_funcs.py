@@ -181,6 +181,34 @@ def test_recursive_real_funcs_give_the_same_answer_on_every_path() -> None:
     assert on_every_path(run) == {p: want for p in PATHS}
 
 
+@qd.real_func
+def mark(a: I32, n: qd.i32) -> qd.i32:
+    s = 0
+    for j in range(2):  # a local the body accumulates into: the call's own, not the loop's
+        s += j
+    if n >= 0:
+        qd.atomic_add(a[n], 1)  # an element that changes from call to call
+        s += mark(a, n - 1)
+    return s
+
+
+@qd.kernel
+def marks(a: I32) -> qd.i32:
+    t = 0
+    for i in range(20000):
+        t += mark(a, i % 4) + down(i % 5)
+    return t
+
+
+def test_a_recursive_call_in_a_parallel_loop_is_no_reduction_of_it() -> None:
+    def run():
+        a = np.zeros(4, np.int32)
+        return marks(a), a.tolist()
+
+    calls = sum((i % 4) + 2 + (i % 5) * (i % 5 + 1) // 2 for i in range(20000))
+    assert on_every_path(run) == {p: (calls, [20000, 15000, 10000, 5000]) for p in PATHS}
+
+
 def test_a_recursive_real_func_is_a_call_and_a_function_in_the_ir() -> None:
     @qd.kernel
     def k(n: qd.i32) -> qd.i32:
