@@ -60,6 +60,12 @@ class Field(FieldBase):
         """What tells this field apart as a template argument: one specialisation per field."""
         self._shape = shape
         self._arr: object = None
+        self._order: tuple[int, ...] | None = None
+        """The axis each axis of memory holds, outermost first, from its dense layout (`layout`)."""
+        self._snode: object = None
+        self.blocked = False
+        """Its layout splits an axis over levels with another between (`dense(qd.i, 4).dense(qd.j,
+        4).dense(qd.i, 2)`): stored row-major here, so no address of it is the reference's."""
         _live.add(self)
         self.grad: Field | None = (
             type(self)(
@@ -95,9 +101,16 @@ class Field(FieldBase):
             return _NOT_PLACED
         return None
 
-    def place(self, shape: tuple[int, ...]) -> None:
-        """Give an unplaced field (and its gradient) its shape: `qd.root.dense(...).place(x)`;
-        placing a gradient (`place(x, x.grad)`) allocates it."""
+    def place(
+        self,
+        shape: tuple[int, ...],
+        order: tuple[int, ...] | None = None,
+        snode: object = None,
+        blocked: bool = False,
+    ) -> None:
+        """Give an unplaced field (and its gradient) its shape: `qd.root.dense(...).place(x)`, in
+        the memory order of its layout (`order`: see `layout`); placing a gradient (`place(x,
+        x.grad)`) allocates it."""
         if self.primal is not None:
             self.active = True
             return
@@ -105,7 +118,28 @@ class Field(FieldBase):
             raise QdRuntimeError(
                 f"field {self.label()} is already placed (it has shape {self._shape})."
             )
-        self._shape = shape
+        self._shape, self._order, self._snode, self.blocked = shape, order, snode, blocked
+
+    @property
+    def layout(self) -> tuple[int, ...] | None:
+        """Memory axis p holds axis `layout[p]` (a column-major `qd.root.dense(qd.j, m).dense(qd.i,
+        n)` is `(1, 0)`), as the reference lays it out; None: row-major. Kernels index it through
+        its type (`ArrayType.layout`); on the host the storage is a view in axis order. On the GPU
+        qdlab stores every field row-major (the same values; `qd.get_addr` is refused there)."""
+        f = self.primal or self
+        if f._order is None or state.config().arch == "cuda":
+            return None
+        return f._order
+
+    @property
+    def snode(self) -> object:
+        """`x.snode`: the dense level it is placed in (one of its own for `qd.field(shape=...)`)."""
+        f = self.primal or self
+        if f._snode is None:
+            from .snode import implicit  # lazy: snode.py imports this module
+
+            f._snode = implicit(f.shape)
+        return f._snode
 
     def storage(self) -> object:
         """The array that holds the elements (outer shape, then the element's), allocated on first
@@ -116,19 +150,33 @@ class Field(FieldBase):
             why = self.unusable()
             if why is not None:
                 raise QdRuntimeError(f"field {self.label()}: {why}.")
-            full = self.shape + self.element
+            order = self.layout or tuple(range(len(self.shape)))
+            dims = tuple(self.shape[a] for a in order)  # memory's order
             if state.config().arch == "cuda" and cuda_runtime.available():
-                self._arr = cuda_runtime.require().zeros(full, self.dtype.np)
-            elif state.config().bounds_checks:  # an index past the shape is caught, as there
-                self._arr = np.zeros(full, self.dtype.np)
+                self._arr = cuda_runtime.require().zeros(self.shape + self.element, self.dtype.np)
+                return self._arr
+            if state.config().bounds_checks:  # an index past the shape is caught, as there
+                arr = np.zeros(dims + self.element, self.dtype.np)
             else:  # each axis padded to a power of two, as Quadrants' dense layout does, so a
                 # small overrun lands in the field's own memory there and here alike; and a
                 # slack after it, where Quadrants' shared root buffer has the next field
-                padded = tuple(1 << max(0, int(n) - 1).bit_length() for n in self.shape)
+                padded = tuple(1 << max(0, int(n) - 1).bit_length() for n in dims)
                 size = int(np.prod(padded + self.element, dtype=np.int64))
                 flat = np.zeros(size + SLACK, self.dtype.np)
-                self._arr = flat[:size].reshape(padded + self.element)
+                arr = flat[:size].reshape(padded + self.element)
+            if self.layout is not None:  # the host sees it in axis order: a view
+                axes = [order.index(d) for d in range(len(order))]
+                arr = arr.transpose(axes + list(range(len(order), arr.ndim)))
+            self._arr = arr
         return self._arr
+
+    def memory_shape(self, arr: object) -> tuple[int, ...]:
+        """The storage's extents in memory's order (what a kernel's launch words hold)."""
+        shape = tuple(arr.shape)  # type: ignore[attr-defined]
+        order = self.layout
+        if order is None:
+            return shape
+        return tuple(shape[a] for a in order) + shape[len(order) :]
 
     def logical(self, arr: object) -> object:
         """The elements of `arr` (the storage, or a host copy of it) within the field's shape."""
@@ -140,7 +188,7 @@ class Field(FieldBase):
         """Its words in a launch: data pointer, gradient pointer (0 without one), extents."""
         arr = self.storage()
         grad = cuda_runtime.pointer(self.grad.storage()) if self.needs_grad else 0
-        return abi.array_words(cuda_runtime.pointer(arr), grad, arr.shape)  # type: ignore[attr-defined]
+        return abi.array_words(cuda_runtime.pointer(arr), grad, self.memory_shape(arr))
 
     def launch_value(self) -> tuple[object, object]:
         """(data, gradient) arrays, as a bound array argument is (the CUDA launcher's form)."""
@@ -262,6 +310,8 @@ class Field(FieldBase):
         field); None when it is outside both."""
         flat = getattr(arr, "base", None)
         if not isinstance(arr, np.ndarray) or flat is None or min(key, default=0) < 0:
+            return None
+        if self.layout is not None:  # its memory is not in axis order: no such element
             return None
         linear = 0
         for k, n in zip(key, arr.shape):

@@ -273,6 +273,13 @@ class Atomic(_Memory):
     effects = frozenset({"read", "write"})
 
 
+class Addr(_Memory):
+    """`qd.get_addr(x, [i, j])`: the address of an element (array, *indices) as a u64; reads no
+    memory."""
+
+    name = "addr"
+
+
 class Random(Op):
     """A draw from the counter-based generator; attrs `site` numbers the draw within the kernel."""
 

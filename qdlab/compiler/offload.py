@@ -251,7 +251,7 @@ def message_ops(kernel_ops: list[ir.Op], debug: bool) -> list[ir.Op]:
     for top in kernel_ops:
         for op in top.walk():
             if isinstance(op, ir.Assert) or (
-                debug and isinstance(op, (ir.Load, ir.Store, ir.Atomic, ir.VolatileLoad))
+                debug and isinstance(op, (ir.Load, ir.Store, ir.Atomic, ir.VolatileLoad, ir.Addr))
             ):
                 out.append(op)
     return out

@@ -227,6 +227,10 @@ def _load(em: TaskEmitter, op: ir.Op) -> ll.Value:
     return em.b.load(address(em, op), name=op.result.name)  # type: ignore[union-attr]
 
 
+def _addr(em: TaskEmitter, op: ir.Op) -> ll.Value:
+    return em.b.ptrtoint(address(em, op), I64, name=op.result.name)  # type: ignore[union-attr]
+
+
 def _volatile_load(em: TaskEmitter, op: ir.Op) -> ll.Value:
     """An atomic load: LLVM never merges, hoists or removes it, which is what `qd.volatile_load`
     promises."""
@@ -437,5 +441,6 @@ EMITTERS: dict[type[ir.Op], Callable[[TaskEmitter, ir.Op], ll.Value | None]] = {
     ir.InterfaceLoad: _interface_load,
     ir.InterfaceStore: _interface_store,
     ir.Call: _call,
+    ir.Addr: _addr,
     ir.Result: _result,
 }
