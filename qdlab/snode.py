@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from .compiler.errors import QdRuntimeError, QdValueError
-from .field import Field, lazy_grad
+from .field import Field, lazy_dual, lazy_grad, set_implicit_snode
 from .struct_field import StructField
 
 
@@ -142,9 +142,8 @@ class SNode:
         lazy_grad()
 
     def lazy_dual(self) -> None:
-        raise QdRuntimeError(
-            "qd.root.lazy_dual(): forward-mode autodiff (dual fields) is not supported in qdlab."
-        )
+        """Allocate the dual of every float field (forward mode: `qd.ad.FwdMode`)."""
+        lazy_dual()
 
     def parent(self, n: int = 1) -> SNode | None:
         node: SNode | None = self
@@ -169,6 +168,7 @@ def implicit(shape: tuple[int, ...]) -> SNode:
 
 
 root = SNode(None, (), ())
+set_implicit_snode(implicit)
 """`qd.root`: the top of every dense layout (each `dense(...)` call is a new branch)."""
 
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import autodiff, gate, ir, keys, manifest, runtime, split, stmt_memo
+from . import autodiff, forward_mode, gate, ir, keys, manifest, runtime, split, stmt_memo
 from .abi import IFACE_SLOTS
 from .cache import BinaryCache
 from .cfg import cfg_dot
@@ -50,7 +50,8 @@ class KernelSpec:
     params: list[ir.Param]
     returns: list
     templates: dict = field(default_factory=dict)
-    autodiff: bool = False
+    autodiff: bool | str = False
+    """True for the reverse-mode gradient kernel, "forward" for the forward-mode one."""
     return_shapes: list[tuple[int, ...]] = field(default_factory=list)
     """The shape of each return value (`()` for a scalar, `(3,)` for a vec3), in the order of the
     annotation; `returns` lists their entries' types, flattened."""
@@ -250,8 +251,9 @@ def compile_kernel(
     verify(kernel)
     run_passes(kernel)  # simplify: promote, fold, CSE, DCE
     verify(kernel)
-    if spec.autodiff:
-        kernel = autodiff.reverse(kernel)  # the gradient kernel (compiled whole)
+    if spec.autodiff:  # values and their duals (split as any kernel), or the gradient kernel
+        forward = spec.autodiff == "forward"
+        kernel = forward_mode.jvp(kernel) if forward else autodiff.reverse(kernel)
         run_passes(kernel)
         verify(kernel)
     constructs, facts, fallback, iface = split_and_gate(
@@ -330,7 +332,7 @@ def split_and_gate(
     iface = split.Interface()
     while True:
         constructs = split.constructs(kernel, iface)
-        facts = gate.Facts(kernel, constructs, config.as_dict(), spec.autodiff)
+        facts = gate.Facts(kernel, constructs, config.as_dict(), spec.autodiff is True)
         fallback = gate.check(facts) if config.per_offload else None
         if (
             fallback is None
