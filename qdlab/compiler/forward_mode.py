@@ -10,8 +10,8 @@ as its tangent, a store stores the tangent to the dual, an atomic add adds it. A
 has a tangent local beside it. Values with no tangent (integers, constants, ndarrays and fields
 without a dual) count as constants.
 
-Refused, with the line: reading or writing a `.grad` buffer, atomic min / max / exchange of a
-field with a dual, a local's atomic min / max, calls of recursive real_funcs.
+Refused, with the line: reading or writing a `.grad` buffer or a `.dual` field itself, atomic min /
+max / exchange of a field with a dual, a local's atomic min / max, calls of recursive real_funcs.
 """
 
 from __future__ import annotations
@@ -193,7 +193,15 @@ class Forward:
 def jvp(kernel: ir.Kernel) -> ir.Kernel:
     """The forward-mode kernel of `kernel` (simplified IR): its fields with a dual take it through
     their gradient word (the launch fills it from the dual's storage)."""
-    duals = {i for i, f in field_params(kernel).items() if getattr(f, "has_dual", False)}
+    fields = field_params(kernel)
+    for f in fields.values():
+        if getattr(f, "dual_of", None) is not None:  # the same memory as a dual word: refused
+            raise QuadrantsCompilationError(
+                "forward-mode autodiff (qd.ad.FwdMode): a kernel launched under it reads or "
+                "writes a field's `.dual` itself, which forward mode computes; read it after.",
+                kernel.flags.get("def_loc"),  # type: ignore[arg-type]
+            )
+    duals = {i for i, f in fields.items() if getattr(f, "has_dual", False)}
     fw = Forward(duals)
     params = [
         ir.Param(p.name, dataclasses.replace(p.type, needs_grad=True))

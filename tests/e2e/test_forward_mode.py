@@ -81,7 +81,14 @@ def test_what_forward_mode_cannot_differentiate_is_refused() -> None:
         for i in range(4):
             qd.atomic_max(m[None], x[i])
 
-    for kernel, what in ((reads_grad, "`.grad` buffer"), (takes_max, "atomic max")):
+    xd = x.dual  # the dual as a field of its own
+
+    @qd.kernel
+    def reads_dual():
+        m[None] = xd[0]
+
+    cases = ((reads_grad, "`.grad` buffer"), (takes_max, "atomic max"), (reads_dual, "`.dual`"))
+    for kernel, what in cases:
         with (
             pytest.raises(qd.QuadrantsCompilationError, match=what),
             qd.ad.FwdMode(loss=m, param=x, seed=[1.0] * 4),
