@@ -209,6 +209,34 @@ def test_a_recursive_call_in_a_parallel_loop_is_no_reduction_of_it() -> None:
     assert on_every_path(run) == {p: (calls, [20000, 15000, 10000, 5000]) for p in PATHS}
 
 
+@qd.real_func
+def count(a: I32, n: qd.i32) -> qd.i32:
+    if n < 0:
+        return 0  # a stored return: the function has locals of its own
+    a[n] += 1
+    return count(a, n - 1) + 1
+
+
+@qd.kernel
+def counts(a: I32, out: I32):
+    out[0] = count(a, 3)
+    for _ in range(1):
+        out[1] = a[0]
+    out[2] = count(a, 1)  # another call: the function's locals are not the kernel's
+
+
+def test_calls_in_two_constructs_share_no_local_and_the_kernel_still_splits() -> None:
+    def run():
+        a, out = np.zeros(4, np.int32), np.zeros(3, np.int32)
+        counts(a, out)
+        o = counts._primal.per_offload_cache_observations
+        return a.tolist(), out.tolist(), o.frontend_constructs_total
+
+    got = on_every_path(run)
+    assert got["split"] == ([2, 2, 1, 1], [4, 1, 2], 3)  # three constructs, no fallback
+    assert {p: v[:2] for p, v in got.items()} == {p: ([2, 2, 1, 1], [4, 1, 2]) for p in PATHS}
+
+
 def test_a_recursive_real_func_is_a_call_and_a_function_in_the_ir() -> None:
     @qd.kernel
     def k(n: qd.i32) -> qd.i32:
