@@ -1,4 +1,5 @@
-"""`qd.ad.Tape`: record kernel launches, then run their gradient kernels in reverse."""
+"""`qd.ad.Tape`: record kernel launches, then run their gradient kernels in reverse;
+`qd.ad.FwdMode`: run kernels in forward mode, their fields' duals computed alongside."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import field, state
+from .compiler.errors import QdRuntimeError, QdTypeError
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -68,3 +70,79 @@ class Tape:
             self.loss.grad.fill(1)  # type: ignore[attr-defined]
         for kernel, args, kwargs in reversed(self.calls):
             kernel.grad(*args, **kwargs)  # type: ignore[attr-defined]
+
+
+class FwdMode:
+    """`with qd.ad.FwdMode(loss=x, param=y, seed=[...]): k(...)` then reads `x.dual`.
+
+    Forward-mode autodiff, as Quadrants has it: on entry every field's dual is zeroed (with
+    `clear_gradients`, the default) and the seed is written to `param.dual` (one value per element
+    of `param`, or one for a 0-d field; with one value and a bigger `param`, its first element);
+    the kernels launched inside run in forward mode (each float value of theirs paired with its
+    dual: `compiler/forward_mode.py`), so `loss.dual` ends holding the Jacobian-vector product;
+    on exit the seed is cleared. `param` and each loss are scalar fields with a dual
+    (`needs_dual=True` or `qd.root.lazy_dual()`).
+    """
+
+    def __init__(
+        self, loss: object, param: object, seed: object = None, clear_gradients: bool = True
+    ) -> None:
+        self.loss = loss if isinstance(loss, list) else [loss]
+        self.param = param
+        self.seed = seed
+        self.clear_gradients = clear_gradients
+        self.entered = False
+
+    def __enter__(self) -> Self:
+        if self.entered:
+            raise RuntimeError("Forward mode manager can be entered only once.")
+        if state.fwd is not None:
+            raise RuntimeError("qd.ad.FwdMode cannot be nested")
+        self.entered = True
+        for f in [*self.loss, self.param]:
+            if not isinstance(f, field.ScalarField):
+                raise QdTypeError(
+                    "qd.ad.FwdMode takes scalar fields for its loss and its param, not "
+                    f"{type(f).__name__}."
+                )
+            if not f.has_dual:
+                raise QdRuntimeError(
+                    f"field {f.label()} has no dual: make it with needs_dual=True or call "
+                    "qd.root.lazy_dual() first."
+                )
+        n = int(np.prod(self.param.shape, dtype=np.int64))  # type: ignore[attr-defined]
+        if not self.seed:
+            if n != 1:
+                raise RuntimeError(
+                    "`seed` is not set for non 0-D field, please specify. `seed` is a list to "
+                    "specify which parameters the computed derivatives respect to."
+                )
+            self.seed = [1.0]
+        elif len(self.seed) != n:  # type: ignore[arg-type]
+            raise RuntimeError(f"`seed` has {len(self.seed)} values for {n} parameters.")  # type: ignore[arg-type]
+        if self.clear_gradients:
+            field.clear_duals()
+        self.set_seed(False)
+        state.fwd = self
+        return self
+
+    def set_seed(self, clear: bool) -> None:
+        dual = self.param.dual  # type: ignore[attr-defined]
+        seed = list(self.seed)  # type: ignore[call-overload]
+        if len(seed) == 1:
+            dual[None if not self.param.shape else (0,) * len(self.param.shape)] = (  # type: ignore[attr-defined]
+                0.0 if clear else float(seed[0])
+            )
+        elif clear:
+            dual.fill(0)
+        else:
+            dual.from_numpy(np.array(seed, np.float32))  # a 1-d param's, as Quadrants takes it
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        state.fwd = None
+        self.set_seed(True)

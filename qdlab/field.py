@@ -14,6 +14,7 @@ import itertools
 import math
 import uuid
 import weakref
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -47,6 +48,8 @@ class Field(FieldBase):
         name: str = "",
         primal: Field | None = None,
         offset: tuple[int, ...] | None = None,
+        needs_dual: bool = False,
+        dual_of: Field | None = None,
     ) -> None:
         self.dtype, self.element, self.name = dtype, element, name
         self.given_offset = offset
@@ -60,14 +63,41 @@ class Field(FieldBase):
         """What tells this field apart as a template argument: one specialisation per field."""
         self._shape = shape
         self._arr: object = None
+        self._order: tuple[int, ...] | None = None
+        """The axis each axis of memory holds, outermost first, from its dense layout (`layout`)."""
+        self._snode: object = None
+        self.blocked = False
+        """Its layout splits an axis over levels with another between (`dense(qd.i, 4).dense(qd.j,
+        4).dense(qd.i, 2)`): stored row-major here, so no address of it is the reference's."""
         _live.add(self)
+        self.dual_of = dual_of
+        """The field whose dual this is (`x.dual`: a field of its own, its shape and layout
+        `x`'s)."""
+        if dual_of is not None:
+            self.active = needs_dual
+        own = primal is None and dual_of is None and dtype.is_float
         self.grad: Field | None = (
             type(self)(
                 dtype, None, element, needs_grad, f"{name}.grad" if name else "", self, offset
             )
-            if primal is None and dtype.is_float
+            if own
             else None
         )  # a float field always has one, allocated with needs_grad=True or by lazy_grad()
+        self.dual: Field | None = (
+            type(self)(
+                dtype,
+                None,
+                element,
+                False,
+                f"{name}.dual" if name else "",
+                None,
+                offset,
+                needs_dual,
+                self,
+            )
+            if own
+            else None
+        )  # and a dual, allocated with needs_dual=True or by lazy_dual() (forward mode)
 
     # -- what a kernel needs -----------------------------------------------------------------------
     @property
@@ -75,10 +105,17 @@ class Field(FieldBase):
         return self.grad is not None and self.grad.active
 
     @property
+    def has_dual(self) -> bool:
+        """Whether its dual is allocated (forward mode reads and writes it)."""
+        return self.dual is not None and self.dual.active
+
+    @property
     def offset(self) -> tuple[int, ...]:  # type: ignore[override]
         return self.given_offset or (0,) * len(self.shape)
 
     def dims(self) -> tuple[int, ...] | None:
+        if self.dual_of is not None:
+            return self.dual_of._shape
         return self.primal._shape if self.primal is not None else self._shape
 
     @property
@@ -95,17 +132,43 @@ class Field(FieldBase):
             return _NOT_PLACED
         return None
 
-    def place(self, shape: tuple[int, ...]) -> None:
-        """Give an unplaced field (and its gradient) its shape: `qd.root.dense(...).place(x)`;
-        placing a gradient (`place(x, x.grad)`) allocates it."""
-        if self.primal is not None:
+    def place(
+        self,
+        shape: tuple[int, ...],
+        order: tuple[int, ...] | None = None,
+        snode: object = None,
+        blocked: bool = False,
+    ) -> None:
+        """Give an unplaced field (and its gradient) its shape: `qd.root.dense(...).place(x)`, in
+        the memory order of its layout (`order`: see `layout`); placing a gradient (`place(x,
+        x.grad)`) allocates it."""
+        if self.primal is not None or self.dual_of is not None:
             self.active = True
             return
         if self._shape is not None:
             raise QdRuntimeError(
                 f"field {self.label()} is already placed (it has shape {self._shape})."
             )
-        self._shape = shape
+        self._shape, self._order, self._snode, self.blocked = shape, order, snode, blocked
+
+    @property
+    def layout(self) -> tuple[int, ...] | None:
+        """Memory axis p holds axis `layout[p]` (a column-major `qd.root.dense(qd.j, m).dense(qd.i,
+        n)` is `(1, 0)`), as the reference lays it out; None: row-major. Kernels index it through
+        its type (`ArrayType.layout`); on the host the storage is a view in axis order. On the GPU
+        qdlab stores every field row-major (the same values; `qd.get_addr` is refused there)."""
+        f = self.primal or self.dual_of or self
+        if f._order is None or state.config().arch == "cuda":
+            return None
+        return f._order
+
+    @property
+    def snode(self) -> object:
+        """`x.snode`: the dense level it is placed in (one of its own for `qd.field(shape=...)`)."""
+        f = self.primal or self.dual_of or self
+        if f._snode is None:
+            f._snode = implicit_snode(f.shape)
+        return f._snode
 
     def storage(self) -> object:
         """The array that holds the elements (outer shape, then the element's), allocated on first
@@ -116,19 +179,33 @@ class Field(FieldBase):
             why = self.unusable()
             if why is not None:
                 raise QdRuntimeError(f"field {self.label()}: {why}.")
-            full = self.shape + self.element
+            order = self.layout or tuple(range(len(self.shape)))
+            dims = tuple(self.shape[a] for a in order)  # memory's order
             if state.config().arch == "cuda" and cuda_runtime.available():
-                self._arr = cuda_runtime.require().zeros(full, self.dtype.np)
-            elif state.config().bounds_checks:  # an index past the shape is caught, as there
-                self._arr = np.zeros(full, self.dtype.np)
+                self._arr = cuda_runtime.require().zeros(self.shape + self.element, self.dtype.np)
+                return self._arr
+            if state.config().bounds_checks:  # an index past the shape is caught, as there
+                arr = np.zeros(dims + self.element, self.dtype.np)
             else:  # each axis padded to a power of two, as Quadrants' dense layout does, so a
                 # small overrun lands in the field's own memory there and here alike; and a
                 # slack after it, where Quadrants' shared root buffer has the next field
-                padded = tuple(1 << max(0, int(n) - 1).bit_length() for n in self.shape)
+                padded = tuple(1 << max(0, int(n) - 1).bit_length() for n in dims)
                 size = int(np.prod(padded + self.element, dtype=np.int64))
                 flat = np.zeros(size + SLACK, self.dtype.np)
-                self._arr = flat[:size].reshape(padded + self.element)
+                arr = flat[:size].reshape(padded + self.element)
+            if self.layout is not None:  # the host sees it in axis order: a view
+                axes = [order.index(d) for d in range(len(order))]
+                arr = arr.transpose(axes + list(range(len(order), arr.ndim)))
+            self._arr = arr
         return self._arr
+
+    def memory_shape(self, arr: object) -> tuple[int, ...]:
+        """The storage's extents in memory's order (what a kernel's launch words hold)."""
+        shape = tuple(arr.shape)  # type: ignore[attr-defined]
+        order = self.layout
+        if order is None:
+            return shape
+        return tuple(shape[a] for a in order) + shape[len(order) :]
 
     def logical(self, arr: object) -> object:
         """The elements of `arr` (the storage, or a host copy of it) within the field's shape."""
@@ -136,11 +213,15 @@ class Field(FieldBase):
             return arr
         return arr[tuple(slice(0, n) for n in self.shape)]  # type: ignore[index]
 
-    def launch_words(self) -> tuple[int, ...]:
-        """Its words in a launch: data pointer, gradient pointer (0 without one), extents."""
+    def launch_words(self, dual: bool = False) -> tuple[int, ...]:
+        """Its words in a launch: data pointer, gradient pointer (0 without one), extents. A
+        forward-mode launch (`dual`) gives its dual's pointer for the gradient's."""
         arr = self.storage()
-        grad = cuda_runtime.pointer(self.grad.storage()) if self.needs_grad else 0
-        return abi.array_words(cuda_runtime.pointer(arr), grad, arr.shape)  # type: ignore[attr-defined]
+        if dual:
+            grad = cuda_runtime.pointer(self.dual.storage()) if self.has_dual else 0  # type: ignore[union-attr]
+        else:
+            grad = cuda_runtime.pointer(self.grad.storage()) if self.needs_grad else 0
+        return abi.array_words(cuda_runtime.pointer(arr), grad, self.memory_shape(arr))
 
     def launch_value(self) -> tuple[object, object]:
         """(data, gradient) arrays, as a bound array argument is (the CUDA launcher's form)."""
@@ -263,6 +344,8 @@ class Field(FieldBase):
         flat = getattr(arr, "base", None)
         if not isinstance(arr, np.ndarray) or flat is None or min(key, default=0) < 0:
             return None
+        if self.layout is not None:  # its memory is not in axis order: no such element
+            return None
         linear = 0
         for k, n in zip(key, arr.shape):
             linear = linear * n + k
@@ -360,15 +443,41 @@ def field(
             f"{scalar} is not supported for field with `needs_grad=True` or `needs_dual=True`."
         )
     cls = MatrixField if element else ScalarField
-    return cls(scalar, dims, element, needs_grad, name, None, _offset(offset, dims))
+    return cls(scalar, dims, element, needs_grad, name, None, _offset(offset, dims), needs_dual)
 
 
 matrix.field_maker = field
+_implicit: list[Callable[[tuple[int, ...]], object]] = []
 
 
-def attach(compiled: object) -> None:
-    """Read the launch words of the fields a compiled variant uses (allocating their storage)."""
-    compiled.field_words = [w for f in compiled.fields for w in f.launch_words()]  # type: ignore[attr-defined]
+def implicit_snode(shape: tuple[int, ...]) -> object:
+    """The dense level of a field made with a shape (`snode.implicit`, registered by snode.py,
+    which imports this module)."""
+    return _implicit[0](shape)
+
+
+def set_implicit_snode(make: Callable[[tuple[int, ...]], object]) -> None:
+    _implicit[:] = [make]
+
+
+def attach(compiled: object, dual: bool = False) -> None:
+    """Read the launch words of the fields a compiled variant uses (allocating their storage); a
+    forward-mode variant's (`dual`) with their duals."""
+    compiled.field_words = [w for f in compiled.fields for w in f.launch_words(dual)]  # type: ignore[attr-defined]
+
+
+def lazy_dual() -> None:
+    """`qd.root.lazy_dual()`: allocate the dual of every float field (forward mode)."""
+    for f in list(_live):
+        if f.dual is not None and f.epoch == state.epoch:
+            f.dual.active = True
+
+
+def clear_duals() -> None:
+    """Zero the dual of every live field (`qd.ad.FwdMode` does on entry)."""
+    for f in list(_live):
+        if f.dual is not None and f.has_dual and f.unusable() is None:
+            f.dual.fill(0)
 
 
 def lazy_grad() -> None:

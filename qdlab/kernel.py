@@ -64,9 +64,9 @@ class Observations:
 class Kernel(KernelDef):
     """`@qd.kernel`: compiled on first call for each argument signature, then launched natively."""
 
-    def __init__(self, fn: typing.Callable, autodiff: bool = False) -> None:
+    def __init__(self, fn: typing.Callable, autodiff: bool | str = False) -> None:
         self.fn = fn
-        self.name = fn.__name__ + (".grad" if autodiff else "")
+        self.name = fn.__name__ + {False: "", True: ".grad", "forward": ".fwd"}[autodiff]
         self.__name__ = self.name
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn  # what it wraps, as functools.wraps says (pytest collects it so)
@@ -182,6 +182,16 @@ class Kernel(KernelDef):
             g = self.__dict__["_grad"] = Kernel(self.fn, autodiff=True)
             g.options = self.options
         return g
+
+    @property
+    def forward(self) -> Kernel:
+        """The forward-mode kernel a launch under `qd.ad.FwdMode` runs: the kernel with the duals
+        of its fields computed alongside (`compiler/forward_mode.py`)."""
+        f = self.__dict__.get("_forward")
+        if f is None:
+            f = self.__dict__["_forward"] = Kernel(self.fn, autodiff="forward")
+            f.options = self.options
+        return f
 
     def __repr__(self) -> str:
         return f"<qd.kernel {self.name}>"
@@ -300,7 +310,7 @@ class Kernel(KernelDef):
                 self.on_construct,
             )  # type: ignore[arg-type]
         state.history[self.name] = compiled
-        field.attach(compiled)
+        field.attach(compiled, self.autodiff == "forward")
         self.latest = compiled
         total, recompiled, hit = compiled.observations
         self.per_offload_cache_observations = Observations(total, recompiled, hit)
@@ -370,6 +380,8 @@ class Kernel(KernelDef):
                 args = tuple(tensors.unwrap(a) for a in args)
             if state.tape is not None and not self.autodiff:
                 state.tape.record(self, args, {})
+            if state.fwd is not None and not self.autodiff:
+                return self.forward(*args)
             if (self.options or state.config().arch != "cpu") and self.config().arch == "cuda":
                 return self.launch_cuda(args, {})
             key = self.key(args)

@@ -3,9 +3,11 @@
 
 A dense SNode tree decides the shape of the fields it places: along each axis, the product of the
 extents every level of the path gives that axis (`dense(qd.i, 4).dense(qd.i, 8)` is 32 along i).
-qdlab stores each placed field as its own C-ordered array of that shape, which gives the same
-values for every index as the reference's layout does; how the reference interleaves fields placed
-together in memory is not reproduced (no kernel can observe it). Sparse SNodes (`pointer`,
+qdlab stores each placed field as its own array of that shape, its axes in memory in the order the
+levels give them (`dense(qd.j, 32).dense(qd.i, 16)` is column-major, as in the reference, so
+`qd.get_addr` steps as there); a layout that splits an axis over levels with another between is
+stored in axis order (the same values; `qd.get_addr` is refused on it). How the reference
+interleaves fields placed together in memory is not reproduced. Sparse SNodes (`pointer`,
 `bitmasked`, `dynamic`, `hash`), bit-level and quantised storage are refused by name."""
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import math
 
 from .compiler.errors import QdRuntimeError, QdValueError
-from .field import Field, lazy_grad
+from .field import Field, lazy_dual, lazy_grad, set_implicit_snode
 from .struct_field import StructField
 
 
@@ -85,6 +87,28 @@ class SNode:
             node = node._parent
         return out[::-1]
 
+    def memory_order(self) -> tuple[tuple[int, ...] | None, bool]:
+        """(the axis each axis of memory holds for a field placed here, outermost first, or None
+        when that is axis order; whether an axis is split over levels with another between, which
+        is no order of whole axes). `dense(qd.j, 32).dense(qd.i, 16)` is column-major: `(1, 0)`."""
+        seq: list[int] = []
+        for node in self.path():
+            for a in node.axes:
+                if seq and seq[-1] == a:
+                    continue  # the same axis again right away: still one axis of memory
+                if a in seq:
+                    return None, True
+                seq.append(a)
+        used = sorted(seq)
+        order = tuple(used.index(a) for a in seq)
+        return (None if order == tuple(range(len(order))) else order), False
+
+    def _physical_index_position(self) -> dict[int, int]:
+        """The reference's map from a placed field's axes to the index space's (`qd.i` is 0,
+        `qd.j` 1, ...), for the axes its levels use."""
+        used = sorted({a for node in self.path() for a in node.axes})
+        return dict(enumerate(used))
+
     @property
     def shape(self) -> tuple[int, ...]:
         """The shape of a field placed here."""
@@ -102,13 +126,14 @@ class SNode:
         if math.prod(dims) >= 2**31:
             raise QdValueError(f"a layout of shape {dims} has more than 2**31 - 1 elements.")
         flat = [g for f in fields for g in (f.leaves() if isinstance(f, StructField) else [f])]
+        order, blocked = self.memory_order()
         for f in flat:
             if not isinstance(f, Field):
                 raise QdValueError(
                     f"place() takes fields made by qd.field(dtype) without a shape, not "
                     f"{type(f).__name__}."
                 )
-            f.place(dims)
+            f.place(dims, order, self, blocked)
             self.fields.append(f)
         return self
 
@@ -117,9 +142,8 @@ class SNode:
         lazy_grad()
 
     def lazy_dual(self) -> None:
-        raise QdRuntimeError(
-            "qd.root.lazy_dual(): forward-mode autodiff (dual fields) is not supported in qdlab."
-        )
+        """Allocate the dual of every float field (forward mode: `qd.ad.FwdMode`)."""
+        lazy_dual()
 
     def parent(self, n: int = 1) -> SNode | None:
         node: SNode | None = self
@@ -137,7 +161,14 @@ class SNode:
         return f"<qd.SNode dense {self.shape}>" if self.axes else "<qd.root>"
 
 
+def implicit(shape: tuple[int, ...]) -> SNode:
+    """The dense level of a field made with `qd.field(dtype, shape)`: `qd.root.dense(qd.ij...,
+    shape)`, in axis order."""
+    return SNode(root, tuple(range(len(shape))), tuple(shape)) if shape else root
+
+
 root = SNode(None, (), ())
+set_implicit_snode(implicit)
 """`qd.root`: the top of every dense layout (each `dense(...)` call is a new branch)."""
 
 

@@ -43,6 +43,8 @@ history: dict[str, object] = {}
 """Latest compile of each kernel, by name: what the next compile of the same name is compared
 against."""
 tape: object | None = None
+fwd: object | None = None
+"""The `qd.ad.FwdMode` being entered: kernels launched meanwhile run in forward mode."""
 """The `qd.ad.Tape` being recorded, if any."""
 compile_hooks: list[Callable] = []
 """Called as hook(kernel, compiled) after each compile (the notebook views subscribe here)."""

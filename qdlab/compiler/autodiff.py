@@ -154,6 +154,8 @@ class Reverser:
         for op in ops:
             if isinstance(op, ir.Random):
                 raise _refuse(op, "a random draw")
+            if isinstance(op, ir.Call):
+                raise _refuse(op, f"a call of recursive @qd.real_func `{op.function.name}`")
             if isinstance(op, (ir.Loop, ir.Break, ir.Continue)):
                 what = f"`{op.name}`"
                 if isinstance(op, ir.Loop):

@@ -24,7 +24,7 @@ from .errors import (
 from .scope import GradOf, Local, describe, is_number
 from .struct_values import members_of
 from .structs import BoundMethod
-from .types import DTYPES, DType, i32, promote, u1
+from .types import DTYPES, DType, i32, promote, u1, u64
 from .vectors import ElementRef, Vec, VecLocal, VecMethod
 
 UNARY_FLOAT = {
@@ -419,6 +419,32 @@ class Calls:
         array, indices = self.subscript_target(node.args[0])
         base, grad = GradOf.unpack(array)
         return self.emit(ir.VolatileLoad, [base, *indices], base.type.dtype, grad=grad)  # type: ignore
+
+    def b_get_addr(self, node: ast.Call) -> object:
+        """`qd.get_addr(x, [i, j])`: the address of a field's element, as a u64 (of its first
+        entry for a vector or matrix field)."""
+        if len(node.args) != 2 or node.keywords:
+            raise self.error("qd.get_addr(f, indices) takes a field and its element's indices.")
+        target = ast.copy_location(ast.Subscript(node.args[0], node.args[1], ast.Load()), node)
+        array, indices = self.subscript_target(target)
+        base, grad = GradOf.unpack(array)
+        f = self.field_of(base)
+        if f is None:
+            raise self.error(
+                "qd.get_addr(f, indices) takes a field (an ndarray's address is its data "
+                "pointer's business).",
+                QdTypeError,
+            )
+        if getattr(f.primal or f, "blocked", False):
+            raise self.error(
+                "qd.get_addr on a field whose dense layout splits an axis over levels with "
+                "another between: qdlab stores it in axis order, so no address of it would be "
+                "the reference's."
+            )
+        if self.config.get("arch") == "cuda":
+            raise self.error("qd.get_addr is supported on the CPU in qdlab.")
+        zeros = [self.const(0, i32) for _ in base.type.element]  # type: ignore[union-attr]
+        return self.emit(ir.Addr, [base, *indices, *zeros], u64, grad=grad)
 
     def b_loop_config(self, node: ast.Call) -> None:
         for kw in node.keywords:

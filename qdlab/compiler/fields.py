@@ -40,8 +40,10 @@ def field_paths(kernel: ir.Kernel) -> list[tuple[str, str]] | None:
 
 
 def field_type(f: FieldBase) -> ArrayType:
-    """The type of the hidden parameter a field feeds."""
-    return ArrayType(f.dtype, len(f.shape), bool(f.needs_grad), "unsafe", tuple(f.element))
+    """The type of the hidden parameter a field feeds (its memory's axis order, when its dense
+    layout is not row-major, as an ndarray's `layout`)."""
+    layout = getattr(f, "layout", None)
+    return ArrayType(f.dtype, len(f.shape), bool(f.needs_grad), "unsafe", tuple(f.element), layout)
 
 
 def dep_fingerprint(value: object) -> str:
@@ -150,17 +152,16 @@ class Fields:
 
     def from_offset(self, arr: object, indices: list[ir.Value]) -> list[ir.Value]:
         """Indices as the storage takes them: a field's declared with an offset counted from its
-        first element, a laid-out ndarray's (`qd.tensor(..., layout=(1, 0))`) in memory's order."""
+        first element, a laid-out ndarray's (`qd.tensor(..., layout=(1, 0))`) or field's (a
+        column-major dense layout) in memory's order."""
         layout = getattr(getattr(arr, "type", None), "layout", None)
-        if layout is not None:
-            return [indices[a] for a in layout]
         f = self.field_of(arr)
-        if f is None or not any(f.offset):
-            return indices
-        return [
-            self.emit(ir.BinOp, [v, self.const(o, i32)], i32, op="sub") if o else v
-            for v, o in zip(indices, f.offset)
-        ]
+        if f is not None and any(f.offset):
+            indices = [
+                self.emit(ir.BinOp, [v, self.const(o, i32)], i32, op="sub") if o else v
+                for v, o in zip(indices, f.offset)
+            ]
+        return [indices[a] for a in layout] if layout is not None else indices
 
     def volatile_target_error(self, arg: object) -> QdError:
         """What `qd.volatile_load` says of a target that is not an array element."""

@@ -39,6 +39,7 @@ from .printing import Prints
 from .real_funcs import RealFuncs
 from .scope import (
     BINOPS,
+    CallsNeeded,
     FuncReturn,
     GradOf,
     Local,
@@ -139,7 +140,7 @@ class Frontend(
             return super().visit(node)
         except QdError:
             raise
-        except FuncReturn:
+        except (FuncReturn, CallsNeeded):
             raise
         except RecursionError as e:
             if not hasattr(e, "loc"):

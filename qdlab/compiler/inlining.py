@@ -54,8 +54,7 @@ class Inlining:
                 "no longer run in parallel)."
             )
         real = isinstance(func, lang.RealFunc)
-        if real:
-            self.check_real_call(func)
+        called = real and self.calls_needed(func)  # a recursive one: `real_calls.py`
         source = func_source(func)
         params = source.tree.args.args
         try:
@@ -71,6 +70,8 @@ class Inlining:
             annotations = self.func_annotations(source.tree, func.fn)  # type: ignore[attr-defined]
         finally:
             self.scope = outer
+        if called:
+            return self.real_call(func, source, params, bound, annotations)  # type: ignore[arg-type]
         frame: dict = {}
         for k, (p, x) in enumerate(zip(params, bound)):
             ann = annotations.get(p.arg)

@@ -67,19 +67,26 @@ class Block:
         return op
 
     def walk(self) -> Iterator[Op]:
-        """Every op in this block and in blocks nested under it, in program order."""
+        """Every op in this block and in blocks nested under it, in program order; after a `Call`,
+        the body of the function it calls (each function once per walk), so what a called function
+        does is seen as part of its caller."""
         return _walk(iter(self.ops))
 
 
 def _walk(ops: Iterator[Op]) -> Iterator[Op]:
-    """Each op, then the ops of its regions in order, depth first, with one iterator per level
-    (nested generators would hand every op up through each level above it)."""
+    """Each op, then the body it calls and the ops of its regions in order, depth first, with one
+    iterator per level (nested generators would hand every op up through each level above it)."""
+    seen: set[Function] = set()
     stack = [ops]
     while stack:
         for op in stack[-1]:
             yield op
-            if op.regions:
-                stack.append(itertools.chain.from_iterable(r.ops for r in op.regions))
+            if op.regions or isinstance(op, Call):
+                inner = [r.ops for r in op.regions]
+                if isinstance(op, Call) and op.function not in seen:
+                    seen.add(op.function)
+                    inner.insert(0, op.function.body.ops)
+                stack.append(itertools.chain.from_iterable(inner))
                 break
         else:
             stack.pop()
@@ -275,6 +282,13 @@ class Atomic(_Memory):
     effects = frozenset({"read", "write"})
 
 
+class Addr(_Memory):
+    """`qd.get_addr(x, [i, j])`: the address of an element (array, *indices) as a u64; reads no
+    memory."""
+
+    name = "addr"
+
+
 class Random(Op):
     """A draw from the counter-based generator; attrs `site` numbers the draw within the kernel."""
 
@@ -377,6 +391,57 @@ class Continue(Op):
     effects = frozenset({"control"})
 
 
+class Call(Op):
+    """A real call of a function of the kernel (a recursive `@qd.real_func`): attrs `function` (a
+    `Function`), operands its scalar arguments, the result its return value (none when it returns
+    nothing). Whatever the function does (its reads and writes of arrays, prints, assertions) is
+    what the call does: `walk` goes on into its body."""
+
+    name = "call"
+    pure = False
+    effects = frozenset({"control"})
+
+    @property
+    def function(self) -> Function:
+        return self.attrs["function"]
+
+
+class Result(Op):
+    """The end of a function's body: operand 0 (if any) is what the call gives back."""
+
+    name = "result"
+    pure = False
+    effects = frozenset({"control"})
+
+
+class Function:
+    """A function of the kernel, compiled as a function of its own in every construct that calls
+    it: its body's arguments are its scalar parameters. Arrays it reads or writes are the kernel's
+    own (their `arg` ops, at the top of the kernel), so it is cloned along with the kernel that
+    calls it (`clone_op`)."""
+
+    def __init__(self, name: str, params: list[Value], returns: DType | None, loc=None) -> None:
+        self.name = name
+        self.params = params
+        self.returns = returns
+        self.body = Block(params)
+        self.loc = loc
+
+    def __repr__(self) -> str:
+        return f"Function({self.name})"
+
+
+def functions_of(kernel_or_ops: Kernel | list[Op]) -> list[Function]:
+    """The functions a kernel (or these ops) calls, directly or through others, in the order a walk
+    first reaches them."""
+    ops = kernel_or_ops.walk() if isinstance(kernel_or_ops, Kernel) else kernel_or_ops
+    out: list[Function] = []
+    for op in ops:
+        if isinstance(op, Call) and op.function not in out:
+            out.append(op.function)
+    return out
+
+
 @dataclass
 class Param:
     """A kernel parameter."""
@@ -435,16 +500,31 @@ def clone_op(op: Op, mapping: dict[Value, Value]) -> Op:
         args = [Value(a.type, a.name) for a in r.args]
         mapping.update(zip(r.args, args))
         regions.append(Block(args))
+    attrs = dict(op.attrs)
+    if isinstance(op, Call):
+        attrs["function"] = clone_function(op.function, mapping)
     new = type(op)(
         [mapping.get(v, v) for v in op.operands],
         op.result.type if op.result else None,
-        dict(op.attrs),
+        attrs,
         regions,
         op.loc,
         op.result.name if op.result else "",
     )
     if op.result is not None:
         mapping[op.result] = new.result  # type: ignore[assignment]
+    return new
+
+
+def clone_function(fn: Function, mapping: dict) -> Function:
+    """A copy of function `fn` (once per `mapping`: the calls of one clone share it), the kernel
+    values its body uses remapped through `mapping`, as the ops that call it are."""
+    if fn in mapping:
+        return mapping[fn]
+    params = [Value(p.type, p.name) for p in fn.params]
+    new = mapping[fn] = Function(fn.name, params, fn.returns, fn.loc)
+    mapping.update(zip(fn.params, params))
+    clone_ops(fn.body.ops, mapping, new.body)
     return new
 
 

@@ -168,6 +168,7 @@ def memory_reductions(loop: ir.Op) -> list[ir.Op]:
     qualifies only when no other buffer of its dtype is accessed in the loop (it might be the same
     memory); a field (`arg {field=True}`) shares memory with no other buffer."""
     inside = {id(x) for op in loop.walk() for x in (op, *op.regions)}
+    inside |= {id(fn.body) for fn in ir.functions_of(list(loop.walk()))}  # parameters vary
     by_buffer: dict[tuple[ir.Value, bool], list[ir.Op]] = {}
     for op in loop.regions[0].walk():
         if "read" in op.effects or "write" in op.effects:
@@ -238,7 +239,9 @@ def _reductions(loop: ir.For) -> list[ir.Value]:
             )
         elif isinstance(op, (ir.LocalLoad, ir.LocalStore, ir.LocalAtomic)):
             other.add(op.operands[0])
-    return [r for r, ops in atomics.items() if r not in other and len(ops) == 1]
+    called = ir.functions_of(list(loop.body.walk()))
+    own = {op.result for fn in called for op in fn.body.walk() if isinstance(op, ir.Alloca)}
+    return [r for r, ops in atomics.items() if r not in other | own and len(ops) == 1]
 
 
 def message_ops(kernel_ops: list[ir.Op], debug: bool) -> list[ir.Op]:
@@ -248,7 +251,7 @@ def message_ops(kernel_ops: list[ir.Op], debug: bool) -> list[ir.Op]:
     for top in kernel_ops:
         for op in top.walk():
             if isinstance(op, ir.Assert) or (
-                debug and isinstance(op, (ir.Load, ir.Store, ir.Atomic, ir.VolatileLoad))
+                debug and isinstance(op, (ir.Load, ir.Store, ir.Atomic, ir.VolatileLoad, ir.Addr))
             ):
                 out.append(op)
     return out

@@ -16,7 +16,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import autodiff, construct_memo, gate, ir, keys, manifest, runtime, split, stmt_memo
+from . import (
+    autodiff,
+    construct_memo,
+    forward_mode,
+    gate,
+    ir,
+    keys,
+    manifest,
+    runtime,
+    split,
+    stmt_memo,
+)
 from .abi import IFACE_SLOTS
 from .cache import BinaryCache
 from .cfg import cfg_dot
@@ -30,6 +41,7 @@ from .offload import Plan, offload
 from .passes import run_passes
 from .printer import print_kernel
 from .report import make_report
+from .scope import CallsNeeded
 from .source import Source, source_lines
 from .targets import Target
 from .types import TensorType
@@ -50,7 +62,8 @@ class KernelSpec:
     params: list[ir.Param]
     returns: list
     templates: dict = field(default_factory=dict)
-    autodiff: bool = False
+    autodiff: bool | str = False
+    """True for the reverse-mode gradient kernel, "forward" for the forward-mode one."""
     return_shapes: list[tuple[int, ...]] = field(default_factory=list)
     """The shape of each return value (`()` for a scalar, `(3,)` for a vec3), in the order of the
     annotation; `returns` lists their entries' types, flattened."""
@@ -232,8 +245,9 @@ def compile_kernel(
     verify(kernel)
     run_passes(kernel)  # simplify: promote, fold, CSE, DCE
     verify(kernel)
-    if spec.autodiff:
-        kernel = autodiff.reverse(kernel)  # the gradient kernel (compiled whole)
+    if spec.autodiff:  # values and their duals (split as any kernel), or the gradient kernel
+        forward = spec.autodiff == "forward"
+        kernel = forward_mode.jvp(kernel) if forward else autodiff.reverse(kernel)
         run_passes(kernel)
         verify(kernel)
     constructs, facts, fallback, iface = split_and_gate(
@@ -315,7 +329,7 @@ def split_and_gate(
     iface = split.Interface()
     while True:
         constructs = split.constructs(kernel, iface)
-        facts = gate.Facts(kernel, constructs, config.as_dict(), spec.autodiff)
+        facts = gate.Facts(kernel, constructs, config.as_dict(), spec.autodiff is True)
         fallback = gate.check(facts) if config.per_offload else None
         if (
             fallback is None
@@ -328,7 +342,18 @@ def split_and_gate(
             return constructs, facts, fallback, iface
 
 
-def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
+def lower(
+    spec: KernelSpec, config: Config, calls: frozenset = frozenset()
+) -> tuple[ir.Kernel, Source]:
+    """The kernel's IR; lowered again, with `func` called, each time lowering finds a
+    @qd.real_func `func` calling itself (`real_calls.py`)."""
+    try:
+        return lower_once(spec, config, calls)
+    except CallsNeeded as e:
+        return lower(spec, config, calls | {e.func})
+
+
+def lower_once(spec: KernelSpec, config: Config, calls: frozenset) -> tuple[ir.Kernel, Source]:
     source = Source.of(spec.fn, "kernel")
     kernel = ir.Kernel(spec.name, list(spec.params), spec.returns)  # fields append theirs
     fe = Frontend(
@@ -353,6 +378,7 @@ def lower(spec: KernelSpec, config: Config) -> tuple[ir.Kernel, Source]:
     fe.loc = None
     fe.return_shapes = tuple(spec.return_shapes)
     fe.templates = dict(spec.templates)  # as given: `qd.static(x is None)` sees a field itself
+    fe.calls = calls  # the real_funcs compiled as calls
     ctx = stmt_memo.context(spec, source, fe.config | {"fresh": config.fresh})
     if ctx is not None:  # unchanged top-level statements are replayed, not lowered
         fe.memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops))

@@ -7,7 +7,7 @@ a construct's cache key, which hashes this text, does not change when the lines 
 
 from __future__ import annotations
 
-from .ir import Block, Kernel, Op, Value
+from .ir import Block, Function, Kernel, Op, Value, functions_of
 
 
 class Printer:
@@ -60,6 +60,8 @@ class Printer:
 
 
 def _attr(v: object) -> str:
+    if isinstance(v, Function):
+        return f"@{v.name}"
     if isinstance(v, float):
         return repr(v)
     if isinstance(v, (list, tuple)):
@@ -74,4 +76,10 @@ def print_kernel(kernel: Kernel, with_locs: bool = False) -> str:
     p.lines.append(f"kernel {kernel.name}({params}){rets} {{")
     p.block(kernel.body, 1)
     p.lines.append("}")
+    for fn in functions_of(kernel):  # what it calls is part of its text (and of its key)
+        params = ", ".join(f"{p.name(v)}: {v.type}" for v in fn.params)
+        rets = f" -> {fn.returns}" if fn.returns is not None else ""
+        p.lines.append(f"func @{fn.name}({params}){rets} {{")
+        p.block(fn.body, 1)
+        p.lines.append("}")
     return "\n".join(p.lines) + "\n"

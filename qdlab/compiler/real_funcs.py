@@ -7,7 +7,8 @@ serial. One with a `return` elsewhere runs inside a loop that runs once: each `r
 value in the result's local, sets a `returned` flag and breaks; a loop of the body that holds a
 `return` is followed by `if returned: break`, so the break reaches the loop that runs once. Each
 call is lowered in its caller (its reads and writes of arrays are the caller's, to the split and the
-gate, and its source is part of the caller's key), so a real_func that calls itself is refused.
+gate, and its source is part of the caller's key); a real_func that calls itself is compiled as a
+real call instead (`real_calls.py`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as import
 
 from . import ir
 from .errors import QdTypeError
+from .real_calls import RealCalls
 from .scope import FuncReturn, GradOf, Local
 from .source import Source
 from .types import ArrayType, DType, LocalType, i32, u1
@@ -57,19 +59,9 @@ def returns_of(body: list[ast.stmt]) -> list[ast.Return]:
     return out
 
 
-class RealFuncs:
+class RealFuncs(RealCalls):
     """Mixed into `Frontend`; uses its `visit`, `value`, `cast`, `emit`, `const`, `error`,
     `scope`, `block`, `loop_depth`, `top_level` and the vector helpers."""
-
-    def check_real_call(self, func: object) -> None:
-        """A real_func that is already being lowered further up cannot be lowered again."""
-        stack = self.__dict__.setdefault("real_stack", [])
-        if func in stack:
-            raise self.error(
-                f"@qd.real_func `{func.__name__}` calls itself (directly or through other "  # type: ignore[attr-defined]
-                "functions): qdlab lowers every real_func call in its caller, so recursion is not "
-                "supported; write it as a loop."
-            )
 
     def real_arg(self, name: str, annotation: object, x: object) -> tuple[bool, object]:
         """(is it bound by reference, the argument): a `qd.ref` parameter is the caller's local

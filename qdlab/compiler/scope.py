@@ -82,6 +82,15 @@ class FuncReturn(Exception):
     """Unwinds a `@qd.func` body, or the kernel body, at its `return`."""
 
 
+class CallsNeeded(Exception):
+    """Unwinds the whole kernel: @qd.real_func `func` calls itself (directly or through others), so
+    it is lowered again with `func` compiled as a function of its own (`real_calls.py`)."""
+
+    def __init__(self, func: object) -> None:
+        super().__init__(func)
+        self.func = func
+
+
 def int_range(t: DType) -> tuple[int, int]:
     return (
         (-(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1) if t.is_signed else (0, (1 << t.bits) - 1)

@@ -48,8 +48,21 @@ class Construct:
 def local_writes(ops: list[ir.Op]) -> list[frozenset[ir.Value]]:
     """For each op, the locals it or anything nested in it writes: one walk of each, for the
     slicing and the report, which ask it of every (top-level statement, local) pair (asking it by
-    walking the op each time was quadratic: minutes on Genesis' kernels)."""
-    return [frozenset(o.operands[0] for o in op.walk() if "local_write" in o.effects) for op in ops]
+    walking the op each time was quadratic: minutes on Genesis' kernels). The locals of a called
+    function are its own, fresh at each call: never the kernel's (`ir.Call`)."""
+    called: set[ir.Function] = set()
+    inner: set[ir.Value] = set()
+    out = []
+    for op in ops:
+        refs = set()
+        for o in op.walk():
+            if "local_write" in o.effects:
+                refs.add(o.operands[0])
+            elif isinstance(o, ir.Call) and o.function not in called:
+                called.add(o.function)
+                inner.update(a.result for a in o.function.body.walk() if isinstance(a, ir.Alloca))  # type: ignore[misc]
+        out.append(refs)
+    return [frozenset(r - inner) for r in out]
 
 
 def has_effect(op: ir.Op) -> bool:

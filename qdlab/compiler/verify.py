@@ -12,6 +12,11 @@ class VerifyError(Exception):
 
 def verify(kernel: ir.Kernel) -> None:
     _block(kernel.body, set(), 0)
+    args = {op.result for op in kernel.body.ops if isinstance(op, ir.Arg)}
+    for fn in ir.functions_of(kernel):  # a function sees its parameters and the kernel's arrays
+        _block(fn.body, args, 0)  # type: ignore[arg-type]
+        if not fn.body.ops or not isinstance(fn.body.ops[-1], ir.Result):
+            raise VerifyError(f"function {fn.name} does not end with its result")
 
 
 _LOOP_EXITS = (ir.Break, ir.Continue)

@@ -161,6 +161,7 @@ _OTHER = [
     "random",
     "randn",
     "volatile_load",
+    "get_addr",
     "cast",
     "bit_cast",
     "raw_div",

@@ -82,6 +82,7 @@ PATTERNS = (
     "typed_func_param",
     "func_through_local",
     "real_func_call",
+    "recursive_real_func_call",
     "future_annotations",
     "vector_loop",
     "vector_entry_write",
@@ -123,6 +124,13 @@ def step_real(x: qd.i32, t: qd.i32) -> qd.i32:
             return r - j
         r = r + 3
     return r
+
+
+@qd.real_func
+def rec_real(x: qd.i32, n: qd.i32) -> qd.i32:
+    if n <= 0:
+        return x
+    return rec_real(x * 3 + 1, n - 1) - n
 """
 REAL_FUNC_REF = """
 
@@ -133,6 +141,13 @@ def step_real(x, t):
             return np.int32(r - np.int32(j))
         r = np.int32(r + np.int32(3))
     return r
+
+
+def rec_real(x, n):
+    if n <= 0:
+        return np.int32(x)
+    inner = rec_real(np.int32(np.int32(x) * np.int32(3) + np.int32(1)), n - 1)
+    return np.int32(inner - np.int32(n))
 """
 _counter = itertools.count()
 
@@ -338,6 +353,9 @@ def int_expr(
         p.real_func = True
         p.patterns.add("real_func_call")
         a, b = int_expr(draw, p, idx, depth + 1, readable), int_expr(draw, p, idx, 2, readable)
+        if draw(st.booleans()):  # compiled as a real call; at most 6 deep
+            p.patterns.add("recursive_real_func_call")
+            return f"rec_real({a}, min({b}, 6))"
         return f"step_real({a}, {b})"
     if kind == "read":
         return f"{draw(st.sampled_from(INT_ARRAYS))}[{idx}]"

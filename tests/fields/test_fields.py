@@ -3,6 +3,7 @@ as template arguments, layouts, errors, and keys that never hold a field's addre
 
 from __future__ import annotations
 
+import ctypes
 import subprocess
 import sys
 import textwrap
@@ -367,3 +368,62 @@ def test_same_kernel_source_after_reset_with_the_manifest(tmp_path: object) -> N
         return total
 
     assert [run(t) for t in (qd.i32, qd.i32, qd.u32)] == [2080, 2080, 2080]
+
+
+def test_a_column_major_layout_is_column_major_in_memory() -> None:
+    b = qd.field(qd.f32)
+    qd.root.dense(qd.j, 32).dense(qd.i, 16).place(b)
+    assert b.shape == (16, 32) and b.snode._physical_index_position() == {0: 0, 1: 1}
+    assert qd.field(qd.i32, shape=(3, 4, 5)).snode._physical_index_position() == {0: 0, 1: 1, 2: 2}
+
+    @qd.kernel
+    def fill():
+        for i, j in b:
+            b[i, j] = i * 100 + j
+
+    @qd.kernel
+    def addr(i: qd.i32, j: qd.i32) -> qd.u64:
+        return qd.get_addr(b, [i, j])
+
+    fill()
+    want = np.add.outer(np.arange(16) * 100, np.arange(32)).astype(np.float32)
+    assert np.array_equal(b.to_numpy(), want) and b[3, 7] == 307
+    assert addr(1, 0) - addr(0, 0) == 4 and addr(0, 1) - addr(0, 0) == 64
+    assert ctypes.c_float.from_address(addr(3, 7)).value == 307  # the address is the element's
+    b.from_numpy(want.T.copy().T + 1)
+    assert b[15, 31] == 1532
+
+
+def test_get_addr_is_checked_and_refused_where_it_would_lie() -> None:
+    x = qd.field(qd.i32, shape=(4, 4))
+    blocked = qd.field(qd.i32)
+    qd.root.dense(qd.i, 2).dense(qd.j, 4).dense(qd.i, 2).place(blocked)
+    a = qd.ndarray(qd.i32, shape=4)
+
+    @qd.kernel
+    def at(i: qd.i32) -> qd.u64:
+        return qd.get_addr(x, [i, 0])
+
+    @qd.kernel
+    def of_blocked() -> qd.u64:
+        return qd.get_addr(blocked, [1, 1])
+
+    @qd.kernel
+    def of_ndarray(y: qd.types.NDArray[qd.i32, 1]) -> qd.u64:
+        return qd.get_addr(y, [0])
+
+    assert at(1) - at(0) == 16
+    with pytest.raises(qd.QuadrantsCompilationError, match="splits an axis"):
+        of_blocked()
+    with pytest.raises(qd.QuadrantsTypeError, match="takes a field"):
+        of_ndarray(a)
+    qd.init(arch=qd.cpu, offline_cache=False, debug=True)
+    y = qd.field(qd.i32, shape=(4, 4))
+
+    @qd.kernel
+    def past(i: qd.i32) -> qd.u64:
+        return qd.get_addr(y, [i, 0])
+
+    past(3)
+    with pytest.raises(qd.QdIndexError, match="Out of bound access: index 4"):
+        past(4)

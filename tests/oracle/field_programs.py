@@ -85,6 +85,39 @@ def vec_type_field() -> dict:
 
 
 @program
+def column_major_layouts() -> dict:
+    b = qd.field(qd.f32)
+    c = qd.field(qd.i32)
+    v = qd.Vector.field(2, qd.i32)
+    w = qd.field(qd.i32, shape=())
+    qd.root.dense(qd.j, 6).dense(qd.i, 4).place(b)  # column-major
+    qd.root.dense(qd.k, 3).dense(qd.ij, (2, 5)).place(c)  # memory holds k, then i, j
+    qd.root.dense(qd.j, 3).dense(qd.i, 5).place(v)
+
+    @qd.kernel
+    def run():
+        for i, j in b:
+            b[i, j] = i * 10 + j
+        for i, j, k in c:
+            c[i, j, k] = i * 100 + j * 10 + k + qd.i32(b[i, j % 6])
+        for i, j in v:
+            v[i, j] = [i + j, qd.i32(b[i % 4, j]) * 2]
+        for i in range(4):
+            b[i, 0] += b[i, 5]
+        for i, j in b:
+            qd.atomic_add(w[None], qd.i32(b[i, j]) * (i + 1))
+
+    @qd.kernel
+    def step(i: qd.i32, j: qd.i32) -> qd.i64:
+        return qd.i64(qd.get_addr(b, [i, j]) - qd.get_addr(b, [0, 0]))
+
+    run()
+    steps = np.array([step(1, 0), step(0, 1), step(3, 5)], np.int64)
+    out = {"b": b.to_numpy(), "c": c.to_numpy(), "v": v.to_numpy(), "w": w.to_numpy()}
+    return out | {"steps": steps}
+
+
+@program
 def root_dense_layouts() -> dict:
     a = qd.field(qd.i32)
     b = qd.field(qd.f32)

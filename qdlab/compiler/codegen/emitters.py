@@ -227,6 +227,10 @@ def _load(em: TaskEmitter, op: ir.Op) -> ll.Value:
     return em.b.load(address(em, op), name=op.result.name)  # type: ignore[union-attr]
 
 
+def _addr(em: TaskEmitter, op: ir.Op) -> ll.Value:
+    return em.b.ptrtoint(address(em, op), I64, name=op.result.name)  # type: ignore[union-attr]
+
+
 def _volatile_load(em: TaskEmitter, op: ir.Op) -> ll.Value:
     """An atomic load: LLVM never merges, hoists or removes it, which is what `qd.volatile_load`
     promises."""
@@ -349,6 +353,24 @@ def _interface_store(em: TaskEmitter, op: ir.Op) -> None:
     em.b.store(em.to_word(em.get(v), v.type), _interface_word(em, op))  # type: ignore[arg-type]
 
 
+def _call(em: TaskEmitter, op: ir.Op) -> ll.Value | None:
+    """A call of a function of the kernel (`functions.py`); an error it recorded (a failed
+    assertion, an index out of bounds) leaves the caller too."""
+    callee = em.functions[op.attrs["function"]]
+    r = em.b.call(callee, [em.args_ptr, em.tmp, *(em.get(v) for v in op.operands)])
+    failed = em.b.icmp_signed("!=", em.b.load(em.word(em.tmp, HDR_CODE, I64)), ll.Constant(I64, 0))
+    with em.b.if_then(failed, likely=False):
+        em.ret_status(1)
+    return r if op.result is not None else None
+
+
+def _result(em: TaskEmitter, op: ir.Op) -> None:
+    if op.operands:
+        em.b.ret(em.get(op.operands[0]))
+    else:
+        em.b.ret_void()
+
+
 def _for(em: TaskEmitter, op: ir.Op) -> None:
     lo = em.b.sext(em.get(op.operands[0]), I64)
     hi = em.b.sext(em.get(op.operands[1]), I64)
@@ -418,4 +440,7 @@ EMITTERS: dict[type[ir.Op], Callable[[TaskEmitter, ir.Op], ll.Value | None]] = {
     ir.Continue: _continue,
     ir.InterfaceLoad: _interface_load,
     ir.InterfaceStore: _interface_store,
+    ir.Call: _call,
+    ir.Addr: _addr,
+    ir.Result: _result,
 }

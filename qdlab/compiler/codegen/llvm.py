@@ -126,6 +126,8 @@ class TaskEmitter:
         self.messages = message_ops([op for t in plan.tasks for op in t.ops], debug)
         self.line_of: Callable[[SourceLoc], ll.DIValue] | None = None
         """Where an op's instructions say they come from (`!dbg`), when the views asked for it."""
+        self.functions: dict[ir.Function, ll.Function] = {}
+        """The LLVM function of each function of the kernel the module defines (`ir.Call`)."""
 
     # -- target hooks (the NVPTX emitter overrides these) ------------------------------------------
     def declare(self, module: ll.Module, symbol: str) -> ll.Function:
@@ -426,6 +428,55 @@ class TaskEmitter:
         return binop(self, op, a, b_, t)
 
 
+class FunctionEmitter(TaskEmitter):
+    """Emits the body of one function of the kernel: `ret f(i8* args, i8* tmp, params...)`, where
+    `args` and `tmp` are its caller's (arrays are read through the kernel's words, an error is
+    recorded in the header, and the caller leaves when it sees one)."""
+
+    def __init__(
+        self,
+        module: ll.Module,
+        kernel: ir.Kernel,
+        plan: Plan,
+        fn: ir.Function,
+        symbol: str,
+        debug: bool,
+    ) -> None:
+        super().__init__(module, kernel, plan, None, symbol, debug)  # type: ignore[arg-type]
+        self.ir_fn = fn
+        for p, a in zip(fn.params, self.fn.args[2:]):
+            self.vals[p] = a
+
+    def declare(self, module: ll.Module, symbol: str) -> ll.Function:
+        fn = module.globals[symbol]
+        self.args_ptr, self.tmp = fn.args[:2]  # type: ignore[attr-defined]
+        return fn  # type: ignore[return-value]
+
+    def ret_status(self, code: int) -> None:
+        ret = self.fn.function_type.return_type
+        self.b.ret_void() if isinstance(ret, ll.VoidType) else self.b.ret(
+            ll.Constant(ret, ll.Undefined)
+        )
+
+    def emit_function(self) -> None:
+        self.block(self.ir_fn.body)
+        if not self.terminated():
+            self.ret_status(0)
+
+
+def declare_functions(module: ll.Module, kernel: ir.Kernel, prefix: str) -> dict:
+    """An internal LLVM function for each function the kernel calls."""
+    out = {}
+    for k, fn in enumerate(ir.functions_of(kernel)):
+        ret = lltype(fn.returns) if fn.returns is not None else ll.VoidType()
+        ty = ll.FunctionType(ret, [I8P, I8P, *(lltype(p.type) for p in fn.params)])  # type: ignore[arg-type]
+        f = ll.Function(module, ty, f"{prefix}.fn{k}.{fn.name}")
+        f.linkage = "internal"
+        f.attributes.add("nounwind")
+        out[fn] = f
+    return out
+
+
 def reduction_op(loop: ir.Op, r: ir.Value) -> str:
     """The one atomic op the loop reduces into `r` with (`sub` folds as `add`)."""
     for op in loop.walk():
@@ -464,12 +515,18 @@ def emit_module(
     locs = [op.loc for op in kernel.walk() if op.loc is not None] if lines else []
     table = LineTable(module, locs[0].filename) if locs else None
     symbols = []
+    functions = declare_functions(module, kernel, prefix)
     for k, task in enumerate(plan.tasks):
         symbol = keys.symbol(prefix, k)
         emitter = TaskEmitter(module, kernel, plan, task, symbol, debug)
+        emitter.functions = functions
         if table is not None:
             first = next((op.loc for op in task.ops if op.loc is not None), locs[0])
             emitter.line_of = table.scope(emitter.fn, first.lineno)
         emitter.emit_task()
         symbols.append(symbol)
+    for fn, f in functions.items():
+        body = FunctionEmitter(module, kernel, plan, fn, f.name, debug)
+        body.functions = functions
+        body.emit_function()
     return module, symbols

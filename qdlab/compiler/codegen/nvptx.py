@@ -22,7 +22,13 @@ from ..offload import Plan
 from ..types import DType
 from .emitters import rmw
 from .lltypes import I8P, I32, I64, lltype
-from .llvm import TaskEmitter, reduction_identity, reduction_op
+from .llvm import (
+    FunctionEmitter,
+    TaskEmitter,
+    declare_functions,
+    reduction_identity,
+    reduction_op,
+)
 
 TRIPLE = "nvptx64-nvidia-cuda"
 KERNEL_TYPE = ll.FunctionType(ll.VoidType(), [I8P, I8P])
@@ -133,8 +139,20 @@ def emit_module(
     if datalayout:
         module.data_layout = datalayout
     symbols = []
+    functions = declare_functions(module, kernel, prefix)
     for k, task in enumerate(plan.tasks):
         symbol = keys.symbol(prefix, k)
-        PtxTaskEmitter(module, kernel, plan, task, symbol, debug).emit_task()
+        emitter = PtxTaskEmitter(module, kernel, plan, task, symbol, debug)
+        emitter.functions = functions
+        emitter.emit_task()
         symbols.append(symbol)
+    for fn, f in functions.items():
+        body = PtxFunctionEmitter(module, kernel, plan, fn, f.name, debug)
+        body.functions = functions
+        body.emit_function()
     return module, symbols
+
+
+class PtxFunctionEmitter(FunctionEmitter, PtxTaskEmitter):
+    """The body of a function of the kernel (`ir.Call`) for the device: a function's own
+    signature and returns, the device's memory, intrinsics and ops."""

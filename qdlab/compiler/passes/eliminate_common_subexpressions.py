@@ -15,7 +15,10 @@ class EliminateCommonSubexpressions:
     name = "eliminate-common-subexpressions"
 
     def run(self, kernel: ir.Kernel) -> bool:
-        return self.block(kernel.body, {})
+        changed = self.block(kernel.body, {})
+        for fn in ir.functions_of(kernel):  # a function's body: in a scope of its own
+            changed |= self.block(fn.body, {})
+        return changed
 
     def block(self, block: ir.Block, seen: dict) -> bool:
         changed = False
