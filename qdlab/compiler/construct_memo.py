@@ -8,8 +8,9 @@ inside the slice), attributes (their `repr`, as the printed IR has them), result
 block arguments, and location (its kernel, column, source text, and line relative to the kernel's
 first line; a location in another file, from a `@qd.func`, is recorded whole). The kernel's
 parameters, returns and flags, the compile options and the target are part of every description. A
-slice that reads a value from outside itself, or takes part in an interface hand-over, is not
-described: it is prepared every time.
+slice that reads a value from outside itself, takes part in an interface hand-over, or makes a real
+call (a recursive `@qd.real_func`, whose body the walk does not describe) is not described: it is
+prepared every time.
 
 Two slices with equal descriptions clone into equal kernels, so `prepare` gives them equal results:
 the memo keeps the first one's `Prepared` and serves it. When the kernel has moved (a notebook cell
@@ -206,6 +207,8 @@ class Session:
             )
 
         ops = self.kernel.body.ops
+        if any(isinstance(o, ir.Call) for p in positions for o in ops[p].walk()):
+            return None  # the called function's body is not described: prepared every time
         try:
             return (self.shared, tuple(op_of(ops[p]) for p in positions))
         except Exception:  # noqa: BLE001 - a value from outside, an attribute without a repr

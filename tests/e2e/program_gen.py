@@ -149,6 +149,21 @@ def rec_real(x, n):
     inner = rec_real(np.int32(np.int32(x) * np.int32(3) + np.int32(1)), n - 1)
     return np.int32(inner - np.int32(n))
 """
+EDITED_REAL_FUNCS = (("x * 3 + 1", "x * 3 + 2"), ("r = r + 3", "r = r + 4"))
+EDITED_REAL_FUNCS_REF = (
+    ("np.int32(x) * np.int32(3) + np.int32(1)", "np.int32(x) * np.int32(3) + np.int32(2)"),
+    ("r = np.int32(r + np.int32(3))", "r = np.int32(r + np.int32(4))"),
+)
+"""One constant changed in each real_func body, in both forms (`load(..., edited_funcs=True)`)."""
+
+
+def edited(source: str, edits: tuple) -> str:
+    for old, new in edits:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    return source
+
+
 _counter = itertools.count()
 
 
@@ -203,7 +218,7 @@ class Program:
     def others(self, arr: str) -> tuple[str, ...]:
         return tuple(a for a in INT_ARRAYS if a not in self.same(arr))
 
-    def source(self, helper_value: int | None = None) -> tuple[str, str]:
+    def source(self, helper_value: int | None = None, edit_funcs: bool = False) -> tuple[str, str]:
         value = self.helper_value if helper_value is None else helper_value
         helper = (
             ["", f"HELPER_C = {value}", "", "", "def helper():", "    return HELPER_C * 2 + 1", ""]
@@ -230,7 +245,8 @@ class Program:
             if self.typed_func
             else []
         )
-        real = REAL_FUNC.splitlines() if self.real_func else []
+        real_src = edited(REAL_FUNC, EDITED_REAL_FUNCS) if edit_funcs else REAL_FUNC
+        real = real_src.splitlines() if self.real_func else []
         lines = self.kernel_lines or ["    pass"]
         if self.grouped:
             lines = [self.as_members(line) for line in lines]
@@ -295,7 +311,15 @@ class Program:
                         if self.typed_func
                         else []
                     ),
-                    *(REAL_FUNC_REF.splitlines() if self.real_func else []),
+                    *(
+                        (
+                            edited(REAL_FUNC_REF, EDITED_REAL_FUNCS_REF)
+                            if edit_funcs
+                            else REAL_FUNC_REF
+                        ).splitlines()
+                        if self.real_func
+                        else []
+                    ),
                     "",
                     "def _range(n):",
                     "    return map(np.int32, range(n))",
@@ -770,12 +794,13 @@ def load(
     helper_value: int | None = None,
     again: bool = False,
     moved: int = 0,
+    edit_funcs: bool = False,
 ) -> tuple[object, object]:
     """Write the program's two forms to files and import them: (qdlab kernel, reference function).
     `again` rewrites the files of the previous load under the same module names, as an edited file
     looks to a new process; `moved` puts that many comment lines above the kernel's module (every
-    line number moves, nothing else changes)."""
-    kernel_src, ref_src = p.source(helper_value)
+    line number moves, nothing else changes); `edit_funcs` changes a constant in each real_func."""
+    kernel_src, ref_src = p.source(helper_value, edit_funcs)
     kernel_src = "# moved\n" * moved + kernel_src
     n = next(_counter) - 1 if again else next(_counter)
     out = []

@@ -87,7 +87,9 @@ def run_program(p: Program, folder) -> None:
             CHECKED["interface"] += bool(report.interface)
             CHECKED["runtime_fallback"] += bool(report.runtime_fallbacks)
             if p.helper_value is not None:
-                check_changed_helper(p, folder, arrays, k)
+                check_reloaded(p, folder, arrays, k, "helper_changed", p.helper_value + 5)
+            if p.real_func:
+                check_reloaded(p, folder, arrays, k, "real_funcs_edited", edit_funcs=True)
     results.append(moved_again(p, folder, arrays, k))
     (first, first_ret), *rest = results
     for (got, got_ret), path in zip(rest, [*PATHS[1:], "moved three lines, memo replayed"]):
@@ -134,10 +136,19 @@ def moved_again(p: Program, folder, arrays: list[np.ndarray], k: int) -> tuple[l
     return got
 
 
-def check_changed_helper(p: Program, folder, arrays: list[np.ndarray], k: int) -> None:
-    """The same module loaded again with the helper's global changed, in the same process and cache:
-    the manifest and constructs may be reused, but never with the old value baked in."""
-    kernel, reference = load(p, folder, p.helper_value + 5, again=True)  # type: ignore[operator]
+def check_reloaded(
+    p: Program,
+    folder,
+    arrays: list[np.ndarray],
+    k: int,
+    what: str,
+    helper_value: int | None = None,
+    edit_funcs: bool = False,
+) -> None:
+    """The same module loaded again with one thing changed (the helper's global, a constant in each
+    real_func's body), in the same process and cache: the manifest, the memos and the constructs may
+    be reused, but never with the old value or code baked in."""
+    kernel, reference = load(p, folder, helper_value, again=True, edit_funcs=edit_funcs)
     got, got_ret = call(kernel, p, arrays, k)
     if p.uses_random:
         qd.init(arch=qd.cpu, offline_cache=False, per_offload=False, random_seed=7)
@@ -146,9 +157,9 @@ def check_changed_helper(p: Program, folder, arrays: list[np.ndarray], k: int) -
     else:
         want, want_ret = call(reference, p, arrays, k)
     for a, b in zip(got, want):
-        np.testing.assert_array_equal(a, b, err_msg="after changing the helper's global")
+        np.testing.assert_array_equal(a, b, err_msg=what)
     assert got_ret == want_ret
-    CHECKED["helper_changed"] += 1
+    CHECKED[what] += 1
 
 
 @settings(
