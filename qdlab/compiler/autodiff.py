@@ -38,7 +38,38 @@ def _float(v: ir.Value) -> bool:
     return isinstance(v.type, DType) and v.type.is_float
 
 
-class Adjoint:
+class RuleBuilder:
+    """What the derivative rules (`RULES`) call back, for the reverse mode (`Adjoint`) and the
+    forward mode (`forward_mode.Forward`): ops appended to `into` at `loc`, operands read through
+    `mapping` (a value's clone in the code being built)."""
+
+    into: ir.Block
+    loc: object
+    mapping: dict[ir.Value, ir.Value]
+
+    def emit(
+        self, cls: type[ir.Op], operands: list[ir.Value], result: object = None, **attrs: object
+    ) -> ir.Value:
+        op = cls(operands, result, attrs, None, self.loc)  # type: ignore[arg-type]
+        self.into.append(op)
+        return op.result  # type: ignore[return-value]
+
+    def const(self, value: float, t: DType) -> ir.Value:
+        return self.emit(ir.Const, [], t, value=float(value) if t.is_float else int(value))
+
+    def primal(self, v: ir.Value) -> ir.Value:
+        return self.mapping.get(v, v)
+
+    def bin(self, op: str, a: ir.Value, b: ir.Value) -> ir.Value:
+        a, b = self.primal(a), self.primal(b)
+        return self.emit(ir.BinOp, [a, b], a.type, op=op)
+
+    def un(self, fn: str, a: ir.Value) -> ir.Value:
+        a = self.primal(a)
+        return self.emit(ir.Unary, [a], a.type, fn=fn)
+
+
+class Adjoint(RuleBuilder):
     """The reverse of one block: where its code goes, the forward clones of its values
     (`mapping`), their gradients, and the block it is nested in."""
 
@@ -65,26 +96,6 @@ class Adjoint:
         """Gradient locals of this block's values that nested blocks use."""
 
     # -- building ----------------------------------------------------------------------------------
-    def emit(
-        self, cls: type[ir.Op], operands: list[ir.Value], result: object = None, **attrs: object
-    ) -> ir.Value:
-        op = cls(operands, result, attrs, None, self.loc)  # type: ignore[arg-type]
-        self.into.append(op)
-        return op.result  # type: ignore[return-value]
-
-    def const(self, value: float, t: DType) -> ir.Value:
-        return self.emit(ir.Const, [], t, value=float(value) if t.is_float else int(value))
-
-    def primal(self, v: ir.Value) -> ir.Value:
-        return self.mapping.get(v, v)
-
-    def bin(self, op: str, a: ir.Value, b: ir.Value) -> ir.Value:
-        a, b = self.primal(a), self.primal(b)
-        return self.emit(ir.BinOp, [a, b], a.type, op=op)
-
-    def un(self, fn: str, a: ir.Value) -> ir.Value:
-        a = self.primal(a)
-        return self.emit(ir.Unary, [a], a.type, fn=fn)
 
     def zeroed_local(self, t: DType, name: str) -> ir.Value:
         ref = self.emit(ir.Alloca, [], LocalType(t), name=name)

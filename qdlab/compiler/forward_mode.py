@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 
 from . import ir
-from .autodiff import RULES
+from .autodiff import RULES, RuleBuilder
 from .errors import QuadrantsCompilationError
 from .fields import field_params
 from .types import ArrayType, DType, LocalType
@@ -39,7 +39,7 @@ def _refuse(op: ir.Op, what: str) -> QuadrantsCompilationError:
     )
 
 
-class Forward:
+class Forward(RuleBuilder):
     """Builds the forward-mode kernel; also what `autodiff.RULES` call back (`emit`, `const`,
     `primal`, `bin`, `un`, `add`)."""
 
@@ -56,27 +56,6 @@ class Forward:
         self.terms: list[ir.Value] = []
 
     # -- what the rules use ------------------------------------------------------------------------
-    def emit(
-        self, cls: type[ir.Op], operands: list[ir.Value], result: object = None, **attrs: object
-    ) -> ir.Value:
-        op = cls(operands, result, attrs, None, self.loc)  # type: ignore[arg-type]
-        self.into.append(op)
-        return op.result  # type: ignore[return-value]
-
-    def const(self, value: float, t: DType) -> ir.Value:
-        return self.emit(ir.Const, [], t, value=float(value) if t.is_float else int(value))
-
-    def primal(self, v: ir.Value) -> ir.Value:
-        return self.mapping.get(v, v)
-
-    def bin(self, op: str, a: ir.Value, b: ir.Value) -> ir.Value:
-        a, b = self.primal(a), self.primal(b)
-        return self.emit(ir.BinOp, [a, b], a.type, op=op)
-
-    def un(self, fn: str, a: ir.Value) -> ir.Value:
-        a = self.primal(a)
-        return self.emit(ir.Unary, [a], a.type, fn=fn)
-
     def add(self, v: ir.Value, g: ir.Value) -> None:
         """A rule's term for operand `v`: kept when `v` is the operand being differentiated."""
         if v is self.wrt:
