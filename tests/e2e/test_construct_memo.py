@@ -5,34 +5,21 @@ result equals a compile without the memo."""
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 import os
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
 from fresh import run_main
+from memo_kernels import ASSERTS, BOUNDS, X, keys, load, run_loops, texts
 
 import qdlab as qd
 from qdlab.compiler import construct_memo, stmt_memo
 
-_n = itertools.count()
-X = np.linspace(-1.0, 1.0, 16, dtype=np.float32)
-
-
-def load(folder, source: str, moved: int = 0, **module_globals: object):
-    path = folder / f"cmemo_{next(_n)}.py"
-    path.write_text("# above\n" * moved + textwrap.dedent(source))
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    mod.__dict__.update(module_globals)
-    sys.modules[path.stem] = mod
-    spec.loader.exec_module(mod)
-    return mod
+_plain = itertools.count()
 
 
 def counts() -> tuple[int, int]:
@@ -42,14 +29,6 @@ def counts() -> tuple[int, int]:
 def delta(before: tuple[int, int]) -> tuple[int, int]:
     now = counts()
     return now[0] - before[0], now[1] - before[1]
-
-
-def keys(kernel) -> list[str]:
-    return [b.key for b in kernel.latest.built]
-
-
-def texts(kernel) -> list[str]:
-    return [b.text for b in kernel.latest.built]
 
 
 @pytest.fixture(autouse=True)
@@ -66,37 +45,12 @@ def without_memo(monkeypatch, make, folder, debug: bool = False):
     from a manifest)."""
     monkeypatch.setenv("QDLAB_CONSTRUCT_MEMO", "0")
     monkeypatch.setenv("QDLAB_STMT_MEMO", "0")
-    qd.init(arch=qd.cpu, debug=debug, offline_cache_file_path=str(folder / f"plain{next(_n)}"))
+    qd.init(arch=qd.cpu, debug=debug, offline_cache_file_path=str(folder / f"plain{next(_plain)}"))
     try:
         return make()
     finally:
         monkeypatch.delenv("QDLAB_CONSTRUCT_MEMO")
         monkeypatch.delenv("QDLAB_STMT_MEMO")
-
-
-LOOPS = """
-    import qdlab as qd
-
-    @qd.kernel
-    def k(x: qd.types.NDArray[qd.f32, 1], a: qd.types.NDArray[qd.f32, 2]):
-        for i in range(x.shape[0]):
-            a[0, i] = x[i] * {k0}
-        for i in range(x.shape[0]):
-            a[1, i] = x[i] * 2.0 + C
-        for i in range(x.shape[0]):
-            a[2, i] = x[i] * {k2}
-        for i in range(x.shape[0]):
-            a[3, i] = x[i] - 4.0
-"""
-
-
-def run_loops(folder, k0=1.0, k2=3.0, c=0.5, moved=0):
-    mod = load(folder, LOOPS.format(k0=k0, k2=k2), moved, C=c)
-    a = np.zeros((4, X.size), np.float32)
-    mod.k(X, a)
-    want = np.stack([X * np.float32(k0), X * 2 + np.float32(c), X * np.float32(k2), X - 4])
-    np.testing.assert_array_equal(a, want.astype(np.float32))
-    return mod.k
 
 
 def test_an_edit_prepares_one_construct_and_serves_the_rest(tmp_path, monkeypatch) -> None:
@@ -209,29 +163,6 @@ def test_a_template_value_is_part_of_the_construct(tmp_path) -> None:
         a = np.zeros((2, X.size), np.float32)
         mod.k(X, a, n)
         np.testing.assert_array_equal(a, np.stack([X * np.float32(n), X + 1]))
-
-
-ASSERTS = """
-    import qdlab as qd
-
-    @qd.kernel
-    def k(x: qd.types.NDArray[qd.f32, 1], a: qd.types.NDArray[qd.f32, 1]):
-        for i in range(x.shape[0]):
-            assert x[i] < 10.0
-        for i in range(x.shape[0]):
-            a[i] = x[i] * {k1}
-"""
-
-BOUNDS = """
-    import qdlab as qd
-
-    @qd.kernel
-    def k(x: qd.types.NDArray[qd.f32, 1], a: qd.types.NDArray[qd.f32, 1]):
-        for i in range(x.shape[0]):
-            a[i] = x[i + 1]
-        for i in range(x.shape[0]):
-            a[i] = x[i] * {k1}
-"""
 
 
 @pytest.mark.parametrize("stmt_memo_on", ["1", "0"])

@@ -4,33 +4,17 @@ the result (and every construct's key) is what lowering everything gives."""
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
 import json
 import os
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
+from memo_kernels import ASSERTS, LOOPS, X, keys, load, run_loops
 
 import qdlab as qd
 from qdlab.compiler import stmt_memo
-
-_n = itertools.count()
-X = np.linspace(-1.0, 1.0, 16, dtype=np.float32)
-
-
-def load(folder, source: str, moved: int = 0, **module_globals: object):
-    path = folder / f"memo_{next(_n)}.py"
-    path.write_text("# above\n" * moved + textwrap.dedent(source))
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    mod.__dict__.update(module_globals)
-    sys.modules[path.stem] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def counts() -> tuple[int, int]:
@@ -47,35 +31,6 @@ def _init(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("QDLAB_STMT_MEMO", raising=False)
     stmt_memo.clear()
     qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path / "cache"), random_seed=3)
-
-
-LOOPS = """
-    import qdlab as qd
-
-    @qd.kernel
-    def k(x: qd.types.NDArray[qd.f32, 1], a: qd.types.NDArray[qd.f32, 2]):
-        for i in range(x.shape[0]):
-            a[0, i] = x[i] * {k0}
-        for i in range(x.shape[0]):
-            a[1, i] = x[i] * 2.0 + C
-        for i in range(x.shape[0]):
-            a[2, i] = x[i] * {k2}
-        for i in range(x.shape[0]):
-            a[3, i] = x[i] - 4.0
-"""
-
-
-def run_loops(folder, k0=1.0, k2=3.0, c=0.5, moved=0):
-    mod = load(folder, LOOPS.format(k0=k0, k2=k2), moved, C=c)
-    a = np.zeros((4, X.size), np.float32)
-    mod.k(X, a)
-    want = np.stack([X * np.float32(k0), X * 2 + np.float32(c), X * np.float32(k2), X - 4])
-    np.testing.assert_array_equal(a, want.astype(np.float32))
-    return mod.k
-
-
-def keys(kernel) -> list[str]:
-    return [b.key for b in kernel.latest.built]
 
 
 def test_an_edit_lowers_one_loop_and_replays_the_rest(tmp_path) -> None:
@@ -191,18 +146,6 @@ def test_random_draws_equal_a_compile_without_the_memo(tmp_path, monkeypatch) ->
     with_memo = run(edited)
     monkeypatch.setenv("QDLAB_STMT_MEMO", "0")
     np.testing.assert_array_equal(with_memo, run(edited))
-
-
-ASSERTS = """
-    import qdlab as qd
-
-    @qd.kernel
-    def k(x: qd.types.NDArray[qd.f32, 1], a: qd.types.NDArray[qd.f32, 1]):
-        for i in range(x.shape[0]):
-            assert x[i] < 10.0
-        for i in range(x.shape[0]):
-            a[i] = x[i] * {k1}
-"""
 
 
 def test_a_replayed_statement_reports_where_the_kernel_is_now(tmp_path) -> None:
