@@ -197,8 +197,8 @@ def owner_step(caller: object, via: str, func: object) -> str:
     """The step of an owner path (`Scope.owner`) by which the manifest finds `func` again from the
     function that calls it: the call's dotted name when it means `func` there, else the name `func`
     was defined under when that does (a func called through a compile-time local, `R =
-    qd.static(helper)`, or through `self`); else the call's name, which finds no owner, so the
-    manifest compiles."""
+    qd.static(helper)`); else the call's name (a method reached through `self`), which finds no
+    owner, so the manifest compiles."""
     if resolve_dotted(caller, via) is func:
         return via
     name = getattr(getattr(func, "fn", None), "__name__", None)
