@@ -1,6 +1,7 @@
 """Kernels and helpers the statement memo's and the construct memo's tests share: a module loaded
 from a file (moved lines down on request), four loops with constants to edit, keys and texts of
-the constructs a compile built; an assert and a bounds check to move."""
+the constructs a compile built; an assert and a bounds check to move; a kernel inlining a
+`@qd.func`."""
 
 from __future__ import annotations
 
@@ -79,4 +80,20 @@ BOUNDS = """
             a[i] = x[i + 1]
         for i in range(x.shape[0]):
             a[i] = x[i] * {k1}
+"""
+
+
+FUNC = """
+    import qdlab as qd
+
+    @qd.func
+    def f(v: qd.f32) -> qd.f32:
+        return v * {factor}
+
+    @qd.kernel
+    def k(x: qd.types.NDArray[qd.f32, 1], a: qd.types.NDArray[qd.f32, 2]):
+        for i in range(x.shape[0]):
+            a[0, i] = f(x[i])
+        for i in range(x.shape[0]):
+            a[1, i] = x[i] * {k1}
 """

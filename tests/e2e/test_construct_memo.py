@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 from fresh import run_main
-from memo_kernels import ASSERTS, BOUNDS, X, keys, load, run_loops, texts
+from memo_kernels import ASSERTS, BOUNDS, FUNC, X, keys, load, run_loops, texts
 
 import qdlab as qd
 from qdlab.compiler import construct_memo, stmt_memo
@@ -110,22 +110,6 @@ def test_editing_a_shared_definition_rebuilds_every_construct_that_uses_it(
     assert k.per_offload_cache_observations.frontend_constructs_recompiled == rebuilt
     plain = without_memo(monkeypatch, lambda: run_shared(tmp_path, s, t), tmp_path)
     assert keys(k) == keys(plain) and texts(k) == texts(plain)
-
-
-FUNC = """
-    import qdlab as qd
-
-    @qd.func
-    def f(v: qd.f32) -> qd.f32:
-        return v * {factor}
-
-    @qd.kernel
-    def k(x: qd.types.NDArray[qd.f32, 1], a: qd.types.NDArray[qd.f32, 2]):
-        for i in range(x.shape[0]):
-            a[0, i] = f(x[i])
-        for i in range(x.shape[0]):
-            a[1, i] = x[i] * {k1}
-"""
 
 
 def test_a_changed_func_rebuilds_the_construct_that_inlines_it(tmp_path) -> None:

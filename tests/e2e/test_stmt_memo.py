@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 import pytest
-from memo_kernels import ASSERTS, LOOPS, X, keys, load, run_loops
+from memo_kernels import ASSERTS, FUNC, LOOPS, X, keys, load, run_loops
 
 import qdlab as qd
 from qdlab.compiler import stmt_memo
@@ -92,22 +92,6 @@ def test_editing_a_shared_definition_rebuilds_every_construct_that_uses_it(tmp_p
     # the loop above `s` is replayed; `s` leaves a local behind, so everything after it is lowered
     assert delta(before) == (1, 4)
     assert k.per_offload_cache_observations.frontend_constructs_recompiled == 2
-
-
-FUNC = """
-    import qdlab as qd
-
-    @qd.func
-    def f(v: qd.f32) -> qd.f32:
-        return v * {factor}
-
-    @qd.kernel
-    def k(x: qd.types.NDArray[qd.f32, 1], a: qd.types.NDArray[qd.f32, 2]):
-        for i in range(x.shape[0]):
-            a[0, i] = f(x[i])
-        for i in range(x.shape[0]):
-            a[1, i] = x[i] * {k1}
-"""
 
 
 def test_a_changed_func_is_lowered_again(tmp_path) -> None:
