@@ -26,6 +26,19 @@ JSON_MARK = "@@BENCH_JSON@@"
 NOT_IMPORTABLE = "n/a (not importable)"
 
 
+def write_bytecode() -> None:
+    """Compile qdlab's modules to .pyc files, as installing a package does: with
+    PYTHONDONTWRITEBYTECODE set (this project's machines set it) an editable install is never
+    cached, so every timed process would compile qdlab's modules from source, while the peers,
+    installed by pip, load theirs from bytecode."""
+    import compileall  # lazy: only the first-call benchmarks need it
+    import importlib.util
+
+    spec = importlib.util.find_spec("qdlab")
+    if spec is not None and spec.origin is not None:
+        compileall.compile_dir(str(Path(spec.origin).parent), quiet=1)
+
+
 def median_time_s(fn: Callable[[], Any], reps: int, warmup: int = 1) -> float:
     """Median wall time of ``fn()`` over ``reps`` runs after ``warmup`` untimed runs."""
     for _ in range(warmup):

@@ -25,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import JSON_MARK, NOT_IMPORTABLE, fmt, markdown_table, report
+from _common import JSON_MARK, NOT_IMPORTABLE, fmt, markdown_table, report, write_bytecode
 
 SIZE = 1000
 PEERS = ("qdlab", "quadrants", "numba")
@@ -215,6 +215,7 @@ def main() -> None:
     parser.add_argument("--loops", type=int, nargs="+", default=[1, 5, 20, 50])
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
+    write_bytecode()
     build_report(args.loops, args.reps)
 
 

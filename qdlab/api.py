@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from . import archs, pyquadrants, state
-from .compiler import cuda_runtime, keys
+from .compiler import cuda_runtime, keys, tiers
 from .compiler.cache import CacheStats
 from .compiler.explain import KernelReport
 from .compiler.pipeline import compile_kernel
@@ -79,11 +79,16 @@ def explain(kernel: Kernel) -> KernelReport:
 
 
 def clear_cache() -> None:
-    """Empty the construct cache (memory and disk)."""
+    """Empty the construct cache (memory and disk), after the objects still being optimised in
+    the background (`compiler/tiers.py`) are in: none of them is stored after."""
+    tiers.settle_all()
     state.cache().clear()
 
 
 def cache_stats() -> CacheStats:
+    """The construct cache's figures, counting the objects still being optimised in the
+    background (they are waited for)."""
+    tiers.settle_all()
     return state.cache().stats()
 
 

@@ -27,6 +27,7 @@ from . import (
     runtime,
     split,
     stmt_memo,
+    tiers,
 )
 from .abi import IFACE_SLOTS
 from .cache import BinaryCache
@@ -484,6 +485,7 @@ def build_prepared(
             else:
                 objects[i] = obj
     llvm_ms: dict[int, float] = {}
+    later: dict[int, tuple] = {}  # a unit built quick: (the future of its optimised object, text)
     if missing:
         texts = (
             target.emit(
@@ -491,33 +493,32 @@ def build_prepared(
             )
             for i in missing
         )  # emitted as the target takes them: LLVM starts on the first while the rest are emitted
-        objs = (
-            target.build(
-                texts,
-                len(missing),
-                config.opt_level,
-                lambda k: on_ready(missing[k], len(prepared), "compiled"),
-            )  # the progress bar steps as each object is ready, not all at the end
-            if on_ready is not None
-            else target.build(texts, len(missing), config.opt_level)
-        )
+        done = (lambda k: on_ready(missing[k], len(prepared), "compiled")) if on_ready else None
+        args = (texts, len(missing), config.opt_level, done)  # the progress bar steps per object
+        tiered = target.build_quick(*args)  # quick objects now, optimised ones later (tiers.py)
+        objs, pairs = tiered if tiered is not None else (target.build(*args), [])
+        later = dict(zip(missing, pairs))
         for i, (obj, seconds) in zip(missing, objs):
             objects[i], llvm_ms[i] = obj, seconds * 1e3
-            if cache is not None and not config.fresh:
+            if cache is not None and not config.fresh and i not in later:
                 cache.put(prepared[i].key, obj)
-    target.load(
-        [
-            (
-                prepared[i].name,
-                objects[i],
-                [
-                    keys.symbol(prepared[i].prefix, t)
-                    for t in range(len(prepared[i].facts(config.bounds_checks).kinds))
-                ],
-            )
-            for i in sorted(objects)
-        ]
-    )
+
+    def item(i: int) -> tuple[str, bytes, list[str]]:
+        kinds = prepared[i].facts(config.bounds_checks).kinds
+        return (
+            prepared[i].name,
+            objects[i],
+            [keys.symbol(prepared[i].prefix, t) for t in range(len(kinds))],
+        )
+
+    target.load([item(i) for i in sorted(objects) if i not in later])
+    if later:
+        target.load([item(i) for i in sorted(later)], quick=True)
+    for i, (future, text) in later.items():
+        name, _, symbols = item(i)
+        key = None if config.fresh or cache is None else prepared[i].key
+        up = tiers.Upgrade(name, key, symbols, text, config.opt_level, future, target, cache)
+        tiers.watch(up, target.functions(name))
     out = []
     for i, p in enumerate(prepared):
         f = p.facts(config.bounds_checks)

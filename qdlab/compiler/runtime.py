@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import ir, printing
+from . import ir, printing, tiers
 from .abi import (
     HDR_CODE,
     HDR_EXTENT,
@@ -138,6 +138,14 @@ class Message:
         return cls(op.operands[0].name + (".grad" if op.attrs.get("grad") else ""), "", op.loc)
 
 
+class Tasks(list):
+    """A loaded unit's task functions, shared by every launcher that runs the unit: loading its
+    optimised object later (`tiers.py`) replaces them in place."""
+
+    pending: tiers.Upgrade | None = None
+    """While the functions come from the unit's quick object: the upgrade that replaces them."""
+
+
 @dataclass
 class Unit:
     """One compiled object's tasks: a construct of a split kernel, or a whole kernel."""
@@ -217,9 +225,13 @@ class Launcher:
             for unit in self.units:
                 t0 = time.perf_counter() if times is not None else 0.0
                 HEADER.pack_into(tmp, 0, 0, 0, 0, 0, _PRINT_ADDR, key, self.iface_ptr)
-                for fn, kind, reduces in zip(unit.fns, unit.kinds, unit.reduces):
+                for task, (fn, kind, reduces) in enumerate(zip(unit.fns, unit.kinds, unit.reduces)):
                     status = fn(self.words_ptr, self.tmp_ptr, 0, 0)
                     if status > 1 and kind == "parallel_for":
+                        upgrade = getattr(unit.fns, "pending", None)
+                        if upgrade is not None:  # a long loop waits for the optimised code
+                            upgrade.settle()
+                            fn = unit.fns[task]
                         status = pool().run(fn, self.words_ptr, self.tmp_ptr, status)
                         if reduces:
                             fn(self.words_ptr, self.tmp_ptr, -1, pool().threads)

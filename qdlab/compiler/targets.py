@@ -12,10 +12,11 @@ never builds LLVM IR, and one that only inspects PTX never needs a GPU.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Iterable
 
-from . import cuda_runtime, ir, keys, runtime
+from . import cuda_runtime, ir, keys, runtime, tiers
 from .config import sm_number
 from .errors import QdError
 from .offload import Plan
@@ -25,6 +26,8 @@ POOLED = 4
 them either)."""
 Objects = list[tuple[bytes, float]]
 """What `build` gives: per unit, its object (or PTX) and the seconds LLVM took."""
+_TASKS: dict[str, runtime.Tasks] = {}
+"""The task functions of each unit loaded on the CPU, by name (`CpuTarget.functions`)."""
 
 
 class CpuTarget:
@@ -75,16 +78,56 @@ class CpuTarget:
         pool.warm(opt)
         return pool.compile_many(texts, count, opt, on_done)
 
-    def functions(self, name: str) -> list[Callable] | None:
+    def build_quick(
+        self,
+        texts: Iterable[str],
+        count: int,
+        opt: int,
+        on_done: Callable[[int], None] | None = None,
+    ) -> tuple[Objects, list] | None:
+        """Tiered compiles (`tiers.py`): quick objects for the texts now, and per text the future
+        of its object at level `opt` from the worker pool when it is there or this compile starts
+        it (POOLED units or more); else None (`tiers.watch` optimises it in a thread once the
+        compile has loaded everything: LLVM runs one call at a time). None instead of the pair
+        when tiering is off: build them at `opt`."""
+        if opt == tiers.QUICK or not tiers.enabled():
+            return None
         from .codegen import jit  # lazy: llvmlite's binding
 
-        addresses = jit.loaded.get(name)
-        return None if addresses is None else [runtime.task_function(a) for a in addresses]
+        started = sys.modules.get("qdlab.compiler.codegen.pool")  # not imported: not started
+        pooled = count >= POOLED or (started is not None and started.started())
+        if pooled:
+            from .codegen import pool  # lazy: multiprocessing
 
-    def load(self, items: list[tuple[str, bytes, list[str]]]) -> None:
+            pool.warm(opt)
+        out, later = [], []
+        for k, text in enumerate(texts):
+            future = pool.submit(text, opt) if pooled else None  # the worker starts on it now
+            later.append((future, text))
+            out.append(jit.compile_text(text, tiers.QUICK))
+            if on_done is not None:
+                on_done(k)
+        return out, later  # a None future: `tiers.watch` hands the text to a thread of this process
+
+    def functions(self, name: str) -> runtime.Tasks | None:
+        """The loaded unit's task functions: one shared list per unit, replaced in place when its
+        optimised object is loaded after its quick one."""
         from .codegen import jit  # lazy: llvmlite's binding
 
-        jit.load_named(items)
+        tasks = _TASKS.get(name)
+        if tasks is None and name in jit.loaded:
+            tasks = _TASKS[name] = runtime.Tasks(map(runtime.task_function, jit.loaded[name]))
+        return tasks
+
+    def load(self, items: list[tuple[str, bytes, list[str]]], quick: bool = False) -> None:
+        from .codegen import jit  # lazy: llvmlite's binding
+
+        jit.load_named(items, quick)
+        for name, _, _ in items:
+            tasks = _TASKS.get(name)
+            if tasks is not None:  # an optimised object after the quick one
+                tasks[:] = map(runtime.task_function, jit.loaded[name])
+                tasks.pending = None
 
     def stages(self, llvm_ir: Callable[[], str], opt: int) -> dict:
         """The views `qd.explain` shows of a unit, each made when first asked for."""
@@ -146,10 +189,13 @@ class CudaTarget:
                 on_done(k)
         return out
 
+    def build_quick(self, *args: object) -> None:
+        """PTX is not tiered: the driver's JIT optimises it at load either way."""
+
     def functions(self, name: str) -> list[Callable] | None:
         return cuda_runtime.functions(name) if self.device else None
 
-    def load(self, items: list[tuple[str, bytes, list[str]]]) -> None:
+    def load(self, items: list[tuple[str, bytes, list[str]]], quick: bool = False) -> None:
         if self.device:
             cuda_runtime.load(items)
 

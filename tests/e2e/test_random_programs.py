@@ -1,6 +1,6 @@
 """Property test: random kernels give identical results on every path (split with and without the
-interface buffer, whole-kernel, debug), match NumPy, and see a changed compile-time global when
-loaded again."""
+interface buffer, whole-kernel, debug; the quick tier's code and the optimised code), match NumPy,
+and see a changed compile-time global when loaded again."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from program_gen import FLOAT_ARRAYS, INT_ARRAYS, VECTOR_ARRAYS, Program, load, programs
 
 import qdlab as qd
-from qdlab.compiler import construct_memo, stmt_memo
+from qdlab.compiler import construct_memo, stmt_memo, tiers
+from qdlab.compiler.codegen import pool
 
 CHECKED: Counter = Counter()
 PATHS = (  # (per_offload, split_carried, debug)
@@ -82,6 +83,7 @@ def run_program(p: Program, folder) -> None:
         )
         results.append(call(kernel, p, arrays, k))
         if (per_offload, split_carried, debug) == PATHS[0]:
+            full = optimised(kernel, p, arrays, k)  # before a reload rewrites the files
             report = qd.explain(kernel)
             CHECKED["split" if report.mode == "per_offload" else "fallback"] += 1
             CHECKED["interface"] += bool(report.interface)
@@ -91,8 +93,10 @@ def run_program(p: Program, folder) -> None:
             if p.real_func:
                 check_reloaded(p, folder, arrays, k, "real_funcs_edited", edit_funcs=True)
     results.append(moved_again(p, folder, arrays, k))
+    results.append(full)
     (first, first_ret), *rest = results
-    for (got, got_ret), path in zip(rest, [*PATHS[1:], "moved three lines, memo replayed"]):
+    labels = [*PATHS[1:], "moved three lines, memo replayed", "optimised before it runs"]
+    for (got, got_ret), path in zip(rest, labels):
         for a, b in zip(first, got):
             np.testing.assert_array_equal(a, b, err_msg=f"default path vs {path}")
         assert first_ret == got_ret, (first_ret, got_ret, path)
@@ -103,6 +107,42 @@ def run_program(p: Program, folder) -> None:
         assert first_ret == want_ret, (first_ret, want_ret)
     CHECKED["programs"] += 1
     CHECKED.update(p.patterns)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def quick_code():
+    """Every path above runs the quick objects of a tiered compile (`compiler/tiers.py`): the
+    optimised ones are never installed while this module runs, except by `optimised`."""
+    pool.warm(3)  # a compile is tiered while the pool is there
+    tiers.hold = True
+    yield
+    tiers.hold = False
+    tiers.settle_all()
+
+
+def optimised(kernel, p: Program, arrays: list[np.ndarray], k: int) -> tuple[list, object]:
+    """The default path compiled again at LLVM's full level before anything runs
+    (`QDLAB_TIERED=0`); the quick objects every other path ran must give the same bits."""
+    per_offload, split_carried, debug = PATHS[0]
+    qd.init(
+        arch=qd.cpu,
+        offline_cache=False,
+        per_offload=per_offload,
+        random_seed=7,
+        split_carried=split_carried,
+        debug=debug,
+    )
+    if not isinstance(kernel, qd.Kernel):
+        return call(kernel, p, arrays, k)
+    CHECKED["quick_code_ran"] += any(b.unit.fns.pending is not None for b in kernel.latest.built)
+    kernel.options["fresh"] = True  # nothing loaded is reused
+    os.environ["QDLAB_TIERED"] = "0"
+    try:
+        got = call(kernel, p, arrays, k)
+    finally:
+        del os.environ["QDLAB_TIERED"]
+    CHECKED["tiers_compared"] += 1
+    return got
 
 
 def moved_again(p: Program, folder, arrays: list[np.ndarray], k: int) -> tuple[list, object]:

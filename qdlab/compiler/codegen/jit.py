@@ -71,29 +71,32 @@ def emit_assembly(llvm_ir: str, opt: int) -> str:
 
 
 @cache
-def _engine() -> llvm.ExecutionEngine:
+def _engine(quick: bool = False) -> llvm.ExecutionEngine:
+    """The engine optimised objects link into, or (`quick`) the one for quick objects
+    (`compiler/tiers.py`): a unit's two objects define the same symbols, so they cannot share
+    one."""
     _init()
     return llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine(2))
 
 
 loaded: dict[str, list[int]] = {}
 """Every object linked into this process, by name (its cache key, or its fresh prefix): its task
-addresses."""
+addresses (the optimised object's, once a unit has both)."""
 
 
-def load_named(items: list[tuple[str, bytes, list[str]]]) -> None:
+def load_named(items: list[tuple[str, bytes, list[str]]], quick: bool = False) -> None:
     """Link (name, object, symbols) items with one finalisation and record their addresses in
     `loaded`."""
     for (name, _, _), addresses in zip(
-        items, load_many([(obj, symbols) for _, obj, symbols in items])
+        items, load_many([(obj, symbols) for _, obj, symbols in items], quick)
     ):
         loaded[name] = addresses
 
 
-def load_many(objects: list[tuple[bytes, list[str]]]) -> list[list[int]]:
+def load_many(objects: list[tuple[bytes, list[str]]], quick: bool = False) -> list[list[int]]:
     """Link several objects with one finalisation; the addresses of each one's symbols."""
     with _lock:
-        ee = _engine()
+        ee = _engine(quick)
         for obj, _ in objects:
             ee.add_object_file(llvm.ObjectFileRef.from_data(obj))
         ee.finalize_object()

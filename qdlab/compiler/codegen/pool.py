@@ -80,6 +80,24 @@ def warm(opt: int) -> None:
         _pool = None
 
 
+def started() -> bool:
+    return _pool is not None
+
+
+def submit(text: str, opt: int) -> Future | None:
+    """`jit.compile_text(text, opt)` in a worker, in the background: its future, or None when
+    there is no pool or it refuses the job."""
+    global _pool
+    pool = _get_pool()
+    if pool is None:
+        return None
+    try:
+        return pool.submit(jit.compile_text, text, opt)
+    except Exception:  # noqa: BLE001 - a broken or refused pool: the caller compiles here
+        _pool = None
+        return None
+
+
 def batch_size(count: int) -> int:
     """Units per worker job: about four jobs per worker, so the load stays balanced while small
     units share a round trip."""
