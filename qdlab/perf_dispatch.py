@@ -1,6 +1,7 @@
 """`qd.perf_dispatch`: a meta-function with several registered implementations, of which each call
 runs one; while measuring, the compatible ones take turns (the fewest trials first), each timed
-between two `qd.sync()`s after its warm-up calls, and the fastest (mean time) is used from then on
+between two `qd.sync()`s after its warm-up calls (once every construct compiled so far runs its
+optimised code: `compiler/tiers.py`), and the fastest (mean time) is used from then on
 for that geometry (`get_geometry_hash(*args, **kwargs)`), until `repeat_after_count` calls or
 `repeat_after_seconds` seconds restart the measurement. The semantics are Quadrants': one
 compatible implementation is used without timing; none is a QuadrantsRuntimeError;
@@ -16,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Callable
 
 from . import api
+from .compiler import tiers
 from .compiler.errors import QuadrantsRuntimeError, QuadrantsSyntaxError
 
 DEFAULT_REPEAT_AFTER_COUNT = 300
@@ -185,6 +187,7 @@ class PerformanceDispatcher:
         if least < warm:
             return impl(*args, **kwargs)
         api.sync()
+        tiers.settle_all()  # a trial times optimised code, not the quick objects of a compile
         start = time.time()
         out = impl(*args, **kwargs)
         api.sync()

@@ -183,3 +183,30 @@ def test_a_fork_while_the_thread_optimises_leaves_the_child_able_to_compile(tmp_
         )
         got = json.loads(out.stdout.splitlines()[-1])
         assert got == {"child": 0, "x": [4.0] * 16, "pool": False}
+
+
+def test_a_timed_perf_dispatch_trial_runs_optimised_code(tmp_path) -> None:
+    qd.init(arch=qd.cpu, offline_cache=False)
+    busy_workers(2.0)
+    ks = [fresh_kernel(tmp_path) for _ in range(2)]
+
+    @qd.perf_dispatch(get_geometry_hash=lambda x, a: 0)
+    def proto(x: qd.types.NDArray[qd.f32, 1], a: qd.types.NDArray[qd.f32, 2]) -> None: ...
+
+    seen = []
+
+    def register(k) -> None:
+        @proto.register
+        def impl(x, a):
+            seen.append(
+                k.latest is not None and all(b.unit.fns.pending is None for b in k.latest.built)
+            )
+            k(x, a)
+
+    for k in ks:
+        register(k)
+
+    x = np.linspace(-2.0, 2.0, 64, dtype=np.float32)
+    for _ in range(4):  # one warm-up call each (compiled: quick code), then one timed trial each
+        proto(x, np.zeros((4, 64), np.float32))
+    assert seen == [False, False, True, True]
