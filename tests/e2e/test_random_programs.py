@@ -109,6 +109,18 @@ def run_program(p: Program, folder) -> None:
     CHECKED.update(p.patterns)
 
 
+def init_default_path() -> None:
+    per_offload, split_carried, debug = PATHS[0]
+    qd.init(
+        arch=qd.cpu,
+        offline_cache=False,
+        per_offload=per_offload,
+        random_seed=7,
+        split_carried=split_carried,
+        debug=debug,
+    )
+
+
 @pytest.fixture(autouse=True, scope="module")
 def quick_code():
     """Every path above runs the quick objects of a tiered compile (`compiler/tiers.py`): the
@@ -123,15 +135,7 @@ def quick_code():
 def optimised(kernel, p: Program, arrays: list[np.ndarray], k: int) -> tuple[list, object]:
     """The default path compiled again at LLVM's full level before anything runs
     (`QDLAB_TIERED=0`); the quick objects every other path ran must give the same bits."""
-    per_offload, split_carried, debug = PATHS[0]
-    qd.init(
-        arch=qd.cpu,
-        offline_cache=False,
-        per_offload=per_offload,
-        random_seed=7,
-        split_carried=split_carried,
-        debug=debug,
-    )
+    init_default_path()  # a new init: the kernel is compiled again, with this call's fields
     if not isinstance(kernel, qd.Kernel):
         return call(kernel, p, arrays, k)
     CHECKED["quick_code_ran"] += any(b.unit.fns.pending is not None for b in kernel.latest.built)
@@ -150,15 +154,7 @@ def moved_again(p: Program, folder, arrays: list[np.ndarray], k: int) -> tuple[l
     every statement it stored (their locations rebased) and the construct memo serves every
     construct it holds (moved); the result must not change, nor any construct's IR text from what
     a compile without either memo gives."""
-    per_offload, split_carried, debug = PATHS[0]
-    qd.init(
-        arch=qd.cpu,
-        offline_cache=False,
-        per_offload=per_offload,
-        random_seed=7,
-        split_carried=split_carried,
-        debug=debug,
-    )
+    init_default_path()
     before = stmt_memo.stats["replayed"], construct_memo.stats["served"]
     kernel, _ = load(p, folder, again=True, moved=3)
     got = call(kernel, p, arrays, k)
