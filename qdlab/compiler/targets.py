@@ -125,9 +125,8 @@ class CpuTarget:
         jit.load_named(items, quick)
         for name, _, _ in items:
             tasks = _TASKS.get(name)
-            if tasks is not None:  # an optimised object after the quick one
+            if tasks is not None:  # an optimised object after the quick one (`tiers.Upgrade`)
                 tasks[:] = map(runtime.task_function, jit.loaded[name])
-                tasks.pending = None
 
     def stages(self, llvm_ir: Callable[[], str], opt: int) -> dict:
         """The views `qd.explain` shows of a unit, each made when first asked for."""

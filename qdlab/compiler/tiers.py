@@ -142,7 +142,11 @@ class Upgrade:
             return None
         except Exception:  # noqa: BLE001 - a worker died: optimise here instead
             log.debug("[TIERS] %s: the pool failed; optimising in this process", self.name)
-        return self.target.build([self.text], 1, self.opt)[0][0]
+        return self.build_here()[0]
+
+    def build_here(self) -> tuple[bytes, float]:
+        """The optimised object made in this process, and the seconds it took."""
+        return self.target.build([self.text], 1, self.opt)[0]
 
     def settle_quietly(self) -> None:
         """`settle`, from the pool's result thread: a failure there is logged, and the quick
@@ -181,7 +185,7 @@ def watch(up: Upgrade, tasks: Any) -> None:
             atexit.register(flush)  # registered after the pool's own hook: runs before it
             _exit_hook = True
     if up.future is None:  # no pool: this process's thread, now that the compile has loaded all
-        up.future = in_thread(lambda: up.target.build([up.text], 1, up.opt)[0])
+        up.future = in_thread(up.build_here)
     up.future.add_done_callback(lambda _: up.settle_quietly())
 
 
