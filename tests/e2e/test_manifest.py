@@ -3,29 +3,14 @@ changed."""
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
-import sys
 import textwrap
 import types
 
 import numpy as np
 import pytest
+from memo_kernels import load
 
 import qdlab as qd
-
-_n = itertools.count()
-
-
-def load(folder, source: str, **module_globals: object):
-    path = folder / f"manifest_{next(_n)}.py"
-    path.write_text(textwrap.dedent(source))
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    mod.__dict__.update(module_globals)
-    sys.modules[path.stem] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def total(k) -> int:
