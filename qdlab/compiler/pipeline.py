@@ -241,6 +241,7 @@ def compile_kernel(
     on_construct: OnConstruct | None = None,
 ) -> Compiled:
     t0 = time.perf_counter()
+    target.starting()  # LLVM's library loads in a thread meanwhile
     kernel, source = lower(spec, config)  # Python AST -> typed IR
     fe_deps = kernel.flags.pop("deps", set())
     verify(kernel)

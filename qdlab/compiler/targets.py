@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from . import cuda_runtime, ir, keys, runtime, tiers
+from .codegen import elf, host, preload
 from .config import sm_number
 from .errors import QdError
 from .offload import Plan
@@ -31,15 +32,18 @@ _TASKS: dict[str, runtime.Tasks] = {}
 
 
 class CpuTarget:
-    """The host CPU: native objects, linked into this process with MCJIT, launched through
-    ctypes."""
+    """The host CPU: native objects, linked into this process by qdlab's loader (`codegen/elf.py`)
+    or, for what it refuses, MCJIT; launched through ctypes."""
 
     arch = "cpu"
 
     def parts(self) -> tuple[str, ...]:
-        from .codegen import jit  # lazy: llvmlite's binding, only once a key is needed
+        return host.parts()
 
-        return jit.host()
+    def starting(self) -> None:
+        """A compile is starting: LLVM's library is put in memory by a thread while the front end
+        works (`codegen/preload.py`)."""
+        preload.start()
 
     def emit(
         self, kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool, lines: bool = False
@@ -112,21 +116,23 @@ class CpuTarget:
     def functions(self, name: str) -> runtime.Tasks | None:
         """The loaded unit's task functions: one shared list per unit, replaced in place when its
         optimised object is loaded after its quick one."""
-        from .codegen import jit  # lazy: llvmlite's binding
-
-        tasks = _TASKS.get(name)
-        if tasks is None and name in jit.loaded:
-            tasks = _TASKS[name] = runtime.Tasks(map(runtime.task_function, jit.loaded[name]))
-        return tasks
+        return _TASKS.get(name)
 
     def load(self, items: list[tuple[str, bytes, list[str]]], quick: bool = False) -> None:
-        from .codegen import jit  # lazy: llvmlite's binding
+        """Link (name, object, symbols) items into the process at once: by hand when the loader
+        takes them all (`codegen/elf.py`: no llvmlite), else with MCJIT."""
+        objects = [(obj, symbols) for _, obj, symbols in items]
+        addresses = elf.load(objects)
+        if addresses is None:
+            from .codegen import jit  # lazy: llvmlite's binding
 
-        jit.load_named(items, quick)
-        for name, _, _ in items:
+            addresses = jit.load_many(objects, quick)
+        for (name, _, _), found in zip(items, addresses):
             tasks = _TASKS.get(name)
-            if tasks is not None:  # an optimised object after the quick one (`tiers.Upgrade`)
-                tasks[:] = map(runtime.task_function, jit.loaded[name])
+            if tasks is None:
+                _TASKS[name] = runtime.Tasks(map(runtime.task_function, found))
+            else:  # an optimised object after the quick one (`tiers.Upgrade`)
+                tasks[:] = map(runtime.task_function, found)
 
     def stages(self, llvm_ir: Callable[[], str], opt: int) -> dict:
         """The views `qd.explain` shows of a unit, each made when first asked for."""
@@ -155,6 +161,11 @@ class CudaTarget:
 
     def __init__(self, sm: str | int, device: bool = True) -> None:
         self.sm, self.device = f"sm_{sm_number(sm)}", device
+
+    def starting(self) -> None:
+        """A compile is starting: LLVM's library is put in memory by a thread while the front end
+        works (`codegen/preload.py`)."""
+        preload.start()
 
     def parts(self) -> tuple[str, ...]:
         from .codegen.nvptx import TRIPLE  # lazy: llvmlite

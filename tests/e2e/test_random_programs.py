@@ -134,17 +134,18 @@ def quick_code():
 
 def optimised(kernel, p: Program, arrays: list[np.ndarray], k: int) -> tuple[list, object]:
     """The default path compiled again at LLVM's full level before anything runs
-    (`QDLAB_TIERED=0`); the quick objects every other path ran must give the same bits."""
+    (`QDLAB_TIERED=0`) and linked by MCJIT (`QDLAB_ELF_LOADER=0`); the quick objects every other
+    path ran, linked by qdlab's own loader, must give the same bits."""
     init_default_path()  # a new init: the kernel is compiled again, with this call's fields
     if not isinstance(kernel, qd.Kernel):
         return call(kernel, p, arrays, k)
     CHECKED["quick_code_ran"] += any(b.unit.fns.pending is not None for b in kernel.latest.built)
     kernel.options["fresh"] = True  # nothing loaded is reused
-    os.environ["QDLAB_TIERED"] = "0"
+    os.environ.update(QDLAB_TIERED="0", QDLAB_ELF_LOADER="0")
     try:
         got = call(kernel, p, arrays, k)
     finally:
-        del os.environ["QDLAB_TIERED"]
+        del os.environ["QDLAB_TIERED"], os.environ["QDLAB_ELF_LOADER"]
     CHECKED["tiers_compared"] += 1
     return got
 

@@ -1,8 +1,9 @@
-"""LLVM IR text to native object code, and object code to callable addresses.
+"""LLVM IR text to native object code, and (for the objects `elf.py` refuses) object code to
+callable addresses with MCJIT.
 
-Kept apart from `llvm.py` so a run whose constructs are all cache hits only loads objects: it never
-builds or optimises LLVM IR. One MCJIT engine lives per process (engines own their target machine;
-sharing one crashes), and every object is added to it once.
+A run whose constructs are all cache hits never imports this module on x86-64 Linux: `elf.py` links
+the objects and `host.py` gives the key's host part. One MCJIT engine lives per process and tier
+(engines own their target machine; sharing one crashes), and every object is added to it once.
 """
 
 from __future__ import annotations
@@ -77,20 +78,6 @@ def _engine(quick: bool = False) -> llvm.ExecutionEngine:
     one."""
     _init()
     return llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine(2))
-
-
-loaded: dict[str, list[int]] = {}
-"""Every object linked into this process, by name (its cache key, or its fresh prefix): its task
-addresses (the optimised object's, once a unit has both)."""
-
-
-def load_named(items: list[tuple[str, bytes, list[str]]], quick: bool = False) -> None:
-    """Link (name, object, symbols) items with one finalisation and record their addresses in
-    `loaded`."""
-    for (name, _, _), addresses in zip(
-        items, load_many([(obj, symbols) for _, obj, symbols in items], quick)
-    ):
-        loaded[name] = addresses
 
 
 def load_many(objects: list[tuple[bytes, list[str]]], quick: bool = False) -> list[list[int]]:
