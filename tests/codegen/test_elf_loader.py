@@ -212,3 +212,32 @@ def test_all_hit_process_links_without_llvmlite(tmp_path) -> None:
     first, hit, mcjit = once(), once(), once(QDLAB_ELF_LOADER="0")
     assert first[2] and not hit[2] and mcjit[2]
     assert first[:2] == hit[:2] == mcjit[:2]
+
+
+def test_fork_during_a_load_leaves_the_child_able_to_load() -> None:
+    """A `fork()` while another thread holds the loader's lock waits for it; the child links and
+    runs an object (without the fork hook it would wait forever on the inherited lock)."""
+    script = textwrap.dedent("""
+        import ctypes, os, threading, time
+        from qdlab.compiler.codegen import elf, jit
+        obj, _ = jit.compile_text("define i32 @f() nounwind {\\n  ret i32 7\\n}", 0)
+        held = threading.Event()
+
+        def hold():
+            with elf._lock:
+                held.set()
+                time.sleep(0.3)
+
+        threading.Thread(target=hold).start()
+        held.wait()
+        pid = os.fork()
+        if pid == 0:
+            got = elf.load([(obj, ["f"])])
+            os._exit(0 if got and ctypes.CFUNCTYPE(ctypes.c_int32)(got[0][0])() == 7 else 1)
+        print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+    """)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0"]

@@ -49,6 +49,9 @@ _lock = threading.Lock()
 _mappings: list[mmap.mmap] = []
 """Every mapping made, kept for the life of the process."""
 _libc: ctypes.CDLL | None = None
+os.register_at_fork(  # a child must not inherit the lock taken by a thread in the middle of a load
+    before=_lock.acquire, after_in_parent=_lock.release, after_in_child=_lock.release
+)
 
 
 class Refused(Exception):

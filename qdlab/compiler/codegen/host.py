@@ -3,16 +3,17 @@
 A cached object is valid on a machine whose LLVM would make the same code: the same LLVM (the
 llvmlite release), the same target, the same CPU name and features. LLVM derives the last two from
 the processor's CPUID leaves and the operating system's XCR0 alone (`sys::getHostCPUName`,
-`getHostCPUFeatures`), so on x86-64 Linux the key holds a digest of exactly those words, read here
-by ten bytes of machine code, instead of asking LLVM (importing llvmlite's binding costs a new
-process more than loading all its cached objects). Words that name the core the thread runs on
-(the APIC ids of leaf 1) are left out. Elsewhere the key asks LLVM (`jit.host`).
+`getHostCPUFeatures`), so on x86-64 Linux the key holds a digest of those words (and names the C
+library), read here by a few bytes of machine code instead of asking LLVM: importing llvmlite's
+binding costs a new process more than loading all its cached objects. Words that name the core the
+thread runs on (the APIC ids of leaf 1) are left out. Elsewhere the key asks LLVM (`jit.host`).
 """
 
 from __future__ import annotations
 
 import ctypes
 import hashlib
+import os
 import struct
 from functools import cache
 
@@ -45,15 +46,18 @@ _LEAVES = (
     (1, 0, (0, 2, 3)),  # family, model, stepping, features (not ebx: the APIC id)
     (7, 0, (0, 1, 2, 3)),
     (7, 1, (0, 1, 2, 3)),
+    (7, 2, (0, 1, 2, 3)),
     (0xD, 1, (0,)),
     (0x14, 0, (1,)),
     (0x19, 0, (1,)),
-    (0x24, 0, (1,)),
+    (0x1E, 1, (0, 1, 2, 3)),
+    (0x24, 0, (0, 1, 2, 3)),
     (0x80000000, 0, (0,)),
     (0x80000001, 0, (2, 3)),
     (0x80000008, 0, (1,)),
 )
-"""(leaf, sub-leaf, which of eax, ebx, ecx, edx) LLVM's host detection reads."""
+"""(leaf, sub-leaf, which of eax, ebx, ecx, edx): what LLVM's host detection reads, and a few
+neighbours it may read in later releases (a word too many only makes the key more particular)."""
 
 
 def _words() -> list[int]:
@@ -79,12 +83,17 @@ def _words() -> list[int]:
 
 @cache
 def parts() -> tuple[str, ...]:
-    """(what the digest covers, the llvmlite release, the digest of the CPUID words), or LLVM's
-    own (triple, cpu name, cpu features) where the words cannot be read this way."""
+    """(what the digest covers and the C library, the llvmlite release, the digest of the CPUID
+    words), or LLVM's own (triple, cpu name, cpu features) where the words cannot be read this
+    way."""
     if elf.supported():  # whichever loader links the objects
         words = _words()
         digest = hashlib.sha256(struct.pack(f"<{len(words)}Q", *words)).hexdigest()
-        return ("x86_64-linux cpuid+xcr0", llvmlite.__version__, digest)
+        try:
+            libc = os.confstr("CS_GNU_LIBC_VERSION") or "no glibc"
+        except (ValueError, OSError):
+            libc = "no glibc"
+        return (f"x86_64-linux {libc} cpuid+xcr0", llvmlite.__version__, digest)
     from . import jit  # lazy: llvmlite's binding
 
     return jit.host()
