@@ -241,3 +241,39 @@ def test_fork_during_a_load_leaves_the_child_able_to_load() -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["0"]
+
+
+def test_fork_while_an_upgrade_settles_does_not_deadlock() -> None:
+    """A thread installing an optimised object holds the tiers' lock and then takes the loader's;
+    a fork meanwhile takes the tiers' lock (its fork hook). With the loader's lock taken by a fork
+    hook too, each waited for the other (measured in the conformance run)."""
+    script = textwrap.dedent("""
+        import ctypes, os, threading, time
+        import qdlab  # the package's own import order of the fork hooks
+        from qdlab.compiler import tiers
+        from qdlab.compiler.codegen import elf, jit
+        obj, _ = jit.compile_text("define i32 @f() nounwind {\\n  ret i32 7\\n}", 0)
+        holding = threading.Event()
+
+        def settle():
+            with tiers._lock:
+                holding.set()
+                time.sleep(0.3)  # the fork's hooks start meanwhile
+                elf.load([(obj, ["f"])])
+
+        t = threading.Thread(target=settle)
+        t.start()
+        holding.wait()
+        time.sleep(0.1)
+        pid = os.fork()
+        if pid == 0:
+            got = elf.load([(obj, ["f"])])
+            os._exit(0 if got and ctypes.CFUNCTYPE(ctypes.c_int32)(got[0][0])() == 7 else 1)
+        t.join()
+        print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+    """)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0"]

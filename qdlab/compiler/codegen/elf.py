@@ -49,9 +49,18 @@ _lock = threading.Lock()
 _mappings: list[mmap.mmap] = []
 """Every mapping made, kept for the life of the process."""
 _libc: ctypes.CDLL | None = None
-os.register_at_fork(  # a child must not inherit the lock taken by a thread in the middle of a load
-    before=_lock.acquire, after_in_parent=_lock.release, after_in_child=_lock.release
-)
+
+
+def _after_fork_in_child() -> None:
+    """A fresh lock for the child: one taken by a thread in the middle of a load would stay taken
+    there (the thread is not forked). Nothing the lock guards is left half-done in the child, at
+    worst a mapping nobody uses. Not taken before the fork: a thread settling an upgrade holds
+    `tiers`' lock and waits for this one, and the fork takes that lock (measured: a deadlock)."""
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class Refused(Exception):
