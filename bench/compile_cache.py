@@ -98,7 +98,8 @@ ok = all(np.allclose(o.to_numpy(), xs * k1 + 1.5 * xs * xs - c, rtol=1e-5, atol=
 obs = getattr(getattr(kern, "_primal", kern), "per_offload_cache_observations", None)
 print({mark!r} + json.dumps({{"first_call_ms": (t1 - t0) * 1e3, "import_init_ms": (_T1 - _T0) * 1e3,
                              "check": bool(ok),
-                             "recompiled": getattr(obs, "frontend_constructs_recompiled", None)}}))
+                             "recompiled": getattr(obs, "frontend_constructs_recompiled", None),
+                             "llvm_loaded": "llvmlite.binding" in __import__("sys").modules}}))
 """
 
 
@@ -224,6 +225,7 @@ def measure(loops: list[int], reps: int) -> dict[tuple[str, int, str], dict[str,
                     "import_init_ms": statistics.median(r["import_init_ms"] for r in rs),
                     "check": all(r["check"] for r in rs),
                     "recompiled": sorted({r.get("recompiled") for r in rs}, key=str),
+                    "llvm_loaded": sorted({r.get("llvm_loaded") for r in rs}, key=str),
                 }
     return results
 
@@ -263,6 +265,7 @@ def build_report(loops: list[int], reps: int) -> str:
                 verdicts.append(verdict)
         rows.append(row)
     recompiled = {n: res[("qdlab", n, "edit")].get("recompiled") for n in loops}
+    llvm = {n: res[("qdlab", n, "hit")].get("llvm_loaded") for n in loops}
     notes = [
         (
             "first call (`kern(...)` + `qd.sync()`, compile included) in a fresh process, median "
@@ -280,6 +283,11 @@ def build_report(loops: list[int], reps: int) -> str:
             "edited kernel is loaded, for both peers; qdlab runs each construct it compiles from "
             "a quick object until the optimised one, made in the background, replaces it "
             "(`qdlab/compiler/tiers.py`)"
+        ),
+        (
+            "all-hit: qdlab links the cached objects with its own loader and keys them by the "
+            "CPU's CPUID words (`qdlab/compiler/codegen/elf.py`, `host.py`); llvmlite's binding "
+            "imported in that run: " + ", ".join(f"N={n}: {llvm[n]}" for n in loops)
         ),
         "qdlab's modules are compiled to bytecode first, as a package install does",
         "import + init time (not included above), median over all runs: "
