@@ -1,4 +1,5 @@
-"""qdlab's own object loader (`codegen/elf.py`) against MCJIT, and what it must refuse.
+"""qdlab's own object loader (`codegen/elf.py`) against MCJIT, what it must refuse, and LLVM's
+library loaded by a thread while a compile's front end runs (`codegen/preload.py`).
 
 A cache hit in a new process links its objects by hand so as not to import llvmlite's binding; the
 code it runs must be the code MCJIT would run, and anything it does not understand goes to MCJIT."""
@@ -6,7 +7,6 @@ code it runs must be the code MCJIT would run, and anything it does not understa
 from __future__ import annotations
 
 import ctypes
-import json
 import math
 import os
 import subprocess
@@ -64,6 +64,19 @@ def run(address: int, calls: int, x: float, k: int) -> tuple[float, bytes, int]:
     out = (ctypes.c_uint8 * 16)()
     got = f(x, k, ctypes.addressof(out))
     return got, bytes(out), ctypes.CFUNCTYPE(ctypes.c_int64)(calls)()
+
+
+def python(script: str) -> list[str]:
+    """The words a new interpreter prints running `script`."""
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
 
 
 def perms(address: int) -> str:
@@ -145,135 +158,91 @@ def test_host_key_is_stable_across_cores() -> None:
     cores = sorted(os.sched_getaffinity(0))[:2]
     seen = set()
     for core in cores:
-        out = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                textwrap.dedent(f"""
+        seen.update(
+            python(f"""
                 import os
                 os.sched_setaffinity(0, {{{core}}})
                 from qdlab.compiler.codegen import host
                 print(host.parts()[2])
-            """),
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
+            """)
         )
-        seen.add(out.stdout.strip())
     assert len(seen) == 1 and host.parts()[2] in seen
 
 
-MAIN = """
-import json, sys
-import numpy as np
-import qdlab as qd
+HOLDERS = {
+    "the loader's lock": """
+        with elf._lock:
+            held.set()
+            time.sleep(0.3)
+    """,
+    "the tiers' lock, then the loader's (an upgrade settling)": """
+        with tiers._lock:
+            held.set()
+            time.sleep(0.3)  # the fork's hooks start meanwhile
+            elf.load([(obj, ["f"])])
+    """,
+}
+FORK = """
+import ctypes, os, threading, time
+import qdlab  # the package's own import order of the fork hooks
+from qdlab.compiler import tiers
+from qdlab.compiler.codegen import elf, jit
+obj, _ = jit.compile_text("define i32 @f() nounwind {\\n  ret i32 7\\n}", 0)
+held = threading.Event()
 
-qd.init(arch=qd.cpu)
+def hold():
+HOLD
 
-
-@qd.kernel
-def k(x: qd.types.NDArray[qd.f32, 1], y: qd.types.NDArray[qd.f32, 1]) -> qd.f32:
-    for i in x:
-        y[i] = qd.sin(x[i]) * 1.5 + qd.exp(-x[i])
-    s = 0.0
-    for i in x:
-        s += qd.sqrt(qd.abs(y[i])) + qd.atan2(x[i], 3.0)
-    return s
-
-
-x = qd.ndarray(qd.f32, (4096,))
-x.from_numpy(np.linspace(-3, 3, 4096, dtype=np.float32))
-y = qd.ndarray(qd.f32, (4096,))
-s = k(x, y)
-print(json.dumps([float(s), y.to_numpy().tobytes().hex(), "llvmlite.binding" in sys.modules]))
+t = threading.Thread(target=hold)
+t.start()
+held.wait()
+time.sleep(0.1)
+pid = os.fork()
+if pid == 0:
+    got = elf.load([(obj, ["f"])])
+    os._exit(0 if got and ctypes.CFUNCTYPE(ctypes.c_int32)(got[0][0])() == 7 else 1)
+t.join()
+print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 """
 
 
-def test_all_hit_process_links_without_llvmlite(tmp_path) -> None:
-    """A new process whose constructs are all cached never imports llvmlite's binding, and gives
-    the bits of the process that compiled them and of one linking with MCJIT."""
-    (tmp_path / "main.py").write_text(MAIN)
-    env = dict(os.environ, QDLAB_CACHE_DIR=str(tmp_path / "cache"))
-
-    def once(**extra: str) -> list:
-        out = subprocess.run(
-            [sys.executable, "main.py"],
-            cwd=tmp_path,
-            env=dict(env, **extra),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert out.returncode == 0, out.stderr
-        return json.loads(out.stdout.splitlines()[-1])
-
-    first, hit, mcjit = once(), once(), once(QDLAB_ELF_LOADER="0")
-    assert first[2] and not hit[2] and mcjit[2]
-    assert first[:2] == hit[:2] == mcjit[:2]
+@pytest.mark.parametrize("holder", sorted(HOLDERS))
+def test_fork_while_another_thread_holds(holder: str) -> None:
+    """A `fork()` while another thread holds a lock on the way to linking: the child gets a
+    loader lock of its own, links an object and runs it. With the loader's lock inherited taken
+    the child would wait forever; with a fork hook taking it, a thread settling an upgrade (which
+    holds the tiers' lock, which the fork's hooks take, and then takes the loader's) and the fork
+    waited for each other (measured: the conformance run hung)."""
+    body = textwrap.indent(textwrap.dedent(HOLDERS[holder]).strip(), "    ")
+    assert python(FORK.replace("HOLD", body)) == ["0"]
 
 
-def test_fork_during_a_load_leaves_the_child_able_to_load() -> None:
-    """A `fork()` while another thread holds the loader's lock waits for it; the child links and
-    runs an object (without the fork hook it would wait forever on the inherited lock)."""
-    script = textwrap.dedent("""
-        import ctypes, os, threading, time
-        from qdlab.compiler.codegen import elf, jit
-        obj, _ = jit.compile_text("define i32 @f() nounwind {\\n  ret i32 7\\n}", 0)
-        held = threading.Event()
+def test_llvm_library_in_memory_before_the_binding_is_imported() -> None:
+    got = python("""
+        import sys
+        from qdlab.compiler.codegen import preload
+        preload.start()
+        preload.wait()
+        mapped = "libllvmlite.so" in open("/proc/self/maps").read()
+        print(mapped, "llvmlite.binding" in sys.modules)
+        import llvmlite.binding as llvm
+        llvm.initialize_native_target()
+        print(bool(llvm.get_process_triple()))
+    """)
+    assert got == ["True", "False", "True"]
 
-        def hold():
-            with elf._lock:
-                held.set()
-                time.sleep(0.3)
 
-        threading.Thread(target=hold).start()
-        held.wait()
+def test_fork_while_the_llvm_library_loads() -> None:
+    """A child forked while the thread is in `dlopen` imports the binding and compiles."""
+    got = python("""
+        import os
+        from qdlab.compiler.codegen import preload
+        preload.start()
         pid = os.fork()
         if pid == 0:
-            got = elf.load([(obj, ["f"])])
-            os._exit(0 if got and ctypes.CFUNCTYPE(ctypes.c_int32)(got[0][0])() == 7 else 1)
+            from qdlab.compiler.codegen import jit
+            obj, _ = jit.compile_text("define i32 @f() nounwind {\\n  ret i32 7\\n}", 2)
+            os._exit(0 if obj.startswith(b"\\x7fELF") else 1)
         print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
     """)
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["0"]
-
-
-def test_fork_while_an_upgrade_settles_does_not_deadlock() -> None:
-    """A thread installing an optimised object holds the tiers' lock and then takes the loader's;
-    a fork meanwhile takes the tiers' lock (its fork hook). With the loader's lock taken by a fork
-    hook too, each waited for the other (measured in the conformance run)."""
-    script = textwrap.dedent("""
-        import ctypes, os, threading, time
-        import qdlab  # the package's own import order of the fork hooks
-        from qdlab.compiler import tiers
-        from qdlab.compiler.codegen import elf, jit
-        obj, _ = jit.compile_text("define i32 @f() nounwind {\\n  ret i32 7\\n}", 0)
-        holding = threading.Event()
-
-        def settle():
-            with tiers._lock:
-                holding.set()
-                time.sleep(0.3)  # the fork's hooks start meanwhile
-                elf.load([(obj, ["f"])])
-
-        t = threading.Thread(target=settle)
-        t.start()
-        holding.wait()
-        time.sleep(0.1)
-        pid = os.fork()
-        if pid == 0:
-            got = elf.load([(obj, ["f"])])
-            os._exit(0 if got and ctypes.CFUNCTYPE(ctypes.c_int32)(got[0][0])() == 7 else 1)
-        t.join()
-        print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
-    """)
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["0"]
+    assert got == ["0"]

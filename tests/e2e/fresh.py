@@ -10,8 +10,11 @@ import sys
 from pathlib import Path
 
 
-def run_main(folder: Path) -> list:
-    env = dict(os.environ, QDLAB_CACHE_DIR=str(folder / "cache"), PYTHONDONTWRITEBYTECODE="1")
+def run_main(folder: Path, **extra: str) -> list:
+    """`extra`: more environment variables for the process."""
+    env = dict(
+        os.environ, QDLAB_CACHE_DIR=str(folder / "cache"), PYTHONDONTWRITEBYTECODE="1", **extra
+    )
     out = subprocess.run(
         [sys.executable, "main.py"],
         cwd=folder,
