@@ -52,12 +52,19 @@ def data_layout() -> str:
     return str(_tm(3).target_data)
 
 
+TUNING: dict[str, object] = {}
+"""Pipeline tuning options set over each level's own (`loop_unrolling`, `loop_interleaving`, ...):
+empty but in `bench/llvm_pipelines.py`, which compares pipelines with it."""
+
+
 def optimize(llvm_ir: str, opt: int) -> llvm.ModuleRef:
     mod = llvm.parse_assembly(llvm_ir)
     mod.verify()
     if opt > 0:
         pto = llvm.create_pipeline_tuning_options(speed_level=opt)
         pto.slp_vectorization = opt >= 2
+        for name, value in TUNING.items():
+            setattr(pto, name, value)
         pb = llvm.create_pass_builder(_tm(opt), pto)
         pb.getModulePassManager().run(mod, pb)
     return mod
