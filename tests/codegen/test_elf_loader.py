@@ -18,6 +18,13 @@ import pytest
 
 from qdlab.compiler.codegen import elf, host, jit
 
+
+@pytest.fixture(autouse=True)
+def loader_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are of the loader, whatever the environment of the tests says."""
+    monkeypatch.setenv("QDLAB_ELF_LOADER", "1")
+
+
 pytestmark = pytest.mark.skipif(not elf.supported(), reason="the loader takes x86-64 Linux objects")
 
 MODULE = """
