@@ -76,18 +76,21 @@ def enabled() -> bool:
     return supported() and os.environ.get("QDLAB_ELF_LOADER", "1") != "0"
 
 
-def _process() -> ctypes.CDLL:
+def process() -> ctypes.CDLL:
+    """The process's own symbols (the C library's `mprotect` and `dlopen`, libm), opened once."""
     global _libc
     if _libc is None:
         _libc = ctypes.CDLL(None, use_errno=True)
         _libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        _libc.dlopen.restype = ctypes.c_void_p
+        _libc.dlopen.argtypes = [ctypes.c_char_p, ctypes.c_int]
     return _libc
 
 
 def _external(name: str, weak: bool) -> int:
     """The address of a symbol of the process (libm, libc), as MCJIT's resolver finds it."""
     try:
-        return ctypes.cast(_process()[name], ctypes.c_void_p).value or 0
+        return ctypes.cast(process()[name], ctypes.c_void_p).value or 0
     except AttributeError:
         if weak:
             return 0
@@ -231,7 +234,7 @@ def load(objects: list[tuple[bytes, list[str]]]) -> list[list[int]] | None:
                 out.append([o.address(base, defined[s]) for s in symbols])
         except (Refused, KeyError, struct.error):
             return None  # the mapping is dropped with its exports (nothing ran from it)
-        libc = _process()
+        libc = process()
         for (start, n), prot in zip(spans, (_PROT_RX, _PROT_R, _PROT_RW)):
             if n and libc.mprotect(base + start, n, prot) != 0:
                 return None  # the system forbids executable mappings: MCJIT's memory manager
@@ -245,7 +248,7 @@ def code(machine_code: bytes) -> int:
         m = _private(_up(len(machine_code), _PAGE))
         m[: len(machine_code)] = machine_code
         base = ctypes.addressof(ctypes.c_char.from_buffer(m))
-        if _process().mprotect(base, len(m), _PROT_RX) != 0:
+        if process().mprotect(base, len(m), _PROT_RX) != 0:
             raise OSError(ctypes.get_errno(), "mprotect refused an executable mapping")
         _mappings.append(m)
     return base

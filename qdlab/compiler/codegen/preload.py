@@ -11,11 +11,12 @@ inherits the loader's lock taken would hang in its first import).
 
 from __future__ import annotations
 
-import ctypes
 import importlib.util
 import os
 import sys
 import threading
+
+from . import elf
 
 _RTLD_NOW = 2
 """How ctypes opens a library (RTLD_NOW, local symbols): the binding's `CDLL` gets the same
@@ -33,9 +34,7 @@ def _path() -> str | None:
 
 
 def _open(path: str) -> None:
-    libc = ctypes.CDLL(None)
-    libc.dlopen.restype, libc.dlopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_int]
-    libc.dlopen(os.fsencode(path), _RTLD_NOW)  # the GIL released meanwhile; never closed
+    elf.process().dlopen(os.fsencode(path), _RTLD_NOW)  # the GIL released meanwhile; never closed
 
 
 def start() -> None:
