@@ -494,25 +494,28 @@ def erase(op: Op) -> None:
 
 def clone_op(op: Op, mapping: dict[Value, Value]) -> Op:
     """A copy of `op`, its operands remapped through `mapping` (extended in place with its result
-    and its blocks' arguments); its blocks are new and empty."""
-    regions = []
+    and its blocks' arguments); its blocks are new and empty. Built field by field, as `Op.__init__`
+    would build it: replaying a big kernel's statements clones every op (`stmt_memo.py`)."""
+    new = object.__new__(type(op))
+    new.regions = []
     for r in op.regions:
         args = [Value(a.type, a.name) for a in r.args]
         mapping.update(zip(r.args, args))
-        regions.append(Block(args))
-    attrs = dict(op.attrs)
+        block = Block(args)
+        block.parent = new
+        new.regions.append(block)
+    new.attrs = dict(op.attrs)
     if isinstance(op, Call):
-        attrs["function"] = clone_function(op.function, mapping)
-    new = type(op)(
-        [mapping.get(v, v) for v in op.operands],
-        op.result.type if op.result else None,
-        attrs,
-        regions,
-        op.loc,
-        op.result.name if op.result else "",
-    )
-    if op.result is not None:
-        mapping[op.result] = new.result  # type: ignore[assignment]
+        new.attrs["function"] = clone_function(op.function, mapping)
+    get = mapping.get
+    new.operands = [get(v, v) for v in op.operands]
+    for v in new.operands:
+        v.users.append(new)
+    res = op.result
+    new.result = None if res is None else Value(res.type, res.name, new)
+    if res is not None:
+        mapping[res] = new.result  # type: ignore[assignment]
+    new.loc, new.parent = op.loc, None
     return new
 
 
