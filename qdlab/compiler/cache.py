@@ -210,6 +210,23 @@ class BinaryCache:
         if self._remote is not None:
             self._remote.put(key, payload)
 
+    def get_own(self, key: str) -> bytes | None:
+        """A payload from this user's own disk tier only, neither kept in memory nor counted: the
+        compiler's memos (`stmt_memo`, `construct_memo`), pickles, are never read from a team
+        cache."""
+        _check_key(key)
+        if not self._disk:
+            return None
+        with self._lock:
+            return self._read(key)
+
+    def put_own(self, key: str, payload: bytes) -> None:
+        """Store a payload `get_own` reads: on the disk tier only."""
+        _check_key(key)
+        if self._disk:
+            with self._lock:
+                self._write(key, payload)
+
     def origin(self, key: str) -> str | None:
         """Where the last `get` of `key` found it first: "disk" or "team cache" (None: memory or not
         found)."""

@@ -16,8 +16,10 @@ Two slices with equal descriptions clone into equal kernels, so `prepare` gives 
 the memo keeps the first one's `Prepared` and serves it. When the kernel has moved (a notebook cell
 run again is a new file; lines added above it) the served construct's IR, plan and messages are
 moved with it: its messages at once, its IR and plan when something asks for them (a report, an
-emitter). The memo lives in the process; `QDLAB_CONSTRUCT_MEMO=0` turns it off (differential tests
-compare both).
+emitter). The memo lives in the process, and each construct it stores is also written to the disk
+tier of the compile's cache (`BinaryCache.put_own`, keyed by `keys.memo_key`), where a new process
+looks for one it does not hold; `QDLAB_CONSTRUCT_MEMO=0` turns it off (differential tests compare
+both).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from . import ir, keys, runtime
+from . import ir, keys, persist, runtime
 from .errors import SourceLoc
 from .offload import Plan, message_ops, offload
 
@@ -37,7 +39,7 @@ LIMIT = 1024
 
 _memo: OrderedDict[tuple, tuple[Prepared, tuple[str, int]]] = OrderedDict()
 _lock = threading.Lock()
-stats = {"served": 0, "prepared": 0}
+stats = {"served": 0, "prepared": 0, "loaded": 0}
 """Counts since the process started (tests and the profile read them)."""
 
 
@@ -150,10 +152,14 @@ def _moved(p: Prepared, frm: tuple[str, int], to: tuple[str, int]) -> Prepared:
 class Session:
     """One compile's use of the memo: describes its constructs' slices, serves and stores them."""
 
-    def __init__(self, kernel: ir.Kernel, where: tuple[str, int], shared: tuple) -> None:
-        self.kernel, self.where = kernel, where
+    def __init__(
+        self, kernel: ir.Kernel, where: tuple[str, int], shared: tuple, store: object = None
+    ) -> None:
+        self.kernel, self.where, self.store = kernel, where, store
         self.position = {op: p for p, op in enumerate(kernel.body.ops)}
         self.locs: dict[int, tuple] = {}
+        self.types: dict[int, str] = {}
+        self.kept: list[object] = []
         self.shared = (
             kernel.name,
             repr(kernel.params),
@@ -181,34 +187,47 @@ class Session:
         """Everything `prepare` could see of the slice cloned from `positions`; None when it reads
         a value from outside them."""
         number: dict[ir.Value, int] = {}
+        locs, types = self.locs, self.types
+
+        def text(t: object) -> str:
+            got = types.get(id(t))
+            if got is None:
+                got = types[id(t)] = str(t)
+                self.kept.append(t)  # its id stays its own while the session lasts
+            return got
 
         def op_of(op: ir.Op) -> tuple:
+            if isinstance(op, ir.Call):  # its function's body is not described: prepared each time
+                raise TypeError(op)
             regions = []
             for r in op.regions:
                 args = []
                 for a in r.args:
                     number[a] = len(number)
-                    args.append((str(a.type), a.name))
-                regions.append(args)
-            operands = tuple(number[v] for v in op.operands)  # KeyError: from outside
+                    args.append((text(a.type), a.name))
+                regions.append(tuple(args))
+            operands = tuple([number[v] for v in op.operands])  # KeyError: from outside
             res = op.result
             if res is not None:
                 number[res] = len(number)
+            loc = op.loc
             return (
                 type(op),
                 operands,
                 repr(sorted(op.attrs.items())) if op.attrs else "",
-                (str(res.type), res.name) if res is not None else None,
-                self._loc(op.loc),
+                (text(res.type), res.name) if res is not None else None,
+                None if loc is None else locs.get(id(loc)) or self._loc(loc),
                 tuple(
-                    (tuple(args), tuple(op_of(o) for o in r.ops))
-                    for args, r in zip(regions, op.regions)
-                ),
+                    [
+                        (args, tuple([op_of(o) for o in r.ops]))
+                        for args, r in zip(regions, op.regions)
+                    ]
+                )
+                if regions
+                else (),
             )
 
         ops = self.kernel.body.ops
-        if any(isinstance(o, ir.Call) for p in positions for o in ops[p].walk()):
-            return None  # the called function's body is not described: prepared every time
         try:
             return (self.shared, tuple(op_of(ops[p]) for p in positions))
         except Exception:  # noqa: BLE001 - a value from outside, an attribute without a repr
@@ -220,6 +239,8 @@ class Session:
             if got is not None:
                 _memo.move_to_end(key)
         if got is None:
+            got = self.load(key)
+        if got is None:
             return None
         stats["served"] += 1
         prepared, base = got
@@ -228,7 +249,33 @@ class Session:
     def put(self, key: tuple, prepared: Prepared, debug: bool) -> None:
         prepared.facts(debug)  # what a served copy's launch needs, ready before it moves
         stats["prepared"] += 1
+        self.remember(key, (prepared, self.where))
+        where = keys.memo_key("construct", key) if self.store is not None else None
+        if where is None:
+            return
+        p = prepared
+        data = persist.dumps((p.kernel, p.text, p.key, p.plan, p.prefix, p._facts, self.where))
+        if data is not None:  # else it holds what only this process has: kept here alone
+            self.store.put_own(where, data)  # type: ignore[attr-defined]
+
+    def remember(self, key: tuple, got: tuple[Prepared, tuple[str, int]]) -> None:
         with _lock:
-            _memo[key] = (prepared, self.where)
+            _memo[key] = got
             while len(_memo) > LIMIT:
                 _memo.popitem(last=False)
+
+    def load(self, key: tuple) -> tuple[Prepared, tuple[str, int]] | None:
+        """What another process stored for `key`, if the disk tier holds it (and remembered here);
+        None when it does not, or cannot be read."""
+        where = keys.memo_key("construct", key) if self.store is not None else None
+        data = self.store.get_own(where) if where is not None else None  # type: ignore[attr-defined]
+        if data is None:
+            return None
+        try:
+            kernel, text, key_, plan, prefix, facts, base = persist.loads(data)  # type: ignore[misc]
+            got = (Prepared(kernel, text, key_, plan, prefix, facts=facts), base)
+        except (TypeError, ValueError):  # damaged, or of an older layout: prepared anew
+            return None
+        self.remember(key, got)
+        stats["loaded"] += 1
+        return got

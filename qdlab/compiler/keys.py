@@ -6,6 +6,7 @@
 - `construct_key`: a construct's binary, from its canonical IR text, the target, the code-generation
   options and the compiler version. `manifest_key`: a kernel's manifest, from its source, argument
   signature, every setting, the target and the compiler version (where the kernel sits is left out).
+- `memo_key`: a statement's or a construct's memo entry on disk, from its in-process key.
 - `prefix` / `symbol`: the names of a unit's task functions in its object (or PTX module).
 """
 
@@ -53,6 +54,14 @@ def manifest_key(source: str, signature: str, config: Config, target_parts: tupl
             repr(sorted(config.compile_settings().items())),
         )
     )
+
+
+def memo_key(kind: str, key: object) -> str | None:
+    """Where a compiler memo keeps an entry on disk (`stmt_memo`, `construct_memo`): the entry's
+    in-process key as written by `repr`, and the compiler version. None when that text names an
+    object by its address (`<... at 0x...>`): another process may hold another object there."""
+    text = repr(key)
+    return None if " at 0x" in text else _digest(("memo-1", kind, compiler_version(), text))
 
 
 def prefix(key: str, fresh: int | None = None) -> str:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,7 +29,6 @@ from . import (
 )
 from .abi import IFACE_SLOTS
 from .cache import BinaryCache
-from .cfg import cfg_dot
 from .config import Config
 from .construct_memo import Prepared
 from .errors import QdError
@@ -41,7 +38,7 @@ from .frontend import Frontend
 from .offload import Plan, offload
 from .passes import run_passes
 from .printer import print_kernel
-from .report import make_report
+from .report import dump, make_report
 from .scope import CallsNeeded
 from .source import Source, source_lines
 from .targets import Target
@@ -68,6 +65,8 @@ class KernelSpec:
     return_shapes: list[tuple[int, ...]] = field(default_factory=list)
     """The shape of each return value (`()` for a scalar, `(3,)` for a vec3), in the order of the
     annotation; `returns` lists their entries' types, flattened."""
+    span: tuple[list[str], int] | None = None
+    """The kernel's source lines and first line, once `compile_cached` has cut them for the key."""
 
 
 @dataclass
@@ -183,7 +182,7 @@ def compile_cached(
     if config.fresh:
         return compile_kernel(spec, config, cache, target, previous, on_construct)
     try:
-        lines, first = source_lines(spec.fn)
+        lines, first = spec.span = source_lines(spec.fn)
     except (OSError, TypeError):
         return compile_kernel(spec, config, cache, target, previous, on_construct)
     filename = getattr(getattr(spec.fn, "__code__", None), "co_filename", "")
@@ -242,7 +241,7 @@ def compile_kernel(
 ) -> Compiled:
     t0 = time.perf_counter()
     target.starting()  # LLVM's library loads in a thread meanwhile
-    kernel, source = lower(spec, config)  # Python AST -> typed IR
+    kernel, source = lower(spec, config, cache)  # Python AST -> typed IR
     fe_deps = kernel.flags.pop("deps", set())
     verify(kernel)
     run_passes(kernel)  # simplify: promote, fold, CSE, DCE
@@ -252,9 +251,7 @@ def compile_kernel(
         kernel = forward_mode.jvp(kernel) if forward else autodiff.reverse(kernel)
         run_passes(kernel)
         verify(kernel)
-    constructs, facts, fallback, iface = split_and_gate(
-        kernel, spec, config
-    )  # split + recompute-safety gate
+    constructs, facts, fallback, iface = split_and_gate(kernel, spec, config)  # split + gate
     slots = split.assign_slots(iface.published, IFACE_SLOTS)
     split_ran = config.per_offload and fallback is None
     if fallback is not None:
@@ -263,7 +260,7 @@ def compile_kernel(
         )
     if split_ran:  # slice + prepare each construct, or serve it from the construct memo
         t_prep = time.perf_counter()
-        prepared = prepare_constructs(kernel, constructs, slots, config, target, source)
+        prepared = prepare_constructs(kernel, constructs, slots, config, target, source, cache)
         prep_ms = (time.perf_counter() - t_prep) * 1e3 / max(1, len(prepared))
         built = build_prepared(prepared, prep_ms, config, cache, target, on_construct)
     else:
@@ -345,18 +342,21 @@ def split_and_gate(
 
 
 def lower(
-    spec: KernelSpec, config: Config, calls: frozenset = frozenset()
+    spec: KernelSpec, config: Config, cache: BinaryCache | None, calls: frozenset = frozenset()
 ) -> tuple[ir.Kernel, Source]:
     """The kernel's IR; lowered again, with `func` called, each time lowering finds a
-    @qd.real_func `func` calling itself (`real_calls.py`)."""
+    @qd.real_func `func` calling itself (`real_calls.py`). The statement memo keeps its entries
+    on the disk tier of `cache` too."""
     try:
-        return lower_once(spec, config, calls)
+        return lower_once(spec, config, cache, calls)
     except CallsNeeded as e:
-        return lower(spec, config, calls | {e.func})
+        return lower(spec, config, cache, calls | {e.func})
 
 
-def lower_once(spec: KernelSpec, config: Config, calls: frozenset) -> tuple[ir.Kernel, Source]:
-    source = Source.of(spec.fn, "kernel")
+def lower_once(
+    spec: KernelSpec, config: Config, cache: BinaryCache | None, calls: frozenset
+) -> tuple[ir.Kernel, Source]:
+    source = Source.of(spec.fn, "kernel", spec.span)
     kernel = ir.Kernel(spec.name, list(spec.params), spec.returns)  # fields append theirs
     fe = Frontend(
         kernel,
@@ -383,7 +383,7 @@ def lower_once(spec: KernelSpec, config: Config, calls: frozenset) -> tuple[ir.K
     fe.calls = calls  # the real_funcs compiled as calls
     ctx = stmt_memo.context(spec, source, fe.config | {"fresh": config.fresh})
     if ctx is not None:  # unchanged top-level statements are replayed, not lowered
-        fe.memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops))
+        fe.memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops), cache)
     fe.lower_kernel(values)
     kernel.flags["deps"] = fe.deps
     return kernel, source
@@ -438,8 +438,10 @@ def prepare_constructs(
     config: Config,
     target: Target,
     source: Source,
+    cache: BinaryCache | None,
 ) -> list[Prepared]:
-    """Each construct's slice, prepared; one the construct memo holds is served from it."""
+    """Each construct's slice, prepared; one the construct memo holds (in the process, or on the
+    disk tier of `cache`) is served from it."""
     memo = None
     if construct_memo.enabled() and not config.fresh:
         try:
@@ -447,6 +449,7 @@ def prepare_constructs(
                 kernel,
                 (source.filename, source.first_line),
                 (repr(sorted(config.as_dict().items())), target.parts()),
+                cache,
             )
         except Exception:  # noqa: BLE001 - a flag or option without a repr: no memo this time
             memo = None
@@ -573,28 +576,3 @@ def load_units(
         )
         for r in records
     ]
-
-
-def dump(name: str, kernel: ir.Kernel, built: list[Built], config: Config) -> None:
-    """`print_ir` / `QDLAB_DUMP_IR=1`: one IR file per construct; `dump_cfg`: the whole kernel's
-    CFG."""
-    if not (config.print_ir or config.dump_ir or config.dump_cfg):
-        return
-    folder = config.debug_dump_path or os.path.join(tempfile.gettempdir(), "qdlab_ir")
-    os.makedirs(folder, exist_ok=True)
-    for index, b in enumerate(built):
-        tag = (
-            f"{name}_construct{index}" if len(built) > 1 or config.per_offload else f"{name}_whole"
-        )
-        if config.print_ir:  # a volatile load says so in Quadrants' words, as its printer does
-            text = "\n".join(
-                f"{line}  // global load volatile" if " volatile_load " in line else line
-                for line in b.text.splitlines()
-            )
-            print(f"// {tag}\n{text}")
-        if config.dump_ir:
-            with open(os.path.join(folder, f"{tag}.qdir"), "w") as f:
-                f.write(b.text)
-    if config.dump_cfg:
-        with open(os.path.join(folder, f"{name}_cfg.dot"), "w") as f:
-            f.write(cfg_dot(kernel))

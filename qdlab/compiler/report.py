@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import difflib
 import functools
+import os
+import tempfile
 from typing import TYPE_CHECKING
 
 from . import gate, ir, keys, split
+from .cfg import cfg_dot
 from .config import Config
 from .explain import ConstructReport, InterfaceSlot, KernelReport, Statement, Task
 from .offload import offload
@@ -154,3 +157,28 @@ def _why(prev: ConstructReport | None, b: Built) -> tuple[str, str | None]:
         )
     )
     return "no entry under its key (its IR changed)", diff
+
+
+def dump(name: str, kernel: ir.Kernel, built: list[Built], config: Config) -> None:
+    """`print_ir` / `QDLAB_DUMP_IR=1`: one IR file per construct; `dump_cfg`: the whole kernel's
+    CFG."""
+    if not (config.print_ir or config.dump_ir or config.dump_cfg):
+        return
+    folder = config.debug_dump_path or os.path.join(tempfile.gettempdir(), "qdlab_ir")
+    os.makedirs(folder, exist_ok=True)
+    for index, b in enumerate(built):
+        tag = (
+            f"{name}_construct{index}" if len(built) > 1 or config.per_offload else f"{name}_whole"
+        )
+        if config.print_ir:  # a volatile load says so in Quadrants' words, as its printer does
+            text = "\n".join(
+                f"{line}  // global load volatile" if " volatile_load " in line else line
+                for line in b.text.splitlines()
+            )
+            print(f"// {tag}\n{text}")
+        if config.dump_ir:
+            with open(os.path.join(folder, f"{tag}.qdir"), "w") as f:
+                f.write(b.text)
+    if config.dump_cfg:
+        with open(os.path.join(folder, f"{name}_cfg.dot"), "w") as f:
+            f.write(cfg_dot(kernel))

@@ -33,9 +33,10 @@ class Source:
     lines: list[str]
 
     @classmethod
-    def of(cls, fn: object, kind: str) -> Source:
+    def of(cls, fn: object, kind: str, span: tuple[list[str], int] | None = None) -> Source:
+        """`span`: its lines and first line, when the caller has cut them already."""
         try:
-            lines, first = source_lines(fn)
+            lines, first = span or source_lines(fn)
             try:
                 tree, indent = _parse(lines)
             except (

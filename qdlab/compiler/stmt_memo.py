@@ -22,6 +22,11 @@ appended to the kernel body and nothing else changed), logged nothing, its ops u
 outside themselves other than the arguments' setup, and every op comes from the kernel's own lines
 (a statement that inlines a `@qd.func` is lowered each time: the function's lines may move). When
 in doubt, it is lowered. `QDLAB_STMT_MEMO=0` turns the memo off (differential tests compare both).
+
+Each entry stored is also written to the disk tier of the compile's cache (`BinaryCache.put_own`,
+keyed by `keys.memo_key`: its key and the compiler version), so a new process that compiles the
+kernel with one statement edited replays the others from there: an entry the process does not hold
+is looked for on disk before the statement is lowered. Its reads are checked as any entry's.
 """
 
 from __future__ import annotations
@@ -31,9 +36,9 @@ import logging
 import os
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from . import ir, manifest
+from . import ir, keys, manifest, persist
 from .errors import SourceLoc
 
 LIMIT = 4096
@@ -63,7 +68,7 @@ class Entry:
 _memo: OrderedDict[tuple, Entry] = OrderedDict()
 _lock = threading.Lock()
 """Kernels may compile in several threads at once; entries are only read once stored."""
-stats = {"replayed": 0, "lowered": 0}
+stats = {"replayed": 0, "lowered": 0, "loaded": 0}
 """Counts since the process started (tests and the profile read them)."""
 
 
@@ -148,6 +153,9 @@ def context(spec: object, source: object, config: dict) -> tuple | None:
         return None
 
 
+_MUTABLE = (list, dict, set)
+
+
 def _copy_attrs(v: object) -> object:
     if isinstance(v, list):
         return [_copy_attrs(x) for x in v]
@@ -165,17 +173,25 @@ def _clone(
     locs: dict[int, SourceLoc | None],
     where: tuple[str, int],
 ) -> None:
-    """`ir.clone_ops`, with attributes copied deep (a pass that edits one in place edits no copy)
+    """`ir.clone_op`, with attributes copied deep (a pass that edits one in place edits no copy)
     and each location moved by `where` (a file name, and the line number to add)."""
     for op in ops:
         new = ir.clone_op(op, mapping)
-        new.attrs = {k: _copy_attrs(x) for k, x in new.attrs.items()}
-        if op.loc is not None:
-            if id(op.loc) not in locs:
-                locs[id(op.loc)] = replace(
-                    op.loc, filename=where[0], lineno=op.loc.lineno + where[1]
+        if any(isinstance(x, _MUTABLE) for x in new.attrs.values()):
+            new.attrs = {k: _copy_attrs(x) for k, x in new.attrs.items()}
+        loc = op.loc
+        if loc is not None:
+            moved = locs.get(id(loc))
+            if moved is None:
+                moved = locs[id(loc)] = SourceLoc(
+                    loc.kernel,
+                    where[0],
+                    loc.lineno + where[1],
+                    loc.col,
+                    loc.source_line,
+                    loc.end_col,
                 )
-            new.loc = locs[id(op.loc)]
+            new.loc = moved
         into.append(new)
         for r, nr in zip(op.regions, new.regions):
             _clone(r.ops, mapping, nr, locs, where)
@@ -193,10 +209,22 @@ class _Count(logging.Handler):
 class Memo:
     """One kernel compile's use of the memo (`Frontend.memo`)."""
 
-    def __init__(self, ctx: tuple, fn: object, setup: int) -> None:
-        self.ctx, self.fn, self.setup = ctx, fn, setup
+    def __init__(self, ctx: tuple, fn: object, setup: int, store: object = None) -> None:
+        self.ctx, self.fn, self.setup, self.store = ctx, fn, setup, store
+        """`store`: the compile's `BinaryCache`, whose disk tier holds entries of other
+        processes."""
         self.clean = True
         """No statement so far has left state behind: the state is still the setup's."""
+        self.held: dict[frozenset, bool] = {}
+        """`manifest.deps_hold` of each set of reads checked since a statement was last lowered
+        (statements that read the same globals share one check; lowering one may evaluate the
+        user's code, in `qd.static`, which may change what the next one reads)."""
+
+    def holds(self, deps: frozenset) -> bool:
+        held = self.held.get(deps)
+        if held is None:
+            held = self.held[deps] = manifest.deps_hold(self.fn, deps)
+        return held
 
     def key(self, fe: object, node: ast.stmt) -> tuple:
         """The statement's lines (whole, so a comment or a second statement on them counts) and
@@ -216,11 +244,9 @@ class Memo:
         key = self.key(fe, node)
         with _lock:
             entry = _memo.get(key)
-        if (
-            entry is not None
-            and entry.setup == self.setup
-            and manifest.deps_hold(self.fn, entry.deps)
-        ):
+        if entry is None:
+            entry = self.load(key)
+        if entry is not None and entry.setup == self.setup and self.holds(entry.deps):
             mapping = {p: body.ops[pos].result for p, pos in entry.inputs}
             source = fe.scope.source  # type: ignore[attr-defined]
             where = (source.filename, source.first_line)
@@ -234,6 +260,7 @@ class Memo:
                     _memo.move_to_end(key)
             stats["replayed"] += 1
             return
+        self.held.clear()
         before, n, prefix = state(fe), len(body.ops), list(body.ops)
         outer_deps = fe.deps  # type: ignore[attr-defined]
         fe.deps = set()  # type: ignore[attr-defined]  # everything this statement reads
@@ -256,10 +283,37 @@ class Memo:
             return
         entry = self._entry(body.ops[n:], body, frozenset(mine), fe.scope.source)  # type: ignore[attr-defined]
         if entry is not None:
-            with _lock:
-                _memo[key] = entry
-                while len(_memo) > LIMIT:
-                    _memo.popitem(last=False)
+            self.remember(key, entry)
+            self.save(key, entry)
+
+    def remember(self, key: tuple, entry: Entry) -> None:
+        with _lock:
+            _memo[key] = entry
+            while len(_memo) > LIMIT:
+                _memo.popitem(last=False)
+
+    def load(self, key: tuple) -> Entry | None:
+        """The entry another process stored for `key`, if the disk tier holds it (and remembered
+        here); None when it does not, or cannot be read."""
+        where = keys.memo_key("statement", key) if self.store is not None else None
+        data = self.store.get_own(where) if where is not None else None  # type: ignore[attr-defined]
+        if data is None:
+            return None
+        got = persist.loads(data)
+        if not (isinstance(got, tuple) and len(got) == 4):  # damaged, or of an older layout
+            return None
+        entry = Entry(*got)
+        self.remember(key, entry)
+        stats["loaded"] += 1
+        return entry
+
+    def save(self, key: tuple, entry: Entry) -> None:
+        where = keys.memo_key("statement", key) if self.store is not None else None
+        if where is None:
+            return
+        data = persist.dumps((entry.ops, entry.inputs, entry.setup, entry.deps))
+        if data is not None:  # else it holds what only this process has: kept here alone
+            self.store.put_own(where, data)  # type: ignore[attr-defined]
 
     def _entry(
         self, ops: list[ir.Op], body: ir.Block, deps: frozenset, source: object

@@ -1,0 +1,101 @@
+"""The statement and construct memos keep their entries on the cache's disk tier: a new process
+that compiles a kernel with one loop edited replays and serves the others from there, gets the keys
+and bits of a compile without either memo, and lowers again what a changed global reaches. An
+entry is written and read only as the compiler's own objects (`qdlab/compiler/persist.py`)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+from fresh import run_main
+
+from qdlab.compiler import ir, persist
+from qdlab.compiler.errors import SourceLoc
+from qdlab.compiler.types import f32
+
+MAIN = """
+import json
+import numpy as np
+import qdlab as qd
+from qdlab.compiler import construct_memo, stmt_memo
+
+qd.init(arch=qd.cpu)
+C = {c}
+
+
+@qd.kernel
+def k(x: qd.types.NDArray[qd.f32, 1], a: qd.types.NDArray[qd.f32, 2]):
+    for i in range(x.shape[0]):
+        a[0, i] = x[i] * 1.5
+    for i in range(x.shape[0]):
+        a[1, i] = x[i] * 2.0 + C
+    for i in range(x.shape[0]):
+        a[2, i] = x[i] * {k2}
+    for i in range(x.shape[0]):
+        a[3, i] = qd.sqrt(qd.abs(x[i])) - 4.0
+
+
+x = np.linspace(-1.0, 1.0, 64, dtype=np.float32)
+a = np.zeros((4, 64), np.float32)
+k(x, a)
+print(json.dumps([a.tobytes().hex(), [b.key for b in k.latest.built],
+                  stmt_memo.stats, construct_memo.stats]))
+"""
+OFF = {"QDLAB_STMT_MEMO": "0", "QDLAB_CONSTRUCT_MEMO": "0"}
+
+
+def want(c: float, k2: float) -> str:
+    x = np.linspace(-1.0, 1.0, 64, dtype=np.float32)
+    rows = [x * np.float32(1.5), x * np.float32(2) + np.float32(c), x * np.float32(k2)]
+    rows.append(np.sqrt(np.abs(x)) - np.float32(4))
+    return np.stack(rows).astype(np.float32).tobytes().hex()
+
+
+def run(folder, c: float = 0.5, k2: float = 3.0, **env: str) -> list:
+    (folder / "main.py").write_text(MAIN.format(c=c, k2=k2))
+    return run_main(folder, **env)
+
+
+def test_a_new_process_edit_replays_the_other_loops_from_disk(tmp_path) -> None:
+    first = run(tmp_path)
+    assert first[0] == want(0.5, 3.0) and first[2]["loaded"] == first[3]["loaded"] == 0
+    edit = run(tmp_path, k2=7.0)
+    assert edit[0] == want(0.5, 7.0)
+    assert edit[2]["loaded"] == 3 and edit[2]["lowered"] == 1  # the edited loop alone
+    assert edit[3]["loaded"] == 3 and edit[3]["prepared"] == 1
+    off = tmp_path / "off"
+    off.mkdir()
+    assert run(off, k2=7.0, **OFF)[:2] == edit[:2]  # the bits and keys of lowering everything
+
+
+def test_a_global_changed_between_processes_is_lowered_again(tmp_path) -> None:
+    run(tmp_path)
+    changed = run(tmp_path, c=1.25)  # loop 1 reads C: its entry on disk no longer holds
+    assert changed[0] == want(1.25, 3.0)
+    assert changed[2]["lowered"] == 1 and changed[2]["replayed"] == 3
+    assert changed[3]["prepared"] == 1
+
+
+def test_damaged_entries_are_made_anew(tmp_path) -> None:
+    run(tmp_path)
+    for folder, _, files in os.walk(tmp_path / "cache"):
+        for name in files:  # every entry's payload replaced: the cache's own check drops them
+            path = Path(folder) / name
+            path.write_bytes(path.read_bytes()[:-8] + b"\xff" * 8)
+    again = run(tmp_path, k2=7.0)
+    assert again[0] == want(0.5, 7.0) and again[2]["loaded"] == 0 and again[3]["loaded"] == 0
+
+
+def test_an_entry_is_written_and_read_as_the_compilers_objects_only() -> None:
+    op = ir.Const([], f32, {"value": -0.0}, None, SourceLoc("k", "f.py", 3, 4, "  x = -0.0"))
+    back = persist.loads(persist.dumps([op]))  # type: ignore[arg-type]
+    assert type(back[0]) is ir.Const and repr(back[0].attrs["value"]) == "-0.0"  # type: ignore[index]
+    assert back[0].loc == op.loc  # type: ignore[index]
+    op.attrs["value"] = np.float32(1.0)  # a value of another library: kept in this process alone
+    assert persist.dumps([op]) is None
+    assert persist.dumps([object()]) is None
+    assert persist.loads(pickle.dumps(os.system)) is None  # names a callable: never made
+    assert persist.loads(b"not a pickle") is None
