@@ -1,10 +1,12 @@
 """While a kernel compiles, Python's collector runs its passes further apart (`qdlab/collector.py`),
-and the program's own thresholds are back once the compile ends, however it ends."""
+and the program's own thresholds are back `collector.IDLE_S` after the last compile ends, however
+it ends."""
 
 from __future__ import annotations
 
 import gc
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -28,7 +30,16 @@ def _init():
     saved = gc.get_threshold()
     SEEN.clear()
     yield
+    collector.restore()
     gc.set_threshold(*saved)
+
+
+def back(expected: tuple[int, ...]) -> bool:
+    """Whether the thresholds come back to `expected` by themselves, soon after IDLE_S."""
+    end = time.monotonic() + collector.IDLE_S + 5
+    while gc.get_threshold() != expected and time.monotonic() < end:
+        time.sleep(0.01)
+    return gc.get_threshold() == expected
 
 
 def make():
@@ -46,7 +57,32 @@ def test_thresholds_are_raised_while_compiling_and_restored_after() -> None:
     make()(a)
     assert a.tolist() == [2.0] * 4
     assert SEEN == [collector.THRESHOLDS]
-    assert gc.get_threshold() == (700, 10, 10)
+    assert back((700, 10, 10))
+
+
+def test_they_stay_raised_between_compiles_close_together() -> None:
+    """The young pass over what a compile left runs once the process is idle, not at the end of
+    each compile (a notebook's edit does not pay for it)."""
+    gc.set_threshold(700, 10, 10)
+    first = time.monotonic()
+    make()(np.zeros(4, np.float32))
+    if time.monotonic() - first < collector.IDLE_S / 2:  # a loaded machine: nothing to see
+        assert gc.get_threshold()[0] == collector.THRESHOLDS[0]
+    make()(np.zeros(4, np.float32))
+    assert SEEN == [collector.THRESHOLDS] * 2
+    assert back((700, 10, 10))
+
+
+def test_thresholds_the_program_sets_meanwhile_are_its_own() -> None:
+    gc.set_threshold(700, 10, 10)
+    make()(np.zeros(4, np.float32))
+    gc.set_threshold(800, 10, 10)  # within IDLE_S of that compile's end, most likely
+    make()(np.zeros(4, np.float32))
+    assert SEEN == [collector.THRESHOLDS] * 2
+    assert back((800, 10, 10))
+    gc.set_threshold(900, 10, 10)
+    collector.restore()
+    assert gc.get_threshold() == (900, 10, 10)
 
 
 def test_a_failed_compile_restores_them() -> None:
@@ -59,13 +95,15 @@ def test_a_failed_compile_restores_them() -> None:
 
     with pytest.raises(NameError):
         bad(np.zeros(4, np.float32))
-    assert SEEN and gc.get_threshold() == (700, 10, 10)
+    assert SEEN and back((700, 10, 10))
 
 
 def test_a_program_that_turned_collection_off_keeps_it_off() -> None:
     gc.set_threshold(0)
     make()(np.zeros(4, np.float32))
     assert SEEN[0][0] == 0 and gc.get_threshold()[0] == 0
+    collector.restore()
+    assert gc.get_threshold()[0] == 0
 
 
 def test_compiles_in_threads_restore_the_thresholds_once_all_end() -> None:
@@ -82,4 +120,4 @@ def test_compiles_in_threads_restore_the_thresholds_once_all_end() -> None:
     for t in threads:
         t.join()
     assert SEEN and set(SEEN) == {collector.THRESHOLDS}  # a later thread may replay the memo
-    assert gc.get_threshold() == (700, 10, 10)
+    assert back((700, 10, 10))
