@@ -1,6 +1,7 @@
 """Property test: random kernels give identical results on every path (split with and without the
 interface buffer, whole-kernel, debug; the quick tier's code and the optimised code), match NumPy,
-and see a changed compile-time global when loaded again."""
+and see a changed compile-time global when loaded again. Every simplify the pipeline runs is
+checked to end at its fixed point (one round of the passes, `passes.run_passes`)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from program_gen import FLOAT_ARRAYS, INT_ARRAYS, VECTOR_ARRAYS, Program, load, programs
 
 import qdlab as qd
-from qdlab.compiler import construct_memo, stmt_memo, tiers
+from qdlab.compiler import construct_memo, pipeline, stmt_memo, tiers
 from qdlab.compiler.codegen import pool
+from qdlab.compiler.passes import SIMPLIFY
 
 CHECKED: Counter = Counter()
 PATHS = (  # (per_offload, split_carried, debug)
@@ -23,6 +25,22 @@ PATHS = (  # (per_offload, split_carried, debug)
     (True, False, False),
     (True, True, True),
 )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _simplify_reaches_its_fixed_point():
+    """After `run_passes`, no pass of SIMPLIFY finds anything left to do."""
+    real = pipeline.run_passes
+
+    def checked(kernel, *args, **kwargs) -> None:
+        real(kernel, *args, **kwargs)
+        left = [p.name for p in SIMPLIFY if p.run(kernel)]
+        assert not left, f"{kernel.name}: one round of the passes left work for {left}"
+        CHECKED["fixed_points"] += 1
+
+    pipeline.run_passes = checked
+    yield
+    pipeline.run_passes = real
 
 
 def inputs(p: Program) -> tuple[list[np.ndarray], int]:

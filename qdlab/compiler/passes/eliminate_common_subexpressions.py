@@ -13,6 +13,9 @@ CSE_OPS = (ir.Const, ir.Arg, ir.Shape, ir.BinOp, ir.Cmp, ir.Unary, ir.Cast, ir.S
 
 class EliminateCommonSubexpressions:
     name = "eliminate-common-subexpressions"
+    feeds = frozenset({"eliminate-dead-code"})
+    """Its own work it finishes in one run (an op's users come after it, and are keyed with the
+    value it reuses); a reused value is as constant as the one it replaces."""
 
     def run(self, kernel: ir.Kernel) -> bool:
         changed = self.block(kernel.body, {})
@@ -27,10 +30,10 @@ class EliminateCommonSubexpressions:
             if isinstance(op, CSE_OPS):
                 key = (
                     type(op),
-                    tuple(id(v) for v in op.operands),
-                    repr(sorted(op.attrs.items())),
-                    str(op.result.type),
-                )  # type: ignore[union-attr]
+                    tuple(map(id, op.operands)),
+                    repr(sorted(op.attrs.items())) if op.attrs else "",
+                    op.result.type,  # type: ignore[union-attr]  # frozen: equal when its text is
+                )
                 if key in scope:
                     ir.replace_all_uses(op.result, scope[key])  # type: ignore[arg-type]
                     ir.erase(op)

@@ -14,6 +14,9 @@ from .. import ir
 
 class EliminateDeadCode:
     name = "eliminate-dead-code"
+    feeds: frozenset[str] = frozenset()
+    """Removing ops makes no operands constant or equal and no local single-stored; it repeats
+    itself until nothing is left to remove."""
 
     def run(self, kernel: ir.Kernel) -> bool:
         changed = False

@@ -78,6 +78,9 @@ def fold(op: ir.Op) -> int | float | None:
 
 class FoldConstants:
     name = "fold-constants"
+    feeds = frozenset({"eliminate-common-subexpressions", "eliminate-dead-code"})
+    """A new constant may equal another; a folded op's operands may be left unused. Its own work
+    it finishes in one run: an op's users come after it in the walk, and see its constant."""
 
     def run(self, kernel: ir.Kernel) -> bool:
         changed = False

@@ -12,6 +12,9 @@ from .. import ir
 
 class PromoteLocals:
     name = "promote-locals"
+    feeds = frozenset({"fold-constants", "eliminate-common-subexpressions", "eliminate-dead-code"})
+    """The passes whose work a run may make: a load replaced by the stored value may give a fold
+    constant operands, two ops equal operands, or leave a value unused."""
 
     def run(self, kernel: ir.Kernel) -> bool:
         changed = False
