@@ -250,13 +250,10 @@ class Session:
         prepared.facts(debug)  # what a served copy's launch needs, ready before it moves
         stats["prepared"] += 1
         self.remember(key, (prepared, self.where))
-        where = keys.memo_key("construct", key) if self.store is not None else None
-        if where is None:
-            return
-        p = prepared
-        data = persist.dumps((p.kernel, p.text, p.key, p.plan, p.prefix, p._facts, self.where))
-        if data is not None:  # else it holds what only this process has: kept here alone
-            self.store.put_own(where, data)  # type: ignore[attr-defined]
+        if self.store is not None:
+            p = prepared
+            value = (p.kernel, p.text, p.key, p.plan, p.prefix, p._facts, self.where)
+            persist.save_later(self.store, "construct", key, value)
 
     def remember(self, key: tuple, got: tuple[Prepared, tuple[str, int]]) -> None:
         with _lock:

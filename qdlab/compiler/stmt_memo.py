@@ -308,12 +308,9 @@ class Memo:
         return entry
 
     def save(self, key: tuple, entry: Entry) -> None:
-        where = keys.memo_key("statement", key) if self.store is not None else None
-        if where is None:
-            return
-        data = persist.dumps((entry.ops, entry.inputs, entry.setup, entry.deps))
-        if data is not None:  # else it holds what only this process has: kept here alone
-            self.store.put_own(where, data)  # type: ignore[attr-defined]
+        if self.store is not None:
+            value = (entry.ops, entry.inputs, entry.setup, entry.deps)
+            persist.save_later(self.store, "statement", key, value)
 
     def _entry(
         self, ops: list[ir.Op], body: ir.Block, deps: frozenset, source: object
