@@ -65,8 +65,8 @@ class UnitFacts:
 
 class Prepared:
     """A unit ready to be looked up: its canonical IR, that IR's text and key, its plan and symbol
-    prefix. A construct served by the memo for a kernel that moved gets its IR and plan (moved) on
-    first use."""
+    prefix. A construct served by the memo for a kernel that moved, or read from disk, gets its IR
+    and plan (moved, or made from the rows read) on first use."""
 
     def __init__(
         self,
@@ -250,9 +250,25 @@ class Session:
         prepared.facts(debug)  # what a served copy's launch needs, ready before it moves
         stats["prepared"] += 1
         self.remember(key, (prepared, self.where))
+        p, where = prepared, self.where
+
+        def value() -> tuple:
+            k = p.kernel
+            rows = persist.flatten(k.body.ops, [])
+            return (
+                k.name,
+                k.params,
+                k.returns,
+                k.flags,
+                rows,
+                p.text,
+                p.key,
+                p.prefix,
+                p._facts,
+                where,
+            )
+
         if self.store is not None:
-            p = prepared
-            value = (p.kernel, p.text, p.key, p.plan, p.prefix, p._facts, self.where)
             persist.save_later(self.store, "construct", key, value)
 
     def remember(self, key: tuple, got: tuple[Prepared, tuple[str, int]]) -> None:
@@ -269,10 +285,18 @@ class Session:
         if data is None:
             return None
         try:
-            kernel, text, key_, plan, prefix, facts, base = persist.loads(data)  # type: ignore[misc]
-            got = (Prepared(kernel, text, key_, plan, prefix, facts=facts), base)
+            name, params, returns, flags, rows, text, key_, prefix, facts, base = persist.loads(
+                data
+            )  # type: ignore[misc]
         except (TypeError, ValueError):  # damaged, or of an older layout: prepared anew
             return None
+
+        def make() -> tuple[ir.Kernel, Plan]:  # its IR, when something asks for it
+            k = ir.Kernel(name, params, returns, ir.Block(), flags)
+            persist.unflatten(rows, [], k.body)
+            return k, offload(k)
+
+        got = (Prepared(None, text, key_, None, prefix, make, facts), base)
         self.remember(key, got)
         stats["loaded"] += 1
         return got

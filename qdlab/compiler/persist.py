@@ -23,8 +23,9 @@ import os
 import pickle
 import queue
 import threading
+from collections.abc import Callable
 
-from . import keys
+from . import ir, keys
 
 log = logging.getLogger("qdlab")
 
@@ -39,6 +40,72 @@ BUILTINS = frozenset({"set", "frozenset", "list", "dict", "tuple", "complex", "b
 
 def _ours(module: str | None) -> bool:
     return module is not None and (module == PACKAGE or module.startswith(PACKAGE + "."))
+
+
+def flatten(ops: list[ir.Op], outside: list[ir.Value]) -> list:
+    """`ops` as nested rows of plain data, one per op: its class, operands (numbered: `outside`
+    first, then each block argument and result in the order they are defined), attributes, result
+    type and name, location, and blocks. Pickle walks an object graph depth first, and IR is
+    linked every way (users, parents, owners), so ops as objects would go as deep as the longest
+    chain of values (a 200-op chain passes the default recursion limit); rows go as deep as the
+    blocks nest. A value from elsewhere (KeyError) or a real call (TypeError, its function
+    elsewhere) is refused."""
+    number = {v: k for k, v in enumerate(outside)}
+
+    def row(op: ir.Op) -> tuple:
+        if isinstance(op, ir.Call):
+            raise TypeError("a real call")
+        args = []
+        for r in op.regions:
+            args.append([(a.type, a.name) for a in r.args])
+            for a in r.args:
+                number[a] = len(number)
+        operands = [number[v] for v in op.operands]
+        res = op.result
+        if res is not None:
+            number[res] = len(number)
+        blocks = [(a, [row(o) for o in r.ops]) for a, r in zip(args, op.regions)]
+        return (
+            type(op),
+            operands,
+            op.attrs,
+            None if res is None else (res.type, res.name),
+            op.loc,
+            blocks,
+        )
+
+    return [row(op) for op in ops]
+
+
+def unflatten(rows: list, outside: list[ir.Value], into: ir.Block) -> None:
+    """The ops `flatten` wrote, appended to `into`; `outside` stands for the values it numbered
+    first."""
+    values = list(outside)
+
+    def make(r: tuple, block: ir.Block) -> None:
+        cls, operands, attrs, res, loc, blocks = r
+        regions = []
+        for args, _ in blocks:
+            vs = [ir.Value(t, n) for t, n in args]
+            values.extend(vs)
+            regions.append(ir.Block(vs))
+        op = cls(
+            [values[k] for k in operands],
+            None if res is None else res[0],
+            attrs,
+            regions,
+            loc,
+            "" if res is None else res[1],
+        )
+        if op.result is not None:
+            values.append(op.result)
+        block.append(op)
+        for (_, inner), region in zip(blocks, regions):
+            for o in inner:
+                make(o, region)
+
+    for r in rows:
+        make(r, into)
 
 
 class _Writer(pickle.Pickler):
@@ -85,10 +152,10 @@ _pending = 0
 _thread: threading.Thread | None = None
 
 
-def save_later(store: object, kind: str, key: object, value: object) -> None:
-    """Write `value` as the `kind` memo's entry for its in-process `key` in `store`'s disk tier
-    (`BinaryCache.put_own`, under `keys.memo_key`), in the writer thread; nothing when it cannot
-    be written."""
+def save_later(store: object, kind: str, key: object, value: Callable[[], object]) -> None:
+    """Write what `value()` gives (in the writer thread: IR in it as `flatten` gives it) as the
+    `kind` memo's entry for its in-process `key` in `store`'s disk tier (`BinaryCache.put_own`,
+    under `keys.memo_key`); nothing when it cannot be written."""
     global _pending, _thread
     with _done:
         if _thread is None:
@@ -112,11 +179,11 @@ def _write_all() -> None:
             _write(*item)
 
 
-def _write(store: object, kind: str, key: object, value: object) -> None:
+def _write(store: object, kind: str, key: object, value: Callable[[], object]) -> None:
     global _pending
     try:
         where = keys.memo_key(kind, key)
-        data = dumps(value) if where is not None else None
+        data = dumps(value()) if where is not None else None  # type: ignore[operator]
         if data is not None:  # else it holds what only this process has: kept there alone
             store.put_own(where, data)  # type: ignore[attr-defined]
     except Exception:  # a cache that fails to write, say: the entry is made anew

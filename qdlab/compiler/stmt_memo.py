@@ -299,17 +299,25 @@ class Memo:
         data = self.store.get_own(where) if where is not None else None  # type: ignore[attr-defined]
         if data is None:
             return None
-        got = persist.loads(data)
-        if not (isinstance(got, tuple) and len(got) == 4):  # damaged, or of an older layout
+        try:
+            rows, inputs, setup, deps = persist.loads(data)  # type: ignore[misc]
+            outside = [ir.Value(t, name) for t, name, _ in inputs]
+            detached = ir.Block()
+            persist.unflatten(rows, outside, detached)
+        except (TypeError, ValueError, IndexError):  # damaged, or of an older layout: lowered
             return None
-        entry = Entry(*got)
+        entry = Entry(list(detached.ops), [(v, i[2]) for v, i in zip(outside, inputs)], setup, deps)
         self.remember(key, entry)
         stats["loaded"] += 1
         return entry
 
     def save(self, key: tuple, entry: Entry) -> None:
+        def value() -> tuple:
+            outside = [p for p, _ in entry.inputs]
+            inputs = [(p.type, p.name, pos) for p, pos in entry.inputs]
+            return persist.flatten(entry.ops, outside), inputs, entry.setup, entry.deps
+
         if self.store is not None:
-            value = (entry.ops, entry.inputs, entry.setup, entry.deps)
             persist.save_later(self.store, "statement", key, value)
 
     def _entry(

@@ -41,8 +41,9 @@ def k(x: qd.types.NDArray[qd.f32, 1], a: qd.types.NDArray[qd.f32, 2]):
 x = np.linspace(-1.0, 1.0, 64, dtype=np.float32)
 a = np.zeros((4, 64), np.float32)
 k(x, a)
+llvm = [c.stage("llvm") for c in qd.explain(k).constructs] if {llvm} else []
 print(json.dumps([a.tobytes().hex(), [b.key for b in k.latest.built],
-                  stmt_memo.stats, construct_memo.stats]))
+                  stmt_memo.stats, construct_memo.stats, llvm]))
 """
 OFF = {"QDLAB_STMT_MEMO": "0", "QDLAB_CONSTRUCT_MEMO": "0"}
 
@@ -54,8 +55,8 @@ def want(c: float, k2: float) -> str:
     return np.stack(rows).astype(np.float32).tobytes().hex()
 
 
-def run(folder, c: float = 0.5, k2: float = 3.0, **env: str) -> list:
-    (folder / "main.py").write_text(MAIN.format(c=c, k2=k2))
+def run(folder, c: float = 0.5, k2: float = 3.0, llvm: bool = False, **env: str) -> list:
+    (folder / "main.py").write_text(MAIN.format(c=c, k2=k2, llvm=llvm))
     return run_main(folder, **env)
 
 
@@ -69,6 +70,17 @@ def test_a_new_process_edit_replays_the_other_loops_from_disk(tmp_path) -> None:
     off = tmp_path / "off"
     off.mkdir()
     assert run(off, k2=7.0, **OFF)[:2] == edit[:2]  # the bits and keys of lowering everything
+
+
+def test_a_construct_served_from_disk_gives_the_ir_of_one_prepared_anew(tmp_path) -> None:
+    """Its IR and plan, made from the rows read when the report asks, emit the LLVM IR a compile
+    without the memos emits."""
+    run(tmp_path)
+    served = run(tmp_path, k2=7.0, llvm=True)
+    assert served[3]["loaded"] == 3
+    off = tmp_path / "off"
+    off.mkdir()
+    assert run(off, k2=7.0, llvm=True, **OFF)[4] == served[4]
 
 
 def test_a_global_changed_between_processes_is_lowered_again(tmp_path) -> None:
@@ -87,6 +99,22 @@ def test_damaged_entries_are_made_anew(tmp_path) -> None:
             path.write_bytes(path.read_bytes()[:-8] + b"\xff" * 8)
     again = run(tmp_path, k2=7.0)
     assert again[0] == want(0.5, 7.0) and again[2]["loaded"] == 0 and again[3]["loaded"] == 0
+
+
+def test_a_long_chain_of_values_is_written_at_the_default_recursion_limit() -> None:
+    """Rows go as deep as blocks nest, not as deep as the chain of values (IR pickled as objects
+    stopped at about 200 ops)."""
+    block = ir.Block()
+    v = block.append(ir.Const([], f32, {"value": 1.0})).result
+    for n in range(3000):
+        v = block.append(ir.BinOp([v, v], f32, {"op": "add"}, None, None, f"v{n}")).result
+    data = persist.dumps(persist.flatten(block.ops, []))
+    assert data is not None
+    back = ir.Block()
+    persist.unflatten(persist.loads(data), [], back)  # type: ignore[arg-type]
+    assert len(back.ops) == 3001 and back.ops[-1].operands[0] is back.ops[-2].result
+    assert back.ops[-1].result.name == "v2999"
+    assert back.ops[1].operands[1].users == [back.ops[1]] * 2
 
 
 def test_an_entry_is_written_and_read_as_the_compilers_objects_only() -> None:
