@@ -159,7 +159,7 @@ class Session:
         self.position = {op: p for p, op in enumerate(kernel.body.ops)}
         self.locs: dict[int, tuple] = {}
         self.types: dict[int, str] = {}
-        self.kept: list[object] = []
+        """The text of each type, by its id (the session's kernel holds every one of them)."""
         self.shared = (
             kernel.name,
             repr(kernel.params),
@@ -193,7 +193,6 @@ class Session:
             got = types.get(id(t))
             if got is None:
                 got = types[id(t)] = str(t)
-                self.kept.append(t)  # its id stays its own while the session lasts
             return got
 
         def op_of(op: ir.Op) -> tuple:

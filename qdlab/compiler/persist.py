@@ -1,8 +1,8 @@
 """The compiler's memos on disk (`stmt_memo`, `construct_memo`): IR written with `pickle`, limited
 to the compiler's own objects both ways.
 
-An entry holds ops, values, types, locations, plans and plain data, nothing else: writing one that
-reaches any other object (a user's value in an attribute, a field) is refused, so no entry stands
+An entry holds IR as rows (`flatten`), types, locations, launch facts and plain data, nothing else:
+writing one that reaches any other object (a user's value in an attribute, a field) is refused, so no entry stands
 for something a process holds and another does not; reading one may make only the compiler's
 classes and plain containers, so an entry that was tampered with cannot name another callable to
 run. Either refusal, or anything else that goes wrong, leaves the entry to be made anew.
@@ -10,8 +10,8 @@ run. Either refusal, or anything else that goes wrong, leaves the entry to be ma
 Entries are written by one thread of the process (`save_later`) once none has been queued for
 QUIET_S, so a compile neither waits for pickling and files nor shares the interpreter with them
 (~1.5 ms of an edit: a statement and a construct); the ones still queued at exit are written
-before it ends. What a memo queues is never changed after (detached ops, a prepared
-construct's canonical IR).
+before it ends. What a memo queues is never changed after (a statement's detached ops, a prepared
+construct's canonical IR), so it is flattened there too.
 """
 
 from __future__ import annotations
