@@ -1,15 +1,17 @@
 """The compiler's memos on disk (`stmt_memo`, `construct_memo`): IR written with `pickle`, limited
 to the compiler's own objects both ways.
 
-An entry holds IR as rows (`flatten`), types, locations, launch facts and plain data, nothing else:
-writing one that reaches any other object (a user's value in an attribute, a field) is refused, so no entry stands
-for something a process holds and another does not; reading one may make only the compiler's
-classes and plain containers, so an entry that was tampered with cannot name another callable to
-run. Either refusal, or anything else that goes wrong, leaves the entry to be made anew.
+An entry holds IR as rows (`flatten`), types, locations, launch facts and plain data, nothing
+else: writing one that reaches any other object (a user's value in an attribute, a field) is
+refused, so no entry stands for something a process holds and another does not; reading one may
+make only the compiler's classes and plain containers, so an entry that was tampered with cannot
+name another callable to run. Either refusal, or anything else that goes wrong, leaves the entry to
+be made anew.
 
 Entries are written by one thread of the process (`save_later`) once none has been queued for
 QUIET_S, so a compile neither waits for pickling and files nor shares the interpreter with them
-(~1.5 ms of an edit: a statement and a construct); the ones still queued at exit are written
+(~1.5 ms of an edit: a statement and a construct), and only the first entry of a batch wakes that
+thread; the ones still queued at exit are written
 before it ends. What a memo queues is never changed after (a statement's detached ops, a prepared
 construct's canonical IR), so it is flattened there too.
 """
@@ -21,8 +23,8 @@ import io
 import logging
 import os
 import pickle
-import queue
 import threading
+import time
 from collections.abc import Callable
 
 from . import ir, keys
@@ -146,37 +148,50 @@ def loads(data: bytes) -> object | None:
 
 QUIET_S = 0.05
 """How long the writer waits for more entries before it writes what it has."""
-_queue: queue.SimpleQueue = queue.SimpleQueue()
-_done = threading.Condition()
+_lock = threading.Condition()
+"""Guards `_queued` and `_pending`; the writer waits on it for a first entry, and `flush` for the
+last one to be written."""
+_queued: list[tuple] = []
 _pending = 0
+"""Entries queued or being written."""
 _thread: threading.Thread | None = None
+_writing = threading.Lock()
+"""Held by the writer while it writes a batch, and by a fork: a child would inherit the cache's
+lock held by a thread it does not have, and block on its first compile."""
 
 
 def save_later(store: object, kind: str, key: object, value: Callable[[], object]) -> None:
     """Write what `value()` gives (in the writer thread: IR in it as `flatten` gives it) as the
     `kind` memo's entry for its in-process `key` in `store`'s disk tier (`BinaryCache.put_own`,
-    under `keys.memo_key`); nothing when it cannot be written."""
+    under `keys.memo_key`); nothing when it cannot be written. Only the first entry of a batch
+    wakes the writer: a compile that queues forty is not interrupted forty times."""
     global _pending, _thread
-    with _done:
+    with _lock:
         if _thread is None:
             _thread = threading.Thread(target=_write_all, name="qdlab-memo-writer", daemon=True)
             _thread.start()
+        _queued.append((store, kind, key, value))
         _pending += 1
-    _queue.put((store, kind, key, value))
+        if _pending == 1:
+            _lock.notify_all()
 
 
 def _write_all() -> None:
     """Wait for entries; once none has come for QUIET_S (the compile that queued them is done,
     most likely), write them all."""
     while True:
-        batch = [_queue.get()]
-        while True:
-            try:
-                batch.append(_queue.get(timeout=QUIET_S))
-            except queue.Empty:
-                break
-        for item in batch:
-            _write(*item)
+        with _lock:
+            _lock.wait_for(lambda: _queued)
+        seen = 0
+        while seen != len(_queued):  # a length read without the lock: at worst one more pause
+            seen = len(_queued)
+            time.sleep(QUIET_S)
+        with _writing:
+            with _lock:
+                batch = _queued[:]
+                del _queued[:]
+            for item in batch:
+                _write(*item)
 
 
 def _write(store: object, kind: str, key: object, value: Callable[[], object]) -> None:
@@ -189,23 +204,28 @@ def _write(store: object, kind: str, key: object, value: Callable[[], object]) -
     except Exception:  # a cache that fails to write, say: the entry is made anew
         log.debug("[MEMO] a %s entry was not written", kind, exc_info=True)
     finally:
-        with _done:
+        with _lock:
             _pending -= 1
-            _done.notify_all()
+            _lock.notify_all()
 
 
 @atexit.register
 def flush(timeout: float = 30.0) -> None:
     """Wait until every queued entry is written (at exit; a test before it reads them)."""
-    with _done:
-        _done.wait_for(lambda: _pending == 0, timeout)
+    with _lock:
+        _lock.wait_for(lambda: _pending == 0, timeout)
 
 
 def _after_fork_in_child() -> None:
     """The child has no writer thread: what the parent had queued is the parent's to write."""
-    global _queue, _done, _pending, _thread
-    _queue, _done, _pending, _thread = queue.SimpleQueue(), threading.Condition(), 0, None
+    global _lock, _queued, _pending, _thread, _writing
+    _lock, _queued, _pending, _thread = threading.Condition(), [], 0, None
+    _writing = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(  # the lock as it is then: a child has a new one
+        before=lambda: _writing.acquire(),
+        after_in_parent=lambda: _writing.release(),
+        after_in_child=_after_fork_in_child,
+    )

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import pickle
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -127,3 +129,32 @@ def test_an_entry_is_written_and_read_as_the_compilers_objects_only() -> None:
     assert persist.dumps([object()]) is None
     assert persist.loads(pickle.dumps(os.system)) is None  # names a callable: never made
     assert persist.loads(b"not a pickle") is None
+
+
+def test_a_fork_waits_for_the_entry_in_hand_and_the_child_writes_its_own() -> None:
+    """A child forked while the writer held the cache's lock would block on its first compile: the
+    fork waits for the write in hand, and the child has a writer of its own."""
+    writing = threading.Event()
+
+    class Slow:
+        def put_own(self, key: str, data: bytes) -> None:
+            writing.set()
+            time.sleep(0.3)
+
+    persist.save_later(Slow(), "construct", ("slow",), lambda: [1])
+    assert writing.wait(5)
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # the child
+        got: list[bytes] = []
+
+        class Store:
+            def put_own(self, key: str, data: bytes) -> None:
+                got.append(data)
+
+        persist.save_later(Store(), "construct", ("child",), lambda: [2])
+        persist.flush(5)
+        os._exit(0 if got else 1)
+    assert time.monotonic() - start > 0.1
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
