@@ -93,6 +93,43 @@ def test_a_global_changed_between_processes_is_lowered_again(tmp_path) -> None:
     assert changed[3]["prepared"] == 1
 
 
+MOVED = """
+import json
+import numpy as np
+import qdlab as qd
+from qdlab.compiler import construct_memo, stmt_memo
+
+qd.init(arch=qd.cpu, debug=True)
+{above}
+
+@qd.kernel
+def k(x: qd.types.NDArray[qd.f32, 1], a: qd.types.NDArray[qd.f32, 1]):
+    for i in range(x.shape[0]):
+        assert x[i] < 10.0
+    for i in range(x.shape[0]):
+        a[i] = x[i] * {k1}
+
+
+try:
+    k(np.array([1.0, 20.0], np.float32), np.zeros(2, np.float32))
+    print(json.dumps(["no error"]))
+except AssertionError as e:
+    print(json.dumps([str(e), stmt_memo.stats, construct_memo.stats]))
+"""
+
+
+def test_a_new_process_moved_kernel_serves_its_assert_at_its_new_line(tmp_path) -> None:
+    """A construct served from disk for a kernel three lines further down names the line its
+    failed assert is on now."""
+    (tmp_path / "main.py").write_text(MOVED.format(above="", k1=1.0))
+    first = run_main(tmp_path)
+    assert "main.py, line 13" in first[0]
+    (tmp_path / "main.py").write_text(MOVED.format(above="# one\n# two\n# three\n# four", k1=2.0))
+    moved = run_main(tmp_path)
+    assert "main.py, line 16" in moved[0] and "assert x[i] < 10.0" in moved[0]
+    assert moved[1]["loaded"] == 1 and moved[2]["loaded"] == 1  # the assert's loop, from disk
+
+
 def test_damaged_entries_are_made_anew(tmp_path) -> None:
     run(tmp_path)
     for folder, _, files in os.walk(tmp_path / "cache"):
