@@ -176,7 +176,7 @@ def test_a_fork_waits_for_the_entry_in_hand_and_the_child_writes_its_own() -> No
     class Slow:
         def put_own(self, key: str, data: bytes) -> None:
             writing.set()
-            time.sleep(0.3)
+            time.sleep(0.6)
 
     persist.save_later(Slow(), "construct", ("slow",), lambda: [1])
     assert writing.wait(5)
