@@ -470,7 +470,9 @@ def test_a_slow_store_costs_a_bounded_wait(tmp_path: Path) -> None:
     try:
         module = write_kernel(tmp_path)
         busy = threading.Thread(
-            target=lambda: redis.Redis(port=s.port).execute_command("DEBUG", "SLEEP", "5")
+            target=lambda: redis.Redis(port=s.port, socket_timeout=30).execute_command(
+                "DEBUG", "SLEEP", "5"
+            )
         )
         busy.start()
         time.sleep(0.2)
