@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import os
 import pickle
+import textwrap
 import threading
 import time
 from pathlib import Path
 
 import numpy as np
 from fresh import run_main
+from memo_kernels import ASSERTS
 
 from qdlab.compiler import ir, persist
 from qdlab.compiler.errors import SourceLoc
@@ -93,40 +95,42 @@ def test_a_global_changed_between_processes_is_lowered_again(tmp_path) -> None:
     assert changed[3]["prepared"] == 1
 
 
-MOVED = """
+MOVED = (
+    """
 import json
 import numpy as np
-import qdlab as qd
 from qdlab.compiler import construct_memo, stmt_memo
-
+{above}"""
+    + textwrap.dedent(ASSERTS)
+    + """
 qd.init(arch=qd.cpu, debug=True)
-{above}
-
-@qd.kernel
-def k(x: qd.types.NDArray[qd.f32, 1], a: qd.types.NDArray[qd.f32, 1]):
-    for i in range(x.shape[0]):
-        assert x[i] < 10.0
-    for i in range(x.shape[0]):
-        a[i] = x[i] * {k1}
-
-
 try:
     k(np.array([1.0, 20.0], np.float32), np.zeros(2, np.float32))
     print(json.dumps(["no error"]))
 except AssertionError as e:
     print(json.dumps([str(e), stmt_memo.stats, construct_memo.stats]))
 """
+)
+
+
+def assert_line(source: str) -> str:
+    """Where the failed assert is, as its error says."""
+    n = next(k for k, line in enumerate(source.splitlines(), 1) if "assert x[i]" in line)
+    return f"main.py, line {n}"
 
 
 def test_a_new_process_moved_kernel_serves_its_assert_at_its_new_line(tmp_path) -> None:
     """A construct served from disk for a kernel three lines further down names the line its
     failed assert is on now."""
-    (tmp_path / "main.py").write_text(MOVED.format(above="", k1=1.0))
+    source = MOVED.format(above="", k1=1.0)
+    (tmp_path / "main.py").write_text(source)
     first = run_main(tmp_path)
-    assert "main.py, line 13" in first[0]
-    (tmp_path / "main.py").write_text(MOVED.format(above="# one\n# two\n# three\n# four", k1=2.0))
+    assert assert_line(source) in first[0]
+    moved_source = MOVED.format(above="# one\n# two\n# three\n# four", k1=2.0)
+    (tmp_path / "main.py").write_text(moved_source)
     moved = run_main(tmp_path)
-    assert "main.py, line 16" in moved[0] and "assert x[i] < 10.0" in moved[0]
+    assert assert_line(moved_source) != assert_line(source)
+    assert assert_line(moved_source) in moved[0] and "assert x[i] < 10.0" in moved[0]
     assert moved[1]["loaded"] == 1 and moved[2]["loaded"] == 1  # the assert's loop, from disk
 
 
