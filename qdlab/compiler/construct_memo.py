@@ -267,8 +267,7 @@ class Session:
                 where,
             )
 
-        if self.store is not None:
-            persist.save_later(self.store, "construct", key, value)
+        persist.save_later(self.store, "construct", key, value)
 
     def remember(self, key: tuple, got: tuple[Prepared, tuple[str, int]]) -> None:
         with _lock:
@@ -279,14 +278,11 @@ class Session:
     def load(self, key: tuple) -> tuple[Prepared, tuple[str, int]] | None:
         """What another process stored for `key`, if the disk tier holds it (and remembered here);
         None when it does not, or cannot be read."""
-        where = keys.memo_key("construct", key) if self.store is not None else None
-        data = self.store.get_own(where) if where is not None else None  # type: ignore[attr-defined]
-        if data is None:
+        got = persist.load(self.store, "construct", key)
+        if got is None:
             return None
         try:
-            name, params, returns, flags, rows, text, key_, prefix, facts, base = persist.loads(
-                data
-            )  # type: ignore[misc]
+            name, params, returns, flags, rows, text, key_, prefix, facts, base = got  # type: ignore[misc]
         except (TypeError, ValueError):  # damaged, or of an older layout: prepared anew
             return None
 

@@ -11,9 +11,9 @@ be made anew.
 Entries are written by one thread of the process (`save_later`) once none has been queued for
 QUIET_S, so a compile neither waits for pickling and files nor shares the interpreter with them
 (~1.5 ms of an edit: a statement and a construct), and only the first entry of a batch wakes that
-thread; the ones still queued at exit are written
-before it ends. What a memo queues is never changed after (a statement's detached ops, a prepared
-construct's canonical IR), so it is flattened there too.
+thread; the ones still queued at exit are written before it ends. What a memo queues is never
+changed after (a statement's detached ops, a prepared construct's canonical IR), so it is flattened
+there too. `load` reads an entry back.
 """
 
 from __future__ import annotations
@@ -160,12 +160,23 @@ _writing = threading.Lock()
 lock held by a thread it does not have, and block on its first compile."""
 
 
+def load(store: object, kind: str, key: object) -> object | None:
+    """The `kind` memo's entry for its in-process `key` from `store`'s disk tier (`save_later`
+    wrote it), or None: no store, no such entry, or bytes that are not one."""
+    where = keys.memo_key(kind, key) if store is not None else None
+    data = store.get_own(where) if where is not None else None  # type: ignore[attr-defined]
+    return loads(data) if data is not None else None
+
+
 def save_later(store: object, kind: str, key: object, value: Callable[[], object]) -> None:
     """Write what `value()` gives (in the writer thread: IR in it as `flatten` gives it) as the
     `kind` memo's entry for its in-process `key` in `store`'s disk tier (`BinaryCache.put_own`,
-    under `keys.memo_key`); nothing when it cannot be written. Only the first entry of a batch
-    wakes the writer: a compile that queues forty is not interrupted forty times."""
+    under `keys.memo_key`); nothing when there is no store or it cannot be written. Only the first
+    entry of a batch wakes the writer: a compile that queues forty is not interrupted forty
+    times."""
     global _pending, _thread
+    if store is None:
+        return
     with _lock:
         if _thread is None:
             _thread = threading.Thread(target=_write_all, name="qdlab-memo-writer", daemon=True)

@@ -38,7 +38,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from . import ir, keys, manifest, persist
+from . import ir, manifest, persist
 from .errors import SourceLoc
 
 LIMIT = 4096
@@ -295,12 +295,11 @@ class Memo:
     def load(self, key: tuple) -> Entry | None:
         """The entry another process stored for `key`, if the disk tier holds it (and remembered
         here); None when it does not, or cannot be read."""
-        where = keys.memo_key("statement", key) if self.store is not None else None
-        data = self.store.get_own(where) if where is not None else None  # type: ignore[attr-defined]
-        if data is None:
+        got = persist.load(self.store, "statement", key)
+        if got is None:
             return None
         try:
-            rows, inputs, setup, deps = persist.loads(data)  # type: ignore[misc]
+            rows, inputs, setup, deps = got  # type: ignore[misc]
             outside = [ir.Value(t, name) for t, name, _ in inputs]
             detached = ir.Block()
             persist.unflatten(rows, outside, detached)
@@ -317,8 +316,7 @@ class Memo:
             inputs = [(p.type, p.name, pos) for p, pos in entry.inputs]
             return persist.flatten(entry.ops, outside), inputs, entry.setup, entry.deps
 
-        if self.store is not None:
-            persist.save_later(self.store, "statement", key, value)
+        persist.save_later(self.store, "statement", key, value)
 
     def _entry(
         self, ops: list[ir.Op], body: ir.Block, deps: frozenset, source: object
