@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import asdict, dataclass, fields
+from functools import cached_property
 
 from .inert import INERT, RENAMED
 from .types import DType, f32, f64, i32
@@ -68,7 +69,12 @@ class Config:
         return f"opt={self.opt_level};debug={int(self.bounds_checks)}"
 
     def as_dict(self) -> dict:
-        """The settings that act, by name (the inert ones are left out: they change nothing)."""
+        """The settings that act, by name (the inert ones are left out: they change nothing); a
+        copy of `_settings`, made once (a compile asks several times)."""
+        return dict(self._settings)
+
+    @cached_property
+    def _settings(self) -> dict:
         d = asdict(self)
         del d["inert"]
         d["default_fp"] = str(self.default_fp)
