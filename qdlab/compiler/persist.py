@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 
 from . import ir, keys
+from .errors import SourceLoc
 
 log = logging.getLogger("qdlab")
 
@@ -44,14 +45,31 @@ def _ours(module: str | None) -> bool:
     return module is not None and (module == PACKAGE or module.startswith(PACKAGE + "."))
 
 
-def flatten(ops: list[ir.Op], outside: list[ir.Value]) -> list:
+_MUTABLE = (list, dict, set)
+
+
+def _copy(v: object) -> object:
+    """`v` with its lists, dicts and sets copied, deep: a pass that edits an attribute in place
+    edits no other op's."""
+    if isinstance(v, list):
+        return [_copy(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _copy(x) for k, x in v.items()}
+    if isinstance(v, set):
+        return {_copy(x) for x in v}
+    return v
+
+
+def flatten(
+    ops: list[ir.Op], outside: list[ir.Value], loc: Callable[[SourceLoc], SourceLoc] | None = None
+) -> list:
     """`ops` as nested rows of plain data, one per op: its class, operands (numbered: `outside`
-    first, then each block argument and result in the order they are defined), attributes, result
-    type and name, location, and blocks. Pickle walks an object graph depth first, and IR is
-    linked every way (users, parents, owners), so ops as objects would go as deep as the longest
-    chain of values (a 200-op chain passes the default recursion limit); rows go as deep as the
-    blocks nest. A value from elsewhere (KeyError) or a real call (TypeError, its function
-    elsewhere) is refused."""
+    first, then each block argument and result in the order they are defined), attributes (copied
+    deep), whether they hold a container, result type and name, location (through `loc`), and
+    blocks. Pickle walks an object graph depth first, and IR is linked every way (users, parents,
+    owners), so ops as objects would go as deep as the longest chain of values (a 200-op chain
+    passes the default recursion limit); rows go as deep as the blocks nest. A value from elsewhere
+    (KeyError) or a real call (TypeError, its function elsewhere) is refused."""
     number = {v: k for k, v in enumerate(outside)}
 
     def row(op: ir.Op) -> tuple:
@@ -67,47 +85,62 @@ def flatten(ops: list[ir.Op], outside: list[ir.Value]) -> list:
         if res is not None:
             number[res] = len(number)
         blocks = [(a, [row(o) for o in r.ops]) for a, r in zip(args, op.regions)]
+        deep = any(isinstance(x, _MUTABLE) for x in op.attrs.values())
+        where = op.loc if loc is None or op.loc is None else loc(op.loc)
         return (
             type(op),
             operands,
-            op.attrs,
+            _copy(op.attrs) if deep else dict(op.attrs),
+            deep,
             None if res is None else (res.type, res.name),
-            op.loc,
+            where,
             blocks,
         )
 
     return [row(op) for op in ops]
 
 
-def unflatten(rows: list, outside: list[ir.Value], into: ir.Block) -> None:
-    """The ops `flatten` wrote, appended to `into`; `outside` stands for the values it numbered
-    first."""
+def unflatten(
+    rows: list,
+    outside: list[ir.Value],
+    into: ir.Block,
+    loc: Callable[[SourceLoc], SourceLoc] | None = None,
+) -> None:
+    """The ops `flatten` wrote, appended to `into` (attributes copied again, locations through
+    `loc`); `outside` stands for the values it numbered first. Built field by field, as
+    `Op.__init__` would build them: replaying a big kernel's statements makes every op of it
+    (`stmt_memo.py`)."""
     values = list(outside)
+    add, Value, Block = values.append, ir.Value, ir.Block
 
-    def make(r: tuple, block: ir.Block) -> None:
-        cls, operands, attrs, res, loc, blocks = r
-        regions = []
-        for args, _ in blocks:
-            vs = [ir.Value(t, n) for t, n in args]
-            values.extend(vs)
-            regions.append(ir.Block(vs))
-        op = cls(
-            [values[k] for k in operands],
-            None if res is None else res[0],
-            attrs,
-            regions,
-            loc,
-            "" if res is None else res[1],
-        )
-        if op.result is not None:
-            values.append(op.result)
-        block.append(op)
-        for (_, inner), region in zip(blocks, regions):
-            for o in inner:
-                make(o, region)
+    def make(rows: list, block: ir.Block) -> None:
+        out = block.ops
+        for cls, operands, attrs, deep, res, where, blocks in rows:
+            op = object.__new__(cls)
+            op.attrs = _copy(attrs) if deep else attrs.copy()
+            regions: list[ir.Block] = []
+            for args, _ in blocks:
+                vs = [Value(t, n) for t, n in args]
+                values.extend(vs)
+                region = Block(vs)
+                region.parent = op
+                regions.append(region)
+            op.regions = regions
+            op.operands = used = [values[k] for k in operands]
+            for v in used:
+                v.users.append(op)
+            if res is None:
+                op.result = None
+            else:
+                op.result = v = Value(res[0], res[1], op)
+                add(v)
+            op.loc = where if loc is None or where is None else loc(where)
+            op.parent = block
+            out.append(op)
+            for (_, inner), region in zip(blocks, regions):
+                make(inner, region)
 
-    for r in rows:
-        make(r, into)
+    make(rows, into)
 
 
 class _Writer(pickle.Pickler):

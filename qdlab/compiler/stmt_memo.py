@@ -36,6 +36,7 @@ import logging
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import ir, manifest, persist
@@ -50,12 +51,11 @@ what was read (kept per statement), and the memo itself."""
 
 @dataclass
 class Entry:
-    ops: list[ir.Op]
-    """The statement's top-level ops, detached: operands from the arguments' setup are
-    placeholders."""
-    inputs: list[tuple[ir.Value, int]]
-    """Each placeholder, and the position in the kernel body of the setup op whose result it
-    stands for."""
+    rows: list
+    """The statement's top-level ops as `persist.flatten` rows: the setup values they use numbered
+    first, their locations relative to the kernel's first line (file name left empty)."""
+    inputs: list[int]
+    """The position in the kernel body of the setup op of each value numbered first."""
     setup: int
     """How many ops the arguments' setup had."""
     deps: frozenset
@@ -138,7 +138,15 @@ def context(spec: object, source: object, config: dict) -> tuple | None:
     if not enabled() or getattr(spec, "templates", None) or config.get("fresh"):
         return None
     try:
-        header = ast.dump(source.tree.args, include_attributes=True)  # type: ignore[attr-defined]
+        first = source.tree.body[0]  # type: ignore[attr-defined]
+        lines = source.lines  # type: ignore[attr-defined]
+        header = (
+            "".join(lines[: first.lineno - 1])
+            + lines[first.lineno - 1][
+                : source.indent
+                + first.col_offset  # type: ignore[attr-defined]
+            ]
+        )  # the text up to the body: its decorators and parameters' AST are a function of it
         return (
             source.indent,  # type: ignore[attr-defined]
             spec.name,  # type: ignore[attr-defined]
@@ -153,48 +161,19 @@ def context(spec: object, source: object, config: dict) -> tuple | None:
         return None
 
 
-_MUTABLE = (list, dict, set)
+def _mover(where: tuple[str, int], moved: dict[int, SourceLoc]) -> Callable:
+    """What moves a stored location to `where` (a file name, and the line number to add), each
+    one once (`moved` keeps them by the id of the stored one)."""
 
+    def move(loc: SourceLoc) -> SourceLoc:
+        got = moved.get(id(loc))
+        if got is None:
+            got = moved[id(loc)] = SourceLoc(
+                loc.kernel, where[0], loc.lineno + where[1], loc.col, loc.source_line, loc.end_col
+            )
+        return got
 
-def _copy_attrs(v: object) -> object:
-    if isinstance(v, list):
-        return [_copy_attrs(x) for x in v]
-    if isinstance(v, dict):
-        return {k: _copy_attrs(x) for k, x in v.items()}
-    if isinstance(v, set):
-        return {_copy_attrs(x) for x in v}
-    return v
-
-
-def _clone(
-    ops: list[ir.Op],
-    mapping: dict[ir.Value, ir.Value],
-    into: ir.Block,
-    locs: dict[int, SourceLoc | None],
-    where: tuple[str, int],
-) -> None:
-    """`ir.clone_op`, with attributes copied deep (a pass that edits one in place edits no copy)
-    and each location moved by `where` (a file name, and the line number to add)."""
-    for op in ops:
-        new = ir.clone_op(op, mapping)
-        if any(isinstance(x, _MUTABLE) for x in new.attrs.values()):
-            new.attrs = {k: _copy_attrs(x) for k, x in new.attrs.items()}
-        loc = op.loc
-        if loc is not None:
-            moved = locs.get(id(loc))
-            if moved is None:
-                moved = locs[id(loc)] = SourceLoc(
-                    loc.kernel,
-                    where[0],
-                    loc.lineno + where[1],
-                    loc.col,
-                    loc.source_line,
-                    loc.end_col,
-                )
-            new.loc = moved
-        into.append(new)
-        for r, nr in zip(op.regions, new.regions):
-            _clone(r.ops, mapping, nr, locs, where)
+    return move
 
 
 class _Count(logging.Handler):
@@ -247,13 +226,13 @@ class Memo:
         if entry is None:
             entry = self.load(key)
         if entry is not None and entry.setup == self.setup and self.holds(entry.deps):
-            mapping = {p: body.ops[pos].result for p, pos in entry.inputs}
             source = fe.scope.source  # type: ignore[attr-defined]
             where = (source.filename, source.first_line)
             moved = entry.moved  # one read: another thread may replace it meanwhile
             if moved[0] != where:
                 moved = entry.moved = (where, {})
-            _clone(entry.ops, mapping, body, moved[1], where)
+            inputs = [body.ops[pos].result for pos in entry.inputs]
+            persist.unflatten(entry.rows, inputs, body, _mover(where, moved[1]))
             fe.deps |= entry.deps  # type: ignore[attr-defined]
             with _lock:
                 if key in _memo:
@@ -300,30 +279,27 @@ class Memo:
             return None
         try:
             rows, inputs, setup, deps = got  # type: ignore[misc]
-            outside = [ir.Value(t, name) for t, name, _ in inputs]
-            detached = ir.Block()
-            persist.unflatten(rows, outside, detached)
+            outside = [ir.Value(None) for _ in inputs]  # type: ignore[arg-type]
+            persist.unflatten(rows, outside, ir.Block())  # rows that build, once, or none at all
+            entry = Entry(rows, [int(i) for i in inputs], int(setup), frozenset(deps))
         except (TypeError, ValueError, IndexError):  # damaged, or of an older layout: lowered
             return None
-        entry = Entry(list(detached.ops), [(v, i[2]) for v, i in zip(outside, inputs)], setup, deps)
         self.remember(key, entry)
         stats["loaded"] += 1
         return entry
 
     def save(self, key: tuple, entry: Entry) -> None:
         def value() -> tuple:
-            outside = [p for p, _ in entry.inputs]
-            inputs = [(p.type, p.name, pos) for p, pos in entry.inputs]
-            return persist.flatten(entry.ops, outside), inputs, entry.setup, entry.deps
+            return entry.rows, entry.inputs, entry.setup, entry.deps
 
         persist.save_later(self.store, "statement", key, value)
 
     def _entry(
         self, ops: list[ir.Op], body: ir.Block, deps: frozenset, source: object
     ) -> Entry | None:
-        """The statement's ops, detached, their locations made relative to the kernel's first
-        line; None if they use a value other than their own and the arguments' setup, come from
-        other lines than the kernel's, or read something without a fingerprint."""
+        """The statement's ops as rows, their locations made relative to the kernel's first line;
+        None if they use a value other than their own and the arguments' setup, come from other
+        lines than the kernel's, make a real call, or read something without a fingerprint."""
         if any(fp == manifest.UNKNOWN for _, _, fp in deps):
             return None
         name, filename = self.ctx[1], source.filename  # type: ignore[attr-defined]
@@ -339,17 +315,17 @@ class Memo:
             own.update(a for r in op.regions for a in r.args)
             if op.result is not None:
                 own.add(op.result)
-        mapping: dict[ir.Value, ir.Value] = {}
-        inputs: list[tuple[ir.Value, int]] = []
+        outside: dict[ir.Value, int] = {}
         for op in (o for top in ops for o in top.walk()):
             for v in op.operands:
-                if v in own or v in mapping:
+                if v in own or v in outside:
                     continue
                 if v not in setup_pos:
                     return None
-                placeholder = ir.Value(v.type, v.name)
-                mapping[v] = placeholder
-                inputs.append((placeholder, setup_pos[v]))
-        detached = ir.Block()
-        _clone(ops, mapping, detached, {}, ("", -source.first_line))  # type: ignore[attr-defined]
-        return Entry(list(detached.ops), inputs, self.setup, deps)
+                outside[v] = setup_pos[v]
+        first = source.first_line  # type: ignore[attr-defined]
+        try:
+            rows = persist.flatten(ops, list(outside), _mover(("", -first), {}))
+        except (KeyError, TypeError):  # a real call: its function is not the statement's
+            return None
+        return Entry(rows, list(outside.values()), self.setup, deps)
