@@ -17,6 +17,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from . import reparse
 from .errors import QdError, SourceLoc
 
 
@@ -125,8 +126,7 @@ def _parse(lines: list[str]) -> tuple[ast.FunctionDef, int]:
     """The function's AST, and the indent removed from its lines to parse them."""
     text = "".join(lines)
     dedented = textwrap.dedent(text)
-    tree = ast.parse(dedented).body[0]
-    assert isinstance(tree, ast.FunctionDef)
+    tree = reparse.parse(dedented)  # only what changed since the function's last parse
     return tree, len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0
 
 
