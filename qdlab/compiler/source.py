@@ -86,18 +86,22 @@ def source_lines(fn: object) -> tuple[list[str], int]:
     """The function's source lines (decorators included) and first line number.
 
     Read with the code object's line span, which is much faster than
-    `inspect.getsourcelines` (it tokenises the file); that remains the fallback.
+    `inspect.getsourcelines` (it tokenises the file); that remains the fallback. The span's end is
+    the last line an instruction starts on (`co_lines`: one entry a line, where `co_positions` has
+    one an instruction), then every line after it indented more than the `def`: a statement's
+    continuation at column 0 (a string's lines) is cut, and a cut text does not parse, which sends
+    `Source.of` to that fallback.
     """
     code = getattr(fn, "__code__", None)
-    positions = getattr(code, "co_positions", None)
-    if code is not None and positions is not None:
+    spans = getattr(code, "co_lines", None)
+    if code is not None and spans is not None:
         lines = _read_lines(code.co_filename)
         first = code.co_firstlineno
         d = first - 1
         while d < len(lines) and not lines[d].lstrip().startswith(("def ", "async def ")):
             d += 1
         if lines and d < len(lines):
-            end = max(max((e for _, e, _, _ in positions() if e is not None), default=0), d + 1)
+            end = max(max((n for _, _, n in spans() if n is not None), default=0), d + 1)
             while end < len(lines):
                 j = end
                 while j < len(lines) and (
