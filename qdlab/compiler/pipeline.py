@@ -243,7 +243,7 @@ def compile_kernel(
     target.starting()  # LLVM's library loads in a thread meanwhile
     kernel, source = lower(spec, config, cache)  # Python AST -> typed IR
     fe_deps = kernel.flags.pop("deps", set())
-    verify(kernel)
+    verify(kernel, kernel.flags.pop("replayed", frozenset()))  # what was replayed was verified
     run_passes(kernel)  # simplify: promote, fold, CSE, DCE
     verify(kernel)
     if spec.autodiff:  # values and their duals (split as any kernel), or the gradient kernel
@@ -386,6 +386,8 @@ def lower_once(
         fe.memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops), cache)
     fe.lower_kernel(values)
     kernel.flags["deps"] = fe.deps
+    if fe.memo is not None:
+        kernel.flags["replayed"] = frozenset(fe.memo.replayed)
     return kernel, source
 
 

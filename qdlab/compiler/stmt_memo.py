@@ -194,6 +194,8 @@ class Memo:
         processes."""
         self.clean = True
         """No statement so far has left state behind: the state is still the setup's."""
+        self.replayed: set[int] = set()
+        """The ids of the top-level ops replayed (`verify` takes them as they are)."""
         self.held: dict[frozenset, bool] = {}
         """`manifest.deps_hold` of each set of reads checked since a statement was last lowered
         (statements that read the same globals share one check; lowering one may evaluate the
@@ -232,7 +234,9 @@ class Memo:
             if moved[0] != where:
                 moved = entry.moved = (where, {})
             inputs = [body.ops[pos].result for pos in entry.inputs]
+            n = len(body.ops)
             persist.unflatten(entry.rows, inputs, body, _mover(where, moved[1]))
+            self.replayed.update(id(op) for op in body.ops[n:])
             fe.deps |= entry.deps  # type: ignore[attr-defined]
             with _lock:
                 if key in _memo:

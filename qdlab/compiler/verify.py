@@ -10,8 +10,11 @@ class VerifyError(Exception):
     """The IR broke an invariant: a compiler bug, never a user error."""
 
 
-def verify(kernel: ir.Kernel) -> None:
-    _block(kernel.body, set(), 0)
+def verify(kernel: ir.Kernel, replayed: frozenset[int] = frozenset()) -> None:
+    """`replayed`: the ids of top-level ops the statement memo replayed (`stmt_memo.py`), built
+    from rows of ops that passed here when their statement was lowered: only what they define is
+    taken in, until a pass has run over them."""
+    _block(kernel.body, set(), 0, replayed)
     args = {op.result for op in kernel.body.ops if isinstance(op, ir.Arg)}
     for fn in ir.functions_of(kernel):  # a function sees its parameters and the kernel's arrays
         _block(fn.body, args, 0)  # type: ignore[arg-type]
@@ -40,7 +43,9 @@ def _kind(cls: type) -> tuple[bool, bool, bool, bool, bool]:
     return got
 
 
-def _block(block: ir.Block, visible: set[ir.Value], loops: int) -> None:
+def _block(
+    block: ir.Block, visible: set[ir.Value], loops: int, replayed: frozenset[int] = frozenset()
+) -> None:
     """Check `block`; `visible` holds the values defined before it and is left as it was given
     (what the block defines is taken out again after it: one set for the whole walk, where a copy
     per block is quadratic in a Genesis kernel's 10^4 blocks)."""
@@ -48,7 +53,8 @@ def _block(block: ir.Block, visible: set[ir.Value], loops: int) -> None:
     visible.update(added)
     try:
         for op in block.ops:
-            _op(op, block, visible, loops)
+            if id(op) not in replayed:
+                _op(op, block, visible, loops)
             if op.result is not None and op.result not in visible:
                 visible.add(op.result)
                 added.append(op.result)
