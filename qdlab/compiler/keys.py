@@ -12,7 +12,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
+import re
 from functools import cache
 from pathlib import Path
 
@@ -24,11 +27,46 @@ MANIFEST_FORMAT = "manifest-1"
 
 @cache
 def compiler_version() -> str:
+    """qdlab's version and a digest of the compiler's and the language's sources. The digest is
+    recorded beside the compiler's bytecode under the files' names, sizes and modification times
+    (what Python checks before it trusts a `.pyc`): a new process stats ~80 files instead of
+    reading and hashing them (~0.6 of ~2.5 ms of its first compile); a read-only install digests
+    them in every process."""
+    files = _sources()
+    stamp = _digest(tuple((p, st.st_size, st.st_mtime_ns) for p, st in files))
+    record = Path(__file__).parent / "__pycache__" / f"qdlab-version-{stamp[:32]}.txt"
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        got = record.read_text()
+        if _VERSION.fullmatch(got):
+            return got
     h = hashlib.sha256()
-    package = Path(__file__).parent
-    for path in sorted([*package.rglob("*.py"), *(package.parent / "lang").rglob("*.py")]):
-        h.update(path.read_bytes())
-    return f"qdlab-{__version__}+{h.hexdigest()[:16]}"
+    for path, _ in files:
+        with open(path, "rb") as f:
+            h.update(f.read())
+    version = f"qdlab-{__version__}+{h.hexdigest()[:16]}"
+    with contextlib.suppress(OSError):
+        record.parent.mkdir(exist_ok=True)
+        tmp = record.with_name(f"{record.name}.{os.getpid()}.tmp")
+        tmp.write_text(version)
+        os.replace(tmp, record)
+    return version
+
+
+_VERSION = re.compile(r"qdlab-[\w.+-]+\+[0-9a-f]{16}")
+
+
+def _sources() -> list[tuple[str, os.stat_result]]:
+    """The compiler's and the language's `.py` files, in a fixed order, with their stats."""
+    out = []
+    compiler = os.path.dirname(__file__)
+    for top in (compiler, os.path.join(os.path.dirname(compiler), "lang")):
+        for folder, dirs, names in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(names):
+                if name.endswith(".py"):
+                    path = os.path.join(folder, name)
+                    out.append((path, os.stat(path)))
+    return out
 
 
 def _digest(parts: tuple) -> str:
