@@ -26,6 +26,7 @@ import struct
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -201,11 +202,23 @@ class BinaryCache:
                 self._origin[key] = "disk"
             return payload
 
-    def put(self, key: str, payload: bytes) -> None:
+    def put(
+        self, key: str, payload: bytes, later: Callable[[Callable[[], None]], None] | None = None
+    ) -> None:
+        """Store `payload` in every tier; with `later`, only in memory now, and on disk and in
+        the team cache by the job handed to `later` (`persist.later`: after the compile)."""
         _check_key(key)
+        payload = bytes(payload)
         with self._lock:
-            self._remember(key, bytes(payload))
-            if self._disk:
+            self._remember(key, payload)
+        if later is None:
+            self._store(key, payload)
+        else:
+            later(lambda: self._store(key, payload))
+
+    def _store(self, key: str, payload: bytes) -> None:
+        if self._disk:
+            with self._lock:
                 self._write(key, payload)
         if self._remote is not None:
             self._remote.put(key, payload)

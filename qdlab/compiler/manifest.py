@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from qdlab.lang import Func
 from qdlab.lang.fields import FieldBase
 
-from . import runtime
+from . import persist, runtime
 from .cache import BinaryCache
 from .errors import SourceLoc
 from .fields import dep_fingerprint
@@ -77,7 +77,7 @@ def save(
         "members": [[root, list(path), kind] for (root, path), kind in (members or {}).items()],
         "fields": [list(f) for f in fields or []],
     }
-    cache.put(manifest_key, json.dumps(doc).encode())
+    cache.put(manifest_key, json.dumps(doc).encode(), persist.later)  # on disk after the compile
 
 
 def load(cache: BinaryCache, manifest_key: str, fn: object) -> dict | None:

@@ -184,9 +184,9 @@ QUIET_S = 0.05
 _lock = threading.Condition()
 """Guards `_queued` and `_pending`; the writer waits on it for a first entry, and `flush` for the
 last one to be written."""
-_queued: list[tuple] = []
+_queued: list[Callable[[], None]] = []
 _pending = 0
-"""Entries queued or being written."""
+"""Jobs queued or running."""
 _thread: threading.Thread | None = None
 _writing = threading.Lock()
 """Held by the writer while it writes a batch, and by a fork: a child would inherit the cache's
@@ -204,25 +204,30 @@ def load(store: object, kind: str, key: object) -> object | None:
 def save_later(store: object, kind: str, key: object, value: Callable[[], object]) -> None:
     """Write what `value()` gives (in the writer thread: IR in it as `flatten` gives it) as the
     `kind` memo's entry for its in-process `key` in `store`'s disk tier (`BinaryCache.put_own`,
-    under `keys.memo_key`); nothing when there is no store or it cannot be written. Only the first
-    entry of a batch wakes the writer: a compile that queues forty is not interrupted forty
-    times."""
+    under `keys.memo_key`); nothing when there is no store or it cannot be written."""
+    if store is not None:
+        later(lambda: _write(store, kind, key, value))
+
+
+def later(job: Callable[[], None]) -> None:
+    """Run `job` in the writer thread, after the compile that queued it (a manifest's disk copy,
+    say). Only the first job of a batch wakes the writer: a compile that queues forty is not
+    interrupted forty times."""
     global _pending, _thread
-    if store is None:
-        return
     with _lock:
         if _thread is None:
             _thread = threading.Thread(target=_write_all, name="qdlab-memo-writer", daemon=True)
             _thread.start()
-        _queued.append((store, kind, key, value))
+        _queued.append(job)
         _pending += 1
         if _pending == 1:
             _lock.notify_all()
 
 
 def _write_all() -> None:
-    """Wait for entries; once none has come for QUIET_S (the compile that queued them is done,
-    most likely), write them all."""
+    """Wait for jobs; once none has come for QUIET_S (the compile that queued them is done, most
+    likely), run them all."""
+    global _pending
     while True:
         with _lock:
             _lock.wait_for(lambda: _queued)
@@ -234,28 +239,27 @@ def _write_all() -> None:
             with _lock:
                 batch = _queued[:]
                 del _queued[:]
-            for item in batch:
-                _write(*item)
+            for job in batch:
+                try:
+                    job()
+                except Exception:  # a cache that fails to write, say: the entry is made anew
+                    log.debug("[MEMO] a queued write failed", exc_info=True)
+                finally:
+                    with _lock:
+                        _pending -= 1
+                        _lock.notify_all()
 
 
 def _write(store: object, kind: str, key: object, value: Callable[[], object]) -> None:
-    global _pending
-    try:
-        where = keys.memo_key(kind, key)
-        data = dumps(value()) if where is not None else None  # type: ignore[operator]
-        if data is not None:  # else it holds what only this process has: kept there alone
-            store.put_own(where, data)  # type: ignore[attr-defined]
-    except Exception:  # a cache that fails to write, say: the entry is made anew
-        log.debug("[MEMO] a %s entry was not written", kind, exc_info=True)
-    finally:
-        with _lock:
-            _pending -= 1
-            _lock.notify_all()
+    where = keys.memo_key(kind, key)
+    data = dumps(value()) if where is not None else None  # type: ignore[operator]
+    if data is not None:  # else it holds what only this process has: kept there alone
+        store.put_own(where, data)  # type: ignore[attr-defined]
 
 
 @atexit.register
 def flush(timeout: float = 30.0) -> None:
-    """Wait until every queued entry is written (at exit; a test before it reads them)."""
+    """Wait until every queued job is done (at exit; a test before it reads what they wrote)."""
     with _lock:
         _lock.wait_for(lambda: _pending == 0, timeout)
 
