@@ -15,8 +15,10 @@ STATEMENTS = [
     "    x = 1\n",
     "    y = x * 2 + 1.5\n",
     "    for i in range(n):\n        a[i] = i * 2\n",
-    "    for i in range(n):\n        if i > 2:\n            a[i] = 1\n        else:\n"
-    "            a[i] = 2\n",
+    (
+        "    for i in range(n):\n        if i > 2:\n            a[i] = 1\n        else:\n"
+        "            a[i] = 2\n"
+    ),
     "    z = (1 +\n         2)\n",
     "    w = [1,\n         2,\n    ]\n",
     "    if x:\n        pass\n    elif y:\n        pass\n    else:\n        x = 3\n",
