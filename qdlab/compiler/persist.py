@@ -12,7 +12,7 @@ Entries are written by one thread of the process (`save_later`) once none has be
 QUIET_S, so a compile neither waits for pickling and files nor shares the interpreter with them
 (~1.5 ms of an edit: a statement and a construct), and only the first entry of a batch wakes that
 thread; the ones still queued at exit are written before it ends. What a memo queues is never
-changed after (a statement's detached ops, a prepared construct's canonical IR), so it is flattened
+changed after (a statement's rows, a prepared construct's canonical IR), so a construct is flattened
 there too. `load` reads an entry back.
 """
 

@@ -1,8 +1,8 @@
 """The statement memo: a top-level statement that has not changed is not lowered again.
 
 Editing one loop of a big kernel lowers that loop; the others are replayed from what lowering them
-gave last time (their ops, cloned). A statement is replayed only when everything its lowering could
-see is the same:
+gave last time (their ops, rebuilt from rows). A statement is replayed only when everything its
+lowering could see is the same:
 
 - the kernel's context (`context`): its name, its indentation, its parameters and return types,
   the options of the compile; a kernel with template arguments is always lowered. Its file and
@@ -140,13 +140,9 @@ def context(spec: object, source: object, config: dict) -> tuple | None:
     try:
         first = source.tree.body[0]  # type: ignore[attr-defined]
         lines = source.lines  # type: ignore[attr-defined]
-        header = (
-            "".join(lines[: first.lineno - 1])
-            + lines[first.lineno - 1][
-                : source.indent
-                + first.col_offset  # type: ignore[attr-defined]
-            ]
-        )  # the text up to the body: its decorators and parameters' AST are a function of it
+        cut = source.indent + first.col_offset  # type: ignore[attr-defined]
+        header = "".join(lines[: first.lineno - 1]) + lines[first.lineno - 1][:cut]
+        # the text up to the body: its decorators and parameters' AST are a function of it
         return (
             source.indent,  # type: ignore[attr-defined]
             spec.name,  # type: ignore[attr-defined]
