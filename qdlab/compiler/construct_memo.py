@@ -18,12 +18,14 @@ run again is a new file; lines added above it) the served construct's IR, plan a
 moved with it: its messages at once, its IR and plan when something asks for them (a report, an
 emitter). The memo lives in the process, and each construct it stores is also written to the disk
 tier of the compile's cache (`BinaryCache.put_own`, keyed by `keys.memo_key`), where a new process
-looks for one it does not hold; `QDLAB_CONSTRUCT_MEMO=0` turns it off (differential tests compare
-both).
+looks for one it does not hold (the constructs a compile used go there together too, as the
+kernel's bundle: `persist.Bundle`); `QDLAB_CONSTRUCT_MEMO=0` turns it off (differential tests
+compare both).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections import OrderedDict
@@ -37,10 +39,14 @@ from .offload import Plan, message_ops, offload
 LIMIT = 1024
 """Constructs kept (least recently used go first): each keeps its description and canonical IR."""
 
-_memo: OrderedDict[tuple, tuple[Prepared, tuple[str, int]]] = OrderedDict()
+_memo: OrderedDict[tuple, tuple[Prepared, tuple[str, int], Callable[[], tuple]]] = OrderedDict()
+"""key -> the construct, where its kernel was (file, first line), what its disk entry holds."""
 _lock = threading.Lock()
-stats = {"served": 0, "prepared": 0, "loaded": 0}
-"""Counts since the process started (tests and the profile read them)."""
+stats = {"served": 0, "prepared": 0, "loaded": 0, "reads": 0}
+"""Counts since the process started (tests and the profile read them): `loaded` the constructs
+taken from disk, `reads` the disk reads made for them."""
+_bundles = persist.Bundle("construct")
+"""Each kernel's constructs together on disk, by what its descriptions share."""
 
 
 def enabled() -> bool:
@@ -158,6 +164,8 @@ class Session:
         self.kernel, self.where, self.store = kernel, where, store
         self.position = {op: p for p, op in enumerate(kernel.body.ops)}
         self.locs: dict[int, tuple] = {}
+        self.used: list[tuple[tuple, Callable[[], tuple]]] = []
+        """(key, what its disk entry holds) of each construct served or stored."""
         self.types: dict[int, str] = {}
         """The text of each type, by its id (the session's kernel holds every one of them)."""
         self.shared = (
@@ -242,15 +250,16 @@ class Session:
         if got is None:
             return None
         stats["served"] += 1
-        prepared, base = got
+        prepared, base, value = got
+        self.used.append((key, value))
         return prepared if base == self.where else _moved(prepared, base, self.where)
 
     def put(self, key: tuple, prepared: Prepared, debug: bool) -> None:
         prepared.facts(debug)  # what a served copy's launch needs, ready before it moves
         stats["prepared"] += 1
-        self.remember(key, (prepared, self.where))
         p, where = prepared, self.where
 
+        @functools.cache  # once: each bundle that holds it writes it again
         def value() -> tuple:
             k = p.kernel
             rows = persist.flatten(k.body.ops, [])
@@ -267,20 +276,31 @@ class Session:
                 where,
             )
 
+        self.remember(key, (prepared, self.where, value))
+        self.used.append((key, value))
         persist.save_later(self.store, "construct", key, value)
 
-    def remember(self, key: tuple, got: tuple[Prepared, tuple[str, int]]) -> None:
+    def finish(self) -> None:
+        """The constructs this compile served or stored, kept together on disk as the kernel's
+        bundle (`persist.Bundle`)."""
+        _bundles.keep(self.store, self.shared, self.used)
+
+    def remember(self, key: tuple, got: tuple) -> None:
         with _lock:
             _memo[key] = got
             while len(_memo) > LIMIT:
                 _memo.popitem(last=False)
 
-    def load(self, key: tuple) -> tuple[Prepared, tuple[str, int]] | None:
+    def load(self, key: tuple) -> tuple | None:
         """What another process stored for `key`, if the disk tier holds it (and remembered here);
         None when it does not, or cannot be read."""
-        got = persist.load(self.store, "construct", key)
+        got = _bundles.take(self.store, self.shared, key, stats)
+        if got is None and self.store is not None:
+            got = persist.load(self.store, "construct", key)
+            stats["reads"] += 1
         if got is None:
             return None
+        entry = got
         try:
             name, params, returns, flags, rows, text, key_, prefix, facts, base = got  # type: ignore[misc]
         except (TypeError, ValueError):  # damaged, or of an older layout: prepared anew
@@ -291,7 +311,7 @@ class Session:
             persist.unflatten(rows, [], k.body)
             return k, offload(k)
 
-        got = (Prepared(None, text, key_, None, prefix, make, facts), base)
+        got = (Prepared(None, text, key_, None, prefix, make, facts), base, lambda: entry)
         self.remember(key, got)
         stats["loaded"] += 1
         return got

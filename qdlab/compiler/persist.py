@@ -209,6 +209,64 @@ def save_later(store: object, kind: str, key: object, value: Callable[[], object
         later(lambda: _write(store, kind, key, value))
 
 
+class Bundle:
+    """The entries of one memo that a kernel's latest compile used, kept on disk together as well
+    as one by one: a new process that compiles the kernel reads them in one step (one file, one
+    unpickling) where it read one file per statement and per construct (~3 ms of a new process's
+    edit at 20 loops). Only a prefetch: an entry read with a bundle is served for its own key
+    alone, checked as one read by itself; a key it lacks is looked for in its own file."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = f"{kind}-bundle"
+        self._lock = threading.Lock()
+        self._waiting: dict[object, object] = {}
+        """Entries read with a bundle and not asked for yet, by key."""
+        self._keys: dict[object, frozenset] = {}
+        """The keys each bundle read or written in this process holds, by the bundle's key."""
+
+    def take(self, store: object, bundle: object, key: object, stats: dict) -> object | None:
+        """What `bundle`'s bundle holds for `key`; the bundle is read from `store` the first time
+        this process asks it for anything (`stats["reads"]` counts it)."""
+        with self._lock:
+            known = bundle in self._keys
+            if not known:
+                self._keys[bundle] = frozenset()
+        if not known and store is not None:
+            got = load(store, self.kind, bundle)
+            stats["reads"] += 1
+            if isinstance(got, list):
+                with self._lock:
+                    if len(self._waiting) > 4096:  # bundles of kernels never compiled again
+                        self._waiting.clear()
+                    for item in got:
+                        if isinstance(item, tuple) and len(item) == 2:
+                            self._waiting[item[0]] = item[1]
+                    self._keys[bundle] = frozenset(i[0] for i in got if isinstance(i, tuple))
+        with self._lock:
+            return self._waiting.pop(key, None)
+
+    def keep(self, store: object, bundle: object, used: list[tuple[object, Callable]]) -> None:
+        """Write `used` ((key, what its own entry holds) pairs) as `bundle`'s bundle, later,
+        unless the last one read or written holds the same keys."""
+        names = frozenset(k for k, _ in used)
+        with self._lock:
+            if store is None or not used or self._keys.get(bundle) == names:
+                return
+            self._keys[bundle] = names
+        where = keys.memo_key(self.kind, bundle)
+
+        def write() -> None:
+            items = [(k, value()) for k, value in used]
+            data = dumps(items)
+            if data is None:  # an entry that is this process's alone: the others without it
+                data = dumps([item for item in items if dumps(item) is not None])
+            if data is not None:
+                store.put_own(where, data)  # type: ignore[attr-defined]
+
+        if where is not None:
+            later(write)
+
+
 def later(job: Callable[[], None]) -> None:
     """Run `job` in the writer thread, after the compile that queued it (a manifest's disk copy,
     say). Only the first job of a batch wakes the writer: a compile that queues forty is not

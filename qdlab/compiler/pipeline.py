@@ -388,6 +388,7 @@ def lower_once(
     kernel.flags["deps"] = fe.deps
     if fe.memo is not None:
         kernel.flags["replayed"] = frozenset(fe.memo.replayed)
+        fe.memo.finish()
     return kernel, source
 
 
@@ -468,6 +469,8 @@ def prepare_constructs(
             if key is not None:
                 memo.put(key, got, config.bounds_checks)  # type: ignore[union-attr]
         out.append(got)
+    if memo is not None:
+        memo.finish()
     return out
 
 

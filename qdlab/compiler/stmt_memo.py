@@ -27,6 +27,8 @@ Each entry stored is also written to the disk tier of the compile's cache (`Bina
 keyed by `keys.memo_key`: its key and the compiler version), so a new process that compiles the
 kernel with one statement edited replays the others from there: an entry the process does not hold
 is looked for on disk before the statement is lowered. Its reads are checked as any entry's.
+The entries a compile used are also written together, as the kernel's bundle
+(`persist.Bundle`): a new process reads them in one step.
 """
 
 from __future__ import annotations
@@ -64,12 +66,19 @@ class Entry:
     """The latest place it was replayed at (file name, first line) and its locations moved there,
     by the id of the stored location: replaying at the same place again makes none anew."""
 
+    def value(self) -> tuple:
+        """What its entry on disk holds."""
+        return self.rows, self.inputs, self.setup, self.deps
+
 
 _memo: OrderedDict[tuple, Entry] = OrderedDict()
 _lock = threading.Lock()
 """Kernels may compile in several threads at once; entries are only read once stored."""
-stats = {"replayed": 0, "lowered": 0, "loaded": 0}
-"""Counts since the process started (tests and the profile read them)."""
+stats = {"replayed": 0, "lowered": 0, "loaded": 0, "reads": 0}
+"""Counts since the process started (tests and the profile read them): `loaded` the entries
+taken from disk, `reads` the disk reads made for them."""
+_bundles = persist.Bundle("statement")
+"""Each kernel's entries together on disk, by its context."""
 
 
 def enabled() -> bool:
@@ -192,6 +201,8 @@ class Memo:
         """No statement so far has left state behind: the state is still the setup's."""
         self.replayed: set[int] = set()
         """The ids of the top-level ops replayed (`verify` takes them as they are)."""
+        self.used: list[tuple[tuple, Callable[[], tuple]]] = []
+        """(key, what its disk entry holds) of each statement replayed or stored."""
         self.held: dict[frozenset, bool] = {}
         """`manifest.deps_hold` of each set of reads checked since a statement was last lowered
         (statements that read the same globals share one check; lowering one may evaluate the
@@ -233,6 +244,7 @@ class Memo:
             n = len(body.ops)
             persist.unflatten(entry.rows, inputs, body, _mover(where, moved[1]))
             self.replayed.update(id(op) for op in body.ops[n:])
+            self.used.append((key, entry.value))
             fe.deps |= entry.deps  # type: ignore[attr-defined]
             with _lock:
                 if key in _memo:
@@ -264,6 +276,12 @@ class Memo:
         if entry is not None:
             self.remember(key, entry)
             self.save(key, entry)
+            self.used.append((key, entry.value))
+
+    def finish(self) -> None:
+        """The statements this compile replayed or stored, kept together on disk as the kernel's
+        bundle (`persist.Bundle`)."""
+        _bundles.keep(self.store, self.ctx, self.used)
 
     def remember(self, key: tuple, entry: Entry) -> None:
         with _lock:
@@ -274,7 +292,10 @@ class Memo:
     def load(self, key: tuple) -> Entry | None:
         """The entry another process stored for `key`, if the disk tier holds it (and remembered
         here); None when it does not, or cannot be read."""
-        got = persist.load(self.store, "statement", key)
+        got = _bundles.take(self.store, self.ctx, key, stats)
+        if got is None and self.store is not None:
+            got = persist.load(self.store, "statement", key)
+            stats["reads"] += 1
         if got is None:
             return None
         try:
@@ -289,10 +310,7 @@ class Memo:
         return entry
 
     def save(self, key: tuple, entry: Entry) -> None:
-        def value() -> tuple:
-            return entry.rows, entry.inputs, entry.setup, entry.deps
-
-        persist.save_later(self.store, "statement", key, value)
+        persist.save_later(self.store, "statement", key, entry.value)
 
     def _entry(
         self, ops: list[ir.Op], body: ir.Block, deps: frozenset, source: object

@@ -17,6 +17,7 @@ from fresh import run_main
 from memo_kernels import ASSERTS
 
 from qdlab.compiler import ir, persist
+from qdlab.compiler.cache import BinaryCache
 from qdlab.compiler.errors import SourceLoc
 from qdlab.compiler.types import f32
 
@@ -71,6 +72,7 @@ def test_a_new_process_edit_replays_the_other_loops_from_disk(tmp_path) -> None:
     assert edit[0] == want(0.5, 7.0)
     assert edit[2]["loaded"] == 3 and edit[2]["lowered"] == 1  # the edited loop alone
     assert edit[3]["loaded"] == 3 and edit[3]["prepared"] == 1
+    assert edit[2]["reads"] == edit[3]["reads"] == 2  # the kernel's bundle, the edited loop's own
     off = tmp_path / "off"
     off.mkdir()
     assert run(off, k2=7.0, **OFF)[:2] == edit[:2]  # the bits and keys of lowering everything
@@ -132,6 +134,41 @@ def test_a_new_process_moved_kernel_serves_its_assert_at_its_new_line(tmp_path) 
     assert assert_line(moved_source) != assert_line(source)
     assert assert_line(moved_source) in moved[0] and "assert x[i] < 10.0" in moved[0]
     assert moved[1]["loaded"] == 1 and moved[2]["loaded"] == 1  # the assert's loop, from disk
+
+
+def test_a_bundle_serves_its_own_keys_once_and_leaves_out_what_is_not_the_compilers(
+    tmp_path,
+) -> None:
+    """What a kernel's compile used, read back in one step by a new process (a new `Bundle` on the
+    same directory): each entry for its own key, once; another kernel's bundle is not its own."""
+    cache = BinaryCache(tmp_path)
+    persist.Bundle("statement").keep(
+        cache, ("kernel", 1), [(("s", 1), lambda: [1.5]), (("s", 2), lambda: [object()])]
+    )
+    persist.flush()
+    again, stats = persist.Bundle("statement"), {"reads": 0}
+    assert again.take(cache, ("kernel", 2), ("s", 1), stats) is None  # another kernel's
+    assert again.take(cache, ("kernel", 1), ("s", 1), stats) == [1.5]
+    assert again.take(cache, ("kernel", 1), ("s", 1), stats) is None  # served once, then kept
+    assert again.take(cache, ("kernel", 1), ("s", 2), stats) is None  # this process's alone
+    assert stats["reads"] == 2  # each bundle read once
+
+
+def test_a_new_process_without_the_bundle_reads_each_entry_by_itself(tmp_path) -> None:
+    run(tmp_path)
+    cache = BinaryCache(tmp_path / "cache")
+    bundles = [
+        path
+        for path in (tmp_path / "cache").rglob("*.qdo")
+        if isinstance(got := persist.loads(cache.get_own(path.stem) or b""), list)
+        and all(isinstance(item, tuple) and len(item) == 2 for item in got)
+    ]
+    assert len(bundles) == 2  # the statements' and the constructs'
+    for path in bundles:
+        path.unlink()
+    edit = run(tmp_path, k2=7.0)
+    assert edit[0] == want(0.5, 7.0) and edit[2]["loaded"] == 3 and edit[3]["loaded"] == 3
+    assert edit[2]["reads"] == edit[3]["reads"] == 5  # the bundle looked for, then one by one
 
 
 def test_damaged_entries_are_made_anew(tmp_path) -> None:
