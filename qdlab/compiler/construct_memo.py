@@ -195,42 +195,40 @@ class Session:
         """Everything `prepare` could see of the slice cloned from `positions`; None when it reads
         a value from outside them."""
         number: dict[ir.Value, int] = {}
-        locs, types = self.locs, self.types
+        locs, types, loc_of, Call = self.locs, self.types, self._loc, ir.Call
 
-        def text(t: object) -> str:
-            got = types.get(id(t))
-            if got is None:
-                got = types[id(t)] = str(t)
-            return got
-
-        def op_of(op: ir.Op) -> tuple:
-            if isinstance(op, ir.Call):  # its function's body is not described: prepared each time
+        def op_of(op: ir.Op) -> tuple:  # the hottest walk of an edit: locals, no helpers
+            if isinstance(op, Call):  # its function's body is not described: prepared each time
                 raise TypeError(op)
-            regions = []
-            for r in op.regions:
+            regions = op.regions
+            heads = []
+            for r in regions:
                 args = []
                 for a in r.args:
                     number[a] = len(number)
-                    args.append((text(a.type), a.name))
-                regions.append(tuple(args))
+                    t = types.get(id(a.type))
+                    if t is None:
+                        t = types[id(a.type)] = str(a.type)
+                    args.append((t, a.name))
+                heads.append(tuple(args))
             operands = tuple([number[v] for v in op.operands])  # KeyError: from outside
             res = op.result
             if res is not None:
                 number[res] = len(number)
+                t = types.get(id(res.type))
+                if t is None:
+                    t = types[id(res.type)] = str(res.type)
+                res = (t, res.name)
             loc = op.loc
+            attrs = op.attrs
             return (
                 type(op),
                 operands,
-                repr(sorted(op.attrs.items())) if op.attrs else "",
-                (text(res.type), res.name) if res is not None else None,
-                None if loc is None else locs.get(id(loc)) or self._loc(loc),
-                tuple(
-                    [
-                        (args, tuple([op_of(o) for o in r.ops]))
-                        for args, r in zip(regions, op.regions)
-                    ]
-                )
-                if regions
+                repr(sorted(attrs.items())) if attrs else "",
+                res,
+                None if loc is None else locs.get(id(loc)) or loc_of(loc),
+                tuple([(h, tuple([op_of(o) for o in r.ops])) for h, r in zip(heads, regions)])
+                if heads
                 else (),
             )
 

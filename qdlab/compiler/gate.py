@@ -16,6 +16,7 @@ no row.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -64,6 +65,11 @@ class Facts:
     @property
     def ops(self) -> list[ir.Op]:
         return self.kernel.body.ops
+
+    @functools.cached_property
+    def rereads(self) -> list[tuple[Construct, int, ir.Op, ir.Op]]:
+        """`_rereads`, found once: two rules and the launch's alias check ask for them."""
+        return list(_rereads(self))
 
 
 @dataclass(frozen=True)
@@ -160,7 +166,7 @@ def repeated_effect(f: Facts) -> Finding | None:
 
 def gradient_alias(f: Facts) -> Finding | None:
     fields = field_params(f.kernel)
-    for c, q, load, w in _rereads(f):
+    for c, q, load, w in f.rereads:
         (p, g), (wp, wg) = _buffer(load), _buffer(w)
         if wp != p and g and wg and p not in fields and wp not in fields:
             return Finding(
@@ -177,7 +183,7 @@ def gradient_alias(f: Facts) -> Finding | None:
 
 
 def overwritten_reread(f: Facts) -> Finding | None:
-    for c, q, load, w in _rereads(f):
+    for c, q, load, w in f.rereads:
         if _buffer(load) == _buffer(w):
             return Finding(
                 load,
@@ -262,7 +268,7 @@ def disjoint_pairs(facts: Facts) -> set[tuple[int, bool, int, bool]]:
     fields = field_params(facts.kernel)  # a field shares memory with nothing else
     return {
         (*_buffer(load), *_buffer(w))
-        for _, _, load, w in _rereads(facts)
+        for _, _, load, w in facts.rereads
         if _buffer(load)[0] != _buffer(w)[0]
         and _buffer(load)[0] not in fields
         and _buffer(w)[0] not in fields

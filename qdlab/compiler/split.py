@@ -132,8 +132,9 @@ def constructs(kernel: ir.Kernel, iface: Interface | None = None) -> list[Constr
             out.append(Construct(len(out), kind_of(kernel, own), own))
     owned = sorted(p for c in out for p in c.positions)
     writes = local_writes(ops)
+    position = {op: p for p, op in enumerate(ops)}
     for c in out:
-        backward_slice(kernel, c, published, owned, writes)
+        backward_slice(kernel, c, published, owned, writes, position)
     return out
 
 
@@ -143,6 +144,7 @@ def backward_slice(
     published: dict | None = None,
     owned: list[int] | None = None,
     writes: list[frozenset[ir.Value]] | None = None,
+    position: dict[ir.Op, int] | None = None,
 ) -> None:
     """Fill `c.slice_positions`: operand definitions, and earlier top-level writers of every local
     read.
@@ -155,7 +157,7 @@ def backward_slice(
     ops = kernel.body.ops
     published = published or {}
     writes = writes if writes is not None else local_writes(ops)
-    position = {op: p for p, op in enumerate(ops)}
+    position = position if position is not None else {op: p for p, op in enumerate(ops)}
     included = set(c.positions)
     work = list(c.positions)
     start = c.positions[0]
