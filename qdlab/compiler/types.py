@@ -28,6 +28,9 @@ class DType:
     def __str__(self) -> str:
         return self.name
 
+    def __hash__(self) -> int:  # equal types have equal names; a str keeps its hash (CSE keys)
+        return hash(self.name)
+
     def __call__(self, value: object) -> object:
         raise TypeError(f"qd.{self.name}(...) casts a value and can only be used inside a kernel")
 

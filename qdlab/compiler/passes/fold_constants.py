@@ -84,19 +84,26 @@ class FoldConstants:
 
     def run(self, kernel: ir.Kernel) -> bool:
         changed = False
+        foldable, const = (ir.BinOp, ir.Cmp, ir.Cast, ir.Unary), ir.Const
         for op in list(kernel.walk()):
-            if op.parent is None or not isinstance(op, (ir.BinOp, ir.Cmp, ir.Cast, ir.Unary)):
+            if not isinstance(op, foldable) or op.parent is None:
                 continue
-            if not all(isinstance(v.owner, ir.Const) for v in op.operands):
-                continue
-            value = fold(op)
-            if value is None:
-                continue
-            const = ir.Const([], op.result.type, {"value": value}, None, op.loc, op.result.name)  # type: ignore
-            block = op.parent
-            block.ops.insert(block.ops.index(op), const)
-            const.parent = block
-            ir.replace_all_uses(op.result, const.result)  # type: ignore[arg-type]
-            ir.erase(op)
-            changed = True
+            for v in op.operands:  # a loop, not all(...): this runs for every op of the kernel
+                if not isinstance(v.owner, const):
+                    break
+            else:
+                changed |= self.replace(op)
         return changed
+
+    def replace(self, op: ir.Op) -> bool:
+        """`op` replaced by the constant it folds to, if it folds."""
+        value = fold(op)
+        if value is None:
+            return False
+        const = ir.Const([], op.result.type, {"value": value}, None, op.loc, op.result.name)  # type: ignore
+        block = op.parent
+        block.ops.insert(block.ops.index(op), const)  # type: ignore[union-attr]
+        const.parent = block
+        ir.replace_all_uses(op.result, const.result)  # type: ignore[arg-type]
+        ir.erase(op)
+        return True
