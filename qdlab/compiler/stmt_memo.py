@@ -329,10 +329,13 @@ class Memo:
             return None
         setup_pos = {op.result: k for k, op in enumerate(body.ops[: self.setup]) if op.result}
         own: set[ir.Value] = set()
+        locs: dict[int, SourceLoc] = {}
         for op in (o for top in ops for o in top.walk()):
             own.update(a for r in op.regions for a in r.args)
             if op.result is not None:
                 own.add(op.result)
+            if op.loc is not None:
+                locs[id(op.loc)] = op.loc
         outside: dict[ir.Value, int] = {}
         for op in (o for top in ops for o in top.walk()):
             for v in op.operands:
@@ -342,8 +345,11 @@ class Memo:
                     return None
                 outside[v] = setup_pos[v]
         first = source.first_line  # type: ignore[attr-defined]
+        stored: dict[int, SourceLoc] = {}
         try:
-            rows = persist.flatten(ops, list(outside), _mover(("", -first), {}))
+            rows = persist.flatten(ops, list(outside), _mover(("", -first), stored))
         except (KeyError, TypeError):  # a real call: its function is not the statement's
             return None
-        return Entry(rows, list(outside.values()), self.setup, deps)
+        here = {id(to): locs[k] for k, to in stored.items()}  # moved back to where they are
+        moved = ((source.filename, first), here)  # type: ignore[attr-defined]
+        return Entry(rows, list(outside.values()), self.setup, deps, moved)

@@ -4,10 +4,12 @@ the result (and every construct's key) is what lowering everything gives."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -145,6 +147,27 @@ def test_a_replayed_statement_reports_where_the_kernel_is_now(tmp_path) -> None:
         moved.k(x, a)
     assert os.path.basename(moved.__file__) in str(e.value)
     assert delta(before) == (1, 1)
+
+
+def test_a_statement_replayed_where_it_was_lowered_reports_the_same_place(tmp_path) -> None:
+    """The file edited in place (a module run again): the replayed loop's assertion names what it
+    named when it was lowered, line, column and text (its locations are the lowered ones)."""
+    qd.init(arch=qd.cpu, debug=True, offline_cache_file_path=str(tmp_path / "cache"))
+    x, a = np.array([1.0, 20.0], np.float32), np.zeros(2, np.float32)
+    path = tmp_path / "same.py"
+    errors = []
+    for n, k1 in enumerate((1.0, 2.0)):  # loop 2 edited, loop 1 (the assert) replayed
+        path.write_text(textwrap.dedent(ASSERTS.format(k1=k1)))
+        spec = importlib.util.spec_from_file_location(f"same_{n}", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        before = counts()
+        with pytest.raises(AssertionError) as e:
+            mod.k(x, a)
+        errors.append(str(e.value))
+    assert delta(before) == (1, 1)
+    assert errors[1] == errors[0] and "same.py, line 7" in errors[0]
+    assert "assert x[i] < 10.0" in errors[0]
 
 
 SHIFTED = """
