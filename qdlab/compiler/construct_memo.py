@@ -168,6 +168,9 @@ class Session:
         """(key, what its disk entry holds) of each construct served or stored."""
         self.types: dict[int, str] = {}
         """The text of each type, by its id (the session's kernel holds every one of them)."""
+        self.heads: dict[tuple, tuple[list, dict]] = {}
+        """The descriptions of leading block-less ops, and the numbers they gave their values, by
+        their positions: described once for every slice that starts with them."""
         self.shared = (
             kernel.name,
             repr(kernel.params),
@@ -233,8 +236,17 @@ class Session:
             )
 
         ops = self.kernel.body.ops
+        n = 0  # the leading ops without blocks (parameters, shapes): most slices share a few sets
+        while n < len(positions) and not ops[positions[n]].regions:
+            n += 1
+        head = tuple(positions[:n])
         try:
-            return (self.shared, tuple(op_of(ops[p]) for p in positions))
+            got = self.heads.get(head)
+            if got is None:
+                got = self.heads[head] = ([op_of(ops[p]) for p in head], dict(number))
+            else:
+                number.update(got[1])
+            return (self.shared, tuple(got[0] + [op_of(ops[p]) for p in positions[n:]]))
         except Exception:  # noqa: BLE001 - a value from outside, an attribute without a repr
             return None
 
