@@ -121,6 +121,8 @@ class CpuTarget:
     def load(self, items: list[tuple[str, bytes, list[str]]], quick: bool = False) -> None:
         """Link (name, object, symbols) items into the process at once: by hand when the loader
         takes them all (`codegen/elf.py`: no llvmlite), else with MCJIT."""
+        if not items:  # an edit's other constructs all loaded already: nothing to link
+            return
         objects = [(obj, symbols) for _, obj, symbols in items]
         addresses = elf.load(objects)
         if addresses is None:
