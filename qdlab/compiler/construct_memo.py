@@ -198,7 +198,13 @@ class Session:
         """Everything `prepare` could see of the slice cloned from `positions`; None when it reads
         a value from outside them."""
         number: dict[ir.Value, int] = {}
-        locs, types, loc_of, Call = self.locs, self.types, self._loc, ir.Call
+        locs, types, loc_of, Call, attrs_key = (
+            self.locs,
+            self.types,
+            self._loc,
+            ir.Call,
+            ir.attrs_key,
+        )
 
         def op_of(op: ir.Op) -> tuple:  # the hottest walk of an edit: locals, no helpers
             if isinstance(op, Call):  # its function's body is not described: prepared each time
@@ -223,11 +229,10 @@ class Session:
                     t = types[id(res.type)] = str(res.type)
                 res = (t, res.name)
             loc = op.loc
-            attrs = op.attrs
             return (
                 type(op),
                 operands,
-                repr(sorted(attrs.items())) if attrs else "",
+                attrs_key(op.attrs),
                 res,
                 None if loc is None else locs.get(id(loc)) or loc_of(loc),
                 tuple([(h, tuple([op_of(o) for o in r.ops])) for h, r in zip(heads, regions)])

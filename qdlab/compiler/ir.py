@@ -471,6 +471,24 @@ class Kernel:
         return self.body.walk()
 
 
+_PLAIN = {int: "i", bool: "b", str: "s"}
+
+
+def attrs_key(attrs: dict) -> object:
+    """An op's attributes as a key (CSE, the construct memo, whose keys go to disk): equal keys,
+    equal attributes, printed alike. One int, bool or str (an operator's name, an axis, an index)
+    goes as itself, tagged with its type, where its text costs a `repr` of the sorted items;
+    anything else (a float: 0.0 and -0.0 are equal values, printed apart) as that text."""
+    if not attrs:
+        return ""
+    if len(attrs) == 1:
+        ((k, v),) = attrs.items()
+        tag = _PLAIN.get(type(v))
+        if tag is not None:
+            return (k, tag, v)
+    return repr(sorted(attrs.items()))
+
+
 # Rewriter -----------------------------------------------------------------------------------------
 
 

@@ -31,7 +31,7 @@ class EliminateCommonSubexpressions:
                 key = (
                     type(op),
                     tuple(map(id, op.operands)),
-                    repr(sorted(op.attrs.items())) if op.attrs else "",
+                    ir.attrs_key(op.attrs),
                     op.result.type,  # type: ignore[union-attr]  # frozen: equal when its text is
                 )
                 if key in scope:
