@@ -16,7 +16,7 @@ import numpy as np
 from fresh import run_main
 from memo_kernels import ASSERTS
 
-from qdlab.compiler import ir, persist
+from qdlab.compiler import ir, keys, persist
 from qdlab.compiler.cache import BinaryCache
 from qdlab.compiler.errors import SourceLoc
 from qdlab.compiler.types import f32
@@ -152,6 +152,11 @@ def test_a_bundle_serves_its_own_keys_once_and_leaves_out_what_is_not_the_compil
     assert again.take(cache, ("kernel", 1), ("s", 1), stats) is None  # served once, then kept
     assert again.take(cache, ("kernel", 1), ("s", 2), stats) is None  # this process's alone
     assert stats["reads"] == 2  # each bundle read once
+    persist.Bundle("statement").keep(cache, ("odd", 1), [(("s", 1), lambda: 0)])
+    persist.flush()
+    where = keys.memo_key("statement-bundle", ("odd", 1))
+    cache.put_own(where, persist.dumps([(["not", "hashable"], 1), ("three", 2, 3)]))  # type: ignore[arg-type]
+    assert persist.Bundle("statement").take(cache, ("odd", 1), ("s", 1), stats) is None
 
 
 def test_a_new_process_without_the_bundle_reads_each_entry_by_itself(tmp_path) -> None:
