@@ -162,7 +162,6 @@ class Session:
         self, kernel: ir.Kernel, where: tuple[str, int], shared: tuple, store: object = None
     ) -> None:
         self.kernel, self.where, self.store = kernel, where, store
-        self.position = {op: p for p, op in enumerate(kernel.body.ops)}
         self.locs: dict[int, tuple] = {}
         self.used: list[tuple[tuple, Callable[[], tuple]]] = []
         """(key, what its disk entry holds) of each construct served or stored."""
