@@ -254,9 +254,11 @@ class Bundle:
             if store is None or not used or self._keys.get(bundle) == names:
                 return
             self._keys[bundle] = names
-        where = keys.memo_key(self.kind, bundle)
 
-        def write() -> None:
+        def write() -> None:  # in the writer thread, key and all, as `_write`
+            where = keys.memo_key(self.kind, bundle)
+            if where is None:
+                return
             items = [(k, value()) for k, value in used]
             data = dumps(items)
             if data is None:  # an entry that is this process's alone: the others without it
@@ -264,8 +266,7 @@ class Bundle:
             if data is not None:
                 store.put_own(where, data)  # type: ignore[attr-defined]
 
-        if where is not None:
-            later(write)
+        later(write)
 
 
 def later(job: Callable[[], None]) -> None:
