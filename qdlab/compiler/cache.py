@@ -153,6 +153,11 @@ class BinaryCache:
         if self._disk:
             self._open_directory()
 
+    @property
+    def persistent(self) -> bool:
+        """Whether entries outlive this process (the disk tier is on)."""
+        return self._disk
+
     def get(self, key: str) -> bytes | None:
         _check_key(key)
         with self._lock:

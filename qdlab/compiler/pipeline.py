@@ -511,6 +511,8 @@ def build_prepared(
             objects[i], llvm_ms[i] = obj, seconds * 1e3
             if cache is not None and not config.fresh and i not in later:
                 cache.put(prepared[i].key, obj)
+        if cache is not None and cache.persistent:
+            target.keep_warm()  # a compile server for the next process (`codegen/server.py`)
 
     def item(i: int) -> tuple[str, bytes, list[str]]:
         kinds = prepared[i].facts(config.bounds_checks).kinds

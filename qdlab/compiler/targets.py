@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from . import cuda_runtime, ir, keys, runtime, tiers
-from .codegen import elf, host, preload
+from .codegen import elf, host, preload, server
 from .config import sm_number
 from .errors import QdError
 from .offload import Plan
@@ -42,21 +42,26 @@ class CpuTarget:
 
     def starting(self) -> None:
         """A compile is starting: LLVM's library is put in memory by a thread while the front end
-        works (`codegen/preload.py`)."""
-        preload.start()
+        works (`codegen/preload.py`), unless a compile server is there to build what it needs
+        (`codegen/server.py`)."""
+        if not server.listening():
+            preload.start()
+
+    def keep_warm(self) -> None:
+        """This process compiled with llvmlite's binding and keeps objects on disk: a compile
+        server is started as it exits, for the next process that must compile."""
+        if "llvmlite.binding" in sys.modules:
+            server.start_at_exit()
 
     def emit(
         self, kernel: ir.Kernel, plan: Plan, prefix: str, debug: bool, lines: bool = False
     ) -> str:
         """A unit's LLVM IR; with `lines` (the views only), each instruction names its source
         line."""
-        from .codegen import jit, llvm  # lazy: llvmlite
+        from .codegen import llvm  # lazy: llvmlite.ir
 
-        return str(
-            llvm.emit_module(
-                kernel, plan, prefix, debug, jit.host()[0], jit.data_layout(), lines=lines
-            )[0]
-        )
+        triple, layout = server.hello() or _host_layout()
+        return str(llvm.emit_module(kernel, plan, prefix, debug, triple, layout, lines=lines)[0])
 
     def build(
         self,
@@ -69,11 +74,9 @@ class CpuTarget:
         first ones while the rest are emitted). A few are compiled here, without importing the
         pool (`multiprocessing`: ~25 ms of a new process's first edit)."""
         if count < POOLED:
-            from .codegen import jit  # lazy: llvmlite's binding
-
             out = []
             for k, text in enumerate(texts):
-                out.append(jit.compile_text(text, opt))
+                out.append(_compile_one(text, opt))
                 if on_done is not None:
                     on_done(k)
             return out
@@ -96,8 +99,6 @@ class CpuTarget:
         when tiering is off: build them at `opt`."""
         if opt == tiers.QUICK or not tiers.enabled():
             return None
-        from .codegen import jit  # lazy: llvmlite's binding
-
         started = sys.modules.get("qdlab.compiler.codegen.pool")  # not imported: not started
         pooled = count >= POOLED or (started is not None and started.started())
         if pooled:
@@ -108,7 +109,7 @@ class CpuTarget:
         for k, text in enumerate(texts):
             future = pool.submit(text, opt) if pooled else None  # the worker starts on it now
             later.append((future, text))
-            out.append(jit.compile_text(text, tiers.QUICK))
+            out.append(_compile_one(text, tiers.QUICK))
             if on_done is not None:
                 on_done(k)
         return out, later  # a None future: `tiers.watch` hands the text to a thread of this process
@@ -204,6 +205,9 @@ class CudaTarget:
     def build_quick(self, *args: object) -> None:
         """PTX is not tiered: the driver's JIT optimises it at load either way."""
 
+    def keep_warm(self) -> None:
+        """No compile server for PTX."""
+
     def functions(self, name: str) -> list[Callable] | None:
         return cuda_runtime.functions(name) if self.device else None
 
@@ -229,6 +233,22 @@ class CudaTarget:
 CPU = CpuTarget()
 
 Target = CpuTarget | CudaTarget
+
+
+def _host_layout() -> tuple[str, str]:
+    from .codegen import jit  # lazy: llvmlite's binding
+
+    return jit.host()[0], jit.data_layout()
+
+
+def _compile_one(text: str, opt: int) -> tuple[bytes, float]:
+    """One text's object and LLVM's seconds: from the compile server when it answers, else here."""
+    got = server.compile_texts([text], opt)
+    if got is not None:
+        return got[0]
+    from .codegen import jit  # lazy: llvmlite's binding
+
+    return jit.compile_text(text, opt)
 
 
 def symbols(prefix: str, plan: Plan) -> list[str]:

@@ -162,7 +162,11 @@ def machine_env(
     prefix: str = "qdlab",
     **extra: str,
 ) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("QDLAB_")}
+    env = {  # but the suite's compile server (tests/conftest.py)
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("QDLAB_") or k.startswith("QDLAB_COMPILE_SERVER")
+    }
     env.update(
         QDLAB_CACHE_DIR=str(tmp_path / f"machine_{name}"),
         QDLAB_REMOTE_CACHE=url,

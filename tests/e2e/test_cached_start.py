@@ -41,7 +41,8 @@ def test_all_hit_process_links_without_llvmlite(tmp_path) -> None:
     the bits of the process that compiled them and of one linking with MCJIT."""
     (tmp_path / "main.py").write_text(MAIN)
     mine = {"QDLAB_ELF_LOADER": "1"}  # whatever the environment of the tests says
-    first, hit = run_main(tmp_path, **mine), run_main(tmp_path, **mine)
+    here = {"QDLAB_COMPILE_SERVER": "0"}  # compiled in the process (no server from other tests)
+    first, hit = run_main(tmp_path, **mine, **here), run_main(tmp_path, **mine)
     mcjit = run_main(tmp_path, QDLAB_ELF_LOADER="0")
     assert first[2] and not hit[2] and mcjit[2]
     assert first[:2] == hit[:2] == mcjit[:2]

@@ -52,6 +52,25 @@ def data_layout() -> str:
     return str(_tm(3).target_data)
 
 
+WARM_IR = """define i64 @qd_warm(i64* %p, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%j, %loop]
+  %a = getelementptr i64, i64* %p, i64 %i
+  %v = load i64, i64* %a
+  %w = mul i64 %v, 3
+  store i64 %w, i64* %a
+  %j = add i64 %i, 1
+  %c = icmp slt i64 %j, %n
+  br i1 %c, label %loop, label %done
+done:
+  ret i64 0
+}
+"""
+"""A one-loop module that a compile pool worker or the compile server compiles once (target
+machine, pass builder and codegen set up)."""
+
 TUNING: dict[str, object] = {}
 """Pipeline tuning options set over each level's own (`loop_unrolling`, `loop_interleaving`, ...):
 empty but in `bench/llvm_pipelines.py`, which compares pipelines with it."""

@@ -22,23 +22,6 @@ from . import jit
 
 _pool: ProcessPoolExecutor | None = None
 _warmed = False
-_WARM_IR = """define i64 @qd_warm(i64* %p, i64 %n) {
-entry:
-  br label %loop
-loop:
-  %i = phi i64 [0, %entry], [%j, %loop]
-  %a = getelementptr i64, i64* %p, i64 %i
-  %v = load i64, i64* %a
-  %w = mul i64 %v, 3
-  store i64 %w, i64* %a
-  %j = add i64 %i, 1
-  %c = icmp slt i64 %j, %n
-  br i1 %c, label %loop, label %done
-done:
-  ret i64 0
-}
-"""
-"""A one-loop module each worker compiles once (target machine, pass builder and codegen set up)."""
 
 
 def workers() -> int:
@@ -52,7 +35,7 @@ def _compile_batch(texts: list[str], opt: int) -> list[tuple[bytes, float]]:
 
 
 def _warm_one(opt: int) -> int:
-    jit.compile_text(_WARM_IR, opt)
+    jit.compile_text(jit.WARM_IR, opt)
     return os.getpid()
 
 
