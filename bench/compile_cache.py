@@ -9,7 +9,8 @@ processes in it, for qdlab and for Quadrants alike:
 
 1. cold: the kernel compiled into the empty cache;
 2. all-hit: the same source again, in a new process (everything on disk);
-3. edit-one: the source with loop N//2's constant changed, in a new process with the cache warm;
+3. edit-one: after a pause of PAUSE_S, the source with loop N//2's constant changed, in a new
+   process with the cache warm (and, for qdlab, the compile server the cold step started);
 4. warm: in one process (a notebook), the kernel called, then, after a pause of PAUSE_S (the
    person editing), loaded again with loop N//2 edited and called; only that second call is timed
    (a cache directory of its own).
@@ -18,15 +19,19 @@ Each process times its own first ``kern(...)`` + ``qd.sync()`` (compile included
 import + init. The table shows medians over the repetitions and the qdlab/Quadrants ratio per
 column, next to the targets.
 
-Usage: ``.venv/bin/python bench/compile_cache.py [--loops 1 5 20 50] [--reps 3]``
+Usage: ``.venv/bin/python bench/compile_cache.py [--loops 1 5 20 50] [--reps 3]``; with
+``QDLAB_COMPILE_SERVER=0`` qdlab's new processes compile without the server.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +58,10 @@ TARGETS = {
 }
 """(step, N) -> the largest qdlab/Quadrants ratio issue 18 accepts."""
 PAUSE_S = 2.0
-"""The warm step's pause between the first call and the edited one, for both peers: a person
-editing a cell takes longer, and qdlab's optimised objects of the first call are made in the
-background meanwhile (`qdlab/compiler/tiers.py`)."""
+"""The pause before an edit, for both peers: in the warm step between the first call and the
+edited one, and before the edit step's new process. A person editing takes longer; meanwhile
+qdlab's optimised objects of the first call are made in the background (`qdlab/compiler/tiers.py`)
+and the compile server starts (`qdlab/compiler/codegen/server.py`)."""
 
 _HEADER = """\
 import json, time
@@ -180,11 +186,26 @@ def warm_script(peer: str, n: int, cache: str, tmp: Path) -> str:
 
 
 def one_rep(peer: str, n: int, tmp: Path, rep: int) -> dict[str, dict[str, Any]]:
-    """Cold, all-hit and edit-one runs of one peer in one fresh cache directory."""
+    """Cold, all-hit and edit-one runs of one peer in one fresh cache directory, and a directory
+    of their own for qdlab's compile server (`qdlab/compiler/codegen/server.py`): none runs
+    before the cold step, whose process starts it as it exits; removed after the repetition."""
     cache = tmp / f"cache_{peer}_n{n}_r{rep}"
     cache.mkdir()
+    servers = tmp / f"servers_{peer}_n{n}_r{rep}"
+    servers.mkdir(mode=0o700)
+    os.environ["QDLAB_COMPILE_SERVER_DIR"] = str(servers)
+    try:
+        return _steps(peer, n, tmp, rep, cache)
+    finally:
+        shutil.rmtree(servers)  # its server leaves within a second
+
+
+def _steps(peer: str, n: int, tmp: Path, rep: int, cache: Path) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for step in STEPS:
+        if step == "edit":
+            time.sleep(PAUSE_S)  # the person editing, as in the warm step
+
         script = (
             tmp / f"{peer}_n{n}_{step}.py"
         )  # the edit keeps the file name, as an edited cell or module does
@@ -266,6 +287,8 @@ def build_report(loops: list[int], reps: int) -> str:
         rows.append(row)
     recompiled = {n: res[("qdlab", n, "edit")].get("recompiled") for n in loops}
     llvm = {n: res[("qdlab", n, "hit")].get("llvm_loaded") for n in loops}
+    served = {n: res[("qdlab", n, "edit")].get("llvm_loaded") for n in loops}
+    server = os.environ.get("QDLAB_COMPILE_SERVER", "1") != "0"
     notes = [
         (
             "first call (`kern(...)` + `qd.sync()`, compile included) in a fresh process, median "
@@ -274,9 +297,19 @@ def build_report(loops: list[int], reps: int) -> str:
             f"{SIZE} f32 elements"
         ),
         (
-            "edit one loop: loop N//2's factor changed from k+1 to k+1.5, same file name; qdlab "
-            "constructs recompiled on that run: "
+            f"edit one loop: after a {PAUSE_S:g} s pause, loop N//2's factor changed from k+1 to "
+            "k+1.5, same file name; qdlab constructs recompiled on that run: "
             + ", ".join(f"N={n}: {recompiled[n]}" for n in loops)
+        ),
+        (
+            (
+                "new processes: qdlab's compile server (`qdlab/compiler/codegen/server.py`), "
+                "started by the cold step's process as it exits, compiles the edited construct; "
+                "llvmlite's binding imported in the edit run: "
+                + ", ".join(f"N={n}: {served[n]}" for n in loops)
+            )
+            if server
+            else "new processes: no compile server (`QDLAB_COMPILE_SERVER=0`)"
         ),
         (
             f"edit one loop, warm process: a {PAUSE_S:g} s pause (the person editing) before the "
