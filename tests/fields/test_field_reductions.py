@@ -88,3 +88,43 @@ def test_debug_keeps_bounds_checks_per_iteration() -> None:
     assert x[2] == 100
     with pytest.raises(qd.QuadrantsAssertionError, match="`x`"):
         k(4)
+
+
+def twice_into_a_scalar_field(x: np.ndarray, debug: bool) -> float:
+    """`s[None] += x[i]` over x, run twice from 0.3 (not the sum's identity: the order shows)."""
+    qd.init(arch=qd.cpu, offline_cache=False, debug=debug)
+    s = qd.field(qd.f32, shape=())
+
+    @qd.kernel
+    def k(x: qd.types.NDArray[qd.f32, 1]):
+        for i in range(x.shape[0]):
+            s[None] += x[i]
+
+    s[None] = 0.3
+    k(x)
+    k(x)
+    assert memory_reductions(k) == [1]
+    return s[None]
+
+
+@pytest.mark.parametrize("n", [100, 100_000])
+def test_debug_changes_no_bits_of_a_float_reduction(n: int) -> None:
+    """Debug checks the element's index every iteration and still reduces per chunk: the same
+    bits as without it (it used to add every iteration into the element, in another order)."""
+    x = np.random.default_rng(0).uniform(0, 1, n).astype(np.float32)
+    assert twice_into_a_scalar_field(x, True) == twice_into_a_scalar_field(x, False)
+
+
+def test_debug_stops_a_reduction_into_an_element_out_of_range_in_a_parallel_loop() -> None:
+    qd.init(arch=qd.cpu, offline_cache=False, debug=True)
+    x = qd.field(qd.f32, shape=4)
+
+    @qd.kernel
+    def k(j: qd.i32):
+        for i in range(100_000):
+            x[j] += 0.5
+
+    with pytest.raises(qd.QuadrantsAssertionError, match="`x`"):
+        k(4)
+    k(3)
+    np.testing.assert_array_equal(x.to_numpy(), [0, 0, 0, 50_000])

@@ -245,6 +245,8 @@ def _store(em: TaskEmitter, op: ir.Op) -> None:
 
 def _atomic(em: TaskEmitter, op: ir.Op) -> ll.Value:
     if op in em.memory_acc:  # reduced into the chunk's partial (`TaskEmitter.parallel`)
+        if em.debug:  # its index checked every iteration, as an atomic's; what is summed the same
+            address(em, op)
         name, v, dtype = op.attrs["op"], em.get(op.operands[-1]), op.result.type  # type: ignore[union-attr]
         if name == "sub":
             name, v = "add", arith.unary(em, "neg", v, dtype, dtype)

@@ -327,7 +327,7 @@ class TaskEmitter:
         with b.if_then(b.icmp_signed("<=", total, zero)):
             b.ret(zero)
         reds = self.task.reductions
-        mems = [] if self.debug else self.task.memory_reductions  # debug: checked per iteration
+        mems = self.task.memory_reductions
         fold = self.fn.append_basic_block("fold")
         run = self.fn.append_basic_block("run")
         b.cbranch(b.icmp_signed("==", self.chunk, ll.Constant(I64, -1)), fold, run)
