@@ -392,8 +392,9 @@ def _binop(a: Adjoint, op: ir.Op, g: ir.Value) -> None:
         )
     elif name == "pow":
         r = a.primal(op.result)  # type: ignore[arg-type]
-        one = a.const(1.0, x.type)  # type: ignore[arg-type]
-        a.add(x, a.bin("mul", g, a.bin("mul", y, a.bin("pow", x, a.bin("sub", y, one)))))
+        power = a.bin("pow", x, a.bin("sub", y, a.const(1, y.type)))  # type: ignore[arg-type]
+        n = y if y.type == x.type else a.emit(ir.Cast, [a.primal(y)], x.type)  # an int exponent
+        a.add(x, a.bin("mul", g, a.bin("mul", n, power)))
         a.add(y, a.bin("mul", g, a.bin("mul", r, a.un("log", x))))
     elif name in ("min", "max"):
         pick = a.emit(ir.Cmp, [a.primal(x), a.primal(y)], u1, pred="lt" if name == "min" else "gt")

@@ -284,7 +284,8 @@ class Frontend(
             t = self.negative_power(b)
         if op in ("shl", "shr"):
             t = va.type  # type: ignore[assignment]
-        return self.emit(ir.BinOp, [self.cast(va, t), self.cast(vb, t)], t, op=op)  # type: ignore[arg-type]
+        powi = op == "pow" and t.is_float and not vb.type.is_float  # type: ignore[union-attr]
+        return self.emit(ir.BinOp, [self.cast(va, t), vb if powi else self.cast(vb, t)], t, op=op)  # type: ignore[arg-type]
 
     def fold(self, op: str, a: object, b: object) -> object:
         try:

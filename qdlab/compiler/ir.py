@@ -168,7 +168,8 @@ class Shape(Op):
 
 class BinOp(Op):
     """Arithmetic or bitwise `op` (add sub mul truediv floordiv mod pow min max atan2 and or xor shl
-    shr)."""
+    shr) of two operands of one type; but a float to an integer power (`pow`) keeps its integer
+    exponent."""
 
     name = "binop"
 

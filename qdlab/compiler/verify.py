@@ -43,6 +43,13 @@ def _kind(cls: type) -> tuple[bool, bool, bool, bool, bool]:
     return got
 
 
+def _int_exponent(op: ir.Op) -> bool:
+    """A float raised to an integer (`x ** n`), which keeps its integer exponent."""
+    base, exp = (v.type for v in op.operands)
+    pow_ = op.attrs.get("op") == "pow" and op.result.type == base  # type: ignore[union-attr]
+    return pow_ and base.is_float and not exp.is_float  # type: ignore[union-attr]
+
+
 def _block(
     block: ir.Block, visible: set[ir.Value], loops: int, replayed: frozenset[int] = frozenset()
 ) -> None:
@@ -77,7 +84,7 @@ def _op(op: ir.Op, block: ir.Block, visible: set[ir.Value], loops: int) -> None:
         raise VerifyError(f"{op.name} on a non-local")
     if on_array and not isinstance(op.operands[0].type, ArrayType):
         raise VerifyError(f"{op.name} on a non-array")
-    if binary and op.operands[0].type != op.operands[1].type:
+    if binary and op.operands[0].type != op.operands[1].type and not _int_exponent(op):
         raise VerifyError(
             f"{op.name} {op.attrs} mixes {op.operands[0].type} and {op.operands[1].type}"
         )

@@ -15,6 +15,7 @@ from qdlab.compiler.passes import (
     EliminateCommonSubexpressions,
     EliminateDeadCode,
     FoldConstants,
+    LowerPowers,
     PromoteLocals,
     run_passes,
 )
@@ -128,6 +129,74 @@ kernel k(out: ndarray<i32, 1>, f: ndarray<f32, 1>) {
   store %out, %0, %4 {grad=False}
   store %out, %1, %7 {grad=False}
   store %f, %1, %5 {grad=False}
+}
+""",
+    ),
+    Case(
+        "lower_powers",
+        LowerPowers,
+        "a float to a constant power is multiplied out by squaring (1 / that for a negative one), "
+        "to 0.5 a sqrt, a power of two to a float an exp2; a power to 1.5 or a run-time int stays",
+        """\
+kernel k(x: ndarray<f32, 1>, n: i32, y: f32) {
+  %x = arg {index=0} : ndarray<f32, 1>
+  %n = arg {index=1} : i32
+  %y = arg {index=2} : f32
+  %0 = const {value=0} : i32
+  %1 = load %x, %0 {grad=False} : f32
+  %2 = const {value=3} : i32
+  %3 = binop %1, %2 {op='pow'} : f32
+  %4 = const {value=-2.0} : f32
+  %5 = binop %1, %4 {op='pow'} : f32
+  %6 = const {value=0.5} : f32
+  %7 = binop %1, %6 {op='pow'} : f32
+  %8 = const {value=1.5} : f32
+  %9 = binop %1, %8 {op='pow'} : f32
+  %10 = binop %1, %n {op='pow'} : f32
+  %11 = const {value=8.0} : f32
+  %12 = binop %11, %y {op='pow'} : f32
+  %13 = binop %11, %2 {op='pow'} : f32
+  store %x, %0, %3 {grad=False}
+  store %x, %0, %5 {grad=False}
+  store %x, %0, %7 {grad=False}
+  store %x, %0, %9 {grad=False}
+  store %x, %0, %10 {grad=False}
+  store %x, %0, %12 {grad=False}
+  store %x, %0, %13 {grad=False}
+}
+""",
+        """\
+kernel k(x: ndarray<f32, 1>, n: i32, y: f32) {
+  %x = arg {index=0} : ndarray<f32, 1>
+  %n = arg {index=1} : i32
+  %y = arg {index=2} : f32
+  %0 = const {value=0} : i32
+  %1 = load %x, %0 {grad=False} : f32
+  %2 = const {value=3} : i32
+  %3 = binop %1, %1 {op='mul'} : f32
+  %4 = binop %1, %3 {op='mul'} : f32
+  %5 = const {value=-2.0} : f32
+  %6 = binop %1, %1 {op='mul'} : f32
+  %7 = const {value=1.0} : f32
+  %8 = binop %7, %6 {op='truediv'} : f32
+  %9 = const {value=0.5} : f32
+  %10 = unary %1 {fn='sqrt'} : f32
+  %11 = const {value=1.5} : f32
+  %12 = binop %1, %11 {op='pow'} : f32
+  %13 = binop %1, %n {op='pow'} : f32
+  %14 = const {value=8.0} : f32
+  %15 = const {value=3.0} : f32
+  %16 = binop %y, %15 {op='mul'} : f32
+  %17 = unary %16 {fn='exp2'} : f32
+  %18 = const {value=64.0} : f32
+  %19 = const {value=512.0} : f32
+  store %x, %0, %4 {grad=False}
+  store %x, %0, %8 {grad=False}
+  store %x, %0, %10 {grad=False}
+  store %x, %0, %12 {grad=False}
+  store %x, %0, %13 {grad=False}
+  store %x, %0, %17 {grad=False}
+  store %x, %0, %19 {grad=False}
 }
 """,
     ),
@@ -377,12 +446,14 @@ def test_names_are_the_documented_ones() -> None:
     passes = (
         PromoteLocals(),
         FoldConstants(),
+        LowerPowers(),
         EliminateCommonSubexpressions(),
         EliminateDeadCode(),
     )
     assert [p.name for p in passes] == [
         "promote-locals",
         "fold-constants",
+        "lower-powers",
         "eliminate-common-subexpressions",
         "eliminate-dead-code",
     ]
@@ -399,9 +470,10 @@ def test_the_simplify_pipeline_on_text() -> None:
 
     run_passes(kernel, on_pass=check)
     assert print_kernel(kernel) == PIPELINE_AFTER
-    assert seen[:4] == [
+    assert seen[:5] == [
         "promote-locals",
         "fold-constants",
+        "lower-powers",
         "eliminate-common-subexpressions",
         "eliminate-dead-code",
     ]

@@ -5,6 +5,14 @@ input can crash the process with SIGFPE. `//` floors and `%` takes the divisor's
 `qd.raw_div` and `qd.raw_mod` give the C results. No fast-math flags are set: the split and
 whole-kernel paths must agree to the bit, so the optimiser may not reassociate or contract
 floating-point arithmetic.
+
+The transcendental functions are calls of the C math library marked `nobuiltin`, so that LLVM's
+optimiser neither folds nor rewrites them: at its full level it turns `pow(x, 2.0)` into `x * x`,
+`pow(x, -1.0)` into `1 / x` and `pow(x, 0.5)` into a square root, and folds a call of constants with
+its own arithmetic, none of which its quick tier does (`compiler/tiers.py`), so the first process
+got other bits than every later one. The rewrites the reference makes of `**` are made before
+either tier sees the code: in qdlab's IR (`passes/lower_powers.py`), and a float raised to an
+integer here, by squaring.
 """
 
 from __future__ import annotations
@@ -23,8 +31,24 @@ CMP_INT = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 CMP_FLOAT = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 
 
+LIBM = ("sin", "cos", "tan", "tanh", "asin", "acos", "exp", "exp2", "log", "log2", "pow", "atan2")
+"""The C math library's functions kernels call (`sinf` for f32, `sin` for f64)."""
+
+
 def _fname(base: str, t: DType) -> str:
     return f"llvm.{base}.f{t.bits}"
+
+
+def libm(em: TaskEmitter, name: str, t: DType, args: list[ll.Value]) -> ll.Value:
+    """`name(args)` computed by the C math library, in f32 or f64. Declared `nobuiltin`, so LLVM
+    keeps every call as it is at every level, and `readnone`: calls of the same arguments may
+    still be merged or moved out of a loop (the math library's `errno` is never read)."""
+    ty = lltype(t)
+    fn = em.intrinsic(name + ("f" if t.bits == 32 else ""), ty, [ty] * len(args))
+    if not fn.attributes:
+        for attr in ("nobuiltin", "nounwind", "readnone"):
+            fn.attributes.add(attr)
+    return em.b.call(fn, args)
 
 
 def binop(em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Value:
@@ -60,10 +84,8 @@ def binop(em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Va
             return b.call(
                 em.intrinsic(_fname("minnum" if op == "min" else "maxnum", t), ty, [ty, ty]), [a, c]
             )
-        if op == "pow":
-            return b.call(em.intrinsic(_fname("pow", t), ty, [ty, ty]), [a, c])
-        if op == "atan2":
-            return b.call(em.intrinsic("atan2f" if t.bits == 32 else "atan2", ty, [ty, ty]), [a, c])
+        if op in ("pow", "atan2"):
+            return libm(em, op, t, [a, c])
         raise NotImplementedError(op)
     signed = t.is_signed
     simple_i = {"add": b.add, "sub": b.sub, "mul": b.mul, "and": b.and_, "or": b.or_, "xor": b.xor}
@@ -101,58 +123,63 @@ def binop(em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Va
         result = q if op in ("floordiv", "rawdiv") else r
         return b.select(is_zero, zero, result)
     if op == "pow":
-        return _int_pow(em, a, c, t)
+        return pow_by_squaring(em, a, c, t, t)
     raise NotImplementedError(op)
 
 
-def _int_pow(em: TaskEmitter, base: ll.Value, exp: ll.Value, t: DType) -> ll.Value:
-    """Exponentiation by squaring; a negative exponent gives 0 (1 for base 1, ±1 for base -1)."""
+def pow_by_squaring(
+    em: TaskEmitter, base: ll.Value, exp: ll.Value, t: DType, et: DType
+) -> ll.Value:
+    """`base ** exp` for an integer exponent of type `et`, as the reference demotes it: from
+    `r = 1`, `a = base`, for each bit of `|exp|` from the lowest, `r *= a` where it is set, then
+    `a *= a`. A negative exponent gives `1 / r` for a float base; for an integer base, 0 (1 for
+    base 1, ±1 for base -1)."""
     b = em.b
-    ty = lltype(t)
+    ty, ety = lltype(t), lltype(et)
+    mul = b.fmul if t.is_float else b.mul
+    zero = ll.Constant(ety, 0)
+    neg = b.icmp_signed("<", exp, zero) if et.is_signed else None
     res = em.alloca_entry(ty, "pow.res")
     bb = em.alloca_entry(ty, "pow.base")
-    ee = em.alloca_entry(ty, "pow.exp")
-    b.store(ll.Constant(ty, 1), res)
+    ee = em.alloca_entry(ety, "pow.exp")
+    b.store(ll.Constant(ty, 1.0 if t.is_float else 1), res)
     b.store(base, bb)
-    b.store(exp, ee)
+    b.store(exp if neg is None else b.select(neg, b.sub(zero, exp), exp), ee)
     cond = em.fn.append_basic_block("pow.cond")
     body = em.fn.append_basic_block("pow.body")
     done = em.fn.append_basic_block("pow.done")
     b.branch(cond)
     b.position_at_end(cond)
     e = b.load(ee)
-    positive = (
-        b.icmp_signed(">", e, ll.Constant(ty, 0))
-        if t.is_signed
-        else b.icmp_unsigned(">", e, ll.Constant(ty, 0))
-    )
+    positive = b.icmp_signed(">", e, zero) if et.is_signed else b.icmp_unsigned(">", e, zero)
     b.cbranch(positive, body, done)
     b.position_at_end(body)
-    odd = b.trunc(e, ll.IntType(1)) if t.bits > 1 else e
+    odd = b.trunc(e, ll.IntType(1)) if et.bits > 1 else e
     r = b.load(res)
     x = b.load(bb)
-    b.store(b.select(odd, b.mul(r, x), r), res)
-    b.store(b.mul(x, x), bb)
-    b.store(b.lshr(e, ll.Constant(ty, 1)), ee)
+    b.store(b.select(odd, mul(r, x), r), res)
+    b.store(mul(x, x), bb)
+    b.store(b.lshr(e, ll.Constant(ety, 1)) if et.bits > 1 else zero, ee)
     b.branch(cond)
     b.position_at_end(done)
     out = b.load(res)
-    if t.is_signed:
-        neg = b.icmp_signed("<", exp, ll.Constant(ty, 0))
-        is_one = b.icmp_signed("==", base, ll.Constant(ty, 1))
-        is_m1 = b.icmp_signed("==", base, ll.Constant(ty, -1))
-        odd_exp = b.trunc(exp, ll.IntType(1))
-        neg_val = b.select(
-            is_one,
-            ll.Constant(ty, 1),
-            b.select(
-                is_m1,
-                b.select(odd_exp, ll.Constant(ty, -1), ll.Constant(ty, 1)),
-                ll.Constant(ty, 0),
-            ),
-        )
-        out = b.select(neg, neg_val, out)
-    return out
+    if neg is None:
+        return out
+    if t.is_float:
+        return b.select(neg, b.fdiv(ll.Constant(ty, 1.0), out), out)
+    is_one = b.icmp_signed("==", base, ll.Constant(ty, 1))
+    is_m1 = b.icmp_signed("==", base, ll.Constant(ty, -1))
+    odd_exp = b.trunc(exp, ll.IntType(1))
+    neg_val = b.select(
+        is_one,
+        ll.Constant(ty, 1),
+        b.select(
+            is_m1,
+            b.select(odd_exp, ll.Constant(ty, -1), ll.Constant(ty, 1)),
+            ll.Constant(ty, 0),
+        ),
+    )
+    return b.select(neg, neg_val, out)
 
 
 def compare(em: TaskEmitter, pred: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Value:
@@ -242,24 +269,11 @@ def unary(em: TaskEmitter, fn: str, v: ll.Value, t: DType, out: DType) -> ll.Val
     if fn == "isinf":
         fabs = b.call(em.intrinsic(_fname("fabs", t), ty, [ty]), [v])
         return b.fcmp_ordered("==", fabs, ll.Constant(ty, float("inf")))
-    intrinsics = {
-        "sqrt": "sqrt",
-        "sin": "sin",
-        "cos": "cos",
-        "exp": "exp",
-        "log": "log",
-        "floor": "floor",
-        "ceil": "ceil",
-        "round": "round",
-        "abs": "fabs",
-        "log2": "log2",
-        "exp2": "exp2",
-    }
-    if fn in intrinsics:
+    intrinsics = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "round": "round", "abs": "fabs"}
+    if fn in intrinsics:  # exact operations: whatever LLVM makes of them gives the same bits
         return b.call(em.intrinsic(_fname(intrinsics[fn], t), ty, [ty]), [v])
-    if fn in ("tan", "tanh", "asin", "acos"):
-        name = fn + ("f" if t.bits == 32 else "")
-        return b.call(em.intrinsic(name, ty, [ty]), [v])
+    if fn in LIBM:
+        return libm(em, fn, t, [v])
     if fn == "rsqrt":
         return b.fdiv(ll.Constant(ty, 1.0), b.call(em.intrinsic(_fname("sqrt", t), ty, [ty]), [v]))
     if fn == "sign":

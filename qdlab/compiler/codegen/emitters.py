@@ -52,7 +52,10 @@ def _shape(em: TaskEmitter, op: ir.Op) -> ll.Value:
 
 def _binop(em: TaskEmitter, op: ir.Op) -> ll.Value:
     a, c = (em.get(v) for v in op.operands)
-    return arith.binop(em, op.attrs["op"], a, c, op.result.type)  # type: ignore[arg-type, union-attr]
+    t, et = op.result.type, op.operands[1].type  # type: ignore[union-attr]
+    if t != et:  # a float to an integer power (`ir.BinOp`)
+        return arith.pow_by_squaring(em, a, c, t, et)  # type: ignore[arg-type]
+    return arith.binop(em, op.attrs["op"], a, c, t)  # type: ignore[arg-type]
 
 
 def _cmp(em: TaskEmitter, op: ir.Op) -> ll.Value:

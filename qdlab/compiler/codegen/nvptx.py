@@ -7,7 +7,7 @@ thread `t` of the grid runs iterations `begin + t`, `begin + t + grid`, ... so n
 touch neighbouring elements. A serial task is launched with one thread. A reduction into a local
 keeps one partial per thread and folds it into the local's slot with one atomic at the end (the
 CPU's per-chunk partials need a fixed chunk count; a grid has thousands of threads). Transcendental
-math calls libdevice's `__nv_*` functions, because NVPTX has no lowering for `llvm.sin` and friends;
+math calls libdevice's `__nv_*` functions where the CPU calls the C math library's;
 `qd.print` is refused at compile time. Array data pointers are marked global (address space 1) so
 the backend emits `ld.global`/`st.global`.
 """
@@ -20,6 +20,7 @@ from .. import ir, keys
 from ..errors import QdError
 from ..offload import Plan
 from ..types import DType
+from .arith import LIBM
 from .emitters import rmw
 from .lltypes import I8P, I32, I64, lltype
 from .llvm import (
@@ -34,22 +35,11 @@ TRIPLE = "nvptx64-nvidia-cuda"
 KERNEL_TYPE = ll.FunctionType(ll.VoidType(), [I8P, I8P])
 GLOBAL = 1
 """NVPTX address space of device global memory."""
-LIBDEVICE_INTRINSICS = ("sin", "cos", "exp", "log", "log2", "exp2", "pow")
-"""`llvm.<name>.f32/f64` intrinsics NVPTX cannot select; they become `__nv_<name>f` /
-`__nv_<name>`."""
-LIBM = ("tan", "tanh", "asin", "acos", "atan2")
-"""libm names the CPU emitter calls (`tanf`, `atan2`, ...); they become `__nv_tanf`,
-`__nv_atan2`, ..."""
 
 
 def libdevice_name(name: str) -> str | None:
-    """The libdevice function that replaces an intrinsic or libm call, or None when NVPTX lowers it
-    itself."""
-    if name.startswith("llvm."):
-        _, base, suffix = name.split(".", 2)
-        if base in LIBDEVICE_INTRINSICS:
-            return f"__nv_{base}f" if suffix == "f32" else f"__nv_{base}"
-        return None
+    """The libdevice function that replaces a call of the C math library (`sinf`, `atan2`, ...:
+    `arith.LIBM`), or None."""
     if name in LIBM or (name.endswith("f") and name[:-1] in LIBM):
         return f"__nv_{name}"
     return None

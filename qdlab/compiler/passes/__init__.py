@@ -9,9 +9,16 @@ from ..ir import Kernel
 from .eliminate_common_subexpressions import EliminateCommonSubexpressions
 from .eliminate_dead_code import EliminateDeadCode
 from .fold_constants import FoldConstants
+from .lower_powers import LowerPowers
 from .promote_locals import PromoteLocals
 
-SIMPLIFY = (PromoteLocals(), FoldConstants(), EliminateCommonSubexpressions(), EliminateDeadCode())
+SIMPLIFY = (
+    PromoteLocals(),
+    FoldConstants(),
+    LowerPowers(),
+    EliminateCommonSubexpressions(),
+    EliminateDeadCode(),
+)
 """The simplify pipeline, in order."""
 
 OnPass = Callable[[str, Kernel], None]

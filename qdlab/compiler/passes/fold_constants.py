@@ -40,7 +40,7 @@ CMP_FOLDS = {
 }
 
 
-def _scalar(v: ir.Value) -> np.generic:
+def scalar(v: ir.Value) -> np.generic:
     t: DType = v.type  # type: ignore[assignment]
     return t.np.type(v.owner.attrs["value"])  # type: ignore[union-attr]
 
@@ -56,11 +56,11 @@ def fold(op: ir.Op) -> int | float | None:
         fn = table.get(op.attrs["op"])
         if fn is None:
             return None
-        a, b = (_scalar(v) for v in op.operands)
+        a, b = (scalar(v) for v in op.operands)
         with np.errstate(all="ignore"):
             return _python(fn(a, b), t)
     if isinstance(op, ir.Cmp):
-        a, b = (_scalar(v) for v in op.operands)
+        a, b = (scalar(v) for v in op.operands)
         return int(bool(CMP_FOLDS[op.attrs["pred"]](a, b)))
     if isinstance(op, ir.Cast) and not op.attrs.get("bitcast"):
         src: DType = op.operands[0].type  # type: ignore[assignment]
@@ -68,11 +68,11 @@ def fold(op: ir.Op) -> int | float | None:
             return None  # saturating float-to-int conversion is left to the code generator
         with np.errstate(all="ignore"):
             if t.name == "u1":
-                return int(bool(_scalar(op.operands[0])))
-            return _python(np.array(_scalar(op.operands[0])).astype(t.np)[()], t)
+                return int(bool(scalar(op.operands[0])))
+            return _python(np.array(scalar(op.operands[0])).astype(t.np)[()], t)
     if isinstance(op, ir.Unary) and op.attrs["fn"] == "neg":
         with np.errstate(all="ignore"):
-            return _python(-_scalar(op.operands[0]), t)
+            return _python(-scalar(op.operands[0]), t)
     return None
 
 
