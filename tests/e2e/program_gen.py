@@ -26,6 +26,8 @@ to ndarrays; in half of those the fields are the members of one struct field `G`
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import importlib.util
 import itertools
 import re
@@ -33,6 +35,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 from hypothesis import strategies as st
 
 INT_ARRAYS = ["A0", "A1", "A2"]
@@ -289,7 +292,8 @@ class Program:
             + "\n"
         )
         body = [
-            line.replace("float(", "np.float32(")
+            math_ref(line)
+            .replace("float(", "np.float32(")
             .replace("for i in range(", "for i in _range(")
             .replace("qd.static(helper())", "helper()")
             for line in self.ref_lines
@@ -298,6 +302,7 @@ class Program:
             "\n".join(
                 [
                     "import numpy as np",
+                    MATH_IMPORT,
                     *helper,
                     *(
                         [
@@ -408,8 +413,10 @@ def float_expr(draw, p: Program, idx: str | None, depth: int = 0) -> str:
     if p.fscalars:
         choices.append("scalar")
     if depth < 2:
-        choices += ["bin", "bin"]
+        choices += ["bin", "bin", "math", "math"]
     kind = draw(st.sampled_from(choices))
+    if kind == "math":
+        return math_expr(draw, p, idx, depth)
     if kind == "const":
         return repr(draw(st.sampled_from([0.5, 1.25, -2.0, 3.0, 0.1])))
     if kind == "cast":
@@ -420,6 +427,99 @@ def float_expr(draw, p: Program, idx: str | None, depth: int = 0) -> str:
         return f"{draw(st.sampled_from(FLOAT_ARRAYS))}[{idx}]"
     op = draw(st.sampled_from(["+", "-", "*"]))
     return f"({float_expr(draw, p, idx, depth + 1)} {op} {float_expr(draw, p, idx, depth + 1)})"
+
+
+# -- float math: `**` and the math library -------------------------------------------------------
+# Issue 35: the optimised objects once computed `x ** 2.0` as `x * x` and `8.0 ** x` as
+# `exp2(3 * x)` where the quick ones called `powf`. These expressions reach both, and the
+# reference computes them as qdlab promises to: the same math library's functions, and `**` as
+# `passes/lower_powers.py` and `codegen/arith.py` lower it. Every one is finite for finite inputs.
+
+POWER_EXPONENTS = ("2", "3", "-1", "-2", "4", "2.0", "-1.0", "0.5", "3.0", "1.5", "k")
+"""Of `(tanh(e) + 1.5) ** c`, a base in (0.5, 2.5): literal ints and floats (multiplied out, a
+square root, the library's `powf`) and the kernel's i32 `k` (multiplied out at run time)."""
+MATH_REF_TEXT = (
+    ("((qd.tanh(", "ref_pow((ref_tanhf("),
+    (" + 1.5) ** ", " + 1.5), "),
+    *((f"({b} ** ", f"ref_pow2({b}, ") for b in ("2.0", "8.0", "0.5")),
+    *((f"qd.{f}(", f"ref_{f}f(") for f in ("tanh", "sin", "cos", "exp", "log")),
+    *((f"qd.{f}(", f"ref_{f}(") for f in ("pow", "sqrt", "abs")),
+)
+"""How the reference writes what `math_expr` writes, in this order."""
+KINDS += ["floop", "fdef"]  # more float statements, where these expressions go
+MATH_IMPORT = (
+    "from program_gen import ref_abs, ref_cosf, ref_expf, ref_logf, ref_pow, ref_pow2, ref_sinf, "
+    "ref_sqrt, ref_tanhf"
+)
+
+
+def math_expr(draw, p: Program, idx: str | None, depth: int) -> str:
+    """An f32 call of the math library or a power (`**`, `qd.pow`) of an expression."""
+    e = float_expr(draw, p, idx, depth + 1)
+    kind = draw(st.sampled_from(["sin", "exp", "log", "sqrt", "power", "power", "base", "pow"]))
+    p.patterns.add("float_power" if kind in ("power", "base", "pow") else "float_math")
+    if kind == "sin":
+        return f"qd.{draw(st.sampled_from(['sin', 'cos']))}({e})"
+    if kind == "exp":
+        return f"qd.exp(qd.sin({e}))"
+    if kind == "log":
+        return f"qd.log(qd.abs({e}) + 1.0)"
+    if kind == "sqrt":
+        return f"qd.sqrt(qd.abs({e}))"
+    if kind == "power":  # a literal or k: rewritten while compiling, or multiplied out
+        return f"((qd.tanh({e}) + 1.5) ** {draw(st.sampled_from(POWER_EXPONENTS))})"
+    if kind == "base":  # a power of two to a float: exp2
+        return f"({draw(st.sampled_from(['2.0', '8.0', '0.5']))} ** qd.sin({e}))"
+    return f"qd.pow(qd.tanh({e}) + 1.5, qd.cos({float_expr(draw, p, idx, depth + 1)}))"
+
+
+def math_ref(line: str) -> str:
+    for old, new in MATH_REF_TEXT:
+        line = line.replace(old, new)
+    return line
+
+
+def _libm(name: str):
+    fn = getattr(_LIBM, name)
+    fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float] * (2 if name == "powf" else 1)
+    return lambda *args: np.float32(fn(*(float(a) for a in args)))
+
+
+_LIBM = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+ref_tanhf, ref_sinf, ref_cosf, ref_expf, ref_logf, ref_exp2f, ref_powf = map(
+    _libm, ("tanhf", "sinf", "cosf", "expf", "logf", "exp2f", "powf")
+)
+
+
+def ref_abs(x):
+    return np.abs(np.float32(x))
+
+
+def ref_sqrt(x):
+    return np.sqrt(np.float32(x))
+
+
+def ref_pow(x, c):
+    """`x ** c` in f32 as qdlab computes it: a literal 0, 1 or 0.5 as 1, x and sqrt(x); an int, or
+    a literal integral float up to 32, by squaring (`1 / that` for a negative one); any other float
+    by the library's `powf`."""
+    x = np.float32(x)
+    if isinstance(c, float) and c in (0.0, 1.0, 0.5):
+        return {0.0: np.float32(1), 1.0: x, 0.5: np.sqrt(x)}[c]
+    if isinstance(c, float) and c.is_integer() and abs(c) <= 32:
+        c = int(c)
+    if not isinstance(c, (int, np.integer)):
+        return ref_powf(x, c)
+    r, a, b = np.float32(1), x, abs(int(c))
+    while b:
+        r, a, b = (r * a if b & 1 else r), a * a, b >> 1
+    return np.float32(1) / r if c < 0 else r
+
+
+def ref_pow2(b: float, y):
+    """A power of two `2 ** k` to a float: `exp2(y * k)` (`-y` for k = -1)."""
+    k = int(np.log2(b))
+    return ref_exp2f(y if k == 1 else -y if k == -1 else y * np.float32(k))
 
 
 def vec_expr(draw, p: Program, idx: str | None, depth: int = 0) -> tuple[str, str]:
