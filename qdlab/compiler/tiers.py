@@ -3,8 +3,10 @@ that is ready.
 
 LLVM's full pipeline takes ~25-35 ms on a one-loop construct on this project's 2-core machine; its
 quick tier (no IR passes, LLVM's fast instruction selection and register allocation) ~2-3 ms. Both
-compute the same bits: no fast-math flags are set, so nothing LLVM does at any level changes an
-IEEE result (`tests/e2e/test_random_programs.py` runs every program on both tiers). So each unit a
+compute the same bits by construction: no fast-math flags, one target machine setup, math library
+calls LLVM may not rewrite or fold, and the rewrites of `**` made in qdlab's IR before either tier
+(`codegen/arith.py`, `passes/lower_powers.py`); only a NaN's sign may differ. `tests/e2e/
+test_random_programs.py` and `test_tier_bits.py` run programs on both tiers. So each unit a
 CPU compile must build is loaded from its quick object, and its LLVM IR is optimised at the full
 level in the background: in the compile pool when it runs or this compile starts it, else in one
 thread of this process, handed the texts once the compile has loaded everything (llvmlite runs one
