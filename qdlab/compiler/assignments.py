@@ -85,11 +85,14 @@ class Assignments:
                 x  # a Python object (tuple, dtype ...) bound at compile time
             )
             return
-        v = self.value(x)
-        dtype = declared or v.type
+        self.scope.frames[-1][name] = self.new_local(name, self.value(x), declared)
+
+    def new_local(self, name: str, v: ir.Value, dtype: DType | None = None) -> Local:
+        """A mutable local `name` holding `v` (cast to `dtype` when given)."""
+        dtype = dtype or v.type  # type: ignore[assignment]
         ref = self.emit(ir.Alloca, (), LocalType(dtype), name)  # type: ignore[arg-type]
         self.emit(ir.LocalStore, [ref, self.cast(v, dtype)])  # type: ignore[arg-type]
-        self.scope.frames[-1][name] = Local(ref, self.parallel_depth)
+        return Local(ref, self.parallel_depth)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         value = self.visit(node.value)
