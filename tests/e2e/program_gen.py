@@ -33,6 +33,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import program_funcs
 from hypothesis import strategies as st
 
 INT_ARRAYS = ["A0", "A1", "A2"]
@@ -95,6 +96,7 @@ PATTERNS = (
     "global_fields",
     "vector_field",
     "shared_element_reduction",
+    *program_funcs.PATTERNS,
 )
 STRUCT_MEMBERS = {"A2": "s.A2", "F0": "s.F0", "V0": "s.inner.V0", "k": "s.k"}
 """What a program with a dataclass parameter reads for these names."""
@@ -198,6 +200,8 @@ class Program:
     """Arrays held in global fields of the kernel's module (set by the test before each call)."""
     grouped: bool = False
     """The fields are the members of one global struct field `G` (`G[i].A1`, `G.A1[j]`)."""
+    pfuncs: list = field(default_factory=list)
+    """`@qd.func`s that assign their parameters (`program_funcs.py`), in definition order."""
 
     def emit(self, kernel: str, ref: str | None = None, indent: int = 1) -> None:
         self.kernel_lines.append("    " * indent + kernel)
@@ -247,6 +251,7 @@ class Program:
         )
         real_src = edited(REAL_FUNC, EDITED_REAL_FUNCS) if edit_funcs else REAL_FUNC
         real = real_src.splitlines() if self.real_func else []
+        pfuncs = [line for f in self.pfuncs for line in f.kernel]
         lines = self.kernel_lines or ["    pass"]
         if self.grouped:
             lines = [self.as_members(line) for line in lines]
@@ -275,6 +280,7 @@ class Program:
                     *helper,
                     *typed,
                     *real,
+                    *pfuncs,
                     *(
                         f"{a} = None  # a global field, made by the test"
                         for a in (("G",) if self.grouped else self.fields)
@@ -323,6 +329,7 @@ class Program:
                     "",
                     "def _range(n):",
                     "    return map(np.int32, range(n))",
+                    *(line for f in self.pfuncs for line in f.ref),
                     "",
                     "",
                     f"def prog({', '.join(INT_ARRAYS + FLOAT_ARRAYS + VECTOR_ARRAYS)}, k):",
@@ -354,8 +361,14 @@ def int_expr(
     if p.helper_value is not None:
         choices.append("helper")
     if depth < 2:
-        choices += ["bin", "bin", "bin", "typed", "real"]
+        choices += ["bin", "bin", "bin", "typed", "real", "pfunc"]
     kind = draw(st.sampled_from(choices))
+    if kind == "pfunc":  # a @qd.func that assigns its parameters
+        vector = f"V0[{idx}]" if idx is not None else None
+        if vector is None and p.vlocals:
+            vector = draw(st.sampled_from(p.vlocals))
+        arg = int_expr(draw, p, idx, depth + 1, readable)
+        return program_funcs.call(draw, p.pfuncs, p.patterns, arg, vector)
     if kind == "const":
         return str(draw(st.integers(-20, 20)))
     if kind == "k":
