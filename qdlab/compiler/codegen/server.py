@@ -56,9 +56,9 @@ _ITEM = struct.Struct("<Id")
 """length, seconds."""
 _HELLO, _COMPILE, _OK, _ERROR = 72, 67, 0, 1
 DEADLINE_S = 2.0
-"""The longest a client waits for any answer of the server, plus `_PER_BYTE_S` per byte of text at
-an optimising level, before it compiles by itself (the quick tier takes ~1-3 ms a construct here,
-the full one ~25-35 ms)."""
+"""How long a client waits for an answer of the server, plus `_PER_BYTE_S` per byte of the texts
+it sent (0.05-0.2 s for a construct's), before it compiles by itself: the quick tier takes ~1-3 ms
+a construct here, the full one ~25-35 ms."""
 _PER_BYTE_S = 1e-5
 _MAX_ITEM = 1 << 28
 """The longest item a client reads (a larger length is not the server's)."""
@@ -182,9 +182,9 @@ def listening() -> bool:
     return path is not None and os.path.exists(path)
 
 
-def deadline(texts: list[bytes], level: int) -> float:
-    """How long a client waits for the server's answer to these texts at `level`."""
-    return DEADLINE_S + (_PER_BYTE_S * sum(map(len, texts)) if level else 0.0)
+def deadline(texts: list[bytes]) -> float:
+    """How long a client waits for the server's answer to these texts."""
+    return DEADLINE_S + _PER_BYTE_S * sum(map(len, texts))
 
 
 def _ask(kind: int, level: int, texts: list[bytes], count: int, check: Callable) -> Any:
@@ -200,7 +200,7 @@ def _ask(kind: int, level: int, texts: list[bytes], count: int, check: Callable)
         return None
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            wait = deadline(texts, level)
+            wait = deadline(texts)
             until = time.monotonic() + wait
             sock.settimeout(wait)
             sock.connect(path)  # type: ignore[arg-type]
