@@ -165,6 +165,8 @@ def edited(source: str, edits: tuple) -> str:
 
 
 _counter = itertools.count()
+_latest = [0]
+"""The number in the module names of the latest `load` (an `again` one reuses it)."""
 
 
 @dataclass
@@ -802,7 +804,8 @@ def load(
     line number moves, nothing else changes); `edit_funcs` changes a constant in each real_func."""
     kernel_src, ref_src = p.source(helper_value, edit_funcs)
     kernel_src = "# moved\n" * moved + kernel_src
-    n = next(_counter) - 1 if again else next(_counter)
+    n = _latest[0] if again else next(_counter)
+    _latest[0] = n
     out = []
     for tag, src in (("k", kernel_src), ("r", ref_src)):
         path = folder / f"gen_{tag}{n}.py"
