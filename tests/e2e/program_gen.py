@@ -80,6 +80,7 @@ PATTERNS = (
     "volatile_snapshot",
     "aliased_arrays",
     "compile_time_helper",
+    "compile_time_helper_file",
     "typed_func_param",
     "func_through_local",
     "real_func_call",
@@ -167,6 +168,8 @@ def edited(source: str, edits: tuple) -> str:
 
 
 _counter = itertools.count()
+_latest = [0]
+"""The number in the module names of the latest `load` (an `again` one reuses it)."""
 
 
 @dataclass
@@ -188,6 +191,9 @@ class Program:
     patterns: set[str] = field(default_factory=set)
     helper_value: int | None = None
     """The module global the compile-time helper reads, if the program uses one."""
+    helper_file: bool = False
+    """The helper reads that value from `HELPER_FILE` beside the module instead (`load` writes it):
+    the kernel's source is the same when it changes."""
     typed_func: bool = False
     """The module defines `to_int(x: qd.i32)`, a @qd.func whose annotation converts a float."""
     real_func: bool = False
@@ -229,6 +235,9 @@ class Program:
             if value is not None
             else []
         )
+        ref_helper = helper
+        if self.helper_file:  # the kernel's helper reads the file while compiling, the reference
+            helper, ref_helper = HELPER_READS, HELPER_READ_ONCE  # reads it as it is imported
         declared = (
             [f"{a}: qd.types.NDArray[qd.i32, 1]" for a in INT_ARRAYS if a not in self.fields]
             + [f"{f}: qd.types.NDArray[qd.f32, 1]" for f in FLOAT_ARRAYS if f not in self.fields]
@@ -304,7 +313,7 @@ class Program:
             "\n".join(
                 [
                     "import numpy as np",
-                    *helper,
+                    *ref_helper,
                     *(
                         [
                             "",
@@ -767,7 +776,8 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
     elif kind == "helper":
         if p.helper_value is None:
             p.helper_value = draw(st.integers(-4, 4))
-        p.patterns.add("compile_time_helper")
+            p.helper_file = draw(st.booleans())
+        p.patterns.add("compile_time_helper_file" if p.helper_file else "compile_time_helper")
         arr = draw(st.sampled_from(INT_ARRAYS))
         p.emit(f"for i in range({n}):")
         p.emit(
@@ -814,8 +824,11 @@ def load(
     looks to a new process; `moved` puts that many comment lines above the kernel's module (every
     line number moves, nothing else changes); `edit_funcs` changes a constant in each real_func."""
     kernel_src, ref_src = p.source(helper_value, edit_funcs)
+    if p.helper_file:
+        write_helper_file(folder, p.helper_value if helper_value is None else helper_value)
     kernel_src = "# moved\n" * moved + kernel_src
-    n = next(_counter) - 1 if again else next(_counter)
+    n = _latest[0] if again else next(_counter)
+    _latest[0] = n
     out = []
     for tag, src in (("k", kernel_src), ("r", ref_src)):
         path = folder / f"gen_{tag}{n}.py"
@@ -826,3 +839,19 @@ def load(
         spec.loader.exec_module(mod)  # type: ignore[union-attr]
         out.append(mod.prog)
     return out[0], out[1]
+
+
+HELPER_FILE = "helper_c.txt"
+_READ = f"int(pathlib.Path(__file__).with_name({HELPER_FILE!r}).read_text())"
+HELPER_READS = ["", "import pathlib", "", "", "def helper():", f"    return {_READ} * 2 + 1", ""]
+"""A compile-time helper that reads its value from a file beside the kernel's module."""
+HELPER_READ_ONCE = [
+    *("", "import pathlib", "", f"HELPER_C = {_READ}", ""),
+    *("", "def helper():", "    return HELPER_C * 2 + 1", ""),
+]
+"""The reference's: the value read once, as its module is imported."""
+
+
+def write_helper_file(folder: Path, value: int) -> None:
+    """The value the file helper reads (the program's own, or the one a reload changes it to)."""
+    (folder / HELPER_FILE).write_text(str(value))
