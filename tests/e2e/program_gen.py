@@ -50,6 +50,7 @@ KINDS = [
     "loop",
     "floop",
     "reduce",
+    "carried_read",
     "if",
     "atomic",
     "random",
@@ -97,6 +98,7 @@ PATTERNS = (
     "global_fields",
     "vector_field",
     "shared_element_reduction",
+    "carried_read_before_change",
     *program_funcs.PATTERNS,
 )
 STRUCT_MEMBERS = {"A2": "s.A2", "F0": "s.F0", "V0": "s.inner.V0", "k": "s.k"}
@@ -605,6 +607,22 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         p.emit(f"for i in range({n}):")
         p.emit(f"{name} += {src}[i] % 17", indent=2)
         p.emit(f"{dst}[{draw(st.integers(0, n - 1))}] = {name}")
+    elif kind == "carried_read":
+        # a local summed by one loop, read by a definition, then changed by a later loop: the
+        # definition needs the value from between the loops
+        name, d, src = f"m{s}", f"d{s}", draw(st.sampled_from(INT_ARRAYS))
+        _int_def(p, name, str(draw(st.integers(-9, 9))))
+        p.emit(f"for i in range({n}):")
+        p.emit(f"{name} += {src}[i] % 5", f"{name} = np.int32({name} + {src}[i] % 5)", indent=2)
+        _int_def(p, d, f"{name} * 2 + {int_expr(draw, p, None, 1)}")
+        p.emit(f"for i in range({n}):")
+        c = draw(st.integers(1, 3))
+        p.emit(f"{name} += {c}", f"{name} = np.int32({name} + {c})", indent=2)
+        dst = draw(st.sampled_from(INT_ARRAYS))
+        p.emit(f"for i in range({n}):")
+        p.emit(f"{dst}[i] = {dst}[i] + {d}", indent=2)
+        p.patterns.add("carried_read_before_change")
+        p.scalars += [name, d]
     elif kind == "if":
         cond = int_expr(draw, p, None, 1)
         arr = draw(st.sampled_from(INT_ARRAYS))

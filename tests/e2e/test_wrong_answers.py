@@ -255,3 +255,27 @@ def test_a_func_parameter_assigned_under_if_or_in_a_loop_is_returned_with_its_ne
         return out.tolist()
 
     assert on_every_path(run) == {p: [3, 5, 3.125, 1, 10, 21, 31] for p in PATHS}
+
+
+@qd.kernel
+def carried_then_changed(a: I32):
+    m = 0
+    for t in range(a.shape[0]):
+        m += a[t]
+    n = m * 2  # needs m as the first loop left it
+    for t in range(3):
+        m += 1
+    for i in range(a.shape[0]):
+        a[i] = a[i] + n
+
+
+def test_a_carried_local_read_before_a_later_loop_changes_it_keeps_its_earlier_value():
+    """`m` is handed over through the interface; the last loop's construct recomputes `n` from it,
+    and read the value the middle loop left (the interface holds the latest value only)."""
+
+    def run():
+        a = np.array([1, 2, 3], np.int32)
+        carried_then_changed(a)
+        return a.tolist()
+
+    assert on_every_path(run) == {p: [13, 14, 15] for p in PATHS}
