@@ -102,7 +102,9 @@ class Inlining:
             if isinstance(x, Vec):  # passed by value: the body may write its entries
                 x = self.new_vec_local(p.arg, x)
             elif isinstance(x, StructValue) or (
-                isinstance(x, StructLocal) and not (method and k == 0)
+                isinstance(x, StructLocal)
+                and not (method and k == 0)
+                and ann not in (lang.Template, lang.template)  # the caller's own: `template_refs`
             ):
                 x = self.new_struct_local(p.arg, self.struct_value(x))
             frame[p.arg] = x
