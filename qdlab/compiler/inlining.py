@@ -105,7 +105,9 @@ class Inlining:
             elif p.arg in assigned and isinstance(x, ir.Value) and isinstance(x.type, DType):
                 x = self.new_local(p.arg, x)  # a variable of the body's, as in the reference
             elif isinstance(x, StructValue) or (
-                isinstance(x, StructLocal) and not (method and k == 0)
+                isinstance(x, StructLocal)
+                and not (method and k == 0)
+                and ann not in (lang.Template, lang.template)  # the caller's own: `template_refs`
             ):
                 x = self.new_struct_local(p.arg, self.struct_value(x))
             frame[p.arg] = x

@@ -21,7 +21,8 @@ a nested one: `s.inner.V0`, `s.k`), the others as plain parameters; in those, an
 V0 may instead be a global `qd.field` the kernel reads and writes by name (the test makes it,
 fills it and reads it back around each call), so every statement above also runs on fields, next
 to ndarrays; in half of those the fields are the members of one struct field `G`, reached as
-`G[i].A1` and `G.A1[j]`. `Program.patterns` names the ones a program uses.
+`G[i].A1` and `G.A1[j]`. A struct local's members are updated by `+=` and atomics in a parallel
+loop. `Program.patterns` names the ones a program uses.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ KINDS = [
     "return",
     "helper",
     *["vloop", "ventry", "vlocal", "vreduce", "vcarried", "vatomic", "vdynamic"],
+    "smember",
 ]
 PATTERNS = (
     "if_else",
@@ -99,6 +101,7 @@ PATTERNS = (
     "vector_field",
     "shared_element_reduction",
     "carried_read_before_change",
+    "struct_local_member",
     *program_funcs.PATTERNS,
 )
 STRUCT_MEMBERS = {"A2": "s.A2", "F0": "s.F0", "V0": "s.inner.V0", "k": "s.k"}
@@ -555,6 +558,31 @@ def _vector_statement(draw, p: Program, s: int, kind: str) -> None:
         p.patterns.add("vector_atomic")
 
 
+def _struct_local_statement(draw, p: Program, s: int) -> None:
+    """A struct local (`qd.Struct(m=..., v=...)`, two locals in the reference) whose members a
+    parallel loop updates (`+=`, `-=` and an atomic on members and a vector member's entry: atomic,
+    the struct being shared), then serial code, read into an array."""
+    n, name = p.n, f"w{s}"
+    c, at = draw(st.integers(0, 2)), draw(st.integers(0, n - 1))
+    e1, e2 = int_expr(draw, p, "i", 1), int_expr(draw, p, "i", 1)
+    p.emit(
+        f"{name} = qd.Struct(m=0, v=qd.Vector([0, 0, 0]))",
+        f"{name}_m, {name}_v = np.int32(0), np.zeros(3, np.int32)",
+    )
+    p.emit(f"for i in range({n}):")
+    p.emit(f"{name}.m += {e1}", f"{name}_m += np.int32({e1})", indent=2)
+    p.emit(f"qd.atomic_add({name}.m, i)", f"{name}_m += i", indent=2)
+    p.emit(f"{name}.v[{c}] -= {e2}", f"{name}_v[{c}] -= np.int32({e2})", indent=2)
+    p.emit(f"{name}.v += qd.Vector([1, 2, 3])", f"{name}_v += np.int32([1, 2, 3])", indent=2)
+    p.emit(f"{name}.m *= 3", f"{name}_m *= np.int32(3)")
+    dst = draw(st.sampled_from(INT_ARRAYS))
+    p.emit(
+        f"{dst}[{at}] = {name}.m + {vec_sum(name + '.v')}",
+        f"{dst}[{at}] = {name}_m + {vec_sum(name + '_v')}",
+    )
+    p.patterns.add("struct_local_member")
+
+
 def _int_def(p: Program, name: str, expr: str, indent: int = 1) -> None:
     if expr.startswith("qd.static("):
         expr = f"0 + {expr}"  # `x = qd.static(...)` binds a compile-time name, which is not a local
@@ -565,6 +593,8 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
     n = p.n
     if kind.startswith("v"):
         _vector_statement(draw, p, s, kind)
+    elif kind == "smember":
+        _struct_local_statement(draw, p, s)
     elif kind == "def":
         name = f"s{s}"
         _int_def(p, name, int_expr(draw, p, None, 0, tuple(INT_ARRAYS)))
