@@ -4,11 +4,12 @@ elementwise kernel and Quadrants on CUDA, all in one run.
 Why this script exists: the CUDA backend's parallel loops are grid-stride loops emitted through
 llvmlite's NVPTX target; this checks they stream memory as fast as the vendor's own copy (target:
 >= 80 % of its bandwidth). Every variant reads N float32 and writes N float32 (`y = 2 * x + 1`, or a
-copy) on device arrays. In this process (CuPy, qdlab) each launch is timed with CUDA events, median
-of `--reps` after a warm-up; Quadrants runs in a worker process (it bundles its own LLVM) and is
-timed by the wall clock over `--reps` launches between two syncs (launches queue, so at this size
-that is the device's time). Bandwidth counts bytes read plus bytes written. Each qdlab result is
-checked against the expected array.
+copy) on device arrays. In this process (CuPy, qdlab) batches of `--reps` launches are timed with
+CUDA events around each batch (median over 5 batches, after a warm-up); Quadrants runs in a worker
+process (it bundles its own LLVM) and is timed by the wall clock over `--reps` launches between two
+syncs, median of 3. Launches queue back to back, so at this size both measure the device's time.
+Bandwidth counts bytes read plus bytes written. Each qdlab result is checked against the expected
+array (the output is poisoned first).
 
 Usage: ``python bench/gpu_bandwidth.py [--n 268435456] [--reps 20] [--out report.md]
 [--summary lines.txt] [--deadline UNIX_TIME]``
@@ -40,17 +41,20 @@ from _gpu import (
 sys.path.insert(0, str(ROOT))
 
 
-def events_ms(cupy: object, fn: object, reps: int) -> list[float]:
+def events_ms(cupy: object, fn: object, reps: int, batches: int = 5) -> list[float]:
+    """Milliseconds per launch of each of `batches` batches of `reps` launches, each batch between
+    two CUDA events (launches queue back to back: the device's time, not the host's)."""
     fn()  # warm-up (and, for qdlab, the compile)
     cupy.cuda.get_current_stream().synchronize()  # type: ignore[attr-defined]
     out = []
-    for _ in range(reps):
+    for _ in range(batches):
         start, end = cupy.cuda.Event(), cupy.cuda.Event()  # type: ignore[attr-defined]
         start.record()
-        fn()
+        for _ in range(reps):
+            fn()
         end.record()
         end.synchronize()
-        out.append(cupy.cuda.get_elapsed_time(start, end))  # type: ignore[attr-defined]
+        out.append(cupy.cuda.get_elapsed_time(start, end) / reps)  # type: ignore[attr-defined]
     return out
 
 

@@ -92,9 +92,9 @@ except OSError: sys.exit(1)'
 if "$PY" -c "$CUDA_PROBE" 2>/dev/null; then
     export QDLAB_LIBCUDA_NOTE="libcuda.so loads and cuInit succeeds"
 else # Quadrants opens `libcuda.so`, which only a toolkit's dev files (or its stub) provide
-    real=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 /{print $NF; exit}')
+    real=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64/ {print $NF; exit}')
     [ -z "$real" ] && real=$(find /usr/local/nvidia /usr/lib/x86_64-linux-gnu /usr/lib64 \
-        /usr/local/cuda/compat -name libcuda.so.1 2>/dev/null | head -1)
+        -name libcuda.so.1 2>/dev/null | head -1) # not cuda/compat's: a second driver library
     if [ -n "$real" ]; then
         mkdir -p "$WORK/libcuda" && ln -sf "$real" "$WORK/libcuda/libcuda.so"
         export LD_LIBRARY_PATH="$WORK/libcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -103,9 +103,11 @@ else # Quadrants opens `libcuda.so`, which only a toolkit's dev files (or its st
         export QDLAB_LIBCUDA_NOTE="neither libcuda.so nor libcuda.so.1 found"
     fi
 fi
-QDLAB_LIBDEVICE=${QDLAB_LIBDEVICE:-$(find /usr/local/cuda*/nvvm /usr/lib/nvidia-cuda-toolkit /opt \
-    -name libdevice.10.bc 2>/dev/null | head -1)}
-[ -n "$QDLAB_LIBDEVICE" ] && export QDLAB_LIBDEVICE
+if [ -z "${QDLAB_LIBDEVICE:-}" ]; then # the toolkit's, else the first one found
+    f=/usr/local/cuda/nvvm/libdevice/libdevice.10.bc
+    [ -f "$f" ] || f=$(timeout 20 find /usr /opt -name libdevice.10.bc 2>/dev/null | head -1)
+    [ -n "$f" ] && export QDLAB_LIBDEVICE=$f
+fi
 export PATH="$PATH:/usr/local/cuda/bin"
 nvidia-smi >>"$LOG" 2>&1
 
