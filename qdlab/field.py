@@ -223,8 +223,11 @@ class Field(FieldBase):
             grad = cuda_runtime.pointer(self.grad.storage()) if self.needs_grad else 0
         return abi.array_words(cuda_runtime.pointer(arr), grad, self.memory_shape(arr))
 
-    def launch_value(self) -> tuple[object, object]:
-        """(data, gradient) arrays, as a bound array argument is (the CUDA launcher's form)."""
+    def launch_value(self, dual: bool = False) -> tuple[object, object]:
+        """(data, gradient) arrays, as a bound array argument is (the CUDA launcher's form); a
+        forward-mode launch (`dual`) gives its dual for the gradient, as `launch_words` does."""
+        if dual:
+            return self.storage(), self.dual.storage() if self.has_dual else None  # type: ignore[union-attr]
         return self.storage(), self.grad.storage() if self.needs_grad else None
 
     def __qd_fingerprint__(self) -> str:

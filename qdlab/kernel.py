@@ -435,7 +435,7 @@ class Kernel(KernelDef):
             if overlap:
                 self.warn_alias(overlap)
                 launcher = compiled.whole_launcher(state.cache())
-        values += [f.launch_value() for f in compiled.fields]
+        values += [f.launch_value(self.autodiff == "forward") for f in compiled.fields]
         return self.rebuild(launcher.run_values(values, state.config().random_seed))
 
     def launch(self, compiled: Compiled, args: tuple) -> object:
