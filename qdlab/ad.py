@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import field, state
-from .compiler.errors import QdRuntimeError, QdTypeError
+from .compiler.errors import QdAssertionError, QdRuntimeError, QdTypeError
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -43,7 +43,18 @@ class Tape:
     def __enter__(self) -> Self:
         if state.tape is not None:
             raise RuntimeError("qd.ad.Tape cannot be nested")
-        if self.loss is not None:
+        if isinstance(self.loss, field.Field):  # Quadrants' words, and which field it is
+            if self.loss.shape:
+                raise RuntimeError(
+                    "The loss of `Tape` must be a 0-D field, i.e. scalar; it is "
+                    f"{self.loss.described()}."
+                )
+            if not self.loss.needs_grad:
+                raise RuntimeError(
+                    f"Gradients of loss are not allocated: the loss of `Tape`, "
+                    f"{self.loss.described()}, needs qd.field(..., needs_grad=True)."
+                )
+        elif self.loss is not None:
             if int(np.prod(getattr(self.loss, "shape", None) or np.shape(self.loss))) != 1:
                 raise RuntimeError("The loss of `Tape` must be an ndarray with only one element")
             if getattr(self.loss, "grad", None) is None:
@@ -51,6 +62,7 @@ class Tape:
                     "Gradients of loss are not allocated, please set needs_grad=True for all "
                     "ndarrays that are required by autodiff."
                 )
+        if self.loss is not None:
             self.loss.fill(0.0)  # type: ignore[attr-defined]
         state.tape = self
         if self.clear_gradients:
@@ -99,16 +111,17 @@ class FwdMode:
         if state.fwd is not None:
             raise RuntimeError("qd.ad.FwdMode cannot be nested")
         self.entered = True
-        for f in [*self.loss, self.param]:
+        roles = [f"loss[{k}]" if len(self.loss) > 1 else "loss" for k in range(len(self.loss))]
+        for role, f in zip([*roles, "param"], [*self.loss, self.param]):
             if not isinstance(f, field.ScalarField):
                 raise QdTypeError(
-                    "qd.ad.FwdMode takes scalar fields for its loss and its param, not "
-                    f"{type(f).__name__}."
+                    "qd.ad.FwdMode takes scalar fields for its loss and its param; its "
+                    f"`{role}` is {type(f).__name__}."
                 )
             if not f.has_dual:
                 raise QdRuntimeError(
-                    f"field {f.label()} has no dual: make it with needs_dual=True or call "
-                    "qd.root.lazy_dual() first."
+                    f"qd.ad.FwdMode's `{role}`, {f.described()}, has no dual: make it with "
+                    "needs_dual=True or call qd.root.lazy_dual() first."
                 )
         n = int(np.prod(self.param.shape, dtype=np.int64))  # type: ignore[attr-defined]
         if not self.seed:
@@ -119,7 +132,9 @@ class FwdMode:
                 )
             self.seed = [1.0]
         elif len(self.seed) != n:  # type: ignore[arg-type]
-            raise RuntimeError(f"`seed` has {len(self.seed)} values for {n} parameters.")  # type: ignore[arg-type]
+            raise QdAssertionError(  # an AssertionError there
+                f"`seed` has {len(self.seed)} values for {n} parameters."  # type: ignore[arg-type]
+            )
         if self.clear_gradients:
             field.clear_duals()
         self.set_seed(False)

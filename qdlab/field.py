@@ -223,8 +223,11 @@ class Field(FieldBase):
             grad = cuda_runtime.pointer(self.grad.storage()) if self.needs_grad else 0
         return abi.array_words(cuda_runtime.pointer(arr), grad, self.memory_shape(arr))
 
-    def launch_value(self) -> tuple[object, object]:
-        """(data, gradient) arrays, as a bound array argument is (the CUDA launcher's form)."""
+    def launch_value(self, dual: bool = False) -> tuple[object, object]:
+        """(data, gradient) arrays, as a bound array argument is (the CUDA launcher's form); a
+        forward-mode launch (`dual`) gives its dual for the gradient, as `launch_words` does."""
+        if dual:
+            return self.storage(), self.dual.storage() if self.has_dual else None  # type: ignore[union-attr]
         return self.storage(), self.grad.storage() if self.needs_grad else None
 
     def __qd_fingerprint__(self) -> str:
@@ -232,6 +235,12 @@ class Field(FieldBase):
 
     def label(self) -> str:
         return f"`{self.name}`" if self.name else f"#{self.uid}"
+
+    def described(self) -> str:
+        """The field as a message names it: "field `x` of shape (4,)", or without a name, "a
+        field of shape (4,)"."""
+        shape = self.shape if self.unusable() is None else "(not placed)"
+        return f"field `{self.name}` of shape {shape}" if self.name else f"a field of shape {shape}"
 
     # -- host access -------------------------------------------------------------------------------
     @property
@@ -278,6 +287,13 @@ class Field(FieldBase):
                 raise QdValueError(
                     f"qd.field shape {self.shape} does not match the numpy array shape "
                     f"{array.shape}"
+                    + (f" (field `{self.name}`)" if self.name else "")
+                    + (
+                        f": its elements have shape {self.element}, so it takes an array of "
+                        f"shape {want}"
+                        if self.element
+                        else ""
+                    )
                 )
         self.store(_cast(array, self.dtype))
 
@@ -295,11 +311,25 @@ class Field(FieldBase):
         return self.to_numpy().__dlpack__()
 
     def fill(self, value: object) -> None:
+        arr = self.host()
+        arr[...] = self.element_value(value)
+        self.store(arr)
+
+    def element_value(self, value: object) -> np.ndarray:
+        """`value` as one element's entries (a scalar fills a vector's), in the field's type; a
+        QdValueError naming the field when its shape cannot be an element's."""
         if isinstance(value, matrix.Matrix):
             value = value.entries
-        arr = self.host()
-        arr[...] = _cast(np.asarray(value), self.dtype)
-        self.store(arr)
+        array = np.asarray(value)
+        try:
+            np.broadcast_to(array, self.element)
+        except ValueError:
+            what = {0: "a scalar", 1: "a vector", 2: "a matrix"}[len(self.element)]
+            raise QdValueError(
+                f"an element of {self.described()} is {what} of {self.dtype} (shape "
+                f"{self.element}); it cannot be given a value of shape {array.shape}."
+            ) from None
+        return _cast(array, self.dtype)
 
     def copy_from(self, other: object) -> None:
         if not isinstance(other, Field):
@@ -374,19 +404,18 @@ class Field(FieldBase):
         return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(view)
 
     def __setitem__(self, index: object, value: object) -> None:
-        if isinstance(value, matrix.Matrix):
-            value = value.entries
         key = self.key_of(index)
+        element = self.element_value(value)
         arr = self.storage()
         if isinstance(arr, np.ndarray):
             if isinstance(key, Slack):
                 view = self.view_of(arr, key)
-                view[...] = _cast(np.asarray(value), self.dtype)  # type: ignore[index]
+                view[...] = element  # type: ignore[index]
             else:
-                arr[key] = _cast(np.asarray(value), self.dtype)
+                arr[key] = element
         else:
             host = arr.get()  # type: ignore[attr-defined]
-            host[key] = _cast(np.asarray(value), self.dtype)
+            host[key] = element
             arr.set(host)  # type: ignore[attr-defined]
 
     def __iter__(self) -> object:

@@ -216,11 +216,11 @@ class Kernel(KernelDef):
                 templates[name] = ref
                 values.append(None)
             elif ann is Template:
-                if isinstance(a, Ndarray):
+                if holds_ndarray(a):
                     raise QdArgumentError(
-                        f"kernel `{self.name}`: argument `{name}` is a qd.ndarray; Ndarray "
-                        "shouldn't be passed in via qd.template(): annotate the parameter "
-                        "qd.types.NDArray[dtype, ndim] instead."
+                        f"kernel `{self.name}`: argument `{name}` is or holds a qd.ndarray; "
+                        "Ndarray shouldn't be passed in via qd.template(): annotate the "
+                        "parameter qd.types.NDArray[dtype, ndim] instead (one per ndarray)."
                     )
                 if isinstance(a, float) and state.config().raise_on_templated_floats:
                     raise QdValueError(
@@ -435,7 +435,7 @@ class Kernel(KernelDef):
             if overlap:
                 self.warn_alias(overlap)
                 launcher = compiled.whole_launcher(state.cache())
-        values += [f.launch_value() for f in compiled.fields]
+        values += [f.launch_value(self.autodiff == "forward") for f in compiled.fields]
         return self.rebuild(launcher.run_values(values, state.config().random_seed))
 
     def launch(self, compiled: Compiled, args: tuple) -> object:
@@ -549,6 +549,13 @@ def tensor_key(a: object) -> object:
     if a is None:
         return None  # `qd.static(x is None)`: absent
     return ("field", a.key) if isinstance(a, FieldBase) else array_key(a)  # type: ignore[attr-defined]
+
+
+def holds_ndarray(a: object) -> bool:
+    """Whether a template argument is an ndarray or a tuple or list with one inside."""
+    if isinstance(a, (tuple, list)):
+        return any(holds_ndarray(x) for x in a)
+    return isinstance(a, Ndarray)
 
 
 def _user_facing(e: QdError) -> QdError:

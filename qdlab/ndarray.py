@@ -234,6 +234,20 @@ class DeviceNdarray(Ndarray):
             )
         self.arr.set(np.ascontiguousarray(self.physical(array), self.dtype.np))
 
+    def fill(self, value: object) -> None:
+        pyquadrants.current.materialize()
+        self.arr[...] = self.device_value(value)
+
+    def __setitem__(self, index: object, value: object) -> None:
+        self.arr[self.index(index)] = self.device_value(value)
+
+    def device_value(self, value: object) -> object:
+        """A host value (a number, a `qd.Vector`, a NumPy array) on the device: CuPy refuses to
+        assign a non-scalar NumPy array to its arrays."""
+        if isinstance(value, matrix.Matrix):
+            value = value.entries
+        return cuda_runtime.require().asarray(np.asarray(value, self.dtype.np))
+
     def __getitem__(self, index: object) -> object:
         host = self.arr[self.index(index)].get()
         if not self.element:

@@ -110,6 +110,20 @@ class StructField(StructFieldBase):
     def __setitem__(self, index: object, value: object) -> None:
         StructElement(self, index).assign(value)
 
+    def missing(self, value: dict) -> str | None:
+        """The path of the first member (of a nested struct's too) that a dict of member values
+        lacks, or None."""
+        for k, m in self.members.items():
+            if k not in value:
+                return k
+            given = value[k]
+            inner = (
+                m.missing(given) if isinstance(m, StructField) and isinstance(given, dict) else None
+            )
+            if inner is not None:
+                return f"{k}.{inner}"
+        return None
+
     def to_numpy(self) -> dict[str, object]:
         return {k: m.to_numpy() for k, m in self.members.items()}  # type: ignore[attr-defined]
 
@@ -130,8 +144,7 @@ class StructField(StructFieldBase):
                 "a struct field's from_torch takes a dict of tensors, one per member."
             )
         for k, m in self.members.items():
-            if k in tensors:
-                m.from_torch(tensors[k])  # type: ignore[attr-defined]
+            m.from_torch(tensors[k])  # type: ignore[attr-defined]  # every member, as there
 
     def fill(self, value: object) -> None:
         for f in self.leaves():
@@ -177,18 +190,37 @@ class StructElement:
         return self._owner.keys
 
     def assign(self, value: object) -> None:
-        """`s[i] = S(...)`, or a dict of member values (missing members keep theirs)."""
+        """`s[i] = S(...)`, or a dict with every member's value (of a nested struct's, a dict or a
+        struct value); a member the dict lacks is a KeyError naming it, as in Quadrants, and then
+        nothing is written."""
+        if isinstance(value, dict):
+            missing = self._owner.missing(value)
+            if missing is not None:
+                raise KeyError(
+                    f"`{missing}`: an element of a {self._owner.struct_type.__name__} field is set "
+                    f"from a dict without this member; give every member ({', '.join(self.keys)})."
+                )
         for k in self._owner.members:
             if isinstance(value, dict):
-                if k in value:
-                    setattr(self, k, value[k])
+                setattr(self, k, value[k])
             elif isinstance(value, StructElement) or members_of(type(value)) is not None:
                 setattr(self, k, getattr(value, k))
             else:
-                raise QdValueError(
+                raise TypeError(
                     f"an element of a {self._owner.struct_type.__name__} field takes a "
                     f"{self._owner.struct_type.__name__} or a dict, not {type(value).__name__}."
                 )
+
+    def __getitem__(self, key: str) -> object:
+        """`s[i]["a"]`: a member by name, as `s[i].a`."""
+        if key not in self._owner.members:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value: object) -> None:
+        if key not in self._owner.members:
+            raise KeyError(key)
+        setattr(self, key, value)
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}

@@ -33,6 +33,16 @@ HEADER = struct.Struct("<7q")
 RET_WORDS = (HEADER_BYTES - RET_OFFSET) // 8
 """Return words that fit in the header."""
 IFACE_SLOTS = 64
+ERR_BOUNDS, ERR_ASSERT, ERR_DEPTH = 1, 2, 3
+"""Error codes a task records at HDR_CODE: a failed bounds check, a failed assertion, a call of a
+recursive `@qd.real_func` deeper than MAX_CALL_DEPTH."""
+MAX_CALL_DEPTH = 10_000
+"""The deepest chain of real calls a task makes (each call passes its depth on). A call frame of
+qdlab's functions takes ~50-100 bytes (the quick tier's most), so this stays well inside the 8 MiB
+stack of the threads that run tasks (Python's main thread; the launch pool's threads, whose size
+glibc takes from the same limit) even for frames ten times that; without it a recursion that never
+reaches its base case overflowed the stack: a segfault, the notebook's kernel gone. Quadrants
+runs 10,000 deep and crashes at 100,000."""
 MAX_CHUNKS = 64
 """Most chunks a parallel task is cut into (its reduction partials have this many slots)."""
 

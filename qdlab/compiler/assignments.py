@@ -1,7 +1,7 @@
 """Assignment: to names (locals, compile-time bindings), array elements and tuples; annotated and
-augmented assignment (`+=` on an array element, and on an outer local inside a parallel loop, is
-atomic); and to parts of vectors and matrices (`v[0]`, `v.xy`, `m[i, :]`, `a[i]` and `a[i][0]` of a
-vector ndarray, entry by entry). A part of the frontend's visitor."""
+augmented assignment (`x op= v` updates a place: `updates.py`); and to parts of vectors and
+matrices (`v[0]`, `v.xy`, `m[i, :]`, `a[i]` and `a[i][0]` of a vector ndarray, entry by entry). A
+part of the frontend's visitor."""
 
 from __future__ import annotations
 
@@ -15,13 +15,14 @@ from .scope import ATOMIC_AUG, BINOPS, GradOf, Local, describe
 from .struct_values import StructLocal, StructValue
 from .structs import StructRef
 from .types import DType, LocalType
+from .updates import Updates
 from .vectors import ElementRef, Vec, VecLocal
 
 
-class Assignments:
-    """Mixed into `Frontend`; uses its `visit`, `value`, `cast`, `binop`, `emit`, `error`,
-    `find_local`, `resolve_static`, `subscript_target`, `scope`, `parallel_depth` and the vector
-    helpers of `vectors.py`."""
+class Assignments(Updates):
+    """Mixed into `Frontend` (with the updates of `updates.py`); uses its `visit`, `value`,
+    `cast`, `binop`, `emit`, `error`, `find_local`, `resolve_static`, `subscript_target`, `scope`,
+    `parallel_depth` and the vector helpers of `vectors.py`."""
 
     def assign_name(self, name: str, x: object, declared: DType | None = None) -> None:
         existing = self.find_local(name)
@@ -85,11 +86,14 @@ class Assignments:
                 x  # a Python object (tuple, dtype ...) bound at compile time
             )
             return
-        v = self.value(x)
-        dtype = declared or v.type
+        self.scope.frames[-1][name] = self.new_local(name, self.value(x), declared)
+
+    def new_local(self, name: str, v: ir.Value, dtype: DType | None = None) -> Local:
+        """A mutable local `name` holding `v` (cast to `dtype` when given)."""
+        dtype = dtype or v.type  # type: ignore[assignment]
         ref = self.emit(ir.Alloca, (), LocalType(dtype), name)  # type: ignore[arg-type]
         self.emit(ir.LocalStore, [ref, self.cast(v, dtype)])  # type: ignore[arg-type]
-        self.scope.frames[-1][name] = Local(ref, self.parallel_depth)
+        return Local(ref, self.parallel_depth)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         value = self.visit(node.value)
@@ -148,64 +152,22 @@ class Assignments:
             raise self.error(f"cannot assign to {type(target).__name__}.")
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        """`x op= v` on a place (`updates.py`); on any other name (a scalar @qd.func parameter),
+        the new value is assigned."""
         op = BINOPS.get(type(node.op))
         if op is None:
             raise self.error("this augmented assignment is not supported.")
         rhs = self.visit(node.value)
-        if isinstance(node.target, ast.Attribute) and self.struct_target(node.target.value):
-            self.struct_store(node.target, self.binop(op, self.visit(node.target), rhs))
+        place = self.place(node.target)
+        if place is not None:
+            self.update(place, op, rhs, False, f"`{ast.unparse(node.target)}`")
             return
-        if isinstance(node.target, (ast.Subscript, ast.Attribute)) and self.aug_part(
-            node.target, op, rhs
-        ):
-            return
-        if isinstance(node.target, ast.Name):
-            local = self.find_local(node.target.id)
-            if (
-                isinstance(local, VecLocal)
-                and op in ATOMIC_AUG
-                and local.parallel_depth < self.parallel_depth
-            ):
-                entries = self.entries_for(local.shape, rhs, f"`{node.target.id}`")
-                for ref, x in zip(local.refs, entries):
-                    dtype = ref.type.dtype  # type: ignore[union-attr]
-                    self.emit(ir.LocalAtomic, [ref, self.cast(self.value(x, dtype), dtype)], op=op)
-                return
-            if (
-                isinstance(local, Local)
-                and op in ATOMIC_AUG
-                and local.parallel_depth < self.parallel_depth
-            ):
-                ref = local.ref
-                self.emit(
-                    ir.LocalAtomic,
-                    [ref, self.cast(self.value(rhs, ref.type.dtype), ref.type.dtype)],  # type: ignore
-                    op=op,
-                )
-                return
-            self.assign_name(
-                node.target.id,
-                self.binop(op, self.visit(ast.Name(node.target.id, ast.Load())), rhs),
-            )
-            return
-        if isinstance(node.target, ast.Subscript):
-            array, indices = self.subscript_target(node.target)
-            base, grad = GradOf.unpack(array)
-            dtype = base.type.dtype  # type: ignore[union-attr]
-            if op in ATOMIC_AUG:
-                self.emit(
-                    ir.Atomic,
-                    [base, *indices, self.cast(self.value(rhs, dtype), dtype)],
-                    dtype,
-                    op=op,
-                    grad=grad,
-                )
-                return
-            old = self.emit(ir.Load, [base, *indices], dtype, grad=grad)
-            new = self.cast(self.value(self.binop(op, old, rhs), dtype), dtype)
-            self.emit(ir.Store, [base, *indices, new], grad=grad)
-            return
-        raise self.error("augmented assignment needs a name or an array element on the left.")
+        if not isinstance(node.target, ast.Name):
+            raise self.error("augmented assignment needs a name or an array element on the left.")
+        old = self.visit(ast.Name(node.target.id, ast.Load()))
+        if op in ATOMIC_AUG and isinstance(old, ir.Value) and not ir.is_array(old):
+            rhs = self.cast(self.value(rhs, old.type), old.type)  # type: ignore[arg-type]
+        self.assign_name(node.target.id, self.binop(op, old, rhs))
 
     # -- parts of vectors and matrices -------------------------------------------------------------
     def part(self, target: ast.Subscript | ast.Attribute) -> tuple[object, list | str | None]:
@@ -271,29 +233,4 @@ class Assignments:
                 self.element_store(base, it, x)  # type: ignore[arg-type]
             return True
         self.element_store(base, key, value)  # type: ignore[arg-type]
-        return True
-
-    def aug_part(self, target: ast.Subscript | ast.Attribute, op: str, rhs: object) -> bool:
-        """`v[k] += x`, `v.xy *= 2`, `a[i] += dv` (atomic, entry by entry), `a[i][0] -= 1`."""
-        base, key = self.part(target)
-        if base is None:
-            return False
-        if isinstance(base, VecLocal):
-            what = self.part_name(target)
-            current = self.load_vec_local(base)
-            if isinstance(key, str):
-                old = self.vec_attribute(current, key, None)
-                self.swizzle_write(base, key, self.binop(op, old, rhs), what)
-            else:
-                old = self.vec_index(current, key, what)  # type: ignore[arg-type]
-                self.vec_write(base, key, self.binop(op, old, rhs), what)  # type: ignore[arg-type]
-            return True
-        groups = self.swizzle_items(base, key) if isinstance(key, str) else [key]  # type: ignore[arg-type]
-        rhs_parts = [rhs] if len(groups) == 1 else self.entries_for((len(groups),), rhs, f"`{key}`")
-        for items, x in zip(groups, rhs_parts):
-            if op in ATOMIC_AUG:
-                self.element_atomic(base, items, op, x)  # type: ignore[arg-type]
-            else:
-                old = self.element_load(base, items)  # type: ignore[arg-type]
-                self.element_store(base, items, self.binop(op, old, x))  # type: ignore[arg-type]
         return True

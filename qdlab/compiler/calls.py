@@ -25,7 +25,7 @@ from .scope import GradOf, Local, describe, is_number
 from .struct_values import members_of
 from .structs import BoundMethod
 from .types import DTYPES, DType, i32, promote, u1, u64
-from .vectors import ElementRef, Vec, VecLocal, VecMethod
+from .vectors import Vec, VecLocal, VecMethod
 
 UNARY_FLOAT = {
     "sqrt",
@@ -335,46 +335,10 @@ class Calls:
         if len(node.args) != 2:
             raise self.error("an atomic takes (target, value).", QdTypeError)
         target, value_node = node.args
-        if isinstance(target, ast.Name) and isinstance(self.find_local(target.id), VecLocal):
-            return self.vec_local_atomic(target.id, op, self.visit(value_node))
-        if isinstance(target, ast.Subscript):
-            base, key = self.part(target)
-            if isinstance(base, ElementRef):
-                return self.element_atomic(base, key, op, self.visit(value_node))  # type: ignore[arg-type]
-            if base is not None:
-                raise self.error(
-                    "an atomic on part of a vector local is not supported; use `v[k] += x`."
-                )
-        if isinstance(target, ast.Name):
-            local = self.find_local(target.id)
-            if not isinstance(local, Local):
-                raise self.error(self.not_writable(op))
-            dtype = local.ref.type.dtype  # type: ignore[union-attr]
-            v = self.cast(self.value(self.visit(value_node), dtype), dtype)
-            if (
-                local.parallel_depth < self.parallel_depth
-            ):  # shared by the loop's threads: one atomic RMW
-                return self.emit(ir.LocalAtomic, [local.ref, v], dtype, target.id + "_old", op=op)
-            old = self.emit(ir.LocalLoad, [local.ref], dtype, target.id)
-            self.emit(
-                ir.LocalStore,
-                [
-                    local.ref,
-                    self.cast(
-                        self.value(self.binop(op, old, v) if op != "xchg" else v, dtype), dtype
-                    ),
-                ],
-            )
-            return old
-        if not isinstance(target, ast.Subscript):
+        place = self.place(target)
+        if place is None:
             raise self.error(self.not_writable(op))
-        array, indices = self.subscript_target(target)
-        base, grad = GradOf.unpack(array)
-        dtype = base.type.dtype  # type: ignore[union-attr]
-        if op in ("and", "or", "xor") and dtype.is_float:
-            raise self.error(f"atomic_{op} needs an integer array, not {dtype}.", QdTypeError)
-        v = self.cast(self.value(self.visit(value_node), dtype), dtype)
-        return self.emit(ir.Atomic, [base, *indices, v], dtype, op=op, grad=grad)
+        return self.update(place, op, self.visit(value_node), True, f"`{ast.unparse(target)}`")
 
     def not_writable(self, op: str) -> str:
         name = {"xchg": "atomic_exchange"}.get(op, f"atomic_{op}")

@@ -1,6 +1,6 @@
 """Compile-time evaluation: `qd.static(...)`, the names a call or a `with` refers to, and the Python
-values a kernel bakes in (each recorded with its fingerprint, for the manifest). A part of the
-frontend's visitor."""
+values a kernel bakes in (each recorded with its fingerprint, for the manifest; an expression that
+calls a function, with its result: `evaluations.py`). A part of the frontend's visitor."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 
 import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
 
-from . import ir
+from . import evaluations, ir
 from .errors import QdError, QdRuntimeError, QuadrantsCompilationError
 from .scope import GradOf, Local, dotted, is_number
 from .source import closure_values
@@ -65,7 +65,8 @@ def held(x: object) -> object:
 
 
 class CompileTime:
-    """Mixed into `Frontend`; uses its `scope`, `record`, `lookup`, `find_local` and `error`."""
+    """Mixed into `Frontend`; uses its `scope`, `record`, `deps`, `lookup`, `find_local` and
+    `error`."""
 
     def python_env(self) -> dict:
         env = dict(self.scope.globals)
@@ -81,14 +82,36 @@ class CompileTime:
 
     def resolve_static(self, node: ast.expr) -> object:
         env = self.python_env()
+        node = written = self.array_presence(node)
         node = self.static_members(node, env)  # struct members: read (and recorded) here
-        node = self.array_presence(node)
         bound = {k for frame in self.scope.frames for k in frame}
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and n.id in bound and n.id not in env:
                 b = self.find_local(n.id)
                 if isinstance(b, (Local, ir.Value)):  # held, not computed with (RuntimeRef)
                     env[n.id] = RuntimeRef(n.id, self.visit(ast.copy_location(ast.Name(n.id), n)))
+        calls = evaluations.calls_code(node, env)
+        if not calls:  # what it reads decides its value: each read is recorded
+            self.record_reads(node, env, bound)
+        try:
+            got = eval(compile(ast.Expression(node), "<qd.static>", "eval"), env)
+            if isinstance(got, RuntimeRef):  # `qd.static(x)`, `static_assert(x)`: x is not known
+                got._refuse()
+            value = held(got)
+        except QdError:
+            raise
+        except Exception as e:  # noqa: BLE001 - whatever the user's expression raises is reported
+            raise self.error(
+                f"cannot evaluate `{ast.unparse(node)}` at compile time ({e}); qd.static arguments "
+                "must be compile-time constants: literals, template arguments or Python globals.",
+                QuadrantsCompilationError,
+            ) from None
+        if calls:  # the functions it calls may read anything: its value is checked again
+            self.record_evaluation(written, env, bound, value)
+        return value
+
+    def record_reads(self, node: ast.expr, env: dict, bound: set[str]) -> None:
+        """Each global, closure value and attribute chain from one that `node` reads."""
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and n.id not in bound and n.id in env:
                 if not n.id.startswith(MEMBER_VALUE):  # a member's value: in the signature
@@ -98,25 +121,27 @@ class CompileTime:
                 and (path := dotted(n))
                 and path.split(".")[0] not in bound
             ):
-                with contextlib.suppress(
-                    Exception
-                ):  # `consts.N`: the manifest names a module, no more
-                    self.record(
-                        path, eval(path, env)
-                    )  # (one that fails, the evaluation below reports)
-        try:
-            got = eval(compile(ast.Expression(node), "<qd.static>", "eval"), env)
-            if isinstance(got, RuntimeRef):  # `qd.static(x)`, `static_assert(x)`: x is not known
-                got._refuse()
-            return held(got)
-        except QdError:
-            raise
-        except Exception as e:  # noqa: BLE001 - whatever the user's expression raises is reported
-            raise self.error(
-                f"cannot evaluate `{ast.unparse(node)}` at compile time ({e}); qd.static arguments "
-                "must be compile-time constants: literals, template arguments or Python globals.",
-                QuadrantsCompilationError,
-            ) from None
+                # `consts.N`: the manifest names a module, no more (one that fails, the
+                with contextlib.suppress(Exception):  # evaluation reports)
+                    self.record(path, eval(path, env))
+
+    def record_evaluation(self, node: ast.expr, env: dict, bound: set[str], value: object) -> None:
+        """`node` and its result, for the check to evaluate it again (`evaluations.py`); UNKNOWN
+        when it names a local the check could not rebuild."""
+        closure = closure_values(self.scope.source.fn)
+        local = {
+            n.id
+            for n in ast.walk(node)
+            if isinstance(n, ast.Name)
+            and n.id in env
+            and (n.id in bound or (n.id not in self.scope.globals and n.id not in closure))
+        }
+        templates = None if self.scope.is_func else getattr(self, "templates", {})
+        name = evaluations.record(node, env, local, templates)
+        if name is None:
+            self.deps.add((self.scope.owner, *evaluations.unknown()))
+        else:
+            self.record(name, value)
 
     def array_presence(self, node: ast.expr) -> ast.expr:
         """`x is None` / `x is not None` on an array the kernel was given (a `qd.Tensor`

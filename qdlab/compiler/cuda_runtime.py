@@ -139,8 +139,12 @@ class Launcher:
         self.cupy = require()
         self.layout = abi.arg_words(self.params)
         self.packer = abi.words_struct(self.params)
-        self.words_dev = self.cupy.zeros(max(1, self.packer.size // 8), np.int64)
-        self.tmp = np.zeros(max(u.tmp_bytes for u in self.units) // 8, np.int64)
+        self.words_host = np.zeros(max(1, self.packer.size // 8), np.int64)
+        """The argument words as uploaded: at least one word, as a kernel without parameters
+        still gets a pointer."""
+        self.words_dev = self.cupy.zeros(self.words_host.shape, np.int64)
+        tmp_bytes = max((u.tmp_bytes for u in self.units), default=abi.HEADER_BYTES)
+        self.tmp = np.zeros(tmp_bytes // 8, np.int64)  # a kernel with no work has no unit
         self.tmp_dev = self.cupy.zeros(self.tmp.shape, np.int64)
         self.iface_dev = self.cupy.zeros(abi.IFACE_SLOTS, np.int64)
         self.lock = threading.Lock()
@@ -170,7 +174,8 @@ class Launcher:
             out.append(tuple(pair))
         return out, back
 
-    def words(self, values: list) -> bytes:
+    def words(self, values: list) -> np.ndarray:
+        """The launch's argument words, packed into `words_host`."""
         out: list = []
         for p, v in zip(self.params, values):
             if isinstance(p.type, ArrayType):
@@ -182,7 +187,8 @@ class Launcher:
                 )
             else:
                 out.append(v if v is not None else 0)
-        return self.packer.pack(*out)
+        self.packer.pack_into(self.words_host, 0, *out)
+        return self.words_host
 
     def grid(self, block: int) -> int:
         return max(1, multiprocessors() * max(1, THREADS_PER_SM // block))
@@ -192,7 +198,7 @@ class Launcher:
         scalar."""
         with self.lock:
             dvalues, back = self.to_device(values)
-            self.words_dev.set(np.frombuffer(self.words(dvalues), np.int64))
+            self.words_dev.set(self.words(dvalues))
             key = self.stream.next_key(seed)  # type: ignore[union-attr]
             args = (self.words_dev, self.tmp_dev)
             for unit in self.units:

@@ -165,5 +165,10 @@ class QdAssertionError(QdRuntimeError, QuadrantsAssertionError):
     """A kernel `assert` failed (debug mode), or a loop's index space does not fit its i32 index."""
 
 
+class QdRecursionError(QdRuntimeError, RecursionError):
+    """A recursive `@qd.real_func` called deeper than `abi.MAX_CALL_DEPTH` (its base case never
+    reached, or a recursion too deep for the stack)."""
+
+
 class QdIndexError(QdAssertionError, IndexError):
     """An array index out of range (debug mode); Quadrants reports it as an assertion error too."""

@@ -22,7 +22,9 @@ from . import ir
 from .errors import QdError, QdRuntimeError, QdSyntaxError, QdTypeError
 from .fingerprint import UNKNOWN, fingerprint
 from .scope import GradOf, Local
+from .struct_values import StructLocal
 from .types import ArrayType, i32, u1
+from .vectors import VecLocal
 
 
 def field_params(kernel: ir.Kernel) -> dict[int, FieldBase]:
@@ -199,19 +201,37 @@ class Fields:
         return old
 
     def template_refs(self, func: object, nodes: list, args: list) -> list:
-        """A local passed by name for a `qd.template()` parameter of a @qd.func is the caller's
-        own variable there (`x = 1` in the body assigns it), as in the reference; so is one passed
-        to a `@qd.real_func`, whose `qd.ref` parameters take it and others its value."""
+        """A local passed for a `qd.template()` parameter of a @qd.func is the caller's own
+        variable there (`x += 1` in the body changes it), as in the reference: a scalar, vector or
+        struct local by name, or a member of a struct local (`s.m`, `s.inner`); so is a scalar
+        local passed by name to a `@qd.real_func`, whose `qd.ref` parameters take it and others
+        its value."""
         annotations = getattr(getattr(func, "fn", None), "__annotations__", {})
         params = list(getattr(getattr(func, "fn", None), "__code__", None).co_varnames)  # type: ignore[union-attr]
         out = list(args)
         for k, node in enumerate(nodes[: len(args)]):
             ann = annotations.get(params[k]) if k < len(params) else None
-            if ann in (lang.Template, lang.template) or isinstance(func, lang.RealFunc):
+            if isinstance(func, lang.RealFunc):
                 local = self.find_local(node.id) if isinstance(node, ast.Name) else None
                 if isinstance(local, Local):
                     out[k] = local
+            elif ann in (lang.Template, lang.template):
+                local = self.local_named(node)
+                if local is not None:
+                    out[k] = local
         return out
+
+    def local_named(self, node: ast.expr) -> object:
+        """The local variable `node` names (a scalar, vector or struct local, or a member of a
+        struct local), or None."""
+        if isinstance(node, ast.Name):
+            local = self.find_local(node.id)
+        elif isinstance(node, ast.Attribute):
+            struct = self.struct_target(node.value)
+            local = struct.members.get(node.attr) if struct is not None else None
+        else:
+            return None
+        return local if isinstance(local, (Local, VecLocal, StructLocal)) else None
 
     # -- qd.zero(x), qd.one(x): the reductions' identities over field elements --------------------
     def b_zero(self, node: object) -> object:

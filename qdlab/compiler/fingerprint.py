@@ -22,7 +22,7 @@ from collections.abc import Callable
 from qdlab.lang import Builtin, Func, KernelDef
 from qdlab.lang.fields import FieldBase, StructFieldBase
 
-from .source import MISSING, source_lines
+from .source import MISSING, revision, source_lines
 
 UNKNOWN = "unfingerprintable"
 """The fingerprint of a value that cannot be described faithfully: a kernel that read one gets no
@@ -249,16 +249,17 @@ _digests: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def source_digest(fn: object) -> str:
-    """A digest of a function's source, read once per function object (as `func_source` reads it:
-    a redefined function is a new object); `inspect.getsource` tokenises the whole file for each
-    one, which cost a Genesis scene's build 7 s over 2227 lookups."""
-    digest = _digests.get(fn)
-    if digest is None:
+    """A digest of a function's source, read again only when its `revision` changed (as
+    `func_source` reads it); `inspect.getsource` tokenises the whole file for each one, which
+    cost a Genesis scene's build 7 s over 2227 lookups."""
+    now = revision(fn)
+    got = _digests.get(fn)
+    if got is None or got[0] != now:
         text = "".join(source_lines(fn)[0])
-        digest = hashlib.sha256(text.encode()).hexdigest()[:32]
+        got = (now, hashlib.sha256(text.encode()).hexdigest()[:32])
         with contextlib.suppress(TypeError):  # an object no weak reference can hold: not kept
-            _digests[fn] = digest
-    return digest
+            _digests[fn] = got
+    return got[1]
 
 
 @functools.cache

@@ -311,7 +311,7 @@ class Frontend(
                     return self.emit(ir.LocalLoad, [b.ref], b.ref.type.dtype, name)  # type: ignore[union-attr]
                 if isinstance(b, VecLocal):
                     return self.load_vec_local(b)
-                return b
+                return self.tensor_of(b, name)  # a field bound at compile time: its parameter
         value = resolve_name(self.scope.source.fn, name)
         if value is MISSING:
             raise self.error(f'Name "{name}" is not defined.', QdNameError)
@@ -534,7 +534,7 @@ class Frontend(
                 raise self.error(
                     f"index {key} is out of range for a tuple of {len(base)} item(s).", QdTypeError
                 )
-            return base[key]
+            return self.tensor_of(base[key], ast.unparse(node))  # a field: its parameter
         if isinstance(base, StructFieldBase):
             return self.struct_element(base, node)
         if not isinstance(base, (ir.Value, GradOf)) and hasattr(base, "__getitem__"):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from . import ir
 from .errors import SourceLoc
 from .fields import field_params
-from .split import Construct
+from .split import Construct, local_writes
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,11 @@ class Facts:
     @property
     def ops(self) -> list[ir.Op]:
         return self.kernel.body.ops
+
+    @functools.cached_property
+    def writes(self) -> list[frozenset[ir.Value]]:
+        """The locals each top-level op writes (`split.local_writes`)."""
+        return local_writes(self.ops)
 
     @functools.cached_property
     def rereads(self) -> list[tuple[Construct, int, ir.Op, ir.Op]]:
@@ -133,6 +138,30 @@ def carried_value(f: Facts) -> Finding | None:
                         {"name": _name(ref), "line": _line(loop_write), "construct": c.index},
                         ref,
                     )
+    for c in f.constructs:
+        found = _stale_import(f, c)
+        if found is not None:
+            return found
+    return None
+
+
+def _stale_import(f: Facts, c: Construct) -> Finding | None:
+    """A local handed over through the interface holds what the last construct before `c` left in
+    it; a statement recomputed in `c`'s slice that reads it before some construct changes it needs
+    the earlier value, which the interface no longer holds. The remedy hands that statement's
+    result (or the local it writes) over instead."""
+    imported = {v for v in c.imports if ir.is_local(v)}
+    start = c.positions[0]
+    later = [r for d in f.constructs if d is not c for r in d.positions if r < start]
+    for q in c.slice_positions if imported else ():
+        for op in f.ops[q].walk():
+            if "local_read" not in op.effects or op.operands[0] not in imported:
+                continue
+            ref = op.operands[0]
+            for r in sorted(r for r in later if r > q and ref in f.writes[r]):
+                write = next(o for o in f.ops[r].walk() if _writes(o, ref))
+                words = {"name": _name(ref), "line": _line(write), "construct": c.index}
+                return Finding(op, write, words, _remedy(f, c, q))
     return None
 
 
@@ -339,9 +368,13 @@ def _line(op: ir.Op) -> int | str:
     return op.loc.lineno if op.loc else "?"
 
 
+def _writes(op: ir.Op, ref: ir.Value) -> bool:
+    return "local_write" in op.effects and op.operands[0] is ref
+
+
 def _write_in_loop(op: ir.Op, ref: ir.Value) -> ir.Op | None:
     def visit(o: ir.Op, in_loop: bool) -> ir.Op | None:
-        if in_loop and "local_write" in o.effects and o.operands[0] is ref:
+        if in_loop and _writes(o, ref):
             return o
         for r in o.regions:
             for inner in r.ops:

@@ -8,7 +8,7 @@ import ast
 
 import qdlab.lang as lang  # noqa: PLR0402 - `from qdlab import` reads as importing qdlab itself
 
-from . import binding
+from . import binding, ir
 from .errors import (
     QdCallError,
     QdCompileValueError,
@@ -73,6 +73,7 @@ class Inlining:
         if called:
             return self.real_call(func, source, params, bound, annotations)  # type: ignore[arg-type]
         frame: dict = {}
+        assigned = set() if real else assigned_names(source.tree)  # a real_func's are immutable
         for k, (p, x) in enumerate(zip(params, bound)):
             ann = annotations.get(p.arg)
             if real:
@@ -101,8 +102,12 @@ class Inlining:
                 x = self.value(x)
             if isinstance(x, Vec):  # passed by value: the body may write its entries
                 x = self.new_vec_local(p.arg, x)
+            elif p.arg in assigned and isinstance(x, ir.Value) and isinstance(x.type, DType):
+                x = self.new_local(p.arg, x)  # a variable of the body's, as in the reference
             elif isinstance(x, StructValue) or (
-                isinstance(x, StructLocal) and not (method and k == 0)
+                isinstance(x, StructLocal)
+                and not (method and k == 0)
+                and ann not in (lang.Template, lang.template)  # the caller's own: `template_refs`
             ):
                 x = self.new_struct_local(p.arg, self.struct_value(x))
             frame[p.arg] = x
@@ -205,3 +210,21 @@ def owner_step(caller: object, via: str, func: object) -> str:
     if name and resolve_dotted(caller, name) is func:
         return name
     return via
+
+
+def assigned_names(tree: ast.FunctionDef) -> set[str]:
+    """The names a function body assigns (`n = ...`, `n += ...`, `n: T = ...`, unpacking), anywhere
+    in it. A scalar parameter among them is a variable of the body, as Quadrants makes every
+    parameter of a `@qd.func`: written under an `if` or in a loop, it keeps the value it was given
+    after the `if` or the loop, and the func returns that."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        else:
+            continue
+        for t in targets:
+            out.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+    return out

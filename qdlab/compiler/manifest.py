@@ -5,11 +5,12 @@ A manifest is keyed (`keys.manifest_key`) on what decides the whole compile (the
 its argument signature, the settings, the target, the compiler version) and lists the construct keys
 it produced, how to launch them, and the compile-time facts the source alone does not show: every
 Python global, closure value and `@qd.func` the frontend read, with a fingerprint of its value's
-content (see `fingerprint`). On load every fingerprint is checked again; any mismatch, or any
-construct missing from the cache, means a normal compile (whose constructs are then mostly cache
-hits). A kernel that read a value with no faithful fingerprint gets no manifest: it is always
-compiled. A hit skips the frontend, so `per_offload_cache_observations` reports -1 for it, as the
-reference does for its fastcache.
+content (see `fingerprint`), and every compile-time expression that calls a function, with its
+result's (see `evaluations`). On load every fingerprint is checked again (each such expression
+evaluated again); any mismatch, or any construct missing from the cache, means a normal compile
+(whose constructs are then mostly cache hits). A kernel that read a value with no faithful
+fingerprint gets no manifest: it is always compiled. A hit skips the frontend, so
+`per_offload_cache_observations` reports -1 for it, as the reference does for its fastcache.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from qdlab.lang import Func
 from qdlab.lang.fields import FieldBase
 
-from . import persist, runtime
+from . import evaluations, persist, runtime
 from .cache import BinaryCache
 from .errors import SourceLoc
 from .fields import dep_fingerprint
@@ -80,9 +81,11 @@ def save(
     cache.put(manifest_key, json.dumps(doc).encode(), persist.later)  # on disk after the compile
 
 
-def load(cache: BinaryCache, manifest_key: str, fn: object) -> dict | None:
+def load(
+    cache: BinaryCache, manifest_key: str, fn: object, templates: dict | None = None
+) -> dict | None:
     """The manifest under `manifest_key`, if every dependency it recorded still has the same
-    fingerprint."""
+    fingerprint (`templates`: the kernel's template arguments, which an evaluation may name)."""
     data = cache.get(manifest_key)
     if data is None:
         return None
@@ -90,16 +93,23 @@ def load(cache: BinaryCache, manifest_key: str, fn: object) -> dict | None:
         doc = json.loads(data)
     except ValueError:
         return None
-    return doc if isinstance(doc, dict) and deps_hold(fn, doc.get("deps")) else None
+    return doc if isinstance(doc, dict) and deps_hold(fn, doc.get("deps"), templates) else None
 
 
-def deps_hold(fn: object, deps: object) -> bool:
+def deps_hold(fn: object, deps: object, templates: dict | None = None) -> bool:
     """Whether every (owner path, name, fingerprint) recorded while lowering `fn` still has that
-    fingerprint (the manifest's check, and the statement memo's)."""
+    fingerprint (the manifest's check, and the statement memo's): a name or attribute chain is
+    looked up again, an evaluation (`evaluations.py`) evaluated again."""
     try:
         for owner_path, name, fp in deps:  # type: ignore[attr-defined]
             owner = _function(fn, owner_path)
-            if fp == UNKNOWN or owner is None or _lookup_fingerprint(owner, name) != fp:
+            if fp == UNKNOWN or owner is None:
+                return False
+            if name.startswith(evaluations.PREFIX):
+                now = evaluations.fingerprint_now(owner, name, None if owner_path else templates)
+            else:
+                now = _lookup_fingerprint(owner, name)
+            if now != fp:
                 return False
     except Exception:  # noqa: BLE001 - a property that raises, a source that cannot be read: compile
         return False

@@ -246,11 +246,11 @@ def _reductions(loop: ir.For) -> list[ir.Value]:
 
 def message_ops(kernel_ops: list[ir.Op], debug: bool) -> list[ir.Op]:
     """Ops that can report an error, in the order the emitter numbers them (cached binaries keep the
-    numbers)."""
+    numbers): assertions, real calls (too deep), and in debug mode the accesses of arrays."""
     out = []
     for top in kernel_ops:
         for op in top.walk():
-            if isinstance(op, ir.Assert) or (
+            if isinstance(op, (ir.Assert, ir.Call)) or (
                 debug and isinstance(op, (ir.Load, ir.Store, ir.Atomic, ir.VolatileLoad, ir.Addr))
             ):
                 out.append(op)

@@ -189,7 +189,7 @@ def compile_cached(
     mkey = keys.manifest_key(
         "".join(lines), f"{spec.name}:{spec.autodiff}:{signature}", config, target.parts()
     )
-    doc = manifest.load(cache, mkey, spec.fn)
+    doc = manifest.load(cache, mkey, spec.fn, spec.templates)
     found = manifest.fields(doc, spec.fn) if doc is not None else None
     units = (
         load_units(manifest.units(doc, filename, first), cache, target)

@@ -2,14 +2,20 @@
 binaries and manifests under the same content keys as the local tiers.
 
 A shared store of native code is remote code execution for whoever can write to it, so every entry
-is signed: an HMAC-SHA256 under a team secret over the entry's key and payload. An entry with a
-missing or wrong signature, or one stored under another key, or cut short, is refused (logged once)
-and compiled here instead. Without a secret the tier stays off, and says so once. The secret never
-leaves this process: it is read from `QDLAB_CACHE_SECRET` or from the file `QDLAB_CACHE_SECRET_FILE`
-names (mode 0600, owned by this user), and is never written to a log, a report, `%qdlab cache` or an
-exception; neither is the URL's password.
+is signed: an HMAC-SHA256 under a team secret over the entry's key and payload, beside the secret's
+id (`key_id`: an HMAC of a constant, which tells secrets apart and reveals nothing of them). An
+entry with a missing or wrong signature, or one stored under another key, or cut short, is refused
+(logged once) and compiled here instead. Without a secret the tier stays off, and says so once. The
+secret never leaves this process: it is read from `QDLAB_CACHE_SECRET` or from the file
+`QDLAB_CACHE_SECRET_FILE` names (mode 0600, owned by this user), and is never written to a log, a
+report, `%qdlab cache` or an exception; neither is the URL's password.
 
-Entries are written once (`SET ... NX`): an existing entry is never overwritten. The store being
+Entries are written once (`SET ... NX`): a sound entry is never overwritten. A damaged one (not an
+entry, cut short, stored under another key, or under this secret's id with a wrong signature) is
+replaced by the process that refused it, with the object it compiled instead: in one step on the
+store (`_REPLACE`), and only if the entry is still the one it refused, so a sound entry another
+machine wrote meanwhile stays. An entry under another secret's id is refused and left alone: a
+process with a wrong secret never overwrites the team's entries. The store being
 down, slow or dropping the connection never stops a kernel: the tier warns once, naming the store,
 and stays quiet for a minute before it tries again, so a dead store costs at most one short timeout
 per minute per process. A store that answers with an error (out of memory, wrong password) counts
@@ -30,10 +36,16 @@ from urllib.parse import urlsplit, urlunsplit
 
 log = logging.getLogger("qdlab")
 
-MAGIC = b"QDLABTEAM1"
-_FIELDS = struct.Struct(
-    "<10s64sQ32s"
-)  # magic, key, payload length, HMAC-SHA256(secret, key + payload)
+MAGIC = b"QDLABTEAM2"
+_FIELDS = struct.Struct("<10s8s64sQ32s")
+"""magic, the secret's id, key, payload length, HMAC-SHA256(secret, key + payload)."""
+_REPLACE = """
+local v = redis.call('GET', KEYS[1])
+if v and redis.sha1hex(v) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1
+"""
+"""Set KEYS[1] to ARGV[2] if it holds what has SHA-1 ARGV[1] (or nothing), in one step."""
 CONNECT_TIMEOUT_S = 0.1
 OPERATION_TIMEOUT_S = 2.0
 BACKOFF_S = 60.0
@@ -55,6 +67,8 @@ class RemoteStats:
     misses: int = 0
     refused: int = 0
     """Entries that failed their signature, key or length check."""
+    replaced: int = 0
+    """Damaged entries this process replaced with what it compiled."""
     errors: int = 0
     bytes_in: int = 0
     bytes_out: int = 0
@@ -64,17 +78,30 @@ def sign(secret: bytes, key: str, payload: bytes) -> bytes:
     return hmac.new(secret, key.encode() + b"\0" + payload, hashlib.sha256).digest()
 
 
+def key_id(secret: bytes) -> bytes:
+    """What tells entries signed under `secret` from others', and nothing about it."""
+    return hmac.new(secret, b"qdlab team-cache key id", hashlib.sha256).digest()[:8]
+
+
 def encode(secret: bytes, key: str, payload: bytes) -> bytes:
-    return _FIELDS.pack(MAGIC, key.encode(), len(payload), sign(secret, key, payload)) + payload
+    mac = sign(secret, key, payload)
+    return _FIELDS.pack(MAGIC, key_id(secret), key.encode(), len(payload), mac) + payload
+
+
+class Foreign(ValueError):
+    """An entry signed under another secret: refused, and left as it is."""
 
 
 def decode(secret: bytes, key: str, data: bytes) -> bytes:
-    """The payload of a signed entry stored under `key`; ValueError says which check failed."""
+    """The payload of a signed entry stored under `key`; ValueError says which check failed
+    (`Foreign`: it is another secret's)."""
     if len(data) < _FIELDS.size:
         raise ValueError("truncated header")
-    magic, stored_key, length, mac = _FIELDS.unpack_from(data)
+    magic, signer, stored_key, length, mac = _FIELDS.unpack_from(data)
     if magic != MAGIC:
         raise ValueError("not a qdlab team-cache entry")
+    if signer != key_id(secret):
+        raise Foreign("signed under another secret")
     if stored_key != key.encode():
         raise ValueError("entry stored under another key")
     payload = data[_FIELDS.size :]
@@ -130,6 +157,8 @@ class RedisTier:
         self.down_until = 0.0
         self.warned: set[str] = set()
         self.lock = threading.Lock()
+        self.damaged: dict[str, str] = {}
+        """Key -> SHA-1 of the damaged entry this process refused there (`put` replaces it)."""
         if self.secret is None:
             self.stats.note = why
             self.warn("off", f"qdlab team cache at {self.stats.store} is off: {why}")
@@ -175,10 +204,13 @@ class RedisTier:
         except ValueError as e:
             with self.lock:
                 self.stats.refused += 1
+                if not isinstance(e, Foreign):
+                    self.damaged[key] = hashlib.sha1(data).hexdigest()  # type: ignore[arg-type]
             self.warn(
                 "refused",
                 f"qdlab team cache at {self.stats.store}: refused an entry ({e}); compiling "
-                "it here instead",
+                "it here instead"
+                + (", and leaving it" if isinstance(e, Foreign) else ", and replacing it"),
             )
             return None
         with self.lock:
@@ -199,9 +231,17 @@ class RedisTier:
         if not self.available():
             return
         data = encode(self.secret, key, payload)  # type: ignore[arg-type]
-        if self.call(lambda: self.client.set(f"{self.prefix}:{key}", data, nx=True)) is True:  # type: ignore
+        name = f"{self.prefix}:{key}"
+        with self.lock:
+            refused = self.damaged.pop(key, None)
+        if refused is None:
+            done = self.call(lambda: self.client.set(name, data, nx=True))  # type: ignore
+        else:  # replace the damaged entry, unless someone else has since
+            done = self.call(lambda: self.client.eval(_REPLACE, 1, name, refused, data)) == 1  # type: ignore
+        if done is True:
             with self.lock:
                 self.stats.bytes_out += len(data)
+                self.stats.replaced += refused is not None
 
     def call(self, operation: object) -> object:
         """Run one store operation; a store that does not answer is left alone for BACKOFF_S."""

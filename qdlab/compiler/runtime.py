@@ -25,6 +25,8 @@ import numpy as np
 
 from . import ir, printing, tiers
 from .abi import (
+    ERR_BOUNDS,
+    ERR_DEPTH,
     HDR_CODE,
     HDR_EXTENT,
     HDR_INDEX,
@@ -32,12 +34,13 @@ from .abi import (
     HEADER,
     HEADER_BYTES,
     IFACE_SLOTS,
+    MAX_CALL_DEPTH,
     MAX_CHUNKS,
     arg_words,
     ret_offset,
     words_struct,
 )
-from .errors import QdAssertionError, QdIndexError, SourceLoc
+from .errors import QdAssertionError, QdIndexError, QdRecursionError, SourceLoc
 from .types import DType
 
 log = logging.getLogger("qdlab")
@@ -135,6 +138,11 @@ class Message:
     def of(cls, op: ir.Op) -> Message:
         if isinstance(op, ir.Assert):
             return cls("", op.attrs["message"], op.loc)
+        if isinstance(op, ir.Call):
+            name = op.attrs["function"].name.split(".")[0]
+            return cls(
+                "", f"@qd.real_func `{name}` nested over {MAX_CALL_DEPTH:,} calls deep", op.loc
+            )
         return cls(op.operands[0].name + (".grad" if op.attrs.get("grad") else ""), "", op.loc)
 
 
@@ -285,7 +293,13 @@ def raise_error(kernel: str, tmp: np.ndarray, unit: Unit) -> None:
     code = int(tmp[HDR_CODE // 8])
     index = int(tmp[HDR_MSG // 8])
     m = unit.messages[index]
-    if code == 1:
+    if code == ERR_DEPTH:
+        raise QdRecursionError(
+            f"recursion too deep in kernel `{kernel}`: {m.text}, qdlab's limit (does it reach "
+            "its base case?)",
+            m.loc,
+        )
+    if code == ERR_BOUNDS:
         index, extent = int(tmp[HDR_INDEX // 8]), int(tmp[HDR_EXTENT // 8])
         raise QdIndexError(
             f"Out of bound access: index {index} is out of range for `{m.array}` (extent {extent}) "

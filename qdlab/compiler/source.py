@@ -1,8 +1,9 @@
 """A kernel's (or @qd.func's) Python source: its lines, where they sit, and its parsed AST.
 
 Lines are cut with the code object's span (much faster than `inspect`, which tokenises the file). A
-file is read afresh on every compile, so an edited file is never served from a stale line cache; a
-notebook cell, which has no file, comes from IPython's linecache entry. `inspect` is the fallback.
+kernel's file is read afresh on every compile, a `@qd.func`'s whenever its file or code object
+changed, so an edited file is never served from a stale line cache; a notebook cell, which has no
+file, comes from IPython's linecache entry. `inspect` is the fallback.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import ast
 import builtins
 import inspect
 import linecache
+import os
 import textwrap
 import tokenize
 import weakref
@@ -50,9 +52,14 @@ class Source:
                 f"cannot read the source of {kind} {getattr(fn, '__name__', fn)!r}: {e}. "
                 "Define kernels in a file or a notebook cell."
             ) from None
-        filename = inspect.getsourcefile(fn) or getattr(
-            getattr(fn, "__code__", None), "co_filename", "?"
-        )  # type: ignore[arg-type]
+        code = getattr(fn, "__code__", None)
+        filename = inspect.getsourcefile(fn) or getattr(code, "co_filename", "?")  # type: ignore[arg-type]
+        if code is not None and tree.name != code.co_name:  # its file changed, and it moved
+            raise QdError(
+                f"the source of {kind} {code.co_name!r} is no longer where it was defined "
+                f"({filename}, line {code.co_firstlineno}): its file changed since; import it (or "
+                "run its cell) again."
+            )
         return cls(fn, tree, filename, first, indent, lines)
 
     def loc(self, node: ast.AST, name: str) -> SourceLoc:
@@ -75,11 +82,29 @@ _func_sources: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def func_source(func: object) -> Source:
-    """The source of a `@qd.func`, read once per func object (a redefined func is a new object)."""
-    source = _func_sources.get(func)
-    if source is None:
-        source = _func_sources[func] = Source.of(func.fn, "@qd.func")  # type: ignore[attr-defined]
-    return source
+    """The source of a `@qd.func`, read again only when its `revision` changed."""
+    fn = func.fn  # type: ignore[attr-defined]
+    now = revision(fn)
+    got = _func_sources.get(func)
+    if got is None or got[0] != now:
+        got = _func_sources[func] = (now, Source.of(fn, "@qd.func"))
+    return got[1]
+
+
+def revision(fn: object) -> tuple:
+    """What a function's source text depends on besides the function object: its code object and
+    the size and time of the file it is read from. `%autoreload` replaces a function's code in
+    place, and leaves other objects (a `@qd.func`) as they were while their file changes: the text
+    is then read again, at the lines the code object names, as Quadrants reads it."""
+    code = getattr(fn, "__code__", None)
+    filename = getattr(code, "co_filename", "<")
+    if filename.startswith("<"):  # a cell's text, in IPython's line cache: a new cell, a new name
+        return (code, None)
+    try:
+        st = os.stat(filename)
+    except (OSError, ValueError):
+        return (code, None)
+    return (code, st.st_mtime_ns, st.st_size)
 
 
 def source_lines(fn: object) -> tuple[list[str], int]:

@@ -11,7 +11,8 @@ lowering could see is the same:
 - the statement itself: its source lines and where it starts in the kernel (its AST, positions
   included, follows from them);
 - what it read while lowering: every global, closure value and `@qd.func` source it recorded, each
-  checked against its fingerprint now (the manifest's check, `manifest.deps_hold`);
+  checked against its fingerprint now, and every compile-time call evaluated again (the manifest's
+  check, `manifest.deps_hold`);
 - the frontend's state before it, which must be the state right after the arguments were set up:
   as soon as one statement leaves anything behind (a top-level local, a field's hidden parameter, a
   random draw's site number, a flag), every later statement of that kernel is lowered again and

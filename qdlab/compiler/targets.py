@@ -130,6 +130,8 @@ class CpuTarget:
             from .codegen import jit  # lazy: llvmlite's binding
 
             addresses = jit.load_many(objects, quick)
+            if not all(map(all, addresses)):  # MCJIT's address of a symbol it did not find
+                raise elf.Malformed("an object does not define a task it was loaded for")
         for (name, _, _), found in zip(items, addresses):
             tasks = _TASKS.get(name)
             if tasks is None:

@@ -334,23 +334,6 @@ class VectorOps:
             parts.append("]")
         return parts
 
-    def vec_local_atomic(self, name: str, op: str, x: object) -> Vec:
-        """`qd.atomic_add(v, dv)` on a vector local: entry by entry; the old values."""
-        local = self.find_local(name)
-        entries = self.entries_for(local.shape, x, f"`{name}`")  # type: ignore[union-attr]
-        olds = []
-        for ref, e in zip(local.refs, entries):  # type: ignore[union-attr]
-            dtype = ref.type.dtype  # type: ignore[union-attr]
-            v = self.cast(self.value(e, dtype), dtype)
-            if local.parallel_depth < self.parallel_depth:  # type: ignore[union-attr]
-                olds.append(self.emit(ir.LocalAtomic, [ref, v], dtype, ref.name + "_old", op=op))
-                continue
-            old = self.emit(ir.LocalLoad, [ref], dtype, ref.name)
-            new = self.binop(op, old, v) if op != "xchg" else v
-            self.emit(ir.LocalStore, [ref, self.cast(self.value(new, dtype), dtype)])
-            olds.append(old)
-        return Vec(tuple(olds), local.shape)  # type: ignore[union-attr]
-
     def shown(self, x: object) -> list:
         """What `print(x)` shows: a vector or matrix by its entries, a Python list or tuple (of
         values, vectors, shapes) as `[a, b, ...]`, as the reference prints them."""

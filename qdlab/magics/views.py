@@ -212,7 +212,8 @@ class CacheView(View):
             ("team cache", f"{r.store}, {state}" + (f" ({r.note})" if r.note else "")),
             (
                 "team hits",
-                f"{r.hits} hits, {r.misses} misses, {r.refused} refused, {r.errors} errors",
+                f"{r.hits} hits, {r.misses} misses, {r.refused} refused, {r.replaced} replaced, "
+                + f"{r.errors} errors",
             ),
             ("team bytes", f"{r.bytes_in / 1024:.1f} KiB in, {r.bytes_out / 1024:.1f} KiB out"),
         ]

@@ -77,7 +77,8 @@ r = qd.cache_stats().remote
 obs = m.steps._primal.per_offload_cache_observations
 out.update(builds=sum(builds), warnings=warnings, total=obs.frontend_constructs_total,
            remote=dict(enabled=r.enabled, hits=r.hits, misses=r.misses, refused=r.refused,
-                       errors=r.errors, store=r.store, note=r.note) if r else None,
+                       replaced=r.replaced, errors=r.errors, store=r.store, note=r.note)
+           if r else None,
            stats_text=repr(qd.cache_stats()))
 if obs.frontend_constructs_total > 0:
     out["served"] = [c.served_from for c in qd.explain(m.steps).constructs]
@@ -295,11 +296,68 @@ def test_a_planted_or_damaged_entry_is_refused_and_compiled_here(
     module = write_kernel(tmp_path)
     machine(tmp_path, "a", server.url(), module)
     assert tamper(server, how) >= 2
+    planted = store(server)
     b = machine(tmp_path, "b", server.url(), module)
     assert b["results"][0] == pytest.approx(expected())
     assert b["remote"]["refused"] >= 1
     assert b["builds"] >= 1  # compiled locally instead
     assert sum("refused an entry" in w for w in b["warnings"]) == 1  # logged once, not per entry
+    c = machine(tmp_path, "c", server.url(), module)  # a third machine, its own folder
+    assert c["results"][0] == pytest.approx(expected())
+    if how == "other_secret":  # another secret's entries: refused, never overwritten
+        assert b["remote"]["replaced"] == 0 and store(server) == planted
+        assert c["remote"]["refused"] >= 1 and c["builds"] >= 1
+    else:  # damaged: the machine that refused each replaced it with what it compiled
+        assert b["remote"]["replaced"] == len(planted)
+        assert c["builds"] == 0 and c["remote"]["refused"] == 0  # they used to stay: compiled
+        # on every machine from then on
+
+
+def store(server: Server) -> dict:
+    return {k: server.client.get(k) for k in server.client.keys("*")}
+
+
+def test_a_damaged_entry_is_replaced_only_while_it_is_the_one_refused(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The replacement is one step on the store that checks the entry is still the damaged one it
+    refused: a sound entry another machine wrote meanwhile stays."""
+    from qdlab.compiler import remote
+
+    monkeypatch.setenv("QDLAB_CACHE_SECRET", SECRET)
+    tier = remote.RedisTier(server.url(), "atomic")
+    key, name = "ab" * 32, "atomic:" + "ab" * 32
+    server.client.set(name, b"junk")
+    assert tier.get(key) is None and tier.stats.refused == 1
+    theirs = remote.encode(SECRET.encode(), key, b"another machine's object")
+    server.client.set(name, theirs)  # another machine replaced it first
+    tier.put(key, b"this machine's object")
+    assert server.client.get(name) == theirs and tier.stats.replaced == 0
+    server.client.set(name, b"junk again")
+    assert tier.get(key) is None
+    tier.put(key, b"this machine's object")
+    assert remote.decode(SECRET.encode(), key, server.client.get(name)) == b"this machine's object"
+    assert tier.stats.replaced == 1
+    tier.put(key, b"a later object")  # once replaced, written once again
+    assert remote.decode(SECRET.encode(), key, server.client.get(name)) == b"this machine's object"
+
+
+def test_a_machine_without_the_secret_never_overwrites(tmp_path: Path, server: Server) -> None:
+    """Neither a machine with another secret (to which every entry looks planted) nor one without
+    any changes an entry, damaged or sound; a machine with the team's secret then still gets the
+    sound ones and replaces the damaged one."""
+    module = write_kernel(tmp_path)
+    machine(tmp_path, "a", server.url(), module)
+    damaged = min(server.client.keys("qdlab:*"))
+    server.client.set(damaged, server.client.get(damaged)[:-1])
+    before = store(server)
+    other = machine(tmp_path, "other", server.url(), module, secret="not the team's secret")
+    assert other["remote"]["refused"] >= 1 and other["remote"]["replaced"] == 0
+    none = machine(tmp_path, "none", server.url(), module, secret=None)
+    assert other["results"] == none["results"] and store(server) == before
+    c = machine(tmp_path, "c", server.url(), module)
+    assert c["remote"]["refused"] >= 1 and c["remote"]["replaced"] == 1
+    assert c["results"][0] == pytest.approx(expected())
 
 
 def test_a_store_that_dies_mid_run_costs_one_warning(tmp_path: Path, server: Server) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import math
 import os
+import random
 import subprocess
 import sys
 import textwrap
@@ -153,11 +154,43 @@ def test_refuses_what_it_does_not_take(why: str) -> None:
     assert elf.load([(obj, ["f"])]) is None, why
 
 
-def test_refuses_what_is_not_an_object() -> None:
-    assert elf.load([(b"\x7fELF not really", ["f"])]) is None
-    assert elf.load([(b"", ["f"])]) is None
+def test_what_is_no_sound_object_is_malformed_and_never_handed_to_mcjit() -> None:
+    """Junk with the ELF magic, an object cut short anywhere, one that does not define the symbol
+    asked for: `Malformed`, before any byte is mapped. They used to go to MCJIT, which crashes on
+    such bytes or gives address 0 for a missing symbol (the launch then called it: a segfault)."""
     real = objects("s", 0)
-    assert elf.load([(real, ["not_a_symbol_of_it"])]) is None
+    junk = random.Random(1).randbytes(len(real))
+    for data in [
+        b"",
+        b"\x7fELF not really",
+        b"\x7fELF" + junk,
+        *(real[:n] for n in range(len(real))),
+    ]:
+        with pytest.raises(elf.Malformed):
+            elf.load([(data, ["s"])])
+        with pytest.raises(elf.Malformed):
+            elf.check(data, ["s"])
+    with pytest.raises(elf.Malformed, match="does not define not_a_symbol_of_it"):
+        elf.load([(real, ["s", "not_a_symbol_of_it"])])
+    elf.check(real, ["s", "s_calls"])
+
+
+def test_a_damaged_object_never_takes_the_loader_past_its_bounds() -> None:
+    """Each of 3000 objects with a few bytes changed anywhere (headers, tables, names,
+    relocations, code) is linked, refused, or `Malformed`: no other exception, no write outside
+    the mapping (every table, name and relocation is checked against its bounds first)."""
+    real = objects("d", 3)
+    rng = random.Random(7)
+    outcomes = set()
+    for _ in range(3000):
+        data = bytearray(real)
+        for _ in range(rng.randint(1, 3)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        try:
+            outcomes.add("linked" if elf.load([(bytes(data), ["d"])]) else "refused")
+        except elf.Malformed:
+            outcomes.add("malformed")
+    assert outcomes == {"linked", "refused", "malformed"}
 
 
 def test_host_key_is_stable_across_cores() -> None:
@@ -253,3 +286,19 @@ def test_fork_while_the_llvm_library_loads() -> None:
         print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
     """)
     assert got == ["0"]
+
+
+def test_an_object_mcjit_links_must_define_what_it_is_loaded_for() -> None:
+    """An object the loader refuses goes to MCJIT, which gives address 0 for a symbol the object
+    does not define; the launch would call it: refused instead."""
+    from qdlab.compiler import targets
+
+    obj = (
+        llvm.Target.from_triple(jit.host()[0])
+        .create_target_machine()
+        .emit_object(llvm.parse_assembly(REFUSED["unwind tables (a function that may unwind)"]))
+    )
+    assert elf.load([(obj, ["f"])]) is None  # MCJIT's, then
+    with pytest.raises(elf.Malformed, match="does not define"):
+        targets.CPU.load([("unit_without_its_task", obj, ["f", "not_in_it"])])
+    assert targets.CPU.functions("unit_without_its_task") is None

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -153,3 +154,43 @@ def test_a_new_process_editing_one_loop_never_imports_the_pool(tmp_path: Path) -
     assert runs[1]["y"] == (np.arange(8, dtype=np.float32) * 21.5).tolist()
     assert runs[0]["pool"]
     assert not runs[1]["pool"] and not runs[1]["mp"]  # one construct compiled, in the process
+
+
+def test_workers_leave_when_their_parent_is_killed(tmp_path: Path) -> None:
+    """A process killed outright (a notebook kernel restarted) cannot shut its pool down: its
+    workers notice and exit by themselves instead of waiting on their queue for ever."""
+    script = tmp_path / "parent.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import os, sys, time
+            from qdlab.compiler.codegen import pool
+            pool.warm(0)
+            time.sleep(0.5)
+            print(" ".join(str(p) for p in pool._get_pool()._processes), flush=True)
+            time.sleep(600)
+            """
+        )
+    )
+    env = dict(os.environ, QDLAB_COMPILE_WORKERS="2")
+    parent = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, env=env, text=True
+    )
+    try:
+        children = [int(p) for p in parent.stdout.readline().split()]  # type: ignore[union-attr]
+        assert len(children) == 2
+    finally:
+        parent.kill()
+        parent.wait()
+
+    def alive(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+    deadline = time.monotonic() + 10
+    while any(alive(p) for p in children) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(alive(p) for p in children)

@@ -21,7 +21,8 @@ a nested one: `s.inner.V0`, `s.k`), the others as plain parameters; in those, an
 V0 may instead be a global `qd.field` the kernel reads and writes by name (the test makes it,
 fills it and reads it back around each call), so every statement above also runs on fields, next
 to ndarrays; in half of those the fields are the members of one struct field `G`, reached as
-`G[i].A1` and `G.A1[j]`. `Program.patterns` names the ones a program uses.
+`G[i].A1` and `G.A1[j]`. A struct local's members are updated by `+=` and atomics in a parallel
+loop. `Program.patterns` names the ones a program uses.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import program_funcs
 from hypothesis import strategies as st
 
 INT_ARRAYS = ["A0", "A1", "A2"]
@@ -52,6 +54,7 @@ KINDS = [
     "loop",
     "floop",
     "reduce",
+    "carried_read",
     "if",
     "atomic",
     "random",
@@ -64,6 +67,7 @@ KINDS = [
     "return",
     "helper",
     *["vloop", "ventry", "vlocal", "vreduce", "vcarried", "vatomic", "vdynamic"],
+    "smember",
 ]
 PATTERNS = (
     "if_else",
@@ -82,6 +86,7 @@ PATTERNS = (
     "volatile_snapshot",
     "aliased_arrays",
     "compile_time_helper",
+    "compile_time_helper_file",
     "typed_func_param",
     "func_through_local",
     "real_func_call",
@@ -98,6 +103,9 @@ PATTERNS = (
     "global_fields",
     "vector_field",
     "shared_element_reduction",
+    "carried_read_before_change",
+    "struct_local_member",
+    *program_funcs.PATTERNS,
 )
 STRUCT_MEMBERS = {"A2": "s.A2", "F0": "s.F0", "V0": "s.inner.V0", "k": "s.k"}
 """What a program with a dataclass parameter reads for these names."""
@@ -168,6 +176,8 @@ def edited(source: str, edits: tuple) -> str:
 
 
 _counter = itertools.count()
+_latest = [0]
+"""The number in the module names of the latest `load` (an `again` one reuses it)."""
 
 
 @dataclass
@@ -189,6 +199,9 @@ class Program:
     patterns: set[str] = field(default_factory=set)
     helper_value: int | None = None
     """The module global the compile-time helper reads, if the program uses one."""
+    helper_file: bool = False
+    """The helper reads that value from `HELPER_FILE` beside the module instead (`load` writes it):
+    the kernel's source is the same when it changes."""
     typed_func: bool = False
     """The module defines `to_int(x: qd.i32)`, a @qd.func whose annotation converts a float."""
     real_func: bool = False
@@ -201,6 +214,8 @@ class Program:
     """Arrays held in global fields of the kernel's module (set by the test before each call)."""
     grouped: bool = False
     """The fields are the members of one global struct field `G` (`G[i].A1`, `G.A1[j]`)."""
+    pfuncs: list = field(default_factory=list)
+    """`@qd.func`s that assign their parameters (`program_funcs.py`), in definition order."""
 
     def emit(self, kernel: str, ref: str | None = None, indent: int = 1) -> None:
         self.kernel_lines.append("    " * indent + kernel)
@@ -228,6 +243,9 @@ class Program:
             if value is not None
             else []
         )
+        ref_helper = helper
+        if self.helper_file:  # the kernel's helper reads the file while compiling, the reference
+            helper, ref_helper = HELPER_READS, HELPER_READ_ONCE  # reads it as it is imported
         declared = (
             [f"{a}: qd.types.NDArray[qd.i32, 1]" for a in INT_ARRAYS if a not in self.fields]
             + [f"{f}: qd.types.NDArray[qd.f32, 1]" for f in FLOAT_ARRAYS if f not in self.fields]
@@ -250,6 +268,7 @@ class Program:
         )
         real_src = edited(REAL_FUNC, EDITED_REAL_FUNCS) if edit_funcs else REAL_FUNC
         real = real_src.splitlines() if self.real_func else []
+        pfuncs = [line for f in self.pfuncs for line in f.kernel]
         lines = self.kernel_lines or ["    pass"]
         if self.grouped:
             lines = [self.as_members(line) for line in lines]
@@ -278,6 +297,7 @@ class Program:
                     *helper,
                     *typed,
                     *real,
+                    *pfuncs,
                     *(
                         f"{a} = None  # a global field, made by the test"
                         for a in (("G",) if self.grouped else self.fields)
@@ -303,7 +323,7 @@ class Program:
                 [
                     "import numpy as np",
                     MATH_IMPORT,
-                    *helper,
+                    *ref_helper,
                     *(
                         [
                             "",
@@ -328,6 +348,7 @@ class Program:
                     "",
                     "def _range(n):",
                     "    return map(np.int32, range(n))",
+                    *(line for f in self.pfuncs for line in f.ref),
                     "",
                     "",
                     f"def prog({', '.join(INT_ARRAYS + FLOAT_ARRAYS + VECTOR_ARRAYS)}, k):",
@@ -359,8 +380,14 @@ def int_expr(
     if p.helper_value is not None:
         choices.append("helper")
     if depth < 2:
-        choices += ["bin", "bin", "bin", "typed", "real"]
+        choices += ["bin", "bin", "bin", "typed", "real", "pfunc"]
     kind = draw(st.sampled_from(choices))
+    if kind == "pfunc":  # a @qd.func that assigns its parameters
+        vector = f"V0[{idx}]" if idx is not None else None
+        if vector is None and p.vlocals:
+            vector = draw(st.sampled_from(p.vlocals))
+        arg = int_expr(draw, p, idx, depth + 1, readable)
+        return program_funcs.call(draw, p.pfuncs, p.patterns, arg, vector)
     if kind == "const":
         return str(draw(st.integers(-20, 20)))
     if kind == "k":
@@ -631,6 +658,31 @@ def _vector_statement(draw, p: Program, s: int, kind: str) -> None:
         p.patterns.add("vector_atomic")
 
 
+def _struct_local_statement(draw, p: Program, s: int) -> None:
+    """A struct local (`qd.Struct(m=..., v=...)`, two locals in the reference) whose members a
+    parallel loop updates (`+=`, `-=` and an atomic on members and a vector member's entry: atomic,
+    the struct being shared), then serial code, read into an array."""
+    n, name = p.n, f"w{s}"
+    c, at = draw(st.integers(0, 2)), draw(st.integers(0, n - 1))
+    e1, e2 = int_expr(draw, p, "i", 1), int_expr(draw, p, "i", 1)
+    p.emit(
+        f"{name} = qd.Struct(m=0, v=qd.Vector([0, 0, 0]))",
+        f"{name}_m, {name}_v = np.int32(0), np.zeros(3, np.int32)",
+    )
+    p.emit(f"for i in range({n}):")
+    p.emit(f"{name}.m += {e1}", f"{name}_m += np.int32({e1})", indent=2)
+    p.emit(f"qd.atomic_add({name}.m, i)", f"{name}_m += i", indent=2)
+    p.emit(f"{name}.v[{c}] -= {e2}", f"{name}_v[{c}] -= np.int32({e2})", indent=2)
+    p.emit(f"{name}.v += qd.Vector([1, 2, 3])", f"{name}_v += np.int32([1, 2, 3])", indent=2)
+    p.emit(f"{name}.m *= 3", f"{name}_m *= np.int32(3)")
+    dst = draw(st.sampled_from(INT_ARRAYS))
+    p.emit(
+        f"{dst}[{at}] = {name}.m + {vec_sum(name + '.v')}",
+        f"{dst}[{at}] = {name}_m + {vec_sum(name + '_v')}",
+    )
+    p.patterns.add("struct_local_member")
+
+
 def _int_def(p: Program, name: str, expr: str, indent: int = 1) -> None:
     if expr.startswith("qd.static("):
         expr = f"0 + {expr}"  # `x = qd.static(...)` binds a compile-time name, which is not a local
@@ -641,6 +693,8 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
     n = p.n
     if kind.startswith("v"):
         _vector_statement(draw, p, s, kind)
+    elif kind == "smember":
+        _struct_local_statement(draw, p, s)
     elif kind == "def":
         name = f"s{s}"
         _int_def(p, name, int_expr(draw, p, None, 0, tuple(INT_ARRAYS)))
@@ -683,6 +737,22 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         p.emit(f"for i in range({n}):")
         p.emit(f"{name} += {src}[i] % 17", indent=2)
         p.emit(f"{dst}[{draw(st.integers(0, n - 1))}] = {name}")
+    elif kind == "carried_read":
+        # a local summed by one loop, read by a definition, then changed by a later loop: the
+        # definition needs the value from between the loops
+        name, d, src = f"m{s}", f"d{s}", draw(st.sampled_from(INT_ARRAYS))
+        _int_def(p, name, str(draw(st.integers(-9, 9))))
+        p.emit(f"for i in range({n}):")
+        p.emit(f"{name} += {src}[i] % 5", f"{name} = np.int32({name} + {src}[i] % 5)", indent=2)
+        _int_def(p, d, f"{name} * 2 + {int_expr(draw, p, None, 1)}")
+        p.emit(f"for i in range({n}):")
+        c = draw(st.integers(1, 3))
+        p.emit(f"{name} += {c}", f"{name} = np.int32({name} + {c})", indent=2)
+        dst = draw(st.sampled_from(INT_ARRAYS))
+        p.emit(f"for i in range({n}):")
+        p.emit(f"{dst}[i] = {dst}[i] + {d}", indent=2)
+        p.patterns.add("carried_read_before_change")
+        p.scalars += [name, d]
     elif kind == "if":
         cond = int_expr(draw, p, None, 1)
         arr = draw(st.sampled_from(INT_ARRAYS))
@@ -854,7 +924,8 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
     elif kind == "helper":
         if p.helper_value is None:
             p.helper_value = draw(st.integers(-4, 4))
-        p.patterns.add("compile_time_helper")
+            p.helper_file = draw(st.booleans())
+        p.patterns.add("compile_time_helper_file" if p.helper_file else "compile_time_helper")
         arr = draw(st.sampled_from(INT_ARRAYS))
         p.emit(f"for i in range({n}):")
         p.emit(
@@ -901,8 +972,11 @@ def load(
     looks to a new process; `moved` puts that many comment lines above the kernel's module (every
     line number moves, nothing else changes); `edit_funcs` changes a constant in each real_func."""
     kernel_src, ref_src = p.source(helper_value, edit_funcs)
+    if p.helper_file:
+        write_helper_file(folder, p.helper_value if helper_value is None else helper_value)
     kernel_src = "# moved\n" * moved + kernel_src
-    n = next(_counter) - 1 if again else next(_counter)
+    n = _latest[0] if again else next(_counter)
+    _latest[0] = n
     out = []
     for tag, src in (("k", kernel_src), ("r", ref_src)):
         path = folder / f"gen_{tag}{n}.py"
@@ -913,3 +987,19 @@ def load(
         spec.loader.exec_module(mod)  # type: ignore[union-attr]
         out.append(mod.prog)
     return out[0], out[1]
+
+
+HELPER_FILE = "helper_c.txt"
+_READ = f"int(pathlib.Path(__file__).with_name({HELPER_FILE!r}).read_text())"
+HELPER_READS = ["", "import pathlib", "", "", "def helper():", f"    return {_READ} * 2 + 1", ""]
+"""A compile-time helper that reads its value from a file beside the kernel's module."""
+HELPER_READ_ONCE = [
+    *("", "import pathlib", "", f"HELPER_C = {_READ}", ""),
+    *("", "def helper():", "    return HELPER_C * 2 + 1", ""),
+]
+"""The reference's: the value read once, as its module is imported."""
+
+
+def write_helper_file(folder: Path, value: int) -> None:
+    """The value the file helper reads (the program's own, or the one a reload changes it to)."""
+    (folder / HELPER_FILE).write_text(str(value))

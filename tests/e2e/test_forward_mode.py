@@ -60,8 +60,12 @@ def test_a_field_without_a_dual_is_refused() -> None:
     qd.init(arch=qd.cpu, offline_cache=False)
     x = qd.field(qd.f32, shape=4)
     y = qd.field(qd.f32, shape=4, needs_dual=True)
-    with pytest.raises(qd.QuadrantsRuntimeError, match="has no dual"):
+    with pytest.raises(qd.QuadrantsRuntimeError, match="`param`, a field of shape .4,., has no"):
         qd.ad.FwdMode(loss=y, param=x, seed=[1.0] * 4).__enter__()
+    with pytest.raises(qd.QuadrantsRuntimeError, match=r"`loss\[1\]`, field `x` of shape"):
+        qd.ad.FwdMode(loss=[y, qd.field(qd.f32, 4, name="x")], param=y, seed=[1.0] * 4).__enter__()
+    with pytest.raises(AssertionError, match="`seed` has 2 values for 4"):  # an assert there
+        qd.ad.FwdMode(loss=y, param=y, seed=[1.0] * 2).__enter__()
     with pytest.raises(RuntimeError, match="`seed` is not set"):
         qd.ad.FwdMode(loss=y, param=y).__enter__()
 

@@ -251,6 +251,8 @@ def check_reloaded(
         np.testing.assert_array_equal(a, b, err_msg=what)
     assert got_ret == want_ret
     CHECKED[what] += 1
+    load(p, folder, again=True)  # the files as they were: the next paths compile the first load's
+    # kernel again, which reads its @qd.funcs' source and its helper's file as they are then
 
 
 @settings(

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import json
+import subprocess
 import sys
 import textwrap
 
@@ -299,6 +301,100 @@ def test_a_failed_assertion_in_a_recursive_call_is_reported() -> None:
     assert k(a, 3) == 10
     with pytest.raises(qd.QuadrantsAssertionError, match="too deep"):
         k(a, 9)
+
+
+NO_BASE_CASE = """
+import json, subprocess, sys
+import numpy as np
+import qdlab as qd
+
+qd.init(arch=qd.cpu, offline_cache=False, debug={debug})
+I32 = qd.types.NDArray[qd.i32, 1]
+
+
+@qd.real_func
+def forever(n: qd.i32) -> qd.i32:
+    return forever(n + 1) + 1  # no base case
+
+
+@qd.real_func
+def spin(a: I32, n: qd.i32):
+    a[0] = n
+    spin(a, n + 1)  # no base case, a call in tail position
+
+
+@qd.real_func
+def down(n: qd.i32) -> qd.i32:
+    if n <= 0:
+        return 0
+    return down(n - 1) + 1
+
+
+@qd.kernel
+def serial(n: qd.i32) -> qd.i32:
+    return forever(n)
+
+
+@qd.kernel
+def parallel(out: I32):
+    for i in range(out.shape[0]):
+        out[i] = forever(i)
+
+
+@qd.kernel
+def spins(a: I32):
+    spin(a, 0)
+
+
+@qd.kernel
+def deep(n: qd.i32) -> qd.i32:
+    return down(n)
+
+
+seen = []
+calls = [
+    lambda: serial(0),
+    lambda: parallel(np.zeros(1 << 16, np.int32)),
+    lambda: spins(np.zeros(1, np.int32)),
+    lambda: deep(10_000),
+]
+for call in calls:
+    try:
+        call()
+        seen.append(None)
+    except qd.QdRecursionError as e:
+        assert isinstance(e, (RecursionError, qd.QuadrantsRuntimeError))
+        seen.append(str(e))
+seen.append(deep(9_999))  # 10,000 calls deep: the deepest allowed
+seen.append(serial.__name__)
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_recursion_without_a_base_case_raises_naming_the_function(tmp_path, debug) -> None:
+    """Each call runs one deeper than its caller and no deeper than `abi.MAX_CALL_DEPTH`: past it
+    the kernel raises, naming the real_func and the kernel, in a serial task, in a parallel loop's
+    threads, and for a call in tail position (which LLVM may turn into a loop). It used to overflow
+    the stack: a segfault (checked in a process of its own, which a regression kills, not the
+    suite)."""
+    script = tmp_path / "no_base_case.py"
+    script.write_text(NO_BASE_CASE.format(debug=debug))
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    *errors, deepest, _ = json.loads(out.stdout.splitlines()[-1])
+    for error, fn, kernel, line in zip(
+        errors,
+        ["forever", "forever", "spin", "down"],
+        ["serial", "parallel", "spins", "deep"],
+        [12, 12, 18, 25],
+    ):
+        assert error is not None and f"@qd.real_func `{fn}` nested over 10,000 calls deep" in error
+        assert f"recursion too deep in kernel `{kernel}`" in error
+        assert f"no_base_case.py:{line}" in error or f"line {line}" in error, error
+    assert deepest == 9_999
 
 
 def test_autodiff_through_a_recursive_real_func_is_refused() -> None:

@@ -213,3 +213,69 @@ def test_template_objects_that_print_alike_are_told_apart_by_content():
     cfg.scale = 4.0  # mutated between calls: compiled again, never served stale
     scaled(a, cfg)
     assert a.tolist() == [4.0, 4.0]
+
+
+@qd.func
+def bumped(n: qd.i32, flag: qd.i32):
+    if flag:
+        n = n + 1
+    return n
+
+
+@qd.func
+def line_search(phase: qd.i32, alpha: qd.f32) -> qd.f32:
+    w = 0
+    while phase < 3 and w < 10:  # ends after 3 trips when the parameter advances (10 if not)
+        alpha = alpha * 0.5
+        phase += 1
+        w += 1
+    return alpha + phase
+
+
+@qd.kernel
+def param_assigned(out: F32, flags: I32):
+    c = 0
+    for d in range(3):
+        c = bumped(c, 1)
+    out[0] = c
+    out[1] = bumped(5, 0)
+    out[2] = line_search(0, 1.0)
+    for i in range(flags.shape[0]):
+        out[3 + i] = bumped(i * 10, flags[i])
+
+
+def test_a_func_parameter_assigned_under_if_or_in_a_loop_is_returned_with_its_new_value():
+    """A @qd.func's parameter is a variable of its body (Quadrants copies each into one): the func
+    returned the value it had on entry, so Genesis lost every contact and a `while` on it never
+    ended."""
+
+    def run():
+        out = np.zeros(7, np.float32)
+        param_assigned(out, np.array([1, 0, 1, 1], np.int32))
+        return out.tolist()
+
+    assert on_every_path(run) == {p: [3, 5, 3.125, 1, 10, 21, 31] for p in PATHS}
+
+
+@qd.kernel
+def carried_then_changed(a: I32):
+    m = 0
+    for t in range(a.shape[0]):
+        m += a[t]
+    n = m * 2  # needs m as the first loop left it
+    for t in range(3):
+        m += 1
+    for i in range(a.shape[0]):
+        a[i] = a[i] + n
+
+
+def test_a_carried_local_read_before_a_later_loop_changes_it_keeps_its_earlier_value():
+    """`m` is handed over through the interface; the last loop's construct recomputes `n` from it,
+    and read the value the middle loop left (the interface holds the latest value only)."""
+
+    def run():
+        a = np.array([1, 2, 3], np.int32)
+        carried_then_changed(a)
+        return a.tolist()
+
+    assert on_every_path(run) == {p: [13, 14, 15] for p in PATHS}

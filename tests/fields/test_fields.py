@@ -280,6 +280,24 @@ def test_field_index_errors_name_the_field() -> None:
         k()
 
 
+def test_host_shape_mismatches_name_the_field_and_the_shapes() -> None:
+    x = qd.field(qd.f32, shape=(3, 4), name="x")
+    v = qd.Vector.field(3, qd.f32, shape=5)
+    with pytest.raises(qd.QdValueError, match=r"\(4, 3\) \(field `x`\)$"):
+        x.from_numpy(np.zeros((4, 3), np.float32))
+    with pytest.raises(qd.QdValueError, match=r"elements have shape \(3,\), so it takes an array"):
+        v.from_numpy(np.zeros((5, 2), np.float32))
+    with pytest.raises(qd.QdValueError, match=r"a field of shape \(5,\) is a vector of f32"):
+        v[0] = [1, 2]
+    with pytest.raises(qd.QdValueError, match=r"value of shape \(2,\)"):
+        v.fill([1, 2])
+    with pytest.raises(qd.QdValueError, match=r"field `x` of shape \(3, 4\) is a scalar"):
+        x[0, 0] = [1, 2]
+    v[1] = 7  # a scalar fills an element, as a vector's `fill` does
+    v.fill(qd.Vector([1, 2, 3]))
+    assert v[1].to_list() == [1, 2, 3]
+
+
 def test_debug_bounds_check_names_the_field() -> None:
     qd.init(arch=qd.cpu, debug=True, offline_cache=False)
     x = qd.field(qd.i32, shape=4)
@@ -307,6 +325,15 @@ def test_tape_through_fields() -> None:
         with qd.ad.Tape(loss=loss):
             f()
         np.testing.assert_allclose(x.grad.to_numpy(), [2.0, 4.0, 6.0])
+
+
+def test_a_bad_tape_loss_field_is_named_in_quadrants_words() -> None:
+    loss = qd.field(qd.f32, shape=4, needs_grad=True, name="loss")
+    with pytest.raises(RuntimeError, match=r"must be a 0-D field, i.e. scalar; it is field `loss`"):
+        qd.ad.Tape(loss=loss).__enter__()
+    flat = qd.field(qd.f32, shape=())
+    with pytest.raises(RuntimeError, match="not allocated: .*a field of shape \\(\\), needs"):
+        qd.ad.Tape(loss=flat).__enter__()
 
 
 def test_fields_as_members_of_a_template_object() -> None:

@@ -37,7 +37,7 @@ def test_declare_and_host_access() -> None:
     assert e.a == 1.5 and list(e.v) == [1, 2, 3] and e.flag == 1 and e.inner.c == 4
     e.a = 9  # a view: writes the field
     s[2, 1].inner.c = -3
-    s[0, 1] = {"a": 2.0}  # a dict sets the members it names
+    s[0, 1] = outer(a=2.0)
     d = s.to_numpy()
     assert sorted(d) == ["a", "flag", "inner", "m", "v"] and sorted(d["inner"]) == ["c", "d"]
     assert d["a"][1, 0] == 9 and d["a"][0, 1] == 2 and d["inner"]["c"][2, 1] == -3
@@ -168,6 +168,24 @@ def test_recreated_struct_fields_reuse_the_manifest(tmp_path: object) -> None:
     assert run(32) == ["2", "0", "62.0"]
     assert run(32) == ["-1", "-1", "62.0"]  # the manifest: nothing lowered
     assert run(64) == ["2", "0", "126.0"]  # another shape: another key
+
+
+def test_a_dict_lacking_a_member_is_a_key_error_naming_it() -> None:
+    _, outer = types()
+    s = outer.field(shape=2)
+    full = {"a": 1.0, "v": [1, 2, 3], "m": [[1, 2], [3, 4]], "flag": True, "inner": {"c": 4}}
+    with pytest.raises(KeyError, match=r"`inner\.d`"):
+        s[0] = full
+    with pytest.raises(KeyError, match="`flag`"):
+        s[0] = {k: v for k, v in full.items() if k != "flag"}
+    with pytest.raises(KeyError, match="`d`"):
+        s[0].inner = {"c": 5}
+    assert s[0].a == 0 and s[0].inner.c == 0  # nothing is written
+    s[1] = {**full, "inner": {"c": 4, "d": [5, 6]}, "extra": 7}  # another key is ignored
+    s[1]["a"] = 3.0
+    assert s[1]["a"] == 3.0 and s[1]["inner"].c == 4 and list(s[1].inner.d) == [5, 6]
+    with pytest.raises(TypeError, match="takes a Struct or a dict"):
+        s[1] = 5
 
 
 def test_errors_name_the_line() -> None:

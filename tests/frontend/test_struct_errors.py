@@ -116,6 +116,24 @@ def struct_gets_a_number(s: S):
     p = 3.0  # noqa: F841 - the error under test
 
 
+@qd.dataclass
+class Seg:
+    a: Pt
+    n: qd.i32
+
+
+@qd.kernel
+def updates_a_struct_member_whole(s: S):
+    p = Seg(n=1)
+    p.a += 1
+
+
+@qd.kernel
+def atomic_on_a_struct_member_whole(s: S):
+    p = Seg(n=1)
+    qd.atomic_add(p.a, 1)
+
+
 def make() -> S:
     return S(np.zeros(4, np.float32), 4)
 
@@ -134,6 +152,8 @@ def make() -> S:
         (too_many_members, "Pt(1.0, 2.0, 3.0)", qd.QuadrantsTypeError, "Pt has 2 members, not 3"),
         (unknown_member, "Pt(z=1.0)", qd.QuadrantsTypeError, "Pt has no member `z`"),
         (struct_gets_a_number, "p = 3.0", qd.QuadrantsTypeError, "`p` is a Pt; it cannot be given"),
+        (updates_a_struct_member_whole, "p.a += 1", qd.QuadrantsTypeError, "`p.a` is a Pt local"),
+        (atomic_on_a_struct_member_whole, "qd.atomic_add(p.a, 1)", qd.QuadrantsTypeError, "one by"),
     ],
 )
 def test_error_points_at_the_line(kernel: qd.Kernel, line: str, cls: type, words: str) -> None:

@@ -3,9 +3,10 @@ dataclass of vector ndarrays, a multi-loop `step` method calling `@qd.func` meth
 taking the dataclass itself, and a `qd.template()` config read through `qd.static`.
 
 Run as `python struct_program.py BACKEND OUT.npz [OPTION=VALUE ...]`: BACKEND is `qdlab` or
-`quadrants`; the results (and, on qdlab, the construct counts of each compile) go to OUT.npz.
-`tests/oracle/test_structs_oracle.py` runs it on both, and again with one loop edited (`EDIT`
-below is replaced), to check the results and what recompiles.
+`quadrants`, an OPTION a JSON value for `qd.init` or `arch=cuda`; the results (and, on qdlab, the
+construct counts of each compile) go to OUT.npz. `tests/oracle/test_structs_oracle.py` runs it on
+both, and again with one loop edited (`EDIT` below is replaced), to check the results and what
+recompiles; `tests/cuda/test_gpu_programs.py` runs it on the GPU against the CPU.
 """
 
 # No `from __future__ import annotations`: kernel annotations must be real objects.
@@ -82,9 +83,10 @@ def clamp_speed(s: State, cfg: qd.template(), limit: qd.f32):
 
 def main() -> None:
     options = dict(a.split("=", 1) for a in sys.argv[3:])
+    arch = getattr(qd, options.pop("arch", "cpu"))  # arch=cuda: tests/cuda runs it on the GPU
     init = {k: json.loads(v) for k, v in options.items()}
-    qd.init(arch=qd.cpu, offline_cache=False, **init) if sys.argv[1] == "quadrants" else qd.init(
-        arch=qd.cpu, **init
+    qd.init(arch=arch, offline_cache=False, **init) if sys.argv[1] == "quadrants" else qd.init(
+        arch=arch, **init
     )
     rng = np.random.default_rng(7)
     arrays = {}

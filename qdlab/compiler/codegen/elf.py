@@ -7,8 +7,11 @@ are simple: x86-64 relocatable ELF, static relocation model and LLVM's large cod
 address an absolute 64-bit word), no unwind tables, no constructors, the only external symbols
 libm's and libc's. This loader takes exactly that kind and refuses anything else (`load` returns
 None and the caller hands the objects to MCJIT, `jit.load_many`): an unknown section type or
-relocation, an undefined symbol the process lacks, a 32-bit field a value does not fit, another
-machine or format.
+relocation, an undefined symbol the process lacks, a 32-bit field a value does not fit. What is
+not such an object at all (another machine or format, a table, section, name or relocation out of
+its bounds, a symbol asked for that it does not define) is `Malformed`: raised before any byte is
+mapped, never handed to MCJIT, which would crash on it (or give address 0 for the missing symbol).
+`check` runs the same reading on an object from elsewhere (the compile server) before it is kept.
 
 The objects of one call share one anonymous mapping: code pages become read + execute, constants
 read-only, writable data stays read + write. Mappings live as long as the process (MCJIT frees
@@ -67,6 +70,17 @@ class Refused(Exception):
     """An object this loader does not take (MCJIT will)."""
 
 
+class Malformed(ValueError):
+    """Bytes that are not a sound object of this host, or lack a symbol asked for: nobody loads
+    them."""
+
+
+_MAX_BYTES = 1 << 30
+"""The most memory the sections of one load may take (a larger size is a corrupt table)."""
+_WIDTH = {_R_64: 8, _R_PC64: 8, _R_PC32: 4, _R_PLT32: 4, _R_32: 4, _R_32S: 4}
+"""Bytes each relocation type writes."""
+
+
 def supported() -> bool:
     """The platform's objects are the kind this loader takes."""
     return sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
@@ -110,45 +124,92 @@ def _up(n: int, align: int) -> int:
 
 
 class _Object:
-    """One object's sections to place, its symbols and its relocations, read from its bytes."""
+    """One object's sections to place, its symbols and its relocations, read from its bytes and
+    checked against their bounds (`Malformed`)."""
 
     def __init__(self, data: bytes) -> None:
+        try:
+            self._read(data)
+        except (struct.error, ValueError, IndexError, UnicodeDecodeError) as e:
+            if isinstance(e, Malformed):
+                raise
+            raise Malformed(f"an unreadable object ({type(e).__name__})") from None
+
+    def _read(self, data: bytes) -> None:
         head = _HEADER.unpack_from(data)
         if head[0][:7] != b"\x7fELF\x02\x01\x01" or head[1] != 1 or head[2] != 62:
-            raise Refused("not an x86-64 little-endian relocatable ELF object")
-        shoff, shentsize, shnum = head[6], head[11], head[12]
+            raise Malformed("not an x86-64 little-endian relocatable ELF object")
+        shoff, shentsize, shnum, shstrndx = head[6], head[11], head[12], head[13]
+        if shentsize != _SECTION.size or not 0 < shnum or shoff + shnum * shentsize > len(data):
+            raise Malformed("the section table lies outside the object")
         self.data = data
         self.sections = [_SECTION.unpack_from(data, shoff + k * shentsize) for k in range(shnum)]
-        names = self.sections[head[13]][4]
-        if any(self._name(names + h[0]).startswith(_RUN_AT_LOAD) for h in self.sections):
+        for k, (_, kind, _, _, off, size, link, _, align, _) in enumerate(self.sections):
+            if kind != _NOBITS and off + size > len(data) or link >= shnum or align > _PAGE:
+                raise Malformed(f"section {k} lies outside the object")
+        if shstrndx >= shnum:
+            raise Malformed("no section names")
+        if any(self._name(shstrndx, h[0]).startswith(_RUN_AT_LOAD) for h in self.sections):
             raise Refused("code to run at load (constructors or destructors)")
         self.placed: dict[int, int] = {}
         """Section index -> offset in the mapping, for the sections that take memory."""
         self.symbols: list[tuple[str, int, int, int]] = []
         """(name, binding, section index, value) in symbol-table order."""
-        self.relas: list[tuple[int, int]] = []
-        """(relocation section index, the section index it applies to)."""
+        relas = []
         for k, (_, kind, flags, _, off, size, link, info, _, entsize) in enumerate(self.sections):
             if kind == _SYMTAB:
-                names = self.sections[link]
+                if self.symbols or entsize != _SYMBOL.size or size % entsize:
+                    raise Malformed("a second or misshapen symbol table")
                 self.symbols = [
-                    self._symbol(off + j * entsize, names[4]) for j in range(size // entsize)
+                    self._symbol(off + j * entsize, link) for j in range(size // entsize)
                 ]
             elif kind == _RELA_T:
-                self.relas.append((k, info))
+                relas.append((k, info))
             elif kind not in (_PROGBITS, _NOBITS) and (kind not in _IGNORED or flags & _ALLOC):
                 raise Refused(f"section type {kind:#x}")
             elif flags & _TLS:
                 raise Refused("thread-local storage")
+        if sum(h[5] + h[8] for h in self.sections if h[2] & _ALLOC) > _MAX_BYTES:
+            raise Malformed("sections larger than any object")
+        self.relas = [r for k, target in relas for r in self._relocations(k, target)]
+        """(target section, offset in it, type, symbol index, addend), each checked."""
 
-    def _name(self, at: int) -> str:
-        return self.data[at : self.data.index(b"\0", at)].decode()
+    def _name(self, table: int, at: int) -> str:
+        """The name at `at` of string table section `table`, within that section."""
+        _, _, _, _, off, size, *_ = self.sections[table]
+        if at >= size:
+            raise Malformed("a name outside its string table")
+        return self.data[off + at : self.data.index(b"\0", off + at, off + size)].decode()
 
     def _symbol(self, at: int, strtab: int) -> tuple[str, int, int, int]:
         name_off, info, _, shndx, value, _ = _SYMBOL.unpack_from(self.data, at)
+        if shndx >= len(self.sections) and shndx not in (_ABS, _COMMON):
+            raise Malformed("a symbol in a section the object does not have")
         if info & 0xF in (_STT_TLS, _STT_IFUNC) and shndx != _UNDEF:
             raise Refused("a thread-local or indirect symbol")
-        return self._name(strtab + name_off), info >> 4, shndx, value
+        return self._name(strtab, name_off), info >> 4, shndx, value
+
+    def _relocations(self, k: int, target: int) -> list[tuple[int, int, int, int, int]]:
+        _, _, _, _, off, size, _, _, _, entsize = self.sections[k]
+        if entsize != _RELA.size or size % entsize or target >= len(self.sections):
+            raise Malformed(f"a misshapen relocation section {k}")
+        _, t_kind, t_flags, _, _, t_size, *_ = self.sections[target]
+        if t_kind not in (_PROGBITS, _NOBITS) or not t_flags & _ALLOC:
+            if t_flags & _ALLOC:
+                raise Refused("relocations of a section that is not loaded")
+            return []  # of a section that takes no memory (debug information)
+        out = []
+        for j in range(size // entsize):
+            where, info, addend = _RELA.unpack_from(self.data, off + j * entsize)
+            kind, sym = info & 0xFFFFFFFF, info >> 32
+            if kind == _R_NONE:
+                continue
+            if kind not in _WIDTH:
+                raise Refused(f"relocation type {kind}")
+            if sym >= len(self.symbols) or where + _WIDTH[kind] > t_size:
+                raise Malformed(f"a relocation outside its section or symbol table ({k})")
+            out.append((target, where, kind, sym, addend))
+        return out
 
     def allocated(self, want: int) -> list[int]:
         """Indices of the sections that take memory, in one of three classes: 0 code, 1 constants,
@@ -161,6 +222,16 @@ class _Object:
                     out.append(k)
         return out
 
+    def exports(self, symbols: list[str]) -> list[int]:
+        """The symbol-table index of each of `symbols`, a global this object defines in a section
+        it loads (`Malformed` when one is missing: the object of something else)."""
+        loaded = {k for cls in range(3) for k in self.allocated(cls)}
+        defined = {s[0]: j for j, s in enumerate(self.symbols) if s[2] in loaded and s[1]}
+        missing = [s for s in symbols if s not in defined]
+        if missing:
+            raise Malformed(f"the object does not define {missing[0]}")
+        return [defined[s] for s in symbols]
+
     def address(self, base: int, sym: int) -> int:
         name, binding, shndx, value = self.symbols[sym]
         if shndx == _UNDEF:
@@ -172,42 +243,38 @@ class _Object:
         return base + self.placed[shndx] + value
 
     def relocate(self, m: mmap.mmap, base: int) -> None:
-        for rela, target in self.relas:
-            if target not in self.placed:
-                if self.sections[target][2] & _ALLOC:
-                    raise Refused("relocations of a section that is not loaded")
-                continue
-            _, _, _, _, off, size, _, _, _, entsize = self.sections[rela]
-            at = self.placed[target]
-            for j in range(size // entsize):
-                where, info, addend = _RELA.unpack_from(self.data, off + j * entsize)
-                kind, place = info & 0xFFFFFFFF, at + where
-                if kind == _R_NONE:
-                    continue
-                value = self.address(base, info >> 32) + addend
-                if kind == _R_64:
-                    _U64.pack_into(m, place, value & 0xFFFFFFFFFFFFFFFF)
-                elif kind == _R_PC64:
-                    _U64.pack_into(m, place, (value - base - place) & 0xFFFFFFFFFFFFFFFF)
-                elif kind in (_R_PC32, _R_PLT32, _R_32S, _R_32):
-                    if kind in (_R_PC32, _R_PLT32):
-                        value -= base + place
-                    lo, hi = (0, 1 << 32) if kind == _R_32 else (-(1 << 31), 1 << 31)
-                    if not lo <= value < hi:
-                        raise Refused(f"relocation {kind} out of range")
-                    (_U32 if kind == _R_32 else _I32).pack_into(m, place, value)
-                else:
-                    raise Refused(f"relocation type {kind}")
+        for target, where, kind, sym, addend in self.relas:
+            place = self.placed[target] + where
+            value = self.address(base, sym) + addend
+            if kind == _R_64:
+                _U64.pack_into(m, place, value & 0xFFFFFFFFFFFFFFFF)
+            elif kind == _R_PC64:
+                _U64.pack_into(m, place, (value - base - place) & 0xFFFFFFFFFFFFFFFF)
+            else:
+                if kind in (_R_PC32, _R_PLT32):
+                    value -= base + place
+                lo, hi = (0, 1 << 32) if kind == _R_32 else (-(1 << 31), 1 << 31)
+                if not lo <= value < hi:
+                    raise Refused(f"relocation {kind} out of range")
+                (_U32 if kind == _R_32 else _I32).pack_into(m, place, value)
+
+
+def check(data: bytes, symbols: list[str]) -> None:
+    """`data` is an object this loader takes, within its bounds, defining every one of `symbols`:
+    else `Malformed` (or `Refused`)."""
+    _Object(data).exports(symbols)
 
 
 def load(objects: list[tuple[bytes, list[str]]]) -> list[list[int]] | None:
     """Link the objects into one new mapping; per object, the addresses of its `symbols`. None
-    when one of them is not of the kind this loader takes, or the system refuses the mapping."""
+    when one of them is not of the kind this loader takes, or the system refuses the mapping;
+    `Malformed` when one is no sound object or lacks one of its `symbols`."""
     if not enabled() or not objects:
         return None
     try:
         parsed = [_Object(obj) for obj, _ in objects]
-    except (Refused, struct.error, ValueError, IndexError, UnicodeDecodeError):
+        exports = [o.exports(symbols) for o, (_, symbols) in zip(parsed, objects)]
+    except Refused:
         return None
     spans, size = [], 0
     for cls in range(3):  # code, constants, data: each class starts on a page of its own
@@ -228,11 +295,8 @@ def load(objects: list[tuple[bytes, list[str]]]) -> list[list[int]] | None:
                     if kind == _PROGBITS:
                         m[at : at + n] = o.data[off : off + n]
                 o.relocate(m, base)
-            out = []
-            for o, (_, symbols) in zip(parsed, objects):
-                defined = {s[0]: j for j, s in enumerate(o.symbols) if s[2] != _UNDEF and s[1]}
-                out.append([o.address(base, defined[s]) for s in symbols])
-        except (Refused, KeyError, struct.error):
+            out = [[o.address(base, j) for j in js] for o, js in zip(parsed, exports)]
+        except Refused:
             return None  # the mapping is dropped with its exports (nothing ran from it)
         libc = process()
         for (start, n), prot in zip(spans, (_PROT_RX, _PROT_R, _PROT_RW)):

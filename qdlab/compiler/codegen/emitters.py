@@ -16,11 +16,12 @@ from ..abi import (
     HDR_MSG,
     HDR_PRINT,
     HDR_RNG,
+    MAX_CALL_DEPTH,
     ret_offset,
 )
 from ..types import DType
 from . import arith
-from .lltypes import ERR_ASSERT, ERR_BOUNDS, I32, I64, PRINT_TYPE, lltype
+from .lltypes import ERR_ASSERT, ERR_BOUNDS, ERR_DEPTH, I32, I64, PRINT_TYPE, lltype
 
 if TYPE_CHECKING:
     from .llvm import TaskEmitter
@@ -359,10 +360,14 @@ def _interface_store(em: TaskEmitter, op: ir.Op) -> None:
 
 
 def _call(em: TaskEmitter, op: ir.Op) -> ll.Value | None:
-    """A call of a function of the kernel (`functions.py`); an error it recorded (a failed
-    assertion, an index out of bounds) leaves the caller too."""
+    """A call of a function of the kernel (`real_calls.py`), one deeper than its caller, unless
+    that is deeper than `MAX_CALL_DEPTH` (an error, before the stack overflows); an error the
+    callee recorded (a failed assertion, an index out of bounds) leaves the caller too."""
     callee = em.functions[op.attrs["function"]]
-    r = em.b.call(callee, [em.args_ptr, em.tmp, *(em.get(v) for v in op.operands)])
+    depth = em.b.add(em.depth, ll.Constant(I32, 1))
+    with em.b.if_then(em.b.icmp_unsigned(">", depth, ll.Constant(I32, MAX_CALL_DEPTH)), False):
+        _fail(em, op, ERR_DEPTH)
+    r = em.b.call(callee, [em.args_ptr, em.tmp, depth, *(em.get(v) for v in op.operands)])
     failed = em.b.icmp_signed("!=", em.b.load(em.word(em.tmp, HDR_CODE, I64)), ll.Constant(I64, 0))
     with em.b.if_then(failed, likely=False):
         em.ret_status(1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
+from ..abi import ERR_ASSERT, ERR_BOUNDS, ERR_DEPTH  # noqa: F401 - the emitters' error codes
 from ..types import DType
 
 I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
@@ -13,8 +14,6 @@ I8P = I8.as_pointer()
 TASK_TYPE = ll.FunctionType(I64, [I8P, I8P, I64, I64])
 """A CPU task: `i64 task(i8* args, i8* tmp, i64 chunk, i64 nchunks)`."""
 PRINT_TYPE = ll.FunctionType(ll.VoidType(), [I8P, I64.as_pointer(), I64])
-ERR_BOUNDS, ERR_ASSERT = 1, 2
-"""Error codes a task records in the temporary buffer's header."""
 
 
 def lltype(t: DType) -> ll.Type:

@@ -128,6 +128,8 @@ class TaskEmitter:
         """Where an op's instructions say they come from (`!dbg`), when the views asked for it."""
         self.functions: dict[ir.Function, ll.Function] = {}
         """The LLVM function of each function of the kernel the module defines (`ir.Call`)."""
+        self.depth: ll.Value = ll.Constant(I32, 0)
+        """How many real calls deep this code runs (`abi.MAX_CALL_DEPTH`): a task is at 0."""
 
     # -- target hooks (the NVPTX emitter overrides these) ------------------------------------------
     def declare(self, module: ll.Module, symbol: str) -> ll.Function:
@@ -429,9 +431,10 @@ class TaskEmitter:
 
 
 class FunctionEmitter(TaskEmitter):
-    """Emits the body of one function of the kernel: `ret f(i8* args, i8* tmp, params...)`, where
-    `args` and `tmp` are its caller's (arrays are read through the kernel's words, an error is
-    recorded in the header, and the caller leaves when it sees one)."""
+    """Emits the body of one function of the kernel: `ret f(i8* args, i8* tmp, i32 depth,
+    params...)`, where `args` and `tmp` are its caller's (arrays are read through the kernel's
+    words, an error is recorded in the header, and the caller leaves when it sees one) and `depth`
+    how many calls deep it runs."""
 
     def __init__(
         self,
@@ -444,7 +447,8 @@ class FunctionEmitter(TaskEmitter):
     ) -> None:
         super().__init__(module, kernel, plan, None, symbol, debug)  # type: ignore[arg-type]
         self.ir_fn = fn
-        for p, a in zip(fn.params, self.fn.args[2:]):
+        self.depth = self.fn.args[2]
+        for p, a in zip(fn.params, self.fn.args[3:]):
             self.vals[p] = a
 
     def declare(self, module: ll.Module, symbol: str) -> ll.Function:
@@ -469,7 +473,7 @@ def declare_functions(module: ll.Module, kernel: ir.Kernel, prefix: str) -> dict
     out = {}
     for k, fn in enumerate(ir.functions_of(kernel)):
         ret = lltype(fn.returns) if fn.returns is not None else ll.VoidType()
-        ty = ll.FunctionType(ret, [I8P, I8P, *(lltype(p.type) for p in fn.params)])  # type: ignore[arg-type]
+        ty = ll.FunctionType(ret, [I8P, I8P, I32, *(lltype(p.type) for p in fn.params)])  # type: ignore[arg-type]
         f = ll.Function(module, ty, f"{prefix}.fn{k}.{fn.name}")
         f.linkage = "internal"
         f.attributes.add("nounwind")

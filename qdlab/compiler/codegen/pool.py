@@ -15,6 +15,8 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 import os
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 
@@ -39,10 +41,28 @@ def _warm_one(opt: int) -> int:
     return os.getpid()
 
 
+def _leave_with_parent(parent: int) -> None:
+    """A worker's initializer: the worker exits within a second of its parent's death (a notebook
+    kernel killed or restarted never leaves compile workers behind; a killed parent cannot shut its
+    pool down, and its workers would wait on their queue for ever)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="qdlab-parent-watch", daemon=True).start()
+
+
 def _get_pool() -> ProcessPoolExecutor | None:
     global _pool
     if _pool is None and workers() > 1 and hasattr(os, "fork"):
-        _pool = ProcessPoolExecutor(workers(), mp_context=multiprocessing.get_context("fork"))
+        _pool = ProcessPoolExecutor(
+            workers(),
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_leave_with_parent,
+            initargs=(os.getpid(),),
+        )
         atexit.register(_pool.shutdown, wait=True)  # before interpreter teardown, not during it
     return _pool
 

@@ -9,49 +9,67 @@ processes send it their texts over a Unix socket and get the same objects back (
 `jit.compile_text` of the same llvmlite release on the same CPU; the socket's name holds a digest
 of the compiler's version and the host's key parts, which the server checks). The quick tier is
 compiled inline; an optimising job runs in a forked child, so a quick compile never queues behind
-one. A client that cannot reach the server, or gets a short or malformed answer, compiles in its
-own process instead, for the rest of its life.
+one.
+
+An answer is code this process runs, so nothing of it is kept before it is checked against what was
+asked: each object comes with the digest of the text it was made from and its own, and must be an
+object qdlab's loader takes (header, sections, names and relocations in bounds, `elf.check`) that
+defines the functions the text defines. Every wait is bounded (`deadline`). A server that fails
+any of this (no answer in time, a closed connection, a foreign or unchecked answer) is not asked
+again by this process, which compiles by itself from then on, and its socket is removed, so it
+leaves and the next process that compiles starts a new one. A server that refuses a text (bad IR)
+is left running: the text is compiled here, where the error is raised with the user's context.
 
 The socket lives in a directory only this user can enter (`$XDG_RUNTIME_DIR/qdlab-<uid>` or
 `/tmp/qdlab-<uid>`, mode 0700, checked; `QDLAB_COMPILE_SERVER_DIR` names another): an object from
 the server is code this process runs, so nobody else may answer. The server exits after
-`QDLAB_COMPILE_SERVER_IDLE_S` (600) seconds without a request, or when its socket is removed or
+`QDLAB_COMPILE_SERVER_IDLE_S` (300) seconds without a request, or when its socket is removed or
 taken by a newer server. `QDLAB_COMPILE_SERVER=0` turns it off (nothing is started or asked).
 
 The wire format is a header (magic, kind, level, count) and `count` length-prefixed items each
-way; an answer's items carry the seconds LLVM took.
+way; an answer's items carry the seconds LLVM took, and each object item starts with the SHA-256
+of the text it answers and of the object that follows.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import signal
 import socket
 import stat
 import struct
 import sys
 import time
+from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 from .. import keys
-from . import host
+from . import elf, host
 
-_MAGIC = b"QDS1"
+_MAGIC = b"QDS2"
 _HEAD = struct.Struct("<4sBBI")
 """magic, kind (`_HELLO`, `_COMPILE`), optimisation level, item count."""
 _ITEM = struct.Struct("<Id")
 """length, seconds."""
 _HELLO, _COMPILE, _OK, _ERROR = 72, 67, 0, 1
-QUICK_TIMEOUT_S = 10.0
-"""The longest a client waits for a quick object before compiling it itself."""
-TIMEOUT_S = 120.0
-"""... and for an optimised one (`tiers.WAIT_S`)."""
+DEADLINE_S = 2.0
+"""How long a client waits for an answer of the server, plus `_PER_BYTE_S` per byte of the texts
+it sent (0.05-0.2 s for a construct's), before it compiles by itself: the quick tier takes ~1-3 ms
+a construct here, the full one ~25-35 ms."""
+_PER_BYTE_S = 1e-5
+_MAX_ITEM = 1 << 28
+"""The longest item a client reads (a larger length is not the server's)."""
+_DIGEST = 32
 _CHECK_S = 1.0
 """How often an idle server looks at its socket and its idle time."""
 _down = False
 """Set once the server failed this process: it compiles by itself from then on."""
 _hello: tuple[str, str] | None = None
+_DEFINED = re.compile(r'^define (?!(?:internal|private) )[^@\n]*@"?([^"(]+)"?\(', re.MULTILINE)
+"""The name of each function an LLVM IR text defines for others to call."""
 
 
 def enabled() -> bool:
@@ -87,10 +105,15 @@ def address() -> str | None:
     return None if directory is None else os.path.join(directory, f"llvm-{tag()}.sock")
 
 
-def _exact(sock: socket.socket, n: int) -> bytes:
+def _exact(sock: socket.socket, n: int, deadline: float) -> bytes:
+    """`n` bytes, all of them by `deadline` (a time of `time.monotonic`), else TimeoutError."""
     buf = bytearray(n)
     view, got = memoryview(buf), 0
     while got < n:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("no answer in time")
+        sock.settimeout(left)
         k = sock.recv_into(view[got:])
         if k == 0:
             raise ConnectionError("the other side closed the connection")
@@ -105,24 +128,52 @@ def _send(sock: socket.socket, kind: int, level: int, items: list[tuple[bytes, f
     sock.sendall(b"".join(parts))
 
 
-def _receive(sock: socket.socket) -> tuple[int, int, list[tuple[bytes, float]]]:
-    magic, kind, level, count = _HEAD.unpack(_exact(sock, _HEAD.size))
-    if magic != _MAGIC:
-        raise ConnectionError("not a qdlab compile server")
+def _receive(
+    sock: socket.socket, deadline: float, most: int = 1 << 16
+) -> tuple[int, int, list[tuple[bytes, float]]]:
+    """A request or an answer of at most `most` items, each at most `_MAX_ITEM` bytes."""
+    magic, kind, level, count = _HEAD.unpack(_exact(sock, _HEAD.size, deadline))
+    if magic != _MAGIC or count > most:
+        raise ConnectionError("not a qdlab compile server's message")
     items = []
     for _ in range(count):
-        n, seconds = _ITEM.unpack(_exact(sock, _ITEM.size))
-        items.append((_exact(sock, n), seconds))
+        n, seconds = _ITEM.unpack(_exact(sock, _ITEM.size, deadline))
+        if n > _MAX_ITEM:
+            raise ConnectionError("an item longer than any object")
+        items.append((_exact(sock, n, deadline), seconds))
     return kind, level, items
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+def _answer(text: bytes, obj: bytes) -> bytes:
+    """An object item: the digests of the text it answers and of itself, then the object."""
+    return _digest(text) + _digest(obj) + obj
+
+
+def _checked(text: bytes, item: bytes) -> bytes:
+    """The object of an answer's item, if it answers `text`, is whole, and is an object this
+    process's loader takes that defines what `text` defines; else `elf.Malformed` (or
+    `elf.Refused`)."""
+    echo, digest, obj = item[:_DIGEST], item[_DIGEST : 2 * _DIGEST], item[2 * _DIGEST :]
+    if echo != _digest(text):
+        raise elf.Malformed("the answer of another text")
+    if digest != _digest(obj):
+        raise elf.Malformed("an object cut short or changed on the way")
+    elf.check(obj, _DEFINED.findall(text.decode()))
+    return obj
 
 
 # -- the client ----------------------------------------------------------------------------------
 
 
 def usable() -> bool:
-    """Whether this process asks the server: llvmlite's binding is not loaded here (once it is, a
-    compile here costs less than the round trip) and the server has not failed it."""
-    return not _down and "llvmlite.binding" not in sys.modules and enabled()
+    """Whether this process asks the server: its objects are ones qdlab's loader checks (Linux
+    x86-64), llvmlite's binding is not loaded here (once it is, a compile here costs less than the
+    round trip) and the server has not failed it."""
+    return not _down and "llvmlite.binding" not in sys.modules and enabled() and elf.supported()
 
 
 def listening() -> bool:
@@ -131,47 +182,78 @@ def listening() -> bool:
     return path is not None and os.path.exists(path)
 
 
-def _ask(kind: int, level: int, items: list[tuple[bytes, float]], timeout: float) -> list | None:
-    """The server's answer to one request, or None (and no more asking) when there is none."""
+def deadline(texts: list[bytes]) -> float:
+    """How long a client waits for the server's answer to these texts."""
+    return DEADLINE_S + _PER_BYTE_S * sum(map(len, texts))
+
+
+def _ask(kind: int, level: int, texts: list[bytes], count: int, check: Callable) -> Any:
+    """`check` of the server's answer (`count` items) to one request, within `deadline`; None
+    when there is none or it fails `check`: nothing more is asked of it by this process, and a
+    server that failed it (as opposed to one that refused a text) is told to leave (`_give_up`)."""
     global _down
     path = address()
-    if path is None or not os.path.exists(path):
-        _down = True
+    try:
+        ino = os.stat(path).st_ino  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        _down = True  # no server
         return None
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(timeout)
-            sock.connect(path)
-            _send(sock, kind, level, items)
-            status, _, got = _receive(sock)
-    except (OSError, struct.error):
-        _down = True
+            wait = deadline(texts)
+            until = time.monotonic() + wait
+            sock.settimeout(wait)
+            sock.connect(path)  # type: ignore[arg-type]
+            _send(sock, kind, level, [(t, 0.0) for t in texts])
+            status, _, got = _receive(sock, until, count)
+        if status == _ERROR:
+            _down = True  # bad IR: compiled here, where the error is raised with its context
+            return None
+        if status != _OK or len(got) != count:
+            raise ConnectionError("an answer of another shape")
+        return check(got)
+    except (OSError, struct.error, elf.Malformed, elf.Refused, UnicodeDecodeError):
+        _give_up(path, ino)  # type: ignore[arg-type]
         return None
-    if status != _OK:
-        _down = True  # an error (the same compile here raises it with the user's context)
-        return None
-    return got
+
+
+def _give_up(path: str, ino: int) -> None:
+    """This process asks the server no more; its socket is removed if it is still the one asked
+    (the server leaves within a second; a newer server's socket is left alone)."""
+    global _down
+    _down = True
+    try:
+        if os.stat(path).st_ino == ino:
+            os.unlink(path)
+    except OSError:
+        pass
 
 
 def hello() -> tuple[str, str] | None:
     """The server's (triple, data layout), asked once per process; None without a server."""
     global _hello
+
+    def check(got: list) -> tuple[str, str]:
+        if got[0][0] != tag().encode():
+            raise ConnectionError("another compiler's server")
+        return got[1][0].decode(), got[2][0].decode()
+
     if _hello is None and usable():
-        got = _ask(_HELLO, 0, [(tag().encode(), 0.0)], QUICK_TIMEOUT_S)
-        if got is not None and len(got) == 3 and got[0][0] == tag().encode():
-            _hello = (got[1][0].decode(), got[2][0].decode())
+        _hello = _ask(_HELLO, 0, [tag().encode()], 3, check)
     return _hello if usable() else None
 
 
 def compile_texts(texts: list[str], level: int) -> list[tuple[bytes, float]] | None:
-    """Per text, its object and LLVM's seconds from the server, or None: compile here."""
+    """Per text, its object and LLVM's seconds from the server, each checked against its text
+    (`_checked`) before it is kept; or None: compile here."""
     if not usable() or hello() is None:
         return None
-    timeout = QUICK_TIMEOUT_S if level == 0 else TIMEOUT_S
-    got = _ask(_COMPILE, level, [(t.encode(), 0.0) for t in texts], timeout)
-    if got is None or len(got) != len(texts) or not all(o.startswith(b"\x7fELF") for o, _ in got):
-        return None
-    return got
+    asked = [t.encode() for t in texts]
+
+    def check(got: list) -> list[tuple[bytes, float]]:
+        return [(_checked(t, item), seconds) for t, (item, seconds) in zip(asked, got)]
+
+    return _ask(_COMPILE, level, asked, len(asked), check)
 
 
 _start_at_exit = False
@@ -247,7 +329,7 @@ def main() -> None:
     os.replace(fresh, path)  # clients see a ready server or none
     ours = os.stat(path).st_ino
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # optimising children reap themselves
-    idle_s = float(os.environ.get("QDLAB_COMPILE_SERVER_IDLE_S", "600"))
+    idle_s = float(os.environ.get("QDLAB_COMPILE_SERVER_IDLE_S", "300"))
     listener.settimeout(min(_CHECK_S, idle_s))
     last = time.monotonic()
     while True:
@@ -271,15 +353,17 @@ def main() -> None:
 
 def _serve(conn: socket.socket, hello_items: list, jit: object) -> None:
     try:
-        conn.settimeout(QUICK_TIMEOUT_S)
-        kind, level, items = _receive(conn)
+        kind, level, items = _receive(conn, time.monotonic() + DEADLINE_S)
         if kind == _HELLO:
             _send(conn, _OK, 0, hello_items)
             return
         if level != 0 and os.fork() != 0:
             return  # the child answers; the parent takes the next request
         try:
-            out = [jit.compile_text(text.decode(), level) for text, _ in items]  # type: ignore[attr-defined]
+            out = []
+            for text, _ in items:
+                obj, seconds = jit.compile_text(text.decode(), level)  # type: ignore[attr-defined]
+                out.append((_answer(text, obj), seconds))
             _send(conn, _OK, level, out)
         except Exception as exc:  # noqa: BLE001 - bad IR: the client compiles it, and says why
             _send(conn, _ERROR, level, [(str(exc).encode(), 0.0)])
