@@ -43,7 +43,7 @@ def arguments(doc: str) -> argparse.ArgumentParser:
 def device_or_skip(args: argparse.Namespace, title: str) -> Any:
     """CuPy, when it sees a CUDA device; otherwise the section says it was skipped and the script
     ends (exit status 0: a machine without a GPU skips it cleanly)."""
-    from qdlab.compiler import cuda_runtime
+    from qdlab.compiler.runtime import cuda as cuda_runtime
 
     if not cuda_runtime.available():
         why = "skipped: no CUDA device (cupy.is_available() is False)"

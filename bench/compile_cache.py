@@ -60,8 +60,9 @@ TARGETS = {
 PAUSE_S = 2.0
 """The pause before an edit, for both peers: in the warm step between the first call and the
 edited one, and before the edit step's new process. A person editing takes longer; meanwhile
-qdlab's optimised objects of the first call are made in the background (`qdlab/compiler/tiers.py`)
-and the compile server starts (`qdlab/compiler/codegen/server.py`)."""
+qdlab's optimised objects of the first call are made in the background
+(`qdlab/compiler/runtime/tiers.py`) and the compile server starts
+(`qdlab/compiler/codegen/server.py`)."""
 
 _HEADER = """\
 import json, time
@@ -315,7 +316,7 @@ def build_report(loops: list[int], reps: int) -> str:
             f"edit one loop, warm process: a {PAUSE_S:g} s pause (the person editing) before the "
             "edited kernel is loaded, for both peers; qdlab runs each construct it compiles from "
             "a quick object until the optimised one, made in the background, replaces it "
-            "(`qdlab/compiler/tiers.py`)"
+            "(`qdlab/compiler/runtime/tiers.py`)"
         ),
         (
             "all-hit: qdlab links the cached objects with its own loader and keys them by the "

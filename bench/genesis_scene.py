@@ -55,7 +55,7 @@ t3 = time.perf_counter()
 out = {"z": float(box.get_pos()[2]), "build_s": t2 - t1, "steps_s": t3 - t2, "import_s": t1 - t0}
 qd = sys.modules.get("qdlab")
 if qd is not None:  # qdlab: what the compiler did with each kernel the scene called
-    from qdlab import state
+    from qdlab.host import state
     reports = [c.report for c in state.history.values()]
     out["kernels"] = len(reports)
     out["constructs"] = sum(len(r.constructs) for r in reports)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from types import SimpleNamespace as _Namespace  # (`import types` would hide qd.types)
 
 from . import ad, algorithms, math, types
-from ._logging import (  # also makes `qd._logging` (Quadrants code calls qd._logging.warn)
+from ._logging import (
     CRITICAL,
     DEBUG,
     ERROR,
@@ -25,10 +25,8 @@ from ._logging import (  # also makes `qd._logging` (Quadrants code calls qd._lo
     is_logging_effective,
     set_logging_level,
 )
-from .api import cache_stats, cfg, clear_cache, compile_ptx, explain, init, reset, sync
-from .archs import Arch, amdgpu, arm64, cpu, cuda, gpu, metal, vulkan, x64
-from .compiler import __version__ as __version__
-from .compiler.errors import (
+from .core import __version__ as __version__
+from .core.errors import (
     QdArgumentError,
     QdAssertionError,
     QdCallError,
@@ -50,13 +48,7 @@ from .compiler.errors import (
     QuadrantsSyntaxError,
     QuadrantsTypeError,
 )
-from .compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
-from .data_oriented import data_oriented, pure
-from .extensions import Extension as extension
-from .extensions import is_extension_enabled, is_extension_supported
-from .field import Field, MatrixField, ScalarField, field
-from .kernel import Kernel, kernel
-from .lang import (
+from .core.language import (
     BUILTINS,
     Matrix,
     Template,
@@ -70,16 +62,18 @@ from .lang import (
     stream_parallel,
     template,
 )
-from .lang import exception as exception  # so that `qd.lang.impl...` chains resolve
-from .lang import impl as impl
-from .lang import misc as misc
-from .lang import ops as ops
-from .lang import types as namespace
-from .lang import util as util
-from .ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
-from .perf_dispatch import perf_dispatch
-from .profile import Profile, profile
-from .snode import (
+from .core.language import types as namespace
+from .core.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
+from .host.api import cache_stats, cfg, clear_cache, compile_ptx, explain, init, reset, sync
+from .host.archs import Arch, amdgpu, arm64, cpu, cuda, gpu, metal, vulkan, x64
+from .host.data_oriented import data_oriented, pure
+from .host.extensions import Extension as extension
+from .host.extensions import is_extension_enabled, is_extension_supported
+from .host.field import Field, MatrixField, ScalarField, field
+from .host.kernel import Kernel, kernel
+from .host.ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
+from .host.perf_dispatch import perf_dispatch
+from .host.snode import (
     BitpackedFields,
     FieldsBuilder,
     Mesh,
@@ -97,9 +91,15 @@ from .snode import (
     l,
     root,
 )
-from .struct_field import StructField
-from .struct_types import Struct, dataclass, struct
-from .tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
+from .host.struct_field import StructField
+from .host.struct_types import Struct, dataclass, struct
+from .host.tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
+from .lang import exception as exception  # so that `qd.lang.impl...` chains resolve
+from .lang import impl as impl
+from .lang import misc as misc
+from .lang import ops as ops
+from .lang import util as util
+from .profile import Profile, profile
 
 int8, int16, int32, int64 = i8, i16, i32, i64
 uint8, uint16, uint32, uint64 = u8, u16, u32, u64

@@ -7,7 +7,7 @@ from __future__ import annotations
 import inspect
 import os
 
-from . import state
+from .host import state
 
 TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL = "trace", "debug", "info", "warn", "error", "critical"
 supported_log_levels = [DEBUG, TRACE, INFO, WARN, ERROR, CRITICAL]

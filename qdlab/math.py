@@ -3,9 +3,9 @@ Quadrants keeps only here, GLSL-style vector and matrix types (`vec3`, `ivec2`, 
 the functions on them, written as `@qd.func`s in the kernel language itself (each is inlined where
 it is called, like any `@qd.func`)."""
 
-from .compiler.types import i32, u32
-from .lang import BUILTINS, MATH, Builtin, Func, Matrix, Template, VectorType, static
-from .lang.matrix import MatrixType
+from .core.language import BUILTINS, MATH, Builtin, Func, Matrix, Template, VectorType, static
+from .core.matrix import MatrixType
+from .core.types import i32, u32
 
 loop_config = BUILTINS["loop_config"]
 

@@ -14,8 +14,8 @@ import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from . import state
-from .kernel import Kernel
+from .host import state
+from .host.kernel import Kernel
 
 
 @dataclass(frozen=True)

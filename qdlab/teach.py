@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .api import explain
-from .compiler.explain import KernelReport
-from .kernel import Kernel
+from .compiler.report.explain import KernelReport
+from .host.api import explain
+from .host.kernel import Kernel
 
 SPLIT_CODES = (
     "autodiff",

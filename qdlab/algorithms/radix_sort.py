@@ -12,8 +12,8 @@ construction), called at the top level of the caller's kernel like the reference
 
 from __future__ import annotations
 
-from ..compiler.types import f32, f64, i32, i64, u32, u64
-from ..lang import BUILTINS, func, static, template
+from ..core.language import BUILTINS, func, static, template
+from ..core.types import f32, f64, i32, i64, u32, u64
 
 bit_cast = BUILTINS["bit_cast"]
 

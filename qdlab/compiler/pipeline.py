@@ -14,36 +14,28 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import (
-    autodiff,
-    construct_memo,
-    forward_mode,
-    gate,
-    ir,
-    keys,
-    manifest,
-    runtime,
-    split,
-    stmt_memo,
-    tiers,
-)
-from .abi import IFACE_SLOTS
-from .cache import BinaryCache
-from .config import Config
-from .construct_memo import Prepared
-from .errors import QdError
-from .explain import KernelReport
-from .fields import field_params, field_paths, field_type
-from .frontend import Frontend
-from .offload import Plan, offload
-from .passes import run_passes
-from .printer import print_kernel
+from ..core import keys
+from ..core.abi import IFACE_SLOTS
+from ..core.config import Config
+from ..core.errors import QdError
+from ..core.types import TensorType
+from . import ir, runtime, split
+from .cache import BinaryCache, construct_memo, manifest, stmt_memo
+from .cache.construct_memo import Prepared
+from .codegen.offload import Plan, offload
+from .codegen.targets import Target
+from .frontend.fields import field_paths, field_type
+from .frontend.scope import CallsNeeded
+from .frontend.source import Source, source_lines
+from .frontend.visitor import Frontend
+from .ir import field_params
+from .ir.printer import print_kernel
+from .ir.verify import verify
+from .passes import autodiff, forward_mode, run_passes
 from .report import dump, make_report
-from .scope import CallsNeeded
-from .source import Source, source_lines
-from .targets import Target
-from .types import TensorType
-from .verify import verify
+from .report.explain import KernelReport
+from .runtime import tiers
+from .split import gate
 
 log = logging.getLogger("qdlab")
 OnConstruct = Callable[[int, int, str], None]
@@ -137,7 +129,7 @@ class Compiled:
     fields: list = field(default_factory=list)
     """The fields the kernel uses, in the order of their hidden parameters (after the user's)."""
     field_words: list = field(default_factory=list)
-    """Their launch words, read once from their storage (`qdlab.field.attach`)."""
+    """Their launch words, read once from their storage (`qdlab.host.field.attach`)."""
 
     def _complete(self) -> None:
         if self._report is None and self.make is not None:

@@ -1,7 +1,7 @@
 """`quadrants.lang.exception`: the exception classes under the module path Quadrants code imports
 them from (the very classes qdlab raises)."""
 
-from ..compiler.errors import (
+from ..core.errors import (
     QuadrantsAssertionError,
     QuadrantsCompilationError,
     QuadrantsIndexError,

@@ -3,16 +3,16 @@
 `current_cfg()` is the live view of the active settings (`qd.cfg`); `get_runtime()` answers the
 questions Quadrants' runtime object answers (the default types, the number of kernels compiled, the
 program's config) and carries the `materialize` / `clear` hooks programs patch on `PyQuadrants`
-(`qdlab/pyquadrants.py` says where qdlab calls them). Nothing here is a second copy of qdlab's
-state: each attribute reads or changes `qdlab.state`.
+(`qdlab/host/pyquadrants.py` says where qdlab calls them). Nothing here is a second copy of qdlab's
+state: each attribute reads or changes `qdlab.host.state`.
 """
 
 from __future__ import annotations
 
-from .. import api, pyquadrants
-from ..compiler.errors import QuadrantsSyntaxError
-from ..kernel import Kernel
-from ..pyquadrants import Program, PyQuadrants
+from ..core.errors import QuadrantsSyntaxError
+from ..host import api, pyquadrants
+from ..host.kernel import Kernel
+from ..host.pyquadrants import Program, PyQuadrants
 
 __all__ = [
     "Kernel",

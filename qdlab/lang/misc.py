@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import archs
+from ..host import archs
 
 
 def get_host_arch_list() -> list[archs.Arch]:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from . import BUILTINS, Builtin
+from ..core.language import BUILTINS, Builtin
 
 logical_not = Builtin("logical_not")
 """`not x` as a function: 1 where `x` is zero, else 0."""

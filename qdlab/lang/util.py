@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from ..compiler.types import DType
+from ..core.types import DType
 
 
 def has_pytorch() -> bool:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import types
 
-from .. import state
-from ..compiler.errors import QdError
+from ..core.errors import QdError
+from ..host import state
 
 _QDLAB_DIR = os.path.dirname(os.path.dirname(__file__)) + os.sep
 

@@ -16,6 +16,7 @@ import dataclasses
 import hashlib
 import linecache
 import os
+import sys
 import time
 import uuid
 import weakref
@@ -27,13 +28,12 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display, update_display
 
-import qdlab
-
-from .. import state
-from ..compiler.errors import QdError, QdSyntaxError
 from ..compiler.pipeline import Compiled
-from ..kernel import Kernel
-from ..lang import ArrayAnnotation, Template
+from ..core import QDLAB_DIR
+from ..core.errors import QdError, QdSyntaxError
+from ..core.language import ArrayAnnotation, Template
+from ..host import api, state
+from ..host.kernel import Kernel
 from ..profile import measure
 from .progress import Progress
 from .views import CacheView, CellSummary, ConfigView, EditDiff, KernelSummary, RunTime
@@ -45,7 +45,7 @@ SESSION: Counter[str] = Counter()
 loaded, no cache lookup), "memory", "disk", "team cache"."""
 _PENDING: weakref.WeakKeyDictionary[Kernel, tuple[CellSummary, str]] = weakref.WeakKeyDictionary()
 """Kernels shown before their first compile, with the display to update when it happens."""
-_QDLAB_DIR = os.path.dirname(qdlab.__file__) + os.sep
+_QDLAB_DIR = QDLAB_DIR + os.sep
 FAILED = "did not compile (the error is below)"
 
 
@@ -198,7 +198,7 @@ class QdMagics(Magics):
             raise self.syntax_error(e) from None
         try:
             if not binds_qd(ast.parse(source)):
-                ns["qd"] = qdlab
+                ns["qd"] = sys.modules["qdlab"]  # the package, whose import brought this one
             exec(code, ns)  # noqa: S102 - running the user's cell is the point
         except QdError as e:
             ns.update(before)
@@ -348,13 +348,13 @@ class QdMagics(Magics):
 
     def cache(self, rest: list[str]) -> CacheView:
         if not rest:
-            return CacheView(qdlab.cache_stats(), session=SESSION)
+            return CacheView(api.cache_stats(), session=SESSION)
         if rest != ["clear"]:
             raise UsageError(f"%qdlab cache takes `clear` or nothing, not {' '.join(rest)!r}")
-        old = qdlab.cache_stats()
-        qdlab.clear_cache()
+        old = api.cache_stats()
+        api.clear_cache()
         return CacheView(
-            qdlab.cache_stats(),
+            api.cache_stats(),
             f"cleared {old.entries} entries ({old.bytes / 1024:.1f} KiB); "
             "constructs already loaded in this process stay loaded",
         )
@@ -374,7 +374,7 @@ class QdMagics(Magics):
                 f"%qdlab explain: {rest[0]} is a {type(kernel).__name__}, not a @qd.kernel"
             )
         try:
-            qdlab.explain(target)
+            api.explain(target)
         except QdError as e:
             raise short([e]) from None
         return KernelSummary(target, COMPILE_MS)

@@ -12,10 +12,10 @@ import os
 from collections.abc import Iterable, Mapping
 
 from ..compiler.cache import CacheStats
-from ..compiler.config import Config
-from ..compiler.explain import KernelReport
-from ..compiler.inert import WHY as INERT_WHY
-from ..kernel import Kernel
+from ..compiler.report.explain import KernelReport
+from ..core.config import Config
+from ..core.inert import WHY as INERT_WHY
+from ..host.kernel import Kernel
 
 HEAD = ("#", "lines", "kind", "status", "ms", "key")
 _STATUS_COLOUR = {"compiled": "#b35c00", "reused": "#1a7f37"}

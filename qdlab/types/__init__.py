@@ -1,14 +1,14 @@
 """`qd.types`: the annotation namespace, as a package, since Quadrants code imports its submodules
 (`quadrants.types.primitive_types`, `quadrants.types.annotations`).
 
-The names themselves live with the language (`qdlab.lang.types`); this module hands out every one
-of them, so a name added there is here too.
+The names themselves live with the language (`qdlab.core.language.types`); this module hands out
+every one of them, so a name added there is here too.
 """
 
 from __future__ import annotations
 
-from ..compiler.types import DType
-from ..lang import types as namespace
+from ..core.language import types as namespace
+from ..core.types import DType
 from . import annotations, primitive_types, quant
 from .primitive_types import *
 

@@ -1,6 +1,6 @@
 """`quadrants.types.annotations`: the template annotation under the path Quadrants code imports it
 from."""
 
-from ..lang import Template, template
+from ..core.language import Template, template
 
 __all__ = ["Template", "template"]

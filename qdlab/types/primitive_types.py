@@ -1,6 +1,6 @@
 """`quadrants.types.primitive_types`: the scalar dtypes and their groups."""
 
-from ..compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
+from ..core.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
 
 int8, int16, int32, int64 = i8, i16, i32, i64
 uint1, uint8, uint16, uint32, uint64 = u1, u8, u16, u32, u64

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..compiler.errors import QdRuntimeError
+from ..core.errors import QdRuntimeError
 
 
 def _refuse(name: str) -> QdRuntimeError:

@@ -1,6 +1,6 @@
 """Each fallback code in plain words, with the rewrite that lets the kernel be split.
 
-One row per code of `qdlab.compiler.gate.RULES` and of the per-launch fallbacks; the widget's
+One row per code of `qdlab.compiler.split.gate.RULES` and of the per-launch fallbacks; the widget's
 fallback tab reads it.
 """
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..compiler.explain import KernelReport, Statement
+from ..compiler.report.explain import KernelReport, Statement
 from .model import Edit, Part, edits, parts, report_of, source_lines, statement_at
 from .render import Graph
 

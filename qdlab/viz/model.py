@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..api import explain
-from ..compiler.explain import ConstructReport, KernelReport, Statement
+from ..compiler.report.explain import ConstructReport, KernelReport, Statement
+from ..host.api import explain
 
 
 @dataclass

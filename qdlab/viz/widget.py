@@ -18,8 +18,8 @@ from importlib import resources
 
 import ipywidgets as widgets
 
-from .. import state
-from ..compiler.explain import KernelReport
+from ..compiler.report.explain import KernelReport
+from ..host import state
 from .fallbacks import advice
 from .graphs import (
     EDIT_WORDS,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from qdlab import __version__
-from qdlab.compiler import keys
+from qdlab.core import keys
 
 
 def digest() -> str:

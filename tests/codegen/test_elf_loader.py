@@ -225,7 +225,7 @@ HOLDERS = {
 FORK = """
 import ctypes, os, threading, time
 import qdlab  # the package's own import order of the fork hooks
-from qdlab.compiler import tiers
+from qdlab.compiler.runtime import tiers
 from qdlab.compiler.codegen import elf, jit
 obj, _ = jit.compile_text("define i32 @f() nounwind {\\n  ret i32 7\\n}", 0)
 held = threading.Event()
@@ -291,7 +291,7 @@ def test_fork_while_the_llvm_library_loads() -> None:
 def test_an_object_mcjit_links_must_define_what_it_is_loaded_for() -> None:
     """An object the loader refuses goes to MCJIT, which gives address 0 for a symbol the object
     does not define; the launch would call it: refused instead."""
-    from qdlab.compiler import targets
+    from qdlab.compiler.codegen import targets
 
     obj = (
         llvm.Target.from_triple(jit.host()[0])

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from qdlab.compiler.codegen import jit, pool
-from qdlab.compiler.errors import QdError
+from qdlab.core.errors import QdError
 
 LOOP = """define i64 @qd_t{k}(float* %p, i64 %n) {{
 entry:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import qdlab as qd
-from qdlab.compiler import cuda_runtime
+from qdlab.compiler.runtime import cuda as cuda_runtime
 
 NAMES = ("cpu", "gpu", "cuda", "vulkan", "metal", "amdgpu", "x64", "arm64")
 

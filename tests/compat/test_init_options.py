@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import qdlab as qd
-from qdlab.compiler.config import make_config
+from qdlab.core.config import make_config
 from qdlab.magics.views import ConfigView
 
 
@@ -80,7 +80,7 @@ def test_an_option_without_effect_is_recorded_and_shown() -> None:
 
 
 def _config() -> object:
-    from qdlab import state  # lazy: the test reads the active config itself
+    from qdlab.host import state  # lazy: the test reads the active config itself
 
     return state.config()
 

@@ -17,9 +17,9 @@ import pytest
 from cuda_oracle import assert_same, load_harness
 
 import qdlab
-from qdlab.compiler import cuda_runtime
-from qdlab.compiler.errors import QdError, QdRuntimeError
-from qdlab.ndarray import Ndarray
+from qdlab.compiler.runtime import cuda as cuda_runtime
+from qdlab.core.errors import QdError, QdRuntimeError
+from qdlab.host.ndarray import Ndarray
 
 HARNESS = load_harness()
 CASE_NAMES = HARNESS.case_names()

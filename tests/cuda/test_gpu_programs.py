@@ -21,8 +21,8 @@ import pytest
 from cuda_oracle import ORACLE, assert_same, fail
 
 import qdlab
-from qdlab.compiler import cuda_runtime
-from qdlab.compiler.errors import QdError
+from qdlab.compiler.runtime import cuda as cuda_runtime
+from qdlab.core.errors import QdError
 
 sys.path.insert(0, str(ORACLE))
 import field_programs  # found through the oracle folder, put on the path above

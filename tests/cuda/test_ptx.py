@@ -20,7 +20,7 @@ from cuda_oracle import load_harness
 
 import qdlab as qd
 from qdlab.compiler.codegen import nvptx_jit
-from qdlab.compiler.errors import QdError
+from qdlab.core.errors import QdError
 
 OWN = os.path.dirname(qd.__file__) + os.sep
 """qdlab's package folder: a path in an error under it would be an internal frame (a test folder

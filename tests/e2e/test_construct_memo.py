@@ -17,7 +17,7 @@ from fresh import run_main
 from memo_kernels import ASSERTS, BOUNDS, FUNC, X, keys, load, run_loops, texts
 
 import qdlab as qd
-from qdlab.compiler import construct_memo, stmt_memo
+from qdlab.compiler.cache import construct_memo, stmt_memo
 
 _plain = itertools.count()
 

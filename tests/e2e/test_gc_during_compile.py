@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import qdlab as qd
-from qdlab import collector
-from qdlab.compiler import stmt_memo
+from qdlab.compiler.cache import stmt_memo
+from qdlab.host import collector
 
 SEEN: list[tuple[int, ...]] = []
 

@@ -29,7 +29,7 @@ box = scene.add_entity(gs.morphs.Box(size=(0.2, 0.2, 0.2), pos=(0.0, 0.0, 0.5)))
 scene.build()
 for _ in range(20):
     scene.step()
-from qdlab import state
+from qdlab.host import state
 reports = [c.report for c in state.history.values()]
 print("@@" + json.dumps({"z": float(box.get_pos()[2]), "kernels": len(reports)}))
 """

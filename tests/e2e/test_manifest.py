@@ -102,7 +102,7 @@ def test_gradient_and_primal_have_their_own_manifests(tmp_path) -> None:
 
 
 def test_fingerprints_describe_content_not_names() -> None:
-    from qdlab.compiler.manifest import fingerprint
+    from qdlab.compiler.cache.manifest import fingerprint
 
     def variants(src: str, **names: object) -> str:
         scope = dict(names)
@@ -138,7 +138,7 @@ def test_fingerprints_describe_content_not_names() -> None:
 def test_an_input_that_cannot_be_fingerprinted_is_never_served_from_a_manifest(tmp_path) -> None:
     import threading
 
-    from qdlab.compiler.manifest import UNKNOWN, fingerprint
+    from qdlab.compiler.cache.manifest import UNKNOWN, fingerprint
 
     class Holder:  # a lock has no content to describe: the object's fingerprint cannot be trusted
         def __init__(self, value: float) -> None:

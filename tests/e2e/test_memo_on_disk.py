@@ -16,16 +16,17 @@ import numpy as np
 from fresh import run_main
 from memo_kernels import ASSERTS
 
-from qdlab.compiler import ir, keys, persist
-from qdlab.compiler.cache import BinaryCache
-from qdlab.compiler.errors import SourceLoc
-from qdlab.compiler.types import f32
+from qdlab.compiler import ir
+from qdlab.compiler.cache import BinaryCache, persist
+from qdlab.core import keys
+from qdlab.core.errors import SourceLoc
+from qdlab.core.types import f32
 
 MAIN = """
 import json
 import numpy as np
 import qdlab as qd
-from qdlab.compiler import construct_memo, stmt_memo
+from qdlab.compiler.cache import construct_memo, stmt_memo
 
 qd.init(arch=qd.cpu)
 C = {c}
@@ -101,7 +102,7 @@ MOVED = (
     """
 import json
 import numpy as np
-from qdlab.compiler import construct_memo, stmt_memo
+from qdlab.compiler.cache import construct_memo, stmt_memo
 {above}"""
     + textwrap.dedent(ASSERTS)
     + """

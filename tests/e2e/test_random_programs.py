@@ -15,9 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from program_gen import FLOAT_ARRAYS, INT_ARRAYS, VECTOR_ARRAYS, Program, load, programs
 
 import qdlab as qd
-from qdlab.compiler import construct_memo, pipeline, stmt_memo, tiers
+from qdlab.compiler import pipeline
+from qdlab.compiler.cache import construct_memo, stmt_memo
 from qdlab.compiler.codegen import pool
 from qdlab.compiler.passes import SIMPLIFY
+from qdlab.compiler.runtime import tiers
 
 CHECKED: Counter = Counter()
 PATHS = (  # (per_offload, split_carried, debug)

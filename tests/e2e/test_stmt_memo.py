@@ -16,7 +16,7 @@ import pytest
 from memo_kernels import ASSERTS, FUNC, LOOPS, X, keys, load, run_loops
 
 import qdlab as qd
-from qdlab.compiler import stmt_memo
+from qdlab.compiler.cache import stmt_memo
 
 
 def counts() -> tuple[int, int]:

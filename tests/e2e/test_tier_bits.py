@@ -19,8 +19,8 @@ import pytest
 from memo_kernels import load
 
 import qdlab as qd
-from qdlab.compiler import tiers
 from qdlab.compiler.codegen import jit
+from qdlab.compiler.runtime import tiers
 
 POWERS = """
     import {lib} as qd

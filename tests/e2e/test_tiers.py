@@ -14,9 +14,9 @@ import pytest
 from memo_kernels import load
 
 import qdlab as qd
-from qdlab.compiler import tiers
 from qdlab.compiler.cache import BinaryCache
 from qdlab.compiler.codegen import pool
+from qdlab.compiler.runtime import tiers
 
 _k = itertools.count(1)
 LOOPS = """

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import qdlab as qd
-from qdlab.compiler.frontend import Frontend
+from qdlab.compiler.frontend.visitor import Frontend
 
 F32 = qd.types.NDArray[qd.f32, 1]
 I32 = qd.types.NDArray[qd.i32, 1]
@@ -854,7 +854,7 @@ def test_debug_frontend_reraises_the_raw_exception(monkeypatch: pytest.MonkeyPat
     with pytest.raises(ZeroDivisionError, match="broken on purpose") as info:
         has_pass(np.zeros(4, np.float32))
     frames = [tb.filename for tb in traceback.extract_tb(info.value.__traceback__)]
-    assert any(f.endswith(os.path.join("compiler", "frontend.py")) for f in frames)
+    assert any(f.endswith(os.path.join("frontend", "visitor.py")) for f in frames)
 
 
 def test_debug_frontend_keeps_qdlab_frames_of_user_errors(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,7 @@ import ast
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qdlab.compiler import reparse
+from qdlab.compiler.frontend import reparse
 
 STATEMENTS = [
     "    x = 1\n",

@@ -11,8 +11,8 @@ from types import ModuleType
 import numpy as np
 
 import qdlab as qd
-from qdlab import state
 from qdlab.compiler import ir, pipeline
+from qdlab.host import state
 
 ORACLE = Path(__file__).resolve().parent.parent / "oracle"
 

@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 import qdlab as qd
-from qdlab import state
-from qdlab.compiler.printer import print_kernel
+from qdlab.compiler.ir.printer import print_kernel
+from qdlab.host import state
 
 SOURCE = """\
 import qdlab as qd
@@ -57,7 +57,7 @@ import importlib.util, json, os, sys
 junk = [object() for _ in range(int(os.environ.get("JUNK", "0")))]  # shifts every later address
 import numpy as np
 import qdlab as qd
-from qdlab.compiler.printer import print_kernel
+from qdlab.compiler.ir.printer import print_kernel
 qd.init(arch=qd.cpu, offline_cache=False)
 spec = importlib.util.spec_from_file_location("probe_kernels", sys.argv[1])
 mod = importlib.util.module_from_spec(spec)

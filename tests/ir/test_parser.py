@@ -6,13 +6,13 @@ import pytest
 from oracle_ir import cases, lower
 
 import qdlab as qd
-from qdlab import state
 from qdlab.compiler import pipeline, split
-from qdlab.compiler.parser import ParseError, parse
+from qdlab.compiler.codegen.targets import CPU
+from qdlab.compiler.ir.parser import ParseError, parse
+from qdlab.compiler.ir.printer import print_kernel
+from qdlab.compiler.ir.verify import verify
 from qdlab.compiler.passes import run_passes
-from qdlab.compiler.printer import print_kernel
-from qdlab.compiler.targets import CPU
-from qdlab.compiler.verify import verify
+from qdlab.host import state
 
 qd.init(arch=qd.cpu, offline_cache=False)
 CASES = cases()

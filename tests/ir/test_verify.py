@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from qdlab.compiler import ir
-from qdlab.compiler.types import f32, i32
-from qdlab.compiler.verify import VerifyError, verify
+from qdlab.compiler.ir.verify import VerifyError, verify
+from qdlab.core.types import f32, i32
 
 
 def const(v: int) -> ir.Const:

@@ -11,7 +11,7 @@ from IPython.utils.capture import capture_output
 from magic_cells import edited, run, six_loops
 
 import qdlab as qd
-from qdlab import state
+from qdlab.host import state
 from qdlab.magics import magic, progress
 
 

@@ -9,7 +9,7 @@ from magic_cells import edited, run, six_loops
 
 import qdlab as qd
 from qdlab import viz
-from qdlab.kernel import Kernel
+from qdlab.host.kernel import Kernel
 
 
 def rows(text: str) -> list[list[str]]:
@@ -76,7 +76,7 @@ def test_opt_changes_keys_and_holds_for_later_calls(shell):
     assert result.success, cap.stdout
     six = shell.user_ns["six"]
     assert six.options == {"opt_level": 1} and six.config().opt_level == 1
-    assert qd.state.config().opt_level == 3  # other kernels keep the active config
+    assert qd.host.state.config().opt_level == 3  # other kernels keep the active config
     report = six.latest.report
     assert report.compiled == 6 and not set(keys) & {c.cache_key for c in report.constructs}
     assert "[opt_level=1]" in cap.outputs[0].data["text/plain"]

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from qdlab.compiler.parser import parse
+from qdlab.compiler.ir.parser import parse
+from qdlab.compiler.ir.printer import print_kernel
+from qdlab.compiler.ir.verify import verify
 from qdlab.compiler.passes import (
     EliminateCommonSubexpressions,
     EliminateDeadCode,
@@ -19,8 +21,6 @@ from qdlab.compiler.passes import (
     PromoteLocals,
     run_passes,
 )
-from qdlab.compiler.printer import print_kernel
-from qdlab.compiler.verify import verify
 
 
 @dataclass

@@ -9,8 +9,8 @@ import pytest
 from viz_dot import cluster, clusters, edges, node, red_edges
 
 import qdlab as qd
-import qdlab.state
-from qdlab.compiler.explain import InterfaceSlot
+import qdlab.host.state
+from qdlab.compiler.report.explain import InterfaceSlot
 from qdlab.viz import construct_graph, edit_graph, slice_graph
 
 COMPILED, REUSED, WHOLE = 'color="#f29900"', 'color="#188038"', 'color="#80868b"'
@@ -157,7 +157,7 @@ def test_slice_graph_of_a_fallback_kernel(K) -> None:
 
 
 def test_edit_graph(E) -> None:
-    qdlab.state.history.pop("edited", None)
+    qdlab.host.state.history.pop("edited", None)
     for v in (E.v1, E.v2, E.v3, E.v4):
         v.compile()
         changes = re.findall(r"label=(\w+)", " ".join(e[2] for e in edges(edit_graph(v))))

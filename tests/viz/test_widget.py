@@ -7,7 +7,7 @@ import gc
 import re
 
 import qdlab as qd
-import qdlab.state
+import qdlab.host.state
 from qdlab.viz import SplitVisualizer
 from qdlab.viz.widget import TABS, _live
 
@@ -74,7 +74,7 @@ def test_split_kernel_has_no_fallback(K) -> None:
 
 
 def test_refreshes_after_recompile_and_keeps_the_selection(E) -> None:
-    qdlab.state.history.pop("edited", None)
+    qdlab.host.state.history.pop("edited", None)
     E.v1.compile()
     view = SplitVisualizer(E.v1)
     view.select(1)
@@ -125,7 +125,7 @@ def test_code_tabs_colour_rows_by_source_line(K) -> None:
 
 
 def test_diff_tab_and_recompiled_construct_selected(E) -> None:
-    qdlab.state.history.pop("edited", None)
+    qdlab.host.state.history.pop("edited", None)
     E.v1.compile()
     view = SplitVisualizer(E.v1)
     assert "first compile" in view.contents("diff")

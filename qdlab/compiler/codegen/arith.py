@@ -9,9 +9,9 @@ floating-point arithmetic.
 The transcendental functions are calls of the C math library marked `nobuiltin`, so that LLVM's
 optimiser neither folds nor rewrites them: at its full level it turns `pow(x, 2.0)` into `x * x`,
 `pow(x, -1.0)` into `1 / x` and `pow(x, 0.5)` into a square root, and folds a call of constants with
-its own arithmetic, none of which its quick tier does (`compiler/tiers.py`), so the first process
-got other bits than every later one. The rewrites the reference makes of `**` are made before
-either tier sees the code: in qdlab's IR (`passes/lower_powers.py`), and a float raised to an
+its own arithmetic, none of which its quick tier does (`compiler/runtime/tiers.py`), so the first
+process got other bits than every later one. The rewrites the reference makes of `**` are made
+before either tier sees the code: in qdlab's IR (`passes/lower_powers.py`), and a float raised to an
 integer here, by squaring.
 """
 
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from llvmlite import ir as ll
 
-from ..types import DType, f32
+from ...core.types import DType, f32
 from .lltypes import F32, lltype
 
 if TYPE_CHECKING:

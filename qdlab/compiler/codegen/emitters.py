@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 
 from llvmlite import ir as ll
 
-from .. import ir
-from ..abi import (
+from ...core.abi import (
     HDR_CODE,
     HDR_EXTENT,
     HDR_IFACE,
@@ -19,7 +18,8 @@ from ..abi import (
     MAX_CALL_DEPTH,
     ret_offset,
 )
-from ..types import DType
+from ...core.types import DType
+from .. import ir
 from . import arith
 from .lltypes import ERR_ASSERT, ERR_BOUNDS, ERR_DEPTH, I32, I64, PRINT_TYPE, lltype
 

@@ -100,8 +100,8 @@ def emit_assembly(llvm_ir: str, opt: int) -> str:
 @cache
 def _engine(quick: bool = False) -> llvm.ExecutionEngine:
     """The engine optimised objects link into, or (`quick`) the one for quick objects
-    (`compiler/tiers.py`): a unit's two objects define the same symbols, so they cannot share
-    one."""
+    (`compiler/runtime/tiers.py`): a unit's two objects define the same symbols, so they cannot
+    share one."""
     _init()
     return llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine(2))
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from ..abi import ERR_ASSERT, ERR_BOUNDS, ERR_DEPTH  # noqa: F401 - the emitters' error codes
-from ..types import DType
+from ...core.abi import ERR_ASSERT, ERR_BOUNDS, ERR_DEPTH  # noqa: F401 - the emitters' error codes
+from ...core.types import DType
 
 I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
 F16, F32, F64 = ll.HalfType(), ll.FloatType(), ll.DoubleType()

@@ -16,16 +16,17 @@ from typing import TYPE_CHECKING
 
 from llvmlite import ir as ll
 
-from .. import ir, keys
-from ..abi import arg_words
-from ..offload import Plan, Task, fold_op, message_ops
-from ..types import DType, i32
+from ...core import keys
+from ...core.abi import arg_words
+from ...core.types import DType, i32
+from .. import ir
 from .arith import binop
 from .emitters import EMITTERS, address, rmw
 from .lltypes import F64, I8, I8P, I32, I64, TASK_TYPE, lltype
+from .offload import Plan, Task, fold_op, message_ops
 
 if TYPE_CHECKING:
-    from ..errors import SourceLoc
+    from ...core.errors import SourceLoc
 
 PARALLEL_THRESHOLD = 8192
 

@@ -16,20 +16,15 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from .. import ir, keys
-from ..errors import QdError
-from ..offload import Plan
-from ..types import DType
+from ...core import keys
+from ...core.errors import QdError
+from ...core.types import DType
+from .. import ir
 from .arith import LIBM
 from .emitters import rmw
 from .lltypes import I8P, I32, I64, lltype
-from .llvm import (
-    FunctionEmitter,
-    TaskEmitter,
-    declare_functions,
-    reduction_identity,
-    reduction_op,
-)
+from .llvm import FunctionEmitter, TaskEmitter, declare_functions, reduction_identity, reduction_op
+from .offload import Plan
 
 TRIPLE = "nvptx64-nvidia-cuda"
 KERNEL_TYPE = ll.FunctionType(ll.VoidType(), [I8P, I8P])

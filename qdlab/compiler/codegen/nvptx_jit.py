@@ -16,8 +16,8 @@ from functools import cache
 
 import llvmlite.binding as llvm
 
-from ..config import sm_number
-from ..errors import QdError
+from ...core.config import sm_number
+from ...core.errors import QdError
 from .nvptx import TRIPLE
 
 _lock = threading.Lock()

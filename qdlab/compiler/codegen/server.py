@@ -46,7 +46,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from .. import keys
+from ...core import keys
 from . import elf, host
 
 _MAGIC = b"QDS2"

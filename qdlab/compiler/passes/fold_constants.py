@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.types import DType
 from .. import ir
-from ..types import DType
 
 INT_FOLDS = {
     "add": np.add,

@@ -1,6 +1,6 @@
 """LowerPowers: a float raised to a constant, or a power of two raised to a float, becomes what the
 reference computes for it, here in qdlab's IR, where both compile tiers see the same ops
-(`compiler/tiers.py`).
+(`compiler/runtime/tiers.py`).
 
 The reference's algebraic simplification rewrites a constant exponent: `x ** 1` is x, `x ** 0` is
 1, `x ** 0.5` is `sqrt(x)`, `x ** n` for an integral n in [1, 32] multiplications by squaring from
@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from ...core.types import DType
 from .. import ir
-from ..types import DType
 from .fold_constants import FoldConstants, scalar
 
 MAX_EXPONENT = 32

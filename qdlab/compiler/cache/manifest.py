@@ -1,0 +1,186 @@
+"""The source-level first tier of the cache: a fresh process reaches a kernel's first result without
+lowering it.
+
+A manifest is keyed (`keys.manifest_key`) on what decides the whole compile (the kernel's source,
+its argument signature, the settings, the target, the compiler version) and lists the construct keys
+it produced, how to launch them, and the compile-time facts the source alone does not show: every
+Python global, closure value and `@qd.func` the frontend read, with a fingerprint of its value's
+content (see `fingerprint`), and every compile-time expression that calls a function, with its
+result's (see `evaluations`). On load every fingerprint is checked again (each such expression
+evaluated again); any mismatch, or any construct missing from the cache, means a normal compile
+(whose constructs are then mostly cache hits). A kernel that read a value with no faithful
+fingerprint gets no manifest: it is always compiled. A hit skips the frontend, so
+`per_offload_cache_observations` reports -1 for it, as the reference does for its fastcache.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from qdlab.core.fields import FieldBase
+from qdlab.core.language import Func
+
+from ...core.errors import SourceLoc
+from .. import runtime
+from ..frontend import evaluations
+from ..frontend.fields import dep_fingerprint
+from ..frontend.fingerprint import UNKNOWN, fingerprint, source_digest
+from ..frontend.source import MISSING, resolve_dotted
+from . import BinaryCache, persist
+
+__all__ = ["UNKNOWN", "UnitRecord", "deps_hold", "fields", "fingerprint", "load", "save", "units"]
+"""`fingerprint` and `UNKNOWN` are read from here by the kernel launcher."""
+
+
+@dataclass(frozen=True)
+class UnitRecord:
+    """What a manifest says of one unit: everything the launcher needs but its loaded task
+    functions."""
+
+    key: str
+    kinds: list[str]
+    reduces: list[bool]
+    tmp_bytes: int
+    messages: list[runtime.Message]
+    block_dims: list[int]
+
+
+def save(
+    cache: BinaryCache,
+    manifest_key: str,
+    units: list[runtime.Unit],
+    alias_pairs: list,
+    written: set[int],
+    deps: list[tuple[str, str, str]],
+    first_line: int,
+    members: dict[tuple[str, tuple[str, ...]], str] | None = None,
+    fields: list[tuple[str, str]] | None = None,
+) -> None:
+    """Store the manifest, unless a dependency is UNKNOWN: that kernel is always compiled (its
+    constructs are found by the content of their IR, which is always right)."""
+    if any(fp == UNKNOWN for _, _, fp in deps):
+        return
+    doc = {
+        "units": [
+            {
+                "key": u.key,
+                "kinds": u.kinds,
+                "reduces": u.reduces,
+                "tmp_bytes": u.tmp_bytes,
+                "block_dims": u.block_dims,
+                "messages": [[m.array, m.text, _loc(m.loc, first_line)] for m in u.messages],
+            }
+            for u in units
+        ],
+        "alias_pairs": [list(p) for p in alias_pairs],
+        "written": sorted(written),
+        "deps": [list(d) for d in deps],
+        "members": [[root, list(path), kind] for (root, path), kind in (members or {}).items()],
+        "fields": [list(f) for f in fields or []],
+    }
+    cache.put(manifest_key, json.dumps(doc).encode(), persist.later)  # on disk after the compile
+
+
+def load(
+    cache: BinaryCache, manifest_key: str, fn: object, templates: dict | None = None
+) -> dict | None:
+    """The manifest under `manifest_key`, if every dependency it recorded still has the same
+    fingerprint (`templates`: the kernel's template arguments, which an evaluation may name)."""
+    data = cache.get(manifest_key)
+    if data is None:
+        return None
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) and deps_hold(fn, doc.get("deps"), templates) else None
+
+
+def deps_hold(fn: object, deps: object, templates: dict | None = None) -> bool:
+    """Whether every (owner path, name, fingerprint) recorded while lowering `fn` still has that
+    fingerprint (the manifest's check, and the statement memo's): a name or attribute chain is
+    looked up again, an evaluation (`evaluations.py`) evaluated again."""
+    try:
+        for owner_path, name, fp in deps:  # type: ignore[attr-defined]
+            owner = _function(fn, owner_path)
+            if fp == UNKNOWN or owner is None:
+                return False
+            if name.startswith(evaluations.PREFIX):
+                now = evaluations.fingerprint_now(owner, name, None if owner_path else templates)
+            else:
+                now = _lookup_fingerprint(owner, name)
+            if now != fp:
+                return False
+    except Exception:  # noqa: BLE001 - a property that raises, a source that cannot be read: compile
+        return False
+    return True
+
+
+def members(doc: dict) -> dict[tuple[str, tuple[str, ...]], str]:
+    """The struct members the kernel read (`Compiled.members`)."""
+    return {(root, tuple(path)): kind for root, path, kind in doc.get("members", [])}
+
+
+def units(doc: dict, filename: str, first_line: int) -> list[UnitRecord]:
+    """The manifest's units, their error locations rebased onto where the kernel sits now."""
+    return [
+        UnitRecord(
+            u["key"],
+            u["kinds"],
+            u["reduces"],
+            u["tmp_bytes"],
+            [
+                runtime.Message(a, t, _unloc(loc, filename, first_line))
+                for a, t, loc in u["messages"]
+            ],
+            u["block_dims"],
+        )
+        for u in doc["units"]
+    ]
+
+
+def _loc(loc: SourceLoc | None, first_line: int) -> list | None:
+    return [loc.kernel, loc.lineno - first_line, loc.col, loc.source_line] if loc else None
+
+
+def _unloc(loc: list | None, filename: str, first_line: int) -> SourceLoc | None:
+    if loc is None:
+        return None
+    kernel, offset, col, text = loc
+    return SourceLoc(kernel, filename, first_line + offset, col, text)
+
+
+def _function(kernel_fn: object, owner_path: str) -> object | None:
+    """The function a dependency was read in: the kernel, or a @qd.func reached from it by
+    `owner_path`."""
+    fn = kernel_fn
+    for step in owner_path.split("/") if owner_path else ():
+        value = resolve_dotted(fn, step)
+        if not isinstance(value, Func):
+            return None
+        fn = value.fn
+    return fn
+
+
+def fields(doc: dict, kernel_fn: object) -> list[FieldBase] | None:
+    """The fields a manifest's kernel uses, found again by the names it reached them by (in the
+    order of their hidden parameters); None if one is gone or cannot be used."""
+    out = []
+    for owner_path, name in doc.get("fields", []):
+        owner = _function(kernel_fn, owner_path)
+        value = resolve_dotted(owner, name) if owner is not None else MISSING
+        if not isinstance(value, FieldBase):
+            return None
+        f = value.primal or value
+        if f.unusable() is not None:
+            return None
+        out.append(f)
+    return out
+
+
+def _lookup_fingerprint(fn: object, name: str) -> str:
+    if name == "<source>":
+        return "func:" + source_digest(fn)
+    value = resolve_dotted(fn, name)
+    return "missing" if value is MISSING else dep_fingerprint(value)

@@ -1,0 +1,257 @@
+"""Offload: cut a kernel body into tasks and decide which values live in the per-launch temporary
+buffer.
+
+Each top-level parallel `for` becomes one parallel task; every other top-level statement joins the
+serial task that runs before the next parallel one. Pure values computed only from arguments, shapes
+and constants are rematerialised in every task that needs them (arguments never change during a
+launch). Any other value, and any local, that one task defines and another uses lives in a slot of
+the temporary buffer ("global temporaries"). A local that a parallel loop touches always lives in a
+slot, so every thread sees the same storage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...core.abi import HEADER_BYTES, MAX_CHUNKS, ret_bytes
+from .. import ir
+
+DEFAULT_BLOCK_DIM = 128
+REDUCTIONS = ("add", "sub", "min", "max", "and", "or", "xor")
+"""Atomic ops on a local that a parallel loop may fold as per-chunk partial results."""
+REMAT = (
+    ir.Const,
+    ir.Arg,
+    ir.Shape,
+    ir.BinOp,
+    ir.Cmp,
+    ir.Unary,
+    ir.Cast,
+    ir.Select,
+    ir.InterfaceLoad,
+)
+
+
+@dataclass
+class Task:
+    """One unit that runs: a parallel range-for, or a serial run of statements."""
+
+    kind: str
+    """`"parallel_for"` or `"serial"`."""
+    ops: list[ir.Op]
+    """Top-level ops it runs, in order."""
+    reductions: list[ir.Value] = field(default_factory=list)
+    """Locals a parallel task reduces into with per-chunk partial results."""
+    memory_reductions: list[ir.Op] = field(default_factory=list)
+    """Atomics of a parallel task into one array element every iteration shares (`tot[None] +=
+    x[i]`): reduced per chunk, folded in chunk order, then applied once (`memory_reductions`)."""
+
+    @property
+    def block_dim(self) -> int:
+        """Threads per block on a GPU: `qd.loop_config(block_dim=...)` on a parallel loop, else 128;
+        serial: 1."""
+        if self.kind != "parallel_for":
+            return 1
+        return int(self.ops[0].attrs.get("block_dim") or DEFAULT_BLOCK_DIM)
+
+    @property
+    def lines(self) -> tuple[int, int]:
+        ls = [op.loc.lineno for op in self.ops for op in op.walk() if op.loc]
+        return (min(ls), max(ls)) if ls else (0, 0)
+
+
+@dataclass
+class Plan:
+    """How a kernel body runs: its tasks and the layout of the temporary buffer."""
+
+    tasks: list[Task]
+    remat: set[ir.Value]
+    """Top-level values recomputed in each task that uses them."""
+    slots: dict[ir.Value, int]
+    """Byte offset in the temporary buffer of each crossing value or shared local."""
+    partials: dict[ir.Value, int]
+    """Byte offset of the per-chunk partial results of each reduction local."""
+    tmp_bytes: int
+    owned: set[ir.Op] = field(default_factory=set)
+    """Atomics on an array element only their own iteration of a parallel loop touches: they are
+    emitted as a plain read-modify-write (`p[i] += v[i] * dt` over a vec3 ndarray is three)."""
+
+
+def offload(kernel: ir.Kernel) -> Plan:
+    remat: set[ir.Value] = set()
+    tasks: list[Task] = []
+    pending: list[ir.Op] = []
+    for op in kernel.body.ops:
+        if isinstance(op, REMAT) and all(v in remat for v in op.operands):
+            remat.add(op.result)  # type: ignore[arg-type]
+            continue
+        if isinstance(op, ir.For) and op.attrs.get("parallel"):
+            if pending:
+                tasks.append(Task("serial", pending))
+                pending = []
+            tasks.append(Task("parallel_for", [op]))
+        else:
+            pending.append(op)
+    if pending:
+        tasks.append(Task("serial", pending))
+
+    owner: dict[ir.Value, int] = {}
+    for t, task in enumerate(tasks):
+        for op in task.ops:
+            if op.result is not None:
+                owner[op.result] = t
+    slots: dict[ir.Value, int] = {}
+    offset = HEADER_BYTES + ret_bytes(len(kernel.returns))
+
+    def slot(v: ir.Value) -> None:
+        nonlocal offset
+        if v not in slots:
+            slots[v] = offset
+            offset += 8
+
+    for t, task in enumerate(tasks):
+        for top in task.ops:
+            for op in top.walk():
+                for v in op.operands:
+                    if v in owner and (
+                        owner[v] != t or (ir.is_local(v) and task.kind == "parallel_for")
+                    ):
+                        slot(v)
+    for task in tasks:
+        if task.kind == "parallel_for":
+            task.reductions = _reductions(task.ops[0])  # type: ignore[arg-type]
+            task.memory_reductions = memory_reductions(task.ops[0])
+    partials: dict[ir.Value, int] = {}
+    for task in tasks:
+        for r in task.reductions:
+            slot(r)
+            partials[r] = offset
+            offset += 8 * MAX_CHUNKS
+        for op in task.memory_reductions:
+            partials[op.result] = offset  # type: ignore[index]
+            offset += 8 * MAX_CHUNKS
+    owned = {op for t in tasks if t.kind == "parallel_for" for op in owned_atomics(t.ops[0])}
+    return Plan(tasks, remat, slots, partials, offset, owned)
+
+
+def owned_atomics(loop: ir.Op) -> set[ir.Op]:
+    """Atomics of a 1-D parallel loop that need no atomicity: the element is indexed by the loop
+    index itself (so no two iterations share it), every other access to that array in the loop uses
+    the same index, the old value is unused, and no other array the loop updates atomically could be
+    the same memory (one of its dtype)."""
+    index = loop.regions[0].args[0]
+    accesses: dict[tuple[ir.Value, bool], list[ir.Op]] = {}
+    for op in loop.walk():
+        if "read" in op.effects or "write" in op.effects:
+            accesses.setdefault((op.array_operand, bool(op.attrs.get("grad"))), []).append(op)
+    atomic_dtypes: dict[object, int] = {}
+    for (arr, _), ops in accesses.items():
+        if any(isinstance(op, ir.Atomic) for op in ops):
+            atomic_dtypes[arr.type.dtype] = atomic_dtypes.get(arr.type.dtype, 0) + 1  # type: ignore[union-attr]
+    owned = set()
+    for (arr, _), ops in accesses.items():
+        if arr.type.ndim != 1 or atomic_dtypes.get(arr.type.dtype, 0) != 1:  # type: ignore[union-attr]
+            continue
+        if all(op.operands[1] is index for op in ops):
+            owned |= {
+                op
+                for op in ops
+                if isinstance(op, ir.Atomic) and not (op.result and op.result.users)
+            }
+    return owned
+
+
+def memory_reductions(loop: ir.Op) -> list[ir.Op]:
+    """Atomics of a parallel loop that reduce into one array element all its iterations share: the
+    old value is unused, the op is a reduction, the indices do not change in the loop (constants or
+    values from outside it), and nothing else in the loop reads or writes that buffer. An ndarray
+    qualifies only when no other buffer of its dtype is accessed in the loop (it might be the same
+    memory); a field (`arg {field=True}`) shares memory with no other buffer."""
+    inside = {id(x) for op in loop.walk() for x in (op, *op.regions)}
+    inside |= {id(fn.body) for fn in ir.functions_of(list(loop.walk()))}  # parameters vary
+    by_buffer: dict[tuple[ir.Value, bool], list[ir.Op]] = {}
+    for op in loop.regions[0].walk():
+        if "read" in op.effects or "write" in op.effects:
+            by_buffer.setdefault((op.array_operand, bool(op.attrs.get("grad"))), []).append(op)  # type: ignore[arg-type]
+    dtypes: dict[object, int] = {}
+    for arr, _ in by_buffer:
+        dtypes[arr.type.dtype] = dtypes.get(arr.type.dtype, 0) + 1  # type: ignore[union-attr]
+    out = []
+    for (arr, _), ops in by_buffer.items():
+        if not (
+            all(isinstance(op, ir.Atomic) and not (op.result and op.result.users) for op in ops)
+            and all(fold_op(op) in REDUCTIONS for op in ops)
+            and all(_invariant(v, inside) for op in ops for v in op.operands[1:-1])
+            and (arr.owner.attrs.get("field") or dtypes[arr.type.dtype] == 1)  # type: ignore[union-attr]
+        ):
+            continue
+        groups: list[list[ir.Op]] = []
+        for op in ops:
+            group = next((g for g in groups if _same_indices(op, g[0])), None)
+            if group is None:
+                groups.append([op])
+            else:
+                group.append(op)
+        constant = all(isinstance(v.owner, ir.Const) for op in ops for v in op.operands[1:-1])
+        if (len(groups) == 1 or constant) and all(
+            len({fold_op(op) for op in g}) == 1 for g in groups
+        ):
+            out.extend(ops)  # one element, or distinct constant elements, each one kind of update
+    return out
+
+
+def fold_op(op: ir.Op) -> str:
+    name = op.attrs.get("op", "")
+    return "add" if name == "sub" else name
+
+
+def _invariant(v: ir.Value, inside: set[int]) -> bool:
+    owner = v.owner
+    return isinstance(owner, ir.Const) or id(owner) not in inside
+
+
+def _same_indices(op: ir.Op, first: ir.Op) -> bool:
+    a, b = op.operands[1:-1], first.operands[1:-1]
+    return len(a) == len(b) and all(
+        x is y
+        or (
+            isinstance(x.owner, ir.Const)
+            and isinstance(y.owner, ir.Const)
+            and x.owner.attrs["value"] == y.owner.attrs["value"]
+        )
+        for x, y in zip(a, b)
+    )
+
+
+def _reductions(loop: ir.For) -> list[ir.Value]:
+    """Outer locals the loop only reduces into (never reads, plainly writes, or takes an atomic's
+    old value of): safe for per-chunk partials."""
+    atomics: dict[ir.Value, set[str]] = {}
+    other: set[ir.Value] = set()
+    for op in loop.body.walk():
+        if (
+            isinstance(op, ir.LocalAtomic)
+            and op.attrs["op"] in REDUCTIONS
+            and not (op.result and op.result.users)
+        ):
+            atomics.setdefault(op.operands[0], set()).add(
+                "add" if op.attrs["op"] == "sub" else op.attrs["op"]
+            )
+        elif isinstance(op, (ir.LocalLoad, ir.LocalStore, ir.LocalAtomic)):
+            other.add(op.operands[0])
+    called = ir.functions_of(list(loop.body.walk()))
+    own = {op.result for fn in called for op in fn.body.walk() if isinstance(op, ir.Alloca)}
+    return [r for r, ops in atomics.items() if r not in other | own and len(ops) == 1]
+
+
+def message_ops(kernel_ops: list[ir.Op], debug: bool) -> list[ir.Op]:
+    """Ops that can report an error, in the order the emitter numbers them (cached binaries keep the
+    numbers): assertions, real calls (too deep), and in debug mode the accesses of arrays."""
+    out = []
+    for top in kernel_ops:
+        for op in top.walk():
+            if isinstance(op, (ir.Assert, ir.Call)) or (
+                debug and isinstance(op, (ir.Load, ir.Store, ir.Atomic, ir.VolatileLoad, ir.Addr))
+            ):
+                out.append(op)
+    return out

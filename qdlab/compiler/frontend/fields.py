@@ -1,0 +1,243 @@
+"""Fields in kernels: a field a kernel reaches (a global name, an attribute, a template argument,
+an item of a Python container) becomes a hidden array parameter of the kernel.
+
+The parameter is appended after the user's, once per distinct field, named after the first name
+the kernel reached it by; its launch words are filled from the field's storage, so the split, the
+gate, keys and the launch ABI treat it as any array parameter whose base pointer comes from the
+launch, and no address is ever compiled into a binary or a key. `kernel.flags["fields"]` maps each
+such parameter's index to its field: the gate knows from it that two fields (or a field and an
+ndarray) never share memory, and the launcher reads the words from it. A field's shape is static:
+`x.shape` is a tuple of Python integers, and a loop over a field has constant bounds.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from qdlab.core import language as lang
+from qdlab.core.fields import FieldBase, StructFieldBase
+
+from ...core.errors import QdError, QdRuntimeError, QdSyntaxError, QdTypeError
+from ...core.types import ArrayType, i32, u1
+from .. import ir
+from ..ir import field_params
+from .fingerprint import UNKNOWN, fingerprint
+from .scope import GradOf, Local
+from .struct_values import StructLocal
+from .vectors import VecLocal
+
+
+def field_paths(kernel: ir.Kernel) -> list[tuple[str, str]] | None:
+    """How the manifest finds each field again, in the order of their hidden parameters: the
+    function that reached it (its path from the kernel) and the global name or attribute chain;
+    None when one was reached otherwise (a template argument, a container)."""
+    paths = kernel.flags.get("field_paths", {})
+    fields = field_params(kernel)
+    return [paths[i] for i in sorted(fields)] if all(i in paths for i in fields) else None
+
+
+def field_type(f: FieldBase) -> ArrayType:
+    """The type of the hidden parameter a field feeds (its memory's axis order, when its dense
+    layout is not row-major, as an ndarray's `layout`)."""
+    layout = getattr(f, "layout", None)
+    return ArrayType(f.dtype, len(f.shape), bool(f.needs_grad), "unsafe", tuple(f.element), layout)
+
+
+def dep_fingerprint(value: object) -> str:
+    """What a manifest checks of a compile-time value: a field by its type and shape (its storage
+    is the launch's business, and another process has another one), anything else by content."""
+    if isinstance(value, FieldBase):
+        if value.unusable() is not None:
+            return UNKNOWN  # the kernel reports why at the line that uses it
+        f = value.primal or value
+        return f"field:{field_type(f)}:{f.shape}:{f.offset}:{value.primal is not None}"
+    if isinstance(value, StructFieldBase):
+        return f"structfield:{value.signature()}"
+    return fingerprint(value)
+
+
+class Fields:
+    """Mixed into `Frontend`; uses its `kernel`, `emit`, `const`, `error`, `deps` and `loc`."""
+
+    def tensor_of(self, value: object, name: str, resolvable: bool = False) -> object:
+        """`value` as a kernel sees it: a field becomes its hidden parameter (`x.grad`, reached as
+        a field of its own, the gradient buffer of its primal's); anything else is itself.
+        `resolvable`: `name` is a global or an attribute chain the manifest can look up again."""
+        if not isinstance(value, FieldBase):
+            return value
+        if value.primal is not None:
+            why = value.unusable()
+            if why is not None:
+                raise self.error(f"field `{name}` cannot be used: {why}.", QdRuntimeError)
+            return GradOf(self.field_arg(value.primal, name, resolvable))
+        return self.field_arg(value, name, resolvable)
+
+    def field_arg(self, f: FieldBase, name: str, resolvable: bool = False) -> ir.Value:
+        values = self.__dict__.setdefault("field_values", {})
+        table = self.kernel.flags.setdefault("fields", {})
+        for index, g in table.items():
+            if g is f:
+                return values[index]
+        why = f.unusable()
+        if why is not None:
+            raise self.error(f"field `{name}` cannot be used: {why}.", QdRuntimeError)
+        taken = {p.name for p in self.kernel.params}
+        pname = re.sub(r"\W", "_", name.removesuffix(".grad")) or "field"
+        while pname in taken:
+            pname += "_f"
+        index = len(self.kernel.params)
+        t = field_type(f)
+        self.kernel.params.append(ir.Param(pname, t))
+        op = ir.Arg([], t, {"field": True, "index": index}, None, None, pname)
+        op.parent = self.kernel.body
+        self.kernel.body.ops.insert(0, op)
+        table[index] = f
+        values[index] = op.result
+        label = name.removesuffix(".grad")
+        if pname != label:  # messages name it as the kernel reached it (`s.a`)
+            self.kernel.flags.setdefault("field_labels", {})[pname] = label
+        if resolvable:  # the manifest finds it again by this name (its dependency says its type)
+            self.kernel.flags.setdefault("field_paths", {})[index] = (self.scope.owner, name)
+        else:  # no manifest: it could not find the field again
+            self.deps.add(("", "<field>", UNKNOWN))
+        return op.result  # type: ignore[return-value]
+
+    def field_of(self, v: object) -> FieldBase | None:
+        """The field an array value stands for, or None for an ndarray parameter."""
+        if not (isinstance(v, ir.Value) and isinstance(v.owner, ir.Arg)):
+            return None
+        return field_params(self.kernel).get(v.owner.attrs["index"])
+
+    def array_shape(self, base: ir.Value) -> tuple:
+        """`a.shape`: Python integers for a field, the extents in the launch words for an
+        ndarray."""
+        f = self.field_of(base)
+        if f is not None:
+            return tuple(f.shape)
+        layout = base.type.layout  # type: ignore[union-attr]  # memory axis p holds axis layout[p]
+        return tuple(
+            self.emit(
+                ir.Shape,
+                [base],
+                i32,
+                f"{base.name}_shape{d}",
+                axis=layout.index(d) if layout else d,
+            )
+            for d in range(base.type.ndim)  # type: ignore[union-attr]
+        )
+
+    def array_attr(self, base: ir.Value, attr: str) -> object:
+        """`x.shape`, and as the reference has them, `x.n` / `x.m` (the element's sizes: 1 for a
+        scalar) and `x.dtype`."""
+        if attr == "shape":
+            return self.array_shape(base)
+        t: ArrayType = base.type  # type: ignore[assignment]
+        if attr == "dtype":
+            return t.dtype
+        element = (*t.element, 1, 1)
+        return element[0] if attr == "n" else element[1] if len(t.element) != 1 else 1
+
+    def loop_extents(self, base: ir.Value) -> list[tuple[ir.Value, ir.Value]]:
+        """(start, stop) per axis of a loop over an array's index space (`for i, j in x`), from a
+        field's offset."""
+        f = self.field_of(base)
+        offset = f.offset if f is not None else (0,) * base.type.ndim  # type: ignore[union-attr]
+        return [
+            (self.const(o, i32), self.const(o + s, i32) if not isinstance(s, ir.Value) else s)
+            for o, s in zip(offset, self.array_shape(base))
+        ]
+
+    def from_offset(self, arr: object, indices: list[ir.Value]) -> list[ir.Value]:
+        """Indices as the storage takes them: a field's declared with an offset counted from its
+        first element, a laid-out ndarray's (`qd.tensor(..., layout=(1, 0))`) or field's (a
+        column-major dense layout) in memory's order."""
+        layout = getattr(getattr(arr, "type", None), "layout", None)
+        f = self.field_of(arr)
+        if f is not None and any(f.offset):
+            indices = [
+                self.emit(ir.BinOp, [v, self.const(o, i32)], i32, op="sub") if o else v
+                for v, o in zip(indices, f.offset)
+            ]
+        return [indices[a] for a in layout] if layout is not None else indices
+
+    def volatile_target_error(self, arg: object) -> QdError:
+        """What `qd.volatile_load` says of a target that is not an array element."""
+        if isinstance(arg, ast.Name) and arg.id in {k for f in self.scope.frames for k in f}:
+            return self.error(
+                "qd.volatile_load cannot take a local array (or local value): another thread "
+                "cannot observe it; pass a field or ndarray element, `qd.volatile_load(a[i])`.",
+                QdTypeError,
+            )
+        return self.error(
+            "qd.volatile_load takes an lvalue, an array element: `qd.volatile_load(a[i])` "
+            "(not a Field directly).",
+            QdSyntaxError,
+        )
+
+    def b_atomic_cas(self, node: ast.Call) -> object:
+        """`qd.atomic_cas(s, expected, desired)` on a local: the old value; `s` becomes `desired`
+        when it held `expected` (the reference demotes a local's CAS to exactly this)."""
+        target = node.args[0] if len(node.args) == 3 else None
+        local = self.find_local(target.id) if isinstance(target, ast.Name) else None
+        if not isinstance(local, Local):
+            raise self.error(
+                "qd.atomic_cas(dest, expected, desired) is supported on a local variable in qdlab; "
+                "on an array element it is not supported yet (use qd.atomic_exchange or a loop "
+                "with qd.atomic_* of your own).",
+                QdTypeError,
+            )
+        t = local.ref.type.dtype  # type: ignore[union-attr]
+        if not t.is_int:
+            raise self.error(f"qd.atomic_cas takes integer operands, not {t}.", QdTypeError)
+        expected, desired = (self.cast(self.value(self.visit(a), t), t) for a in node.args[1:])
+        old = self.emit(ir.LocalLoad, [local.ref], t, target.id)  # type: ignore[union-attr]
+        hit = self.emit(ir.Cmp, [old, expected], u1, pred="eq")
+        self.emit(ir.LocalStore, [local.ref, self.emit(ir.Select, [hit, desired, old], t)])
+        return old
+
+    def template_refs(self, func: object, nodes: list, args: list) -> list:
+        """A local passed for a `qd.template()` parameter of a @qd.func is the caller's own
+        variable there (`x += 1` in the body changes it), as in the reference: a scalar, vector or
+        struct local by name, or a member of a struct local (`s.m`, `s.inner`); so is a scalar
+        local passed by name to a `@qd.real_func`, whose `qd.ref` parameters take it and others
+        its value."""
+        annotations = getattr(getattr(func, "fn", None), "__annotations__", {})
+        params = list(getattr(getattr(func, "fn", None), "__code__", None).co_varnames)  # type: ignore[union-attr]
+        out = list(args)
+        for k, node in enumerate(nodes[: len(args)]):
+            ann = annotations.get(params[k]) if k < len(params) else None
+            if isinstance(func, lang.RealFunc):
+                local = self.find_local(node.id) if isinstance(node, ast.Name) else None
+                if isinstance(local, Local):
+                    out[k] = local
+            elif ann in (lang.Template, lang.template):
+                local = self.local_named(node)
+                if local is not None:
+                    out[k] = local
+        return out
+
+    def local_named(self, node: ast.expr) -> object:
+        """The local variable `node` names (a scalar, vector or struct local, or a member of a
+        struct local), or None."""
+        if isinstance(node, ast.Name):
+            local = self.find_local(node.id)
+        elif isinstance(node, ast.Attribute):
+            struct = self.struct_target(node.value)
+            local = struct.members.get(node.attr) if struct is not None else None
+        else:
+            return None
+        return local if isinstance(local, (Local, VecLocal, StructLocal)) else None
+
+    # -- qd.zero(x), qd.one(x): the reductions' identities over field elements --------------------
+    def b_zero(self, node: object) -> object:
+        return self.like(node, 0)
+
+    def b_one(self, node: object) -> object:
+        return self.like(node, 1)
+
+    def like(self, node: object, k: int) -> object:
+        (x,) = self.call_args(node, 1)
+        if self.is_vec(x):
+            return self.vmap(lambda e: self.const(k, self.value(e).type), self.vec_of(x))
+        return self.const(k, self.value(x).type)

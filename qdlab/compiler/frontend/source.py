@@ -1,0 +1,231 @@
+"""A kernel's (or @qd.func's) Python source: its lines, where they sit, and its parsed AST.
+
+Lines are cut with the code object's span (much faster than `inspect`, which tokenises the file). A
+kernel's file is read afresh on every compile, a `@qd.func`'s whenever its file or code object
+changed, so an edited file is never served from a stale line cache; a notebook cell, which has no
+file, comes from IPython's linecache entry. `inspect` is the fallback.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import linecache
+import os
+import textwrap
+import tokenize
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ...core.errors import QdError, SourceLoc
+from . import reparse
+
+
+@dataclass
+class Source:
+    """A function's source, parsed, with what is needed to map AST positions back to the user's
+    lines."""
+
+    fn: object
+    tree: ast.FunctionDef
+    filename: str
+    first_line: int
+    indent: int
+    lines: list[str]
+
+    @classmethod
+    def of(cls, fn: object, kind: str, span: tuple[list[str], int] | None = None) -> Source:
+        """`span`: its lines and first line, when the caller has cut them already."""
+        try:
+            lines, first = span or source_lines(fn)
+            try:
+                tree, indent = _parse(lines)
+            except (
+                SyntaxError
+            ):  # the fast span ends early when the body has no code (a docstring, `global`)
+                lines, first = inspect.getsourcelines(fn)  # type: ignore[arg-type]
+                tree, indent = _parse(lines)
+        except (OSError, TypeError) as e:
+            raise QdError(
+                f"cannot read the source of {kind} {getattr(fn, '__name__', fn)!r}: {e}. "
+                "Define kernels in a file or a notebook cell."
+            ) from None
+        code = getattr(fn, "__code__", None)
+        filename = inspect.getsourcefile(fn) or getattr(code, "co_filename", "?")  # type: ignore[arg-type]
+        if code is not None and tree.name != code.co_name:  # its file changed, and it moved
+            raise QdError(
+                f"the source of {kind} {code.co_name!r} is no longer where it was defined "
+                f"({filename}, line {code.co_firstlineno}): its file changed since; import it (or "
+                "run its cell) again."
+            )
+        return cls(fn, tree, filename, first, indent, lines)
+
+    def loc(self, node: ast.AST, name: str) -> SourceLoc:
+        rel = getattr(node, "lineno", 1)
+        line = self.lines[rel - 1] if 0 < rel <= len(self.lines) else ""
+        end = getattr(node, "end_col_offset", None)
+        return SourceLoc(
+            name,
+            self.filename,
+            self.first_line + rel - 1,
+            getattr(node, "col_offset", 0) + self.indent,
+            line,
+            end + self.indent
+            if end is not None and getattr(node, "end_lineno", 0) == rel
+            else None,
+        )
+
+
+_func_sources: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def func_source(func: object) -> Source:
+    """The source of a `@qd.func`, read again only when its `revision` changed."""
+    fn = func.fn  # type: ignore[attr-defined]
+    now = revision(fn)
+    got = _func_sources.get(func)
+    if got is None or got[0] != now:
+        got = _func_sources[func] = (now, Source.of(fn, "@qd.func"))
+    return got[1]
+
+
+def revision(fn: object) -> tuple:
+    """What a function's source text depends on besides the function object: its code object and
+    the size and time of the file it is read from. `%autoreload` replaces a function's code in
+    place, and leaves other objects (a `@qd.func`) as they were while their file changes: the text
+    is then read again, at the lines the code object names, as Quadrants reads it."""
+    code = getattr(fn, "__code__", None)
+    filename = getattr(code, "co_filename", "<")
+    if filename.startswith("<"):  # a cell's text, in IPython's line cache: a new cell, a new name
+        return (code, None)
+    try:
+        st = os.stat(filename)
+    except (OSError, ValueError):
+        return (code, None)
+    return (code, st.st_mtime_ns, st.st_size)
+
+
+def source_lines(fn: object) -> tuple[list[str], int]:
+    """The function's source lines (decorators included) and first line number.
+
+    Read with the code object's line span, which is much faster than
+    `inspect.getsourcelines` (it tokenises the file); that remains the fallback. The span's end is
+    the last line an instruction starts on (`co_lines`: one entry a line, where `co_positions` has
+    one an instruction), then every line after it indented more than the `def`: a statement's
+    continuation at column 0 (a string's lines) is cut, and a cut text does not parse, which sends
+    `Source.of` to that fallback.
+    """
+    code = getattr(fn, "__code__", None)
+    spans = getattr(code, "co_lines", None)
+    if code is not None and spans is not None:
+        lines = _read_lines(code.co_filename)
+        first = code.co_firstlineno
+        d = first - 1
+        while d < len(lines) and not lines[d].lstrip().startswith(("def ", "async def ")):
+            d += 1
+        if lines and d < len(lines):
+            end = max(max((n for _, _, n in spans() if n is not None), default=0), d + 1)
+            while end < len(lines):
+                j = end
+                while j < len(lines) and (
+                    not lines[j].strip() or lines[j].lstrip().startswith("#")
+                ):
+                    j += 1
+                if j < len(lines) and _indent(lines[j]) > _indent(lines[d]):
+                    end = j + 1
+                    continue
+                break
+            return lines[first - 1 : end], first
+    return inspect.getsourcelines(fn)  # type: ignore[arg-type]
+
+
+def _read_lines(filename: str) -> list[str]:
+    if not filename.startswith("<"):
+        try:
+            with tokenize.open(filename) as f:
+                return f.readlines()
+        except (OSError, SyntaxError):
+            pass
+    return linecache.getlines(filename)
+
+
+def _parse(lines: list[str]) -> tuple[ast.FunctionDef, int]:
+    """The function's AST, and the indent removed from its lines to parse them."""
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    tree = reparse.parse(dedented)  # only what changed since the function's last parse
+    return tree, len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+MISSING = object()
+"""What `resolve_name` returns for a name that is not defined."""
+
+
+def closure_values(fn: object) -> dict[str, object]:
+    """The function's closure variables by name (read from its cells; `inspect.getclosurevars` is
+    much slower)."""
+    code = getattr(fn, "__code__", None)
+    out = {}
+    for name, cell in zip(code.co_freevars if code else (), getattr(fn, "__closure__", None) or ()):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:  # a cell not filled yet
+            pass
+    return out
+
+
+def resolve_name(fn: object, name: str) -> object:
+    """What `name` means inside `fn` outside its own locals: a closure variable, a global, or a
+    builtin."""
+    closure = closure_values(fn)
+    if name in closure:
+        return closure[name]
+    g = getattr(fn, "__globals__", {})
+    if name in g:
+        return g[name]
+    return getattr(builtins, name, MISSING)
+
+
+def resolve_dotted(fn: object, dotted: str) -> object:
+    """What a dotted name (`helpers.f`) means inside `fn`, outside its locals; MISSING if a part
+    is not there."""
+    head, *attrs = dotted.split(".")
+    value = resolve_name(fn, head)
+    for a in attrs:
+        value = getattr(value, a, MISSING) if value is not MISSING else MISSING
+    return value
+
+
+def unevaluable(fn: Callable, names: list[str]) -> int | str | None:
+    """The parameter (index, or "return") whose string annotation does not evaluate, if one is
+    found."""
+    raw = getattr(fn, "__annotations__", {})
+    for which, name in [*enumerate(names), ("return", "return")]:
+        if isinstance(raw.get(name), str):
+            try:
+                eval(raw[name], getattr(fn, "__globals__", {}))  # what get_annotations does
+            except Exception:  # noqa: BLE001
+                return which
+    return None
+
+
+def annotation_loc(fn: Callable, which: int | str | None) -> SourceLoc | None:
+    """Where parameter `which` (an index, or "return") of `fn` is annotated, else its name or the
+    `def`."""
+    try:
+        source = Source.of(fn, "kernel")
+    except QdError:
+        return None
+    tree = source.tree
+    node: ast.AST = tree
+    if isinstance(which, int) and which < len(tree.args.args):
+        node = tree.args.args[which].annotation or tree.args.args[which]
+    elif which == "return" and tree.returns is not None:
+        node = tree.returns
+    return source.loc(node, fn.__name__)

@@ -1,0 +1,251 @@
+"""Struct arguments in a kernel: a `dataclasses.dataclass` parameter, `self` of a data-oriented
+method and an object a `qd.template()` parameter passes, each flattened into plain parameters.
+
+The host (`qdlab/host/struct_args.py`) declares one kernel parameter per member that is a kernel
+argument (an ndarray, or a scalar or vector member of a dataclass), named after its attribute path
+(`s.x`, `s.inner.v`), so the gate, the alias check, the keys and the launch ABI only ever see plain
+parameters. The frontend sees the struct as a `StructRef`: reading `s.x` asks the host what that
+member is (`StructArg.member`) and gives the parameter's value, a nested `StructRef` (`s.inner`,
+which a `@qd.func` may take), a bound `@qd.func` method, or a compile-time Python value. Every read
+is recorded in `kernel.flags["members"]`: the host keys a launch on the members read, and a member
+never read costs nothing at launch. A new kind of member (a field) is a new `Member.kind` here and
+in the host's classification.
+
+A part of the frontend's visitor: mixed into `Frontend`; uses its `emit`, `error`, `block`, `loc`,
+`kernel`, `config`, `arguments`, `scope`, `param_vec` and `inline_call`.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import types
+from dataclasses import dataclass
+from typing import Protocol
+
+from ...core.errors import QdError, QdSyntaxError, QdValueError, QuadrantsCompilationError
+from ...core.types import TensorType
+from .. import ir
+from .vectors import Vec
+
+PARAM, STRUCT, METHOD, VALUE, OPAQUE = "param", "struct", "method", "value", "opaque"
+"""What a member is: a kernel parameter; a nested struct; a `@qd.func` of its class, bound to it; a
+compile-time Python value; OPAQUE (never answered by the host) records a struct used whole at
+compile time (`qd.static(helper(s))`), which the launch key then describes by content."""
+MEMBER_VALUE = "__qd_member"
+"""The names `qd.static(...)` binds struct members' values under while it evaluates. A
+member's value is part of its argument's content, which the kernel's signature holds
+(`struct_args.bind`), so these names are not manifest dependencies (a new process could not resolve
+them)."""
+
+
+@dataclass(frozen=True)
+class Member:
+    """The host's answer for one member of a struct argument."""
+
+    kind: str
+    """PARAM, STRUCT, METHOD or VALUE."""
+    value: object
+    """The Python object the attribute holds (for METHOD, the `@qd.func`)."""
+    type: object = None
+    """For PARAM: the parameter's type (ArrayType, DType, TensorType)."""
+    annotation: object = None
+    """For STRUCT: the dataclass its members are typed by (None: typed by their values)."""
+
+
+class StructArg(Protocol):
+    """What the host passes for a struct parameter (`qdlab.host.struct_args.StructArg`)."""
+
+    root: str
+    """The kernel parameter's name."""
+
+    def member(self, ref: StructRef, attr: str) -> Member:
+        """What `ref.attr` is; AttributeError when it has no such attribute, a QdError when its
+        value does not fit its annotation."""
+        ...
+
+
+@dataclass(frozen=True, eq=False)
+class StructRef:
+    """A struct argument, or a struct inside one, while compiling: `s`, `s.inner`."""
+
+    arg: StructArg
+    path: tuple[str, ...]
+    value: object
+    """The Python object at this path."""
+    annotation: object = None
+    """The dataclass that types its members, or None."""
+
+    @property
+    def name(self) -> str:
+        return ".".join((self.arg.root, *self.path))
+
+    def __repr__(self) -> str:
+        return f"struct argument `{self.name}`"
+
+
+@dataclass(frozen=True)
+class BoundMethod:
+    """`s.helper`: a `@qd.func` of the struct's class, called with the struct as its first
+    argument."""
+
+    func: object
+    self: StructRef
+
+
+class Structs:
+    """Mixed into `Frontend`: struct members, methods, `qd.static` over them, and the errors for
+    rebinding them."""
+
+    arguments: dict[str, object]
+    """The kernel's parameters by name (a struct member's is `s.x`), set by `lower_kernel`."""
+
+    def member(self, ref: StructRef, attr: str) -> object:
+        """`ref.attr` in a kernel: a parameter's value, a StructRef, a BoundMethod or a Python
+        value; the read is recorded. (A struct value made in the kernel: its member.)"""
+        if not isinstance(ref, StructRef):
+            return self.struct_attribute(ref, attr)
+        try:
+            m = ref.arg.member(ref, attr)
+        except AttributeError:
+            raise self.error(
+                f"{ref} ({type(ref.value).__name__}) has no member `{attr}`.",
+                QuadrantsCompilationError,
+            ) from None
+        except QdError as e:
+            raise type(e)(e.message, e.loc or self.loc) from None
+        path = (*ref.path, attr)
+        self.note_member(ref.arg.root, path, m.kind)
+        if m.kind == PARAM:
+            return self.member_param(".".join((ref.arg.root, *path)), m.type)
+        if m.kind == STRUCT:
+            return StructRef(ref.arg, path, m.value, m.annotation)
+        if m.kind == METHOD:
+            return BoundMethod(m.value, ref)
+        if isinstance(m.value, float) and self.config.get("raise_on_templated_floats"):
+            raise self.error(
+                f"`{ref.name}.{attr}` is a Python float ({m.value!r}) baked into the kernel, which "
+                "qd.init(raise_on_templated_floats=True) refuses: pass it as a `qd.f32` parameter.",
+                QdValueError,
+            )
+        return self.tensor_of(m.value, f"{ref.name}.{attr}")  # a field: its hidden parameter
+
+    def note_member(self, root: str, path: tuple[str, ...], kind: str) -> None:
+        members = self.kernel.flags.setdefault("members", {})
+        if members.get((root, path)) != OPAQUE:
+            members[(root, path)] = kind
+
+    def member_param(self, name: str, t: object) -> object:
+        """The value of the parameter of member `name`: declared by the host before lowering, or
+        (a member reached along a second path to the same object) declared here, at the top of the
+        kernel's body."""
+        value = self.arguments.get(name)
+        if value is not None:
+            return value
+        if self.kernel.flags.get("fields"):  # the launch fills members' words, then fields'
+            raise self.error(
+                f"`{name}` is a member reached along a second path after a field was read; in this "
+                "kernel read it by the path its struct parameter names first."
+            )
+        index = len(self.kernel.params)
+        self.kernel.params.append(ir.Param(name, t))  # type: ignore[arg-type]
+        self.kernel.flags["late_params"] = True
+        outer, self.block = self.block, ir.Block()
+        try:
+            if isinstance(t, TensorType):
+                value = self.param_vec(name, t, index)
+            else:
+                value = self.emit(ir.Arg, (), t, name, index=index)
+            body = self.kernel.body
+            top = next((k for k, op in enumerate(body.ops) if not isinstance(op, ir.Arg)), None)
+            for k, op in enumerate(self.block.ops):
+                op.parent = body
+                body.ops.insert(len(body.ops) if top is None else top + k, op)
+        finally:
+            self.block = outer
+        self.arguments[name] = value
+        return value
+
+    def call_bound(self, method: BoundMethod, node: ast.Call) -> object:
+        """`s.helper(x)`: the method's body inlined with the struct as its first argument."""
+        args = self.visit_args(node.args)
+        kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
+        return self.inline_call(
+            method.func,
+            [method.self, *args],
+            kwargs,
+            ast.unparse(node.func),
+            method=getattr(method.func, "classfunc", False),
+        )
+
+    def rebind_error(self, name: str, ref: StructRef) -> QdError:
+        return self.error(
+            f"`{name}` is {ref} and cannot be assigned; give the new value a name of its own.",
+            QdSyntaxError,
+        )
+
+    def member_assign_error(self, ref: StructRef, attr: str) -> QdError:
+        return self.error(
+            f"member `{ref.name}.{attr}` of {ref} cannot be assigned in a kernel: members are "
+            f"fixed at the launch (write an ndarray member's elements, `{ref.name}.{attr}[i] = "
+            f"...`, or copy a scalar member into a local, `{attr} = {ref.name}.{attr}`).",
+            QdSyntaxError,
+        )
+
+    # -- qd.static over struct members -------------------------------------------------------------
+    def static_members(self, node: ast.expr, env: dict) -> ast.expr:
+        """`node` with each attribute chain that starts at a struct argument replaced by the
+        member's value (bound in `env`), so reading it is recorded; a struct used whole is recorded
+        OPAQUE and passed as its object. Returns `node` itself when it reads no struct."""
+        structs = {k for k, v in env.items() if isinstance(v, StructRef)}
+        if not structs or not any(
+            isinstance(n, ast.Name) and n.id in structs for n in ast.walk(node)
+        ):
+            return node
+        fe = self
+
+        class Substitute(ast.NodeTransformer):
+            def visit_Attribute(self, n: ast.Attribute) -> ast.AST:
+                value = fe.static_chain(n, env)
+                if value is None:
+                    return self.generic_visit(n)
+                name = f"{MEMBER_VALUE}{len(env)}"
+                env[name] = value
+                return ast.copy_location(ast.Name(name, ast.Load()), n)
+
+            def visit_Name(self, n: ast.Name) -> ast.AST:
+                ref = env.get(n.id)
+                if isinstance(ref, StructRef):
+                    fe.note_member(ref.arg.root, ref.path, OPAQUE)
+                    name = f"__qd_struct{len(env)}"
+                    env[name] = ref.value
+                    return ast.copy_location(ast.Name(name, ast.Load()), n)
+                return n
+
+        return Substitute().visit(copy.deepcopy(node))
+
+    def static_chain(self, node: ast.Attribute, env: dict) -> object:
+        """The compile-time value of `s.a.b` (None when the chain does not start at a struct)."""
+        chain: list[str] = []
+        base: ast.expr = node
+        while isinstance(base, ast.Attribute):
+            chain.append(base.attr)
+            base = base.value
+        if not (isinstance(base, ast.Name) and isinstance(env.get(base.id), StructRef)):
+            return None
+        x, parent = env[base.id], None
+        for attr in reversed(chain):
+            parent = x
+            x = self.member(x, attr) if isinstance(x, StructRef) else getattr(x, attr)
+            if isinstance(x, (ir.Value, Vec, BoundMethod)):
+                raise self.error(
+                    f"`{ast.unparse(node)}` is a kernel argument or a @qd.func, not a value known "
+                    "at compile time; qd.static needs one.",
+                    QuadrantsCompilationError,
+                )
+        if isinstance(x, types.MethodType) and isinstance(parent, StructRef):
+            x = parent  # a Python method of the struct: what it reads is the struct's content
+        if isinstance(x, StructRef):  # used whole: its content decides what compiles
+            self.note_member(x.arg.root, x.path, OPAQUE)
+            return x.value if x is not parent else getattr(x.value, chain[0])
+        return x

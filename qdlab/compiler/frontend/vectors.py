@@ -1,0 +1,542 @@
+"""Vectors and matrices in a kernel, as the reference lowers them: unrolled into scalar values.
+
+A vector or matrix is a compile-time object (`Vec`) holding one scalar IR value per entry, so every
+later stage (simplify, split, gate, interface buffer, keys, printer) only ever sees scalar ops. A
+vector assigned to a name is one local per entry (`VecLocal`, named `v_x`, `m_01`), so writing one
+entry, a swizzle or a slice works with the existing local machinery; an element of a vector ndarray
+(`a[i]`) is read and written one entry at a time, its entry's indices after the outer ones. This
+file has the values, construction and locals; `vector_index.py` indexing, swizzles and the
+elements of vector ndarrays; `vector_ops.py` the arithmetic and methods. A part of the frontend's
+visitor.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from qdlab.core import language as lang
+
+from ...core.errors import QdTypeError
+from ...core.types import DType, LocalType, TensorType, f32, i32, promote, u1
+from .. import ir
+
+PY_OPERATORS = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"}
+"""Functions of Python's `operator` module a kernel may call: they lower as their operator."""
+
+
+@dataclass(frozen=True)
+class Vec:
+    """A vector `(n,)` or matrix `(n, m)` value inside a kernel: its entries, row-major."""
+
+    entries: tuple[ir.Value, ...]
+    shape: tuple[int, ...]
+
+    @property
+    def n(self) -> int:
+        return self.shape[0]
+
+    @property
+    def m(self) -> int:
+        return self.shape[1] if len(self.shape) == 2 else 1
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def dtype(self) -> DType:
+        return self.entries[0].type  # type: ignore[return-value]
+
+    def at(self, *index: int) -> ir.Value:
+        flat = index[0] * self.m + index[1] if len(index) == 2 else index[0]
+        return self.entries[flat]
+
+    def rows(self) -> list[Vec]:
+        """Its entries (a vector) or rows (a matrix), as `for x in qd.static(v)` iterates them."""
+        if self.ndim == 1:
+            return list(self.entries)  # type: ignore[return-value]
+        return [Vec(self.entries[i * self.m : (i + 1) * self.m], (self.m,)) for i in range(self.n)]
+
+    def __iter__(self):
+        return iter(self.rows())
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __str__(self) -> str:
+        return describe_shape(self.shape, self.dtype)
+
+
+@dataclass
+class VecLocal:
+    """A vector or matrix local variable: one local per entry."""
+
+    refs: tuple[ir.Value, ...]
+    shape: tuple[int, ...]
+    parallel_depth: int
+
+    @property
+    def n(self) -> int:
+        """Rows (what `qd.static(v.n)` reads at compile time)."""
+        return self.shape[0]
+
+    @property
+    def m(self) -> int:
+        return self.shape[1] if len(self.shape) == 2 else 1
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+
+@dataclass(frozen=True)
+class ElementRef:
+    """`a[i]` of an ndarray of vectors or matrices, before its entries are read or written."""
+
+    array: ir.Value
+    grad: bool
+    indices: tuple[ir.Value, ...]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.array.type.element  # type: ignore[union-attr]
+
+
+@dataclass(frozen=True)
+class VecMethod:
+    """`v.dot` and the like, waiting to be called; `target` is the name it was read through, for
+    methods that change the vector (`v.fill(0)`), or `ref` the array element it was read from
+    (`a[i].fill(0)` writes the element)."""
+
+    vec: Vec
+    name: str
+    target: str | None
+    ref: ElementRef | None = None
+
+
+def tensor_text(shape: tuple[int, ...], dtype: DType) -> str:
+    """`[Tensor (3) i32]`: the reference's name for a vector or matrix value's type."""
+    return f"[Tensor ({', '.join(map(str, shape))}) {dtype}]"
+
+
+def describe_shape(shape: tuple[int, ...], dtype: DType | None = None) -> str:
+    what = f"vec{shape[0]}" if len(shape) == 1 else f"{shape[0]}x{shape[1]} matrix"
+    return f"{what} of {dtype}" if dtype is not None else what
+
+
+def component(name: str, shape: tuple[int, ...], flat: int) -> str:
+    """The name of entry `flat` of a vector or matrix named `name`: `v_x`, `v_4`, `m_01`."""
+    if len(shape) == 1:
+        return f"{name}_{'xyzw'[flat]}" if shape[0] <= 4 else f"{name}_{flat}"
+    i, j = divmod(flat, shape[1])
+    return f"{name}_{i}{j}" if max(shape) <= 10 else f"{name}_{i}_{j}"
+
+
+class Vectors:
+    """Mixed into `Frontend`; uses its `visit`, `value`, `cast`, `const`, `binop`, `compare`,
+    `emit`, `error`, `find_local`, `resolve_static`, `scope`, `config`, `default_fp` and loop
+    depths."""
+
+    # -- values ------------------------------------------------------------------------------------
+    def type_dtype(self, t: lang.MatrixType | object) -> DType:
+        """The dtype a vector type or dtype argument stands for in this kernel (`float` is
+        `default_fp`)."""
+        raw = getattr(t, "_dtype", t)
+        if raw in (float, "fp"):
+            return self.default_fp
+        if raw in (int, "ip"):
+            return self.config.get("default_ip") or i32
+        if raw is bool:
+            return u1
+        if raw == "up":
+            return self.config.get("default_up") or lang.matrix.DEFAULTS["up"]
+        if isinstance(raw, DType):
+            return raw
+        if raw is None:
+            return None  # type: ignore[return-value]
+        raise self.error(f"`{raw!r}` is not a dtype such as qd.f32.", QdTypeError)
+
+    def literal_dtype(self, x: object) -> DType:
+        """The type an entry gives a vector whose dtype is inferred (`qd.Vector([1, 2.5])`)."""
+        if isinstance(x, ir.Value):
+            return self.value(x).type  # type: ignore[return-value]
+        if isinstance(x, bool):
+            return self.config.get("default_ip") or i32
+        if isinstance(x, (int, np.integer)):
+            return self.config.get("default_ip") or i32
+        if isinstance(x, (float, np.floating)):
+            return self.default_fp
+        return self.value(x).type  # type: ignore[return-value]
+
+    def make_vec(self, items: list, shape: tuple[int, ...], dtype: DType | None = None) -> Vec:
+        """A vector or matrix of `shape` from flat `items` (numbers or values), cast to `dtype` (by
+        default the promoted type of its entries)."""
+        if len(items) != math.prod(shape):
+            raise self.error(
+                f"a {describe_shape(shape)} needs {math.prod(shape)} entries, got {len(items)}.",
+                QdTypeError,
+            )
+        for x in items:
+            if isinstance(x, (Vec, list, tuple)):
+                raise self.error(
+                    f"an entry of a {describe_shape(shape)} must be a scalar, not {what_of(x)}.",
+                    QdTypeError,
+                )
+        if dtype is None:
+            dtype = self.literal_dtype(items[0])
+            for x in items[1:]:
+                dtype = promote(dtype, self.literal_dtype(x))
+        return Vec(tuple(self.cast(self.value(x, dtype), dtype) for x in items), shape)
+
+    def host_vec(self, x: lang.Matrix) -> Vec:
+        """A `qd.Vector` / `qd.Matrix` made outside the kernel, baked in as constants."""
+        dtype = x.dt
+        if dtype is None:
+            kind = x.entries.dtype.kind
+            dtype = self.default_fp if kind == "f" else u1 if kind == "b" else None
+        items = [v.item() for v in x.entries.ravel()]
+        return self.make_vec(items, tuple(x.entries.shape), dtype)
+
+    def vec_of(self, x: object) -> Vec | None:
+        """`x` as a vector or matrix if it is one (a `Vec`, a host `qd.Vector`, a list or tuple of
+        scalars, or of rows), else None."""
+        if isinstance(x, Vec):
+            return x
+        if isinstance(x, lang.Matrix):
+            return self.host_vec(x)
+        if isinstance(x, np.ndarray) and x.ndim in (1, 2):
+            return self.host_vec(lang.Matrix(x))
+        if isinstance(x, (list, tuple)) and x:
+            if all(isinstance(r, (list, tuple, Vec)) for r in x):
+                rows = [self.vec_of(r) for r in x]
+                if all(r is not None and r.ndim == 1 for r in rows) and (
+                    len({r.n for r in rows}) == 1  # type: ignore[union-attr]
+                ):
+                    items = [e for r in rows for e in r.entries]  # type: ignore[union-attr]
+                    return self.make_vec(items, (len(rows), rows[0].n))  # type: ignore[union-attr]
+                return None
+            if all(_scalar_like(e) for e in x):
+                return self.make_vec(list(x), (len(x),))
+        return None
+
+    def is_vec(self, x: object) -> bool:
+        return isinstance(x, (Vec, lang.Matrix))
+
+    def need_vec(self, x: object, what: str) -> Vec:
+        v = self.vec_of(x)
+        if v is None:
+            raise self.error(f"{what} needs a vector or matrix, not {what_of(x)}.", QdTypeError)
+        return v
+
+    def vmap(self, fn: object, *xs: object) -> Vec:
+        """`fn` applied entry by entry, scalars broadcast; every vector argument has one shape."""
+        shape = None
+        vecs: list[Vec | None] = []
+        for x in xs:
+            v = self.vec_of(x) if isinstance(x, (Vec, lang.Matrix, list, tuple)) else None
+            if v is not None:
+                if shape is not None and v.shape != shape:
+                    raise self.error(
+                        f"operands of shapes {shape} and {v.shape} cannot be combined entry by "
+                        "entry.",
+                        QdTypeError,
+                    )
+                shape = v.shape
+            vecs.append(v)
+        out = [
+            fn(*(v.entries[k] if v is not None else x for v, x in zip(vecs, xs)))  # type: ignore[operator]
+            for k in range(math.prod(shape))  # type: ignore[arg-type]
+        ]
+        return Vec(tuple(self.value(e) for e in out), shape)  # type: ignore[arg-type]
+
+    return_shapes: tuple[tuple[int, ...], ...] = ()
+    """The shape of each kernel return value (`()`: a scalar); empty when all are scalars."""
+
+    def param_vec(self, name: str, t: TensorType, index: int) -> Vec:
+        """A vector or matrix kernel parameter: one `arg` per entry (`%mat_01 = arg {component=1,
+        index=0}`)."""
+        self.name_entries(name, t.shape)
+        return Vec(
+            tuple(
+                self.emit(
+                    ir.Arg, (), t.dtype, component(name, t.shape, k), index=index, component=k
+                )
+                for k in range(t.size)
+            ),
+            t.shape,
+        )
+
+    def return_values(self, value: object) -> list:
+        """A kernel's return values, each vector or matrix one flattened into its entries (and a
+        struct into its members, `struct_values.py`)."""
+        value = self.struct_leaves(value)
+        values = list(value) if isinstance(value, tuple) else [value]
+        shapes = self.return_shapes or [()] * len(self.kernel.returns)
+        if len(values) != len(shapes) and len(shapes) == 1 and shapes[0]:
+            values = [value]  # `return (1, 2, 3)` for a vec3
+        if len(values) != len(shapes):
+            raise self.error(
+                f"expected {len(shapes)} return values, got {len(values)}.", QdTypeError
+            )
+        out: list = []
+        for x, shape in zip(values, shapes):
+            if not shape:
+                out.append(x)
+                continue
+            v = self.vec_of(x)
+            if v is None or v.shape != shape:
+                raise self.error(
+                    f"this kernel returns a {describe_shape(shape)} (shape {shape}), not "
+                    f"{what_of(v or x)}.",
+                    QdTypeError,
+                )
+            out.extend(v.entries)
+        return out
+
+    # -- locals ------------------------------------------------------------------------------------
+    def new_vec_local(self, name: str, v: Vec, dtype: DType | None = None) -> VecLocal:
+        dtype = dtype or v.dtype
+        refs = []
+        self.name_entries(name, v.shape)
+        for k, e in enumerate(v.entries):
+            ref = self.emit(ir.Alloca, (), LocalType(dtype), component(name, v.shape, k))
+            self.emit(ir.LocalStore, [ref, self.cast(e, dtype)])
+            refs.append(ref)
+        return VecLocal(tuple(refs), v.shape, self.parallel_depth)
+
+    def name_entries(self, name: str, shape: tuple[int, ...]) -> None:
+        """Record that `v_x`, `v_y` ... are the entries of `v`: the views show one name."""
+        table = self.kernel.flags.setdefault("entries", {})
+        for k in range(math.prod(shape)):
+            table[component(name, shape, k)] = name
+
+    def load_vec_local(self, local: VecLocal) -> Vec:
+        return Vec(
+            tuple(self.emit(ir.LocalLoad, [r], r.type.dtype, r.name) for r in local.refs),  # type: ignore[union-attr]
+            local.shape,
+        )
+
+    def store_vec_local(self, local: VecLocal, x: object, name: str) -> None:
+        v = self.vec_of(x)
+        if v is None and isinstance(x, (int, float, bool, ir.Value)):
+            # a scalar given to a vector local fills it, as in Quadrants (`v = 0`; the
+            # `_` of `a, _, _ = f()` taking a scalar after a vector)
+            value = self.value(x)
+            if not ir.is_array(value):
+                for ref in local.refs:
+                    dtype = ref.type.dtype  # type: ignore[union-attr]
+                    self.emit(ir.LocalStore, [ref, self.cast(self.value(x, dtype), dtype)])
+                return
+        if v is None:
+            raise self.error(
+                f"`{name}` is a {describe_shape(local.shape)}; it cannot be given {what_of(x)}.",
+                QdTypeError,
+            )
+        if v.shape != local.shape:
+            raise self.error(
+                f"`{name}` is a {describe_shape(local.shape)} (shape {local.shape}); it cannot be "
+                f"given a value of shape {v.shape}.",
+                QdTypeError,
+            )
+        for ref, e in zip(local.refs, v.entries):
+            dtype = ref.type.dtype  # type: ignore[union-attr]
+            self.emit(ir.LocalStore, [ref, self.cast(e, dtype)])
+
+    def writable_vec(self, name: str) -> VecLocal | None:
+        """The vector local `name` names, making one of a vector value bound to it (a @qd.func
+        parameter, passed by value); None if `name` is not a vector."""
+        for frame in reversed(self.scope.frames):
+            if name in frame:
+                b = frame[name]
+                if isinstance(b, VecLocal):
+                    return b
+                if isinstance(b, Vec):
+                    if not self.scope.is_func and any(
+                        isinstance(e.owner, ir.Arg) for e in b.entries
+                    ):
+                        raise self.error(
+                            f"kernel argument `{name}` cannot be assigned; copy it into a local "
+                            f"first (`{name}_ = {name}`)."
+                        )
+                    local = self.new_vec_local(name, b)
+                    frame[name] = local
+                    return local
+                return None
+        return None
+
+    # -- construction ------------------------------------------------------------------------------
+    def construct(self, callee: object, node: ast.Call) -> Vec | object:
+        """`qd.Vector([...])`, `qd.Matrix([[...]])`, `qd.math.vec3(...)` and the `qd.Matrix`
+        factories, and Python's `operator.add` / `sub` / `mul` / `truediv` / `matmul` (what `+`,
+        `-`, `*`, `/`, `@` do); NotImplemented for any other callee."""
+        if getattr(callee, "__module__", None) == "_operator" and callee.__name__ in PY_OPERATORS:  # type: ignore[attr-defined]
+            a, b = self.call_args(node, 2)
+            name = callee.__name__  # type: ignore[attr-defined]
+            return self.matmul(a, b) if name == "matmul" else self.binop(name, a, b)
+        if callee is lang.Vector or callee is lang.Matrix:
+            args, kwargs = self.call_parts(node, ("arr", "dt"))
+            if not args:
+                raise self.error(f"qd.{callee.__name__}() needs a list of entries.", QdTypeError)
+            dt = self.type_dtype(args[1] if len(args) > 1 else kwargs.get("dt"))
+            return self.from_nested(args[0], dt, callee is lang.Vector)
+        if isinstance(callee, lang.MatrixType):
+            return self.from_type(callee, self.visit_args(node.args))
+        for name, factory in FACTORIES.items():
+            if callee is getattr(lang.Matrix, name):
+                code = factory.__code__
+                args, kwargs = self.call_parts(node, code.co_varnames[1 : code.co_argcount])
+                return factory(self, *args, **kwargs)
+        return NotImplemented
+
+    def call_parts(self, node: ast.Call, names: tuple) -> tuple[list, dict]:
+        args = self.visit_args(node.args)
+        kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
+        for k in kwargs:
+            if k not in names:
+                raise self.error(f"unexpected keyword argument `{k}`.", QdTypeError)
+        return args, kwargs
+
+    def from_nested(self, arr: object, dtype: DType | None, vector: bool) -> Vec:
+        if isinstance(arr, lang.Matrix):
+            arr = arr.entries.tolist()
+        if isinstance(arr, Vec):
+            return Vec(tuple(self.cast(e, dtype) for e in arr.entries), arr.shape) if dtype else arr
+        if not isinstance(arr, (list, tuple)) or not arr:
+            raise self.error(
+                "qd.Vector / qd.Matrix take a non-empty list of entries (or of rows).", QdTypeError
+            )
+        if not vector and all(isinstance(r, (list, tuple, Vec)) for r in arr):
+            rows = [list(r.entries) if isinstance(r, Vec) else list(r) for r in arr]
+            if len({len(r) for r in rows}) != 1:
+                raise self.error("every row of a qd.Matrix needs the same length.", QdTypeError)
+            return self.make_vec([e for r in rows for e in r], (len(rows), len(rows[0])), dtype)
+        flat: list = []
+        for x in arr:
+            flat.extend(x.entries if isinstance(x, Vec) else [x])
+        return self.make_vec(flat, (len(flat),), dtype)
+
+    def from_type(self, t: lang.MatrixType, args: list) -> Vec:
+        """`vec3(1, 2, 3)`, `vec3(0)`, `vec4(v.xyz, 1.0)`, `mat2([[1, 2], [3, 4]])`: the entries
+        gathered in order, or one scalar for all of them, cast to the type's dtype."""
+        dtype = self.type_dtype(t)
+        shape, size = t.shape, math.prod(t.shape)
+        if not args:
+            raise self.error("Custom type instances need to be created with an initial value.")
+        if len(args) == 1 and not isinstance(args[0], (Vec, lang.Matrix, list, tuple)):
+            return self.make_vec([args[0]] * size, shape, dtype)
+        items = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
+        flat: list = []
+        for x in items:
+            v = x if isinstance(x, Vec) else self.vec_of(x) if not _scalar_like(x) else None
+            flat.extend(v.entries if v is not None else [x])
+        if len(flat) != size:
+            raise self.error(f"{t.to_string()} needs {size} entries, got {len(flat)}.", QdTypeError)
+        return self.make_vec(flat, shape, dtype)
+
+    def filled(self, shape: tuple[int, ...], value: object, dtype: DType | None) -> Vec:
+        return self.make_vec([value] * math.prod(shape), shape, dtype)
+
+    # -- lists and comprehensions (the entries of a vector or matrix) ------------------------------
+    def visit_List(self, node: ast.List) -> list:
+        return [self.visit(e) for e in node.elts]
+
+    def visit_ListComp(self, node: ast.ListComp) -> list:
+        """`[f(i) for i in range(3)]`: unrolled at compile time, as a `qd.static` loop is."""
+        out: list = []
+
+        def expand(k: int) -> None:
+            if k == len(node.generators):
+                out.append(self.visit(node.elt))
+                return
+            gen = node.generators[k]
+            if not isinstance(gen.target, (ast.Name, ast.Tuple)):
+                raise self.error("a comprehension's target must be a name or names.")
+            try:
+                items = list(self.resolve_static(gen.iter))  # type: ignore[call-overload]
+            except TypeError:
+                raise self.error(
+                    "a list comprehension in a kernel iterates over something known at compile "
+                    "time, such as range(3)."
+                ) from None
+            for item in items:
+                frame: dict = {}
+                names = gen.target.elts if isinstance(gen.target, ast.Tuple) else [gen.target]
+                values = item if isinstance(gen.target, ast.Tuple) else [item]
+                for t, v in zip(names, values):
+                    frame[t.id] = v  # type: ignore[attr-defined]
+                self.scope.frames.append(frame)
+                try:
+                    if all(self.resolve_static(c) for c in gen.ifs):
+                        expand(k + 1)
+                finally:
+                    self.scope.frames.pop()
+
+        expand(0)
+        return out
+
+
+def _scalar_like(x: object) -> bool:
+    return isinstance(x, (int, float, bool, np.number)) or (
+        isinstance(x, ir.Value) and isinstance(x.type, DType)
+    )
+
+
+def what_of(x: object) -> str:
+    if isinstance(x, Vec):
+        return f"a {x}"
+    if isinstance(x, ir.Value):
+        return f"a {x.type} value"
+    if isinstance(x, (list, tuple)):
+        return f"a {type(x).__name__} of {len(x)} item(s)"
+    return f"`{x!r}`"
+
+
+def _zero(fe: Vectors, dt: object, n: int, m: int | None = None) -> Vec:
+    return fe.filled((n,) if m is None else (n, m), 0, fe.type_dtype(dt))
+
+
+def _one(fe: Vectors, dt: object, n: int, m: int | None = None) -> Vec:
+    return fe.filled((n,) if m is None else (n, m), 1, fe.type_dtype(dt))
+
+
+def _unit(fe: Vectors, n: int, i: int, dt: object = None) -> Vec:
+    return fe.make_vec([int(k == i) for k in range(n)], (n,), fe.type_dtype(dt) or f32)
+
+
+def _identity(fe: Vectors, dt: object, n: int) -> Vec:
+    return fe.make_vec([int(i == j) for i in range(n) for j in range(n)], (n, n), fe.type_dtype(dt))
+
+
+def _diag(fe: Vectors, dim: int, val: object) -> Vec:
+    return fe.make_vec([val if i == j else 0 for i in range(dim) for j in range(dim)], (dim, dim))
+
+
+def _rows(fe: Vectors, rows: list) -> Vec:
+    vs = [fe.need_vec(r, "qd.Matrix.rows") for r in rows]
+    return fe.make_vec([e for v in vs for e in v.entries], (len(vs), vs[0].n))
+
+
+def _cols(fe: Vectors, cols: list) -> Vec:
+    vs = [fe.need_vec(c, "qd.Matrix.cols") for c in cols]
+    return fe.make_vec(
+        [vs[j].entries[i] for i in range(vs[0].n) for j in range(len(vs))],
+        (
+            vs[0].n,
+            len(vs),
+        ),
+    )
+
+
+FACTORIES = {
+    "zero": _zero,
+    "one": _one,
+    "unit": _unit,
+    "identity": _identity,
+    "diag": _diag,
+    "rows": _rows,
+    "cols": _cols,
+}
+"""`qd.Matrix.zero(dt, n, m)` ... by the name of the host method they stand for in a kernel."""

@@ -1,0 +1,600 @@
+"""Python AST to typed IR: one whitelisting visitor.
+
+There is one `visit_*` per construct the kernel language accepts; anything else reaches
+`generic_visit`, which refuses it by name. The `visit` override records the node being lowered, so
+every error points at the user's line. The visitor is assembled from mixins, each a file of its own:
+assignments (`assignments.py`), calls (`calls.py`), loops (`loops.py`), conditional expressions
+(`conditionals.py`) and compile-time evaluation (`compile_time.py`); what they share is in
+`scope.py`. Set `QDLAB_DEBUG_FRONTEND=1` to see the raw exception behind a user-facing error.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import os
+import sys
+
+import numpy as np
+
+from qdlab.core import language as lang
+
+from ...core.errors import (
+    QdError,
+    QdNameError,
+    QdSyntaxError,
+    QdTypeError,
+    QuadrantsCompilationError,
+    SourceLoc,
+)
+from ...core.types import DType, f16, f32, i32, promote, u1
+from .. import ir
+from .assignments import Assignments
+from .calls import Calls
+from .compile_time import CompileTime, sequence_binop
+from .conditionals import Conditionals
+from .fields import Fields, dep_fingerprint
+from .inlining import Inlining
+from .loops import Loops
+from .printing import Prints
+from .real_funcs import RealFuncs
+from .scope import (
+    BINOPS,
+    CallsNeeded,
+    FuncReturn,
+    GradOf,
+    Local,
+    Scope,
+    describe,
+    dotted,
+    fits,
+    fold_python,
+    int_range,
+    is_number,
+    literal_value,
+)
+from .source import MISSING, Source, resolve_name
+from .struct_fields import StructFieldBase, any_struct_field
+from .struct_values import STRUCTS, StructParts
+from .vector_index import VectorIndexing
+from .vector_ops import VectorOps
+from .vectors import ElementRef, Vec, VecLocal, Vectors
+
+MAX_DEPTH = 8000
+"""Python frames the frontend may use while lowering a kernel: enough for the longest sum CPython
+itself compiles (about 2,600 terms; its default limit of 1,000 frames stops the visitor at about
+300)."""
+REFUSED = {
+    "Try": "`try`",
+    "With": "`with`",
+    "Lambda": "`lambda`",
+    "ClassDef": "a class definition",
+    "FunctionDef": "a nested function",
+    "Yield": "`yield`",
+    "ListComp": "a list comprehension",
+    "DictComp": "a dict comprehension",
+    "SetComp": "a set comprehension",
+    "GeneratorExp": "a generator expression",
+    "Global": "`global`",
+    "Nonlocal": "`nonlocal`",
+    "Delete": "`del`",
+    "Raise": "`raise`",
+    "Import": "`import`",
+    "ImportFrom": "`import`",
+    "Dict": "a dict",
+    "Set": "a set",
+    "Await": "`await`",
+    "Starred": "`*` unpacking",
+    "JoinedStr": "an f-string outside print()",
+    "Match": "`match`",
+    "NamedExpr": "`:=`",
+}
+
+
+class Frontend(
+    Assignments,
+    Calls,
+    Loops,
+    Conditionals,
+    CompileTime,
+    Prints,
+    Inlining,
+    RealFuncs,
+    Vectors,
+    VectorIndexing,
+    VectorOps,
+    StructParts,
+    Fields,
+    ast.NodeVisitor,
+):
+    """Lowers one kernel (and the `@qd.func`s it calls, inlined) to a `ir.Kernel`."""
+
+    def __init__(self, kernel: ir.Kernel, source: Source, globals_: dict, config: dict) -> None:
+        self.kernel = kernel
+        self.config = config
+        self.default_fp: DType = config.get("default_fp", f32)
+        self.default_ip: DType = config.get("default_ip", i32)
+        self.block = kernel.body
+        self.scope = Scope(source, kernel.name, globals_)
+        self.loc: SourceLoc | None = None
+        self.loop_depth = 0  # runtime loops enclosing the current statement
+        self.parallel_depth = 0  # 1 inside a parallel for's body
+        self.top_level = True  # statement is directly in the kernel body
+        self.in_runtime_if = 0
+        self.serialize_next = False
+        self.loop_name: str | None = None
+        self.block_dim: int | None = None
+        self.random_sites = 0
+        self.memo: object | None = None  # a `stmt_memo.Memo`: unchanged statements are replayed
+        self.deps: set[tuple[str, str, str]] = set()
+        """(owner path, name, fingerprint) of every global or closure value read: the manifest
+        checks them."""
+
+    # -- infrastructure ----------------------------------------------------------------------------
+    def visit(self, node: ast.AST) -> object:
+        node = self.unstruct(node) if isinstance(node, ast.stmt) and any_struct_field() else node
+        outer = self.loc
+        if hasattr(node, "lineno"):
+            self.loc = self.scope.source.loc(node, self.scope.name)
+        try:
+            return super().visit(node)
+        except QdError:
+            raise
+        except (FuncReturn, CallsNeeded):
+            raise
+        except RecursionError as e:
+            if not hasattr(e, "loc"):
+                e.loc = self.loc  # type: ignore[attr-defined]  # the innermost line reached; no call here
+            raise
+        except Exception as e:
+            if os.environ.get("QDLAB_DEBUG_FRONTEND") == "1":
+                raise
+            raise QuadrantsCompilationError(
+                f"internal error while compiling this line ({type(e).__name__}: {e})", self.loc
+            ) from None
+        finally:
+            self.loc = outer
+
+    def error(self, message: str, cls: type[QdError] = QdSyntaxError) -> QdError:
+        return cls(message, self.loc)
+
+    def generic_visit(self, node: ast.AST) -> object:
+        what = REFUSED.get(type(node).__name__, f"`{type(node).__name__}`")
+        raise self.error(f"{what} is not supported in a kernel.")
+
+    def emit(
+        self,
+        op_cls: type[ir.Op],
+        operands: list[ir.Value] | tuple = (),
+        result: object = None,
+        name: str = "",
+        regions: list[ir.Block] | None = None,
+        **attrs: object,
+    ) -> ir.Value:
+        op = op_cls(list(operands), result, attrs, regions, self.loc, name)  # type: ignore[arg-type]
+        self.block.append(op)
+        return op.result  # type: ignore[return-value]
+
+    def const(self, value: object, dtype: DType) -> ir.Value:
+        if dtype.is_float:
+            value = float(value)  # type: ignore[arg-type]
+        elif dtype == u1:
+            value = int(bool(value))
+        else:
+            value = int(value)  # type: ignore[call-overload]
+        return self.emit(ir.Const, (), dtype, value=value)
+
+    # -- values ------------------------------------------------------------------------------------
+    def value(self, x: object, like: DType | None = None, exact: bool = False) -> ir.Value:
+        """Turn a lowered expression into an IR value; Python numbers become constants.
+
+        As in Quadrants, an integer literal is `default_ip` (one that does not fit it is an error)
+        and a float literal is `default_fp`, whatever the other operand is; `like` only types
+        literals where a store or a declared type fixes the target type (one that does not fit it
+        is `default_ip`, and the caller's cast wraps it, as Quadrants does). With `exact`
+        (`qd.u8(300)`), a literal takes `like` and must fit it.
+        """
+        if isinstance(x, np.generic) or (isinstance(x, np.ndarray) and x.shape == ()):
+            x = x.item()  # a NumPy scalar (a global, a template argument) is a Python number here
+        if isinstance(x, ir.Value):
+            if not isinstance(x.type, DType):
+                raise self.error(
+                    "unsupported operand type: an array cannot be used as a number here; index "
+                    "it, e.g. `a[i]`.",
+                    QdTypeError,
+                )
+            return x
+        if isinstance(x, (Vec, lang.Matrix)):
+            raise self.error(
+                f"a {self.vec_of(x)} cannot be used as a scalar here; take an entry (`v[0]`, "
+                "`v.x`) or reduce it (`v.sum()`, `v.norm()`).",
+                QdTypeError,
+            )
+        if isinstance(x, bool):
+            return self.const(x, u1)
+        if isinstance(x, int):
+            if exact and like is not None and like.is_int and like != u1:
+                t = like
+            elif like is not None and like.is_int and like != u1 and fits(x, like):
+                t = like if fits(x, self.default_ip) else self.default_ip
+            else:
+                t = self.default_ip
+            if not fits(x, t):
+                raise self.literal_error(x, t, exact and t == like)
+            return self.const(x, t)
+        if isinstance(x, float):
+            return self.const(x, like if like is not None and like.is_float else self.default_fp)
+        raise self.error(f"{describe(x)} cannot be used as a value in a kernel.", QdTypeError)
+
+    def literal_error(self, x: int, t: DType, exact: bool) -> QdError:
+        """`x` does not fit `t`; the caret goes under the constant expression on this line that
+        gives `x`."""
+        lo, hi = int_range(t)
+        if exact:
+            message = (
+                f"Integer literal {x} exceeded the range of specified dtype: {t} ({lo} to {hi})."
+            )
+        else:
+            message = (
+                f"Integer literal {x} exceeded the range of default_ip: {t} ({lo} to {hi}), please "
+                f"specify the dtype via e.g. `qd.{'u64' if x > 0 else 'i64'}({x})` or set a "
+                "different `default_ip` in `qd.init()`."
+            )
+        loc = self.loc
+        for n in ast.walk(self.scope.source.tree):
+            if (
+                isinstance(n, (ast.Constant, ast.BinOp, ast.UnaryOp))
+                and getattr(n, "lineno", 0)
+                and loc
+                and self.scope.source.loc(n, self.scope.name).lineno == loc.lineno
+                and literal_value(n) == x
+            ):
+                loc = self.scope.source.loc(n, self.scope.name)
+                break
+        return QdTypeError(message, loc)
+
+    def cast(self, v: ir.Value, to: DType) -> ir.Value:
+        if v.type == to:
+            return v
+        return self.emit(ir.Cast, [v], to, v.name)
+
+    def truth(self, x: object) -> ir.Value:
+        v = self.value(x)
+        if v.type == u1:
+            return v
+        return self.emit(ir.Cmp, [v, self.const(0, v.type)], u1, pred="ne")  # type: ignore[arg-type]
+
+    def binop(self, op: str, a: object, b: object) -> object:
+        if op == "add" and type(a) is type(b) and isinstance(a, (list, tuple)):
+            return a + b  # Python lists and tuples concatenate while compiling
+        if self.is_vec(a) or self.is_vec(b):
+            return self.vec_binop(op, a, b)
+        if is_number(a) and is_number(b):
+            return self.fold(op, a, b)
+        va, vb = self.value(a), self.value(b)
+        t = promote(va.type, vb.type)  # type: ignore[arg-type]
+        if op in ("and", "or", "xor", "shl", "shr") and t.is_float:
+            raise self.error(f"bitwise `{op}` needs integer operands, not {t}.", QdTypeError)
+        if op == "truediv":  # as Quadrants: an integer operand is taken as default_fp first
+            t = promote(*(v.type if v.type.is_float else self.default_fp for v in (va, vb)))  # type: ignore[union-attr]
+        if op == "atan2":
+            t = t if t.is_float else self.default_fp
+            t = f32 if t == f16 else t
+        if op == "pow" and t.is_int and isinstance(b, int) and b < 0:
+            t = self.negative_power(b)
+        if op in ("shl", "shr"):
+            t = va.type  # type: ignore[assignment]
+        powi = op == "pow" and t.is_float and not vb.type.is_float  # type: ignore[union-attr]
+        return self.emit(ir.BinOp, [self.cast(va, t), vb if powi else self.cast(vb, t)], t, op=op)  # type: ignore[arg-type]
+
+    def fold(self, op: str, a: object, b: object) -> object:
+        try:
+            return fold_python(op, a, b)
+        except ZeroDivisionError:
+            raise self.error("division by zero in a constant expression.") from None
+
+    def compare(self, pred: str, a: object, b: object) -> object:
+        if self.is_vec(a) or self.is_vec(b):
+            return self.vec_compare(pred, a, b)
+        if (is_number(a) and is_number(b)) or (pred in ("eq", "ne") and self.is_object(a, b)):
+            return bool(getattr(operator, pred)(a, b))  # numbers, dtypes: while compiling
+        va, vb = self.value(a), self.value(b)
+        t = promote(va.type, vb.type)  # type: ignore[arg-type]
+        return self.emit(ir.Cmp, [self.cast(va, t), self.cast(vb, t)], u1, pred=pred)
+
+    # -- names -------------------------------------------------------------------------------------
+    def lookup(self, name: str) -> object:
+        for frame in reversed(self.scope.frames):
+            if name in frame:
+                b = frame[name]
+                if isinstance(b, Local):
+                    return self.emit(ir.LocalLoad, [b.ref], b.ref.type.dtype, name)  # type: ignore[union-attr]
+                if isinstance(b, VecLocal):
+                    return self.load_vec_local(b)
+                return self.tensor_of(b, name)  # a field bound at compile time: its parameter
+        value = resolve_name(self.scope.source.fn, name)
+        if value is MISSING:
+            raise self.error(f'Name "{name}" is not defined.', QdNameError)
+        if isinstance(value, float) and self.config.get("raise_on_templated_floats"):
+            raise self.error(
+                f"`{name}` is a Python float ({value!r}) baked into the kernel, which "
+                "qd.init(raise_on_templated_floats=True) refuses: pass it as a `qd.f32` parameter.",
+                QuadrantsCompilationError,
+            )
+        self.record(name, value)
+        return self.tensor_of(value, name, resolvable=True)
+
+    def record(self, name: str, value: object) -> None:
+        self.deps.add((self.scope.owner, name, dep_fingerprint(value)))
+
+    def find_local(self, name: str) -> Local | object | None:
+        for frame in reversed(self.scope.frames):
+            if name in frame:
+                return frame[name]
+        return None
+
+    # -- blocks ------------------------------------------------------------------------------------
+    def lower_body(self, stmts: list[ast.stmt], block: ir.Block, frame: dict | None = None) -> None:
+        outer_block, outer_top = self.block, self.top_level
+        self.block = block
+        if block is not self.kernel.body:
+            self.top_level = False
+        self.scope.frames.append(frame or {})
+        try:
+            for s in stmts:
+                self.visit(s)
+        finally:
+            self.scope.frames.pop()
+            self.block, self.top_level = outer_block, outer_top
+
+    def lower_kernel(self, arg_values: dict[str, object]) -> None:
+        self.arguments = arg_values
+        self.scope.frames[0].update({k: v for k, v in arg_values.items() if k.isidentifier()})
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(
+            max(limit, MAX_DEPTH)
+        )  # the visitor recurses about 3 frames per nesting level
+        try:
+            for s in self.scope.source.tree.body:
+                self.visit(s) if self.memo is None else self.memo.lower(self, s)  # type: ignore[attr-defined]
+        except FuncReturn:
+            pass  # as in Python (and Quadrants), nothing after the kernel's `return` runs
+        except RecursionError as e:
+            raise QdSyntaxError(
+                "this expression or block nests too deeply to compile; build it up in steps "
+                "through a local (`s = a + b`, then `s += c`).",
+                getattr(e, "loc", None),
+            ) from None
+        finally:
+            sys.setrecursionlimit(limit)
+
+    # -- statements --------------------------------------------------------------------------------
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant) and (
+            isinstance(node.value.value, str) or node.value.value is Ellipsis
+        ):
+            return  # a docstring, or `...`
+        self.visit(node.value)
+
+    def visit_Pass(self, node: ast.Pass) -> None:
+        pass
+
+    def visit_If(self, node: ast.If) -> None:
+        static = self.static_condition(node.test)
+        if static is not None:
+            self.lower_body(node.body if static else node.orelse, self.block)
+            return
+        cond = self.truth(self.visit(node.test))
+        then, other = ir.Block(), ir.Block()
+        op = ir.If([cond], None, {}, [then, other], self.loc)
+        self.block.append(op)
+        self.in_runtime_if += 1
+        try:
+            self.lower_body(node.body, then)
+            self.lower_body(node.orelse, other)
+        finally:
+            self.in_runtime_if -= 1
+
+    def visit_With(self, node: ast.With) -> None:
+        items = [
+            self.resolve_static(item.context_expr.func)
+            if isinstance(item.context_expr, ast.Call)
+            else None
+            for item in node.items
+        ]
+        if items == [lang.stream_parallel] and self.top_level:
+            self.kernel.flags.setdefault("concurrent_region", self.loc)
+            self.lower_body(node.body, self.block)
+            return
+        raise self.error(
+            "`with` is only supported as `with qd.stream_parallel():` at the top of a kernel."
+        )
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if self.scope.is_func:
+            return self.func_return(node)
+        if not self.top_level:
+            raise self.error("a kernel can only `return` at its top level, as its last statement.")
+        if not self.kernel.returns:
+            if node.value is not None:
+                raise self.error(
+                    "this kernel returns a value but has no return annotation (`-> qd.f32`).",
+                    QdTypeError,
+                )
+            raise FuncReturn()
+        value = self.visit(node.value)
+        values = self.return_values(value)
+        if len(values) != len(self.kernel.returns):
+            raise self.error(
+                f"expected {len(self.kernel.returns)} return values, got {len(values)}.",
+                QdTypeError,
+            )
+        vs = [self.cast(self.value(v, t), t) for v, t in zip(values, self.kernel.returns)]
+        self.emit(ir.Return, vs)
+        raise FuncReturn()
+
+    # -- expressions -------------------------------------------------------------------------------
+    def visit_Constant(self, node: ast.Constant) -> object:
+        if isinstance(node.value, (bool, int, float, str)) or node.value is None:
+            return node.value
+        raise self.error(f"constant {node.value!r} is not supported in a kernel.")
+
+    def visit_Name(self, node: ast.Name) -> object:
+        return self.lookup(node.id)
+
+    def visit_Tuple(self, node: ast.Tuple) -> object:
+        return tuple(self.visit(e) for e in node.elts)
+
+    def visit_Attribute(self, node: ast.Attribute) -> object:
+        base = self.subscript_base(node.value)
+        if isinstance(base, STRUCTS):
+            return self.member(base, node.attr)  # type: ignore[arg-type]
+        if isinstance(base, (Vec, ElementRef, lang.Matrix)):
+            target = node.value.id if isinstance(node.value, ast.Name) else None
+            return self.vec_attribute(base, node.attr, target)
+        if isinstance(base, ir.Value) and ir.is_array(base):
+            if node.attr in ("shape", "n", "m", "dtype"):
+                return self.array_attr(base, node.attr)
+            if node.attr == "grad":
+                if not base.type.needs_grad:  # type: ignore[union-attr]
+                    raise self.error(
+                        f"`{base.name}` has no gradient buffer; annotate it with needs_grad=True.",
+                        QdTypeError,
+                    )
+                return GradOf(base)
+            raise self.error(
+                f"arrays have no attribute `{node.attr}` in a kernel (use `.shape` or `.grad`)."
+            )
+        if isinstance(base, ir.Value):
+            raise self.error(f"a {base.type} value has no attribute `{node.attr}`.", QdTypeError)
+        try:
+            value = getattr(base, node.attr)
+        except AttributeError:
+            raise self.error(
+                f"{describe(base)} has no attribute `{node.attr}`.", QuadrantsCompilationError
+            ) from None
+        path = dotted(node)
+        outside = path is not None and path.split(".")[0] not in {
+            k for f in self.scope.frames for k in f
+        }
+        if outside:
+            self.record(path, value)  # `cfg.scale` is baked in: the manifest checks it
+        return self.tensor_of(value, path or node.attr, outside)
+
+    def subscript_target(
+        self, node: ast.Subscript, base: object = None
+    ) -> tuple[object, list[ir.Value]]:
+        base = self.visit(node.value) if base is None else base
+        arr = base.array if isinstance(base, GradOf) else base
+        if not (isinstance(arr, ir.Value) and ir.is_array(arr)):
+            raise self.error(f"{describe(base)} cannot be indexed in a kernel.", QdTypeError)
+        idx = self.visit(node.slice)
+        # a[None]; a[I] with I a tuple or a list of indices (`I = [i, j]`, as Quadrants takes it)
+        items = [] if idx is None else list(idx) if isinstance(idx, (tuple, list)) else [idx]
+        flat: list[object] = []
+        for it in items:
+            flat.extend(
+                it
+                if isinstance(it, (tuple, list))
+                else self.vec_of(it).entries
+                if self.is_vec(it)
+                else [it]
+            )
+        ndim = arr.type.ndim  # type: ignore[union-attr]
+        if len(flat) != ndim:
+            raise self.error(
+                f"`{arr.name}` has {ndim} dimension(s) but is indexed with {len(flat)}.",
+                QdTypeError,
+            )
+        nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        indices = []
+        for k, it in enumerate(flat):
+            v = self.value(it)
+            if not v.type.is_int:  # type: ignore[union-attr]
+                if len(nodes) == len(flat):
+                    self.loc = self.scope.source.loc(nodes[k], self.scope.name)
+                raise self.error(f"an array index must be an integer, not {v.type}.", QdTypeError)
+            indices.append(self.cast(v, i32))
+        return base, self.from_offset(arr, indices)
+
+    def visit_Subscript(self, node: ast.Subscript) -> object:
+        base = self.subscript_base(node.value)
+        if isinstance(base, ElementRef):
+            return self.element_load(base, self.index_items(node.slice))
+        if isinstance(base, (Vec, lang.Matrix)):
+            what = f"`{node.value.id}`" if isinstance(node.value, ast.Name) else "this value"
+            return self.vec_index(self.vec_of(base), self.index_items(node.slice), what)  # type: ignore[arg-type]
+        if isinstance(base, tuple):
+            key = self.visit(node.slice)
+            if not isinstance(key, int):
+                raise self.error(
+                    "a tuple (shape, grouped index) can only be indexed by a constant."
+                )
+            if not -len(base) <= key < len(base):
+                raise self.error(
+                    f"index {key} is out of range for a tuple of {len(base)} item(s).", QdTypeError
+                )
+            return self.tensor_of(base[key], ast.unparse(node))  # a field: its parameter
+        if isinstance(base, StructFieldBase):
+            return self.struct_element(base, node)
+        if not isinstance(base, (ir.Value, GradOf)) and hasattr(base, "__getitem__"):
+            key = self.visit(node.slice)  # a Python object, indexed while compiling
+            if not isinstance(key, ir.Value):
+                try:
+                    return self.tensor_of(base[key], ast.unparse(node))  # type: ignore[index]
+                except Exception as e:  # noqa: BLE001 - the object's own error is reported
+                    raise self.error(
+                        f"{describe(base)}[{key!r}] failed at compile time ({e}).", QdTypeError
+                    ) from None
+        array, indices = self.subscript_target(node)
+        base_arr, grad = GradOf.unpack(array)
+        if base_arr.type.element:  # type: ignore[union-attr]
+            return self.element_load(ElementRef(base_arr, grad, tuple(indices)))  # type: ignore[arg-type]
+        return self.emit(ir.Load, [base_arr, *indices], base_arr.type.dtype, grad=grad)  # type: ignore
+
+    def visit_BinOp(self, node: ast.BinOp) -> object:
+        if isinstance(node.op, ast.MatMult):
+            return self.matmul(self.visit(node.left), self.visit(node.right))
+        op = BINOPS.get(type(node.op))
+        if op is None:
+            raise self.error(f"operator {type(node.op).__name__} is not supported in a kernel.")
+        left, right = self.visit(node.left), self.visit(node.right)
+        combined = sequence_binop(node.op, left, right)
+        return combined if combined is not None else self.binop(op, left, right)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> object:
+        x = self.visit(node.operand)
+        if self.is_vec(x) and isinstance(node.op, ast.Not):
+            return self.vmap(lambda e: self.compare("eq", self.truth(e), False), self.vec_of(x))
+        if self.is_vec(x) and not isinstance(node.op, ast.UAdd):
+            fn = "neg" if isinstance(node.op, ast.USub) else "bitnot"
+            return self.vmap(lambda e: self.unary_op(fn, e), self.vec_of(x))
+        if isinstance(node.op, ast.Not):
+            if is_number(x):
+                return not x
+            if not self.value(x).type.is_int:  # type: ignore[union-attr]
+                raise self.error(
+                    f"'logic_not' takes integral inputs only, however '{self.value(x).type}' is "
+                    "provided; compare it instead (`x == 0`).",
+                    QdTypeError,
+                )
+            v = self.truth(x)
+            return self.emit(ir.Cmp, [v, self.const(0, u1)], u1, pred="eq")
+        if isinstance(node.op, ast.UAdd):
+            return x
+        if is_number(x):
+            return -x if isinstance(node.op, ast.USub) else ~x  # type: ignore[operator]
+        return self.unary_op("neg" if isinstance(node.op, ast.USub) else "bitnot", x)
+
+    def unary_op(self, fn: str, x: object) -> ir.Value:
+        """`-x` (`neg`) or `~x` (`bitnot`) on a scalar."""
+        v = self.value(x)
+        if fn == "bitnot" and not v.type.is_int:  # type: ignore[union-attr]
+            raise self.error(
+                f"'bit_not' takes integral inputs only, however '{v.type}' is provided.",
+                QdTypeError,
+            )
+        return self.emit(ir.Unary, [v], v.type, fn=fn)
+
+    def visit_Call(self, node: ast.Call) -> object:
+        return self.lower_call(node)

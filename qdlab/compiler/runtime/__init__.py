@@ -1,0 +1,318 @@
+"""Launching compiled kernels: argument words, the temporary buffer, threads, errors and the alias
+check.
+
+A launch fills one word per scalar and, per array, its data pointer, gradient pointer and extents;
+then it runs every task of every compiled unit in source order. ctypes releases the GIL during each
+call, so the chunks of a parallel task run on all cores from a small pool of Python threads. A split
+kernel checks, per launch, that the array parameters its split assumed disjoint really are; if not,
+that call runs the whole-kernel variant.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import logging
+import os
+import struct
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...core.abi import (
+    ERR_BOUNDS,
+    ERR_DEPTH,
+    HDR_CODE,
+    HDR_EXTENT,
+    HDR_INDEX,
+    HDR_MSG,
+    HEADER,
+    HEADER_BYTES,
+    IFACE_SLOTS,
+    MAX_CALL_DEPTH,
+    MAX_CHUNKS,
+    arg_words,
+    ret_offset,
+    words_struct,
+)
+from ...core.errors import QdAssertionError, QdIndexError, QdRecursionError, SourceLoc
+from ...core.types import DType
+from .. import ir
+from ..frontend import printing
+from . import tiers
+
+log = logging.getLogger("qdlab")
+TASK_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64
+)
+PRINT_FN = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_int64)
+MASK64 = (1 << 64) - 1
+
+
+ASSERT_TEXTS: dict[tuple[int, int], str] = {}
+"""(temporary buffer's address, message index) -> a failed assertion's message with its values,
+as the task reported it before failing."""
+
+
+def _print_callback(fmt: bytes, values: ctypes.Array, n: int) -> None:
+    """What a kernel's `print` prints: each part is `s<text>` or `v<dtype>\x1e<printf conversion>`
+    (the values come as one word each, floats widened to f64). A format that starts with
+    `\x1d<message index>` is a failed assertion's message, its first word the task's temporary
+    buffer: kept in ASSERT_TEXTS for `raise_error`, not printed."""
+    text = fmt.decode()
+    if text.startswith("\x1d"):
+        head, _, text = text.partition("\x1f")
+        ASSERT_TEXTS[(values[0] & MASK64, int(head[1:]))] = _formatted(text, values, 1)
+        return
+    print(_formatted(text, values, 0), end="", flush=True)
+
+
+def _formatted(fmt: str, values: ctypes.Array, k: int) -> str:
+    out = []
+    for part in fmt.split("\x1f"):
+        if part.startswith("s"):
+            out.append(part[1:])
+            continue
+        dtype, conv = part[1:].split("\x1e")
+        word = values[k]
+        k += 1
+        if dtype.startswith("f"):
+            x: object = struct.unpack("<d", struct.pack("<q", word))[0]
+        elif dtype.startswith("u"):
+            x = (word & MASK64) & ((1 << int(dtype[1:])) - 1)
+        else:
+            x = word
+        out.append(printing.format_value(conv, x))
+    return "".join(out)
+
+
+_PRINT = PRINT_FN(_print_callback)
+_PRINT_ADDR = ctypes.cast(_PRINT, ctypes.c_void_p).value
+
+
+class Pool:
+    """Threads that run the chunks of a parallel task (the caller runs chunk 0)."""
+
+    def __init__(self, threads: int) -> None:
+        self.threads = max(1, min(threads, MAX_CHUNKS))
+        self.executor = ThreadPoolExecutor(self.threads - 1, "qdlab") if self.threads > 1 else None
+
+    def run(self, fn: Callable, words: int, tmp: int, total: int) -> int:
+        n = self.threads
+        if self.executor is None or n == 1:
+            return fn(words, tmp, 0, 1)
+        futures = [self.executor.submit(fn, words, tmp, c, n) for c in range(1, n)]
+        status = fn(words, tmp, 0, n)
+        for f in futures:
+            status |= f.result()
+        return status
+
+
+_pool: Pool | None = None
+
+
+def pool() -> Pool:
+    global _pool
+    if _pool is None:
+        _pool = Pool(int(os.environ.get("QDLAB_NUM_THREADS", "0")) or os.cpu_count() or 1)
+    return _pool
+
+
+def set_threads(n: int | None) -> None:
+    global _pool
+    _pool = Pool(n) if n else None
+
+
+@dataclass(frozen=True)
+class Message:
+    """What the runtime reports when an op fails: the array (bounds) or the assertion, and where it
+    is."""
+
+    array: str
+    text: str
+    loc: SourceLoc | None
+
+    @classmethod
+    def of(cls, op: ir.Op) -> Message:
+        if isinstance(op, ir.Assert):
+            return cls("", op.attrs["message"], op.loc)
+        if isinstance(op, ir.Call):
+            name = op.attrs["function"].name.split(".")[0]
+            return cls(
+                "", f"@qd.real_func `{name}` nested over {MAX_CALL_DEPTH:,} calls deep", op.loc
+            )
+        return cls(op.operands[0].name + (".grad" if op.attrs.get("grad") else ""), "", op.loc)
+
+
+class Tasks(list):
+    """A loaded unit's task functions, shared by every launcher that runs the unit: loading its
+    optimised object later (`tiers.py`) replaces them in place."""
+
+    pending: tiers.Upgrade | None = None
+    """While the functions come from the unit's quick object: the upgrade that replaces them."""
+
+
+@dataclass
+class Unit:
+    """One compiled object's tasks: a construct of a split kernel, or a whole kernel."""
+
+    key: str
+    fns: list[Callable]
+    kinds: list[str]
+    reduces: list[bool]
+    tmp_bytes: int
+    messages: list[Message]
+    """Ops that can report an error, numbered as the binary numbers them."""
+    block_dims: list[int]
+    """Threads per block of each task on a GPU."""
+
+
+class RandomStream:
+    """The random generator's launch key for one kernel: (seed, a hash of the kernel's whole name,
+    launch count).
+
+    The split and whole-kernel variants of a compiled kernel draw from one stream, so which
+    path a launch takes never changes the numbers it draws."""
+
+    def __init__(self, name: str) -> None:
+        self.name_hash = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")
+        self.launches = 0
+
+    def next_key(self, seed: int) -> int:
+        """The key of the next launch, as a signed 64-bit word."""
+        self.launches += 1
+        key = (
+            seed * 0x9E3779B97F4A7C15 + self.name_hash + self.launches * 0xD1B54A32D192ED03
+        ) & MASK64
+        return key - (1 << 64) if key >= (1 << 63) else key
+
+
+@dataclass
+class Launcher:
+    """Runs one compiled variant (split or whole-kernel) of a kernel for one argument signature."""
+
+    name: str
+    params: list[ir.Param]
+    returns: list[DType]
+    units: list[Unit]
+    alias_pairs: list[tuple[int, bool, int, bool]] = field(default_factory=list)
+    """(param, grad, param, grad) buffers the split assumed disjoint."""
+    stream: RandomStream | None = None
+    """Shared by every variant of the kernel; a new one if not given."""
+    times: list[tuple[str, float]] | None = None
+    """While profiling (`qd.profile`): (unit key, seconds) of each unit run by each launch. None
+    otherwise, and then a launch reads no clock."""
+
+    def __post_init__(self) -> None:
+        self.layout = arg_words(self.params)
+        self.packer = words_struct(self.params)
+        self.words = ctypes.create_string_buffer(max(8, self.packer.size))
+        self.words_ptr = ctypes.addressof(self.words)
+        self.tmp_bytes = max(u.tmp_bytes for u in self.units) if self.units else HEADER_BYTES
+        self.tmp = np.zeros(self.tmp_bytes // 8, np.int64)
+        self.tmp_ptr = self.tmp.ctypes.data
+        self.iface = np.zeros(IFACE_SLOTS, np.int64)
+        self.iface_ptr = self.iface.ctypes.data
+        self.lock = threading.Lock()
+        if self.stream is None:
+            self.stream = RandomStream(self.name)
+
+    def overlapping(self, extents: list) -> list[tuple[str, str]]:
+        return overlapping(self.params, self.alias_pairs, extents)
+
+    def run(self, words: list, seed: int) -> object:
+        """Launch with `words`: per array its data pointer, gradient pointer and extents; per scalar
+        its value."""
+        with self.lock:
+            self.packer.pack_into(self.words, 0, *words)
+            tmp = self.tmp
+            key = self.stream.next_key(seed)  # type: ignore[union-attr]
+            times = self.times
+            for unit in self.units:
+                t0 = time.perf_counter() if times is not None else 0.0
+                HEADER.pack_into(tmp, 0, 0, 0, 0, 0, _PRINT_ADDR, key, self.iface_ptr)
+                for task, (fn, kind, reduces) in enumerate(zip(unit.fns, unit.kinds, unit.reduces)):
+                    status = fn(self.words_ptr, self.tmp_ptr, 0, 0)
+                    if status > 1 and kind == "parallel_for":
+                        upgrade = getattr(unit.fns, "pending", None)
+                        if upgrade is not None:  # a long loop waits for the optimised code
+                            upgrade.settle()
+                            fn = unit.fns[task]
+                        status = pool().run(fn, self.words_ptr, self.tmp_ptr, status)
+                        if reduces:
+                            fn(self.words_ptr, self.tmp_ptr, -1, pool().threads)
+                    if status:
+                        raise_error(self.name, tmp, unit)
+                if times is not None:
+                    times.append((unit.key, time.perf_counter() - t0))
+            return read_returns(self.returns, tmp) if self.returns else None
+
+
+def overlapping(
+    params: list[ir.Param], pairs: list[tuple[int, bool, int, bool]], extents: list
+) -> list[tuple[str, str]]:
+    """Pairs of buffers a split assumed disjoint that share memory; `extents[k]` is parameter k's
+    (data pointer, bytes, gradient pointer, gradient bytes)."""
+    bad = []
+    for i, gi, j, gj in pairs:
+        alo, an = extents[i][2:4] if gi else extents[i][0:2]
+        blo, bn = extents[j][2:4] if gj else extents[j][0:2]
+        if an and bn and alo < blo + bn and blo < alo + an:
+            bad.append(
+                (params[i].name + (".grad" if gi else ""), params[j].name + (".grad" if gj else ""))
+            )
+    return bad
+
+
+def read_returns(returns: list[DType], tmp: np.ndarray) -> object:
+    """The kernel's return values, from the words a task wrote at `ret_offset(k)`."""
+    out = []
+    for k, t in enumerate(returns):
+        word = int(tmp[ret_offset(k) // 8])
+        if t.is_float:
+            x = (
+                struct.unpack("<d", struct.pack("<q", word))[0]
+                if t.bits == 64
+                else struct.unpack("<e", struct.pack("<H", word & 0xFFFF))[0]
+                if t.bits == 16
+                else struct.unpack("<f", struct.pack("<I", word & 0xFFFFFFFF))[0]
+            )
+            out.append(float(x))
+        elif t.name == "u1":
+            out.append(bool(word))
+        else:
+            out.append(int(np.array(word).astype(t.np)))
+    return None if not out else out[0] if len(out) == 1 else tuple(out)
+
+
+def raise_error(kernel: str, tmp: np.ndarray, unit: Unit) -> None:
+    """Raise what a task recorded in the header: a failed bounds check or assertion, at its source
+    line."""
+    code = int(tmp[HDR_CODE // 8])
+    index = int(tmp[HDR_MSG // 8])
+    m = unit.messages[index]
+    if code == ERR_DEPTH:
+        raise QdRecursionError(
+            f"recursion too deep in kernel `{kernel}`: {m.text}, qdlab's limit (does it reach "
+            "its base case?)",
+            m.loc,
+        )
+    if code == ERR_BOUNDS:
+        index, extent = int(tmp[HDR_INDEX // 8]), int(tmp[HDR_EXTENT // 8])
+        raise QdIndexError(
+            f"Out of bound access: index {index} is out of range for `{m.array}` (extent {extent}) "
+            f"in kernel `{kernel}`.",
+            m.loc,
+        )
+    text = ASSERT_TEXTS.pop((tmp.ctypes.data, index), m.text)
+    for key in [k for k in ASSERT_TEXTS if k[0] == tmp.ctypes.data]:  # other chunks' failures
+        del ASSERT_TEXTS[key]
+    raise QdAssertionError(f"assertion failed in kernel `{kernel}`: {text}", m.loc)
+
+
+def task_function(address: int) -> Callable:
+    return TASK_FN(address)

@@ -1,0 +1,281 @@
+"""Split a kernel into its top-level constructs, each isolated by its backward slice.
+
+Segments: each top-level container (`for`, `while`, `if`) is one segment, and each maximal run of
+other top-level statements is one. A segment is a construct if it is a container or holds a real
+effect (a store, an atomic, a print, an assert, a return); runs of pure definitions are not
+constructs and are recomputed inside the constructs that use them. A construct's slice is itself
+plus every top-level statement it depends on: the definitions of its operands, and for each local it
+reads, the earlier top-level statements that write that local. The slice is cloned, in source order,
+into a kernel of its own that depends on the kernel's arguments alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from .. import ir
+
+CONSTRUCT_EFFECTS = frozenset({"write", "io", "return"})
+"""Effects that make a run of top-level statements a construct of its own (stores, atomics, prints,
+asserts, returns); the other statements are definitions, recomputed where they are used."""
+CONTAINERS = (ir.For, ir.If, ir.Loop)
+
+
+@dataclass
+class Construct:
+    """A top-level construct and its backward slice."""
+
+    index: int
+    kind: str
+    """`"parallel_for"`, `"serial_for"`, `"while"`, `"if"` or `"serial"`."""
+    positions: list[int]
+    """Positions (in the kernel body) of its own top-level ops."""
+    slice_positions: list[int] = field(default_factory=list)
+    """Positions of the ops recomputed into it from outside its own segment."""
+    local_writers: dict[int, list[tuple[ir.Value, int]]] = field(default_factory=dict)
+    """For each position in the slice: the locals whose earlier writers pulled it in."""
+    imports: list[ir.Value] = field(default_factory=list)
+    """Published values and carried locals it reads from the interface instead of recomputing."""
+    exports: list[ir.Value] = field(default_factory=list)
+    """Published values and carried locals it writes to the interface when it ends."""
+
+    @property
+    def all_positions(self) -> list[int]:
+        return sorted(set(self.positions) | set(self.slice_positions))
+
+
+def local_writes(ops: list[ir.Op]) -> list[frozenset[ir.Value]]:
+    """For each op, the locals it or anything nested in it writes: one walk of each, for the
+    slicing and the report, which ask it of every (top-level statement, local) pair (asking it by
+    walking the op each time was quadratic: minutes on Genesis' kernels). The locals of a called
+    function are its own, fresh at each call: never the kernel's (`ir.Call`)."""
+    called: set[ir.Function] = set()
+    inner: set[ir.Value] = set()
+    out = []
+    for op in ops:
+        refs = set()
+        for o in op.walk():
+            if "local_write" in o.effects:
+                refs.add(o.operands[0])
+            elif isinstance(o, ir.Call) and o.function not in called:
+                called.add(o.function)
+                inner.update(a.result for a in o.function.body.walk() if isinstance(a, ir.Alloca))  # type: ignore[misc]
+        out.append(refs)
+    return [frozenset(r - inner) for r in out]
+
+
+def has_effect(op: ir.Op) -> bool:
+    return any(o.effects & CONSTRUCT_EFFECTS for o in op.walk())
+
+
+def segments(kernel: ir.Kernel) -> list[list[int]]:
+    out: list[list[int]] = []
+    run: list[int] = []
+    for p, op in enumerate(kernel.body.ops):
+        if isinstance(op, CONTAINERS):
+            if run:
+                out.append(run)
+                run = []
+            out.append([p])
+        else:
+            run.append(p)
+    if run:
+        out.append(run)
+    return out
+
+
+def kind_of(kernel: ir.Kernel, positions: list[int]) -> str:
+    return kind_of_op(kernel.body.ops[positions[0]])
+
+
+def kind_of_op(op: ir.Op) -> str:
+    """`"parallel_for"`, `"serial_for"`, `"while"`, `"if"`, or `"serial"` for any other
+    statement."""
+    if isinstance(op, ir.For):
+        return "parallel_for" if op.attrs.get("parallel") else "serial_for"
+    if isinstance(op, ir.Loop):
+        return "while"
+    if isinstance(op, ir.If):
+        return "if"
+    return "serial"
+
+
+@dataclass
+class Interface:
+    """What is handed between constructs through the interface buffer instead of being
+    recomputed."""
+
+    published: dict[ir.Value, str] = field(default_factory=dict)
+    """Top-level values (a snapshot, an atomic's old value, a draw) and carried locals, with the
+    fallback code each one avoids."""
+
+    def add(self, v: ir.Value, code: str) -> bool:
+        if v in self.published:
+            return False
+        self.published[v] = code
+        return True
+
+
+def constructs(kernel: ir.Kernel, iface: Interface | None = None) -> list[Construct]:
+    ops = kernel.body.ops
+    published = iface.published if iface else {}
+    out = []
+    for seg in segments(kernel):
+        if isinstance(ops[seg[0]], CONTAINERS) or any(
+            has_effect(ops[p]) or (ops[p].result in published and not ir.is_local(ops[p].result))  # type: ignore
+            for p in seg
+        ):
+            own = [
+                p for p in seg if not isinstance(ops[p], ir.Arg)
+            ]  # parameters belong to every slice
+            out.append(Construct(len(out), kind_of(kernel, own), own))
+    owned = sorted(p for c in out for p in c.positions)
+    writes = local_writes(ops)
+    position = {op: p for p, op in enumerate(ops)}
+    for c in out:
+        backward_slice(kernel, c, published, owned, writes, position)
+    return out
+
+
+def backward_slice(
+    kernel: ir.Kernel,
+    c: Construct,
+    published: dict | None = None,
+    owned: list[int] | None = None,
+    writes: list[frozenset[ir.Value]] | None = None,
+    position: dict[ir.Op, int] | None = None,
+) -> None:
+    """Fill `c.slice_positions`: operand definitions, and earlier top-level writers of every local
+    read.
+
+    A published value is read from the interface, so its definition is not recomputed. A carried
+    local is read from the interface as the last construct before this one left it; only its writers
+    after that one are. A construct that exports a local reads it as it ends, since its own writes
+    may not run (a `while` with no trips, an `if` without `else`).
+    """
+    ops = kernel.body.ops
+    published = published or {}
+    writes = writes if writes is not None else local_writes(ops)
+    position = position if position is not None else {op: p for p, op in enumerate(ops)}
+    included = set(c.positions)
+    work = list(c.positions)
+    start = c.positions[0]
+    for v in published:
+        if (ir.is_local(v) and any(v in writes[p] for p in c.positions)) or (
+            not ir.is_local(v) and position.get(v.owner) in c.positions  # type: ignore[arg-type]
+        ):
+            c.exports.append(v)
+
+    def reads_local(ref: ir.Value, p: int) -> None:
+        """Position `p` reads local `ref`: pull in its earlier writers, or import it where it is
+        published."""
+        first = 0
+        if ref in published:
+            last = max((q for q in owned or () if q < start and ref in writes[q]), default=-1)
+            if last >= 0:
+                first = last + 1
+                if ref not in c.imports:
+                    c.imports.append(ref)
+        for q in range(first, p):
+            if q not in included and ref in writes[q]:
+                included.add(q)
+                work.append(q)
+                c.local_writers.setdefault(q, []).append((ref, p))
+            elif q in included and q not in c.positions and ref in writes[q]:
+                c.local_writers.setdefault(q, []).append((ref, p))
+
+    for v in c.exports:
+        if ir.is_local(
+            v
+        ):  # a write that may not run leaves the value from before: the export reads it
+            reads_local(v, c.positions[-1] + 1)
+    while work:
+        p = work.pop()
+        for inner in ops[p].walk():
+            for v in inner.operands:
+                d = v.owner
+                if (
+                    v in published
+                    and not ir.is_local(v)
+                    and isinstance(d, ir.Op)
+                    and position.get(d) not in c.positions
+                ):
+                    if v not in c.imports:
+                        c.imports.append(v)
+                    continue
+                if isinstance(d, ir.Op) and d in position and position[d] not in included:
+                    included.add(position[d])
+                    work.append(position[d])
+            if "local_read" in inner.effects:
+                reads_local(inner.operands[0], p)
+    c.slice_positions = sorted(included - set(c.positions))
+
+
+def slice_kernel(
+    kernel: ir.Kernel, c: Construct, slots: dict[ir.Value, tuple[int, str]] | None = None
+) -> ir.Kernel:
+    """Clone the construct's slice, in source order, into a kernel of its own.
+
+    Imported values are read from their interface slot where they were defined; an imported local is
+    loaded right after its storage is created; exports are written to their slots at the end.
+    """
+    out = ir.Kernel(
+        f"{kernel.name}_c{c.index}", kernel.params, kernel.returns, ir.Block(), dict(kernel.flags)
+    )
+    mapping: dict[ir.Value, ir.Value] = {}
+    ops = kernel.body.ops
+    position = {op: p for p, op in enumerate(ops)}
+    value_imports = {position[v.owner]: v for v in c.imports if not ir.is_local(v)}  # type: ignore[index]
+    local_imports = {v for v in c.imports if ir.is_local(v)}
+    for p in sorted(set(c.all_positions) | set(value_imports)):
+        if p in value_imports:
+            v = value_imports[p]
+            slot, key = slots[v]  # type: ignore[index]
+            load = ir.InterfaceLoad(
+                [], v.type, {"slot": slot, "key": key}, None, ops[p].loc, v.name
+            )
+            out.body.append(load)
+            mapping[v] = load.result  # type: ignore[assignment]
+            continue
+        ir.clone_ops([ops[p]], mapping, out.body)
+        ref = ops[p].result
+        if ref in local_imports:
+            slot, key = slots[ref]  # type: ignore[index]
+            dtype = ref.type.dtype  # type: ignore[union-attr]
+            load = ir.InterfaceLoad(
+                [], dtype, {"slot": slot, "key": key}, None, ops[p].loc, ref.name
+            )  # type: ignore
+            out.body.append(load)
+            out.body.append(ir.LocalStore([mapping[ref], load.result], None, {}, None, ops[p].loc))  # type: ignore
+    for v in c.exports:
+        slot, key = slots[v]  # type: ignore[index]
+        value = mapping[v]
+        loc = v.owner.loc if isinstance(v.owner, ir.Op) else None
+        if ir.is_local(v):
+            value = ir.LocalLoad([value], v.type.dtype, {}, None, loc, v.name).result  # type: ignore
+            out.body.append(value.owner)  # type: ignore[arg-type]
+        out.body.append(ir.InterfaceStore([value], None, {"slot": slot, "key": key}, None, loc))
+    return out
+
+
+def assign_slots(published: dict[ir.Value, str], slots: int) -> dict[ir.Value, tuple[int, str]]:
+    """A slot per published value, from a hash of what it holds (open addressing), so unrelated
+    edits keep every offset where it was."""
+    out: dict[ir.Value, tuple[int, str]] = {}
+    taken: set[int] = set()
+    keyed = []
+    for v in published:
+        t = v.type.dtype if ir.is_local(v) else v.type  # type: ignore[union-attr]
+        what = "local" if ir.is_local(v) else getattr(v.owner, "name", "value")
+        keyed.append((f"{what} {v.name}: {t}", v))
+    seen: dict[str, int] = {}
+    for key, v in sorted(keyed, key=lambda kv: kv[0]):
+        n = seen[key] = seen.get(key, -1) + 1
+        key = key if n == 0 else f"{key} #{n}"
+        h = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % slots
+        while h in taken:
+            h = (h + 1) % slots
+        taken.add(h)
+        out[v] = (8 * h, key)
+    return out

@@ -1,0 +1,393 @@
+"""The recompute-safety gate: may this kernel be compiled construct by construct?
+
+One table, one row per reason code: (code, predicate, message, handover). A predicate looks at the
+split (constructs and their slices) and at the effects the ops declare, and returns what it found
+(the statement that makes the split unsafe, the statement that blocks it, the facts its message
+names, and the value whose hand-over would remove the reason) or None; it changes nothing. The first
+row that fires sends the kernel down the whole-kernel path, unless the row allows a hand-over
+through the interface buffer (`handover`), which the pipeline then tries. Apart from the table,
+`disjoint_pairs` lists the pairs of array parameters whose disjointness a split relies on; the
+launch checks those. Fields are told apart at compile time (each is a hidden parameter of its own,
+`fields.py`): two fields, or a field and an ndarray, never share memory, so no pair names one.
+
+Mesh iteration is not part of qdlab's language, so the reference's `mesh` code cannot arise and has
+no row.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from ...core.errors import SourceLoc
+from .. import ir
+from ..ir import field_params
+from . import Construct, local_writes
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """Why a kernel was compiled whole instead of split."""
+
+    code: str
+    """Stable reason code (`carried_value`, `overwritten_reread`, ...)."""
+    message: str
+    """One sentence naming the kernel and the cause."""
+    loc: SourceLoc | None
+    """The statement that caused it."""
+    blocker: SourceLoc | None = None
+    """The statement it depends on that blocked the split (the writing loop, the overwrite, ...)."""
+    construct: int | None = None
+    """Index of the construct whose slice is unsafe."""
+    remedy: ir.Value | None = field(default=None, compare=False, repr=False)
+    """For a row with `handover`: the local or value that, handed over through the interface buffer
+    instead of recomputed, removes this reason."""
+
+    @property
+    def lineno(self) -> int | None:
+        return self.loc.lineno if self.loc else None
+
+    @property
+    def source_line(self) -> str:
+        return self.loc.source_line.strip() if self.loc else ""
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the predicates look at."""
+
+    kernel: ir.Kernel
+    constructs: list[Construct]
+    config: dict
+    autodiff: bool = False
+
+    @property
+    def ops(self) -> list[ir.Op]:
+        return self.kernel.body.ops
+
+    @functools.cached_property
+    def writes(self) -> list[frozenset[ir.Value]]:
+        """The locals each top-level op writes (`split.local_writes`)."""
+        return local_writes(self.ops)
+
+    @functools.cached_property
+    def rereads(self) -> list[tuple[Construct, int, ir.Op, ir.Op]]:
+        """`_rereads`, found once: two rules and the launch's alias check ask for them."""
+        return list(_rereads(self))
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a predicate found: where, what blocked the split, the words of its row's message, and
+    the remedy."""
+
+    at: ir.Op | SourceLoc | None
+    blocker: ir.Op | None = None
+    words: dict = field(default_factory=dict)
+    """Filled into the row's message."""
+    remedy: ir.Value | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One row of the gate's table."""
+
+    code: str
+    predicate: Callable[[Facts], Finding | None]
+    message: str
+    """What the split would get wrong, with `{...}` fields from the finding's words."""
+    handover: bool = False
+    """Handing the finding's remedy over through the interface buffer removes the reason
+    (`split_carried`)."""
+
+
+# -- predicates ------------------------------------------------------------------------------------
+
+
+def autodiff(f: Facts) -> Finding | None:
+    return Finding(f.kernel.flags.get("def_loc")) if f.autodiff else None
+
+
+def concurrent_region(f: Facts) -> Finding | None:
+    loc = f.kernel.flags.get("concurrent_region")
+    return Finding(loc) if loc is not None else None
+
+
+def diagnostic_mode(f: Facts) -> Finding | None:
+    for flag, what in (
+        ("dump_cfg", "a control-flow-graph dump"),
+        ("kernel_coverage", "line coverage"),
+    ):
+        if f.config.get(flag):
+            return Finding(f.kernel.flags.get("def_loc"), words={"what": what})
+    return None
+
+
+def carried_value(f: Facts) -> Finding | None:
+    for c in f.constructs:
+        for q, reads in sorted(c.local_writers.items()):
+            if q in c.positions:
+                continue
+            for ref, p in reads:
+                loop_write = _write_in_loop(f.ops[q], ref)
+                if loop_write is not None:
+                    return Finding(
+                        _first_read(f.ops[p], ref),
+                        loop_write,
+                        {"name": _name(ref), "line": _line(loop_write), "construct": c.index},
+                        ref,
+                    )
+    for c in f.constructs:
+        found = _stale_import(f, c)
+        if found is not None:
+            return found
+    return None
+
+
+def _stale_import(f: Facts, c: Construct) -> Finding | None:
+    """A local handed over through the interface holds what the last construct before `c` left in
+    it; a statement recomputed in `c`'s slice that reads it before some construct changes it needs
+    the earlier value, which the interface no longer holds. The remedy hands that statement's
+    result (or the local it writes) over instead."""
+    imported = {v for v in c.imports if ir.is_local(v)}
+    start = c.positions[0]
+    later = [r for d in f.constructs if d is not c for r in d.positions if r < start]
+    for q in c.slice_positions if imported else ():
+        for op in f.ops[q].walk():
+            if "local_read" not in op.effects or op.operands[0] not in imported:
+                continue
+            ref = op.operands[0]
+            for r in sorted(r for r in later if r > q and ref in f.writes[r]):
+                write = next(o for o in f.ops[r].walk() if _writes(o, ref))
+                words = {"name": _name(ref), "line": _line(write), "construct": c.index}
+                return Finding(op, write, words, _remedy(f, c, q))
+    return None
+
+
+def repeated_effect(f: Facts) -> Finding | None:
+    owner = {p for c in f.constructs for p in c.positions}
+    users: dict[int, int] = {}
+    for c in f.constructs:
+        for q in c.slice_positions:
+            users[q] = users.get(q, 0) + 1
+    for c in f.constructs:
+        for q in c.slice_positions:
+            for op in f.ops[q].walk():
+                side = op.effects & {"write", "io", "return"}
+                once = op.effects & {"draw", "volatile"} and (q in owner or users[q] > 1)
+                if side or once:
+                    what = (
+                        "a side effect"
+                        if side
+                        else "a random draw"
+                        if "draw" in op.effects
+                        else "a volatile load"
+                    )
+                    return Finding(
+                        op,
+                        None,
+                        {"what": what, "line": _line(op), "construct": c.index},
+                        _remedy(f, c, q),
+                    )
+    return None
+
+
+def gradient_alias(f: Facts) -> Finding | None:
+    fields = field_params(f.kernel)
+    for c, q, load, w in f.rereads:
+        (p, g), (wp, wg) = _buffer(load), _buffer(w)
+        if wp != p and g and wg and p not in fields and wp not in fields:
+            return Finding(
+                load,
+                w,
+                {
+                    "read": _array(load, f),
+                    "line": _line(load),
+                    "wline": _line(w),
+                    "written": _array(w, f),
+                },
+            )
+    return None
+
+
+def overwritten_reread(f: Facts) -> Finding | None:
+    for c, q, load, w in f.rereads:
+        if _buffer(load) == _buffer(w):
+            return Finding(
+                load,
+                w,
+                {
+                    "read": _array(load, f),
+                    "line": _line(load),
+                    "wline": _line(w),
+                    "construct": c.index,
+                },
+                _remedy(f, c, q),
+            )
+    return None
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "autodiff",
+        autodiff,
+        "it is a gradient kernel, and the backward pass links its constructs together",
+    ),
+    Rule(
+        "concurrent_region",
+        concurrent_region,
+        "its loops sit in a region scheduled to run concurrently, which shares one temporary "
+        "buffer",
+    ),
+    Rule("diagnostic_mode", diagnostic_mode, "{what} is on, and it needs the whole kernel"),
+    Rule(
+        "carried_value",
+        carried_value,
+        "`{name}` is written inside a loop at line {line} and read by construct {construct}; that "
+        "construct cannot be rebuilt from the kernel's arguments alone",
+        handover=True,
+    ),
+    Rule(
+        "repeated_effect",
+        repeated_effect,
+        "{what} at line {line} would run again inside construct {construct}, changing what the "
+        "kernel does",
+        handover=True,
+    ),
+    Rule(
+        "gradient_alias",
+        gradient_alias,
+        "`{read}` is read at line {line} while line {wline} writes `{written}`; gradient buffers "
+        "cannot be checked for overlap at launch",
+    ),
+    Rule(
+        "overwritten_reread",
+        overwritten_reread,
+        "`{read}` is read at line {line}, overwritten at line {wline}, and the read would be "
+        "recomputed after the overwrite in construct {construct}",
+        handover=True,
+    ),
+)
+"""Every compile-time fallback, in the order they are checked."""
+
+HANDOVER_CODES = tuple(r.code for r in RULES if r.handover)
+
+
+def check(facts: Facts) -> Fallback | None:
+    """The first rule that fires, as a Fallback naming the kernel; None when the split is safe."""
+    for rule in RULES:
+        found = rule.predicate(facts)
+        if found is not None:
+            why = rule.message.format(**found.words)
+            return Fallback(
+                rule.code,
+                f"kernel `{facts.kernel.name}` is compiled whole: {why}.",
+                _loc(found.at),
+                _loc(found.blocker),
+                _construct_of(facts, found.at),
+                found.remedy,
+            )
+    return None
+
+
+def disjoint_pairs(facts: Facts) -> set[tuple[int, bool, int, bool]]:
+    """(param, grad, param, grad): buffers a recomputed read assumes the writes between do not
+    touch."""
+    fields = field_params(facts.kernel)  # a field shares memory with nothing else
+    return {
+        (*_buffer(load), *_buffer(w))
+        for _, _, load, w in facts.rereads
+        if _buffer(load)[0] != _buffer(w)[0]
+        and _buffer(load)[0] not in fields
+        and _buffer(w)[0] not in fields
+    }
+
+
+# -- what the predicates share ---------------------------------------------------------------------
+
+
+def _rereads(f: Facts) -> Iterator[tuple[Construct, int, ir.Op, ir.Op]]:
+    """(construct, slice position, read, write): a read recomputed in the construct's slice, and a
+    write to array memory between where the read stands and where the construct starts."""
+    for c in f.constructs:
+        start = c.positions[0]
+        for q in c.slice_positions:
+            for load in f.ops[q].walk():
+                if load.effects & {"read", "write"} != {"read"}:
+                    continue
+                for r in range(q + 1, start):
+                    for w in f.ops[r].walk():
+                        if "write" in w.effects:
+                            yield c, q, load, w
+
+
+def _loc(x: ir.Op | SourceLoc | None) -> SourceLoc | None:
+    return x.loc if isinstance(x, ir.Op) else x
+
+
+def _name(v: ir.Value) -> str:
+    return v.name or "a value"
+
+
+def _array(op: ir.Op, f: Facts) -> str:
+    """The array an access touches, by the name the kernel reached it by (`s.a` for a struct
+    field's member, whose hidden parameter is `s_a`)."""
+    name = op.array_operand.name  # type: ignore[union-attr]
+    name = f.kernel.flags.get("field_labels", {}).get(name, name)
+    return name + (".grad" if op.attrs.get("grad") else "")
+
+
+def _construct_of(f: Facts, at: ir.Op | SourceLoc | None) -> int | None:
+    if not isinstance(at, ir.Op):
+        return None
+    top = at
+    while (
+        top.parent is not None and top.parent is not f.kernel.body and top.parent.parent is not None
+    ):
+        top = top.parent.parent
+    for c in f.constructs:
+        if any(f.ops[p] is top for p in c.all_positions):
+            return c.index
+    return None
+
+
+def _remedy(f: Facts, c: Construct, q: int) -> ir.Value | None:
+    """What to publish so that slice position `q` of `c` is no longer recomputed."""
+    if q in c.local_writers:
+        return c.local_writers[q][0][0]
+    return f.ops[q].result
+
+
+def _buffer(op: ir.Op) -> tuple[int, bool]:
+    """(parameter index, gradient buffer?) of a memory op."""
+    return op.array_operand.owner.attrs["index"], bool(op.attrs.get("grad"))  # type: ignore[union-attr]
+
+
+def _line(op: ir.Op) -> int | str:
+    return op.loc.lineno if op.loc else "?"
+
+
+def _writes(op: ir.Op, ref: ir.Value) -> bool:
+    return "local_write" in op.effects and op.operands[0] is ref
+
+
+def _write_in_loop(op: ir.Op, ref: ir.Value) -> ir.Op | None:
+    def visit(o: ir.Op, in_loop: bool) -> ir.Op | None:
+        if in_loop and _writes(o, ref):
+            return o
+        for r in o.regions:
+            for inner in r.ops:
+                hit = visit(inner, in_loop or isinstance(o, (ir.For, ir.Loop)))
+                if hit is not None:
+                    return hit
+        return None
+
+    return visit(op, False)
+
+
+def _first_read(op: ir.Op, ref: ir.Value) -> ir.Op:
+    for o in op.walk():
+        if "local_read" in o.effects and o.operands[0] is ref:
+            return o
+    return op

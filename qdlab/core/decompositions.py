@@ -1,0 +1,149 @@
+"""Per-thread decompositions of small matrices, written in the kernel language itself:
+`qd.sym_eig` (2x2 to 4x4), `qd.svd` and `qd.polar_decompose` (2x2 and 3x3). The frontend inlines
+them where a kernel calls them, like any `@qd.func`.
+
+All three rest on cyclic Jacobi rotations of a symmetric matrix, unrolled at compile time and
+computed in f64 whatever the input type (results are cast back to `dt`), so f32 inputs keep f32
+accuracy in the results:
+
+- `sym_eig(A)`: eigenvalues ascending, eigenvectors as the columns of a rotation.
+- `svd(A)` = (U, S, V) with A = U S V^T: V diagonalises A^T A (singular values descending), then a
+  Givens QR of A V gives the rotation U and the diagonal S. U and V are rotations (det +1), so the
+  sign of det(A) is carried by the last singular value, as in the reference.
+- `polar_decompose(A)` = (U V^T, V S V^T): a rotation times a symmetric matrix.
+"""
+
+from .language import BUILTINS, Func, Matrix, Template, static
+from .types import f64
+
+abs_, sqrt = BUILTINS["abs"], BUILTINS["sqrt"]
+TINY = 1e-300
+"""Below this an off-diagonal entry is zero already."""
+SWEEPS = {2: 4, 3: 6, 4: 8}
+"""Jacobi sweeps per size: convergence is quadratic, so these reach f64 precision."""
+
+
+def _func(fn: object) -> Func:
+    return Func(fn)  # type: ignore[arg-type]
+
+
+@_func
+def jacobi(S):
+    """(the diagonal of S rotated to diagonal form, the accumulated rotation), both f64."""
+    n = static(S.n)
+    W = S.cast(f64)
+    V = Matrix.identity(f64, n)
+    for _sweep in static(range(SWEEPS[n])):
+        for p in static(range(n)):
+            for q in static(range(p + 1, n)):
+                apq = W[p, q]
+                if abs_(apq) > TINY:
+                    theta = (W[q, q] - W[p, p]) / (2.0 * apq)
+                    t = 1.0 / (abs_(theta) + sqrt(theta * theta + 1.0))
+                    if theta < 0.0:
+                        t = -t
+                    c = 1.0 / sqrt(t * t + 1.0)
+                    s = t * c
+                    for k in static(range(n)):
+                        wkp = W[k, p]
+                        wkq = W[k, q]
+                        W[k, p] = c * wkp - s * wkq
+                        W[k, q] = s * wkp + c * wkq
+                    for k in static(range(n)):
+                        wpk = W[p, k]
+                        wqk = W[q, k]
+                        W[p, k] = c * wpk - s * wqk
+                        W[q, k] = s * wpk + c * wqk
+                    W[p, q] = 0.0
+                    W[q, p] = 0.0
+                    for k in static(range(n)):
+                        vkp = V[k, p]
+                        vkq = V[k, q]
+                        V[k, p] = c * vkp - s * vkq
+                        V[k, q] = s * vkp + c * vkq
+    w = Matrix.zero(f64, n)
+    for i in static(range(n)):
+        w[i] = W[i, i]
+    return w, V
+
+
+@_func
+def sorted_columns(w, V, descending: Template):
+    """Eigenvalues `w` sorted (with the columns of V), and V kept a rotation."""
+    n = static(w.n)
+    for i in static(range(n)):
+        for j in static(range(i + 1, n)):
+            swap = w[j] < w[i]
+            if static(descending):
+                swap = w[j] > w[i]
+            if swap:
+                wi = w[i]
+                w[i] = w[j]
+                w[j] = wi
+                for k in static(range(n)):
+                    vi = V[k, i]
+                    V[k, i] = V[k, j]
+                    V[k, j] = -vi  # a swap and a sign flip: still a rotation
+    return w, V
+
+
+@_func
+def sym_eig(A, dt: Template):
+    w, V = jacobi(A)
+    w, V = sorted_columns(w, V, False)
+    return w.cast(dt), V.cast(dt)
+
+
+@_func
+def svd_f64(A):
+    """(U, singular values, V) in f64."""
+    n = static(A.n)
+    A64 = A.cast(f64)
+    w, V = jacobi(A64.transpose() @ A64)
+    w, V = sorted_columns(w, V, True)
+    B = A64 @ V
+    U = Matrix.identity(f64, n)
+    for i in static(range(n)):
+        for j in static(range(i + 1, n)):
+            a = B[i, i]
+            b = B[j, i]
+            r = sqrt(a * a + b * b)
+            c = 1.0
+            s = 0.0
+            if r > TINY:
+                c = a / r
+                s = b / r
+            for k in static(range(n)):
+                bik = B[i, k]
+                bjk = B[j, k]
+                B[i, k] = c * bik + s * bjk
+                B[j, k] = c * bjk - s * bik
+                uki = U[k, i]
+                ukj = U[k, j]
+                U[k, i] = c * uki + s * ukj
+                U[k, j] = c * ukj - s * uki
+    sig = Matrix.zero(f64, n)
+    for i in static(range(n)):
+        sig[i] = B[i, i]
+    return U, sig, V
+
+
+@_func
+def svd(A, dt: Template):
+    U, sig, V = svd_f64(A)
+    S = Matrix.zero(dt, static(A.n), static(A.n))
+    for i in static(range(A.n)):
+        S[i, i] = sig[i]
+    return U.cast(dt), S, V.cast(dt)
+
+
+@_func
+def polar_decompose(A, dt: Template):
+    U, sig, V = svd_f64(A)
+    n = static(A.n)
+    P = Matrix.zero(f64, n, n)
+    for i in static(range(n)):
+        for j in static(range(n)):
+            for k in static(range(n)):
+                P[i, j] += V[i, k] * sig[k] * V[j, k]
+    return (U @ V.transpose()).cast(dt), P.cast(dt)

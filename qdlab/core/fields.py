@@ -1,0 +1,56 @@
+"""What the compiler knows of a field (`qd.field`, `qd.Vector.field`, ...): its element type and
+shape, its gradient and whether it can be used. The host side (storage, NumPy access, layouts) is
+`qdlab.host.field`; a kernel that reads or writes a field gets it as a hidden array parameter
+whose words the launch fills from the field's storage, so no address is ever compiled in."""
+
+from __future__ import annotations
+
+from .types import DType
+
+
+class FieldBase:
+    """A field as a kernel sees it: an array of `dtype` elements of shape `element` (`()` for
+    scalars) over `shape`, with a `.grad` field when it needs one."""
+
+    dtype: DType
+    element: tuple[int, ...]
+    needs_grad: bool
+    grad: FieldBase | None
+    primal: FieldBase | None
+    """For a gradient field, the field it is the gradient of (kernels reach it as `x.grad`)."""
+    name: str
+    key: tuple
+    """Tells this field apart from every other (in this process and in any other)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    @property
+    def offset(self) -> tuple[int, ...]:
+        """The index of the first element along each axis (0 unless declared)."""
+        raise NotImplementedError
+
+    def unusable(self) -> str | None:
+        """Why a kernel cannot use this field now (not placed yet, dropped by `qd.reset()`), or
+        None."""
+        raise NotImplementedError
+
+
+class StructFieldBase:
+    """A field of a struct type (`S.field(shape=...)`), as a kernel sees it: one field per member,
+    reached as attributes (`s.pos`); `s[i]` in a kernel is the element whose members are
+    `s.pos[i]`, ... (`qdlab.host.struct_field` is the host side)."""
+
+    members: dict[str, object]
+    struct_type: type
+    made = False
+    """Whether any struct field was made in this process (until then kernels skip looking)."""
+
+    def leaves(self) -> list[FieldBase]:
+        """Every member's field (nested structs' too), in member order."""
+        raise NotImplementedError
+
+    def signature(self) -> str:
+        """Its members' types and its shape (what a manifest checks)."""
+        raise NotImplementedError

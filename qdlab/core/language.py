@@ -1,0 +1,337 @@
+"""The kernel language's names as Python objects: annotations, built-in functions, `@qd.func`,
+kernels.
+
+Inside a kernel these objects are recognised by identity in the frontend; outside a kernel most of
+them only explain that they belong inside one. The compiler imports this package and nothing else of
+qdlab.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from . import matrix
+from .errors import QuadrantsSyntaxError
+from .matrix import Matrix, MatrixType, Vector, VectorType  # noqa: F401 - language names
+from .ranges import Ndrange
+from .types import DType
+
+
+class Func:
+    """`@qd.func`: inlined into every kernel (or func) that calls it."""
+
+    def __init__(self, fn: Callable, requires_top_level: bool = False) -> None:
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.requires_top_level = requires_top_level
+        """Only callable at the top level of a kernel (its loops must stay parallel ones)."""
+        parts = getattr(fn, "__qualname__", "").split(".")
+        self.classfunc = len(parts) > 1 and parts[-2] != "<locals>"
+        """Defined in a class body: called as a method, its `self` is the caller's struct (its
+        writes stay), as the reference's class funcs take it."""
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        __tracebackhide__ = True
+        raise RuntimeError(
+            f"@qd.func `{self.__name__}` can only be called from a kernel or another @qd.func"
+        )
+
+
+def func(fn: Callable | None = None, **options: object) -> Func | Callable[[Callable], Func]:
+    """`@qd.func`, `@qd.func(requires_top_level=True)`: always inlined. Also callable in a kernel,
+    `qd.func(f)(x)`, which inlines the Python function `f` there."""
+    top = bool(options.get("requires_top_level", False))
+    if fn is None:
+        return lambda f: Func(f, requires_top_level=top)
+    return Func(fn, requires_top_level=top)
+
+
+class RealFunc(Func):
+    """`@qd.real_func`: a function with Quadrants' real-call semantics. Every parameter is
+    annotated (checked here, as Quadrants does when it decorates), arguments are passed by value
+    except a `qd.ref(dtype)` one, its loops run serially, and `return` may stand anywhere (in a
+    loop, an `if`). qdlab lowers each call in its caller, so a recursive one is refused."""
+
+    def __init__(self, fn: Callable) -> None:
+        super().__init__(fn)
+        for p in inspect.signature(fn).parameters.values():
+            if p.annotation is inspect.Parameter.empty:
+                raise QuadrantsSyntaxError(
+                    "Quadrants kernels parameters must be type annotated: parameter "
+                    f"`{p.name}` of @qd.real_func `{fn.__name__}` has none."
+                )
+
+
+def real_func(fn: Callable) -> RealFunc:
+    """`@qd.real_func`."""
+    return RealFunc(fn)
+
+
+@dataclass(frozen=True)
+class Ref:
+    """`qd.ref(qd.f32)`: a @qd.real_func parameter that is the caller's local variable itself (an
+    assignment or `+=` in the body changes the caller's variable)."""
+
+    dtype: object
+
+
+def ref(dtype: object) -> Ref:
+    return Ref(dtype)
+
+
+class KernelDef:
+    """A `@qd.kernel` as the language sees it: the Python function it was made from and its name.
+    `qdlab.Kernel`, which compiles and launches, derives from it."""
+
+    fn: Callable
+    name: str
+    autodiff: bool
+    """The reverse-mode gradient of the function rather than the function."""
+
+
+class Builtin:
+    """A function of the kernel language, compiled by the frontend (`qd.sqrt`,
+    `qd.atomic_add`, ...)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        out = matrix.host_call(self.name, args) if not kwargs else NotImplemented
+        if out is NotImplemented:
+            raise RuntimeError(f"qd.{self.name}() can only be used inside a @qd.kernel or @qd.func")
+        return out
+
+    def __repr__(self) -> str:
+        return f"qd.{self.name}"
+
+
+MATH = [
+    "sqrt",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "exp",
+    "log",
+    "floor",
+    "ceil",
+    "round",
+    "abs",
+    "pow",
+    "min",
+    "max",
+    "atan2",
+    "asin",
+    "acos",
+    "rsqrt",
+    "select",
+    "clamp",
+    "sign",
+    "fract",
+    "log2",
+    "exp2",
+    "isnan",
+    "isinf",
+    "mix",
+]
+_OTHER = [
+    "ndrange",
+    "grouped",
+    "loop_config",
+    "atomic_add",
+    "atomic_sub",
+    "atomic_min",
+    "atomic_max",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "atomic_mul",
+    "atomic_exchange",
+    "atomic_cas",
+    "random",
+    "randn",
+    "volatile_load",
+    "get_addr",
+    "cast",
+    "bit_cast",
+    "raw_div",
+    "raw_mod",
+    "bit_shr",
+    "svd",
+    "polar_decompose",
+    "sym_eig",
+    "zero",
+    "one",
+    "graph_do_while",
+]
+
+
+class NdrangeBuiltin(Builtin):
+    """`qd.ndrange`: a loop's index space in a kernel; in Python, an iterable of index tuples."""
+
+    def __call__(self, *args: object, **kwargs: object) -> Ndrange:
+        return Ndrange(*args, **kwargs)
+
+
+class GroupedBuiltin(Builtin):
+    """`qd.grouped`: in a kernel, a loop whose index is a vector; at compile time
+    (`qd.static(qd.grouped(qd.ndrange(2, 3)))`), the index vectors of an ndrange."""
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        if len(args) == 1 and isinstance(args[0], Ndrange) and not kwargs:
+            return [Vector(list(index)) for index in args[0]]
+        return super().__call__(*args, **kwargs)
+
+
+BUILTINS: dict[str, Builtin] = {
+    n: NdrangeBuiltin(n) if n == "ndrange" else GroupedBuiltin(n) if n == "grouped" else Builtin(n)
+    for n in MATH + _OTHER
+}
+
+
+class graph:  # lowercase, as it mirrors the `qd.graph` namespace
+    """`qd.graph.do_while(c)`: `while qd.graph.do_while(c):` runs its body, then again while the
+    0-d i32 ndarray `c` is not zero."""
+
+    do_while = BUILTINS["graph_do_while"]
+
+
+def static(value: object, *rest: object) -> object:
+    """Compile-time evaluation marker: `if qd.static(cond):`, `for i in qd.static(range(3)):`."""
+    return (value, *rest) if rest else value
+
+
+def static_assert(cond: object, msg: str | None = None) -> None:
+    """`qd.static_assert(cond, msg)`: a compile-time check inside a kernel; outside one, a plain
+    assertion."""
+    assert cond, msg
+
+
+@dataclass(frozen=True)
+class ArrayAnnotation:
+    """`qd.types.NDArray[qd.f32, 1]` / `qd.types.ndarray(dtype=, ndim=, ...)`; None fields are taken
+    from the argument. `dtype` may be a vector or matrix type (`NDArray[qd.math.vec3, 1]`)."""
+
+    dtype: DType | MatrixType | None = None
+    ndim: int | None = None
+    needs_grad: bool | None = None
+    boundary: str = "unsafe"
+
+
+class NDArray:
+    """Annotation for ndarray parameters: `NDArray[qd.f32, 2]`, `NDArray[qd.f32]`, or bare
+    `NDArray`."""
+
+    def __class_getitem__(cls, item: object) -> ArrayAnnotation:
+        items = item if isinstance(item, tuple) else (item,)
+        dtype = items[0] if items else None
+        ndim = items[1] if len(items) > 1 else None
+        return ArrayAnnotation(dtype, ndim)  # type: ignore[arg-type]
+
+
+def ndarray_type(
+    dtype: DType | None = None,
+    ndim: int | None = None,
+    needs_grad: bool | None = None,
+    boundary: str = "unsafe",
+    element_dim: int | None = None,
+    element_shape: tuple[int, ...] | None = None,
+) -> ArrayAnnotation:
+    if boundary not in ("unsafe", "clamp"):
+        raise ValueError(f"boundary must be 'unsafe' or 'clamp', not {boundary!r}")
+    if element_dim is not None or element_shape is not None:
+        dtype = element_type(dtype, element_dim, element_shape)  # type: ignore[assignment]
+    return ArrayAnnotation(dtype, ndim, needs_grad, boundary)
+
+
+def element_type(
+    dtype: object, element_dim: int | None, element_shape: tuple[int, ...] | None
+) -> object:
+    """`qd.types.ndarray(dtype, element_dim=, element_shape=)`: the element type the two (older)
+    arguments describe, as Quadrants cooks them: 0 (or shape `()`) a scalar, 1 a vector, 2 a
+    matrix, of `dtype` and of the sizes `element_shape` gives (any size when only the dim is
+    given)."""
+    if isinstance(dtype, MatrixType):
+        raise TypeError(
+            f'Cannot specifiy matrix dtype "{dtype}" and element shape or dim at the same time.'
+        )
+    if element_dim == 0 or (element_shape is not None and len(element_shape) == 0):
+        return dtype
+    if element_dim is not None:
+        if element_dim < 0 or element_dim > 2:
+            raise ValueError(
+                "Only scalars, vectors, and matrices are allowed as elements of qd.types.ndarray()"
+            )
+        if element_shape is not None and len(element_shape) != element_dim:
+            raise ValueError(
+                "Both element_shape and element_dim are specified, but shape doesn't match "
+                f"specified dim: {len(element_shape)}!={element_dim}"
+            )
+        if element_shape is None:
+            return (
+                matrix.vector(None, dtype) if element_dim == 1 else matrix.matrix(None, None, dtype)
+            )
+    assert element_shape is not None
+    if len(element_shape) > 2:
+        raise ValueError(
+            "Only scalars, vectors, and matrices are allowed as elements of qd.types.ndarray()"
+        )
+    if len(element_shape) == 1:
+        return matrix.vector(element_shape[0], dtype)
+    return matrix.matrix(element_shape[0], element_shape[1], dtype)
+
+
+class NdarrayAnnotations:
+    """`qd.types.ndarray`: called, `qd.types.ndarray(dtype=, ndim=, ...)`; indexed, as a dataclass
+    member's annotation often is, `qd.types.ndarray[qd.f32, 2]`."""
+
+    def __call__(
+        self,
+        dtype: DType | None = None,
+        ndim: int | None = None,
+        needs_grad: bool | None = None,
+        boundary: str = "unsafe",
+        element_dim: int | None = None,
+        element_shape: tuple[int, ...] | None = None,
+        field_dim: object = None,
+    ) -> ArrayAnnotation:
+        if field_dim is not None:
+            raise ValueError(
+                "The field_dim argument for ndarray type is already deprecated. Please use ndim "
+                "instead."
+            )
+        return ndarray_type(dtype, ndim, needs_grad, boundary, element_dim, element_shape)
+
+    def __getitem__(self, item: object) -> ArrayAnnotation:
+        return NDArray[item]
+
+
+class Template:
+    """Annotation for a compile-time parameter: its value is baked into the kernel, one compile per
+    value."""
+
+
+def template() -> type[Template]:
+    return Template
+
+
+class types:  # lowercase, as it mirrors the `qd.types` namespace
+    NDArray = NDArray
+    ndarray = NdarrayAnnotations()
+    Template = Template
+    template = staticmethod(template)
+    vector = staticmethod(matrix.vector)
+    matrix = staticmethod(matrix.matrix)
+    struct: Callable  # `qd.types.struct(...)`, set by qdlab (host/struct_types.py)
+
+
+@contextlib.contextmanager
+def stream_parallel() -> Iterator[None]:
+    """Marks top-level loops that may run concurrently; inside a kernel this forces whole-kernel
+    compilation."""
+    yield

@@ -1,0 +1,126 @@
+"""The top-level functions of `qdlab`: init, explain, cache control, and `qd.cfg`."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..compiler.cache import CacheStats
+from ..compiler.codegen.targets import CudaTarget
+from ..compiler.pipeline import compile_kernel
+from ..compiler.report.explain import KernelReport
+from ..compiler.runtime import cuda as cuda_runtime
+from ..compiler.runtime import tiers
+from ..core import keys
+from . import archs, pyquadrants, state
+from .kernel import Kernel
+
+
+def init(arch: object = None, **options: object) -> None:
+    """Start (or restart) qdlab with these settings; kernels recompile under them on their next
+    call.
+
+    `arch` is any of Quadrants' arch names (`qd.cpu`, `qd.gpu`, `qd.cuda`, `qd.vulkan`...; see
+    `archs.target_of` for the fallback to the CPU). Every option Quadrants' `init` takes is
+    accepted; those with no effect here are recorded (`qd.cfg.<name>`) and listed by
+    `%qdlab config`.
+    """
+    pyquadrants.restart()
+    state.init(arch=archs.target_of(arch), **options)
+
+
+def reset() -> None:
+    pyquadrants.restart()
+    state.init()
+
+
+class Settings:
+    """`qd.cfg` (also `qd.lang.impl.current_cfg()`): the active settings under Quadrants' option
+    names, read live, so it stays right across `qd.init` calls. `.arch` is the Quadrants arch the
+    kernels run on (`qd.x64`, never the `qd.cpu` alias's own name); setting an attribute changes
+    that one option, as in Quadrants."""
+
+    def __getattr__(self, name: str) -> object:
+        if name == "arch":
+            return archs.arch_of(state.config().arch)
+        try:
+            return state.config().option(name)
+        except KeyError:
+            raise AttributeError(f"qd.cfg has no option `{name}`") from None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "arch":
+            value = archs.target_of(value)
+        state.replace(state.config().with_option(name, value))
+
+    def __repr__(self) -> str:
+        return f"<qd.cfg arch={self.arch!r} {state.config().as_dict()}>"
+
+
+cfg = Settings()
+
+
+def sync() -> None:
+    """Wait until the GPU has run every queued launch (on the CPU a launch finishes before it
+    returns)."""
+    pyquadrants.current.materialize()
+    if state.config().arch == "cuda":
+        cuda_runtime.sync()
+
+
+def explain(kernel: Kernel) -> KernelReport:
+    """The report of `kernel`'s latest compile: mode, fallback, constructs, slices, cache status,
+    stages."""
+    target = getattr(kernel, "_primal", kernel)
+    if not isinstance(target, Kernel):
+        raise TypeError(f"qd.explain needs a @qd.kernel, not {type(kernel).__name__}")
+    if target.latest is None:
+        target.compile()
+    report = target.latest.report  # type: ignore[union-attr]
+    report.specializations = list(target.specializations)
+    return report
+
+
+def clear_cache() -> None:
+    """Empty the construct cache (memory and disk), after the objects still being optimised in
+    the background (`compiler/runtime/tiers.py`) are in: none of them is stored after."""
+    tiers.settle_all()
+    state.cache().clear()
+
+
+def cache_stats() -> CacheStats:
+    """The construct cache's figures, counting the objects still being optimised in the
+    background (they are waited for)."""
+    tiers.settle_all()
+    return state.cache().stats()
+
+
+def compile_ptx(kernel: Kernel, *arg_types: object, sm: str = "sm_80") -> str:
+    """The PTX `kernel` compiles to under `arch=qd.cuda`, one module per construct, for compute
+    capability `sm`.
+
+    Needs no GPU: the one pipeline runs for a CUDA target that builds but never loads. Array
+    parameters take dtype and ndim from their annotations unless `arg_types` gives an `ArrayType`
+    (or a dtype for a scalar) per parameter, as `kernel.compile(...)` does.
+    """
+    target = getattr(kernel, "_primal", kernel)
+    if not isinstance(target, Kernel):
+        raise TypeError(f"qd.compile_ptx needs a @qd.kernel, not {type(kernel).__name__}")
+    cuda = CudaTarget(sm, device=False)
+    spec = target.spec(target.declared_signature(arg_types, "for qd.compile_ptx"), {})
+    config = dataclasses.replace(target.config(), arch="cuda")
+    built = compile_kernel(spec, config, None, cuda).built
+    out = []
+    for index, b in enumerate(built):
+        tasks = ", ".join(
+            f"{keys.symbol(b.prepared.prefix, k)} ({t.kind}, block {t.block_dim})"
+            for k, t in enumerate(b.plan.tasks)
+        )
+        out.append(
+            f"// qdlab: kernel `{target.name}`, unit {index} of {len(built)} for {cuda.sm}; tasks: "
+            f"{tasks}\n"
+            f"{b.obj.decode()}"
+        )  # type: ignore[union-attr]
+    return "\n".join(out)
+
+
+pyquadrants.API.update(cfg=cfg, sync=sync)

@@ -1,0 +1,186 @@
+"""Arguments of a kernel checked against their annotations: arrays (a `qd.ndarray`, a NumPy array,
+anything with `__array_interface__`, `__cuda_array_interface__` or DLPack: dtype, ndim, element
+shape, layout, gradient buffer) and scalars (range and integrality), and the annotations
+themselves."""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Callable
+
+import numpy as np
+
+from ..compiler.runtime import cuda as cuda_runtime
+from ..core.errors import QdArgumentError, QdTypeError, QdValueError, SourceLoc
+from ..core.language import ArrayAnnotation, MatrixType, NDArray, Template, template
+from ..core.types import ArrayType, DType, from_numpy, u1
+from . import state, vector_args
+from .ndarray import MatrixNdarray, Ndarray, VectorNdarray
+from .tensor import Tensor
+
+NDARRAYS = (Ndarray, VectorNdarray, MatrixNdarray)
+
+INDEX_MAX = 2**31 - 1
+"""The largest array extent: kernels index arrays with i32."""
+
+
+def array_arg(
+    a: object,
+    ann: ArrayAnnotation,
+    kernel: str,
+    name: str,
+    where: Callable[[], SourceLoc | None] = lambda: None,
+) -> tuple[np.ndarray, np.ndarray | None, ArrayType]:
+    """The array an argument passes (and its gradient buffer), checked against the parameter's
+    annotation, and its type in the kernel's signature; `where` locates the annotation for an
+    error about an element's shape."""
+    grad = None
+    if isinstance(a, Ndarray):
+        arr = a.arr
+        grad = a.grad.arr if a.grad is not None else None
+    elif isinstance(a, np.ndarray):
+        arr = a
+    elif hasattr(
+        a, "__cuda_array_interface__"
+    ):  # CuPy, PyTorch CUDA tensors: passed by device pointer
+        arr = cuda_runtime.DeviceArray(a)  # type: ignore[assignment]
+    elif hasattr(a, "__array_interface__"):
+        arr = np.asarray(a)
+    elif hasattr(a, "__dlpack__"):
+        try:
+            arr = np.from_dlpack(a)
+        except Exception as e:  # noqa: BLE001 - the exporting library may raise anything
+            raise QdTypeError(
+                f"kernel `{kernel}`: argument `{name}` cannot be read through DLPack ({e})."
+            ) from None
+    else:
+        raise QdTypeError(
+            f"kernel `{kernel}`: argument `{name}` must be a qd.ndarray or a NumPy array, not "
+            f"{type(a).__name__}."
+        )
+    dtype = from_numpy(arr.dtype)
+    if dtype is None:
+        raise QdTypeError(
+            f"kernel `{kernel}`: argument `{name}` has dtype {arr.dtype}, which kernels do not "
+            "support."
+        )
+    if isinstance(a, Ndarray):
+        elem = a.element
+        vector_args.check_ndarray((dtype, elem), ann.dtype, kernel, name)
+    else:  # a NumPy array: its trailing axes are the element's (its dtype is taken as it is)
+        elem = vector_args.numpy_element(arr, ann.dtype, kernel, name, where)  # type: ignore[arg-type]
+    want = vector_args.element(ann.dtype)[0] if not isinstance(ann.dtype, MatrixType) else None
+    if want is not None and want != dtype and isinstance(a, Ndarray):
+        raise QdTypeError(  # as the reference says it of its own ndarrays
+            f"kernel `{kernel}`: Expect element type {want} for argument {name}, but get {dtype}."
+        )
+    if want is not None and want != dtype:
+        raise QdValueError(
+            f"kernel `{kernel}`: argument `{name}` has dtype {dtype} but the parameter is declared "
+            f"{want}."
+        )
+    ndim = arr.ndim - len(elem)
+    if ann.ndim is not None and ann.ndim != ndim:
+        raise QdValueError(
+            f"kernel `{kernel}`: Invalid value for argument {name} - required ndim={ann.ndim}, "
+            f"but {ndim}d ndarray with shape {tuple(arr.shape[:ndim])} is provided."
+        )
+    if any(n > INDEX_MAX for n in arr.shape):
+        raise QdValueError(
+            f"kernel `{kernel}`: argument `{name}` has shape {arr.shape}; kernels index arrays "
+            f"with i32, so no extent may exceed 2**31 - 1 ({INDEX_MAX})."
+        )
+    if not arr.flags.c_contiguous:
+        raise QdValueError(
+            f"kernel `{kernel}`: argument `{name}` is not C-contiguous; pass "
+            f"np.ascontiguousarray({name})."
+        )
+    if ann.needs_grad and grad is None:
+        raise QdValueError(
+            f"kernel `{kernel}`: parameter `{name}` needs a gradient buffer; pass "
+            "qd.ndarray(..., needs_grad=True)."
+        )
+    needs_grad = grad is not None if ann.needs_grad is None else bool(ann.needs_grad)
+    t = ArrayType(
+        dtype, ndim, needs_grad, ann.boundary, elem, a.layout if isinstance(a, Ndarray) else None
+    )
+    return arr, grad if needs_grad else None, t
+
+
+def annotation(ann: object) -> object:
+    """A parameter's annotation as the kernel reads it (None: not one a plain parameter takes)."""
+    if isinstance(ann, ArrayAnnotation):
+        return ann
+    if ann is NDArray:
+        return ArrayAnnotation()
+    if isinstance(ann, (DType, MatrixType)) or ann in (int, float):
+        return ann  # `int` / `float` become default_ip / default_fp when the kernel compiles
+    if ann is bool:
+        return u1
+    if ann is Template or ann is template:  # `qd.template` without the call, as Quadrants takes it
+        return Template
+    if ann is Tensor:  # an ndarray or a field, whichever the argument is
+        return Tensor
+    return None
+
+
+def scalar_type(ann: object) -> DType:
+    """A scalar annotation's dtype under the active settings: `int` is default_ip, `float`
+    default_fp."""
+    if ann is int:
+        return state.config().default_ip
+    if ann is float:
+        return state.config().default_fp
+    return ann  # type: ignore[return-value]
+
+
+def array_key(a: object) -> tuple:
+    """What tells two array arguments apart at launch (their type was checked when it was first
+    seen); a TypeError for an argument the fast path does not take."""
+    if type(a) in NDARRAYS:
+        return a._sig  # type: ignore[attr-defined]
+    if type(a) is np.ndarray:
+        return (a.dtype, a.ndim, a.flags.c_contiguous)
+    if isinstance(a, Tensor) and type(a._impl) in NDARRAYS:  # a struct member's qd.Tensor
+        return a._impl._sig  # type: ignore[attr-defined]
+    raise TypeError("not a fast-path array")
+
+
+def as_numpy(a: object) -> np.ndarray:
+    """A host array argument as a NumPy array."""
+    if isinstance(a, np.ndarray):
+        return a
+    if isinstance(a, Ndarray):
+        return a.arr
+    return np.asarray(a) if hasattr(a, "__array_interface__") else np.from_dlpack(a)
+
+
+def scalar_arg(a: object, t: DType, kernel: str, name: str) -> object:
+    """`a` as a value of type `t`, or a QdArgumentError: an integer parameter takes an integer (or a
+    float with an integral value) within its range; a float too large for an f32 is infinite, as in
+    Quadrants."""
+    if t.is_float:
+        try:
+            x = float(a)  # type: ignore[arg-type]
+            if t.bits < 64:
+                struct.pack("<e" if t.bits == 16 else "<f", x)
+            return x
+        except OverflowError:
+            return math.copysign(math.inf, a)  # type: ignore[arg-type]
+    if t.bits == 1:
+        return bool(a)
+    if isinstance(a, (float, np.floating)):
+        if not (math.isfinite(a) and float(a).is_integer()):
+            raise QdArgumentError(
+                f"kernel `{kernel}`: argument `{name}` is {a!r}, but the parameter is {t}, "
+                "which takes integers only."
+            )
+        a = int(a)
+    info = np.iinfo(t.np)
+    if not info.min <= a <= info.max:  # type: ignore[operator]
+        raise QdArgumentError(
+            f"kernel `{kernel}`: argument `{name}` is {a}, outside the range of its type {t} "
+            f"({info.min} to {info.max})."
+        )
+    return int(a)  # type: ignore[call-overload]

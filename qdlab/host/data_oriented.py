@@ -1,0 +1,64 @@
+"""`@qd.data_oriented` classes: their `@qd.kernel` methods bind `self` as a template argument, so
+the ndarrays it holds (on itself, or on the objects and dataclasses it holds) are kernel
+arguments, its other values are compile-time values, and its `@qd.func` methods are inlined with
+`self` bound (`host/struct_args.py` and `compiler/frontend/structs.py` do the work; this module only
+binds)."""
+
+from __future__ import annotations
+
+import typing
+
+from ..core.errors import QdSyntaxError
+
+
+def data_oriented(cls: type) -> type:
+    """`@qd.data_oriented`: marks a class whose instances kernels take as `self` or as a
+    `qd.template()` argument."""
+    cls.__qd_data_oriented__ = True  # type: ignore[attr-defined]
+    return cls
+
+
+def pure(fn: object) -> object:
+    """`@qd.pure`: Quadrants' promise that a kernel reads no global state; qdlab's caches key every
+    compile-time input by content already, so it changes nothing here."""
+    return fn
+
+
+def is_method(fn: typing.Callable) -> bool:
+    """Whether `fn` was defined in a class body (its first parameter is then the instance)."""
+    parts = fn.__qualname__.split(".")
+    return len(parts) > 1 and parts[-2] != "<locals>"
+
+
+class BoundKernel:
+    """`obj.step`: a `@qd.kernel` method bound to an instance; calling it passes the instance as
+    the kernel's first (template) argument. `.grad` is bound the same way."""
+
+    __slots__ = ("kernel", "obj")
+
+    def __init__(self, kernel: object, obj: object) -> None:
+        self.kernel, self.obj = kernel, obj
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        __tracebackhide__ = True
+        return self.kernel(self.obj, *args, **kwargs)  # type: ignore[operator]
+
+    @property
+    def grad(self) -> BoundKernel:
+        return BoundKernel(self.kernel.grad, self.obj)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.kernel, name)
+
+    def __repr__(self) -> str:
+        return f"<bound qd.kernel {self.kernel.name} of {self.obj!r}>"  # type: ignore[attr-defined]
+
+
+def bind(kernel: object, obj: object) -> BoundKernel:
+    """`Kernel.__get__`: the kernel bound to `obj`, which must be of a data-oriented class."""
+    if not getattr(type(obj), "__qd_data_oriented__", False):
+        raise QdSyntaxError(
+            f"kernel `{kernel.name}` is a method of {type(obj).__name__}: decorate the class "  # type: ignore[attr-defined]
+            "with @qd.data_oriented."
+        )
+    return BoundKernel(kernel, obj)

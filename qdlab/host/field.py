@@ -1,0 +1,586 @@
+"""Fields: `qd.field(dtype, shape)`, `qd.Vector.field(n, dtype, shape)`, `qd.Matrix.field(n, m,
+dtype, shape)`, `qd.field(vec3, shape)`, with `needs_grad=True` a `.grad` field of the same shape.
+
+A field is a global, zero-initialised array owned by qdlab. Its storage is allocated on first use
+(a kernel launch that reads it, or host access) and never moves, so a kernel that uses it gets it as
+a hidden array parameter whose launch words (data and gradient pointers, extents) are read once,
+when the kernel's variant is compiled. `qd.init()` and `qd.reset()` drop every field made before
+them. Layouts made with `qd.root.dense(...)` (`qdlab.host.snode`) decide the shape of the fields
+they place."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import uuid
+import weakref
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+from ..compiler.runtime import cuda as cuda_runtime
+from ..core import abi, matrix
+from ..core.errors import QdIndexError, QdRuntimeError, QdValueError
+from ..core.fields import FieldBase
+from ..core.types import DType, from_numpy, u1
+from . import pyquadrants, state, torch_bridge
+
+TOKEN = uuid.uuid4().hex[:12]
+"""Names this process in field fingerprints: a field is never taken for one of another process."""
+_uids = itertools.count()
+SLACK = 4096
+"""Elements allocated past a field's padded storage (bounds checks off): a kernel that writes a
+little past its field corrupts nothing but that slack."""
+_live: weakref.WeakSet = weakref.WeakSet()
+"""Every field made since the latest `qd.init` (a Tape clears their gradients)."""
+
+
+class Field(FieldBase):
+    """A dense field: `shape` outer axes of elements of shape `element` (`()` for scalars)."""
+
+    def __init__(
+        self,
+        dtype: DType,
+        shape: tuple[int, ...] | None,
+        element: tuple[int, ...] = (),
+        needs_grad: bool = False,
+        name: str = "",
+        primal: Field | None = None,
+        offset: tuple[int, ...] | None = None,
+        needs_dual: bool = False,
+        dual_of: Field | None = None,
+    ) -> None:
+        self.dtype, self.element, self.name = dtype, element, name
+        self.given_offset = offset
+        """The index of its first element along each axis (`qd.field(..., offset=(-4, 2))`)."""
+        self.active = primal is None or needs_grad
+        """A gradient field is allocated only with `needs_grad=True` or `qd.root.lazy_grad()`."""
+        self.primal = primal
+        self.epoch = state.epoch
+        self.uid = next(_uids)
+        self.key = ("field", TOKEN, self.uid)
+        """What tells this field apart as a template argument: one specialisation per field."""
+        self._shape = shape
+        self._arr: object = None
+        self._order: tuple[int, ...] | None = None
+        """The axis each axis of memory holds, outermost first, from its dense layout (`layout`)."""
+        self._snode: object = None
+        self.blocked = False
+        """Its layout splits an axis over levels with another between (`dense(qd.i, 4).dense(qd.j,
+        4).dense(qd.i, 2)`): stored row-major here, so no address of it is the reference's."""
+        _live.add(self)
+        self.dual_of = dual_of
+        """The field whose dual this is (`x.dual`: a field of its own, its shape and layout
+        `x`'s)."""
+        if dual_of is not None:
+            self.active = needs_dual
+        own = primal is None and dual_of is None and dtype.is_float
+        self.grad: Field | None = (
+            type(self)(
+                dtype, None, element, needs_grad, f"{name}.grad" if name else "", self, offset
+            )
+            if own
+            else None
+        )  # a float field always has one, allocated with needs_grad=True or by lazy_grad()
+        self.dual: Field | None = (
+            type(self)(
+                dtype,
+                None,
+                element,
+                False,
+                f"{name}.dual" if name else "",
+                None,
+                offset,
+                needs_dual,
+                self,
+            )
+            if own
+            else None
+        )  # and a dual, allocated with needs_dual=True or by lazy_dual() (forward mode)
+
+    # -- what a kernel needs -----------------------------------------------------------------------
+    @property
+    def needs_grad(self) -> bool:  # type: ignore[override]
+        return self.grad is not None and self.grad.active
+
+    @property
+    def has_dual(self) -> bool:
+        """Whether its dual is allocated (forward mode reads and writes it)."""
+        return self.dual is not None and self.dual.active
+
+    @property
+    def offset(self) -> tuple[int, ...]:  # type: ignore[override]
+        return self.given_offset or (0,) * len(self.shape)
+
+    def dims(self) -> tuple[int, ...] | None:
+        if self.dual_of is not None:
+            return self.dual_of._shape
+        return self.primal._shape if self.primal is not None else self._shape
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        dims = self.dims()
+        if dims is None:
+            raise QdRuntimeError(_NOT_PLACED)
+        return dims
+
+    def unusable(self) -> str | None:
+        if self.epoch != state.epoch:
+            return "it was made before the latest qd.init() / qd.reset(), which dropped it"
+        if self.dims() is None or not self.active:
+            return _NOT_PLACED
+        return None
+
+    def place(
+        self,
+        shape: tuple[int, ...],
+        order: tuple[int, ...] | None = None,
+        snode: object = None,
+        blocked: bool = False,
+    ) -> None:
+        """Give an unplaced field (and its gradient) its shape: `qd.root.dense(...).place(x)`, in
+        the memory order of its layout (`order`: see `layout`); placing a gradient (`place(x,
+        x.grad)`) allocates it."""
+        if self.primal is not None or self.dual_of is not None:
+            self.active = True
+            return
+        if self._shape is not None:
+            raise QdRuntimeError(
+                f"field {self.label()} is already placed (it has shape {self._shape})."
+            )
+        self._shape, self._order, self._snode, self.blocked = shape, order, snode, blocked
+
+    @property
+    def layout(self) -> tuple[int, ...] | None:
+        """Memory axis p holds axis `layout[p]` (a column-major `qd.root.dense(qd.j, m).dense(qd.i,
+        n)` is `(1, 0)`), as the reference lays it out; None: row-major. Kernels index it through
+        its type (`ArrayType.layout`); on the host the storage is a view in axis order. On the GPU
+        qdlab stores every field row-major (the same values; `qd.get_addr` is refused there)."""
+        f = self.primal or self.dual_of or self
+        if f._order is None or state.config().arch == "cuda":
+            return None
+        return f._order
+
+    @property
+    def snode(self) -> object:
+        """`x.snode`: the dense level it is placed in (one of its own for `qd.field(shape=...)`)."""
+        f = self.primal or self.dual_of or self
+        if f._snode is None:
+            f._snode = implicit_snode(f.shape)
+        return f._snode
+
+    def storage(self) -> object:
+        """The array that holds the elements (outer shape, then the element's), allocated on first
+        use: host memory, or the GPU's under `qd.init(arch=qd.cuda)`. Every host access comes
+        through here, after the runtime's `materialize()` hook."""
+        pyquadrants.current.materialize()
+        if self._arr is None:
+            why = self.unusable()
+            if why is not None:
+                raise QdRuntimeError(f"field {self.label()}: {why}.")
+            order = self.layout or tuple(range(len(self.shape)))
+            dims = tuple(self.shape[a] for a in order)  # memory's order
+            if state.config().arch == "cuda" and cuda_runtime.available():
+                self._arr = cuda_runtime.require().zeros(self.shape + self.element, self.dtype.np)
+                return self._arr
+            if state.config().bounds_checks:  # an index past the shape is caught, as there
+                arr = np.zeros(dims + self.element, self.dtype.np)
+            else:  # each axis padded to a power of two, as Quadrants' dense layout does, so a
+                # small overrun lands in the field's own memory there and here alike; and a
+                # slack after it, where Quadrants' shared root buffer has the next field
+                padded = tuple(1 << max(0, int(n) - 1).bit_length() for n in dims)
+                size = int(np.prod(padded + self.element, dtype=np.int64))
+                flat = np.zeros(size + SLACK, self.dtype.np)
+                arr = flat[:size].reshape(padded + self.element)
+            if self.layout is not None:  # the host sees it in axis order: a view
+                axes = [order.index(d) for d in range(len(order))]
+                arr = arr.transpose(axes + list(range(len(order), arr.ndim)))
+            self._arr = arr
+        return self._arr
+
+    def memory_shape(self, arr: object) -> tuple[int, ...]:
+        """The storage's extents in memory's order (what a kernel's launch words hold)."""
+        shape = tuple(arr.shape)  # type: ignore[attr-defined]
+        order = self.layout
+        if order is None:
+            return shape
+        return tuple(shape[a] for a in order) + shape[len(order) :]
+
+    def logical(self, arr: object) -> object:
+        """The elements of `arr` (the storage, or a host copy of it) within the field's shape."""
+        if arr.shape[: len(self.shape)] == self.shape:  # type: ignore[attr-defined]
+            return arr
+        return arr[tuple(slice(0, n) for n in self.shape)]  # type: ignore[index]
+
+    def launch_words(self, dual: bool = False) -> tuple[int, ...]:
+        """Its words in a launch: data pointer, gradient pointer (0 without one), extents. A
+        forward-mode launch (`dual`) gives its dual's pointer for the gradient's."""
+        arr = self.storage()
+        if dual:
+            grad = cuda_runtime.pointer(self.dual.storage()) if self.has_dual else 0  # type: ignore[union-attr]
+        else:
+            grad = cuda_runtime.pointer(self.grad.storage()) if self.needs_grad else 0
+        return abi.array_words(cuda_runtime.pointer(arr), grad, self.memory_shape(arr))
+
+    def launch_value(self, dual: bool = False) -> tuple[object, object]:
+        """(data, gradient) arrays, as a bound array argument is (the CUDA launcher's form); a
+        forward-mode launch (`dual`) gives its dual for the gradient, as `launch_words` does."""
+        if dual:
+            return self.storage(), self.dual.storage() if self.has_dual else None  # type: ignore[union-attr]
+        return self.storage(), self.grad.storage() if self.needs_grad else None
+
+    def __qd_fingerprint__(self) -> str:
+        return f"field:{TOKEN}:{self.uid}"
+
+    def label(self) -> str:
+        return f"`{self.name}`" if self.name else f"#{self.uid}"
+
+    def described(self) -> str:
+        """The field as a message names it: "field `x` of shape (4,)", or without a name, "a
+        field of shape (4,)"."""
+        shape = self.shape if self.unusable() is None else "(not placed)"
+        return f"field `{self.name}` of shape {shape}" if self.name else f"a field of shape {shape}"
+
+    # -- host access -------------------------------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def n(self) -> int:
+        return self.element[0] if self.element else 1
+
+    @property
+    def m(self) -> int:
+        return self.element[1] if len(self.element) == 2 else 1
+
+    def host(self) -> np.ndarray:
+        """The elements in host memory: a view of the storage on the CPU, a copy from the GPU."""
+        arr = self.storage()
+        return self.logical(arr if isinstance(arr, np.ndarray) else arr.get())  # type: ignore[attr-defined, return-value]
+
+    def store(self, array: np.ndarray) -> None:
+        arr = self.storage()
+        if isinstance(arr, np.ndarray):
+            self.logical(arr)[...] = array  # type: ignore[index]
+        else:
+            arr.set(np.ascontiguousarray(array, self.dtype.np))  # type: ignore[attr-defined]
+
+    def to_numpy(
+        self, dtype: object = None, keep_dims: bool = False, copy: bool = True
+    ) -> np.ndarray:
+        out = self.host().copy()
+        if keep_dims and len(self.element) == 1:
+            out = out.reshape(out.shape + (1,))
+        if dtype is not None:
+            out = out.astype(_np_dtype(dtype))
+        return out
+
+    def from_numpy(self, array: object) -> None:
+        array = np.asarray(array)
+        want = self.shape + self.element
+        if array.shape != want:
+            if len(self.element) == 1 and array.shape == want + (1,):
+                array = array.reshape(want)
+            else:
+                raise QdValueError(
+                    f"qd.field shape {self.shape} does not match the numpy array shape "
+                    f"{array.shape}"
+                    + (f" (field `{self.name}`)" if self.name else "")
+                    + (
+                        f": its elements have shape {self.element}, so it takes an array of "
+                        f"shape {want}"
+                        if self.element
+                        else ""
+                    )
+                )
+        self.store(_cast(array, self.dtype))
+
+    def to_torch(self, device: object = None, copy: bool | None = True) -> object:
+        """A torch tensor of the elements: a copy, or with `copy=False` / `None` a zero-copy view
+        of the storage (see `torch_bridge`)."""
+        arr = self.storage()
+        view = self.logical(arr) if isinstance(arr, np.ndarray) else arr
+        return torch_bridge.to_torch(view, device, copy, f"field {self.label()}")
+
+    def from_torch(self, tensor: object) -> None:
+        self.from_numpy(tensor.detach().cpu().numpy())  # type: ignore[attr-defined]
+
+    def to_dlpack(self) -> object:
+        return self.to_numpy().__dlpack__()
+
+    def fill(self, value: object) -> None:
+        arr = self.host()
+        arr[...] = self.element_value(value)
+        self.store(arr)
+
+    def element_value(self, value: object) -> np.ndarray:
+        """`value` as one element's entries (a scalar fills a vector's), in the field's type; a
+        QdValueError naming the field when its shape cannot be an element's."""
+        if isinstance(value, matrix.Matrix):
+            value = value.entries
+        array = np.asarray(value)
+        try:
+            np.broadcast_to(array, self.element)
+        except ValueError:
+            what = {0: "a scalar", 1: "a vector", 2: "a matrix"}[len(self.element)]
+            raise QdValueError(
+                f"an element of {self.described()} is {what} of {self.dtype} (shape "
+                f"{self.element}); it cannot be given a value of shape {array.shape}."
+            ) from None
+        return _cast(array, self.dtype)
+
+    def copy_from(self, other: object) -> None:
+        if not isinstance(other, Field):
+            raise TypeError("Cannot copy from a non-field object")
+        if other.shape != self.shape:
+            raise ValueError(
+                f"qd.field shape {self.shape} does not match the source field shape {other.shape}"
+            )
+        self.from_numpy(other.to_numpy())
+
+    def key_of(self, index: object) -> tuple:
+        key = (
+            () if index is None else tuple(index) if isinstance(index, (tuple, list)) else (index,)
+        )
+        if len(key) == 1 and isinstance(key[0], matrix.Matrix):
+            key = tuple(int(k) for k in np.ravel(key[0].entries))
+        if len(key) != len(self.shape):
+            raise AssertionError("Slicing is not supported on qd.field")
+        arr = self.storage()
+        for k in key:
+            if not isinstance(k, (int, np.integer)):
+                raise TypeError(
+                    f"Detected illegal element of type: {type(k)}. Please be aware that slicing a "
+                    "qd.field is not supported so far."
+                )
+        out = tuple(int(k) - o for k, o in zip(key, self.offset))
+        if all(0 <= k < n for k, n in zip(out, arr.shape)):  # type: ignore[attr-defined]  # padded
+            return out
+        slack = self.slack_index(out, arr)
+        if slack is None:
+            raise QdIndexError(
+                f"index {tuple(key)} is out of bounds for field {self.label()} of shape "
+                f"{self.shape}."
+            )
+        return slack
+
+    def slack_index(self, key: tuple[int, ...], arr: object) -> tuple | None:
+        """An index past the padded storage (bounds checks off, on the CPU) that a kernel's
+        address arithmetic puts in the slack after it, as the element's place in the flat
+        buffer (what Quadrants' host accessor reads there: its root buffer holds the next
+        field); None when it is outside both."""
+        flat = getattr(arr, "base", None)
+        if not isinstance(arr, np.ndarray) or flat is None or min(key, default=0) < 0:
+            return None
+        if self.layout is not None:  # its memory is not in axis order: no such element
+            return None
+        linear = 0
+        for k, n in zip(key, arr.shape):
+            linear = linear * n + k
+        size = math.prod(self.element)
+        start = linear * size
+        if start + size > flat.size:
+            return None
+        return Slack(slice(start, start + size), self.element, flat)
+
+    def view_of(self, arr: object, key: tuple) -> object:
+        """The element (or the view of its entries) at a key `key_of` gave."""
+        if isinstance(key, Slack):
+            return key.flat[key.part].reshape(key.element) if key.element else key.flat[key.part]
+        return arr[key]  # type: ignore[index]
+
+    def __getitem__(self, index: object) -> object:
+        """A scalar element as a Python number; a vector or matrix element as a `qd.Vector` /
+        `qd.Matrix` over the field's own memory, so `m[None][i, j] = v` writes the field (as the
+        reference's host accessors do; on the GPU it is a copy)."""
+        arr = self.storage()
+        key = self.key_of(index)
+        view = self.view_of(arr if isinstance(arr, np.ndarray) else arr.get(), key)  # type: ignore[attr-defined]
+        if not self.element:
+            v = view.item() if view.ndim == 0 else view[0].item()  # type: ignore[union-attr]
+            return int(v) if isinstance(v, bool) else v  # a u1 element reads as 0 / 1, as there
+        return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(view)
+
+    def __setitem__(self, index: object, value: object) -> None:
+        key = self.key_of(index)
+        element = self.element_value(value)
+        arr = self.storage()
+        if isinstance(arr, np.ndarray):
+            if isinstance(key, Slack):
+                view = self.view_of(arr, key)
+                view[...] = element  # type: ignore[index]
+            else:
+                arr[key] = element
+        else:
+            host = arr.get()  # type: ignore[attr-defined]
+            host[key] = element
+            arr.set(host)  # type: ignore[attr-defined]
+
+    def __iter__(self) -> object:
+        raise NotImplementedError("Struct for is only available in Quadrants scope.")
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        return self.to_numpy(dtype)
+
+    def __str__(self) -> str:
+        return str(self.to_numpy()) if self.unusable() is None else "<Field: not placed>"
+
+    def __repr__(self) -> str:
+        return "<qd.field>"
+
+
+class Slack(NamedTuple):
+    """An element past a field's padded storage, in its slack: entries `part` of `flat`."""
+
+    part: slice
+    element: tuple[int, ...]
+    flat: np.ndarray
+
+
+class ScalarField(Field):
+    """`qd.field(qd.f32, shape)`."""
+
+
+class MatrixField(Field):
+    """`qd.Vector.field(n, ...)`, `qd.Matrix.field(n, m, ...)`, `qd.field(vec3, ...)`."""
+
+
+_NOT_PLACED = (
+    "Field has no allocation. Allocate via `qd.field(..., shape=...)` or "
+    "`qd.root.dense(...).place(field)` before using it"
+)
+
+
+def field(
+    dtype: object,
+    shape: object = None,
+    order: object = None,
+    name: str = "",
+    offset: object = None,
+    needs_grad: bool = False,
+    needs_dual: bool = False,
+    layout: object = None,
+) -> Field:
+    """`qd.field(dtype, shape=..., needs_grad=...)`: zero-initialised; `shape=()` for a 0-d field
+    (indexed `x[None]`); no shape: placed later by `qd.root.dense(...).place(x)`."""
+    scalar, element = _element(dtype)
+    dims = None if shape is None else _shape(shape)
+    if (needs_grad or needs_dual) and not scalar.is_float:
+        raise QdRuntimeError(
+            f"{scalar} is not supported for field with `needs_grad=True` or `needs_dual=True`."
+        )
+    cls = MatrixField if element else ScalarField
+    return cls(scalar, dims, element, needs_grad, name, None, _offset(offset, dims), needs_dual)
+
+
+matrix.field_maker = field
+_implicit: list[Callable[[tuple[int, ...]], object]] = []
+
+
+def implicit_snode(shape: tuple[int, ...]) -> object:
+    """The dense level of a field made with a shape (`snode.implicit`, registered by host/snode.py,
+    which imports this module)."""
+    return _implicit[0](shape)
+
+
+def set_implicit_snode(make: Callable[[tuple[int, ...]], object]) -> None:
+    _implicit[:] = [make]
+
+
+def attach(compiled: object, dual: bool = False) -> None:
+    """Read the launch words of the fields a compiled variant uses (allocating their storage); a
+    forward-mode variant's (`dual`) with their duals."""
+    compiled.field_words = [w for f in compiled.fields for w in f.launch_words(dual)]  # type: ignore[attr-defined]
+
+
+def lazy_dual() -> None:
+    """`qd.root.lazy_dual()`: allocate the dual of every float field (forward mode)."""
+    for f in list(_live):
+        if f.dual is not None and f.epoch == state.epoch:
+            f.dual.active = True
+
+
+def clear_duals() -> None:
+    """Zero the dual of every live field (`qd.ad.FwdMode` does on entry)."""
+    for f in list(_live):
+        if f.dual is not None and f.has_dual and f.unusable() is None:
+            f.dual.fill(0)
+
+
+def lazy_grad() -> None:
+    """`qd.root.lazy_grad()`: allocate the gradient of every float field."""
+    for f in list(_live):
+        if f.grad is not None and f.epoch == state.epoch:
+            f.grad.active = True
+
+
+def clear_gradients() -> None:
+    """Zero the gradient of every live field (`qd.ad.Tape` does, as Quadrants' does)."""
+    for f in list(_live):
+        if f.needs_grad and f.unusable() is None:
+            f.grad.fill(0)
+
+
+def _element(dtype: object) -> tuple[DType, tuple[int, ...]]:
+    if isinstance(dtype, matrix.MatrixType):
+        if dtype.shape is None or None in dtype.shape:
+            raise QdValueError(f"a field of {dtype} needs the element's sizes.")
+        inner = matrix.resolve_dtype(dtype.dtype) if dtype.dtype is not None else None
+        return inner or matrix.DEFAULTS["fp"], tuple(dtype.shape)
+    if isinstance(dtype, DType):
+        return dtype, ()
+    t = u1 if dtype is bool else matrix.resolve_dtype(dtype) if dtype in (float, int) else None
+    if t is None and dtype is not None:
+        try:
+            t = from_numpy(np.dtype(dtype))  # type: ignore[arg-type]
+        except TypeError:
+            t = None
+    if t is None:
+        raise QdValueError(
+            f"qd.field needs a dtype such as qd.f32 or a vector/matrix type, not {dtype!r}."
+        )
+    return t, ()
+
+
+def _shape(shape: object) -> tuple[int, ...]:
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    for d, s in enumerate(dims):
+        if isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s <= 0:
+            raise QdRuntimeError(
+                f"Every dimension of a Quadrants field should be positive, got {s} in "
+                f"dimension {d}."
+            )
+    if not all(
+        isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s > 0 for s in dims
+    ):
+        raise QdValueError(
+            f"{shape!r} is not a valid shape for a field: every extent must be a positive integer."
+        )
+    if math.prod(dims) >= 2**31:
+        raise QdValueError(f"a field of shape {shape} has more than 2**31 - 1 elements.")
+    return tuple(int(s) for s in dims)
+
+
+def _offset(offset: object, dims: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    if offset is None:
+        return None
+    off = tuple(offset) if isinstance(offset, (tuple, list)) else (offset,)
+    if dims is None or len(off) != len(dims) or not all(isinstance(o, int) for o in off):
+        raise QdValueError(
+            f"qd.field(offset={offset!r}) needs a shape and one integer per axis of it."
+        )
+    return off if any(off) else None
+
+
+def _np_dtype(dtype: object) -> np.dtype:
+    return dtype.np if isinstance(dtype, DType) else np.dtype(dtype)  # type: ignore[arg-type]
+
+
+def _cast(array: np.ndarray, dtype: DType) -> np.ndarray:
+    """`array` as `dtype`'s values, integers wrapping as a store in a kernel does."""
+    if dtype.is_int and dtype.bits > 1 and array.dtype.kind in "iuO":
+        wrapped = np.asarray(np.asarray(array, object) % (1 << dtype.bits), object)
+        return wrapped.astype(np.dtype(f"u{dtype.bits // 8}")).view(dtype.np)
+    return array.astype(dtype.np)

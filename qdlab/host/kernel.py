@@ -1,0 +1,587 @@
+"""`@qd.kernel` and `@qd.func`: argument checking, one compile per argument signature, and
+launching."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import logging
+import math
+import os
+import struct
+import types
+import typing
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..compiler import ir
+from ..compiler.codegen import targets
+from ..compiler.frontend.source import annotation_loc, unevaluable
+from ..compiler.pipeline import Compiled, KernelSpec, compile_cached
+from ..compiler.runtime import cuda as cuda_runtime
+from ..core import binding
+from ..core.config import Config
+from ..core.errors import QdArgumentError, QdCallError, QdError, QdTypeError, QdValueError
+from ..core.fields import FieldBase
+from ..core.language import ArrayAnnotation, Func, KernelDef, MatrixType, Template
+from ..core.types import ArrayType, DType, i32
+from . import (
+    collector,
+    data_oriented,
+    field,
+    pyquadrants,
+    state,
+    struct_args,
+    struct_types,
+    vector_args,
+)
+from . import tensor as tensors
+from .array_args import (
+    NDARRAYS,
+    annotation,
+    array_arg,
+    array_key,
+    as_numpy,
+    scalar_arg,
+    scalar_type,
+)
+from .ndarray import Ndarray
+
+log = logging.getLogger("qdlab")
+ARRAY, TEMPLATE, SCALAR, VECTOR, TENSOR = "array", "template", "scalar", "vector", "tensor"
+"""Kinds of kernel parameter (VECTOR: a vector or matrix by value; TENSOR: `x: qd.Tensor`, an
+ndarray as ARRAY is or a field as TEMPLATE is, whichever the argument holds)."""
+
+
+@dataclass
+class Observations:
+    """`kernel._primal.per_offload_cache_observations` for the latest compile (-1: the split did not
+    run)."""
+
+    frontend_constructs_total: int = -1
+    frontend_constructs_recompiled: int = -1
+    frontend_constructs_cache_hit: int = -1
+
+
+class Kernel(KernelDef):
+    """`@qd.kernel`: compiled on first call for each argument signature, then launched natively."""
+
+    def __init__(self, fn: typing.Callable, autodiff: bool | str = False) -> None:
+        self.fn = fn
+        self.name = fn.__name__ + {False: "", True: ".grad", "forward": ".fwd"}[autodiff]
+        self.__name__ = self.name
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn  # what it wraps, as functools.wraps says (pytest collects it so)
+        self.autodiff = autodiff
+        self.per_offload_cache_observations = Observations()
+        self.variants: dict[tuple, Compiled] = {}
+        self.generation = -1
+        self.latest: Compiled | None = None
+        self.warned: set[str] = set()
+        self.on_construct: typing.Callable[[int, int, str], None] | None = None
+        """Told (index, total, status) as each construct of a compile is ready; the magic's progress
+        bar."""
+        self.options: dict[str, object] = {}
+        """`qd.init` settings for this kernel only, over the active config (`%%qdkernel --opt 1`
+        sets them)."""
+        self.param_names, self.defaults = binding.parameters(fn)
+        self.method = data_oriented.is_method(fn)
+        """Defined in a class body: its first parameter is the instance (`Kernel.__get__`)."""
+        try:
+            hints = inspect.get_annotations(fn, eval_str=True)
+        except Exception as e:  # noqa: BLE001 - a user's annotation may raise anything
+            raise QdError(
+                f"kernel `{self.name}`: cannot evaluate its annotations ({e}).",
+                annotation_loc(fn, unevaluable(fn, self.param_names)),
+            ) from None
+        self.annotations = []
+        for k, name in enumerate(self.param_names):
+            if k == 0 and name not in hints and self.method:
+                hints[name] = Template  # `self`: the instance is a template argument
+            if name not in hints:
+                raise QdTypeError(
+                    f"kernel `{self.name}`: parameter `{name}` needs a type annotation, e.g. "
+                    f"`{name}: qd.types.NDArray[qd.f32, 1]` or `{name}: qd.f32`.",
+                    annotation_loc(fn, k),
+                )
+            ann = annotation(hints[name])
+            if struct_args.is_struct_type(hints[name]):
+                ann = hints[name]  # a dataclass parameter: its members are the arguments
+            if ann is None:
+                raise QdTypeError(
+                    f"kernel `{self.name}`: parameter `{name}` has an unsupported annotation "
+                    f"{hints[name]!r}; use qd.types.NDArray[dtype, ndim], a scalar dtype such as "
+                    "qd.f32, int, float, a dataclass or qd.Template (a @qd.data_oriented object is "
+                    "passed through qd.Template).",
+                    annotation_loc(fn, k),
+                )
+            self.annotations.append(ann)
+        self.return_struct = (
+            hints.get("return") if struct_types.members_of(hints.get("return")) else None
+        )
+        """A `@qd.dataclass` / `qd.types.struct` return type (its leaves are the return words)."""
+        parts = (
+            struct_types.return_parts(self.return_struct)
+            if self.return_struct is not None
+            else vector_args.return_parts(hints.get("return"))
+        )
+        if parts is None:
+            raise QdTypeError(
+                f"kernel `{self.name}`: unsupported return annotation {hints['return']!r}.",
+                annotation_loc(fn, "return"),
+            )
+        self.returns = [t for types, _ in parts for t in types]
+        self.return_shapes = [shape for _, shape in parts]
+        self.kinds = [
+            TENSOR
+            if a is tensors.Tensor
+            else ARRAY
+            if isinstance(a, ArrayAnnotation)
+            else TEMPLATE
+            if a is Template or struct_args.is_struct_type(a)
+            else VECTOR
+            if isinstance(a, MatrixType)
+            else SCALAR
+            for a in self.annotations
+        ]
+        self.key_fns = [
+            (
+                vector_args.element_key(len(a.dtype.shape))
+                if isinstance(a.dtype, MatrixType)
+                else array_key
+            )
+            if isinstance(a, ArrayAnnotation)
+            else tensor_key
+            if a is tensors.Tensor
+            else struct_args.StructKey(a is not Template)
+            if a is Template or struct_args.is_struct_type(a)
+            else type
+            for a in self.annotations
+        ]
+        self.sizes = [
+            math.prod(a.shape) if isinstance(a, MatrixType) else 0 for a in self.annotations
+        ]
+        """Entries of each vector or matrix parameter (0 for the others)."""
+        self.outer = set(range(len(self.param_names)))
+        self.specializations: list[str] = []
+        """What tells each compiled variant apart (`qd.explain(k).specializations`)."""
+        self.fast: dict[tuple, tuple[int, Compiled]] = {}
+        """Launch cache: a cheap key of the arguments -> the variant compiled for them."""
+
+    @property
+    def _primal(self) -> Kernel:
+        return self
+
+    @property
+    def grad(self) -> Kernel:
+        """The reverse-mode gradient kernel: `k.grad(*same_args)` accumulates into the arguments'
+        `.grad`."""
+        __tracebackhide__ = True
+        if self.autodiff:
+            raise QdError(f"kernel `{self.name}` is already a gradient kernel.")
+        g = self.__dict__.get("_grad")
+        if g is None:
+            g = self.__dict__["_grad"] = Kernel(self.fn, autodiff=True)
+            g.options = self.options
+        return g
+
+    @property
+    def forward(self) -> Kernel:
+        """The forward-mode kernel a launch under `qd.ad.FwdMode` runs: the kernel with the duals
+        of its fields computed alongside (`compiler/passes/forward_mode.py`)."""
+        f = self.__dict__.get("_forward")
+        if f is None:
+            f = self.__dict__["_forward"] = Kernel(self.fn, autodiff="forward")
+            f.options = self.options
+        return f
+
+    def __repr__(self) -> str:
+        return f"<qd.kernel {self.name}>"
+
+    # -- arguments ---------------------------------------------------------------------------------
+    def bind(self, args: tuple, kwargs: dict) -> tuple[tuple, list, dict]:
+        args = self.positional(args, kwargs)
+        sig, values, templates = [], [], {}
+        for name, ann, a in zip(self.param_names, self.annotations, args):
+            if ann is tensors.Tensor:  # either kind, as the argument is
+                ann = Template if a is None or isinstance(a, FieldBase) else ArrayAnnotation()
+            if isinstance(ann, ArrayAnnotation):
+                index = self.param_names.index(name)
+                arr, grad, t = array_arg(
+                    a, ann, self.name, name, lambda index=index: annotation_loc(self.fn, index)
+                )
+                sig.append(t)
+                values.append((arr, grad))
+            elif struct_args.is_struct_type(ann) or (ann is Template and struct_args.is_struct(a)):
+                entry, ref = struct_args.bind(self, name, a, None if ann is Template else ann)
+                sig.append(entry)  # its member parameters, and the content of its other values
+                templates[name] = ref
+                values.append(None)
+            elif ann is Template:
+                if holds_ndarray(a):
+                    raise QdArgumentError(
+                        f"kernel `{self.name}`: argument `{name}` is or holds a qd.ndarray; "
+                        "Ndarray shouldn't be passed in via qd.template(): annotate the "
+                        "parameter qd.types.NDArray[dtype, ndim] instead (one per ndarray)."
+                    )
+                if isinstance(a, float) and state.config().raise_on_templated_floats:
+                    raise QdValueError(
+                        f"kernel `{self.name}`: template argument `{name}` is a float ({a!r}), and "
+                        "qd.init(raise_on_templated_floats=True) refuses those: each new value "
+                        "compiles the kernel again; pass it as a `qd.f32` parameter instead."
+                    )
+                templates[name] = a
+                sig.append(("template", struct_args.template_key(a)))
+                values.append(None)
+            elif isinstance(ann, MatrixType):
+                loc = annotation_loc(self.fn, self.param_names.index(name))
+
+                def convert(x: object, t: DType, name: str = name) -> object:
+                    return scalar_arg(x, t, self.name, name)
+
+                t, entries = vector_args.bind(a, ann, convert, self.name, name, loc)
+                sig.append(t)
+                values.append(entries)
+            else:
+                ann = scalar_type(ann)
+                if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):
+                    sig.append(ann)
+                    values.append(scalar_arg(a, ann, self.name, name))  # type: ignore[arg-type]
+                else:
+                    raise QdTypeError(
+                        f"kernel `{self.name}`: argument `{name}` must be a number ({ann}), "
+                        f"not {type(a).__name__}."
+                    )
+        return tuple(sig), values, templates
+
+    def positional(self, args: tuple, kwargs: dict) -> tuple:
+        """The arguments in parameter order, keywords and defaults bound; a QdCallError (a
+        TypeError) in Quadrants' words when they do not bind."""
+        if not kwargs and len(args) == len(self.param_names):
+            return args
+        try:
+            return tuple(binding.bind(self.param_names, self.defaults, args, kwargs))
+        except binding.BindError as e:
+            raise QdCallError(
+                f"kernel `{self.name}` takes {len(self.param_names)} argument(s) "
+                f"({', '.join(self.param_names)}), got {len(args) + len(kwargs)}: {e}."
+            ) from None
+
+    # -- compiling ---------------------------------------------------------------------------------
+    def config(self) -> Config:
+        """The settings this kernel compiles under: the active config with its own `options`
+        applied."""
+        return (
+            dataclasses.replace(state.config(), **self.options) if self.options else state.config()
+        )
+
+    def spec(self, sig: tuple, templates: dict) -> KernelSpec:
+        """What the pipeline lowers for one argument signature."""
+        params = [
+            ir.Param(name, i32 if isinstance(t, tuple) and t[0] == "template" else t)
+            for name, t in zip(self.param_names, sig)
+        ]
+        params += [  # the members of struct arguments that are arguments themselves
+            ir.Param(n, t)
+            for e in sig
+            if isinstance(e, tuple) and e[:2] == ("template", "struct")
+            for n, t in e[3]
+        ]
+        return KernelSpec(
+            self.fn,
+            self.name,
+            params,
+            [scalar_type(r) for r in self.returns],
+            templates,
+            self.autodiff,
+            self.return_shapes if any(self.return_shapes) else [],
+        )
+
+    def compile_for(self, sig: tuple, templates: dict) -> Compiled:
+        cfg = self.config()
+        state.compiled_count += 1
+        previous = state.history.get(self.name)
+        with collector.spaced_out():
+            compiled = compile_cached(
+                self.spec(sig, templates),
+                repr(sig),
+                cfg,
+                state.cache_for(cfg),
+                targets.of(cfg.arch),
+                previous,
+                self.on_construct,
+            )  # type: ignore[arg-type]
+        state.history[self.name] = compiled
+        field.attach(compiled, self.autodiff == "forward")
+        self.latest = compiled
+        total, recompiled, hit = compiled.observations
+        self.per_offload_cache_observations = Observations(total, recompiled, hit)
+        for hook in list(state.compile_hooks):
+            hook(self, compiled)
+        return compiled
+
+    def declared_signature(self, arg_types: tuple, why: str) -> tuple:
+        """The signature from the annotations, or from explicit dtypes / ArrayTypes (`why` names the
+        caller)."""
+        sig = []
+        for name, ann, given in zip(
+            self.param_names,
+            self.annotations,
+            list(arg_types) + [None] * (len(self.annotations) - len(arg_types)),
+        ):
+            t = given or scalar_type(ann)
+            if isinstance(t, ArrayAnnotation):
+                if t.dtype is None or t.ndim is None:
+                    raise QdTypeError(
+                        f"kernel `{self.name}`: parameter `{name}` needs dtype and ndim {why}; "
+                        "annotate it or pass its type."
+                    )
+                dtype, shape = vector_args.element(t.dtype)
+                t = ArrayType(dtype, t.ndim, bool(t.needs_grad), t.boundary, shape)  # type: ignore[arg-type]
+            if isinstance(t, MatrixType):
+                t = vector_args.tensor_type(t)
+            if t is Template or struct_args.is_struct_type(t):
+                raise QdTypeError(
+                    f"kernel `{self.name}`: {'template' if t is Template else 'struct'} parameter "
+                    f"`{name}` needs a value."
+                )
+            sig.append(t)
+        return tuple(sig)
+
+    def compile(self, *arg_types: object) -> Compiled:
+        """Compile ahead of the first call, from the annotations (or explicit dtypes /
+        ArrayTypes)."""
+        __tracebackhide__ = True
+        try:
+            return self.variant(
+                self.declared_signature(arg_types, "to compile before its first call"), {}
+            )
+        except QdError as e:
+            raise _user_facing(e) from None
+
+    def variant(self, sig: tuple, templates: dict) -> Compiled:
+        if self.generation != state.generation:
+            self.variants.clear()
+            self.generation = state.generation
+        slot = (sig, self.config().arch)
+        compiled = self.variants.get(slot)
+        if compiled is None:
+            compiled = self.variants[slot] = self.compile_for(sig, templates)
+            if struct_args.learn(self, compiled, templates):  # new member paths: new launch keys
+                self.fast.clear()
+            self.specializations.append(struct_args.describe(self, compiled, templates))
+        return compiled
+
+    # -- launching ---------------------------------------------------------------------------------
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+        pyquadrants.current.materialize()  # the hook programs patch (deferred fills land here)
+        try:
+            args = self.positional(args, kwargs)
+            if tensors.made:  # a qd.Tensor argument is what it holds
+                args = tuple(tensors.unwrap(a) for a in args)
+            if state.tape is not None and not self.autodiff:
+                state.tape.record(self, args, {})
+            if state.fwd is not None and not self.autodiff:
+                return self.forward(*args)
+            if (self.options or state.config().arch != "cpu") and self.config().arch == "cuda":
+                return self.launch_cuda(args, {})
+            key = self.key(args)
+            entry = self.fast.get(key) if key is not None else None
+            if entry is not None and entry[0] == state.generation:
+                return self.launch(entry[1], args)
+            sig, _, templates = self.bind(args, {})
+            compiled = self.variant(sig, templates)
+            key = self.key(args)  # the compile may have taught struct parameters new paths
+            if key is not None:
+                self.fast[key] = (state.generation, compiled)
+            return self.launch(compiled, args)
+        except QdError as e:
+            raise _user_facing(e) from None
+
+    def key(self, args: tuple) -> tuple | None:
+        """The launch cache's key of these arguments; None when they need binding first."""
+        try:
+            return tuple(f(a) for f, a in zip(self.key_fns, args))
+        except (AttributeError, TypeError):
+            return None
+
+    def __get__(self, obj: object, cls: type | None = None) -> object:
+        """A kernel method of a data-oriented class, bound to its instance (a kernel defined
+        elsewhere and stored on a class stays unbound)."""
+        if obj is None or not self.method:
+            return self
+        return data_oriented.bind(self, obj)
+
+    def launch_cuda(self, args: tuple, kwargs: dict) -> object:
+        """A launch on the GPU: arguments bound (device arrays by pointer, host arrays copied by the
+        launcher), the overlap check of the pairs the split relies on, then the CUDA launcher."""
+        sig, values, templates = self.bind(args, kwargs)
+        compiled = self.variant(sig, templates)
+        launcher = compiled.launcher
+        if compiled.host is not None:
+            values += compiled.host.values(args)
+        if compiled.alias_pairs:
+            extents = [
+                (
+                    cuda_runtime.pointer(v[0]),
+                    v[0].nbytes,
+                    cuda_runtime.pointer(v[1]) if v[1] is not None else 0,
+                    v[1].nbytes if v[1] is not None else 0,
+                )
+                if isinstance(v, tuple)
+                else None
+                for v in values
+            ]
+            overlap = launcher.overlapping(extents)
+            if overlap:
+                self.warn_alias(overlap)
+                launcher = compiled.whole_launcher(state.cache())
+        values += [f.launch_value(self.autodiff == "forward") for f in compiled.fields]
+        return self.rebuild(launcher.run_values(values, state.config().random_seed))
+
+    def launch(self, compiled: Compiled, args: tuple) -> object:
+        """Fill the launch words straight from the arguments (their types were checked when the key
+        was made)."""
+        words: list = []
+        launcher = compiled.launcher
+        extents: list | None = [None] * len(launcher.params) if launcher.alias_pairs else None
+        for k, (kind, a) in enumerate(zip(self.kinds, args)):
+            if kind is ARRAY or (kind is TENSOR and a is not None and not isinstance(a, FieldBase)):
+                if type(a) in NDARRAYS:
+                    words.extend(a._words)
+                    if extents is not None:
+                        extents[k] = a._extent
+                else:
+                    arr = a if type(a) is np.ndarray else as_numpy(a)
+                    ptr = arr.ctypes.data
+                    words.append(ptr)
+                    words.append(0)
+                    words.extend(arr.shape)
+                    if extents is not None:
+                        extents[k] = (ptr, arr.nbytes, 0, 0)
+            elif kind is VECTOR:
+                entries = vector_args.entries(a)
+                if len(entries) != self.sizes[k]:
+                    return self.rebuild(self.relaunch(compiled, args))
+                words.extend(entries)
+            else:
+                words.append(a if kind is SCALAR else 0)  # a number: the key checked its type
+        if compiled.host is not None and not compiled.host.fill(args, words, extents):
+            return self.rebuild(self.relaunch(compiled, args))  # struct members, after the rest
+        words.extend(compiled.field_words)  # fields' hidden parameters come last
+        if compiled.readonly_check:
+            for k in compiled.written & self.outer:
+                a = args[k]
+                if type(a) not in NDARRAYS and not as_numpy(a).flags.writeable:
+                    raise QdValueError(
+                        f"kernel `{self.name}` writes argument `{self.param_names[k]}`, which is a "
+                        "read-only array."
+                    )
+        if launcher.alias_pairs:
+            overlap = launcher.overlapping(extents)
+            if overlap:
+                self.warn_alias(overlap)
+                launcher = compiled.whole_launcher(state.cache())
+        try:
+            return self.rebuild(launcher.run(words, state.config().random_seed))
+        except (struct.error, OverflowError):
+            pass  # a value its word cannot hold (2**40 for an i32, 2.0 for an int, a 2**31 extent)
+        return self.rebuild(self.relaunch(compiled, args, words, launcher))
+
+    def relaunch(
+        self, compiled: Compiled, args: tuple, words: list | None = None, launcher: object = None
+    ) -> object:
+        """A launch whose words did not pack: bind raises the precise error, or converts the
+        values."""
+        _, values, _ = self.bind(args, {})
+        launcher = launcher or compiled.launcher
+        words = []
+        for kind, v in zip(self.kinds, values):
+            if kind is ARRAY or (kind is TENSOR and v is not None):
+                arr, grad = v
+                words.extend((arr.ctypes.data, grad.ctypes.data if grad is not None else 0))
+                words.extend(arr.shape)
+            else:
+                words.extend(v if kind is VECTOR else [v if kind is SCALAR else 0])
+        if compiled.host is not None:
+            words.extend(compiled.host.checked(args))
+        words.extend(compiled.field_words)
+        return launcher.run(words, state.config().random_seed)  # type: ignore[attr-defined]
+
+    def rebuild(self, result: object) -> object:
+        """Return words as the annotation shapes them: a qd.Vector / qd.Matrix per vector part, a
+        struct for a struct return."""
+        if any(self.return_shapes):
+            result = vector_args.rebuild(result, self.return_shapes, self.returns)
+        if self.return_struct is not None:
+            return struct_types.rebuild(self.return_struct, result)
+        return result
+
+    def warn_alias(self, overlap: list[tuple[str, str]]) -> None:
+        pairs = ", ".join(f"`{a}` and `{b}`" for a, b in overlap)
+        if pairs not in self.warned:
+            self.warned.add(pairs)
+            log.warning(
+                "[PER_OFFLOAD][FALLBACK] kernel `%s`: aliased_arguments: %s share memory, so this "
+                "call runs the whole-kernel variant.",
+                self.name,
+                pairs,
+            )
+        if self.latest is not None:
+            self.latest.report.runtime_fallbacks.append(f"aliased_arguments: {pairs}")
+
+
+def kernel(
+    fn: typing.Callable | None = None, **options: object
+) -> Kernel | typing.Callable[[typing.Callable], Kernel]:
+    """`@qd.kernel` (options such as `fastcache=True` are accepted for compatibility)."""
+    __tracebackhide__ = True
+    if fn is None:
+        return kernel
+    try:
+        return Kernel(fn)
+    except QdError as e:
+        raise _user_facing(e) from None
+
+
+def tensor_key(a: object) -> object:
+    """The launch key of a `qd.Tensor` parameter's argument: a field by identity, an array by
+    signature, None (no tensor) as itself."""
+    if a is None:
+        return None  # `qd.static(x is None)`: absent
+    return ("field", a.key) if isinstance(a, FieldBase) else array_key(a)  # type: ignore[attr-defined]
+
+
+def holds_ndarray(a: object) -> bool:
+    """Whether a template argument is an ndarray or a tuple or list with one inside."""
+    if isinstance(a, (tuple, list)):
+        return any(holds_ndarray(x) for x in a)
+    return isinstance(a, Ndarray)
+
+
+def _user_facing(e: QdError) -> QdError:
+    """`e` without the frames it came through (its message points at the user's line); with them all
+    when QDLAB_DEBUG_FRONTEND=1."""
+    return e if os.environ.get("QDLAB_DEBUG_FRONTEND") == "1" else e.with_traceback(None)
+
+
+def _outside_qdlab(code: types.CodeType) -> types.CodeType:
+    """`code`, and the code nested in it, naming a file outside qdlab/."""
+    return code.replace(
+        co_filename="<qdlab>",
+        co_consts=tuple(
+            _outside_qdlab(c) if isinstance(c, types.CodeType) else c for c in code.co_consts
+        ),
+    )
+
+
+# The entry points a user-facing error leaves qdlab through: the frame of the one it was raised from
+# stays in its traceback, so their code names no file in qdlab/, and the traceback holds no qdlab
+# frame (IPython and pytest leave them out altogether: `__tracebackhide__`). QDLAB_DEBUG_FRONTEND=1
+# at import keeps the real file.
+if os.environ.get("QDLAB_DEBUG_FRONTEND") != "1":
+    for _fn in (Kernel.__call__, Kernel.compile, Kernel.grad.fget, Func.__call__, kernel):  # type: ignore[attr-defined]
+        _fn.__code__ = _outside_qdlab(_fn.__code__)
+    del _fn

@@ -1,0 +1,304 @@
+"""`qd.ndarray`: an array owned by qdlab that kernels read and write in place, with an optional
+gradient buffer; in host memory, or on the GPU under `qd.init(arch=qd.cuda)`. Its elements are
+scalars, or vectors and matrices (`qd.ndarray(qd.math.vec3, n)`, `qd.Vector.ndarray(3, qd.f32, n)`):
+memory then holds the outer shape followed by the element's, as the NumPy array `to_numpy` gives."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from ..compiler.runtime import cuda as cuda_runtime
+from ..core import abi, matrix
+from ..core.errors import QuadrantsIndexError, QuadrantsRuntimeError
+from ..core.types import DType, from_numpy
+from . import pyquadrants, state, torch_bridge
+
+
+class ElementType:
+    """What an element of a vector or matrix ndarray is (`a.element_type.shape()`, as in
+    Quadrants)."""
+
+    def __init__(self, dtype: DType, shape: tuple[int, ...]) -> None:
+        self.dtype, self._shape = dtype, shape
+
+    def shape(self) -> list[int]:
+        return list(self._shape)
+
+    def element_type(self) -> DType:
+        return self.dtype
+
+    def __repr__(self) -> str:
+        return f"[Tensor ({', '.join(map(str, self._shape))}) {self.dtype}]"
+
+
+class Ndarray:
+    """A C-contiguous host array. `.grad` is a second array of the same shape when `needs_grad`."""
+
+    def __init__(
+        self, dtype: object, shape: int | tuple[int, ...], needs_grad: bool = False
+    ) -> None:
+        self.dtype, self.element = _dtype(dtype)
+        if needs_grad and not self.dtype.is_float:
+            raise QuadrantsRuntimeError(
+                f"{self.dtype} is not supported for ndarray with needs_grad=True: gradients are "
+                "floats."
+            )
+        self.arr = np.zeros(_shape(shape) + self.element, self.dtype.np)
+        self.grad = type(self)(dtype, _shape(shape)) if needs_grad else None
+        self._made(needs_grad)
+
+    def _made(self, needs_grad: bool) -> None:
+        data, grad = (
+            cuda_runtime.pointer(self.arr),
+            cuda_runtime.pointer(self.grad.arr) if self.grad else 0,
+        )
+        self._words = abi.array_words(data, grad, self.arr.shape)
+        """Launch words: data pointer, gradient pointer, extents (the buffer never moves)."""
+        self._sig = (self.dtype.name, self.ndim, needs_grad, self.element) + (
+            (self.layout,) if self.layout is not None else ()
+        )
+        self._extent = (data, self.arr.nbytes, grad, self.grad.arr.nbytes if self.grad else 0)
+        """(data pointer, bytes, gradient pointer, gradient bytes): what the launch's overlap check
+        reads."""
+
+    layout: tuple[int, ...] | None = None
+    """`qd.tensor(..., layout=(1, 0))`: the canonical axis each axis of memory holds, outermost
+    first; `arr` is in memory's order, everything else (`shape`, indexing, `to_numpy`) canonical."""
+
+    def set_layout(self, layout: tuple[int, ...]) -> None:
+        """Tag an array allocated in memory's order with its layout (its gradient too)."""
+        self.layout = tuple(layout)
+        if self.grad is not None:
+            self.grad.set_layout(layout)
+        self._made(self.grad is not None)
+
+    def canonical(self, a: object) -> object:
+        """`a` (in memory's order) with its axes in the canonical order: a view."""
+        if self.layout is None:
+            return a
+        axes = [self.layout.index(d) for d in range(len(self.layout))]
+        return a.transpose(axes + list(range(len(axes), a.ndim)))  # type: ignore[attr-defined]
+
+    def physical(self, a: object) -> object:
+        """`a` (canonical) with its axes in memory's order: a view."""
+        if self.layout is None:
+            return a
+        n = len(self.layout)
+        return a.transpose(list(self.layout) + list(range(n, a.ndim)))  # type: ignore[attr-defined]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The outer shape (an ndarray of n vec3s has shape (n,)), canonical."""
+        outer = self.arr.shape[: self.arr.ndim - len(self.element)]
+        return (
+            outer
+            if self.layout is None
+            else tuple(outer[self.layout.index(d)] for d in range(len(outer)))
+        )
+
+    @property
+    def ndim(self) -> int:
+        return self.arr.ndim - len(self.element)
+
+    @property
+    def element_shape(self) -> tuple[int, ...]:
+        return self.element
+
+    @property
+    def element_type(self) -> ElementType | DType:
+        return ElementType(self.dtype, self.element) if self.element else self.dtype
+
+    @property
+    def n(self) -> int:
+        return self.element[0]
+
+    @property
+    def m(self) -> int:
+        return self.element[1] if len(self.element) == 2 else 1
+
+    def _get_element_size(self) -> int:
+        """Bytes per element (a vec3 of f32: 12), as Quadrants' ndarrays answer it."""
+        return self.arr.itemsize * int(np.prod(self.element, dtype=np.int64))
+
+    def _get_nelement(self) -> int:
+        """Elements in the outer shape."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def fill(self, value: object) -> None:
+        pyquadrants.current.materialize()  # host access: the runtime's hook first, as there
+        self.arr[...] = np.asarray(value.entries if isinstance(value, matrix.Matrix) else value)
+
+    def to_numpy(self) -> np.ndarray:
+        pyquadrants.current.materialize()
+        return np.array(self.canonical(self.arr), order="C")  # a copy, never the storage
+
+    def from_numpy(self, array: np.ndarray) -> None:
+        array = np.asarray(array)
+        if array.shape != self.shape + self.element:
+            raise ValueError(
+                f"from_numpy: shape {array.shape} does not match the ndarray's "
+                f"{self.shape + self.element}"
+            )
+        self.arr[...] = self.physical(array)
+
+    def copy_from(self, other: Ndarray) -> None:
+        self.from_numpy(other.to_numpy())
+
+    def to_torch(self, device: object = None, *, copy: bool | None = True) -> object:
+        """A torch tensor of the elements (canonical outer shape, then the element's): a copy, or
+        with `copy=False` / `None` a zero-copy view of the storage (see `torch_bridge`), strided
+        into the canonical order when a layout permutes it, as Quadrants' DLPack view is."""
+        return torch_bridge.to_torch(self.canonical(self.arr), device, copy, "this qd.ndarray")
+
+    def from_torch(self, tensor: object) -> None:
+        self.from_numpy(tensor.detach().cpu().numpy())  # type: ignore[attr-defined]
+
+    def __deepcopy__(self, memo: dict) -> Ndarray:
+        out = copy.copy(self)
+        out.arr = self.arr.copy()
+        out.grad = copy.deepcopy(self.grad, memo)
+        out._made(self.grad is not None)
+        return out
+
+    def index(self, index: object) -> tuple:
+        """A host-side index as a tuple of outer indices (`a[None]` and `a[()]` index a 0-d array;
+        an element of a vector ndarray is indexed apart); QuadrantsIndexError for the wrong number
+        of indices. Every element access comes through here, after the runtime's `materialize()`
+        hook."""
+        pyquadrants.current.materialize()
+        key = () if index is None else index if isinstance(index, tuple) else (index,)
+        if len(key) != self.ndim and not any(isinstance(k, slice) for k in key):
+            raise QuadrantsIndexError(
+                f"{self.ndim}d ndarray indexed with {len(key)}d indices: {index!r}"
+            )
+        if self.layout is not None and len(key) == self.ndim:
+            key = tuple(key[a] for a in self.layout)  # memory's order
+        return key
+
+    def __getitem__(self, index: object) -> object:
+        view = self.arr[self.index(index)]  # type: ignore[index]
+        if not self.element:
+            if view.ndim:
+                return view
+            v = view.item()  # a Python number, as Quadrants gives (a u1 as 0 / 1)
+            return int(v) if isinstance(v, bool) else v
+        return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(view)
+
+    def __setitem__(self, index: object, value: object) -> None:
+        if isinstance(value, matrix.Matrix):
+            value = value.entries
+        self.arr[self.index(index)] = value  # type: ignore[index]
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        out = self.to_numpy()
+        return out if dtype is None else out.astype(dtype)
+
+    def __repr__(self) -> str:
+        grad = ", needs_grad=True" if self.grad is not None else ""
+        what = f"{self.dtype}{list(self.element)}" if self.element else str(self.dtype)
+        return f"qd.ndarray({what}, {self.shape}{grad})"
+
+
+class VectorNdarray(Ndarray):
+    """An ndarray of vectors (`qd.Vector.ndarray(3, qd.f32, n)`)."""
+
+
+class MatrixNdarray(Ndarray):
+    """An ndarray of matrices (`qd.Matrix.ndarray(2, 2, qd.f32, n)`)."""
+
+
+class DeviceNdarray(Ndarray):
+    """`qd.ndarray` whose storage is a CuPy array on the current device; kernels get it by
+    pointer."""
+
+    def __init__(
+        self, dtype: object, shape: int | tuple[int, ...], needs_grad: bool = False
+    ) -> None:
+        cupy = cuda_runtime.require()
+        self.dtype, self.element = _dtype(dtype)
+        self.arr = cupy.zeros(_shape(shape) + self.element, self.dtype.np)
+        self.grad = DeviceNdarray(dtype, _shape(shape)) if needs_grad else None
+        self._made(needs_grad)
+
+    def to_numpy(self) -> np.ndarray:
+        return np.array(self.canonical(self.arr.get()), order="C")
+
+    def from_numpy(self, array: np.ndarray) -> None:
+        array = np.asarray(array)
+        if array.shape != self.shape + self.element:
+            raise ValueError(
+                f"from_numpy: shape {array.shape} does not match the ndarray's "
+                f"{self.shape + self.element}"
+            )
+        self.arr.set(np.ascontiguousarray(self.physical(array), self.dtype.np))
+
+    def fill(self, value: object) -> None:
+        pyquadrants.current.materialize()
+        self.arr[...] = self.device_value(value)
+
+    def __setitem__(self, index: object, value: object) -> None:
+        self.arr[self.index(index)] = self.device_value(value)
+
+    def device_value(self, value: object) -> object:
+        """A host value (a number, a `qd.Vector`, a NumPy array) on the device: CuPy refuses to
+        assign a non-scalar NumPy array to its arrays."""
+        if isinstance(value, matrix.Matrix):
+            value = value.entries
+        return cuda_runtime.require().asarray(np.asarray(value, self.dtype.np))
+
+    def __getitem__(self, index: object) -> object:
+        host = self.arr[self.index(index)].get()
+        if not self.element:
+            return host.item() if host.ndim == 0 else host
+        return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(host)
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        host = self.to_numpy()
+        return host if dtype is None else host.astype(dtype)
+
+    def __repr__(self) -> str:
+        return "qd.ndarray on cuda" + super().__repr__().removeprefix("qd.ndarray")
+
+
+def ndarray(dtype: object, shape: int | tuple[int, ...], needs_grad: bool = False) -> Ndarray:
+    """`qd.ndarray(qd.f32, (n, m))`, `qd.ndarray(qd.math.vec3, n)`: zero-initialised; on the GPU
+    under `qd.init(arch=qd.cuda)`."""
+    if state.config().arch in ("cuda", "gpu") and cuda_runtime.available():
+        return DeviceNdarray(dtype, shape, needs_grad)
+    if isinstance(dtype, matrix.MatrixType):
+        cls = VectorNdarray if dtype.ndim == 1 else MatrixNdarray
+        return cls(dtype, shape, needs_grad)
+    return Ndarray(dtype, shape, needs_grad)
+
+
+matrix.ndarray_maker = ndarray
+
+
+def _dtype(dtype: object) -> tuple[DType, tuple[int, ...]]:
+    """The scalar dtype and the element shape of an ndarray's `dtype` argument."""
+    if isinstance(dtype, matrix.MatrixType):
+        return _dtype(dtype.dtype)[0], dtype.shape
+    if isinstance(dtype, DType):
+        return dtype, ()
+    if dtype in (float, int):
+        return matrix.resolve_dtype(dtype), ()  # type: ignore[return-value]
+    dt = from_numpy(dtype) if dtype is not None else None
+    if dt is None:
+        raise TypeError(f"qd.ndarray needs a qdlab dtype such as qd.f32, not {dtype!r}")
+    return dt, ()
+
+
+def _shape(shape: object) -> tuple[int, ...]:
+    """`shape` as a tuple of extents: integers (NumPy ones too) from 1 to 2**31 - 1, as Quadrants
+    takes them; anything else is a QuadrantsRuntimeError."""
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if not all(
+        isinstance(s, (int, np.integer)) and not isinstance(s, bool) and 0 < s < 2**31 for s in dims
+    ):
+        raise QuadrantsRuntimeError(
+            f"{shape!r} is not a valid shape for ndarray: every extent must be an integer from 1 "
+            "to 2**31 - 1."
+        )
+    return tuple(int(s) for s in dims)

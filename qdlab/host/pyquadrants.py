@@ -1,0 +1,103 @@
+"""The runtime object `quadrants.lang.impl.get_runtime()` answers with (`PyQuadrants`), and the two
+hooks programs patch on its class: `materialize` and `clear`.
+
+Quadrants calls `materialize()` before storage must exist (a kernel variant's first compile, a
+field's first host access, a DLPack export, `qd.sync()`), and `clear()` when `qd.init` / `qd.reset`
+ends the runtime. Programs wrap them: Genesis defers the fill of a field still being declared to
+the next `materialize()` and drops what is pending at `clear()`. So qdlab calls them at the same
+points, with no exceptions: `materialize()` before every kernel launch (a superset of the
+reference's first-compile point, so a deferred fill is never read stale by an already compiled
+kernel), before every host access to a field's storage and at `qd.sync()`; `clear()` at every
+`qd.init` / `qd.reset`, after which `get_runtime()` is a fresh object, as in Quadrants.
+
+qdlab allocates a field on first use and has no tree to close, so its own `materialize()` only
+records that it ran; what a program adds around it is what matters. A call that arrives while one
+is running (the program's fill launching a kernel) runs again, as there.
+"""
+
+from __future__ import annotations
+
+from ..core.types import DType
+from . import state
+
+API: dict = {}
+"""`cfg` (`qd.cfg`) and `sync` (`qd.sync`), which `qdlab.host.api` puts here as it loads (it imports
+this module, as do the kernel and array modules it stands on)."""
+
+
+class Program:
+    """`get_runtime().prog`: the program's config and its synchronisation."""
+
+    def config(self) -> object:
+        return API["cfg"]
+
+    def synchronize(self) -> None:
+        API["sync"]()
+
+
+class PyQuadrants:
+    """`get_runtime()`: default types, compile counts, the program, and the `materialize` / `clear`
+    hooks (looked up on the class at each call, so a patch of `PyQuadrants.materialize` applies
+    to the live object)."""
+
+    def __init__(self) -> None:
+        self.materialized = False
+        self.prog = Program()
+
+    def materialize(self) -> None:
+        """Storage must exist from here on (see the module's docstring for when it is called)."""
+        self.materialized = True
+
+    def clear(self) -> None:
+        """The runtime ends (`qd.init`, `qd.reset`)."""
+        self.materialized = False
+
+    @property
+    def default_fp(self) -> DType:
+        return state.config().default_fp
+
+    @default_fp.setter
+    def default_fp(self, dtype: DType) -> None:
+        self.prog.config().default_fp = dtype  # type: ignore[attr-defined]
+
+    @property
+    def default_ip(self) -> DType:
+        return state.config().default_ip
+
+    @default_ip.setter
+    def default_ip(self, dtype: DType) -> None:
+        self.prog.config().default_ip = dtype  # type: ignore[attr-defined]
+
+    def set_default_fp(self, dtype: DType) -> None:
+        self.default_fp = dtype
+
+    def set_default_ip(self, dtype: DType) -> None:
+        self.default_ip = dtype
+
+    def get_num_compiled_functions(self) -> int:
+        """Kernel variants compiled since the latest `qd.init`: one per kernel and argument-type
+        signature."""
+        return state.compiled_count
+
+    def sync(self) -> None:
+        self.prog.synchronize()
+
+    def __getattr__(self, name: str) -> object:
+        if name in ("print_full_traceback", "short_circuit_operators", "unrolling_limit"):
+            return getattr(self.prog.config(), name)
+        raise AttributeError(f"qdlab's runtime has no attribute `{name}`")
+
+
+current = PyQuadrants()
+"""The live runtime object; replaced at each `qd.init` / `qd.reset` (after its `clear()`)."""
+
+
+def materialize() -> None:
+    current.materialize()
+
+
+def restart() -> None:
+    """`qd.init` / `qd.reset`: the old runtime's `clear()`, then a fresh one."""
+    global current
+    current.clear()
+    current = PyQuadrants()

@@ -1,0 +1,129 @@
+"""Process-wide state behind `qd.init`: the active config, the construct cache and compile
+history."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Callable
+
+from ..compiler import runtime
+from ..compiler.cache import BinaryCache, remote
+from ..core import matrix
+from ..core.config import Config, make_config
+from ..core.types import DTYPES
+
+
+class StderrHandler(logging.Handler):
+    """Shows the `qdlab` logger's records on the standard error of the moment (as Quadrants shows
+    its warnings), whatever the application configured; `qd.init(log_level=...)` sets what
+    passes."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(f"[qdlab {record.levelname}] {record.getMessage()}\n")
+        except Exception:  # noqa: BLE001 - a closed stream must not break a compile
+            self.handleError(record)
+
+
+log = logging.getLogger("qdlab")
+if not any(isinstance(h, StderrHandler) for h in log.handlers):
+    log.addHandler(StderrHandler())
+    log.setLevel(logging.INFO)  # Quadrants' default level
+_config: Config = make_config()
+_cache: BinaryCache | None = None
+_memory_cache: BinaryCache | None = None
+generation = 0
+"""Bumped by every `qd.init`; kernels recompile under the new settings."""
+epoch = 0
+"""Bumped by every `qd.init` and `qd.reset`, and only by them: the fields made before are
+dropped."""
+history: dict[str, object] = {}
+"""Latest compile of each kernel, by name: what the next compile of the same name is compared
+against."""
+tape: object | None = None
+fwd: object | None = None
+"""The `qd.ad.FwdMode` being entered: kernels launched meanwhile run in forward mode."""
+"""The `qd.ad.Tape` being recorded, if any."""
+compile_hooks: list[Callable] = []
+"""Called as hook(kernel, compiled) after each compile (the notebook views subscribe here)."""
+compiled_count = 0
+"""Kernel variants compiled since the latest `qd.init` (one per kernel and argument signature:
+Quadrants' `get_num_compiled_functions()`)."""
+LOG_LEVELS = {
+    "trace": logging.DEBUG - 5,
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warn": logging.WARNING,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+}
+"""Quadrants' level names (`qd.init(log_level=)`, `qd.set_logging_level`) as `logging` levels."""
+logging.addLevelName(LOG_LEVELS["trace"], "TRACE")
+report_hooks: list[Callable] = []
+"""Called as hook(kernel, compiled) when a compile's report gained something (`qd.profile`'s run
+times); the visualizer subscribes here too."""
+
+
+def config() -> Config:
+    return _config
+
+
+def init(**kwargs: object) -> Config:
+    global _config, _cache, generation, compiled_count, epoch
+    _config = make_config(**kwargs)
+    epoch += 1
+    if _config.remote_cache:
+        remote.prefetch()
+    matrix.DEFAULTS["fp"] = _config.default_fp
+    matrix.DEFAULTS["ip"] = _config.default_ip
+    matrix.DEFAULTS["up"] = DTYPES[f"u{_config.default_ip.bits}"]
+    _cache = None
+    generation += 1
+    compiled_count = 0
+    runtime.set_threads(_config.cpu_max_num_threads)
+    if _config.log_level is not None:
+        log.setLevel(LOG_LEVELS[_config.log_level.lower()])
+    return _config
+
+
+def replace(config: Config) -> None:
+    """Make `config` the active one without a new `qd.init` (`qd.cfg.<name> = value`); kernels
+    recompile under it when it changes what they compile to."""
+    global _config, _cache, generation
+    if config.as_dict() != _config.as_dict():
+        generation += 1
+        _cache = None
+    _config = config
+
+
+def cache() -> BinaryCache:
+    global _cache
+    if _cache is None:
+        directory = _config.offline_cache_file_path or os.environ.get("QDLAB_CACHE_DIR") or None
+        team = (
+            remote.tier(_config.remote_cache, _config.remote_cache_prefix)
+            if _config.remote_cache
+            else None
+        )
+        _cache = BinaryCache(
+            directory,
+            disk=_config.offline_cache,
+            max_size_mb=_config.offline_cache_max_size_mb,
+            remote=team,
+        )
+    return _cache
+
+
+def cache_for(cfg: Config) -> BinaryCache:
+    """The cache for compiles under `cfg`: the shared one, or a memory-only one when `cfg` turns off
+    the disk tier that the active config has on (a kernel's own `offline_cache=False`, as
+    `%%qdkernel --no-cache` sets)."""
+    global _memory_cache
+    if cfg.offline_cache or not _config.offline_cache:
+        return cache()
+    if _memory_cache is None:
+        _memory_cache = BinaryCache(None, disk=False, max_size_mb=cfg.offline_cache_max_size_mb)
+    return _memory_cache

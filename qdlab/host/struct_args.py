@@ -1,0 +1,555 @@
+"""Struct arguments of a kernel, on the host: a `dataclasses.dataclass` parameter, and the object a
+`qd.template()` parameter, or a data-oriented method's `self`, passes.
+
+A struct's members that are kernel arguments become parameters of their own, named by their path
+(`s.x`, `s.inner.v`; `compiler/frontend/structs.py` says how the frontend reads them): a dataclass's
+members by their annotations (ndarrays, scalars, vectors, nested dataclasses), an object's by what
+it holds (its `qd.ndarray`s are arguments, everything else is a compile-time value). Launching never
+walks a struct: for each type of struct argument the kernel keeps the member paths its compiles read
+(`Paths`), reads them with one `operator.attrgetter` and keys the launch on a summary of each (an
+ndarray's signature, a scalar's type, a compile-time value's value or content); a member never read
+is neither read nor keyed, and its words stay zero (`Members`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import itertools
+import operator
+import types
+import warnings
+
+import numpy as np
+
+from ..compiler.frontend.fingerprint import UNKNOWN, fingerprint
+from ..compiler.frontend.structs import METHOD, OPAQUE, PARAM, STRUCT, VALUE, Member, StructRef
+from ..core import abi
+from ..core.errors import QdTypeError, QdValueError
+from ..core.fields import FieldBase, StructFieldBase
+from ..core.language import ArrayAnnotation, Func, KernelDef, MatrixType
+from ..core.types import ArrayType, DType, TensorType
+from . import struct_types, vector_args
+from .array_args import (
+    NDARRAYS,
+    annotation,
+    array_arg,
+    array_key,
+    as_numpy,
+    scalar_arg,
+    scalar_type,
+)
+from .tensor import Tensor, unwrap
+
+SCALARS = (bool, int, float, str, type(None))
+MAX_MEMBERS = 10_000
+"""Objects one walk of a struct visits at most (a struct holding itself is walked once)."""
+
+
+def is_struct_type(ann: object) -> bool:
+    """A class whose members a kernel parameter is flattened into: a `dataclasses.dataclass`, or
+    a `@qd.dataclass` / `qd.types.struct(...)` type."""
+    return isinstance(ann, type) and (
+        dataclasses.is_dataclass(ann) or struct_types.members_of(ann) is not None
+    )
+
+
+def is_data_oriented(x: object) -> bool:
+    """A `@qd.data_oriented` class, or an instance of one."""
+    return bool(getattr(x if isinstance(x, type) else type(x), "__qd_data_oriented__", False))
+
+
+def is_struct(v: object) -> bool:
+    """Whether a template argument (or a member of one) is a struct, whose members the kernel reads
+    one by one: a dataclass or data-oriented instance, or an instance of a class of the user's own
+    (not a number, container, function, class, module, enum, or an object of qdlab or NumPy)."""
+    t = type(v)
+    if t in SCALARS or isinstance(v, (type, types.ModuleType, tuple, list, dict)):
+        return False
+    if dataclasses.is_dataclass(v) or is_data_oriented(t):
+        return True
+    module = (getattr(t, "__module__", None) or "builtins").split(".")[0]
+    return (
+        hasattr(v, "__dict__")
+        and not callable(v)
+        and module not in ("builtins", "qdlab", "numpy", "enum", "types", "functools")
+        and not isinstance(v, (Func, KernelDef))
+        and not hasattr(t, "__members__")  # an enum
+    )
+
+
+@functools.cache
+def member_annotations(cls: type) -> dict[str, object]:
+    """A dataclass's fields (or a struct type's members) and their annotations, evaluated (a
+    string annotation is looked up in its module)."""
+    members = struct_types.members_of(cls)
+    if members is not None:
+        return members
+    try:
+        hints: dict[str, object] = {}
+        for klass in reversed(cls.__mro__):
+            hints.update(inspect.get_annotations(klass, eval_str=True))
+    except Exception:  # noqa: BLE001 - an annotation naming what its module cannot see
+        hints = {}
+    return {f.name: hints.get(f.name, f.type) for f in dataclasses.fields(cls)}
+
+
+def content(v: object) -> str:
+    """A struct's (or a value's) content, its ndarrays by signature: what decides the code a kernel
+    compiles from it, not what its arrays hold."""
+    return fingerprint(v, _by_signature)
+
+
+def _by_signature(x: object) -> str | None:
+    """An ndarray by its signature, a field by its identity key (`FieldBase.key`)."""
+    if type(x) in NDARRAYS:
+        return f"ndarray:{x._sig}"  # type: ignore[attr-defined]
+    if isinstance(x, (FieldBase, StructFieldBase)):
+        return f"field:{x.key}"
+    return None
+
+
+def template_key(v: object) -> object:
+    """What tells two template arguments apart: plain values by value, anything else by its content
+    (a `repr` can hide a difference, and an identity can hide a mutation); a value whose content
+    cannot be described gets a key of its own on every call, so it always compiles anew rather than
+    run stale code."""
+    if isinstance(v, (int, float, bool, str, type(None))):
+        return (type(v).__name__, v)
+    if isinstance(v, (FieldBase, StructFieldBase)):
+        return v.key  # one specialisation per field
+    if isinstance(v, tuple):
+        return tuple(template_key(x) for x in v)
+    fp = content(v)
+    return (type(v).__name__, fp if fp != UNKNOWN else next(_unique))
+
+
+_unique = itertools.count()
+
+
+def summary(v: object) -> object:
+    """A compile-time member value in a launch key: a number by type and value, an ndarray by
+    signature, a function or class by identity, anything else by content."""
+    t = type(v)
+    if t in SCALARS or isinstance(v, np.generic):
+        return (t, v)
+    if t in NDARRAYS:
+        return v._sig  # type: ignore[attr-defined]
+    if isinstance(v, (Func, KernelDef, type, types.FunctionType, types.ModuleType)):
+        return v
+    return template_key(v)
+
+
+class StructArg:
+    """One struct argument while its kernel compiles: what each of its members is
+    (`compiler.structs.StructArg`), and the parameters of those that are kernel arguments."""
+
+    def __init__(self, kernel: str, root: str, value: object, typed: type | None) -> None:
+        self.kernel, self.root = kernel, root
+        self.params: dict[str, object] = {}
+        """Member parameters found by `declare`, name -> type, in order."""
+        self.ref = StructRef(self, (), value, typed)
+        """The struct as the frontend sees it."""
+        self.values: list[str] = []
+        """The content of a dataclass's compile-time members (an object's is its whole content)."""
+
+    def declare(self) -> None:
+        """Walk the struct once: each member that is a kernel argument becomes a parameter."""
+        todo, seen = [self.ref], {id(self.ref.value)}
+        while todo and len(seen) < MAX_MEMBERS:
+            ref = todo.pop(0)
+            for attr in self.attributes(ref):
+                m = self.member(ref, attr)
+                name = f"{ref.name}.{attr}"
+                if m.kind == PARAM:
+                    self.params[name] = m.type
+                elif m.kind == STRUCT and id(m.value) not in seen:
+                    seen.add(id(m.value))
+                    todo.append(StructRef(self, (*ref.path, attr), m.value, m.annotation))
+                    if ref.annotation is not None and m.annotation is None:
+                        self.values.append(f"{name}={content(m.value)}")  # held by what it holds
+                elif m.kind == VALUE and ref.annotation is not None:
+                    self.values.append(f"{name}={content(m.value)}")
+
+    def attributes(self, ref: StructRef) -> list[str]:
+        if ref.annotation is not None:
+            return list(member_annotations(ref.annotation))  # type: ignore[arg-type]
+        v = ref.value
+        names = [f.name for f in dataclasses.fields(v)] if dataclasses.is_dataclass(v) else []
+        return names + [k for k in getattr(v, "__dict__", {}) if k not in names]
+
+    def member(self, ref: StructRef, attr: str) -> Member:
+        value = unwrap(getattr(ref.value, attr))  # a qd.Tensor member is what it holds
+        name = f"{ref.name}.{attr}"
+        typed = member_annotations(ref.annotation) if ref.annotation is not None else {}  # type: ignore[arg-type]
+        m = (
+            self.typed(typed[attr], value, name)
+            if attr in typed
+            else self.untyped(ref.value, attr, value, name)
+        )
+        if m.kind == PARAM and name in self.params:
+            return Member(PARAM, value, self.params[name])
+        return m
+
+    def typed(self, ann: object, v: object, name: str) -> Member:
+        """A dataclass member, by its annotation."""
+        if is_data_oriented(ann):
+            raise QdTypeError(
+                f"kernel `{self.kernel}`: member `{name}` is annotated with the @qd.data_oriented "
+                f"class {ann.__name__}, which a dataclass parameter cannot hold (its members are "  # type: ignore[union-attr]
+                "typed by annotations, a data-oriented object's by what it holds); pass the "
+                "struct through a `qd.template()` parameter instead."
+            )
+        if is_struct_type(ann):
+            if isinstance(v, type) or not is_struct_type(type(v)):
+                raise QdTypeError(
+                    f"kernel `{self.kernel}`: member `{name}` must be a {ann.__name__}, not "  # type: ignore[union-attr]
+                    f"{type(v).__name__}."
+                )
+            return Member(STRUCT, v, annotation=type(v))
+        a = annotation(ann)
+        if a is Tensor:  # an ndarray or a field (held as a value), whichever the member is
+            if isinstance(v, FieldBase):
+                return self.untyped(None, "", v, name)
+            a = ArrayAnnotation()
+        if isinstance(a, ArrayAnnotation):
+            return Member(PARAM, v, array_arg(v, a, self.kernel, name)[2])
+        if isinstance(a, MatrixType):
+            t, _ = vector_args.bind(v, a, lambda x, t: x, self.kernel, name, None)
+            return Member(PARAM, v, t)
+        if isinstance(a, DType) or a in (int, float):
+            t = scalar_type(a)
+            if not isinstance(v, (bool, int, float, np.integer, np.floating, np.bool_)):
+                raise QdTypeError(
+                    f"kernel `{self.kernel}`: member `{name}` must be a number ({t}), not "
+                    f"{type(v).__name__}."
+                )
+            return Member(PARAM, v, t)
+        return self.untyped(None, "", v, name)  # qd.Template, object, Any: by what it holds
+
+    def untyped(self, owner: object, attr: str, v: object, name: str) -> Member:
+        """A member of an object (or a dataclass member annotated `qd.Template`), by its value."""
+        if type(v) in NDARRAYS:
+            return Member(PARAM, v, array_arg(v, ArrayAnnotation(), self.kernel, name)[2])
+        kernel = getattr(v, "kernel", None)
+        if isinstance(kernel, KernelDef):  # a bound @qd.kernel method: kernels call no kernels
+            return Member(VALUE, kernel)
+        if is_struct(v):
+            return Member(STRUCT, v)
+        if (
+            owner is not None
+            and attr not in getattr(owner, "__dict__", {})
+            and isinstance(inspect.getattr_static(type(owner), attr, None), Func)
+        ):
+            return Member(METHOD, v)
+        return Member(VALUE, v)
+
+
+def bind(kernel: object, name: str, a: object, typed: type | None) -> tuple[tuple, StructRef]:
+    """A struct argument's entry in the kernel's signature, and the StructRef its compile reads;
+    the signature holds its member parameters and the content of its compile-time members."""
+    if typed is not None and not isinstance(a, typed):
+        raise QdTypeError(
+            f"kernel `{kernel.name}`: argument `{name}` must be a {typed.__name__}, not "  # type: ignore[attr-defined]
+            f"{type(a).__name__}."
+        )
+    if typed is None and dataclasses.is_dataclass(a) and not is_data_oriented(a):
+        warnings.warn(
+            f"kernel `{kernel.name}`: a dataclass passed to the qd.Template-annotated kernel "  # type: ignore[attr-defined]
+            f"parameter `{name}` is deprecated; annotate the parameter with the dataclass "
+            f"itself (`{name}: {type(a).__name__}`).",
+            DeprecationWarning,
+            stacklevel=5,
+        )
+    arg = StructArg(kernel.name, name, a, typed)  # type: ignore[attr-defined]
+    arg.declare()
+    what = content(type(a)) + "|" + "|".join(arg.values) if typed is not None else content(a)
+    if UNKNOWN in what:
+        what = f"{UNKNOWN}:{next(_unique)}"  # never equal to another: always compiled anew
+    return ("template", "struct", what, tuple(arg.params.items())), arg.ref
+
+
+class Paths:
+    """The member paths of one type of struct argument that the kernel's compiles read, and the
+    launch key they make: the type, then a summary of each path's value."""
+
+    def __init__(self, t: type) -> None:
+        self.type = t
+        self.kinds: dict[tuple[str, ...], object] = {}
+        self.get: operator.attrgetter | None = None
+        self.summaries: tuple = ()
+        self.sigs: operator.attrgetter | None = None
+        """When every path read is an array: one getter of their `qd.ndarray` signatures."""
+
+    def learn(self, paths: dict[tuple[str, ...], object]) -> bool:
+        """Add what one compile read (path -> its summary function); True if anything is new."""
+        new = {p: f for p, f in paths.items() if self.kinds.get(p) is not f}
+        if not new:
+            return False
+        self.kinds.update(new)
+        self.get = operator.attrgetter(*(".".join(p) for p in self.kinds))
+        self.summaries = tuple(self.kinds.values())
+        arrays = all(f is array_key for f in self.summaries)
+        self.sigs = (
+            operator.attrgetter(*(".".join((*p, "_sig")) for p in self.kinds)) if arrays else None
+        )
+        return True
+
+    def key(self, a: object) -> tuple:
+        if self.sigs is not None:
+            try:
+                return (self.type, self.sigs(a))  # all qd.ndarrays: one C call
+            except AttributeError:
+                pass  # a NumPy array among them
+        if self.get is None:
+            return (self.type,)
+        values = self.get(a)
+        if len(self.summaries) == 1:
+            return (self.type, self.summaries[0](values))
+        return (self.type, *[f(v) for f, v in zip(self.summaries, values)])
+
+
+class StructKey:
+    """The launch key of a struct parameter's argument (an entry of `Kernel.key_fns`): its `Paths`
+    for a type seen before; a plain template value by `template_key`; otherwise a TypeError, which
+    sends the launch the slow way (bind, compile, learn)."""
+
+    def __init__(self, typed: bool) -> None:
+        self.typed = typed
+        self.by_type: dict[type, Paths] = {}
+
+    def __call__(self, a: object) -> object:
+        paths = self.by_type.get(type(a))
+        if paths is not None:
+            return paths.key(a)
+        if self.typed or is_struct(a):
+            raise TypeError("a struct of a type not seen yet")
+        return template_key(a)
+
+
+ZERO, ARRAY_WORDS, VECTOR_WORDS, SCALAR_WORD = "zero", "array", "vector", "scalar"
+"""How a member parameter fills its launch words."""
+SUMMARY = {STRUCT: type, VALUE: summary, OPAQUE: template_key, METHOD: summary}
+"""How a member path that is not a parameter is summarised in a launch key."""
+
+
+def learn(kernel: object, compiled: object, templates: dict) -> bool:
+    """After a compile: each struct parameter learns the paths it read, for its argument's type,
+    and the variant gets the reader of its members (`compiled.host`). True if a key changed."""
+    launcher = compiled.launcher  # type: ignore[attr-defined]
+    params = {p.name: p.type for p in launcher.params} if launcher is not None else {}
+    changed = False
+    for k, name in enumerate(kernel.param_names):  # type: ignore[attr-defined]
+        ref, key = templates.get(name), kernel.key_fns[k]  # type: ignore[attr-defined]
+        if not isinstance(ref, StructRef) or not isinstance(key, StructKey):
+            continue
+        paths = {
+            path: (
+                array_key if isinstance(params.get(".".join((name, *path))), ArrayType) else type
+            )
+            if kind == PARAM
+            else SUMMARY[kind]
+            for (root, path), kind in compiled.members.items()  # type: ignore[attr-defined]
+            if root == name
+        }
+        known = key.by_type.setdefault(type(ref.value), Paths(type(ref.value)))
+        changed |= known.learn(paths)
+    if launcher is not None and any(is_member(p) for p in launcher.params):
+        compiled.host = Members(kernel, compiled)  # type: ignore[attr-defined]
+    return changed
+
+
+def is_member(p: object) -> bool:
+    """Whether a kernel parameter is a struct member's (`s.x`, `self.v`): the fields' hidden
+    parameters, which come after every member's, have names without a dot."""
+    return "." in p.name  # type: ignore[attr-defined]
+
+
+class Members:
+    """Fills a variant's struct member words from the arguments at launch: each member it read,
+    found by one attribute getter per struct; zeros for the members it never read."""
+
+    def __init__(self, kernel: object, compiled: object) -> None:
+        names = kernel.param_names  # type: ignore[attr-defined]
+        self.kernel = kernel.name  # type: ignore[attr-defined]
+        self.first = len(names)
+        self.params = [p for p in compiled.launcher.params[self.first :] if is_member(p)]  # type: ignore[attr-defined]
+        used = {
+            ".".join((root, *path))
+            for (root, path), kind in compiled.members.items()  # type: ignore[attr-defined]
+            if kind == PARAM
+        }
+        by_root: dict[int, list[str]] = {}
+        self.kinds: list[int] = []
+        """Per member parameter: ZERO (never read), ARRAY_WORDS, VECTOR_WORDS or SCALAR_WORD."""
+        self.slots: list[tuple] = []
+        """Per member parameter: (struct, position among that struct's values) when it is read,
+        else its zero words."""
+        for p in self.params:
+            root, _, path = p.name.partition(".")
+            self.kinds.append(
+                ZERO
+                if p.name not in used
+                else ARRAY_WORDS
+                if isinstance(p.type, ArrayType)
+                else VECTOR_WORDS
+                if isinstance(p.type, TensorType)
+                else SCALAR_WORD
+            )
+            if p.name not in used:
+                self.slots.append((0,) * abi.param_words(p.type))
+                continue
+            k = names.index(root)
+            by_root.setdefault(k, []).append(path)
+            self.slots.append((k, len(by_root[k]) - 1))
+        self.getters = [
+            (k, operator.attrgetter(*paths), len(paths) == 1) for k, paths in by_root.items()
+        ]
+        self.ndarrays: tuple | None = None
+        """When every member parameter is an array read from one struct: (struct, a getter of their
+        `qd.ndarray` launch words, one of their extents), which fill them in two C calls."""
+        if len(by_root) == 1 and all(kind is ARRAY_WORDS for kind in self.kinds):
+            ((k, paths),) = by_root.items()
+            self.ndarrays = (
+                k,
+                operator.attrgetter(*(f"{p}._words" for p in paths)),
+                operator.attrgetter(*(f"{p}._extent" for p in paths)),
+                len(paths) == 1,
+            )
+        self.written = {i - self.first for i in compiled.written if i >= self.first}  # type: ignore[attr-defined]
+
+    def read(self, args: tuple) -> dict[int, tuple]:
+        out = {}
+        for k, get, single in self.getters:
+            values = get(args[k])
+            out[k] = (values,) if single else values
+        return out
+
+    def fill(self, args: tuple, words: list, extents: list | None) -> bool:
+        """Append the member words and record their extents for the alias check; False when a
+        value does not fit (a vector of the wrong size): the caller binds the slow way."""
+        if self.ndarrays is not None:
+            k, get_words, get_extents, single = self.ndarrays
+            try:
+                parts = get_words(args[k])
+            except AttributeError:  # a NumPy array among them: the general way
+                parts = None
+            if parts is not None:
+                words.extend(itertools.chain.from_iterable((parts,) if single else parts))
+                if extents is not None:
+                    found = get_extents(args[k])
+                    extents[self.first :] = (found,) if single else found
+                return True
+        values = self.read(args)
+        for i, (kind, slot) in enumerate(zip(self.kinds, self.slots)):
+            if kind is ZERO:
+                words.extend(slot)
+                continue
+            a = unwrap(values[slot[0]][slot[1]])
+            if kind is ARRAY_WORDS:
+                if type(a) in NDARRAYS:
+                    words.extend(a._words)
+                    if extents is not None:
+                        extents[self.first + i] = a._extent
+                    continue
+                else:
+                    arr = a if type(a) is np.ndarray else as_numpy(a)
+                    ptr = arr.ctypes.data
+                    words.extend((ptr, 0, *arr.shape))
+                    extent = (ptr, arr.nbytes, 0, 0)
+                    if i in self.written and not arr.flags.writeable:
+                        raise QdValueError(
+                            f"kernel `{self.kernel}` writes member `{self.params[i].name}`, "
+                            "which is a read-only array."
+                        )
+                if extents is not None:
+                    extents[self.first + i] = extent
+            elif kind is VECTOR_WORDS:
+                entries = vector_args.entries(a)
+                if len(entries) != self.params[i].type.size:
+                    return False
+                words.extend(entries)
+            else:
+                words.append(a)
+        return True
+
+    def checked(self, args: tuple) -> list:
+        """The member words of a launch whose words did not pack: each value converted to its
+        parameter's type, or the error that names it."""
+        values = self.read(args)
+        words: list = []
+        for p, slot in zip(self.params, self.slots):
+            if len(slot) != 2:
+                words.extend(slot)
+                continue
+            a, t = values[slot[0]][slot[1]], p.type
+            if isinstance(t, DType):
+                words.append(scalar_arg(a, t, self.kernel, p.name))
+            elif isinstance(t, TensorType):
+                entries = vector_args.entries(a)
+                if len(entries) != t.size:
+                    raise QdTypeError(
+                        f"kernel `{self.kernel}`: member `{p.name}` has {len(entries)} entries, "
+                        f"but the parameter is a {t} ({t.size} entries)."
+                    )
+                words.extend(scalar_arg(x, t.dtype, self.kernel, p.name) for x in entries)
+            else:
+                arr, grad, _ = array_arg(a, ArrayAnnotation(), self.kernel, p.name)
+                words.extend((arr.ctypes.data, grad.ctypes.data if grad is not None else 0))
+                words.extend(arr.shape)
+        return words
+
+    def values(self, args: tuple) -> list:
+        """The members as the CUDA launcher takes them: (array, gradient) per array."""
+        values = self.read(args)
+        out: list = []
+        for p, slot in zip(self.params, self.slots):
+            t = p.type
+            if len(slot) != 2:
+                out.append(
+                    (np.zeros((0,) * t.rank), None)
+                    if isinstance(t, ArrayType)
+                    else [0] * t.size
+                    if isinstance(t, TensorType)
+                    else 0
+                )
+                continue
+            a = values[slot[0]][slot[1]]
+            if isinstance(t, ArrayType):
+                arr, grad, _ = array_arg(a, ArrayAnnotation(), self.kernel, p.name)
+                out.append((arr, grad))
+            else:
+                out.append(vector_args.entries(a) if isinstance(t, TensorType) else a)
+        return out
+
+
+def describe(kernel: object, compiled: object, templates: dict) -> str:
+    """One specialisation of a kernel, as `qd.explain` lists it: each template argument's value,
+    and for a struct the members its compile read (`c: Config {mode='add', table: ndarray<f32,
+    1>}`)."""
+    launcher = compiled.launcher  # type: ignore[attr-defined]
+    params = {p.name: p.type for p in launcher.params} if launcher is not None else {}
+    out = []
+    for name in kernel.param_names:  # type: ignore[attr-defined]
+        if name not in templates:
+            continue
+        ref = templates[name]
+        if not isinstance(ref, StructRef):
+            out.append(f"{name}={ref!r}")
+            continue
+        parts = []
+        for (root, path), kind in compiled.members.items():  # type: ignore[attr-defined]
+            dotted = ".".join(path)
+            if root != name or kind in (STRUCT, METHOD):
+                continue
+            if kind == PARAM:
+                parts.append(f"{dotted}: {params.get(f'{name}.{dotted}')}")
+            else:
+                value = operator.attrgetter(dotted)(ref.value) if path else ref.value
+                text = repr(value)
+                parts.append(
+                    f"{dotted or '(whole)'}={text if len(text) < 40 else text[:37] + '...'}"
+                )
+        out.append(f"{name}: {type(ref.value).__name__} {{{', '.join(parts)}}}")
+    return ", ".join(out) or "(no template arguments)"

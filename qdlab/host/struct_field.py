@@ -1,0 +1,281 @@
+"""Struct fields: `S.field(shape=...)` of a `@qd.dataclass` or `qd.types.struct(...)` type, and
+`qd.Struct.field({...}, shape=...)`.
+
+A struct field is one field per member (a nested struct member is a struct field of its own), all
+of the same shape: `s.pos` is the member's field, with everything a field has. Kernels see each
+member as the field it is (`s[i].pos` is `s.pos[i]`), so the split's gate tells members apart as
+it tells fields apart. On the host, `s[i]` is a view of element `i` whose members read and write
+the fields (`s[i].a = 1`), `to_numpy()` a dict of the members' arrays (nested dicts for nested
+structs), as the reference gives them.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ..compiler.frontend.struct_values import members_of
+from ..core.errors import QdValueError
+from ..core.fields import StructFieldBase
+from ..core.language import Matrix
+from .field import TOKEN, Field, field
+
+_uids = itertools.count()
+
+
+class StructField(StructFieldBase):
+    """A field of a struct type: `members` maps each member's name to its field."""
+
+    def __init__(self, struct_type: type, members: dict[str, object], name: str = "") -> None:
+        object.__setattr__(self, "struct_type", struct_type)
+        object.__setattr__(self, "members", members)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "uid", next(_uids))
+        object.__setattr__(self, "key", ("structfield", TOKEN, self.uid))
+        StructFieldBase.made = True
+
+    # -- members -----------------------------------------------------------------------------------
+    def __getattr__(self, name: str) -> object:
+        members = self.__dict__.get("members", {})
+        if name in members:
+            return members[name]
+        raise AttributeError(f"struct field has no member `{name}`")
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a struct field's member `{name}` cannot be replaced")
+
+    @property
+    def keys(self) -> list[str]:
+        """The members' names (a property, as the reference has it)."""
+        return list(self.members)
+
+    @property
+    def field_dict(self) -> dict[str, object]:
+        return dict(self.members)
+
+    def get_member_field(self, key: str) -> object:
+        return self.members[key]
+
+    def leaves(self) -> list[Field]:
+        """Every scalar, vector and matrix field it holds, nested structs' too, in member order."""
+        out: list[Field] = []
+        for m in self.members.values():
+            out.extend(m.leaves() if isinstance(m, StructField) else [m])  # type: ignore[list-item]
+        return out
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.leaves()[0].shape
+
+    @property
+    def offset(self) -> tuple[int, ...]:
+        return self.leaves()[0].offset
+
+    @property
+    def dtype(self) -> type:
+        return self.struct_type
+
+    @property
+    def grad(self) -> StructField | None:
+        """The members' gradients as a struct field (with `needs_grad=True`)."""
+        if not all(f.needs_grad for f in self.leaves()):
+            return None
+        return StructField(
+            self.struct_type,
+            {k: m.grad for k, m in self.members.items()},  # type: ignore[attr-defined]
+            f"{self.name}.grad" if self.name else "",
+        )
+
+    @property
+    def has_grad(self) -> bool:
+        return self.grad is not None
+
+    def signature(self) -> str:
+        """Its members' types and shape, as a manifest checks a struct field reached by name."""
+        parts = [
+            f"{k}:{m.signature() if isinstance(m, StructField) else (m.dtype, m.element)}"  # type: ignore[attr-defined]
+            for k, m in self.members.items()
+        ]
+        return f"{self.struct_type.__name__}{{{','.join(parts)}}}{self.shape}{self.offset}"
+
+    def __qd_fingerprint__(self) -> str:
+        return f"structfield:{TOKEN}:{self.uid}"
+
+    # -- host access -------------------------------------------------------------------------------
+    def __getitem__(self, index: object) -> StructElement:
+        self.leaves()[0].key_of(index)  # checks the index
+        return StructElement(self, index)
+
+    def __setitem__(self, index: object, value: object) -> None:
+        StructElement(self, index).assign(value)
+
+    def missing(self, value: dict) -> str | None:
+        """The path of the first member (of a nested struct's too) that a dict of member values
+        lacks, or None."""
+        for k, m in self.members.items():
+            if k not in value:
+                return k
+            given = value[k]
+            inner = (
+                m.missing(given) if isinstance(m, StructField) and isinstance(given, dict) else None
+            )
+            if inner is not None:
+                return f"{k}.{inner}"
+        return None
+
+    def to_numpy(self) -> dict[str, object]:
+        return {k: m.to_numpy() for k, m in self.members.items()}  # type: ignore[attr-defined]
+
+    def from_numpy(self, arrays: object) -> None:
+        if not isinstance(arrays, dict):
+            raise QdValueError(
+                "a struct field's from_numpy takes a dict of arrays, one per member."
+            )
+        for k, m in self.members.items():
+            m.from_numpy(arrays[k])  # type: ignore[attr-defined]  # every member, as there
+
+    def to_torch(self, device: object = None) -> dict[str, object]:
+        return {k: m.to_torch(device=device) for k, m in self.members.items()}  # type: ignore[attr-defined]
+
+    def from_torch(self, tensors: object) -> None:
+        if not isinstance(tensors, dict):
+            raise QdValueError(
+                "a struct field's from_torch takes a dict of tensors, one per member."
+            )
+        for k, m in self.members.items():
+            m.from_torch(tensors[k])  # type: ignore[attr-defined]  # every member, as there
+
+    def fill(self, value: object) -> None:
+        for f in self.leaves():
+            f.fill(value)
+
+    def copy_from(self, other: object) -> None:
+        if not isinstance(other, StructField) or other.keys != self.keys:
+            raise TypeError("a struct field copies from a struct field with the same members")
+        for k, m in self.members.items():
+            m.copy_from(other.members[k])  # type: ignore[attr-defined]
+
+    def __iter__(self) -> object:
+        raise NotImplementedError("Struct for is only available in Quadrants scope.")
+
+    def __str__(self) -> str:
+        return str(self.to_numpy())
+
+    def __repr__(self) -> str:
+        return "<qd.StructField>"
+
+
+class StructElement:
+    """`s[i]` on the host: a view of one element; its members read and write the fields."""
+
+    def __init__(self, owner: StructField, index: object) -> None:
+        object.__setattr__(self, "_owner", owner)
+        object.__setattr__(self, "_index", index)
+
+    def __getattr__(self, name: str) -> object:
+        m = self._owner.members.get(name)
+        if m is None:
+            raise AttributeError(f"{self._owner.struct_type.__name__} has no member `{name}`")
+        return m[self._index]  # type: ignore[index]
+
+    def __setattr__(self, name: str, value: object) -> None:
+        m = self._owner.members.get(name)
+        if m is None:
+            raise AttributeError(f"{self._owner.struct_type.__name__} has no member `{name}`")
+        m[self._index] = value  # type: ignore[index]
+
+    @property
+    def keys(self) -> list[str]:
+        return self._owner.keys
+
+    def assign(self, value: object) -> None:
+        """`s[i] = S(...)`, or a dict with every member's value (of a nested struct's, a dict or a
+        struct value); a member the dict lacks is a KeyError naming it, as in Quadrants, and then
+        nothing is written."""
+        if isinstance(value, dict):
+            missing = self._owner.missing(value)
+            if missing is not None:
+                raise KeyError(
+                    f"`{missing}`: an element of a {self._owner.struct_type.__name__} field is set "
+                    f"from a dict without this member; give every member ({', '.join(self.keys)})."
+                )
+        for k in self._owner.members:
+            if isinstance(value, dict):
+                setattr(self, k, value[k])
+            elif isinstance(value, StructElement) or members_of(type(value)) is not None:
+                setattr(self, k, getattr(value, k))
+            else:
+                raise TypeError(
+                    f"an element of a {self._owner.struct_type.__name__} field takes a "
+                    f"{self._owner.struct_type.__name__} or a dict, not {type(value).__name__}."
+                )
+
+    def __getitem__(self, key: str) -> object:
+        """`s[i]["a"]`: a member by name, as `s[i].a`."""
+        if key not in self._owner.members:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value: object) -> None:
+        if key not in self._owner.members:
+            raise KeyError(key)
+        setattr(self, key, value)
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {}
+        for k in self._owner.members:
+            v = getattr(self, k)
+            if isinstance(v, StructElement):
+                out[k] = v.to_dict()
+            elif isinstance(v, Matrix):
+                out[k] = v.to_list() if hasattr(v, "to_list") else v.entries.tolist()
+            else:
+                out[k] = v
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StructElement):
+            other = other.to_dict()
+        elif members_of(type(other)) is not None:
+            other = {k: getattr(other, k) for k in self._owner.members}
+        if not isinstance(other, dict):
+            return NotImplemented
+        mine = self.to_dict()
+        return mine.keys() == other.keys() and all(
+            (mine[k] == other[k])
+            if isinstance(mine[k], dict)
+            else np.all(np.asarray(mine[k]) == np.asarray(other[k]))
+            for k in mine
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self.to_dict())
+
+
+def struct_field(
+    struct_type: type,
+    shape: object = None,
+    name: str = "",
+    offset: object = None,
+    needs_grad: bool = False,
+    needs_dual: bool = False,
+    layout: object = None,
+) -> StructField:
+    """`S.field(shape=..., needs_grad=...)`: one field per member (a struct field for a nested
+    struct); without a shape the members are placed later (`qd.root.dense(...).place(s)`). The
+    layout (`qd.Layout.AOS` / `SOA`) changes no value, so it is accepted and ignored."""
+    members: dict[str, object] = {}
+    for k, t in (members_of(struct_type) or {}).items():
+        label = f"{name}.{k}" if name else k
+        if members_of(t) is not None:
+            members[k] = struct_field(t, shape, label, offset, needs_grad, needs_dual)  # type: ignore[arg-type]
+        else:
+            members[k] = field(
+                t, shape, name=label, offset=offset, needs_grad=needs_grad, needs_dual=needs_dual
+            )
+    if not members:
+        raise QdValueError(f"{struct_type.__name__} has no members to make a field of.")
+    return StructField(struct_type, members, name)

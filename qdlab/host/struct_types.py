@@ -1,0 +1,158 @@
+"""`@qd.dataclass` and `qd.types.struct(...)`: struct types with typed members (scalars, vectors and
+matrices, other struct types), as the reference has them.
+
+A struct type is a Python class whose `__qd_struct__` maps each member to its type; its instances
+hold member values converted to those types (an `i16` member given 65537 holds 1, as in the
+reference). As a kernel parameter a struct is flattened like a dataclass (`host/struct_args.py`):
+each member is a parameter of its own (`a.b.x`), and the struct's `@qd.func` methods are inlined
+with it as `self`. `Foo.field(shape=...)` makes a struct field (`host/struct_field.py`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+
+import numpy as np
+
+from ..compiler.frontend.struct_values import members_of
+from ..core.errors import QdSyntaxError, QdTypeError
+from ..core.language import Matrix, MatrixType
+from ..core.types import DType
+from . import vector_args
+from .array_args import scalar_type
+from .struct_field import StructField, struct_field
+
+
+def convert(value: object, t: object, name: str) -> object:
+    """A member's value as its type holds it."""
+    if members_of(t) is not None:  # type: ignore[arg-type]
+        if isinstance(value, dict):
+            return t(**value)  # type: ignore[operator]
+        if not isinstance(value, t):  # type: ignore[arg-type]
+            raise QdTypeError(
+                f"member `{name}` must be a {t.__name__}, not {type(value).__name__}."
+            )  # type: ignore[union-attr]
+        return value
+    if isinstance(t, MatrixType):
+        return value if isinstance(value, Matrix) else t(*np.asarray(value).ravel().tolist())
+    dtype = scalar_type(t)
+    if not isinstance(dtype, DType):
+        return value
+    if not isinstance(value, (bool, int, float, np.generic)):
+        raise QdTypeError(
+            f"member `{name}` must be a number ({dtype}), not {type(value).__name__}."
+        )
+    if dtype.is_float:
+        return float(value)
+    return bool(value) if dtype.bits == 1 else int(np.array(value).astype(dtype.np))
+
+
+def _init(self: object, *args: object, **kwargs: object) -> None:
+    members = members_of(type(self)) or {}
+    if len(args) > len(members):
+        raise TypeError(f"{type(self).__name__} takes {len(members)} members, got {len(args)}")
+    values = dict(zip(members, args))
+    for k, v in kwargs.items():
+        if k not in members:
+            raise TypeError(f"{type(self).__name__} has no member `{k}`")
+        values[k] = v
+    for k, t in members.items():
+        v = values.get(k, 0 if not (members_of(t) or isinstance(t, MatrixType)) else None)  # type: ignore[arg-type]
+        if v is None:
+            v = t() if members_of(t) is not None else t(*[0] * int(np.prod(t.shape)))  # type: ignore[operator, union-attr]
+        object.__setattr__(self, k, convert(v, t, k))
+
+
+def _repr(self: object) -> str:
+    inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in members_of(type(self)) or {})
+    return f"{type(self).__name__}({inner})"
+
+
+def _eq(self: object, other: object) -> bool:
+    return type(self) is type(other) and all(
+        np.all(getattr(self, k) == getattr(other, k)) for k in members_of(type(self)) or {}
+    )
+
+
+def dataclass(cls: type) -> type:
+    """`@qd.dataclass`: the class's annotated names are its members (a default value is refused, as
+    in the reference); its other attributes (`@qd.func` methods, Python methods) stay."""
+    try:
+        hints = inspect.get_annotations(cls, eval_str=True)
+    except Exception:  # noqa: BLE001 - an annotation its module cannot evaluate
+        hints = dict(getattr(cls, "__annotations__", {}))
+    for name in hints:
+        if name in vars(cls):
+            raise QdSyntaxError("Default value in @dataclass is not supported.")
+    namespace = {k: v for k, v in vars(cls).items() if k not in ("__dict__", "__weakref__")}
+    namespace.update(
+        __qd_struct__=dict(hints),
+        __init__=_init,
+        __repr__=_repr,
+        __eq__=_eq,
+        __hash__=None,
+        field=classmethod(struct_field),
+    )
+    return type(cls.__name__, cls.__bases__, namespace)
+
+
+def struct(**members: object) -> type:
+    """`qd.types.struct(a=qd.i16, b=qd.f32)`: a struct type with these members."""
+    cls = type("Struct", (), {"__annotations__": members, "__module__": "qd.types.struct"})
+    return dataclass(typing.cast(type, cls))
+
+
+def return_parts(t: type) -> list | None:
+    """A struct return's leaves, in member order, as `vector_args.return_parts` gives each (its
+    entry types and shape); None when a member is not a return type."""
+    parts: list = []
+    for m in (members_of(t) or {}).values():
+        part = return_parts(m) if members_of(m) is not None else vector_args.return_parts(m)  # type: ignore[arg-type]
+        if part is None:
+            return None
+        parts.extend(part)
+    return parts
+
+
+def rebuild(t: type, leaves: object) -> object:
+    """A struct return from its leaves (numbers, `qd.Vector`s), in member order."""
+    todo = list(leaves) if isinstance(leaves, tuple) else [leaves]
+
+    def build(cls: type) -> object:
+        return cls(
+            **{
+                k: build(m) if members_of(m) is not None else todo.pop(0)
+                for k, m in (members_of(cls) or {}).items()
+            }
+        )  # type: ignore[arg-type]
+
+    return build(t)
+
+
+class Struct:
+    """`qd.Struct(a=1, v=vec)`: a struct value of an anonymous type (in a kernel, its members
+    typed by their values); `qd.Struct.field({"a": qd.f32, ...}, shape=...)`: a field of an
+    anonymous struct type."""
+
+    __qd_anonymous_struct__ = True
+
+    def __init__(self, *dicts: object, **members: object) -> None:
+        for d in dicts:
+            if not isinstance(d, dict):
+                raise QdTypeError(f"qd.Struct takes dicts and keywords, not {type(d).__name__}.")
+            members = {**d, **members}
+        self.__dict__.update(members)
+
+    def keys(self) -> list[str]:
+        return list(self.__dict__)
+
+    def to_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+    def __repr__(self) -> str:
+        return repr(self.__dict__)
+
+    @staticmethod
+    def field(members: dict, **kwargs: object) -> StructField:
+        return struct_field(struct(**members), **kwargs)  # type: ignore[arg-type]
