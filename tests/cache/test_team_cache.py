@@ -47,7 +47,8 @@ import json, logging, sys, threading
 sys.path.insert(0, {folder!r})
 import numpy as np
 import qdlab as qd
-from qdlab.compiler import targets
+from qdlab.compiler.cache import persist
+from qdlab.compiler.codegen import targets
 
 builds = []
 build, quick = targets.CpuTarget.build, targets.CpuTarget.build_quick
@@ -73,6 +74,7 @@ for run in range({runs}):
     y = np.zeros(64, np.float32)
     m.steps(x, y)
     out.setdefault("results", []).append(float(y.sum()))
+persist.flush()  # the manifest and memos go out after the compile: count their writes too
 r = qd.cache_stats().remote
 obs = m.steps._primal.per_offload_cache_observations
 out.update(builds=sum(builds), warnings=warnings, total=obs.frontend_constructs_total,
@@ -235,7 +237,7 @@ def test_a_second_machine_gets_every_construct_from_the_team_cache(
 def test_constructs_served_by_the_team_cache_say_so(tmp_path: Path, server: Server) -> None:
     module = write_kernel(tmp_path)
     machine(tmp_path, "a", server.url(), module)
-    from qdlab.compiler import remote
+    from qdlab.compiler.cache import remote
 
     manifests = [
         k
@@ -265,7 +267,7 @@ def test_an_edit_on_one_machine_is_reused_by_the_other(tmp_path: Path, server: S
 
 def tamper(server: Server, how: str) -> int:
     """Rewrite every entry in the store; returns how many."""
-    from qdlab.compiler import remote
+    from qdlab.compiler.cache import remote
 
     keys = server.client.keys("qdlab:*")
     values = [server.client.get(k) for k in keys]
@@ -322,7 +324,7 @@ def test_a_damaged_entry_is_replaced_only_while_it_is_the_one_refused(
 ) -> None:
     """The replacement is one step on the store that checks the entry is still the damaged one it
     refused: a sound entry another machine wrote meanwhile stays."""
-    from qdlab.compiler import remote
+    from qdlab.compiler.cache import remote
 
     monkeypatch.setenv("QDLAB_CACHE_SECRET", SECRET)
     tier = remote.RedisTier(server.url(), "atomic")
