@@ -54,6 +54,25 @@ def test_half_atomics() -> None:
     assert out.to_numpy().dtype == np.float16
 
 
+@pytest.mark.parametrize("op", ["min", "max"])
+@pytest.mark.parametrize("options", PATHS, ids=["split", "whole", "reference_fallbacks"])
+def test_half_min_max_into_one_element_of_a_parallel_loop(op, options) -> None:
+    """Every iteration reduces into `out[0]`: a half min/max stays an atomic (folding it in a
+    per-chunk partial made LLVM's loop vectorizer abort the process)."""
+    qd.init(arch=qd.cpu, offline_cache=False, **options)
+    atomic = getattr(qd, f"atomic_{op}")
+
+    @qd.kernel
+    def kern(out: qd.types.ndarray()):
+        for i in range(128):
+            atomic(out[0], qd.cast((i % 32) * 0.1523, qd.f16))
+
+    out = qd.ndarray(qd.f16, (1,))
+    kern(out)
+    want = {"min": 0.0, "max": float(np.float16(31 * 0.1523))}[op]
+    assert out[0] == want
+
+
 def test_half_fields_hold_half() -> None:
     qd.init(arch=qd.cpu, offline_cache=False)
     f = qd.field(qd.f16, shape=3)
