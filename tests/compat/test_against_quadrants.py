@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.process
+
 PROGRAMS = sorted((Path(__file__).parent / "programs").glob("*.py"))
 WHOLE = [p for p in PROGRAMS if "QD_WHOLE" in p.read_text()]
 ROOT = Path(__file__).resolve().parents[2]

@@ -54,6 +54,7 @@ def quadrants_options() -> dict[str, object]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.process
 def test_every_quadrants_option_is_accepted() -> None:
     options = quadrants_options()
     assert len(options) > 60

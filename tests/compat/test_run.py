@@ -10,6 +10,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.process
+
 PROGRAM = textwrap.dedent(
     """
     import sys

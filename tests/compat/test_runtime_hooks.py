@@ -89,6 +89,7 @@ def _run(alias: bool, tmp: Path) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.process
 def test_deferred_fills_land_before_launch_and_host_access_as_on_quadrants(tmp_path: Path) -> None:
     mine = _run(alias=True, tmp=tmp_path)
     assert mine == {

@@ -27,6 +27,8 @@ from qdlab.core.errors import QdError
 sys.path.insert(0, str(ORACLE))
 import field_programs  # found through the oracle folder, put on the path above
 
+pytestmark = pytest.mark.process
+
 gpu = pytest.mark.skipif(
     not cuda_runtime.available(), reason="no CUDA device (cupy.is_available() is False)"
 )

@@ -55,6 +55,7 @@ def test_lowers_to_ptx(oracle_kernels: ModuleType, name: str, sm: str) -> None:
         assert "__nvvm_reflect" not in module  # libdevice's reflection calls were folded
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("sm", ARCHS)
 @pytest.mark.parametrize("name", CASE_NAMES)
 def test_ptxas_assembles(oracle_kernels: ModuleType, name: str, sm: str, tmp_path: Path) -> None:
@@ -201,6 +202,7 @@ def test_a_gradient_through_a_dynamic_loop_and_bit_counts_compile_for_cuda() -> 
     assert "atom.global.add.f32" not in gradient
 
 
+@pytest.mark.process
 def test_field_kernels_lower_and_assemble(tmp_path: Path) -> None:
     """A kernel over global fields (a struct-for, a vector field, a reduction into a 0-d field)
     lowers to PTX reading each field's pointer from its launch words; on CUDA the shared-element

@@ -193,6 +193,7 @@ def test_help_and_bad_options(shell):
     assert result.error_in_exec is not None and "UsageError" in cap.stderr + cap.stdout
 
 
+@pytest.mark.process
 @pytest.mark.skipif(
     not hasattr(viz, "construct_graph"), reason="qdlab.viz has no construct_graph yet"
 )
@@ -203,6 +204,7 @@ def test_show_graph_adds_the_construct_graph(shell):
     assert "text/html" in summary.data and "text/plain" in graph.data and len(graph.data) >= 2
 
 
+@pytest.mark.process
 @pytest.mark.skipif(
     not hasattr(viz, "SplitVisualizer"), reason="qdlab.viz has no SplitVisualizer yet"
 )

@@ -11,6 +11,7 @@ pytest.importorskip("nbconvert")
 pytest.importorskip("nbclient")
 
 
+@pytest.mark.process
 def test_demo(tmp_path, capsys: pytest.CaptureFixture) -> None:
     assert demo.main(["--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out

@@ -16,8 +16,10 @@ from notebook_runs import NOTEBOOKS
 from qdlab.demo import errors, execute
 
 pytest.importorskip("nbclient")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "programs"))
 from test_genesis_scene import ROOT, Z_REFERENCE, genesis_python
+
+pytestmark = pytest.mark.process
 
 
 def kernel_spec(folder: Path, python: str) -> str:

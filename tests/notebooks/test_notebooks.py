@@ -29,6 +29,7 @@ def test_stored_without_outputs(name: str) -> None:
     assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("name", [n for n in NAMES if n != GENESIS])
 def test_runs_without_errors(name: str, tmp_path) -> None:
     nb, seconds = run(name, tmp_path)
@@ -45,6 +46,7 @@ def texts(nb: object) -> list[str]:
     ]
 
 
+@pytest.mark.process
 def test_02_edit_rebuilds_one_loop(tmp_path) -> None:
     nb, _ = run("02_per_offload_caching.ipynb", tmp_path)
     table = edit_table(nb)
@@ -52,6 +54,7 @@ def test_02_edit_rebuilds_one_loop(tmp_path) -> None:
     assert "identical: True" in "".join(texts(nb))
 
 
+@pytest.mark.process
 def test_04_shows_every_wrong_answer(tmp_path) -> None:
     nb, _ = run("04_fallbacks.ipynb", tmp_path)
     out = "".join(texts(nb))
@@ -70,12 +73,14 @@ def test_04_shows_every_wrong_answer(tmp_path) -> None:
         assert expected in out, expected
 
 
+@pytest.mark.process
 def test_06_says_first_whether_there_is_a_gpu(tmp_path) -> None:
     nb, _ = run("06_gpu.ipynb", tmp_path)
     first = next(c for c in nb.cells if c.cell_type == "code").outputs[0]
     assert first.text.startswith("GPU: ")
 
 
+@pytest.mark.process
 def test_07_starter_code_is_not_yet_correct(tmp_path) -> None:
     nb, _ = run("07_exercises.ipynb", tmp_path)
     verdicts = [t for t in texts(nb) if t.startswith(("correct:", "not yet:"))]

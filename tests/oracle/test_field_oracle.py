@@ -78,6 +78,7 @@ def got(mode: str, name: str) -> dict[str, np.ndarray]:
     return value
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("name", NAMES)
 def test_matches_quadrants(name: str, reference: dict[str, Any]) -> None:
     assert name not in reference["errors"], reference["errors"].get(name)

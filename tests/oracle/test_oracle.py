@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.process
+
 HERE = Path(__file__).resolve().parent
 
 

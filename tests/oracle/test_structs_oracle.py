@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.process
+
 PROGRAM = Path(__file__).with_name("struct_program.py")
 LOOP = "self.state.vel[i] * EDIT + acc * self.dt"
 EDITED = "self.state.vel[i] * 0.25 + acc * self.dt"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from servers import requirements, serve
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.process, pytest.mark.browser]
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "test-results"

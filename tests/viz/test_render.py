@@ -14,6 +14,8 @@ import qdlab as qd
 from qdlab.viz import construct_graph, edit_graph, slice_graph
 from qdlab.viz.render import have_dot
 
+pytestmark = pytest.mark.process
+
 needs_dot = pytest.mark.skipif(
     not have_dot(), reason="graphviz `dot` is not installed (apt-get install graphviz)"
 )

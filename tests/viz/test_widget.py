@@ -6,10 +6,14 @@ from __future__ import annotations
 import gc
 import re
 
+import pytest
+
 import qdlab as qd
 import qdlab.host.state
 from qdlab.viz import SplitVisualizer
 from qdlab.viz.widget import TABS, _live
+
+pytestmark = pytest.mark.process
 
 
 def lines_of_kind(view: SplitVisualizer, kind: str) -> list[int]:

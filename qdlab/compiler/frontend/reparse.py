@@ -16,7 +16,7 @@ node and position for position; wherever that is not certain, the whole text is 
 - when lines were added or removed, the statements after the change are parsed again too (their
   positions moved); a function with a decorated statement in its body is always parsed whole.
 
-`tests/frontend/test_reparse.py` compares `parse` with `ast.parse` on random edits.
+`tests/compiler/frontend/test_reparse.py` compares `parse` with `ast.parse` on random edits.
 """
 
 from __future__ import annotations

@@ -5,13 +5,13 @@ LLVM's full pipeline takes ~25-35 ms on a one-loop construct on this project's 2
 quick tier (no IR passes, LLVM's fast instruction selection and register allocation) ~2-3 ms. Both
 compute the same bits by construction: no fast-math flags, one target machine setup, math library
 calls LLVM may not rewrite or fold, and the rewrites of `**` made in qdlab's IR before either tier
-(`codegen/arith.py`, `passes/lower_powers.py`); only a NaN's sign may differ. `tests/e2e/
-test_random_programs.py` and `test_tier_bits.py` run programs on both tiers. So each unit a
-CPU compile must build is loaded from its quick object, and its LLVM IR is optimised at the full
-level in the background: in the compile pool when it runs or this compile starts it, else in one
-thread of this process, handed the texts once the compile has loaded everything (llvmlite runs one
-LLVM call at a time). Each `Upgrade` then replaces its unit's task functions in place
-(`runtime.Tasks`): in the thread that finished the job, or at once, waiting, when a launch is
+(`codegen/arith.py`, `passes/lower_powers.py`); only a NaN's sign may differ. `tests/programs/
+test_random_programs.py` and `tests/compiler/runtime/test_tier_bits.py` run programs on both tiers.
+So each unit a CPU compile must build is loaded from its quick object, and its LLVM IR is optimised
+at the full level in the background: in the compile pool when it runs or this compile starts it,
+else in one thread of this process, handed the texts once the compile has loaded everything
+(llvmlite runs one LLVM call at a time). Each `Upgrade` then replaces its unit's task functions in
+place (`runtime.Tasks`): in the thread that finished the job, or at once, waiting, when a launch is
 about to run one of the unit's loops in parallel (the quick code would cost more than the wait).
 Only optimised objects reach the cache; the ones still on their way at exit are waited for and
 stored. A fork waits for the LLVM call in hand (`_before_fork`). `QDLAB_TIERED=0` builds every unit
