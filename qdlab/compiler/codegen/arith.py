@@ -65,6 +65,14 @@ def binop(em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Va
         }
         if op in simple:
             return simple[op](a, c)
+        if t.bits == 16 and op in ("min", "max"):
+            # Quadrants' half min/max: `a` where it is below (above) `c` or `c` is NaN, else `c`
+            # (so `c` where they compare equal, as -0.0 and 0.0 do). Not `minnum`, which LLVM 22's
+            # loop vectorizer asserts on, aborting the process, when a loop reduces halves by it.
+            keep = b.or_(
+                b.fcmp_ordered("<" if op == "min" else ">", a, c), b.fcmp_unordered("uno", c, c)
+            )
+            return b.select(keep, a, c)
         if t.bits == 16:  # f16: the rest in f32, rounded back to half
             wide = binop(em, op, b.fpext(a, F32), b.fpext(c, F32), f32)
             return wide if wide.type != F32 else b.fptrunc(wide, ty)

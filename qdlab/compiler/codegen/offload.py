@@ -181,7 +181,6 @@ def memory_reductions(loop: ir.Op) -> list[ir.Op]:
         if not (
             all(isinstance(op, ir.Atomic) and not (op.result and op.result.users) for op in ops)
             and all(fold_op(op) in REDUCTIONS for op in ops)
-            and not _half_min_max(arr.type.dtype, ops)  # type: ignore[union-attr]
             and all(_invariant(v, inside) for op in ops for v in op.operands[1:-1])
             and (arr.owner.attrs.get("field") or dtypes[arr.type.dtype] == 1)  # type: ignore[union-attr]
         ):
@@ -199,16 +198,6 @@ def memory_reductions(loop: ir.Op) -> list[ir.Op]:
         ):
             out.extend(ops)  # one element, or distinct constant elements, each one kind of update
     return out
-
-
-def _half_min_max(dtype: object, ops: list[ir.Op]) -> bool:
-    """A min or max of half floats: kept atomic, never folded in a partial. LLVM 22's loop
-    vectorizer asserts (aborting the process) on the half min/max reduction the fold makes."""
-    return (
-        getattr(dtype, "is_float", False)
-        and getattr(dtype, "bits", 0) == 16
-        and any(fold_op(op) in ("min", "max") for op in ops)
-    )
 
 
 def fold_op(op: ir.Op) -> str:

@@ -41,6 +41,20 @@ def mixed(x: qd.f16) -> qd.f32:
     return qd.cast(z, qd.f32) + qd.cast(qd.cast(x, qd.i32), qd.f32)
 
 
+@qd.kernel
+def extremes(
+    a: qd.types.NDArray[qd.f16, 1], b: qd.types.NDArray[qd.f16, 1], o: qd.types.NDArray[qd.f16, 1]
+):
+    for i in range(a.shape[0]):  # equal operands (-0.0, 0.0) give the second; a NaN gives the other
+        o[2 * i] = qd.min(a[i], b[i])
+        o[2 * i + 1] = qd.max(a[i], b[i])
+    lo, hi = qd.f16(9.0), qd.f16(-9.0)
+    for i in range(96):  # a loop reducing halves by min and max (once aborted LLVM's vectorizer)
+        lo = qd.min(lo, qd.cast(i % 32 * 0.1523, qd.f16))
+        hi = qd.max(hi, qd.cast(i % 32 * 0.1523, qd.f16))
+    o[10], o[11] = lo, hi
+
+
 a = qd.ndarray(half2, shape=(5,))
 print(f"{fill(a, 1.7):.6f}")
 print(a.to_numpy().tolist())
@@ -50,3 +64,8 @@ out.from_numpy(np.array([-5.0, 5.0, 0.0], np.float16))
 atomics(out)
 print(out.to_numpy().tolist())
 print(f"{mixed(2.3):.6f}", f"{mixed(-70.1):.6f}")
+x = np.array([-0.0, 0.0, np.nan, 1.0, np.nan], np.float16)
+y = np.array([0.0, -0.0, 1.0, np.nan, np.nan], np.float16)
+o = np.zeros(12, np.float16)
+extremes(x, y, o)
+print(o.tolist(), np.signbit(o).tolist())

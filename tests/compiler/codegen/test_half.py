@@ -73,6 +73,30 @@ def test_half_min_max_into_one_element_of_a_parallel_loop(op, options) -> None:
     assert out[0] == want
 
 
+@pytest.mark.parametrize("op", ["min", "max"])
+def test_half_min_max_reduced_in_a_serial_loop_and_in_a_local(op) -> None:
+    """A loop reducing halves by min/max once made LLVM's loop vectorizer abort the process."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+    fn, atomic = getattr(qd, op), getattr(qd, f"atomic_{op}")
+
+    @qd.kernel
+    def kern(out: H1):
+        for j in range(2):
+            h = qd.f16(0.5)
+            for i in range(128):
+                h = fn(h, qd.cast((i % 32) * 0.1523, qd.f16))
+            out[j] = h
+        h = qd.f16(0.5)
+        for i in range(128):
+            atomic(h, qd.cast((i % 32) * 0.1523, qd.f16))
+        out[2] = h
+
+    out = qd.ndarray(qd.f16, (3,))
+    kern(out)
+    want = {"min": 0.0, "max": float(np.float16(31 * 0.1523))}[op]
+    assert out.to_numpy().tolist() == [want] * 3
+
+
 def test_half_fields_hold_half() -> None:
     qd.init(arch=qd.cpu, offline_cache=False)
     f = qd.field(qd.f16, shape=3)
