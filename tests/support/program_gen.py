@@ -68,6 +68,8 @@ KINDS = [
     "helper",
     *["vloop", "ventry", "vlocal", "vreduce", "vcarried", "vatomic", "vdynamic"],
     "smember",
+    "half_extreme",
+    "carried_branch",
 ]
 PATTERNS = (
     "if_else",
@@ -105,6 +107,8 @@ PATTERNS = (
     "shared_element_reduction",
     "carried_read_before_change",
     "struct_local_member",
+    "half_extreme_loop",
+    "branch_changes_carried",
     *program_funcs.PATTERNS,
 )
 STRUCT_MEMBERS = {"A2": "s.A2", "F0": "s.F0", "V0": "s.inner.V0", "k": "s.k"}
@@ -858,6 +862,47 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         _int_def(p, name, int_expr(draw, p, None, 1), 3)
         p.patterns.add("parallel_cond_local")
         p.scalars.append(name)
+    elif kind == "carried_branch":
+        # a local handed over from a parallel loop, changed by one branch of a top-level `if`
+        # whose other branch writes another local: a later construct that needs the other local
+        # must not run the `if` again on what the `if`'s own construct left in the first
+        x, y, src = f"cx{s}", f"cy{s}", draw(st.sampled_from(INT_ARRAYS))
+        _int_def(p, x, str(draw(st.integers(-9, 9))))
+        _int_def(p, y, str(draw(st.integers(-9, 9))))
+        p.emit(f"for i in range({n}):")
+        p.emit(f"{x} += {src}[i] % 5", f"{x} = np.int32({x} + {src}[i] % 5)", indent=2)
+        p.emit(f"if {int_expr(draw, p, None, 1)} > {draw(st.integers(-5, 5))}:")
+        _int_def(p, x, f"{x} + {draw(st.integers(1, 9))}", 2)
+        p.emit("else:")
+        _int_def(p, y, int_expr(draw, p, None, 1), 2)
+        dst = draw(st.sampled_from(INT_ARRAYS))
+        p.emit(f"{dst}[{draw(st.integers(0, n - 1))}] = {x} + {y} * 3")
+        p.patterns.add("branch_changes_carried")
+        p.scalars += [x, y]
+    elif kind == "half_extreme":
+        # halves reduced by min or max over a loop: an atomic on a local of a parallel loop, or a
+        # plain assignment in a serial one (LLVM's vectorizer once aborted the process on both)
+        name, src = f"h{s}", draw(st.sampled_from(INT_ARRAYS))
+        op, dst = draw(st.sampled_from(["min", "max"])), draw(st.sampled_from(FLOAT_ARRAYS))
+        start = draw(st.integers(-4, 4))
+        m = draw(st.sampled_from([n, 128, 200]))  # long enough for LLVM to vectorize
+        v = f"((i + {src}[i % {n}]) % 17 - 8) * 0.25"
+        ref_v = f"np.float16(np.float32((i + {src}[i % {n}]) % 17 - 8) * np.float32(0.25))"
+        p.emit(f"{name} = qd.f16({start}.0)", f"{name} = np.float16({start})")
+        serial = draw(st.booleans())
+        if serial:
+            p.emit("qd.loop_config(serialize=True)", "pass")
+        p.emit(f"for i in range({m}):")
+        p.emit(
+            f"{name} = qd.{op}({name}, qd.cast({v}, qd.f16))"
+            if serial
+            else f"qd.atomic_{op}({name}, qd.cast({v}, qd.f16))",
+            f"{name} = {op}({name}, {ref_v})",
+            indent=2,
+        )
+        p.emit(f"{dst}[{draw(st.integers(0, n - 1))}] = {name}", None)
+        p.ref_lines[-1] = p.ref_lines[-1].replace(f"= {name}", f"= np.float32({name})")
+        p.patterns.add("half_extreme_loop")
     elif kind == "atomic_local":
         # old values of an atomic on a local: a set {0, ..., count-1}, so the array increments are
         # order-free

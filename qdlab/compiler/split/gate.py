@@ -158,7 +158,9 @@ def _stale_import(f: Facts, c: Construct) -> Finding | None:
             if "local_read" not in op.effects or op.operands[0] not in imported:
                 continue
             ref = op.operands[0]
-            for r in sorted(r for r in later if r > q and ref in f.writes[r]):
+            # r == q: another construct runs that statement itself, so the interface holds what it
+            # left in the local, not what the statement read
+            for r in sorted(r for r in later if r >= q and ref in f.writes[r]):
                 write = next(o for o in f.ops[r].walk() if _writes(o, ref))
                 words = {"name": _name(ref), "line": _line(write), "construct": c.index}
                 return Finding(op, write, words, _remedy(f, c, q))

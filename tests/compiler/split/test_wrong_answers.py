@@ -279,3 +279,29 @@ def test_a_carried_local_read_before_a_later_loop_changes_it_keeps_its_earlier_v
         return a.tolist()
 
     assert on_every_path(run) == {p: [13, 14, 15] for p in PATHS}
+
+
+@qd.kernel
+def changed_by_a_branch(out: I32, k: qd.i32):
+    n = 0
+    m = 0
+    for t in range(3):
+        m += 1
+    if k > 0:
+        m = m + 4
+    else:
+        n = 1  # the last construct recomputes this `if` for `n`
+    out[0] = k + n * 3 + m
+
+
+@pytest.mark.parametrize("k, want", [(2, 9), (-1, 5)])
+def test_a_statement_another_construct_runs_is_not_recomputed_on_what_it_left(k, want):
+    """`m` is handed over; the `if` is a construct of its own, and the last construct's slice ran it
+    again on the `m` the interface held, the value the `if` had already changed (13, not 9)."""
+
+    def run():
+        out = np.zeros(1, np.int32)
+        changed_by_a_branch(out, k)
+        return out.tolist()
+
+    assert on_every_path(run) == {p: [want] for p in PATHS}
