@@ -8,6 +8,7 @@ effects, never about classes.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -49,6 +50,30 @@ class Value:
 
     def __repr__(self) -> str:
         return f"Value({self.name or '?'}: {self.type})"
+
+    @property
+    def dtype(self) -> DType:
+        """Its type, for a value that is a scalar (most are: all but array handles, locals and
+        vectors by value)."""
+        t = self.type
+        assert isinstance(t, DType), f"{self} is not a scalar"
+        return t
+
+    @property
+    def array_type(self) -> ArrayType:
+        """Its type, for an array handle (an `arg` of an array parameter)."""
+        t = self.type
+        assert isinstance(t, ArrayType), f"{self} is not an array"
+        return t
+
+    @property
+    def element(self) -> DType:
+        """The scalar type a local holds or an array's elements have; a scalar's own type."""
+        t = self.type
+        if isinstance(t, (LocalType, ArrayType)):
+            return t.dtype
+        assert isinstance(t, DType), f"{self} holds no scalar"
+        return t
 
 
 class Block:
@@ -97,6 +122,8 @@ class Op:
     """Base class of IR operations."""
 
     name: ClassVar[str] = "op"
+    # Op classes that always give a value declare `result: Value` (Const, BinOp, Load ...): the
+    # checker then knows an op of that class has one. The verifier checks it.
     pure: ClassVar[bool] = True
     """No effect: may be removed if unused, recomputed, or merged with an equal op."""
     effects: ClassVar[frozenset[str]] = frozenset()
@@ -145,6 +172,11 @@ class Op:
         return f"<{self.name} {self.attrs}>"
 
 
+def gives_value(cls: type[Op]) -> bool:
+    """Whether ops of class `cls` always have a result (the class declares `result: Value`)."""
+    return "result" in inspect.get_annotations(cls)
+
+
 # Values -------------------------------------------------------------------------------------------
 
 
@@ -152,6 +184,7 @@ class Const(Op):
     """A compile-time constant: attrs `value` (int or float) of the result type."""
 
     name = "const"
+    result: Value
 
 
 class Arg(Op):
@@ -159,12 +192,14 @@ class Arg(Op):
     entry of a vector or matrix parameter (row-major)."""
 
     name = "arg"
+    result: Value
 
 
 class Shape(Op):
     """Extent of axis `axis` of an array parameter, as i32."""
 
     name = "shape"
+    result: Value
 
 
 class BinOp(Op):
@@ -173,12 +208,14 @@ class BinOp(Op):
     exponent."""
 
     name = "binop"
+    result: Value
 
 
 class Cmp(Op):
     """Comparison `pred` (lt le gt ge eq ne) giving u1."""
 
     name = "cmp"
+    result: Value
 
 
 class Unary(Op):
@@ -186,6 +223,7 @@ class Unary(Op):
     rsqrt; popcnt clz ffs (an i32 count of an integer's bits)."""
 
     name = "unary"
+    result: Value
 
 
 class Cast(Op):
@@ -193,12 +231,14 @@ class Cast(Op):
     reinterprets."""
 
     name = "cast"
+    result: Value
 
 
 class Select(Op):
     """`cond ? a : b`, both arms evaluated."""
 
     name = "select"
+    result: Value
 
 
 # Locals -------------------------------------------------------------------------------------------
@@ -208,12 +248,14 @@ class Alloca(Op):
     """Storage for a mutable local variable named after it."""
 
     name = "alloca"
+    result: Value
 
 
 class LocalLoad(Op):
     """Read a local."""
 
     name = "local_load"
+    result: Value
     pure = False
     effects = frozenset({"local_read"})
 
@@ -255,6 +297,7 @@ class Load(_Memory):
     vectors or matrices takes its element's indices after the outer ones: one scalar per access."""
 
     name = "load"
+    result: Value
     pure = False
     effects = frozenset({"read"})
 
@@ -263,6 +306,7 @@ class VolatileLoad(_Memory):
     """A load that must happen exactly where written, once."""
 
     name = "volatile_load"
+    result: Value
     pure = False
     effects = frozenset({"read", "volatile"})
 
@@ -280,6 +324,7 @@ class Atomic(_Memory):
     value."""
 
     name = "atomic"
+    result: Value
     pure = False
     effects = frozenset({"read", "write"})
 
@@ -289,12 +334,14 @@ class Addr(_Memory):
     memory."""
 
     name = "addr"
+    result: Value
 
 
 class Random(Op):
     """A draw from the counter-based generator; attrs `site` numbers the draw within the kernel."""
 
     name = "random"
+    result: Value
     pure = False
     effects = frozenset({"draw"})
 
@@ -329,6 +376,7 @@ class InterfaceLoad(Op):
     holds)."""
 
     name = "interface_load"
+    result: Value
 
 
 class InterfaceStore(Op):
@@ -559,6 +607,25 @@ def clone_ops(ops: list[Op], mapping: dict[Value, Value], into: Block) -> None:
         into.append(new)
         for r, nr in zip(op.regions, new.regions):
             clone_ops(r.ops, mapping, nr)
+
+
+def defining_op(v: Value) -> Op:
+    """The op whose result `v` is (not a block argument)."""
+    owner = v.owner
+    assert isinstance(owner, Op), f"{v} is not an op's result"
+    return owner
+
+
+def arg_op(v: Value) -> Arg:
+    """The `arg` op that defines `v`, a kernel parameter (an array handle, say)."""
+    owner = v.owner
+    assert isinstance(owner, Arg), f"{v} is not a parameter"
+    return owner
+
+
+def arg_index(v: Value) -> int:
+    """The index of the kernel parameter `v` stands for."""
+    return arg_op(v).attrs["index"]
 
 
 def is_array(v: Value) -> bool:
