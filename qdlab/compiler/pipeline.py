@@ -62,6 +62,21 @@ class KernelSpec:
 
 
 @dataclass
+class Lowered:
+    """What lowering gives: the kernel's IR, its source, what it read, and what the statement memo
+    replayed."""
+
+    kernel: ir.Kernel
+    source: Source
+    deps: set = field(default_factory=set)
+    """What the kernel's code read (functions, globals, fields), each with its fingerprint: the
+    manifest checks them before it serves a compile (`manifest.py`)."""
+    replayed: frozenset[int] = frozenset()
+    """The ids of the top-level ops the statement memo replayed (`verify` takes them as
+    verified)."""
+
+
+@dataclass
 class Built:
     """One compiled unit (a construct's slice or a whole kernel), how it was obtained, and its
     object."""
@@ -128,6 +143,8 @@ class Compiled:
     _report: KernelReport | None = None
     fields: list = field(default_factory=list)
     """The fields the kernel uses, in the order of their hidden parameters (after the user's)."""
+    deps: set = field(default_factory=set)
+    """What the kernel's code read (`Lowered.deps`), for the manifest."""
     field_words: list = field(default_factory=list)
     """Their launch words, read once from their storage (`qdlab.host.field.attach`)."""
 
@@ -208,14 +225,14 @@ def compile_cached(
             fields=list(found),  # type: ignore[arg-type]
         )
     compiled = compile_kernel(spec, config, cache, target, previous, on_construct)
-    if not compiled.kernel.flags.get("late_params"):  # else a struct member was declared late
+    if not compiled.kernel.flags.late_params:  # else a struct member was declared late
         manifest.save(
             cache,
             mkey,
             [b.unit for b in compiled.built],
             compiled.alias_pairs,
             compiled.written,
-            sorted(compiled.kernel.flags.get("deps", ())),
+            sorted(compiled.deps),
             first,
             compiled.members,
             field_paths(compiled.kernel),
@@ -233,9 +250,9 @@ def compile_kernel(
 ) -> Compiled:
     t0 = time.perf_counter()
     target.starting()  # LLVM's library loads in a thread meanwhile
-    kernel, source = lower(spec, config, cache)  # Python AST -> typed IR
-    fe_deps = kernel.flags.pop("deps", set())
-    verify(kernel, kernel.flags.pop("replayed", frozenset()))  # what was replayed was verified
+    lowered = lower(spec, config, cache)  # Python AST -> typed IR
+    kernel, source = lowered.kernel, lowered.source
+    verify(kernel, lowered.replayed)  # what was replayed was verified
     run_passes(kernel)  # simplify: promote, fold, CSE, DCE
     verify(kernel)
     if spec.autodiff:  # values and their duals (split as any kernel), or the gradient kernel
@@ -294,7 +311,6 @@ def compile_kernel(
         for op in kernel.walk()  # type: ignore[union-attr]
         if "write" in op.effects
     } - set(field_params(kernel))  # the user's arguments a launch checks for read-only arrays
-    kernel.flags["deps"] = fe_deps
     return Compiled(
         launcher,
         target,
@@ -306,8 +322,9 @@ def compile_kernel(
         built,
         whole=None if split_ran else launcher,
         make=report,
-        members=kernel.flags.get("members", {}),
+        members=kernel.flags.members,
         fields=[f for _, f in sorted(field_params(kernel).items())],
+        deps=lowered.deps,
     )
 
 
@@ -335,7 +352,7 @@ def split_and_gate(
 
 def lower(
     spec: KernelSpec, config: Config, cache: BinaryCache | None, calls: frozenset = frozenset()
-) -> tuple[ir.Kernel, Source]:
+) -> Lowered:
     """The kernel's IR; lowered again, with `func` called, each time lowering finds a
     @qd.real_func `func` calling itself (`real_calls.py`). The statement memo keeps its entries
     on the disk tier of `cache` too."""
@@ -347,7 +364,7 @@ def lower(
 
 def lower_once(
     spec: KernelSpec, config: Config, cache: BinaryCache | None, calls: frozenset
-) -> tuple[ir.Kernel, Source]:
+) -> Lowered:
     source = Source.of(spec.fn, "kernel", spec.span)
     kernel = ir.Kernel(spec.name, list(spec.params), spec.returns)  # fields append theirs
     fe = Frontend(
@@ -357,7 +374,7 @@ def lower_once(
         config.as_dict() | {"default_fp": config.default_fp, "default_ip": config.default_ip},
     )
     values: dict[str, object] = {}
-    kernel.flags["def_loc"] = source.loc(source.tree, spec.name)
+    kernel.flags.def_loc = source.loc(source.tree, spec.name)
     nodes = {a.arg: a for a in source.tree.args.args}
     for index, p in enumerate(spec.params):
         if p.name in spec.templates:
@@ -377,11 +394,11 @@ def lower_once(
     if ctx is not None:  # unchanged top-level statements are replayed, not lowered
         fe.memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops), cache)
     fe.lower_kernel(values)
-    kernel.flags["deps"] = fe.deps
+    lowered = Lowered(kernel, source, fe.deps)
     if fe.memo is not None:
-        kernel.flags["replayed"] = frozenset(fe.memo.replayed)
+        lowered.replayed = frozenset(fe.memo.replayed)
         fe.memo.finish()
-    return kernel, source
+    return lowered
 
 
 _fresh = itertools.count()
@@ -392,9 +409,9 @@ def prepare(k: ir.Kernel, config: Config, target: Target, owned: bool = False) -
     key), simplified again, printed, keyed and offloaded. An `owned` unit (a construct's slice,
     made for this compile alone) becomes it in place; any other is copied first."""
     if owned:
-        canonical = ir.Kernel("construct", k.params, k.returns, k.body, dict(k.flags))
+        canonical = ir.Kernel("construct", k.params, k.returns, k.body, k.flags.copy())
     else:
-        canonical = ir.Kernel("construct", k.params, k.returns, ir.Block(), dict(k.flags))
+        canonical = ir.Kernel("construct", k.params, k.returns, ir.Block(), k.flags.copy())
         ir.clone_ops(k.body.ops, {}, canonical.body)
     run_passes(canonical)
     text = print_kernel(canonical)

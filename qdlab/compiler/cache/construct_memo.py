@@ -137,7 +137,7 @@ def _moved(p: Prepared, frm: tuple[str, int], to: tuple[str, int]) -> Prepared:
 
     def make() -> tuple[ir.Kernel, Plan]:
         old = p.kernel
-        k = ir.Kernel(old.name, old.params, old.returns, ir.Block(), dict(old.flags))
+        k = ir.Kernel(old.name, old.params, old.returns, ir.Block(), old.flags.copy())
         ir.clone_ops(old.body.ops, {}, k.body)
         moved: dict[int, SourceLoc | None] = {}
         for op in k.walk():

@@ -122,7 +122,7 @@ def state(fe: object) -> tuple:
             kernel.name,
             tuple(id(p) for p in kernel.params),
             _shape(kernel.returns),
-            _shape(kernel.flags),
+            _shape(dict(kernel.flags.items())),
             id(kernel.body),
         )
     )

@@ -503,6 +503,43 @@ class Param:
 
 
 @dataclass
+class KernelFlags:
+    """Kernel-wide facts the frontend finds while lowering (its `kernel.flags`). A flag at its
+    default counts as unset: `items()`, which keys the construct memo, leaves it out."""
+
+    def_loc: SourceLoc | None = None
+    """Where the kernel is defined (its `def` line): what kernel-wide findings point at."""
+    fields: dict[int, FieldBase] = field(default_factory=dict)
+    """The hidden parameters that stand for fields, by parameter index (`field_params`)."""
+    field_paths: dict[int, tuple[str, str]] = field(default_factory=dict)
+    """How the manifest finds each field again: (the path of the function that reached it, the
+    global name or attribute chain), by parameter index."""
+    field_labels: dict[str, str] = field(default_factory=dict)
+    """A field's hidden parameter's name -> how the kernel reached it (`s.a`), for messages."""
+    members: dict[tuple[str, tuple[str, ...]], str] = field(default_factory=dict)
+    """Struct members the kernel read: (parameter, attribute path) -> what it is (`structs.PARAM`,
+    `STRUCT` ...), in the order first read."""
+    late_params: bool = False
+    """A struct member's parameter was declared while lowering (not by the host): no manifest."""
+    entries: dict[str, str] = field(default_factory=dict)
+    """A vector local's entries (`v_x`, `v_y`) -> the vector's name (`v`), for the views."""
+    concurrent_region: SourceLoc | None = None
+    """The first `with qd.stream_parallel():` (the gate refuses to split it)."""
+
+    def items(self) -> list[tuple[str, object]]:
+        """The flags that are set (not at their default), in declaration order."""
+        default = _FLAG_DEFAULTS
+        return [(k, v) for k, v in vars(self).items() if v != default[k]]
+
+    def copy(self) -> KernelFlags:
+        """A shallow copy (the tables are shared), as `dict(flags)` was."""
+        return KernelFlags(**vars(self))
+
+
+_FLAG_DEFAULTS = vars(KernelFlags())
+
+
+@dataclass
 class Kernel:
     """A kernel's IR: its parameters, return types and body."""
 
@@ -514,7 +551,7 @@ class Kernel:
     """Return value types (empty for no return)."""
     body: Block = field(default_factory=Block)
     """Top-level statements."""
-    flags: dict = field(default_factory=dict)
+    flags: KernelFlags = field(default_factory=KernelFlags)
     """Kernel-wide facts found by the frontend (e.g. `concurrent_region`)."""
 
     def walk(self) -> Iterator[Op]:
@@ -638,4 +675,4 @@ def is_local(v: Value) -> bool:
 
 def field_params(kernel: Kernel) -> dict[int, FieldBase]:
     """The hidden parameters of `kernel` that stand for fields, by parameter index."""
-    return kernel.flags.get("fields", {})
+    return kernel.flags.fields

@@ -487,6 +487,6 @@ def _refuse(op: ir.Op, what: str) -> QuadrantsCompilationError:
 
 def reverse(kernel: ir.Kernel) -> ir.Kernel:
     """The gradient kernel of `kernel` (whose IR has been simplified)."""
-    out = ir.Kernel(kernel.name, kernel.params, [], ir.Block(), dict(kernel.flags))
+    out = ir.Kernel(kernel.name, kernel.params, [], ir.Block(), kernel.flags.copy())
     Reverser().reverse_block(kernel.body, {}, out.body, None, False)
     return out

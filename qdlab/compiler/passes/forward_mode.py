@@ -174,7 +174,7 @@ def jvp(kernel: ir.Kernel) -> ir.Kernel:
             raise QuadrantsCompilationError(
                 "forward-mode autodiff (qd.ad.FwdMode): a kernel launched under it reads or "
                 "writes a field's `.dual` itself, which forward mode computes; read it after.",
-                kernel.flags.get("def_loc"),  # type: ignore[arg-type]
+                kernel.flags.def_loc,
             )
     duals = {i for i, f in fields.items() if getattr(f, "has_dual", False)}
     fw = Forward(duals)
@@ -184,6 +184,6 @@ def jvp(kernel: ir.Kernel) -> ir.Kernel:
         else p
         for i, p in enumerate(kernel.params)
     ]
-    out = ir.Kernel(kernel.name, params, kernel.returns, ir.Block(), dict(kernel.flags))
+    out = ir.Kernel(kernel.name, params, kernel.returns, ir.Block(), kernel.flags.copy())
     fw.block(kernel.body, out.body)
     return out

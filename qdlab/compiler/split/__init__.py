@@ -221,7 +221,7 @@ def slice_kernel(
     loaded right after its storage is created; exports are written to their slots at the end.
     """
     out = ir.Kernel(
-        f"{kernel.name}_c{c.index}", kernel.params, kernel.returns, ir.Block(), dict(kernel.flags)
+        f"{kernel.name}_c{c.index}", kernel.params, kernel.returns, ir.Block(), kernel.flags.copy()
     )
     mapping: dict[ir.Value, ir.Value] = {}
     ops = kernel.body.ops

@@ -106,11 +106,11 @@ class Rule:
 
 
 def autodiff(f: Facts) -> Finding | None:
-    return Finding(f.kernel.flags.get("def_loc")) if f.autodiff else None
+    return Finding(f.kernel.flags.def_loc) if f.autodiff else None
 
 
 def concurrent_region(f: Facts) -> Finding | None:
-    loc = f.kernel.flags.get("concurrent_region")
+    loc = f.kernel.flags.concurrent_region
     return Finding(loc) if loc is not None else None
 
 
@@ -120,7 +120,7 @@ def diagnostic_mode(f: Facts) -> Finding | None:
         ("kernel_coverage", "line coverage"),
     ):
         if f.config.get(flag):
-            return Finding(f.kernel.flags.get("def_loc"), words={"what": what})
+            return Finding(f.kernel.flags.def_loc, words={"what": what})
     return None
 
 
@@ -334,7 +334,7 @@ def _array(op: ir.Op, f: Facts) -> str:
     """The array an access touches, by the name the kernel reached it by (`s.a` for a struct
     field's member, whose hidden parameter is `s_a`)."""
     name = op.array_operand.name  # type: ignore[union-attr]
-    name = f.kernel.flags.get("field_labels", {}).get(name, name)
+    name = f.kernel.flags.field_labels.get(name, name)
     return name + (".grad" if op.attrs.get("grad") else "")
 
 
