@@ -172,9 +172,7 @@ def owned_atomics(loop: ir.Op) -> set[ir.Op]:
 
 def _buffer(op: ir.Op) -> tuple[ir.Value, bool]:
     """The array (or its gradient) an op that reads or writes array memory accesses."""
-    arr = op.array_operand
-    assert arr is not None, f"{op.name} accesses memory but names no array"
-    return arr, bool(op.attrs.get("grad"))
+    return ir.array_of(op), bool(op.attrs.get("grad"))
 
 
 def memory_reductions(loop: ir.Op) -> list[ir.Atomic]:

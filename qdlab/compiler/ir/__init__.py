@@ -164,6 +164,13 @@ class Op:
         return _walk(iter((self,)))
 
     @property
+    def out(self) -> Value:
+        """Its result, for an op that has one (where the class alone does not say so)."""
+        result = self.result
+        assert result is not None, f"{self.name} gives no value"
+        return result
+
+    @property
     def array_operand(self) -> Value | None:
         """For memory ops: the array parameter accessed."""
         return None
@@ -651,6 +658,13 @@ def defining_op(v: Value) -> Op:
     owner = v.owner
     assert isinstance(owner, Op), f"{v} is not an op's result"
     return owner
+
+
+def array_of(op: Op) -> Value:
+    """The array a memory op (a load, store, atomic or address) accesses."""
+    arr = op.array_operand
+    assert arr is not None, f"{op.name} accesses no array"
+    return arr
 
 
 def arg_op(v: Value) -> Arg:

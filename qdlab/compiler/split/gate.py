@@ -333,7 +333,7 @@ def _name(v: ir.Value) -> str:
 def _array(op: ir.Op, f: Facts) -> str:
     """The array an access touches, by the name the kernel reached it by (`s.a` for a struct
     field's member, whose hidden parameter is `s_a`)."""
-    name = op.array_operand.name  # type: ignore[union-attr]
+    name = ir.array_of(op).name
     name = f.kernel.flags.field_labels.get(name, name)
     return name + (".grad" if op.attrs.get("grad") else "")
 
@@ -361,7 +361,7 @@ def _remedy(f: Facts, c: Construct, q: int) -> ir.Value | None:
 
 def _buffer(op: ir.Op) -> tuple[int, bool]:
     """(parameter index, gradient buffer?) of a memory op."""
-    return op.array_operand.owner.attrs["index"], bool(op.attrs.get("grad"))  # type: ignore[union-attr]
+    return ir.arg_index(ir.array_of(op)), bool(op.attrs.get("grad"))
 
 
 def _line(op: ir.Op) -> int | str:
