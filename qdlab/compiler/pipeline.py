@@ -158,13 +158,15 @@ class Compiled:
     @property
     def report(self) -> KernelReport:
         self._complete()
-        return self._report  # type: ignore[return-value]
+        assert self._report is not None  # made, or `full` ran
+        return self._report
 
     @property
     def kernel(self) -> ir.Kernel:
         if self._kernel is None:  # a manifest hit: the whole pipeline runs (the report is lazy)
             self._complete()
-        return self._kernel  # type: ignore[return-value]
+        assert self._kernel is not None  # compiled, or `full` ran
+        return self._kernel
 
     def whole_launcher(self, cache: BinaryCache) -> object:
         """The whole-kernel variant, compiled on first need (runtime fallbacks); it draws from the
@@ -172,9 +174,10 @@ class Compiled:
         if self.whole is None:
             k = self.kernel
             built = build_all([k], self.config, cache, self.target)
+            stream = self.launcher.stream  # type: ignore[attr-defined]  # a Launcher's
             self.whole = self.target.launcher(
-                k.name, k.params, k.returns, [built[0].unit], stream=self.launcher.stream
-            )  # type: ignore[attr-defined]
+                k.name, k.params, k.returns, [built[0].unit], stream=stream
+            )
         return self.whole
 
 
@@ -205,11 +208,10 @@ def compile_cached(
         if doc is not None and found is not None
         else None
     )
-    if units is not None:
-        pairs = [tuple(p) for p in doc["alias_pairs"]]  # type: ignore[index]
+    if units is not None and doc is not None and found is not None:
+        pairs = [(int(a), bool(g), int(b), bool(h)) for a, g, b, h in doc["alias_pairs"]]
         params = spec.params + [
-            ir.Param(f"field{k}", field_type(f))
-            for k, f in enumerate(found)  # type: ignore[arg-type]
+            ir.Param(f"field{k}", field_type(f)) for k, f in enumerate(found)
         ]  # the fields' hidden parameters, fed from the fields found again by name
         launcher = target.launcher(spec.name, params, spec.returns, units, pairs)
         return Compiled(
@@ -218,11 +220,11 @@ def compile_cached(
             config,
             (-1, -1, -1),
             set(doc["written"]),
-            pairs,  # type: ignore
+            pairs,
             whole=launcher if not pairs and len(units) == 1 else None,
             full=lambda: compile_kernel(spec, config, cache, target, previous),
             members=manifest.members(doc),
-            fields=list(found),  # type: ignore[arg-type]
+            fields=list(found),
         )
     compiled = compile_kernel(spec, config, cache, target, previous, on_construct)
     if not compiled.kernel.flags.late_params:  # else a struct member was declared late
@@ -307,9 +309,7 @@ def compile_kernel(
     compiled_n = sum(b.status == "compiled" for b in built)
     obs = (len(built), compiled_n, len(built) - compiled_n) if split_ran else (-1, -1, -1)
     written = {
-        op.array_operand.owner.attrs["index"]
-        for op in kernel.walk()  # type: ignore[union-attr]
-        if "write" in op.effects
+        ir.arg_index(ir.array_of(op)) for op in kernel.walk() if "write" in op.effects
     } - set(field_params(kernel))  # the user's arguments a launch checks for read-only arrays
     return Compiled(
         launcher,
@@ -391,13 +391,14 @@ def lower_once(
     fe.templates = dict(spec.templates)  # as given: `qd.static(x is None)` sees a field itself
     fe.calls = calls  # the real_funcs compiled as calls
     ctx = stmt_memo.context(spec, source, fe.config | {"fresh": config.fresh})
+    memo = None
     if ctx is not None:  # unchanged top-level statements are replayed, not lowered
-        fe.memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops), cache)
+        memo = fe.memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops), cache)
     fe.lower_kernel(values)
     lowered = Lowered(kernel, source, fe.deps)
-    if fe.memo is not None:
-        lowered.replayed = frozenset(fe.memo.replayed)
-        fe.memo.finish()
+    if memo is not None:
+        lowered.replayed = frozenset(memo.replayed)
+        memo.finish()
     return lowered
 
 
@@ -472,11 +473,11 @@ def prepare_constructs(
             if memo is not None and not c.imports and not c.exports
             else None
         )
-        got = memo.get(key) if key is not None else None  # type: ignore[union-attr]
+        got = memo.get(key) if memo is not None and key is not None else None
         if got is None:
             got = prepare(split.slice_kernel(kernel, c, slots), config, target, owned=True)
-            if key is not None:
-                memo.put(key, got, config.bounds_checks)  # type: ignore[union-attr]
+            if memo is not None and key is not None:
+                memo.put(key, got, config.bounds_checks)
         out.append(got)
     if memo is not None:
         memo.finish()
@@ -571,8 +572,9 @@ def load_units(
     """The units a manifest lists, loaded (from the cache where needed); None if any is gone from
     it."""
     needed = [r for r in records if target.functions(r.key) is None]
-    found = cache.get_many([r.key for r in needed])
-    if any(obj is None for obj in found):
+    got = cache.get_many([r.key for r in needed])
+    found = [obj for obj in got if obj is not None]
+    if len(found) < len(got):
         return None
     target.load(
         [

@@ -446,7 +446,7 @@ class FunctionEmitter(TaskEmitter):
         symbol: str,
         debug: bool,
     ) -> None:
-        super().__init__(module, kernel, plan, None, symbol, debug)  # type: ignore[arg-type]
+        super().__init__(module, kernel, plan, Task("serial", []), symbol, debug)  # none its own
         self.ir_fn = fn
         self.depth = self.fn.args[2]
         for p, a in zip(fn.params, self.fn.args[3:]):

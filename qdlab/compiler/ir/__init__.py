@@ -295,7 +295,7 @@ class _Memory(Op):
     @property
     def indices(self) -> list[Value]:
         """The outer indices, then (for an ndarray of vectors or matrices) the element's."""
-        n = self.operands[0].type.rank  # type: ignore[union-attr]
+        n = self.operands[0].array_type.rank
         return self.operands[1 : 1 + n]
 
 
@@ -624,9 +624,10 @@ def clone_op(op: Op, mapping: dict[Value, Value]) -> Op:
     for v in new.operands:
         v.users.append(new)
     res = op.result
-    new.result = None if res is None else Value(res.type, res.name, new)
-    if res is not None:
-        mapping[res] = new.result  # type: ignore[assignment]
+    if res is None:
+        new.result = None
+    else:
+        new.result = mapping[res] = Value(res.type, res.name, new)
     new.loc, new.parent = op.loc, None
     return new
 
