@@ -18,6 +18,7 @@ from ..core import keys
 from ..core.abi import IFACE_SLOTS
 from ..core.config import Config
 from ..core.errors import QdError
+from ..core.language import Autodiff
 from ..core.types import TensorType
 from . import ir, runtime, split
 from .cache import BinaryCache, construct_memo, manifest, stmt_memo
@@ -52,8 +53,8 @@ class KernelSpec:
     params: list[ir.Param]
     returns: list
     templates: dict = field(default_factory=dict)
-    autodiff: bool | str = False
-    """True for the reverse-mode gradient kernel, "forward" for the forward-mode one."""
+    autodiff: Autodiff = Autodiff.NONE
+    """The function itself, or its reverse- or forward-mode gradient kernel."""
     return_shapes: list[tuple[int, ...]] = field(default_factory=list)
     """The shape of each return value (`()` for a scalar, `(3,)` for a vec3), in the order of the
     annotation; `returns` lists their entries' types, flattened."""
@@ -258,7 +259,7 @@ def compile_kernel(
     run_passes(kernel)  # simplify: promote, fold, CSE, DCE
     verify(kernel)
     if spec.autodiff:  # values and their duals (split as any kernel), or the gradient kernel
-        forward = spec.autodiff == "forward"
+        forward = spec.autodiff is Autodiff.FORWARD
         kernel = forward_mode.jvp(kernel) if forward else autodiff.reverse(kernel)
         run_passes(kernel)
         verify(kernel)
@@ -337,7 +338,7 @@ def split_and_gate(
     iface = split.Interface()
     while True:
         constructs = split.constructs(kernel, iface)
-        facts = gate.Facts(kernel, constructs, config.as_dict(), spec.autodiff is True)
+        facts = gate.Facts(kernel, constructs, config.as_dict(), spec.autodiff is Autodiff.REVERSE)
         fallback = gate.check(facts) if config.per_offload else None
         if (
             fallback is None
