@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-MAX = 380
+MAX = 379
 """The most lines with a `# type: ignore` qdlab/ may hold (616 before issue 36's types work)."""
 
 
