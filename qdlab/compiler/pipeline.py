@@ -18,6 +18,7 @@ from ..core import keys
 from ..core.abi import IFACE_SLOTS
 from ..core.config import Config
 from ..core.errors import QdError
+from ..core.language import Autodiff
 from ..core.types import TensorType
 from . import ir, runtime, split
 from .cache import BinaryCache, construct_memo, manifest, stmt_memo
@@ -52,13 +53,28 @@ class KernelSpec:
     params: list[ir.Param]
     returns: list
     templates: dict = field(default_factory=dict)
-    autodiff: bool | str = False
-    """True for the reverse-mode gradient kernel, "forward" for the forward-mode one."""
+    autodiff: Autodiff = Autodiff.NONE
+    """The function itself, or its reverse- or forward-mode gradient kernel."""
     return_shapes: list[tuple[int, ...]] = field(default_factory=list)
     """The shape of each return value (`()` for a scalar, `(3,)` for a vec3), in the order of the
     annotation; `returns` lists their entries' types, flattened."""
     span: tuple[list[str], int] | None = None
     """The kernel's source lines and first line, once `compile_cached` has cut them for the key."""
+
+
+@dataclass
+class Lowered:
+    """What lowering gives: the kernel's IR, its source, what it read, and what the statement memo
+    replayed."""
+
+    kernel: ir.Kernel
+    source: Source
+    deps: set = field(default_factory=set)
+    """What the kernel's code read (functions, globals, fields), each with its fingerprint: the
+    manifest checks them before it serves a compile (`manifest.py`)."""
+    replayed: frozenset[int] = frozenset()
+    """The ids of the top-level ops the statement memo replayed (`verify` takes them as
+    verified)."""
 
 
 @dataclass
@@ -128,6 +144,8 @@ class Compiled:
     _report: KernelReport | None = None
     fields: list = field(default_factory=list)
     """The fields the kernel uses, in the order of their hidden parameters (after the user's)."""
+    deps: set = field(default_factory=set)
+    """What the kernel's code read (`Lowered.deps`), for the manifest."""
     field_words: list = field(default_factory=list)
     """Their launch words, read once from their storage (`qdlab.host.field.attach`)."""
 
@@ -141,13 +159,15 @@ class Compiled:
     @property
     def report(self) -> KernelReport:
         self._complete()
-        return self._report  # type: ignore[return-value]
+        assert self._report is not None  # made, or `full` ran
+        return self._report
 
     @property
     def kernel(self) -> ir.Kernel:
         if self._kernel is None:  # a manifest hit: the whole pipeline runs (the report is lazy)
             self._complete()
-        return self._kernel  # type: ignore[return-value]
+        assert self._kernel is not None  # compiled, or `full` ran
+        return self._kernel
 
     def whole_launcher(self, cache: BinaryCache) -> object:
         """The whole-kernel variant, compiled on first need (runtime fallbacks); it draws from the
@@ -155,9 +175,10 @@ class Compiled:
         if self.whole is None:
             k = self.kernel
             built = build_all([k], self.config, cache, self.target)
+            stream = self.launcher.stream  # type: ignore[attr-defined]  # a Launcher's
             self.whole = self.target.launcher(
-                k.name, k.params, k.returns, [built[0].unit], stream=self.launcher.stream
-            )  # type: ignore[attr-defined]
+                k.name, k.params, k.returns, [built[0].unit], stream=stream
+            )
         return self.whole
 
 
@@ -188,11 +209,10 @@ def compile_cached(
         if doc is not None and found is not None
         else None
     )
-    if units is not None:
-        pairs = [tuple(p) for p in doc["alias_pairs"]]  # type: ignore[index]
+    if units is not None and doc is not None and found is not None:
+        pairs = [(int(a), bool(g), int(b), bool(h)) for a, g, b, h in doc["alias_pairs"]]
         params = spec.params + [
-            ir.Param(f"field{k}", field_type(f))
-            for k, f in enumerate(found)  # type: ignore[arg-type]
+            ir.Param(f"field{k}", field_type(f)) for k, f in enumerate(found)
         ]  # the fields' hidden parameters, fed from the fields found again by name
         launcher = target.launcher(spec.name, params, spec.returns, units, pairs)
         return Compiled(
@@ -201,21 +221,21 @@ def compile_cached(
             config,
             (-1, -1, -1),
             set(doc["written"]),
-            pairs,  # type: ignore
+            pairs,
             whole=launcher if not pairs and len(units) == 1 else None,
             full=lambda: compile_kernel(spec, config, cache, target, previous),
             members=manifest.members(doc),
-            fields=list(found),  # type: ignore[arg-type]
+            fields=list(found),
         )
     compiled = compile_kernel(spec, config, cache, target, previous, on_construct)
-    if not compiled.kernel.flags.get("late_params"):  # else a struct member was declared late
+    if not compiled.kernel.flags.late_params:  # else a struct member was declared late
         manifest.save(
             cache,
             mkey,
             [b.unit for b in compiled.built],
             compiled.alias_pairs,
             compiled.written,
-            sorted(compiled.kernel.flags.get("deps", ())),
+            sorted(compiled.deps),
             first,
             compiled.members,
             field_paths(compiled.kernel),
@@ -233,13 +253,13 @@ def compile_kernel(
 ) -> Compiled:
     t0 = time.perf_counter()
     target.starting()  # LLVM's library loads in a thread meanwhile
-    kernel, source = lower(spec, config, cache)  # Python AST -> typed IR
-    fe_deps = kernel.flags.pop("deps", set())
-    verify(kernel, kernel.flags.pop("replayed", frozenset()))  # what was replayed was verified
+    lowered = lower(spec, config, cache)  # Python AST -> typed IR
+    kernel, source = lowered.kernel, lowered.source
+    verify(kernel, lowered.replayed)  # what was replayed was verified
     run_passes(kernel)  # simplify: promote, fold, CSE, DCE
     verify(kernel)
     if spec.autodiff:  # values and their duals (split as any kernel), or the gradient kernel
-        forward = spec.autodiff == "forward"
+        forward = spec.autodiff is Autodiff.FORWARD
         kernel = forward_mode.jvp(kernel) if forward else autodiff.reverse(kernel)
         run_passes(kernel)
         verify(kernel)
@@ -290,11 +310,8 @@ def compile_kernel(
     compiled_n = sum(b.status == "compiled" for b in built)
     obs = (len(built), compiled_n, len(built) - compiled_n) if split_ran else (-1, -1, -1)
     written = {
-        op.array_operand.owner.attrs["index"]
-        for op in kernel.walk()  # type: ignore[union-attr]
-        if "write" in op.effects
+        ir.arg_index(ir.array_of(op)) for op in kernel.walk() if "write" in op.effects
     } - set(field_params(kernel))  # the user's arguments a launch checks for read-only arrays
-    kernel.flags["deps"] = fe_deps
     return Compiled(
         launcher,
         target,
@@ -306,8 +323,9 @@ def compile_kernel(
         built,
         whole=None if split_ran else launcher,
         make=report,
-        members=kernel.flags.get("members", {}),
+        members=kernel.flags.members,
         fields=[f for _, f in sorted(field_params(kernel).items())],
+        deps=lowered.deps,
     )
 
 
@@ -320,7 +338,7 @@ def split_and_gate(
     iface = split.Interface()
     while True:
         constructs = split.constructs(kernel, iface)
-        facts = gate.Facts(kernel, constructs, config.as_dict(), spec.autodiff is True)
+        facts = gate.Facts(kernel, constructs, config.as_dict(), spec.autodiff is Autodiff.REVERSE)
         fallback = gate.check(facts) if config.per_offload else None
         if (
             fallback is None
@@ -335,7 +353,7 @@ def split_and_gate(
 
 def lower(
     spec: KernelSpec, config: Config, cache: BinaryCache | None, calls: frozenset = frozenset()
-) -> tuple[ir.Kernel, Source]:
+) -> Lowered:
     """The kernel's IR; lowered again, with `func` called, each time lowering finds a
     @qd.real_func `func` calling itself (`real_calls.py`). The statement memo keeps its entries
     on the disk tier of `cache` too."""
@@ -347,7 +365,7 @@ def lower(
 
 def lower_once(
     spec: KernelSpec, config: Config, cache: BinaryCache | None, calls: frozenset
-) -> tuple[ir.Kernel, Source]:
+) -> Lowered:
     source = Source.of(spec.fn, "kernel", spec.span)
     kernel = ir.Kernel(spec.name, list(spec.params), spec.returns)  # fields append theirs
     fe = Frontend(
@@ -357,7 +375,7 @@ def lower_once(
         config.as_dict() | {"default_fp": config.default_fp, "default_ip": config.default_ip},
     )
     values: dict[str, object] = {}
-    kernel.flags["def_loc"] = source.loc(source.tree, spec.name)
+    kernel.flags.def_loc = source.loc(source.tree, spec.name)
     nodes = {a.arg: a for a in source.tree.args.args}
     for index, p in enumerate(spec.params):
         if p.name in spec.templates:
@@ -374,14 +392,15 @@ def lower_once(
     fe.templates = dict(spec.templates)  # as given: `qd.static(x is None)` sees a field itself
     fe.calls = calls  # the real_funcs compiled as calls
     ctx = stmt_memo.context(spec, source, fe.config | {"fresh": config.fresh})
+    memo = None
     if ctx is not None:  # unchanged top-level statements are replayed, not lowered
-        fe.memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops), cache)
+        memo = fe.memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops), cache)
     fe.lower_kernel(values)
-    kernel.flags["deps"] = fe.deps
-    if fe.memo is not None:
-        kernel.flags["replayed"] = frozenset(fe.memo.replayed)
-        fe.memo.finish()
-    return kernel, source
+    lowered = Lowered(kernel, source, fe.deps)
+    if memo is not None:
+        lowered.replayed = frozenset(memo.replayed)
+        memo.finish()
+    return lowered
 
 
 _fresh = itertools.count()
@@ -392,9 +411,9 @@ def prepare(k: ir.Kernel, config: Config, target: Target, owned: bool = False) -
     key), simplified again, printed, keyed and offloaded. An `owned` unit (a construct's slice,
     made for this compile alone) becomes it in place; any other is copied first."""
     if owned:
-        canonical = ir.Kernel("construct", k.params, k.returns, k.body, dict(k.flags))
+        canonical = ir.Kernel("construct", k.params, k.returns, k.body, k.flags.copy())
     else:
-        canonical = ir.Kernel("construct", k.params, k.returns, ir.Block(), dict(k.flags))
+        canonical = ir.Kernel("construct", k.params, k.returns, ir.Block(), k.flags.copy())
         ir.clone_ops(k.body.ops, {}, canonical.body)
     run_passes(canonical)
     text = print_kernel(canonical)
@@ -455,11 +474,11 @@ def prepare_constructs(
             if memo is not None and not c.imports and not c.exports
             else None
         )
-        got = memo.get(key) if key is not None else None  # type: ignore[union-attr]
+        got = memo.get(key) if memo is not None and key is not None else None
         if got is None:
             got = prepare(split.slice_kernel(kernel, c, slots), config, target, owned=True)
-            if key is not None:
-                memo.put(key, got, config.bounds_checks)  # type: ignore[union-attr]
+            if memo is not None and key is not None:
+                memo.put(key, got, config.bounds_checks)
         out.append(got)
     if memo is not None:
         memo.finish()
@@ -554,8 +573,9 @@ def load_units(
     """The units a manifest lists, loaded (from the cache where needed); None if any is gone from
     it."""
     needed = [r for r in records if target.functions(r.key) is None]
-    found = cache.get_many([r.key for r in needed])
-    if any(obj is None for obj in found):
+    got = cache.get_many([r.key for r in needed])
+    found = [obj for obj in got if obj is not None]
+    if len(found) < len(got):
         return None
     target.load(
         [

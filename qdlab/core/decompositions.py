@@ -13,6 +13,8 @@ accuracy in the results:
 - `polar_decompose(A)` = (U V^T, V S V^T): a rotation times a symmetric matrix.
 """
 
+from collections.abc import Callable
+
 from .language import BUILTINS, Func, Matrix, Template, static
 from .types import f64
 
@@ -23,8 +25,8 @@ SWEEPS = {2: 4, 3: 6, 4: 8}
 """Jacobi sweeps per size: convergence is quadratic, so these reach f64 precision."""
 
 
-def _func(fn: object) -> Func:
-    return Func(fn)  # type: ignore[arg-type]
+def _func(fn: Callable) -> Func:
+    return Func(fn)
 
 
 @_func

@@ -12,6 +12,7 @@ import contextlib
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from enum import Enum
 
 from . import matrix
 from .errors import QuadrantsSyntaxError
@@ -81,6 +82,28 @@ class Ref:
 
 def ref(dtype: object) -> Ref:
     return Ref(dtype)
+
+
+class Autodiff(Enum):
+    """Which kernel a compile makes of a `@qd.kernel`: the function itself, its reverse-mode
+    gradient (`kernel.grad`), or its forward-mode one (under `qd.ad.FwdMode`)."""
+
+    NONE = "none"
+    REVERSE = "reverse"
+    FORWARD = "forward"
+
+    def __bool__(self) -> bool:
+        return self is not Autodiff.NONE
+
+    def __str__(self) -> str:
+        return self.value
+
+    @staticmethod
+    def of(mode: bool | str) -> Autodiff:
+        """The mode a kernel object keeps (False, True for the gradient, "forward")."""
+        return (
+            Autodiff.FORWARD if mode == "forward" else Autodiff.REVERSE if mode else Autodiff.NONE
+        )
 
 
 class KernelDef:

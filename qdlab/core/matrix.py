@@ -138,11 +138,11 @@ class MatrixType:
         return (Vector if self.ndim == 1 else Matrix)(arr, self.dtype)
 
     def ndarray(self, shape: object, needs_grad: bool = False) -> object:
-        return ndarray_maker(self, shape, needs_grad)  # type: ignore[misc]
+        return _host(ndarray_maker)(self, shape, needs_grad)
 
     def field(self, *args: object, **kwargs: object) -> object:
         """`vec3.field(shape=n)`: a field of this vector or matrix type."""
-        return field_maker(self, *args, **kwargs)  # type: ignore[misc]
+        return _host(field_maker)(self, *args, **kwargs)
 
     def to_string(self) -> str:
         dt = self.dtype or ""
@@ -431,17 +431,17 @@ class Matrix:
         cls, n: int, m: int, dtype: object, shape: object, needs_grad: bool = False
     ) -> object:
         """`qd.Matrix.ndarray(n, m, dtype, shape)`: an ndarray of n x m matrices."""
-        return ndarray_maker(MatrixType(n, m, dtype), shape, needs_grad)  # type: ignore[misc]
+        return _host(ndarray_maker)(MatrixType(n, m, dtype), shape, needs_grad)
 
     @classmethod
     def field(cls, n: int, m: int, dtype: object, *args: object, **kwargs: object) -> object:
         """`qd.Matrix.field(n, m, dtype, shape)`: a field of n x m matrices."""
-        return field_maker(MatrixType(n, m, dtype), *args, **kwargs)  # type: ignore[misc]
+        return _host(field_maker)(MatrixType(n, m, dtype), *args, **kwargs)
 
     @classmethod
     def tensor(cls, n: int, m: int, dtype: object, shape: object, **kwargs: object) -> object:
         """`qd.Matrix.tensor(n, m, dtype, shape, backend=...)`: a `qd.Tensor` of n x m matrices."""
-        return tensor_maker(MatrixType(n, m, dtype), shape, **kwargs)  # type: ignore[misc]
+        return _host(tensor_maker)(MatrixType(n, m, dtype), shape, **kwargs)
 
 
 class Vector(Matrix):
@@ -457,17 +457,23 @@ class Vector(Matrix):
         cls, n: int, dtype: object, shape: object, needs_grad: bool = False
     ) -> object:
         """`qd.Vector.ndarray(n, dtype, shape)`: an ndarray of n-vectors."""
-        return ndarray_maker(VectorType(n, dtype), shape, needs_grad)  # type: ignore[misc]
+        return _host(ndarray_maker)(VectorType(n, dtype), shape, needs_grad)
 
     @classmethod
     def field(cls, n: int, dtype: object, *args: object, **kwargs: object) -> object:  # type: ignore[override]
         """`qd.Vector.field(n, dtype, shape)`: a field of n-vectors."""
-        return field_maker(VectorType(n, dtype), *args, **kwargs)  # type: ignore[misc]
+        return _host(field_maker)(VectorType(n, dtype), *args, **kwargs)
 
     @classmethod
     def tensor(cls, n: int, dtype: object, shape: object, **kwargs: object) -> object:  # type: ignore[override]
         """`qd.Vector.tensor(n, dtype, shape, backend=...)`: a `qd.Tensor` of n-vectors."""
-        return tensor_maker(VectorType(n, dtype), shape, **kwargs)  # type: ignore[misc]
+        return _host(tensor_maker)(VectorType(n, dtype), shape, **kwargs)
+
+
+def _host(maker: Callable | None) -> Callable:
+    """A maker of ndarrays, fields or tensors, which the host layer registers on import."""
+    assert maker is not None, "qdlab.host registers it on import"
+    return maker
 
 
 _HOST_MATH: dict[str, Callable] = {

@@ -24,7 +24,7 @@ from ..core import binding
 from ..core.config import Config
 from ..core.errors import QdArgumentError, QdCallError, QdError, QdTypeError, QdValueError
 from ..core.fields import FieldBase
-from ..core.language import ArrayAnnotation, Func, KernelDef, MatrixType, Template
+from ..core.language import ArrayAnnotation, Autodiff, Func, KernelDef, MatrixType, Template
 from ..core.types import ArrayType, DType, i32
 from . import (
     collector,
@@ -294,7 +294,7 @@ class Kernel(KernelDef):
             params,
             [scalar_type(r) for r in self.returns],
             templates,
-            self.autodiff,
+            Autodiff.of(self.autodiff),
             self.return_shapes if any(self.return_shapes) else [],
         )
 

@@ -187,8 +187,9 @@ class BinaryCache:
         out = []
         with self._lock:
             for k, v in zip(keys, local):
-                if v is None and fetched.get(k) is not None:
-                    v = fetched[k]
+                got = fetched.get(k) if v is None else None
+                if got is not None:
+                    v = got
                     self._remember(k, v)
                     self._origin[k] = "team cache"
                     if self._disk:

@@ -90,20 +90,20 @@ class Prepared:
         self.text, self.key, self.prefix = text, key, prefix
         self._facts: dict[bool, UnitFacts] = dict(facts or {})
 
-    def _settle(self) -> None:
+    def _settle(self) -> tuple[ir.Kernel, Plan]:
         if self._moved is not None:
             self._kernel, self._plan = self._moved()
             self._moved = None
+        assert self._kernel is not None and self._plan is not None  # given, or made when moved
+        return self._kernel, self._plan
 
     @property
     def kernel(self) -> ir.Kernel:
-        self._settle()
-        return self._kernel  # type: ignore[return-value]
+        return self._settle()[0]
 
     @property
     def plan(self) -> Plan:
-        self._settle()
-        return self._plan  # type: ignore[return-value]
+        return self._settle()[1]
 
     @property
     def name(self) -> str:
@@ -137,7 +137,7 @@ def _moved(p: Prepared, frm: tuple[str, int], to: tuple[str, int]) -> Prepared:
 
     def make() -> tuple[ir.Kernel, Plan]:
         old = p.kernel
-        k = ir.Kernel(old.name, old.params, old.returns, ir.Block(), dict(old.flags))
+        k = ir.Kernel(old.name, old.params, old.returns, ir.Block(), old.flags.copy())
         ir.clone_ops(old.body.ops, {}, k.body)
         moved: dict[int, SourceLoc | None] = {}
         for op in k.walk():
@@ -161,7 +161,11 @@ class Session:
     """One compile's use of the memo: describes its constructs' slices, serves and stores them."""
 
     def __init__(
-        self, kernel: ir.Kernel, where: tuple[str, int], shared: tuple, store: object = None
+        self,
+        kernel: ir.Kernel,
+        where: tuple[str, int],
+        shared: tuple,
+        store: persist.Store | None = None,
     ) -> None:
         self.kernel, self.where, self.store = kernel, where, store
         self.locs: dict[int, tuple] = {}
@@ -318,7 +322,11 @@ class Session:
             return None
         entry = got
         try:
-            name, params, returns, flags, rows, text, key_, prefix, facts, base = got  # type: ignore[misc]
+            if not isinstance(got, (tuple, list)):
+                return None
+            name, params, returns, flags, rows, text, key_, prefix, facts, base = got
+            if not isinstance(flags, ir.KernelFlags):
+                return None
         except (TypeError, ValueError):  # damaged, or of an older layout: prepared anew
             return None
 

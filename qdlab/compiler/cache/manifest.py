@@ -16,6 +16,7 @@ fingerprint gets no manifest: it is always compiled. A hit skips the frontend, s
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from qdlab.core.fields import FieldBase
@@ -97,12 +98,16 @@ def load(
     return doc if isinstance(doc, dict) and deps_hold(fn, doc.get("deps"), templates) else None
 
 
-def deps_hold(fn: object, deps: object, templates: dict | None = None) -> bool:
+def deps_hold(
+    fn: object, deps: Iterable[tuple[str, str, object]] | None, templates: dict | None = None
+) -> bool:
     """Whether every (owner path, name, fingerprint) recorded while lowering `fn` still has that
     fingerprint (the manifest's check, and the statement memo's): a name or attribute chain is
     looked up again, an evaluation (`evaluations.py`) evaluated again."""
+    if deps is None:  # a document without its reads
+        return False
     try:
-        for owner_path, name, fp in deps:  # type: ignore[attr-defined]
+        for owner_path, name, fp in deps:
             owner = _function(fn, owner_path)
             if fp == UNKNOWN or owner is None:
                 return False

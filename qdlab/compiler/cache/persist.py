@@ -25,7 +25,8 @@ import os
 import pickle
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from ...core import keys
 from ...core.errors import SourceLoc
@@ -194,15 +195,23 @@ _writing = threading.Lock()
 lock held by a thread it does not have, and block on its first compile."""
 
 
-def load(store: object, kind: str, key: object) -> object | None:
+class Store(Protocol):
+    """Where the memos keep their entries: a `BinaryCache`'s disk tier."""
+
+    def get_own(self, key: str) -> bytes | None: ...
+
+    def put_own(self, key: str, payload: bytes) -> None: ...
+
+
+def load(store: Store | None, kind: str, key: object) -> object | None:
     """The `kind` memo's entry for its in-process `key` from `store`'s disk tier (`save_later`
     wrote it), or None: no store, no such entry, or bytes that are not one."""
     where = keys.memo_key(kind, key) if store is not None else None
-    data = store.get_own(where) if where is not None else None  # type: ignore[attr-defined]
+    data = store.get_own(where) if store is not None and where is not None else None
     return loads(data) if data is not None else None
 
 
-def save_later(store: object, kind: str, key: object, value: Callable[[], object]) -> None:
+def save_later(store: Store | None, kind: str, key: object, value: Callable[[], object]) -> None:
     """Write what `value()` gives (in the writer thread: IR in it as `flatten` gives it) as the
     `kind` memo's entry for its in-process `key` in `store`'s disk tier (`BinaryCache.put_own`,
     under `keys.memo_key`); nothing when there is no store or it cannot be written."""
@@ -225,7 +234,7 @@ class Bundle:
         self._keys: dict[object, frozenset] = {}
         """The keys each bundle read or written in this process holds, by the bundle's key."""
 
-    def take(self, store: object, bundle: object, key: object, stats: dict) -> object | None:
+    def take(self, store: Store | None, bundle: object, key: object, stats: dict) -> object | None:
         """What `bundle`'s bundle holds for `key`; the bundle is read from `store` the first time
         this process asks it for anything (`stats["reads"]` counts it)."""
         with self._lock:
@@ -236,7 +245,7 @@ class Bundle:
             got = load(store, self.kind, bundle)
             stats["reads"] += 1
             try:
-                items = dict(got) if isinstance(got, list) else {}  # type: ignore[arg-type]
+                items = dict(got) if isinstance(got, list) else {}
             except (TypeError, ValueError):  # not (hashable key, entry) pairs: read one by one
                 items = {}
             with self._lock:
@@ -247,7 +256,9 @@ class Bundle:
         with self._lock:
             return self._waiting.pop(key, None)
 
-    def keep(self, store: object, bundle: object, used: list[tuple[object, Callable]]) -> None:
+    def keep(
+        self, store: Store | None, bundle: object, used: Sequence[tuple[object, Callable]]
+    ) -> None:
         """Write `used` ((key, what its own entry holds) pairs) as `bundle`'s bundle, later,
         unless the last one read or written holds the same keys."""
         names = frozenset(k for k, _ in used)
@@ -264,8 +275,8 @@ class Bundle:
             data = dumps(items)
             if data is None:  # an entry that is this process's alone: the others without it
                 data = dumps([item for item in items if dumps(item) is not None])
-            if data is not None:
-                store.put_own(where, data)  # type: ignore[attr-defined]
+            if data is not None and store is not None:
+                store.put_own(where, data)
 
         later(write)
 
@@ -311,11 +322,13 @@ def _write_all() -> None:
                         _lock.notify_all()
 
 
-def _write(store: object, kind: str, key: object, value: Callable[[], object]) -> None:
+def _write(store: Store, kind: str, key: object, value: Callable[[], object]) -> None:
     where = keys.memo_key(kind, key)
-    data = dumps(value()) if where is not None else None  # type: ignore[operator]
+    if where is None:
+        return
+    data = dumps(value())
     if data is not None:  # else it holds what only this process has: kept there alone
-        store.put_own(where, data)  # type: ignore[attr-defined]
+        store.put_own(where, data)
 
 
 @atexit.register

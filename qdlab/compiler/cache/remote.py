@@ -31,7 +31,9 @@ import stat
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 log = logging.getLogger("qdlab")
@@ -153,7 +155,8 @@ class RedisTier:
         self.url, self.prefix = url, prefix
         self.stats = RemoteStats(f"{redacted(url)} (prefix {prefix})", False, "")
         self.secret, why = read_secret()
-        self.client = None
+        self.client: Any = None
+        """A `redis.Redis` (untyped: redis is an optional wheel), once the store is usable."""
         self.down_until = 0.0
         self.warned: set[str] = set()
         self.lock = threading.Lock()
@@ -190,7 +193,7 @@ class RedisTier:
     def get(self, key: str) -> bytes | None:
         if not self.available():
             return None
-        data = self.call(lambda: self.client.get(f"{self.prefix}:{key}"))  # type: ignore[union-attr]
+        data = self.call(lambda: self.client.get(f"{self.prefix}:{key}"))
         return None if data is FAILED else self.check(key, data)
 
     def check(self, key: str, data: object) -> bytes | None:
@@ -199,13 +202,14 @@ class RedisTier:
             with self.lock:
                 self.stats.misses += 1
             return None
+        assert isinstance(data, bytes) and self.secret is not None  # what a usable store gives
         try:
-            payload = decode(self.secret, key, data)  # type: ignore[arg-type]
+            payload = decode(self.secret, key, data)
         except ValueError as e:
             with self.lock:
                 self.stats.refused += 1
                 if not isinstance(e, Foreign):
-                    self.damaged[key] = hashlib.sha1(data).hexdigest()  # type: ignore[arg-type]
+                    self.damaged[key] = hashlib.sha1(data).hexdigest()
             self.warn(
                 "refused",
                 f"qdlab team cache at {self.stats.store}: refused an entry ({e}); compiling "
@@ -222,31 +226,33 @@ class RedisTier:
         """`get` for several keys in one round trip (MGET)."""
         if not self.available() or not keys:
             return [None] * len(keys)
-        values = self.call(lambda: self.client.mget([f"{self.prefix}:{k}" for k in keys]))  # type: ignore
+        values = self.call(lambda: self.client.mget([f"{self.prefix}:{k}" for k in keys]))
         if values is FAILED:
             return [None] * len(keys)
-        return [self.check(k, v) for k, v in zip(keys, values)]  # type: ignore[call-overload]
+        assert isinstance(values, list)
+        return [self.check(k, v) for k, v in zip(keys, values)]
 
     def put(self, key: str, payload: bytes) -> None:
         if not self.available():
             return
-        data = encode(self.secret, key, payload)  # type: ignore[arg-type]
+        assert self.secret is not None  # a store without one is never usable
+        data = encode(self.secret, key, payload)
         name = f"{self.prefix}:{key}"
         with self.lock:
             refused = self.damaged.pop(key, None)
         if refused is None:
-            done = self.call(lambda: self.client.set(name, data, nx=True))  # type: ignore
+            done = self.call(lambda: self.client.set(name, data, nx=True))
         else:  # replace the damaged entry, unless someone else has since
-            done = self.call(lambda: self.client.eval(_REPLACE, 1, name, refused, data)) == 1  # type: ignore
+            done = self.call(lambda: self.client.eval(_REPLACE, 1, name, refused, data)) == 1
         if done is True:
             with self.lock:
                 self.stats.bytes_out += len(data)
                 self.stats.replaced += refused is not None
 
-    def call(self, operation: object) -> object:
+    def call(self, operation: Callable[[], object]) -> object:
         """Run one store operation; a store that does not answer is left alone for BACKOFF_S."""
         try:
-            return operation()  # type: ignore[operator]
+            return operation()
         except self.errors as e:
             self.down_until = time.monotonic() + BACKOFF_S
             self.stats.note = f"{type(e).__name__}: the store did not answer"
@@ -293,8 +299,8 @@ def _import_client() -> None:
         pass
 
 
-def client_module() -> object:
-    """The `redis` package (ImportError when it is not installed)."""
+def client_module() -> Any:
+    """The `redis` package (ImportError when it is not installed); untyped: an optional wheel."""
     if _import is not None:
         _import.join()
     import redis  # lazy: the client, only where a team cache is configured

@@ -41,10 +41,50 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from ...core.errors import SourceLoc
+from ...core.types import i32
 from .. import ir
 from . import manifest, persist
+
+if TYPE_CHECKING:
+    from ..frontend.source import Source
+
+
+class _Scope(Protocol):
+    source: Source
+
+
+class Lowering(Protocol):
+    """What the memo uses of the frontend that lowers the kernel (`Frontend`)."""
+
+    kernel: ir.Kernel
+    scope: _Scope
+    deps: set
+    """What lowering has read so far: (owner path, name, fingerprint) of each read."""
+
+    def visit(self, node: ast.AST) -> object: ...
+
+
+class Spec(Protocol):
+    """What the memo's context takes of a kernel's `KernelSpec`."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def params(self) -> list: ...
+
+    @property
+    def returns(self) -> list: ...
+
+    @property
+    def return_shapes(self) -> list: ...
+
+    @property
+    def autodiff(self) -> object: ...
+
 
 LIMIT = 4096
 """Statements kept (least recently used go first)."""
@@ -110,7 +150,7 @@ def state(fe: object) -> tuple:
     """Everything of the frontend a statement could leave behind, but the kernel body's ops."""
     attrs = vars(fe)
     kernel, scope = attrs["kernel"], attrs["scope"]
-    out = [
+    out: list[tuple] = [
         (k, _shape(v))
         for k, v in sorted(attrs.items())
         if k not in _SKIP and k not in ("kernel", "scope")
@@ -122,7 +162,7 @@ def state(fe: object) -> tuple:
             kernel.name,
             tuple(id(p) for p in kernel.params),
             _shape(kernel.returns),
-            _shape(kernel.flags),
+            _shape(dict(kernel.flags.items())),
             id(kernel.body),
         )
     )
@@ -144,23 +184,23 @@ def state(fe: object) -> tuple:
     return tuple(out)
 
 
-def context(spec: object, source: object, config: dict) -> tuple | None:
+def context(spec: Spec, source: Source, config: dict) -> tuple | None:
     """What every statement of this kernel's compile shares; None when the memo must stay out."""
     if not enabled() or getattr(spec, "templates", None) or config.get("fresh"):
         return None
     try:
-        first = source.tree.body[0]  # type: ignore[attr-defined]
-        lines = source.lines  # type: ignore[attr-defined]
-        cut = source.indent + first.col_offset  # type: ignore[attr-defined]
+        first = source.tree.body[0]
+        lines = source.lines
+        cut = source.indent + first.col_offset
         header = "".join(lines[: first.lineno - 1]) + lines[first.lineno - 1][:cut]
         # the text up to the body: its decorators and parameters' AST are a function of it
         return (
-            source.indent,  # type: ignore[attr-defined]
-            spec.name,  # type: ignore[attr-defined]
-            repr(spec.params),  # type: ignore[attr-defined]
-            repr(spec.returns),  # type: ignore[attr-defined]
-            repr(spec.return_shapes),  # type: ignore[attr-defined]
-            bool(spec.autodiff),  # type: ignore[attr-defined]
+            source.indent,
+            spec.name,
+            repr(spec.params),
+            repr(spec.returns),
+            repr(spec.return_shapes),
+            bool(spec.autodiff),
             repr(sorted(config.items(), key=lambda kv: kv[0])),
             header,
         )
@@ -195,7 +235,9 @@ class _Count(logging.Handler):
 class Memo:
     """One kernel compile's use of the memo (`Frontend.memo`)."""
 
-    def __init__(self, ctx: tuple, fn: object, setup: int, store: object = None) -> None:
+    def __init__(
+        self, ctx: tuple, fn: object, setup: int, store: persist.Store | None = None
+    ) -> None:
         self.ctx, self.fn, self.setup, self.store = ctx, fn, setup, store
         """`store`: the compile's `BinaryCache`, whose disk tier holds entries of other
         processes."""
@@ -216,38 +258,38 @@ class Memo:
             held = self.held[deps] = manifest.deps_hold(self.fn, deps)
         return held
 
-    def key(self, fe: object, node: ast.stmt) -> tuple:
+    def key(self, fe: Lowering, node: ast.stmt) -> tuple:
         """The statement's lines (whole, so a comment or a second statement on them counts) and
         where it starts in the kernel: its AST, positions included, is a function of them."""
-        lines = fe.scope.source.lines  # type: ignore[attr-defined]
+        lines = fe.scope.source.lines
         text = "".join(lines[node.lineno - 1 : (node.end_lineno or node.lineno)])
         return (self.ctx, node.lineno, node.col_offset, text)
 
-    def lower(self, fe: object, node: ast.stmt) -> None:
+    def lower(self, fe: Lowering, node: ast.stmt) -> None:
         """Lower one top-level statement: replayed when its entry holds, else visited (and
         stored when it is self-contained)."""
         if not self.clean:
-            fe.visit(node)  # type: ignore[attr-defined]
+            fe.visit(node)
             stats["lowered"] += 1
             return
-        body = fe.kernel.body  # type: ignore[attr-defined]
+        body = fe.kernel.body
         key = self.key(fe, node)
         with _lock:
             entry = _memo.get(key)
         if entry is None:
             entry = self.load(key)
         if entry is not None and entry.setup == self.setup and self.holds(entry.deps):
-            source = fe.scope.source  # type: ignore[attr-defined]
+            source = fe.scope.source
             where = (source.filename, source.first_line)
             moved = entry.moved  # one read: another thread may replace it meanwhile
             if moved[0] != where:
                 moved = entry.moved = (where, {})
-            inputs = [body.ops[pos].result for pos in entry.inputs]
+            inputs = [body.ops[pos].out for pos in entry.inputs]
             n = len(body.ops)
             persist.unflatten(entry.rows, inputs, body, _mover(where, moved[1]))
             self.replayed.update(id(op) for op in body.ops[n:])
             self.used.append((key, entry.value))
-            fe.deps |= entry.deps  # type: ignore[attr-defined]
+            fe.deps |= entry.deps
             with _lock:
                 if key in _memo:
                     _memo.move_to_end(key)
@@ -255,16 +297,16 @@ class Memo:
             return
         self.held.clear()
         before, n, prefix = state(fe), len(body.ops), list(body.ops)
-        outer_deps = fe.deps  # type: ignore[attr-defined]
-        fe.deps = set()  # type: ignore[attr-defined]  # everything this statement reads
+        outer_deps = fe.deps
+        fe.deps = set()  # everything this statement reads
         logged = _Count()
         logging.getLogger("qdlab").addHandler(logged)
         try:
-            fe.visit(node)  # type: ignore[attr-defined]
+            fe.visit(node)
         finally:
             logging.getLogger("qdlab").removeHandler(logged)
-            mine = fe.deps  # type: ignore[attr-defined]
-            fe.deps = outer_deps | mine  # type: ignore[attr-defined]
+            mine = fe.deps
+            fe.deps = outer_deps | mine
         stats["lowered"] += 1
         if (
             logged.n
@@ -274,7 +316,7 @@ class Memo:
         ):
             self.clean = False
             return
-        entry = self._entry(body.ops[n:], body, frozenset(mine), fe.scope.source)  # type: ignore[attr-defined]
+        entry = self._entry(body.ops[n:], body, frozenset(mine), fe.scope.source)
         if entry is not None:
             self.remember(key, entry)
             self.save(key, entry)
@@ -301,8 +343,10 @@ class Memo:
         if got is None:
             return None
         try:
-            rows, inputs, setup, deps = got  # type: ignore[misc]
-            outside = [ir.Value(None) for _ in inputs]  # type: ignore[arg-type]
+            if not isinstance(got, (tuple, list)):
+                return None
+            rows, inputs, setup, deps = got
+            outside = [ir.Value(i32, "outside") for _ in inputs]  # stand-ins: rows never type them
             persist.unflatten(rows, outside, ir.Block())  # rows that build, once, or none at all
             entry = Entry(rows, [int(i) for i in inputs], int(setup), frozenset(deps))
         except (TypeError, ValueError, IndexError):  # damaged, or of an older layout: lowered
@@ -315,14 +359,14 @@ class Memo:
         persist.save_later(self.store, "statement", key, entry.value)
 
     def _entry(
-        self, ops: list[ir.Op], body: ir.Block, deps: frozenset, source: object
+        self, ops: list[ir.Op], body: ir.Block, deps: frozenset, source: Source
     ) -> Entry | None:
         """The statement's ops as rows, their locations made relative to the kernel's first line;
         None if they use a value other than their own and the arguments' setup, come from other
         lines than the kernel's, make a real call, or read something without a fingerprint."""
         if any(fp == manifest.UNKNOWN for _, _, fp in deps):
             return None
-        name, filename = self.ctx[1], source.filename  # type: ignore[attr-defined]
+        name, filename = self.ctx[1], source.filename
         if any(
             o.loc is not None and (o.loc.kernel != name or o.loc.filename != filename)
             for top in ops
@@ -346,12 +390,12 @@ class Memo:
                 if v not in setup_pos:
                     return None
                 outside[v] = setup_pos[v]
-        first = source.first_line  # type: ignore[attr-defined]
+        first = source.first_line
         stored: dict[int, SourceLoc] = {}
         try:
             rows = persist.flatten(ops, list(outside), _mover(("", -first), stored))
         except (KeyError, TypeError):  # a real call: its function is not the statement's
             return None
         here = {id(to): locs[k] for k, to in stored.items()}  # moved back to where they are
-        moved = ((source.filename, first), here)  # type: ignore[attr-defined]
+        moved = ((source.filename, first), here)
         return Entry(rows, list(outside.values()), self.setup, deps, moved)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from llvmlite import ir as ll
 
@@ -18,7 +18,7 @@ from ...core.abi import (
     MAX_CALL_DEPTH,
     ret_offset,
 )
-from ...core.types import DType
+from ...core.types import ArrayType, DType
 from .. import ir
 from . import arith
 from .lltypes import ERR_ASSERT, ERR_BOUNDS, ERR_DEPTH, I32, I64, PRINT_TYPE, lltype
@@ -29,56 +29,50 @@ if TYPE_CHECKING:
 _C1, _C2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 
 
-def _const(em: TaskEmitter, op: ir.Op) -> ll.Value:
-    return ll.Constant(lltype(op.result.type), op.attrs["value"])  # type: ignore[union-attr]
+def _const(em: TaskEmitter, op: ir.Const) -> ll.Value:
+    return ll.Constant(lltype(op.result.dtype), op.attrs["value"])
 
 
 def _args_word(em: TaskEmitter, word: int, name: str = "") -> ll.Value:
     return em.b.load(em.word(em.args_ptr, 8 * word, I64), name=name)
 
 
-def _arg(em: TaskEmitter, op: ir.Op) -> ll.Value | None:
-    t = op.result.type  # type: ignore[union-attr]
+def _arg(em: TaskEmitter, op: ir.Arg) -> ll.Value | None:
+    t = op.result.type
     if isinstance(t, DType):
         word = em.layout[op.attrs["index"]] + op.attrs.get("component", 0)
-        return em.from_word(_args_word(em, word, op.result.name), t)  # type: ignore
+        return em.from_word(_args_word(em, word, op.result.name), t)
     return None  # arrays are read through their words when indexed
 
 
-def _shape(em: TaskEmitter, op: ir.Op) -> ll.Value:
-    arr = op.operands[0]
-    w = em.layout[arr.owner.attrs["index"]] + 2 + op.attrs["axis"]  # type: ignore[union-attr]
-    return em.b.trunc(_args_word(em, w), I32, name=op.result.name)  # type: ignore[union-attr]
+def _shape(em: TaskEmitter, op: ir.Shape) -> ll.Value:
+    w = em.layout[ir.arg_index(op.operands[0])] + 2 + op.attrs["axis"]
+    return em.b.trunc(_args_word(em, w), I32, name=op.result.name)
 
 
-def _binop(em: TaskEmitter, op: ir.Op) -> ll.Value:
+def _binop(em: TaskEmitter, op: ir.BinOp) -> ll.Value:
     a, c = (em.get(v) for v in op.operands)
-    t, et = op.result.type, op.operands[1].type  # type: ignore[union-attr]
+    t, et = op.result.dtype, op.operands[1].dtype
     if t != et:  # a float to an integer power (`ir.BinOp`)
-        return arith.pow_by_squaring(em, a, c, t, et)  # type: ignore[arg-type]
-    return arith.binop(em, op.attrs["op"], a, c, t)  # type: ignore[arg-type]
+        return arith.pow_by_squaring(em, a, c, t, et)
+    return arith.binop(em, op.attrs["op"], a, c, t)
 
 
-def _cmp(em: TaskEmitter, op: ir.Op) -> ll.Value:
+def _cmp(em: TaskEmitter, op: ir.Cmp) -> ll.Value:
     a, c = (em.get(v) for v in op.operands)
-    return arith.compare(em, op.attrs["pred"], a, c, op.operands[0].type)  # type: ignore[arg-type]
+    return arith.compare(em, op.attrs["pred"], a, c, op.operands[0].dtype)
 
 
-def _unary(em: TaskEmitter, op: ir.Op) -> ll.Value:
-    return arith.unary(
-        em,
-        op.attrs["fn"],
-        em.get(op.operands[0]),
-        op.operands[0].type,  # type: ignore
-        op.result.type,
-    )  # type: ignore[union-attr]
+def _unary(em: TaskEmitter, op: ir.Unary) -> ll.Value:
+    x = op.operands[0]
+    return arith.unary(em, op.attrs["fn"], em.get(x), x.dtype, op.result.dtype)
 
 
-def _cast(em: TaskEmitter, op: ir.Op) -> ll.Value:
+def _cast(em: TaskEmitter, op: ir.Cast) -> ll.Value:
     v = em.get(op.operands[0])
     if op.attrs.get("bitcast"):
-        return em.b.bitcast(v, lltype(op.result.type))  # type: ignore[union-attr, arg-type]
-    return arith.cast(em, v, op.operands[0].type, op.result.type)  # type: ignore[arg-type, union-attr]
+        return em.b.bitcast(v, lltype(op.result.dtype))
+    return arith.cast(em, v, op.operands[0].dtype, op.result.dtype)
 
 
 def _select(em: TaskEmitter, op: ir.Op) -> ll.Value:
@@ -86,12 +80,12 @@ def _select(em: TaskEmitter, op: ir.Op) -> ll.Value:
     return em.b.select(c, a, b)
 
 
-def _alloca(em: TaskEmitter, op: ir.Op) -> None:
-    em.local_ptr(op.result)  # type: ignore[arg-type]
+def _alloca(em: TaskEmitter, op: ir.Alloca) -> None:
+    em.local_ptr(op.result)
 
 
-def _local_load(em: TaskEmitter, op: ir.Op) -> ll.Value:
-    return em.b.load(em.local_ptr(op.operands[0]), name=op.result.name)  # type: ignore[union-attr]
+def _local_load(em: TaskEmitter, op: ir.LocalLoad) -> ll.Value:
+    return em.b.load(em.local_ptr(op.operands[0]), name=op.result.name)
 
 
 def _local_store(em: TaskEmitter, op: ir.Op) -> None:
@@ -100,7 +94,7 @@ def _local_store(em: TaskEmitter, op: ir.Op) -> None:
 
 def _local_atomic(em: TaskEmitter, op: ir.Op) -> ll.Value | None:
     ref, value = op.operands
-    dtype: DType = ref.type.dtype  # type: ignore[union-attr]
+    dtype = ref.element
     v = em.get(value)
     name = op.attrs["op"]
     if ref in em.reduce_acc:
@@ -148,33 +142,35 @@ def _array_words(em: TaskEmitter, arr: ir.Value, grad: bool) -> tuple[ll.Value, 
     them)."""
     key = (arr, grad)
     if key not in em.arrays:
-        at = arr.type
-        base = em.layout[arr.owner.attrs["index"]]  # type: ignore[union-attr]
+        at = arr.array_type
+        base = em.layout[ir.arg_index(arr)]
 
         def load() -> tuple[ll.Value, list[ll.Value]]:
             data = _args_word(
                 em, base + (1 if grad else 0), f"{arr.name}{'.grad' if grad else ''}.data"
             )
-            ptr = em.array_pointer(data, lltype(at.dtype))  # type: ignore[union-attr]
+            ptr = em.array_pointer(data, lltype(at.dtype))
             return ptr, [
                 _args_word(em, base + 2 + d, f"{arr.name}.shape{d}") for d in range(at.ndim)
-            ]  # type: ignore
+            ]
 
-        em.arrays[key] = em.at_entry(load)  # type: ignore[arg-type]
+        em.arrays[key] = em.at_entry(load)
     return em.arrays[key]
 
 
-def address(em: TaskEmitter, op: ir.Op) -> ll.Value:
+def address(
+    em: TaskEmitter, op: ir.Load | ir.VolatileLoad | ir.Store | ir.Atomic | ir.Addr
+) -> ll.Value:
     """An element's address: the outer indices against the array's extents, then (for an ndarray
     of vectors or matrices) the entry's offset within its element, whose shape is static. As in the
     reference, the entry's offset is checked (or clamped) as a whole."""
     b = em.b
     arr = op.operands[0]
-    at = arr.type
+    at = arr.array_type
     ptr, extents = _array_words(em, arr, bool(op.attrs.get("grad")))
     lin: ll.Value = ll.Constant(I64, 0)
-    indices = op.operands[1 : 1 + at.rank]  # type: ignore[union-attr]
-    for d, idx in enumerate(indices[: at.ndim]):  # type: ignore[union-attr]
+    indices = op.indices
+    for d, idx in enumerate(indices[: at.ndim]):
         lin = _bounded(
             em,
             op,
@@ -183,24 +179,24 @@ def address(em: TaskEmitter, op: ir.Op) -> ll.Value:
             extents[d],
             lin if d else None,
         )
-    if at.element:  # type: ignore[union-attr]
+    if at.element:
         off: ll.Value = ll.Constant(I64, 0)
         stride = 1
-        for n, idx in reversed(list(zip(at.element, indices[at.ndim :]))):  # type: ignore[union-attr]
+        for n, idx in reversed(list(zip(at.element, indices[at.ndim :]))):
             i = b.mul(b.sext(em.get(idx), I64), ll.Constant(I64, stride))
             off = b.add(off, i) if stride > 1 else i
             stride *= n
-        lin = _bounded(em, op, at, off, ll.Constant(I64, stride), lin if at.ndim else None)  # type: ignore[union-attr]
+        lin = _bounded(em, op, at, off, ll.Constant(I64, stride), lin if at.ndim else None)
     return b.gep(ptr, [lin])
 
 
 def _bounded(
-    em: TaskEmitter, op: ir.Op, at: object, i: ll.Value, extent: ll.Value, lin: ll.Value | None
+    em: TaskEmitter, op: ir.Op, at: ArrayType, i: ll.Value, extent: ll.Value, lin: ll.Value | None
 ) -> ll.Value:
     """`lin * extent + i`, with `i` clamped into [0, extent) (boundary="clamp") or checked there
     (debug)."""
     b = em.b
-    if at.boundary == "clamp":  # type: ignore[attr-defined]
+    if at.boundary == "clamp":
         top = b.sub(extent, ll.Constant(I64, 1))
         i = b.select(b.icmp_signed(">", i, top), top, i)
         i = b.select(b.icmp_signed("<", i, ll.Constant(I64, 0)), ll.Constant(I64, 0), i)
@@ -227,38 +223,38 @@ def _fail(
     em.ret_status(1)
 
 
-def _load(em: TaskEmitter, op: ir.Op) -> ll.Value:
-    return em.b.load(address(em, op), name=op.result.name)  # type: ignore[union-attr]
+def _load(em: TaskEmitter, op: ir.Load) -> ll.Value:
+    return em.b.load(address(em, op), name=op.result.name)
 
 
-def _addr(em: TaskEmitter, op: ir.Op) -> ll.Value:
-    return em.b.ptrtoint(address(em, op), I64, name=op.result.name)  # type: ignore[union-attr]
+def _addr(em: TaskEmitter, op: ir.Addr) -> ll.Value:
+    return em.b.ptrtoint(address(em, op), I64, name=op.result.name)
 
 
-def _volatile_load(em: TaskEmitter, op: ir.Op) -> ll.Value:
+def _volatile_load(em: TaskEmitter, op: ir.VolatileLoad) -> ll.Value:
     """An atomic load: LLVM never merges, hoists or removes it, which is what `qd.volatile_load`
     promises."""
-    nbytes = op.result.type.nbytes  # type: ignore[union-attr]
-    return em.b.load_atomic(address(em, op), "monotonic", nbytes, name=op.result.name)  # type: ignore
+    nbytes = op.result.dtype.nbytes
+    return em.b.load_atomic(address(em, op), "monotonic", nbytes, name=op.result.name)
 
 
-def _store(em: TaskEmitter, op: ir.Op) -> None:
+def _store(em: TaskEmitter, op: ir.Store) -> None:
     ptr = address(em, op)
     em.b.store(em.get(op.operands[-1]), ptr)
 
 
-def _atomic(em: TaskEmitter, op: ir.Op) -> ll.Value:
+def _atomic(em: TaskEmitter, op: ir.Atomic) -> ll.Value:
     if op in em.memory_acc:  # reduced into the chunk's partial (`TaskEmitter.parallel`)
         if em.debug:  # its index checked every iteration, as an atomic's; what is summed the same
             address(em, op)
-        name, v, dtype = op.attrs["op"], em.get(op.operands[-1]), op.result.type  # type: ignore[union-attr]
+        name, v, dtype = op.attrs["op"], em.get(op.operands[-1]), op.result.dtype
         if name == "sub":
             name, v = "add", arith.unary(em, "neg", v, dtype, dtype)
         acc = em.memory_acc[op]
         em.b.store(arith.binop(em, name, em.b.load(acc), v, dtype), acc)
         return ll.Constant(lltype(dtype), ll.Undefined)
     ptr = address(em, op)
-    dtype: DType = op.result.type  # type: ignore[assignment, union-attr]
+    dtype = op.result.dtype
     if op in em.plan.owned:  # no other iteration touches this element: a plain read-modify-write
         old = em.b.load(ptr)
         v = em.get(op.operands[-1])
@@ -277,7 +273,7 @@ def _mix(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
     return b.xor(x, b.lshr(x, ll.Constant(I64, 31)))
 
 
-def _random(em: TaskEmitter, op: ir.Op) -> ll.Value:
+def _random(em: TaskEmitter, op: ir.Random) -> ll.Value:
     """Counter-based: hash(launch key, draw site, parallel iteration, draw count in this
     iteration)."""
     b = em.b
@@ -287,7 +283,7 @@ def _random(em: TaskEmitter, op: ir.Op) -> ll.Value:
     h = _mix(b, b.xor(key, ll.Constant(I64, (op.attrs["site"] * _C2) & (2**64 - 1))))
     h = _mix(b, b.add(h, em.iter_index))
     h = _mix(b, b.add(h, count))
-    t: DType = op.result.type  # type: ignore[assignment, union-attr]
+    t = op.result.dtype
     if t.is_float:
         bits = {16: 11, 32: 24}.get(t.bits, 53)
         mant = b.lshr(h, ll.Constant(I64, 64 - bits))
@@ -319,7 +315,7 @@ def _call_print(
         b.store(first, b.gep(buf, [ll.Constant(I32, 0), ll.Constant(I32, 0)]))
     for k, v in enumerate(operands, extra):
         x = em.get(v)
-        t: DType = v.type  # type: ignore[assignment]
+        t = v.dtype
         if t.is_float:
             word = b.bitcast(b.fpext(x, ll.DoubleType()) if t.bits < 64 else x, I64)
         else:
@@ -342,7 +338,7 @@ def _assert(em: TaskEmitter, op: ir.Op) -> None:
 
 def _return(em: TaskEmitter, op: ir.Op) -> None:
     for k, v in enumerate(op.operands):
-        em.b.store(em.to_word(em.get(v), v.type), em.word(em.tmp, ret_offset(k), I64))  # type: ignore
+        em.b.store(em.to_word(em.get(v), v.dtype), em.word(em.tmp, ret_offset(k), I64))
 
 
 def _interface_word(em: TaskEmitter, op: ir.Op) -> ll.Value:
@@ -350,13 +346,13 @@ def _interface_word(em: TaskEmitter, op: ir.Op) -> ll.Value:
     return em.b.gep(base, [ll.Constant(I64, op.attrs["slot"] // 8)])
 
 
-def _interface_load(em: TaskEmitter, op: ir.Op) -> ll.Value:
-    return em.from_word(em.b.load(_interface_word(em, op)), op.result.type)  # type: ignore[arg-type, union-attr]
+def _interface_load(em: TaskEmitter, op: ir.InterfaceLoad) -> ll.Value:
+    return em.from_word(em.b.load(_interface_word(em, op)), op.result.dtype)
 
 
 def _interface_store(em: TaskEmitter, op: ir.Op) -> None:
     v = op.operands[0]
-    em.b.store(em.to_word(em.get(v), v.type), _interface_word(em, op))  # type: ignore[arg-type]
+    em.b.store(em.to_word(em.get(v), v.dtype), _interface_word(em, op))
 
 
 def _call(em: TaskEmitter, op: ir.Op) -> ll.Value | None:
@@ -422,7 +418,8 @@ def _continue(em: TaskEmitter, op: ir.Op) -> None:
     em.b.branch(em.loops[-1][0])
 
 
-EMITTERS: dict[type[ir.Op], Callable[[TaskEmitter, ir.Op], ll.Value | None]] = {
+EMITTERS: dict[type[ir.Op], Callable[[TaskEmitter, Any], ll.Value | None]] = {
+    # each emitter takes an op of the class it is listed under
     ir.Const: _const,
     ir.Arg: _arg,
     ir.Shape: _shape,

@@ -182,16 +182,16 @@ class TaskEmitter:
     def intrinsic(self, name: str, ret: ll.Type, args: list[ll.Type]) -> ll.Function:
         existing = self.module.globals.get(name)
         if existing is not None:
-            return existing  # type: ignore[return-value]
+            return existing
         return ll.Function(self.module, ll.FunctionType(ret, args), name)
 
     def get(self, v: ir.Value) -> ll.Value:
         if v in self.vals:
             return self.vals[v]
         if v in self.plan.slots and not ir.is_local(v):
-            dtype = v.type
+            dtype = v.dtype
             self.vals[v] = self.at_entry(
-                lambda: self.from_word(  # type: ignore[arg-type]
+                lambda: self.from_word(
                     self.b.load(self.word(self.tmp, self.plan.slots[v], I64)), dtype
                 )
             )
@@ -216,7 +216,7 @@ class TaskEmitter:
 
     def local_ptr(self, ref: ir.Value) -> ll.Value:
         if ref not in self.locals:
-            ty = lltype(ref.type.dtype)  # type: ignore[union-attr]
+            ty = lltype(ref.element)
             if ref in self.plan.slots:
                 self.locals[ref] = self.at_entry(
                     lambda: self.word(self.tmp, self.plan.slots[ref], ty, ref.name)
@@ -241,7 +241,7 @@ class TaskEmitter:
             loop = self.task.ops[0]
             if self.line_of is not None and loop.loc is not None:
                 self.b.debug_metadata = self.line_of(loop.loc)
-            self.parallel(loop)  # type: ignore[arg-type]
+            self.parallel(self.task.loop)
         else:
             for op in self.task.ops:
                 self.b.store(ll.Constant(I64, 0), self.rng_counter)
@@ -257,7 +257,7 @@ class TaskEmitter:
             v = work.pop()
             if v in self.plan.remat and v not in need:
                 need.add(v)
-                work.extend(v.owner.operands)  # type: ignore[union-attr]
+                work.extend(ir.defining_op(v).operands)
         return need
 
     def block(self, block: ir.Block) -> None:
@@ -275,9 +275,9 @@ class TaskEmitter:
             self.vals[op.result] = result
             if op.result in self.plan.slots and not ir.is_local(op.result):
                 self.b.store(
-                    self.to_word(result, op.result.type),
+                    self.to_word(result, op.result.dtype),
                     self.word(self.tmp, self.plan.slots[op.result], I64),
-                )  # type: ignore
+                )
         self.b.debug_metadata = outer
 
     # -- loops -------------------------------------------------------------------------------------
@@ -353,11 +353,11 @@ class TaskEmitter:
         hi_raw = b.add(lo, c)
         hi = b.select(b.icmp_signed("<", hi_raw, end), hi_raw, end, name="hi")
         for r in reds:
-            acc = self.alloca_entry(lltype(r.type.dtype), f"{r.name}.partial")  # type: ignore[union-attr]
-            b.store(reduction_identity(reduction_op(loop, r), r.type.dtype), acc)  # type: ignore[union-attr]
+            acc = self.alloca_entry(lltype(r.element), f"{r.name}.partial")
+            b.store(reduction_identity(reduction_op(loop, r), r.element), acc)
             self.reduce_acc[r] = acc
         for op in mems:
-            dtype = op.result.type  # type: ignore[union-attr]
+            dtype = op.result.dtype
             acc = self.alloca_entry(lltype(dtype), f"{op.operands[0].name}.partial")
             b.store(reduction_identity(fold_op(op), dtype), acc)
             self.memory_acc[op] = acc
@@ -365,7 +365,7 @@ class TaskEmitter:
         self.range_loop(index, lo, hi, lambda: self.block(loop.body), per_iteration=True)
         self.iter_index = ll.Constant(I64, 0)
         for r in reds:
-            dtype = r.type.dtype  # type: ignore[union-attr]
+            dtype = r.element
             acc = b.load(self.reduce_acc[r])
             with b.if_else(inline) as (then, other):
                 with then:
@@ -376,7 +376,7 @@ class TaskEmitter:
                     p = b.gep(self.word(self.tmp, base, lltype(dtype)), [chunk])
                     b.store(acc, p)
         for op in mems:
-            dtype = op.result.type  # type: ignore[union-attr]
+            dtype = op.result.dtype
             acc = b.load(self.memory_acc[op])
             with b.if_else(inline) as (then, other):
                 with then:
@@ -384,23 +384,23 @@ class TaskEmitter:
                 with other:
                     p = b.gep(
                         self.word(self.tmp, self.plan.partials[op.result], lltype(dtype)), [chunk]
-                    )  # type: ignore[index]
+                    )
                     b.store(acc, p)
         b.ret(zero)
 
-    def apply_memory(self, op: ir.Op, value: ll.Value) -> None:
+    def apply_memory(self, op: ir.Atomic, value: ll.Value) -> None:
         """One atomic of a memory reduction's folded value into its element (whose indices are
         constants or values from before the loop)."""
         for v in op.operands[1:-1]:
             if isinstance(v.owner, ir.Const) and v not in self.vals:  # defined in the loop's body
-                self.vals[v] = ll.Constant(lltype(v.type), v.owner.attrs["value"])  # type: ignore[arg-type]
-        dtype = op.result.type  # type: ignore[union-attr]
+                self.vals[v] = ll.Constant(lltype(v.dtype), v.owner.attrs["value"])
+        dtype = op.result.dtype
         rmw(self, fold_op(op), address(self, op), value, dtype)
 
-    def fold_memory(self, op: ir.Op) -> None:
+    def fold_memory(self, op: ir.Atomic) -> None:
         """The chunks' partials of a memory reduction, combined in chunk order, applied once."""
-        dtype = op.result.type  # type: ignore[union-attr]
-        parts = self.word(self.tmp, self.plan.partials[op.result], lltype(dtype))  # type: ignore[index]
+        dtype = op.result.dtype
+        parts = self.word(self.tmp, self.plan.partials[op.result], lltype(dtype))
         acc = self.alloca_entry(lltype(dtype), f"{op.operands[0].name}.folded")
         self.b.store(reduction_identity(fold_op(op), dtype), acc)
         idx = ir.Value(i32, f"{op.operands[0].name}.chunk")
@@ -414,8 +414,8 @@ class TaskEmitter:
         self.apply_memory(op, self.b.load(acc))
 
     def fold_partials(self, r: ir.Value) -> None:
-        dtype = r.type.dtype  # type: ignore[union-attr]
-        loop = self.task.ops[0]
+        dtype = r.element
+        loop = self.task.loop
         ptr = self.local_ptr(r)
         parts = self.word(self.tmp, self.plan.partials[r], lltype(dtype))
         idx = ir.Value(i32, f"{r.name}.chunk")
@@ -423,7 +423,7 @@ class TaskEmitter:
         def body() -> None:
             k = self.b.sext(self.vals[idx], I64)
             part = self.b.load(self.b.gep(parts, [k]))
-            self.b.store(self.combine(reduction_op(loop, r), self.b.load(ptr), part, dtype), ptr)  # type: ignore
+            self.b.store(self.combine(reduction_op(loop, r), self.b.load(ptr), part, dtype), ptr)
 
         self.range_loop(idx, ll.Constant(I64, 0), self.nchunks, body)
 
@@ -446,7 +446,7 @@ class FunctionEmitter(TaskEmitter):
         symbol: str,
         debug: bool,
     ) -> None:
-        super().__init__(module, kernel, plan, None, symbol, debug)  # type: ignore[arg-type]
+        super().__init__(module, kernel, plan, Task("serial", []), symbol, debug)  # none its own
         self.ir_fn = fn
         self.depth = self.fn.args[2]
         for p, a in zip(fn.params, self.fn.args[3:]):
@@ -454,8 +454,8 @@ class FunctionEmitter(TaskEmitter):
 
     def declare(self, module: ll.Module, symbol: str) -> ll.Function:
         fn = module.globals[symbol]
-        self.args_ptr, self.tmp = fn.args[:2]  # type: ignore[attr-defined]
-        return fn  # type: ignore[return-value]
+        self.args_ptr, self.tmp = fn.args[:2]
+        return fn
 
     def ret_status(self, code: int) -> None:
         ret = self.fn.function_type.return_type
@@ -474,7 +474,7 @@ def declare_functions(module: ll.Module, kernel: ir.Kernel, prefix: str) -> dict
     out = {}
     for k, fn in enumerate(ir.functions_of(kernel)):
         ret = lltype(fn.returns) if fn.returns is not None else ll.VoidType()
-        ty = ll.FunctionType(ret, [I8P, I8P, I32, *(lltype(p.type) for p in fn.params)])  # type: ignore[arg-type]
+        ty = ll.FunctionType(ret, [I8P, I8P, I32, *(lltype(p.dtype) for p in fn.params)])
         f = ll.Function(module, ty, f"{prefix}.fn{k}.{fn.name}")
         f.linkage = "internal"
         f.attributes.add("nounwind")

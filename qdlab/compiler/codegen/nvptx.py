@@ -18,7 +18,6 @@ from llvmlite import ir as ll
 
 from ...core import keys
 from ...core.errors import QdError
-from ...core.types import DType
 from .. import ir
 from .arith import LIBM
 from .emitters import rmw
@@ -88,8 +87,8 @@ class PtxTaskEmitter(TaskEmitter):
         start = b.add(begin, thread, name="start")
         reds = self.task.reductions
         for r in reds:
-            acc = self.alloca_entry(lltype(r.type.dtype), f"{r.name}.partial")  # type: ignore[union-attr]
-            b.store(reduction_identity(reduction_op(loop, r), r.type.dtype), acc)  # type: ignore[union-attr]
+            acc = self.alloca_entry(lltype(r.element), f"{r.name}.partial")
+            b.store(reduction_identity(reduction_op(loop, r), r.element), acc)
             self.reduce_acc[r] = acc
         self.range_loop(
             loop.body.args[0],
@@ -103,7 +102,7 @@ class PtxTaskEmitter(TaskEmitter):
         if reds:
             with b.if_then(b.icmp_signed("<", start, end)):
                 for r in reds:
-                    dtype: DType = r.type.dtype  # type: ignore[union-attr]
+                    dtype = r.element
                     rmw(
                         self,
                         reduction_op(loop, r),

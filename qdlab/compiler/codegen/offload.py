@@ -42,9 +42,16 @@ class Task:
     """Top-level ops it runs, in order."""
     reductions: list[ir.Value] = field(default_factory=list)
     """Locals a parallel task reduces into with per-chunk partial results."""
-    memory_reductions: list[ir.Op] = field(default_factory=list)
+    memory_reductions: list[ir.Atomic] = field(default_factory=list)
     """Atomics of a parallel task into one array element every iteration shares (`tot[None] +=
     x[i]`): reduced per chunk, folded in chunk order, then applied once (`memory_reductions`)."""
+
+    @property
+    def loop(self) -> ir.For:
+        """The range-for a parallel task runs."""
+        loop = self.ops[0]
+        assert self.kind == "parallel_for" and isinstance(loop, ir.For)
+        return loop
 
     @property
     def block_dim(self) -> int:
@@ -83,7 +90,7 @@ def offload(kernel: ir.Kernel) -> Plan:
     pending: list[ir.Op] = []
     for op in kernel.body.ops:
         if isinstance(op, REMAT) and all(v in remat for v in op.operands):
-            remat.add(op.result)  # type: ignore[arg-type]
+            remat.add(op.result)
             continue
         if isinstance(op, ir.For) and op.attrs.get("parallel"):
             if pending:
@@ -119,8 +126,8 @@ def offload(kernel: ir.Kernel) -> Plan:
                         slot(v)
     for task in tasks:
         if task.kind == "parallel_for":
-            task.reductions = _reductions(task.ops[0])  # type: ignore[arg-type]
-            task.memory_reductions = memory_reductions(task.ops[0])
+            task.reductions = _reductions(task.loop)
+            task.memory_reductions = memory_reductions(task.loop)
     partials: dict[ir.Value, int] = {}
     for task in tasks:
         for r in task.reductions:
@@ -128,9 +135,9 @@ def offload(kernel: ir.Kernel) -> Plan:
             partials[r] = offset
             offset += 8 * MAX_CHUNKS
         for op in task.memory_reductions:
-            partials[op.result] = offset  # type: ignore[index]
+            partials[op.result] = offset
             offset += 8 * MAX_CHUNKS
-    owned = {op for t in tasks if t.kind == "parallel_for" for op in owned_atomics(t.ops[0])}
+    owned = {op for t in tasks if t.kind == "parallel_for" for op in owned_atomics(t.loop)}
     return Plan(tasks, remat, slots, partials, offset, owned)
 
 
@@ -143,14 +150,16 @@ def owned_atomics(loop: ir.Op) -> set[ir.Op]:
     accesses: dict[tuple[ir.Value, bool], list[ir.Op]] = {}
     for op in loop.walk():
         if "read" in op.effects or "write" in op.effects:
-            accesses.setdefault((op.array_operand, bool(op.attrs.get("grad"))), []).append(op)
+            accesses.setdefault(_buffer(op), []).append(op)
     atomic_dtypes: dict[object, int] = {}
     for (arr, _), ops in accesses.items():
         if any(isinstance(op, ir.Atomic) for op in ops):
-            atomic_dtypes[arr.type.dtype] = atomic_dtypes.get(arr.type.dtype, 0) + 1  # type: ignore[union-attr]
+            dtype = arr.array_type.dtype
+            atomic_dtypes[dtype] = atomic_dtypes.get(dtype, 0) + 1
     owned = set()
     for (arr, _), ops in accesses.items():
-        if arr.type.ndim != 1 or atomic_dtypes.get(arr.type.dtype, 0) != 1:  # type: ignore[union-attr]
+        at = arr.array_type
+        if at.ndim != 1 or atomic_dtypes.get(at.dtype, 0) != 1:
             continue
         if all(op.operands[1] is index for op in ops):
             owned |= {
@@ -161,7 +170,12 @@ def owned_atomics(loop: ir.Op) -> set[ir.Op]:
     return owned
 
 
-def memory_reductions(loop: ir.Op) -> list[ir.Op]:
+def _buffer(op: ir.Op) -> tuple[ir.Value, bool]:
+    """The array (or its gradient) an op that reads or writes array memory accesses."""
+    return ir.array_of(op), bool(op.attrs.get("grad"))
+
+
+def memory_reductions(loop: ir.Op) -> list[ir.Atomic]:
     """Atomics of a parallel loop that reduce into one array element all its iterations share: the
     old value is unused, the op is a reduction, the indices do not change in the loop (constants or
     values from outside it), and nothing else in the loop reads or writes that buffer. An ndarray
@@ -172,20 +186,22 @@ def memory_reductions(loop: ir.Op) -> list[ir.Op]:
     by_buffer: dict[tuple[ir.Value, bool], list[ir.Op]] = {}
     for op in loop.regions[0].walk():
         if "read" in op.effects or "write" in op.effects:
-            by_buffer.setdefault((op.array_operand, bool(op.attrs.get("grad"))), []).append(op)  # type: ignore[arg-type]
+            by_buffer.setdefault(_buffer(op), []).append(op)
     dtypes: dict[object, int] = {}
     for arr, _ in by_buffer:
-        dtypes[arr.type.dtype] = dtypes.get(arr.type.dtype, 0) + 1  # type: ignore[union-attr]
-    out = []
-    for (arr, _), ops in by_buffer.items():
+        dtypes[arr.array_type.dtype] = dtypes.get(arr.array_type.dtype, 0) + 1
+    out: list[ir.Atomic] = []
+    for (arr, _), accesses in by_buffer.items():
+        ops = [op for op in accesses if isinstance(op, ir.Atomic) and not op.result.users]
+        dtype = arr.array_type.dtype
         if not (
-            all(isinstance(op, ir.Atomic) and not (op.result and op.result.users) for op in ops)
+            len(ops) == len(accesses)
             and all(fold_op(op) in REDUCTIONS for op in ops)
             and all(_invariant(v, inside) for op in ops for v in op.operands[1:-1])
-            and (arr.owner.attrs.get("field") or dtypes[arr.type.dtype] == 1)  # type: ignore[union-attr]
+            and (ir.arg_op(arr).attrs.get("field") or dtypes[dtype] == 1)
         ):
             continue
-        groups: list[list[ir.Op]] = []
+        groups: list[list[ir.Atomic]] = []
         for op in ops:
             group = next((g for g in groups if _same_indices(op, g[0])), None)
             if group is None:

@@ -193,8 +193,11 @@ def _ask(kind: int, level: int, texts: list[bytes], count: int, check: Callable)
     server that failed it (as opposed to one that refused a text) is told to leave (`_give_up`)."""
     global _down
     path = address()
+    if path is None:
+        _down = True  # no server
+        return None
     try:
-        ino = os.stat(path).st_ino  # type: ignore[arg-type]
+        ino = os.stat(path).st_ino
     except (OSError, TypeError):
         _down = True  # no server
         return None
@@ -203,7 +206,7 @@ def _ask(kind: int, level: int, texts: list[bytes], count: int, check: Callable)
             wait = deadline(texts)
             until = time.monotonic() + wait
             sock.settimeout(wait)
-            sock.connect(path)  # type: ignore[arg-type]
+            sock.connect(path)
             _send(sock, kind, level, [(t, 0.0) for t in texts])
             status, _, got = _receive(sock, until, count)
         if status == _ERROR:
@@ -213,7 +216,7 @@ def _ask(kind: int, level: int, texts: list[bytes], count: int, check: Callable)
             raise ConnectionError("an answer of another shape")
         return check(got)
     except (OSError, struct.error, elf.Malformed, elf.Refused, UnicodeDecodeError):
-        _give_up(path, ino)  # type: ignore[arg-type]
+        _give_up(path, ino)
         return None
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from ...core import keys
 from ...core.config import sm_number
@@ -155,8 +156,8 @@ class CpuTarget:
             "asm": lambda: jit.emit_assembly(optimized(), opt),
         }
 
-    def launcher(self, *args: object, **kwargs: object) -> object:
-        return runtime.Launcher(*args, **kwargs)  # type: ignore[arg-type]
+    def launcher(self, *args: Any, **kwargs: Any) -> object:
+        return runtime.Launcher(*args, **kwargs)
 
 
 class CudaTarget:
@@ -229,10 +230,10 @@ class CudaTarget:
             "asm": lambda: nvptx_jit.to_ptx(llvm_ir(), self.sm, opt),
         }
 
-    def launcher(self, *args: object, **kwargs: object) -> object:
+    def launcher(self, *args: Any, **kwargs: Any) -> object:
         if not self.device:
             return None
-        return cuda_runtime.Launcher(*args, **kwargs)  # type: ignore[arg-type]
+        return cuda_runtime.Launcher(*args, **kwargs)
 
 
 CPU = CpuTarget()

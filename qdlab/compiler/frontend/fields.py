@@ -4,7 +4,7 @@ an item of a Python container) becomes a hidden array parameter of the kernel.
 The parameter is appended after the user's, once per distinct field, named after the first name
 the kernel reached it by; its launch words are filled from the field's storage, so the split, the
 gate, keys and the launch ABI treat it as any array parameter whose base pointer comes from the
-launch, and no address is ever compiled into a binary or a key. `kernel.flags["fields"]` maps each
+launch, and no address is ever compiled into a binary or a key. `kernel.flags.fields` maps each
 such parameter's index to its field: the gate knows from it that two fields (or a field and an
 ndarray) never share memory, and the launcher reads the words from it. A field's shape is static:
 `x.shape` is a tuple of Python integers, and a loop over a field has constant bounds.
@@ -32,7 +32,7 @@ def field_paths(kernel: ir.Kernel) -> list[tuple[str, str]] | None:
     """How the manifest finds each field again, in the order of their hidden parameters: the
     function that reached it (its path from the kernel) and the global name or attribute chain;
     None when one was reached otherwise (a template argument, a container)."""
-    paths = kernel.flags.get("field_paths", {})
+    paths = kernel.flags.field_paths
     fields = field_params(kernel)
     return [paths[i] for i in sorted(fields)] if all(i in paths for i in fields) else None
 
@@ -75,7 +75,7 @@ class Fields:
 
     def field_arg(self, f: FieldBase, name: str, resolvable: bool = False) -> ir.Value:
         values = self.__dict__.setdefault("field_values", {})
-        table = self.kernel.flags.setdefault("fields", {})
+        table = self.kernel.flags.fields
         for index, g in table.items():
             if g is f:
                 return values[index]
@@ -96,9 +96,9 @@ class Fields:
         values[index] = op.result
         label = name.removesuffix(".grad")
         if pname != label:  # messages name it as the kernel reached it (`s.a`)
-            self.kernel.flags.setdefault("field_labels", {})[pname] = label
+            self.kernel.flags.field_labels[pname] = label
         if resolvable:  # the manifest finds it again by this name (its dependency says its type)
-            self.kernel.flags.setdefault("field_paths", {})[index] = (self.scope.owner, name)
+            self.kernel.flags.field_paths[index] = (self.scope.owner, name)
         else:  # no manifest: it could not find the field again
             self.deps.add(("", "<field>", UNKNOWN))
         return op.result  # type: ignore[return-value]

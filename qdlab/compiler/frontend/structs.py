@@ -7,7 +7,7 @@ argument (an ndarray, or a scalar or vector member of a dataclass), named after 
 parameters. The frontend sees the struct as a `StructRef`: reading `s.x` asks the host what that
 member is (`StructArg.member`) and gives the parameter's value, a nested `StructRef` (`s.inner`,
 which a `@qd.func` may take), a bound `@qd.func` method, or a compile-time Python value. Every read
-is recorded in `kernel.flags["members"]`: the host keys a launch on the members read, and a member
+is recorded in `kernel.flags.members`: the host keys a launch on the members read, and a member
 never read costs nothing at launch. A new kind of member (a field) is a new `Member.kind` here and
 in the host's classification.
 
@@ -131,7 +131,7 @@ class Structs:
         return self.tensor_of(m.value, f"{ref.name}.{attr}")  # a field: its hidden parameter
 
     def note_member(self, root: str, path: tuple[str, ...], kind: str) -> None:
-        members = self.kernel.flags.setdefault("members", {})
+        members = self.kernel.flags.members
         if members.get((root, path)) != OPAQUE:
             members[(root, path)] = kind
 
@@ -142,14 +142,14 @@ class Structs:
         value = self.arguments.get(name)
         if value is not None:
             return value
-        if self.kernel.flags.get("fields"):  # the launch fills members' words, then fields'
+        if self.kernel.flags.fields:  # the launch fills members' words, then fields'
             raise self.error(
                 f"`{name}` is a member reached along a second path after a field was read; in this "
                 "kernel read it by the path its struct parameter names first."
             )
         index = len(self.kernel.params)
         self.kernel.params.append(ir.Param(name, t))  # type: ignore[arg-type]
-        self.kernel.flags["late_params"] = True
+        self.kernel.flags.late_params = True
         outer, self.block = self.block, ir.Block()
         try:
             if isinstance(t, TensorType):

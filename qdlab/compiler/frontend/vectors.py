@@ -309,7 +309,7 @@ class Vectors:
 
     def name_entries(self, name: str, shape: tuple[int, ...]) -> None:
         """Record that `v_x`, `v_y` ... are the entries of `v`: the views show one name."""
-        table = self.kernel.flags.setdefault("entries", {})
+        table = self.kernel.flags.entries
         for k in range(math.prod(shape)):
             table[component(name, shape, k)] = name
 

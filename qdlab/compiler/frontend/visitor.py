@@ -403,7 +403,8 @@ class Frontend(
             for item in node.items
         ]
         if items == [lang.stream_parallel] and self.top_level:
-            self.kernel.flags.setdefault("concurrent_region", self.loc)
+            if self.kernel.flags.concurrent_region is None:  # the first one
+                self.kernel.flags.concurrent_region = self.loc
             self.lower_body(node.body, self.block)
             return
         raise self.error(

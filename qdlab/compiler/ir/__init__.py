@@ -8,6 +8,7 @@ effects, never about classes.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -49,6 +50,30 @@ class Value:
 
     def __repr__(self) -> str:
         return f"Value({self.name or '?'}: {self.type})"
+
+    @property
+    def dtype(self) -> DType:
+        """Its type, for a value that is a scalar (most are: all but array handles, locals and
+        vectors by value)."""
+        t = self.type
+        assert isinstance(t, DType), f"{self} is not a scalar"
+        return t
+
+    @property
+    def array_type(self) -> ArrayType:
+        """Its type, for an array handle (an `arg` of an array parameter)."""
+        t = self.type
+        assert isinstance(t, ArrayType), f"{self} is not an array"
+        return t
+
+    @property
+    def element(self) -> DType:
+        """The scalar type a local holds or an array's elements have; a scalar's own type."""
+        t = self.type
+        if isinstance(t, (LocalType, ArrayType)):
+            return t.dtype
+        assert isinstance(t, DType), f"{self} holds no scalar"
+        return t
 
 
 class Block:
@@ -97,6 +122,8 @@ class Op:
     """Base class of IR operations."""
 
     name: ClassVar[str] = "op"
+    # Op classes that always give a value declare `result: Value` (Const, BinOp, Load ...): the
+    # checker then knows an op of that class has one. The verifier checks it.
     pure: ClassVar[bool] = True
     """No effect: may be removed if unused, recomputed, or merged with an equal op."""
     effects: ClassVar[frozenset[str]] = frozenset()
@@ -137,12 +164,24 @@ class Op:
         return _walk(iter((self,)))
 
     @property
+    def out(self) -> Value:
+        """Its result, for an op that has one (where the class alone does not say so)."""
+        result = self.result
+        assert result is not None, f"{self.name} gives no value"
+        return result
+
+    @property
     def array_operand(self) -> Value | None:
         """For memory ops: the array parameter accessed."""
         return None
 
     def __repr__(self) -> str:
         return f"<{self.name} {self.attrs}>"
+
+
+def gives_value(cls: type[Op]) -> bool:
+    """Whether ops of class `cls` always have a result (the class declares `result: Value`)."""
+    return "result" in inspect.get_annotations(cls)
 
 
 # Values -------------------------------------------------------------------------------------------
@@ -152,6 +191,7 @@ class Const(Op):
     """A compile-time constant: attrs `value` (int or float) of the result type."""
 
     name = "const"
+    result: Value
 
 
 class Arg(Op):
@@ -159,12 +199,14 @@ class Arg(Op):
     entry of a vector or matrix parameter (row-major)."""
 
     name = "arg"
+    result: Value
 
 
 class Shape(Op):
     """Extent of axis `axis` of an array parameter, as i32."""
 
     name = "shape"
+    result: Value
 
 
 class BinOp(Op):
@@ -173,12 +215,14 @@ class BinOp(Op):
     exponent."""
 
     name = "binop"
+    result: Value
 
 
 class Cmp(Op):
     """Comparison `pred` (lt le gt ge eq ne) giving u1."""
 
     name = "cmp"
+    result: Value
 
 
 class Unary(Op):
@@ -186,6 +230,7 @@ class Unary(Op):
     rsqrt; popcnt clz ffs (an i32 count of an integer's bits)."""
 
     name = "unary"
+    result: Value
 
 
 class Cast(Op):
@@ -193,12 +238,14 @@ class Cast(Op):
     reinterprets."""
 
     name = "cast"
+    result: Value
 
 
 class Select(Op):
     """`cond ? a : b`, both arms evaluated."""
 
     name = "select"
+    result: Value
 
 
 # Locals -------------------------------------------------------------------------------------------
@@ -208,12 +255,14 @@ class Alloca(Op):
     """Storage for a mutable local variable named after it."""
 
     name = "alloca"
+    result: Value
 
 
 class LocalLoad(Op):
     """Read a local."""
 
     name = "local_load"
+    result: Value
     pure = False
     effects = frozenset({"local_read"})
 
@@ -246,7 +295,7 @@ class _Memory(Op):
     @property
     def indices(self) -> list[Value]:
         """The outer indices, then (for an ndarray of vectors or matrices) the element's."""
-        n = self.operands[0].type.rank  # type: ignore[union-attr]
+        n = self.operands[0].array_type.rank
         return self.operands[1 : 1 + n]
 
 
@@ -255,6 +304,7 @@ class Load(_Memory):
     vectors or matrices takes its element's indices after the outer ones: one scalar per access."""
 
     name = "load"
+    result: Value
     pure = False
     effects = frozenset({"read"})
 
@@ -263,6 +313,7 @@ class VolatileLoad(_Memory):
     """A load that must happen exactly where written, once."""
 
     name = "volatile_load"
+    result: Value
     pure = False
     effects = frozenset({"read", "volatile"})
 
@@ -280,6 +331,7 @@ class Atomic(_Memory):
     value."""
 
     name = "atomic"
+    result: Value
     pure = False
     effects = frozenset({"read", "write"})
 
@@ -289,12 +341,14 @@ class Addr(_Memory):
     memory."""
 
     name = "addr"
+    result: Value
 
 
 class Random(Op):
     """A draw from the counter-based generator; attrs `site` numbers the draw within the kernel."""
 
     name = "random"
+    result: Value
     pure = False
     effects = frozenset({"draw"})
 
@@ -329,6 +383,7 @@ class InterfaceLoad(Op):
     holds)."""
 
     name = "interface_load"
+    result: Value
 
 
 class InterfaceStore(Op):
@@ -455,6 +510,43 @@ class Param:
 
 
 @dataclass
+class KernelFlags:
+    """Kernel-wide facts the frontend finds while lowering (its `kernel.flags`). A flag at its
+    default counts as unset: `items()`, which keys the construct memo, leaves it out."""
+
+    def_loc: SourceLoc | None = None
+    """Where the kernel is defined (its `def` line): what kernel-wide findings point at."""
+    fields: dict[int, FieldBase] = field(default_factory=dict)
+    """The hidden parameters that stand for fields, by parameter index (`field_params`)."""
+    field_paths: dict[int, tuple[str, str]] = field(default_factory=dict)
+    """How the manifest finds each field again: (the path of the function that reached it, the
+    global name or attribute chain), by parameter index."""
+    field_labels: dict[str, str] = field(default_factory=dict)
+    """A field's hidden parameter's name -> how the kernel reached it (`s.a`), for messages."""
+    members: dict[tuple[str, tuple[str, ...]], str] = field(default_factory=dict)
+    """Struct members the kernel read: (parameter, attribute path) -> what it is (`structs.PARAM`,
+    `STRUCT` ...), in the order first read."""
+    late_params: bool = False
+    """A struct member's parameter was declared while lowering (not by the host): no manifest."""
+    entries: dict[str, str] = field(default_factory=dict)
+    """A vector local's entries (`v_x`, `v_y`) -> the vector's name (`v`), for the views."""
+    concurrent_region: SourceLoc | None = None
+    """The first `with qd.stream_parallel():` (the gate refuses to split it)."""
+
+    def items(self) -> list[tuple[str, object]]:
+        """The flags that are set (not at their default), in declaration order."""
+        default = _FLAG_DEFAULTS
+        return [(k, v) for k, v in vars(self).items() if v != default[k]]
+
+    def copy(self) -> KernelFlags:
+        """A shallow copy (the tables are shared), as `dict(flags)` was."""
+        return KernelFlags(**vars(self))
+
+
+_FLAG_DEFAULTS = vars(KernelFlags())
+
+
+@dataclass
 class Kernel:
     """A kernel's IR: its parameters, return types and body."""
 
@@ -466,7 +558,7 @@ class Kernel:
     """Return value types (empty for no return)."""
     body: Block = field(default_factory=Block)
     """Top-level statements."""
-    flags: dict = field(default_factory=dict)
+    flags: KernelFlags = field(default_factory=KernelFlags)
     """Kernel-wide facts found by the frontend (e.g. `concurrent_region`)."""
 
     def walk(self) -> Iterator[Op]:
@@ -532,9 +624,10 @@ def clone_op(op: Op, mapping: dict[Value, Value]) -> Op:
     for v in new.operands:
         v.users.append(new)
     res = op.result
-    new.result = None if res is None else Value(res.type, res.name, new)
-    if res is not None:
-        mapping[res] = new.result  # type: ignore[assignment]
+    if res is None:
+        new.result = None
+    else:
+        new.result = mapping[res] = Value(res.type, res.name, new)
     new.loc, new.parent = op.loc, None
     return new
 
@@ -561,6 +654,32 @@ def clone_ops(ops: list[Op], mapping: dict[Value, Value], into: Block) -> None:
             clone_ops(r.ops, mapping, nr)
 
 
+def defining_op(v: Value) -> Op:
+    """The op whose result `v` is (not a block argument)."""
+    owner = v.owner
+    assert isinstance(owner, Op), f"{v} is not an op's result"
+    return owner
+
+
+def array_of(op: Op) -> Value:
+    """The array a memory op (a load, store, atomic or address) accesses."""
+    arr = op.array_operand
+    assert arr is not None, f"{op.name} accesses no array"
+    return arr
+
+
+def arg_op(v: Value) -> Arg:
+    """The `arg` op that defines `v`, a kernel parameter (an array handle, say)."""
+    owner = v.owner
+    assert isinstance(owner, Arg), f"{v} is not a parameter"
+    return owner
+
+
+def arg_index(v: Value) -> int:
+    """The index of the kernel parameter `v` stands for."""
+    return arg_op(v).attrs["index"]
+
+
 def is_array(v: Value) -> bool:
     return isinstance(v.type, ArrayType)
 
@@ -571,4 +690,4 @@ def is_local(v: Value) -> bool:
 
 def field_params(kernel: Kernel) -> dict[int, FieldBase]:
     """The hidden parameters of `kernel` that stand for fields, by parameter index."""
-    return kernel.flags.get("fields", {})
+    return kernel.flags.fields

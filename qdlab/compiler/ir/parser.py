@@ -66,6 +66,14 @@ def parse_type(text: str) -> Type:
     raise ParseError(f"unknown type {text!r}")
 
 
+def _scalar(text: str) -> DType:
+    """A return value's type, which is a scalar's."""
+    t = parse_type(text)
+    if not isinstance(t, DType):
+        raise ParseError(f"a kernel returns scalars, not {text!r}")
+    return t
+
+
 def _shaped(text: str) -> tuple[DType, tuple[int, ...]]:
     """`f32` -> (f32, ()); `f32[2x3]` -> (f32, (2, 3))."""
     name, _, dims = text.partition("[")
@@ -84,7 +92,10 @@ def _literal(node: ast.expr) -> object:
     if isinstance(node, ast.Name) and node.id in ("inf", "nan"):
         return float(node.id)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_literal(node.operand)  # type: ignore[operator]
+        value = _literal(node.operand)
+        if not isinstance(value, (int, float)):
+            raise ParseError(f"not a number: {ast.unparse(node)}")
+        return -value
     raise ParseError(f"not an attribute value: {ast.unparse(node)}")
 
 
@@ -146,8 +157,8 @@ class Parser:
             raise ParseError(f"expected a kernel header, got {self.lines[0]!r}")
         self.kernel_name = m.group(1)
         params = [ir.Param(n, parse_type(t)) for n, t in _PARAM.findall(m.group(2))]
-        returns = [parse_type(t.strip()) for t in m.group(3).split(",")] if m.group(3) else []
-        kernel = ir.Kernel(m.group(1), params, returns)  # type: ignore[arg-type]
+        returns = [_scalar(t.strip()) for t in m.group(3).split(",")] if m.group(3) else []
+        kernel = ir.Kernel(m.group(1), params, returns)
         self.pos = 1
         end = self.block(kernel.body)
         if end != "}" or self.pos != len(self.lines):

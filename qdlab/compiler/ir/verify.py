@@ -17,7 +17,7 @@ def verify(kernel: ir.Kernel, replayed: frozenset[int] = frozenset()) -> None:
     _block(kernel.body, set(), 0, replayed)
     args = {op.result for op in kernel.body.ops if isinstance(op, ir.Arg)}
     for fn in ir.functions_of(kernel):  # a function sees its parameters and the kernel's arrays
-        _block(fn.body, args, 0)  # type: ignore[arg-type]
+        _block(fn.body, args, 0)
         if not fn.body.ops or not isinstance(fn.body.ops[-1], ir.Result):
             raise VerifyError(f"function {fn.name} does not end with its result")
 
@@ -26,11 +26,12 @@ _LOOP_EXITS = (ir.Break, ir.Continue)
 _ON_LOCALS = (ir.LocalLoad, ir.LocalStore, ir.LocalAtomic)
 _ON_ARRAYS = (ir.Load, ir.Store, ir.Atomic, ir.VolatileLoad)
 _RESULT_TYPES = (DType, ArrayType, LocalType)
-_kinds: dict[type, tuple[bool, bool, bool, bool, bool]] = {}
-"""Per op class, which checks apply: (loop exit, local op, array op, binary, loop)."""
+_kinds: dict[type, tuple[bool, bool, bool, bool, bool, bool]] = {}
+"""Per op class, which checks apply: (loop exit, local op, array op, binary, loop, gives a
+value)."""
 
 
-def _kind(cls: type) -> tuple[bool, bool, bool, bool, bool]:
+def _kind(cls: type[ir.Op]) -> tuple[bool, bool, bool, bool, bool, bool]:
     got = _kinds.get(cls)
     if got is None:
         got = _kinds[cls] = (
@@ -39,6 +40,7 @@ def _kind(cls: type) -> tuple[bool, bool, bool, bool, bool]:
             issubclass(cls, _ON_ARRAYS),
             issubclass(cls, (ir.BinOp, ir.Cmp)),
             issubclass(cls, (ir.For, ir.Loop)),
+            ir.gives_value(cls),
         )
     return got
 
@@ -46,8 +48,9 @@ def _kind(cls: type) -> tuple[bool, bool, bool, bool, bool]:
 def _int_exponent(op: ir.Op) -> bool:
     """A float raised to an integer (`x ** n`), which keeps its integer exponent."""
     base, exp = (v.type for v in op.operands)
-    pow_ = op.attrs.get("op") == "pow" and op.result.type == base  # type: ignore[union-attr]
-    return pow_ and base.is_float and not exp.is_float  # type: ignore[union-attr]
+    pow_ = isinstance(op, ir.BinOp) and op.attrs.get("op") == "pow" and op.result.type == base
+    floats = isinstance(base, DType) and base.is_float
+    return pow_ and floats and isinstance(exp, DType) and not exp.is_float
 
 
 def _block(
@@ -77,7 +80,7 @@ def _op(op: ir.Op, block: ir.Block, visible: set[ir.Value], loops: int) -> None:
             raise VerifyError(f"{op.name} uses {v} before its definition or outside its scope")
         if op not in v.users:
             raise VerifyError(f"{op.name} is missing from the users of {v}")
-    exit_, on_local, on_array, binary, loop = _kind(type(op))
+    exit_, on_local, on_array, binary, loop, valued = _kind(type(op))
     if exit_ and loops == 0:
         raise VerifyError(f"{op.name} outside a loop")
     if on_local and not isinstance(op.operands[0].type, LocalType):
@@ -88,6 +91,8 @@ def _op(op: ir.Op, block: ir.Block, visible: set[ir.Value], loops: int) -> None:
         raise VerifyError(
             f"{op.name} {op.attrs} mixes {op.operands[0].type} and {op.operands[1].type}"
         )
+    if valued and op.result is None:
+        raise VerifyError(f"{op.name} has no result")
     if op.result is not None:
         if not isinstance(op.result.type, _RESULT_TYPES):
             raise VerifyError(f"{op.name} has a result of unknown type")

@@ -23,12 +23,15 @@ random draws, and reading a `.grad` buffer. Gradient kernels are never split (th
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from ...core.errors import QuadrantsCompilationError, QuadrantsRuntimeError
-from ...core.types import DType, LocalType, u1
+from ...core.errors import QuadrantsCompilationError, QuadrantsRuntimeError, SourceLoc
+from ...core.types import DType, LocalType, Type, u1
 from .. import ir
 
-Rule = Callable[["Adjoint", ir.Op, ir.Value], None]
+Rule = Callable[["RuleBuilder", Any, ir.Value], None]
+"""A derivative rule: given the builder, an op of the class it is listed under (`RULES`) and the
+gradient of its result, add to its operands' (`add`)."""
 DROPPED = (ir.Store, ir.Atomic, ir.Print, ir.Assert, ir.Return)
 """What the forward re-run leaves out (an atomic whose old value is used is refused)."""
 LOCAL_OPS = (ir.LocalLoad, ir.LocalStore, ir.LocalAtomic)
@@ -44,15 +47,24 @@ class RuleBuilder:
     `mapping` (a value's clone in the code being built)."""
 
     into: ir.Block
-    loc: object
+    loc: SourceLoc | None
     mapping: dict[ir.Value, ir.Value]
 
     def emit(
-        self, cls: type[ir.Op], operands: list[ir.Value], result: object = None, **attrs: object
+        self, cls: type[ir.Op], operands: list[ir.Value], result: Type, **attrs: object
     ) -> ir.Value:
-        op = cls(operands, result, attrs, None, self.loc)  # type: ignore[arg-type]
-        self.into.append(op)
-        return op.result  # type: ignore[return-value]
+        """Append an op that gives a value of type `result`; that value."""
+        op = self.into.append(cls(operands, result, attrs, None, self.loc))
+        assert op.result is not None
+        return op.result
+
+    def put(self, cls: type[ir.Op], operands: list[ir.Value], **attrs: object) -> None:
+        """Append an op that gives no value (a store)."""
+        self.into.append(cls(operands, None, attrs, None, self.loc))
+
+    def add(self, v: ir.Value, g: ir.Value) -> None:
+        """Add `g` to what `v` is differentiated by (the rules' output)."""
+        raise NotImplementedError
 
     def const(self, value: float, t: DType) -> ir.Value:
         return self.emit(ir.Const, [], t, value=float(value) if t.is_float else int(value))
@@ -89,7 +101,7 @@ class Adjoint(RuleBuilder):
             parent,
             parallel,
         )
-        self.loc: object = None
+        self.loc: SourceLoc | None = None
         self.adj: dict[ir.Value, ir.Value] = {}
         self.defined = {op.result for op in block.ops if op.result is not None} | set(block.args)
         self.crossing: dict[ir.Value, ir.Value] = {}
@@ -99,23 +111,23 @@ class Adjoint(RuleBuilder):
 
     def zeroed_local(self, t: DType, name: str) -> ir.Value:
         ref = self.emit(ir.Alloca, [], LocalType(t), name=name)
-        self.emit(ir.LocalStore, [ref, self.const(0, t)])
+        self.put(ir.LocalStore, [ref, self.const(0, t)])
         return ref
 
     def accumulate(self, ref: ir.Value, g: ir.Value, shared: bool) -> None:
         """`ref += g` on a gradient local; atomic when parallel iterations share it."""
         if shared:
-            self.emit(ir.LocalAtomic, [ref, g], op="add")
+            self.put(ir.LocalAtomic, [ref, g], op="add")
         else:
-            t = ref.type.dtype  # type: ignore[union-attr]
+            t = ref.element
             old = self.emit(ir.LocalLoad, [ref], t)
-            self.emit(ir.LocalStore, [ref, self.emit(ir.BinOp, [old, g], t, op="add")])
+            self.put(ir.LocalStore, [ref, self.emit(ir.BinOp, [old, g], t, op="add")])
 
     def take(self, ref: ir.Value) -> ir.Value:
         """The value of a gradient local, which is cleared."""
-        t = ref.type.dtype  # type: ignore[union-attr]
+        t = ref.element
         g = self.emit(ir.LocalLoad, [ref], t)
-        self.emit(ir.LocalStore, [ref, self.const(0, t)])
+        self.put(ir.LocalStore, [ref, self.const(0, t)])
         return g
 
     # -- gradients ---------------------------------------------------------------------------------
@@ -181,7 +193,7 @@ class Reverser:
                 raise QuadrantsRuntimeError(
                     "Cannot automatically differentiate through a grad tensor: the kernel reads a "
                     "`.grad` buffer.",
-                    op.loc,  # type: ignore[arg-type]
+                    op.loc,
                 )
             if isinstance(op, DROPPED):
                 if isinstance(op, ir.Atomic) and op.result is not None and op.result.users:
@@ -191,7 +203,7 @@ class Reverser:
                 continue  # it changes nothing a later statement reads
             if op.regions and snapshots is not None:
                 snapshots[op] = {
-                    x: _emit(into, ir.LocalLoad, [mapping[x]], x.type.dtype, op.loc)  # type: ignore[union-attr]
+                    x: _emit(into, ir.LocalLoad, [mapping[x]], x.element, op.loc)
                     for x in _touched(op)
                     if x in mapping
                 }
@@ -214,14 +226,14 @@ class Reverser:
         a = Adjoint(self, block, into, mapping, parent, parallel)
         for op in block.ops:
             a.loc = op.loc
-            if isinstance(op, ir.Alloca) and op.result.type.dtype.is_float:  # type: ignore[union-attr]
-                t = op.result.type.dtype  # type: ignore[union-attr]
-                self.adj_local[op.result] = (  # type: ignore[index]
-                    a.zeroed_local(t, f"{op.result.name}_grad"),  # type: ignore[union-attr]
+            if isinstance(op, ir.Alloca) and op.result.element.is_float:
+                t = op.result.element
+                self.adj_local[op.result] = (
+                    a.zeroed_local(t, f"{op.result.name}_grad"),
                     not parallel,
                 )
             elif op.result is not None and _float(op.result) and _used_deeper(op.result, block):
-                a.crossing[op.result] = a.zeroed_local(op.result.type, "_grad")  # type: ignore[arg-type]
+                a.crossing[op.result] = a.zeroed_local(op.result.dtype, "_grad")
         for op in reversed(block.ops):
             a.loc = op.loc
             self.reverse_op(a, op, snapshots.get(op, {}))
@@ -229,7 +241,7 @@ class Reverser:
     def reverse_op(self, a: Adjoint, op: ir.Op, snapshot: dict[ir.Value, ir.Value]) -> None:
         if op.regions:
             for x, v in snapshot.items():
-                a.emit(ir.LocalStore, [a.mapping[x], v])  # the locals as the block found them
+                a.put(ir.LocalStore, [a.mapping[x], v])  # the locals as the block found them
             if isinstance(op, ir.If):
                 branches = [ir.Block(), ir.Block()]
                 a.into.append(ir.If([a.primal(op.operands[0])], None, {}, branches, op.loc))
@@ -251,7 +263,7 @@ class Reverser:
             if entry is not None:
                 if op.attrs["op"] not in ("add", "sub"):
                     raise _refuse(op, f"a local `{op.attrs['op']}` reduction")
-                t = entry[0].type.dtype  # type: ignore[union-attr]
+                t = entry[0].element
                 g = a.emit(ir.LocalLoad, [entry[0]], t)
                 a.add(
                     op.operands[1],
@@ -270,9 +282,10 @@ class Reverser:
             return
         if isinstance(op, (ir.Load, ir.VolatileLoad)):
             arr = op.operands[0]
-            if arr.type.needs_grad:  # type: ignore[union-attr]
-                idx = [a.primal(v) for v in op.indices]  # type: ignore[attr-defined]
-                a.emit(ir.Atomic, [a.primal(arr), *idx, g], arr.type.dtype, op="add", grad=True)  # type: ignore[union-attr]
+            at = arr.array_type
+            if at.needs_grad:
+                idx = [a.primal(v) for v in op.indices]
+                a.emit(ir.Atomic, [a.primal(arr), *idx, g], at.dtype, op="add", grad=True)
             return
         rule = RULES.get(type(op))
         if rule is None:
@@ -282,18 +295,18 @@ class Reverser:
         except KeyError:
             raise _refuse(op, f"differentiating `{op.name}` {op.attrs}") from None
 
-    def reverse_write(self, a: Adjoint, op: ir.Op) -> None:
+    def reverse_write(self, a: Adjoint, op: ir.Store | ir.Atomic) -> None:
         """A store reads its element's gradient and clears it; `+=` / `-=` read it."""
         arr = op.operands[0]
-        if not arr.type.needs_grad or op.attrs.get("grad"):  # type: ignore[union-attr]
+        if not arr.array_type.needs_grad or op.attrs.get("grad"):
             return
         if isinstance(op, ir.Atomic) and op.attrs["op"] not in ("add", "sub"):
             raise _refuse(op, f"atomic `{op.attrs['op']}`")
-        idx = [a.primal(v) for v in op.indices]  # type: ignore[attr-defined]
-        t = arr.type.dtype  # type: ignore[union-attr]
+        idx = [a.primal(v) for v in op.indices]
+        t = arr.array_type.dtype
         g = a.emit(ir.Load, [a.primal(arr), *idx], t, grad=True)
         if isinstance(op, ir.Store):
-            a.emit(ir.Store, [a.primal(arr), *idx, a.const(0, t)], grad=True)
+            a.put(ir.Store, [a.primal(arr), *idx, a.const(0, t)], grad=True)
         a.add(
             op.operands[-1],
             g if op.attrs.get("op") != "sub" else a.emit(ir.Unary, [g], t, fn="neg"),
@@ -313,12 +326,12 @@ class Reverser:
             return
         inner = Adjoint(self, ir.Block(), body, mapping, a, a.parallel)
         inner.loc = loop.loc
-        t = index.type
-        last = inner.bin("sub", inner.bin("add", begin, end), inner.const(1, t))  # type: ignore[arg-type]
+        t = index.dtype
+        last = inner.bin("sub", inner.bin("add", begin, end), inner.const(1, t))
         j = inner.emit(ir.BinOp, [last, index], t, op="sub")
         if _carries(loop):
             for x, v in snapshot.items():
-                inner.emit(ir.LocalStore, [mapping[x], v])
+                inner.put(ir.LocalStore, [mapping[x], v])
             k = ir.Value(t, "_redo")
             prefix = ir.Block([k])
             body.append(ir.For([begin, j], None, {"parallel": False}, [prefix], loop.loc))
@@ -328,11 +341,11 @@ class Reverser:
 
 
 def _emit(
-    into: ir.Block, cls: type[ir.Op], operands: list, result: object, loc: object
+    into: ir.Block, cls: type[ir.Op], operands: list, result: Type, loc: SourceLoc | None
 ) -> ir.Value:
-    op = cls(operands, result, {}, None, loc)  # type: ignore[arg-type]
-    into.append(op)
-    return op.result  # type: ignore[return-value]
+    op = into.append(cls(operands, result, {}, None, loc))
+    assert op.result is not None
+    return op.result
 
 
 def _touched(region_op: ir.Op) -> list[ir.Value]:
@@ -370,15 +383,18 @@ def _used_deeper(v: ir.Value, block: ir.Block) -> bool:
     return any(u.parent is not block for u in v.users)
 
 
-def _binop(a: Adjoint, op: ir.Op, g: ir.Value) -> None:
+def _binop(a: RuleBuilder, op: ir.BinOp, g: ir.Value) -> None:
     x, y = op.operands
     name = op.attrs["op"]
     if name == "add":
-        a.add(x, g), a.add(y, g)
+        a.add(x, g)
+        a.add(y, g)
     elif name == "sub":
-        a.add(x, g), a.add(y, a.emit(ir.Unary, [g], g.type, fn="neg"))
+        a.add(x, g)
+        a.add(y, a.emit(ir.Unary, [g], g.type, fn="neg"))
     elif name == "mul":
-        a.add(x, a.bin("mul", g, y)), a.add(y, a.bin("mul", g, x))
+        a.add(x, a.bin("mul", g, y))
+        a.add(y, a.bin("mul", g, x))
     elif name == "truediv":
         a.add(x, a.bin("truediv", g, y))
         a.add(
@@ -391,38 +407,38 @@ def _binop(a: Adjoint, op: ir.Op, g: ir.Value) -> None:
             ),
         )
     elif name == "pow":
-        r = a.primal(op.result)  # type: ignore[arg-type]
-        power = a.bin("pow", x, a.bin("sub", y, a.const(1, y.type)))  # type: ignore[arg-type]
+        r = a.primal(op.result)
+        power = a.bin("pow", x, a.bin("sub", y, a.const(1, y.dtype)))
         n = y if y.type == x.type else a.emit(ir.Cast, [a.primal(y)], x.type)  # an int exponent
         a.add(x, a.bin("mul", g, a.bin("mul", n, power)))
         a.add(y, a.bin("mul", g, a.bin("mul", r, a.un("log", x))))
     elif name in ("min", "max"):
         pick = a.emit(ir.Cmp, [a.primal(x), a.primal(y)], u1, pred="lt" if name == "min" else "gt")
-        zero = a.const(0.0, g.type)  # type: ignore[arg-type]
+        zero = a.const(0.0, g.dtype)
         a.add(x, a.emit(ir.Select, [pick, g, zero], g.type))
         a.add(y, a.emit(ir.Select, [pick, zero, g], g.type))
     else:
         raise KeyError(name)
 
 
-def _unary(a: Adjoint, op: ir.Op, g: ir.Value) -> None:
+def _unary(a: RuleBuilder, op: ir.Unary, g: ir.Value) -> None:
     x = op.operands[0]
-    r = a.primal(op.result)  # type: ignore[arg-type]
+    r = a.primal(op.result)
     fn = op.attrs["fn"]
-    one = lambda: a.const(1.0, x.type)  # type: ignore[arg-type]
+    one = lambda: a.const(1.0, x.dtype)
     derivative = {
         "neg": lambda: a.emit(ir.Unary, [g], g.type, fn="neg"),
         "sin": lambda: a.bin("mul", g, a.un("cos", x)),
         "cos": lambda: a.bin("mul", g, a.emit(ir.Unary, [a.un("sin", x)], g.type, fn="neg")),
         "tan": lambda: a.bin("mul", g, a.bin("add", one(), a.bin("mul", r, r))),
         "exp": lambda: a.bin("mul", g, r),
-        "exp2": lambda: a.bin("mul", g, a.bin("mul", r, a.const(0.6931471805599453, x.type))),  # type: ignore[arg-type]
+        "exp2": lambda: a.bin("mul", g, a.bin("mul", r, a.const(0.6931471805599453, x.dtype))),
         "log": lambda: a.bin("truediv", g, x),
-        "log2": lambda: a.bin("truediv", g, a.bin("mul", x, a.const(0.6931471805599453, x.type))),  # type: ignore[arg-type]
-        "sqrt": lambda: a.bin("truediv", g, a.bin("mul", a.const(2.0, x.type), r)),  # type: ignore[arg-type]
+        "log2": lambda: a.bin("truediv", g, a.bin("mul", x, a.const(0.6931471805599453, x.dtype))),
+        "sqrt": lambda: a.bin("truediv", g, a.bin("mul", a.const(2.0, x.dtype), r)),
         "rsqrt": lambda: a.bin(
-            "mul", g, a.bin("mul", a.const(-0.5, x.type), a.bin("mul", r, a.bin("mul", r, r)))
-        ),  # type: ignore[arg-type]
+            "mul", g, a.bin("mul", a.const(-0.5, x.dtype), a.bin("mul", r, a.bin("mul", r, r)))
+        ),
         "tanh": lambda: a.bin("mul", g, a.bin("sub", one(), a.bin("mul", r, r))),
         "asin": lambda: a.bin("mul", g, a.un("rsqrt", a.bin("sub", one(), a.bin("mul", x, x)))),
         "acos": lambda: a.emit(
@@ -439,15 +455,15 @@ def _unary(a: Adjoint, op: ir.Op, g: ir.Value) -> None:
     a.add(x, derivative[fn]())
 
 
-def _cast(a: Adjoint, op: ir.Op, g: ir.Value) -> None:
+def _cast(a: RuleBuilder, op: ir.Cast, g: ir.Value) -> None:
     x = op.operands[0]
     if _float(x) and not op.attrs.get("bitcast"):
         a.add(x, a.emit(ir.Cast, [g], x.type))
 
 
-def _select(a: Adjoint, op: ir.Op, g: ir.Value) -> None:
+def _select(a: RuleBuilder, op: ir.Select, g: ir.Value) -> None:
     c, x, y = op.operands
-    zero = a.const(0.0, g.type)  # type: ignore[arg-type]
+    zero = a.const(0.0, g.dtype)
     a.add(x, a.emit(ir.Select, [a.primal(c), g, zero], g.type))
     a.add(y, a.emit(ir.Select, [a.primal(c), zero, g], g.type))
 
@@ -465,12 +481,12 @@ operands'."""
 def _refuse(op: ir.Op, what: str) -> QuadrantsCompilationError:
     return QuadrantsCompilationError(
         f"kernel.grad: {what} is not supported in a differentiated kernel.",
-        op.loc,  # type: ignore[arg-type]
+        op.loc,
     )
 
 
 def reverse(kernel: ir.Kernel) -> ir.Kernel:
     """The gradient kernel of `kernel` (whose IR has been simplified)."""
-    out = ir.Kernel(kernel.name, kernel.params, [], ir.Block(), dict(kernel.flags))
+    out = ir.Kernel(kernel.name, kernel.params, [], ir.Block(), kernel.flags.copy())
     Reverser().reverse_block(kernel.body, {}, out.body, None, False)
     return out

@@ -32,10 +32,10 @@ class EliminateCommonSubexpressions:
                     type(op),
                     tuple(map(id, op.operands)),
                     ir.attrs_key(op.attrs),
-                    op.result.type,  # type: ignore[union-attr]  # frozen: equal when its text is
+                    op.result.type,  # frozen: equal when its text is
                 )
                 if key in scope:
-                    ir.replace_all_uses(op.result, scope[key])  # type: ignore[arg-type]
+                    ir.replace_all_uses(op.result, scope[key])
                     ir.erase(op)
                     changed = True
                     continue

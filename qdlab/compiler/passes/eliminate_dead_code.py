@@ -27,7 +27,7 @@ class EliminateDeadCode:
                 if op.parent is None:
                     continue
                 if isinstance(op, ir.Alloca):
-                    users = op.result.users  # type: ignore[union-attr]
+                    users = op.result.users
                     if not any(_reads(u) for u in users):
                         for u in list(users):
                             ir.erase(u)

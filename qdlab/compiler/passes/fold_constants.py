@@ -7,6 +7,8 @@ transcendental functions, no division by a constant zero).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...core.types import DType
@@ -40,17 +42,20 @@ CMP_FOLDS = {
 }
 
 
-def scalar(v: ir.Value) -> np.generic:
-    t: DType = v.type  # type: ignore[assignment]
-    return t.np.type(v.owner.attrs["value"])  # type: ignore[union-attr]
+Foldable = ir.BinOp | ir.Cmp | ir.Cast | ir.Unary
 
 
-def _python(x: np.generic, t: DType) -> int | float:
+def scalar(v: ir.Value) -> Any:
+    """The constant `v` as a numpy scalar of its dtype (numpy's stubs give those no arithmetic)."""
+    return v.dtype.np.type(ir.defining_op(v).attrs["value"])
+
+
+def _python(x: Any, t: DType) -> int | float:
     return float(x) if t.is_float else int(x)
 
 
-def fold(op: ir.Op) -> int | float | None:
-    t: DType = op.result.type  # type: ignore[assignment, union-attr]
+def fold(op: Foldable) -> int | float | None:
+    t = op.result.dtype
     if isinstance(op, ir.BinOp):
         table = FLOAT_FOLDS if t.is_float else INT_FOLDS
         fn = table.get(op.attrs["op"])
@@ -63,7 +68,7 @@ def fold(op: ir.Op) -> int | float | None:
         a, b = (scalar(v) for v in op.operands)
         return int(bool(CMP_FOLDS[op.attrs["pred"]](a, b)))
     if isinstance(op, ir.Cast) and not op.attrs.get("bitcast"):
-        src: DType = op.operands[0].type  # type: ignore[assignment]
+        src = op.operands[0].dtype
         if src.is_float and not t.is_float:
             return None  # saturating float-to-int conversion is left to the code generator
         with np.errstate(all="ignore"):
@@ -95,15 +100,16 @@ class FoldConstants:
                 changed |= self.replace(op)
         return changed
 
-    def replace(self, op: ir.Op) -> bool:
-        """`op` replaced by the constant it folds to, if it folds."""
+    def replace(self, op: Foldable) -> bool:
+        """`op` (in a block) replaced by the constant it folds to, if it folds."""
         value = fold(op)
         if value is None:
             return False
-        const = ir.Const([], op.result.type, {"value": value}, None, op.loc, op.result.name)  # type: ignore
+        const = ir.Const([], op.result.type, {"value": value}, None, op.loc, op.result.name)
         block = op.parent
-        block.ops.insert(block.ops.index(op), const)  # type: ignore[union-attr]
+        assert block is not None
+        block.ops.insert(block.ops.index(op), const)
         const.parent = block
-        ir.replace_all_uses(op.result, const.result)  # type: ignore[arg-type]
+        ir.replace_all_uses(op.result, const.result)
         ir.erase(op)
         return True

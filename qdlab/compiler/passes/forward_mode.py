@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...core.errors import QuadrantsCompilationError
+from ...core.errors import QuadrantsCompilationError, SourceLoc
 from ...core.types import ArrayType, DType, LocalType
 from .. import ir
 from ..ir import field_params
@@ -35,7 +35,7 @@ def _float(v: ir.Value) -> bool:
 def _refuse(op: ir.Op, what: str) -> QuadrantsCompilationError:
     return QuadrantsCompilationError(
         f"forward-mode autodiff (qd.ad.FwdMode): {what} is not supported.",
-        op.loc,  # type: ignore[arg-type]
+        op.loc,
     )
 
 
@@ -51,7 +51,7 @@ class Forward(RuleBuilder):
         """The tangent of each float value of the kernel (absent: zero)."""
         self.tan_local: dict[ir.Value, ir.Value] = {}
         self.into = ir.Block()
-        self.loc: object = None
+        self.loc: SourceLoc | None = None
         self.wrt: ir.Value | None = None
         self.terms: list[ir.Value] = []
 
@@ -65,7 +65,7 @@ class Forward(RuleBuilder):
     def tangent(self, v: ir.Value) -> ir.Value:
         """`v`'s tangent as a value (a zero when it has none)."""
         t = self.tan.get(v)
-        return t if t is not None else self.const(0.0, v.type)  # type: ignore[arg-type]
+        return t if t is not None else self.const(0.0, v.dtype)
 
     def has_dual(self, arr: ir.Value) -> bool:
         return isinstance(arr.owner, ir.Arg) and arr.owner.attrs["index"] in self.duals
@@ -85,8 +85,9 @@ class Forward(RuleBuilder):
         if op.attrs.get("grad") and not isinstance(op, ir.Addr):
             raise _refuse(op, "reading or writing a `.grad` buffer")
         new = ir.clone_op(op, self.mapping)
-        if isinstance(op, ir.Arg) and self.has_dual(op.result):  # type: ignore[arg-type]
-            new.result.type = dataclasses.replace(op.result.type, needs_grad=True)  # type: ignore[union-attr, arg-type]
+        if isinstance(op, ir.Arg) and self.has_dual(op.result):
+            assert new.result is not None
+            new.result.type = dataclasses.replace(op.result.array_type, needs_grad=True)
         self.into.append(new)
         for r, nr in zip(op.regions, new.regions):
             self.block(r, nr)
@@ -95,13 +96,10 @@ class Forward(RuleBuilder):
     def dual_of(self, op: ir.Op, new: ir.Op) -> None:
         """The tangent of `op`'s result (or the dual side of its effect)."""
         m = self.mapping
-        if isinstance(op, (ir.Load, ir.VolatileLoad)) and _float(op.result):  # type: ignore[arg-type]
+        if isinstance(op, (ir.Load, ir.VolatileLoad)) and _float(op.result):
             if self.has_dual(op.operands[0]):
-                self.tan[op.result] = self.emit(  # type: ignore[index]
-                    ir.Load,
-                    [m.get(v, v) for v in op.operands],
-                    op.result.type,
-                    grad=True,  # type: ignore[union-attr]
+                self.tan[op.result] = self.emit(
+                    ir.Load, [m.get(v, v) for v in op.operands], op.result.type, grad=True
                 )
         elif isinstance(op, (ir.Store, ir.Atomic)) and self.has_dual(op.operands[0]):
             value = op.operands[-1]
@@ -109,7 +107,7 @@ class Forward(RuleBuilder):
                 return
             where = [m.get(v, v) for v in op.operands[:-1]]
             if isinstance(op, ir.Store):
-                self.emit(ir.Store, [*where, self.tangent(value)], grad=True)
+                self.put(ir.Store, [*where, self.tangent(value)], grad=True)
             elif op.attrs["op"] in TANGENT_UPDATES:
                 t = self.emit(
                     ir.Atomic,
@@ -118,21 +116,19 @@ class Forward(RuleBuilder):
                     op=op.attrs["op"],
                     grad=True,
                 )
-                self.tan[op.result] = t  # type: ignore[index]  # the old value's dual
+                self.tan[op.result] = t  # the old value's dual
             else:
                 raise _refuse(op, f"an atomic {op.attrs['op']} on a field with a dual")
-        elif isinstance(op, ir.Alloca) and op.result.type.dtype.is_float:  # type: ignore[union-attr]
-            t = op.result.type.dtype  # type: ignore[union-attr]
-            ref = ir.Alloca([], LocalType(t), {}, None, op.loc, f"{op.result.name}_dual")  # type: ignore[union-attr]
+        elif isinstance(op, ir.Alloca) and op.result.element.is_float:
+            t = op.result.element
+            ref = ir.Alloca([], LocalType(t), {}, None, op.loc, f"{op.result.name}_dual")
             self.into.append(ref)
-            self.tan_local[op.result] = ref.result  # type: ignore[index, assignment]
+            self.tan_local[op.result] = ref.result
         elif isinstance(op, ir.LocalStore) and op.operands[0] in self.tan_local:
-            self.emit(ir.LocalStore, [self.tan_local[op.operands[0]], self.tangent(op.operands[1])])
+            self.put(ir.LocalStore, [self.tan_local[op.operands[0]], self.tangent(op.operands[1])])
         elif isinstance(op, ir.LocalLoad) and op.operands[0] in self.tan_local:
-            self.tan[op.result] = self.emit(  # type: ignore[index]
-                ir.LocalLoad,
-                [self.tan_local[op.operands[0]]],
-                op.result.type,  # type: ignore[union-attr]
+            self.tan[op.result] = self.emit(
+                ir.LocalLoad, [self.tan_local[op.operands[0]]], op.result.type
             )
         elif isinstance(op, ir.LocalAtomic) and op.operands[0] in self.tan_local:
             if op.attrs["op"] not in TANGENT_UPDATES:
@@ -143,30 +139,30 @@ class Forward(RuleBuilder):
                 [self.tan_local[ref], self.tangent(value)],
                 value.type,
                 op=op.attrs["op"],
-            )  # type: ignore[arg-type]
+            )
             if op.result is not None:
                 self.tan[op.result] = t
-        elif isinstance(op, ir.Cast) and _float(op.result) and _float(op.operands[0]):  # type: ignore[arg-type]
+        elif isinstance(op, ir.Cast) and _float(op.result) and _float(op.operands[0]):
             if op.operands[0] in self.tan and not op.attrs.get("bitcast"):
-                self.tan[op.result] = self.emit(ir.Cast, [self.tan[op.operands[0]]], op.result.type)  # type: ignore[index, union-attr]
-        elif type(op) in RULES and _float(op.result):  # type: ignore[arg-type]
-            self.by_rule(op)
+                self.tan[op.result] = self.emit(ir.Cast, [self.tan[op.operands[0]]], op.result.type)
+        elif type(op) in RULES and op.result is not None and _float(op.result):
+            self.by_rule(op, op.result)
 
-    def by_rule(self, op: ir.Op) -> None:
+    def by_rule(self, op: ir.Op, result: ir.Value) -> None:
         """Σ over the operands with a tangent: d result / d operand × its tangent."""
         total: ir.Value | None = None
         for v in dict.fromkeys(op.operands):
             if v not in self.tan:
                 continue
             self.wrt, self.terms = v, []
-            RULES[type(op)](self, op, self.tan[v])  # type: ignore[arg-type]
+            RULES[type(op)](self, op, self.tan[v])
             for g in self.terms:
-                if g.type != op.result.type:  # type: ignore[union-attr]
-                    g = self.emit(ir.Cast, [g], op.result.type)  # type: ignore[union-attr]
+                if g.type != result.type:
+                    g = self.emit(ir.Cast, [g], result.type)
                 total = g if total is None else self.emit(ir.BinOp, [total, g], g.type, op="add")
         self.wrt = None
         if total is not None:
-            self.tan[op.result] = total  # type: ignore[index]
+            self.tan[result] = total
 
 
 def jvp(kernel: ir.Kernel) -> ir.Kernel:
@@ -178,7 +174,7 @@ def jvp(kernel: ir.Kernel) -> ir.Kernel:
             raise QuadrantsCompilationError(
                 "forward-mode autodiff (qd.ad.FwdMode): a kernel launched under it reads or "
                 "writes a field's `.dual` itself, which forward mode computes; read it after.",
-                kernel.flags.get("def_loc"),  # type: ignore[arg-type]
+                kernel.flags.def_loc,
             )
     duals = {i for i, f in fields.items() if getattr(f, "has_dual", False)}
     fw = Forward(duals)
@@ -188,6 +184,6 @@ def jvp(kernel: ir.Kernel) -> ir.Kernel:
         else p
         for i, p in enumerate(kernel.params)
     ]
-    out = ir.Kernel(kernel.name, params, kernel.returns, ir.Block(), dict(kernel.flags))
+    out = ir.Kernel(kernel.name, params, kernel.returns, ir.Block(), kernel.flags.copy())
     fw.block(kernel.body, out.body)
     return out

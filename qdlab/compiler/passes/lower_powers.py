@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ...core.types import DType
 from .. import ir
 from .fold_constants import FoldConstants, scalar
 
@@ -40,21 +39,23 @@ class LowerPowers:
                 isinstance(op, ir.BinOp)
                 and op.attrs["op"] == "pow"
                 and op.parent is not None
-                and op.result.type.is_float  # type: ignore[union-attr]
+                and op.result.dtype.is_float
             ):
                 changed |= lower(op)
         return changed
 
 
-def lower(op: ir.Op) -> bool:
-    """`op` (a float `x ** y`) replaced by what it lowers to, if it lowers."""
+def lower(op: ir.BinOp) -> bool:
+    """`op` (a float `x ** y`, in a block) replaced by what it lowers to, if it lowers."""
     x, y = op.operands
-    t: DType = op.result.type  # type: ignore[assignment, union-attr]
+    t = op.result.dtype
     new: list[ir.Op] = []
 
-    def emit(cls: type, operands: list[ir.Value], **attrs: object) -> ir.Value:
-        new.append(cls(operands, t, attrs, None, op.loc, op.result.name))  # type: ignore
-        return new[-1].result  # type: ignore[return-value]
+    def emit(cls: type[ir.Op], operands: list[ir.Value], **attrs: object) -> ir.Value:
+        o = cls(operands, t, attrs, None, op.loc, op.result.name)
+        new.append(o)
+        assert o.result is not None
+        return o.result
 
     if isinstance(y.owner, ir.Const):
         result = _constant_exponent(x, float(scalar(y)), emit)
@@ -72,15 +73,20 @@ def lower(op: ir.Op) -> bool:
     if result is None:
         return False
     block = op.parent
-    at = block.ops.index(op)  # type: ignore[union-attr]
-    block.ops[at:at] = new  # type: ignore[union-attr]
+    assert block is not None
+    at = block.ops.index(op)
+    block.ops[at:at] = new
     for o in new:
         o.parent = block
-    ir.replace_all_uses(op.result, result)  # type: ignore[arg-type]
+    ir.replace_all_uses(op.result, result)
     ir.erase(op)
     fold = FoldConstants()
     for o in new:  # a constant raised to a constant: its products are constants too
-        if o.parent is not None and all(isinstance(v.owner, ir.Const) for v in o.operands):
+        if (
+            isinstance(o, (ir.BinOp, ir.Unary))  # (a `Const` is one already)
+            and o.parent is not None
+            and all(isinstance(v.owner, ir.Const) for v in o.operands)
+        ):
             fold.replace(o)
     return True
 

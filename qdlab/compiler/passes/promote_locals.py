@@ -20,7 +20,7 @@ class PromoteLocals:
         changed = False
         for alloca in [op for op in kernel.walk() if isinstance(op, ir.Alloca)]:
             ref = alloca.result
-            users = list(ref.users)  # type: ignore[union-attr]
+            users = list(ref.users)
             stores = [u for u in users if not isinstance(u, ir.LocalLoad)]
             if (
                 len(stores) != 1
@@ -30,11 +30,11 @@ class PromoteLocals:
                 continue
             store = stores[0]
             value = store.operands[1]
-            if not value.name and ref.name and not ref.name.startswith("_"):  # type: ignore[union-attr]
-                value.name = ref.name  # type: ignore[union-attr]
+            if not value.name and ref.name and not ref.name.startswith("_"):
+                value.name = ref.name
             for load in users:
                 if isinstance(load, ir.LocalLoad):
-                    ir.replace_all_uses(load.result, value)  # type: ignore[arg-type]
+                    ir.replace_all_uses(load.result, value)
                     ir.erase(load)
             ir.erase(store)
             ir.erase(alloca)

@@ -127,7 +127,7 @@ def interface_report(
     for v, code in iface.published.items():
         producers = [c.index for c in constructs if v in c.exports]
         consumers = [c.index for c in constructs if v in c.imports]
-        dtype = v.type.dtype if ir.is_local(v) else v.type  # type: ignore[union-attr]
+        dtype = v.element if ir.is_local(v) else v.type
         loc = v.owner.loc if isinstance(v.owner, ir.Op) else None
         out.append(
             InterfaceSlot(

@@ -49,7 +49,7 @@ def describe_statements(kernel: ir.Kernel, constructs: list[split.Construct]) ->
     segment_of = {p: s for s, seg in enumerate(split.segments(kernel)) for p in seg}
     owner = {p: c.index for c in constructs for p in c.positions}
     position = {op: p for p, op in enumerate(ops)}
-    entries = kernel.flags.get("entries", {})
+    entries = kernel.flags.entries
     writes = split.local_writes(ops)
     out: list[Statement] = []
     for p, op in enumerate(ops):

@@ -60,7 +60,7 @@ def local_writes(ops: list[ir.Op]) -> list[frozenset[ir.Value]]:
                 refs.add(o.operands[0])
             elif isinstance(o, ir.Call) and o.function not in called:
                 called.add(o.function)
-                inner.update(a.result for a in o.function.body.walk() if isinstance(a, ir.Alloca))  # type: ignore[misc]
+                inner.update(a.result for a in o.function.body.walk() if isinstance(a, ir.Alloca))
         out.append(refs)
     return [frozenset(r - inner) for r in out]
 
@@ -117,14 +117,18 @@ class Interface:
         return True
 
 
+def _publishes(op: ir.Op, published: dict[ir.Value, str]) -> bool:
+    """Whether `op` gives a value (not a local) that is handed over through the interface."""
+    return op.result is not None and op.result in published and not ir.is_local(op.result)
+
+
 def constructs(kernel: ir.Kernel, iface: Interface | None = None) -> list[Construct]:
     ops = kernel.body.ops
     published = iface.published if iface else {}
     out = []
     for seg in segments(kernel):
         if isinstance(ops[seg[0]], CONTAINERS) or any(
-            has_effect(ops[p]) or (ops[p].result in published and not ir.is_local(ops[p].result))  # type: ignore
-            for p in seg
+            has_effect(ops[p]) or _publishes(ops[p], published) for p in seg
         ):
             own = [
                 p for p in seg if not isinstance(ops[p], ir.Arg)
@@ -163,7 +167,9 @@ def backward_slice(
     start = c.positions[0]
     for v in published:
         if (ir.is_local(v) and any(v in writes[p] for p in c.positions)) or (
-            not ir.is_local(v) and position.get(v.owner) in c.positions  # type: ignore[arg-type]
+            not ir.is_local(v)
+            and isinstance(v.owner, ir.Op)
+            and position.get(v.owner) in c.positions
         ):
             c.exports.append(v)
 
@@ -221,40 +227,41 @@ def slice_kernel(
     loaded right after its storage is created; exports are written to their slots at the end.
     """
     out = ir.Kernel(
-        f"{kernel.name}_c{c.index}", kernel.params, kernel.returns, ir.Block(), dict(kernel.flags)
+        f"{kernel.name}_c{c.index}", kernel.params, kernel.returns, ir.Block(), kernel.flags.copy()
     )
     mapping: dict[ir.Value, ir.Value] = {}
     ops = kernel.body.ops
     position = {op: p for p, op in enumerate(ops)}
-    value_imports = {position[v.owner]: v for v in c.imports if not ir.is_local(v)}  # type: ignore[index]
+    value_imports = {position[ir.defining_op(v)]: v for v in c.imports if not ir.is_local(v)}
+    slots = slots if slots is not None else {}  # none: the construct imports and exports nothing
     local_imports = {v for v in c.imports if ir.is_local(v)}
     for p in sorted(set(c.all_positions) | set(value_imports)):
         if p in value_imports:
             v = value_imports[p]
-            slot, key = slots[v]  # type: ignore[index]
+            slot, key = slots[v]
             load = ir.InterfaceLoad(
                 [], v.type, {"slot": slot, "key": key}, None, ops[p].loc, v.name
             )
             out.body.append(load)
-            mapping[v] = load.result  # type: ignore[assignment]
+            mapping[v] = load.result
             continue
         ir.clone_ops([ops[p]], mapping, out.body)
         ref = ops[p].result
-        if ref in local_imports:
-            slot, key = slots[ref]  # type: ignore[index]
-            dtype = ref.type.dtype  # type: ignore[union-attr]
+        if ref is not None and ref in local_imports:
+            slot, key = slots[ref]
             load = ir.InterfaceLoad(
-                [], dtype, {"slot": slot, "key": key}, None, ops[p].loc, ref.name
-            )  # type: ignore
+                [], ref.element, {"slot": slot, "key": key}, None, ops[p].loc, ref.name
+            )
             out.body.append(load)
-            out.body.append(ir.LocalStore([mapping[ref], load.result], None, {}, None, ops[p].loc))  # type: ignore
+            out.body.append(ir.LocalStore([mapping[ref], load.result], None, {}, None, ops[p].loc))
     for v in c.exports:
-        slot, key = slots[v]  # type: ignore[index]
+        slot, key = slots[v]
         value = mapping[v]
         loc = v.owner.loc if isinstance(v.owner, ir.Op) else None
         if ir.is_local(v):
-            value = ir.LocalLoad([value], v.type.dtype, {}, None, loc, v.name).result  # type: ignore
-            out.body.append(value.owner)  # type: ignore[arg-type]
+            local_load = ir.LocalLoad([value], v.element, {}, None, loc, v.name)
+            out.body.append(local_load)
+            value = local_load.result
         out.body.append(ir.InterfaceStore([value], None, {"slot": slot, "key": key}, None, loc))
     return out
 
@@ -266,7 +273,7 @@ def assign_slots(published: dict[ir.Value, str], slots: int) -> dict[ir.Value, t
     taken: set[int] = set()
     keyed = []
     for v in published:
-        t = v.type.dtype if ir.is_local(v) else v.type  # type: ignore[union-attr]
+        t = v.element if ir.is_local(v) else v.type
         what = "local" if ir.is_local(v) else getattr(v.owner, "name", "value")
         keyed.append((f"{what} {v.name}: {t}", v))
     seen: dict[str, int] = {}

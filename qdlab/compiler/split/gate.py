@@ -106,11 +106,11 @@ class Rule:
 
 
 def autodiff(f: Facts) -> Finding | None:
-    return Finding(f.kernel.flags.get("def_loc")) if f.autodiff else None
+    return Finding(f.kernel.flags.def_loc) if f.autodiff else None
 
 
 def concurrent_region(f: Facts) -> Finding | None:
-    loc = f.kernel.flags.get("concurrent_region")
+    loc = f.kernel.flags.concurrent_region
     return Finding(loc) if loc is not None else None
 
 
@@ -120,7 +120,7 @@ def diagnostic_mode(f: Facts) -> Finding | None:
         ("kernel_coverage", "line coverage"),
     ):
         if f.config.get(flag):
-            return Finding(f.kernel.flags.get("def_loc"), words={"what": what})
+            return Finding(f.kernel.flags.def_loc, words={"what": what})
     return None
 
 
@@ -335,8 +335,8 @@ def _name(v: ir.Value) -> str:
 def _array(op: ir.Op, f: Facts) -> str:
     """The array an access touches, by the name the kernel reached it by (`s.a` for a struct
     field's member, whose hidden parameter is `s_a`)."""
-    name = op.array_operand.name  # type: ignore[union-attr]
-    name = f.kernel.flags.get("field_labels", {}).get(name, name)
+    name = ir.array_of(op).name
+    name = f.kernel.flags.field_labels.get(name, name)
     return name + (".grad" if op.attrs.get("grad") else "")
 
 
@@ -363,7 +363,7 @@ def _remedy(f: Facts, c: Construct, q: int) -> ir.Value | None:
 
 def _buffer(op: ir.Op) -> tuple[int, bool]:
     """(parameter index, gradient buffer?) of a memory op."""
-    return op.array_operand.owner.attrs["index"], bool(op.attrs.get("grad"))  # type: ignore[union-attr]
+    return ir.arg_index(ir.array_of(op)), bool(op.attrs.get("grad"))
 
 
 def _line(op: ir.Op) -> int | str:

@@ -40,6 +40,4 @@ def lower(case: object) -> ir.Kernel:
     rng = np.random.default_rng(harness.case_seed(case.name))  # type: ignore[attr-defined]
     args = case.make_inputs(rng)  # type: ignore[attr-defined]
     sig, _, templates = k.bind(tuple(harness.call_args(qd, case, args)), {})
-    kernel, _ = pipeline.lower(k.spec(sig, templates), state.config(), None)
-    kernel.flags.pop("deps", None)
-    return kernel
+    return pipeline.lower(k.spec(sig, templates), state.config(), None).kernel
