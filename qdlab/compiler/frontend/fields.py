@@ -19,7 +19,7 @@ from qdlab.core import language as lang
 from qdlab.core.fields import FieldBase, StructFieldBase
 
 from ...core.errors import QdError, QdRuntimeError, QdSyntaxError, QdTypeError
-from ...core.types import ArrayType, i32, u1
+from ...core.types import ArrayType, i32
 from .. import ir
 from ..ir import field_params
 from .fingerprint import UNKNOWN, fingerprint
@@ -175,27 +175,6 @@ class Fields:
             QdSyntaxError,
         )
 
-    def b_atomic_cas(self, node: ast.Call) -> object:
-        """`qd.atomic_cas(s, expected, desired)` on a local: the old value; `s` becomes `desired`
-        when it held `expected` (the reference demotes a local's CAS to exactly this)."""
-        target = node.args[0] if len(node.args) == 3 else None
-        local = self.find_local(target.id) if isinstance(target, ast.Name) else None
-        if not isinstance(local, Local):
-            raise self.error(
-                "qd.atomic_cas(dest, expected, desired) is supported on a local variable in qdlab; "
-                "on an array element it is not supported yet (use qd.atomic_exchange or a loop "
-                "with qd.atomic_* of your own).",
-                QdTypeError,
-            )
-        t = local.ref.type.dtype  # type: ignore[union-attr]
-        if not t.is_int:
-            raise self.error(f"qd.atomic_cas takes integer operands, not {t}.", QdTypeError)
-        expected, desired = (self.cast(self.value(self.visit(a), t), t) for a in node.args[1:])
-        old = self.emit(ir.LocalLoad, [local.ref], t, target.id)  # type: ignore[union-attr]
-        hit = self.emit(ir.Cmp, [old, expected], u1, pred="eq")
-        self.emit(ir.LocalStore, [local.ref, self.emit(ir.Select, [hit, desired, old], t)])
-        return old
-
     def template_refs(self, func: object, nodes: list, args: list) -> list:
         """A local passed for a `qd.template()` parameter of a @qd.func is the caller's own
         variable there (`x += 1` in the body changes it), as in the reference: a scalar, vector or
@@ -228,16 +207,3 @@ class Fields:
         else:
             return None
         return local if isinstance(local, (Local, VecLocal, StructLocal)) else None
-
-    # -- qd.zero(x), qd.one(x): the reductions' identities over field elements --------------------
-    def b_zero(self, node: object) -> object:
-        return self.like(node, 0)
-
-    def b_one(self, node: object) -> object:
-        return self.like(node, 1)
-
-    def like(self, node: object, k: int) -> object:
-        (x,) = self.call_args(node, 1)
-        if self.is_vec(x):
-            return self.vmap(lambda e: self.const(k, self.value(e).type), self.vec_of(x))
-        return self.const(k, self.value(x).type)

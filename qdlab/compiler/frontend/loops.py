@@ -334,11 +334,6 @@ class Loops:
             self.loop_depth -= 1
             self.block, self.top_level = outer, outer_top
 
-    def b_graph_do_while(self, node: ast.Call) -> None:
-        raise self.error(
-            "qd.graph.do_while(c) is only the test of a `while`: `while qd.graph.do_while(c):`."
-        )
-
     def visit_Break(self, node: ast.Break) -> None:
         self.static_jump("break")
         if self.loop_depth == 0:

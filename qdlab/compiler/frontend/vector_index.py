@@ -18,6 +18,7 @@ from ...core.errors import QdSyntaxError, QdTypeError
 from ...core.types import DType, i32, u1
 from .. import ir
 from .scope import GradOf
+from .vector_ops import METHODS
 from .vectors import ElementRef, Vec, VecLocal, VecMethod, describe_shape, tensor_text
 
 NEGATIVE_INDEX = "Negative indices are not supported in Quadrants kernels."
@@ -321,28 +322,3 @@ class VectorIndexing:
             ref = local.refs[k]
             dtype = ref.type.dtype  # type: ignore[union-attr]
             self.emit(ir.LocalStore, [ref, self.cast(self.value(value, dtype), dtype)])
-
-
-METHODS = {
-    "dot",
-    "cross",
-    "outer_product",
-    "norm",
-    "norm_sqr",
-    "norm_inv",
-    "normalized",
-    "transpose",
-    "determinant",
-    "inverse",
-    "trace",
-    "sum",
-    "max",
-    "min",
-    "any",
-    "all",
-    "cast",
-    "fill",
-    "frobenius_inner",
-    "to_list",
-}
-"""Methods of a vector or matrix in a kernel (`vector_ops.py` lowers them)."""

@@ -6,6 +6,7 @@ frontend's visitor."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from ...core.errors import QdTypeError
 from ...core.types import DType
@@ -111,9 +112,10 @@ class VectorOps:
     def call_method(self, m: VecMethod, node: ast.Call) -> object:
         args = [self.visit(a) for a in node.args]
         kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
-        v = m.vec
-        handler = getattr(self, f"m_{m.name}")
-        return handler(v, m, *args, **kwargs)
+        lower = METHODS.get(m.name)
+        if lower is None:
+            raise self.error(f"a {m.vec} has no method `{m.name}` in a kernel.", QdTypeError)
+        return lower(self, m.vec, m, *args, **kwargs)
 
     def other(self, x: object, what: str) -> Vec:
         return self.need_vec(x, what)
@@ -348,3 +350,28 @@ class VectorOps:
         if isinstance(x, (int, float)) and not isinstance(x, bool):
             return [str(x)]
         return [self.value(x)]
+
+
+METHODS: dict[str, Callable[..., object]] = {
+    "dot": VectorOps.m_dot,
+    "cross": VectorOps.m_cross,
+    "outer_product": VectorOps.m_outer_product,
+    "norm_sqr": VectorOps.m_norm_sqr,
+    "frobenius_inner": VectorOps.m_frobenius_inner,
+    "norm": VectorOps.m_norm,
+    "norm_inv": VectorOps.m_norm_inv,
+    "normalized": VectorOps.m_normalized,
+    "transpose": VectorOps.m_transpose,
+    "trace": VectorOps.m_trace,
+    "determinant": VectorOps.m_determinant,
+    "inverse": VectorOps.m_inverse,
+    "sum": VectorOps.m_sum,
+    "max": VectorOps.m_max,
+    "min": VectorOps.m_min,
+    "any": VectorOps.m_any,
+    "all": VectorOps.m_all,
+    "cast": VectorOps.m_cast,
+    "fill": VectorOps.m_fill,
+}
+"""The methods of a vector or matrix in a kernel (`v.norm()`, `m.inverse()`), by name: each is
+called with the frontend, the vector, the `VecMethod` and the call's lowered arguments."""

@@ -27,7 +27,7 @@ from ...core.errors import (
     QuadrantsCompilationError,
     SourceLoc,
 )
-from ...core.types import DType, f16, f32, i32, promote, u1
+from ...core.types import ArrayType, DType, LocalType, f16, f32, i32, promote, u1
 from .. import ir
 from .assignments import Assignments
 from .calls import Calls
@@ -225,6 +225,24 @@ class Frontend(
         if isinstance(x, float):
             return self.const(x, like if like is not None and like.is_float else self.default_fp)
         raise self.error(f"{describe(x)} cannot be used as a value in a kernel.", QdTypeError)
+
+    @staticmethod
+    def dtype(v: ir.Value) -> DType:
+        """The type of a scalar value (as `value` returns it)."""
+        assert isinstance(v.type, DType), v.type
+        return v.type
+
+    @staticmethod
+    def local_dtype(ref: ir.Value) -> DType:
+        """The type a local variable's storage holds."""
+        assert isinstance(ref.type, LocalType), ref.type
+        return ref.type.dtype
+
+    @staticmethod
+    def array_type(v: ir.Value) -> ArrayType:
+        """The type of an array (an ndarray parameter, a field's storage)."""
+        assert isinstance(v.type, ArrayType), v.type
+        return v.type
 
     def literal_error(self, x: int, t: DType, exact: bool) -> QdError:
         """`x` does not fit `t`; the caret goes under the constant expression on this line that
