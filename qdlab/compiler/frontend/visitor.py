@@ -2,10 +2,14 @@
 
 There is one `visit_*` per construct the kernel language accepts; anything else reaches
 `generic_visit`, which refuses it by name. The `visit` override records the node being lowered, so
-every error points at the user's line. The visitor is assembled from mixins, each a file of its own:
-assignments (`assignments.py`), calls (`calls.py`), loops (`loops.py`), conditional expressions
-(`conditionals.py`) and compile-time evaluation (`compile_time.py`); what they share is in
-`scope.py`. Set `QDLAB_DEBUG_FRONTEND=1` to see the raw exception behind a user-facing error.
+every error points at the user's line. The statements that are not assignments or loops (`if`,
+`with`, `return`, `assert`, an expression) and the plain expressions are lowered here; the rest by
+mixins, each a file of its own, named for the construct: assignments (`assignments.py`), calls
+(`calls.py`, with the built-ins' tables in `builtins.py`), loops (`loops.py`), conditional
+expressions (`conditionals.py`), `print` (`printing.py`), vectors and matrices (`vectors.py`,
+`vector_index.py`, `vector_ops.py`), structs, fields and compile-time evaluation
+(`compile_time.py`); what they share is in `scope.py`. Set `QDLAB_DEBUG_FRONTEND=1` to see the raw
+exception behind a user-facing error.
 """
 
 from __future__ import annotations
@@ -450,6 +454,37 @@ class Frontend(
         vs = [self.cast(self.value(v, t), t) for v, t in zip(values, self.kernel.returns)]
         self.emit(ir.Return, vs)
         raise FuncReturn()
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        if not self.config.get("debug"):
+            if any(self.calls_a_func(n) for n in ast.walk(node.test)):
+                self.visit(node.test)  # as in Quadrants: its @qd.func calls run, the check does not
+            return
+        cond = self.truth(self.visit(node.test))
+        msg = ast.unparse(node.msg) if node.msg is not None else ast.unparse(node.test)
+        if isinstance(node.msg, ast.Constant):
+            msg = str(node.msg.value)
+        pieces = self.assert_pieces(node.msg) if node.msg is not None else None
+        if pieces is None:
+            self.emit(ir.Assert, [cond], message=msg)
+            return
+        parts, values, specs = self.print_op_parts(pieces)
+        self.emit(
+            ir.Assert,
+            [cond, *values],
+            message=msg,
+            parts=parts,
+            specs=specs,
+        )
+
+    def calls_a_func(self, node: ast.AST) -> bool:
+        """Whether `node` is a call of a @qd.func or @qd.real_func (which may write memory)."""
+        if not isinstance(node, ast.Call):
+            return False
+        try:
+            return isinstance(self.resolve_callee(node.func), lang.Func)
+        except Exception:  # noqa: BLE001 - a callee that cannot be resolved is not a func's call
+            return False
 
     # -- expressions -------------------------------------------------------------------------------
     def visit_Constant(self, node: ast.Constant) -> object:
