@@ -204,8 +204,10 @@ def memory_reductions(loop: ir.Op) -> list[ir.Op]:
 def _half_min_max(dtype: object, ops: list[ir.Op]) -> bool:
     """A min or max of half floats: kept atomic, never folded in a partial. LLVM 22's loop
     vectorizer asserts (aborting the process) on the half min/max reduction the fold makes."""
-    return getattr(dtype, "is_float", False) and getattr(dtype, "bits", 0) == 16 and any(
-        fold_op(op) in ("min", "max") for op in ops
+    return (
+        getattr(dtype, "is_float", False)
+        and getattr(dtype, "bits", 0) == 16
+        and any(fold_op(op) in ("min", "max") for op in ops)
     )
 
 

@@ -373,7 +373,7 @@ def lower_get_addr(fe: Frontend, node: ast.Call) -> object:
             "another between: qdlab stores it in axis order, so no address of it would be "
             "the reference's."
         )
-    if fe.config.get("arch") == "cuda":
+    if fe.config.arch == "cuda":
         raise fe.error("qd.get_addr is supported on the CPU in qdlab.")
     zeros = [fe.const(0, i32) for _ in fe.array_type(base).element]
     return fe.emit(ir.Addr, [base, *indices, *zeros], u64, grad=grad)

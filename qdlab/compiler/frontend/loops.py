@@ -236,10 +236,10 @@ class Loops:
             raise self.error(
                 "qd.static(...) in a for loop needs something iterable at compile time."
             ) from None
-        if len(items) > self.config.get("unrolling_limit", 1024):
+        if len(items) > self.config.unrolling_limit:
             raise self.error(
                 f"qd.static loop unrolls {len(items)} times; the limit is "
-                f"{self.config.get('unrolling_limit', 1024)}."
+                f"{self.config.unrolling_limit}."
             )
         statics = self.__dict__.setdefault("static_loops", [])
         statics.append((self.loop_depth, self.in_runtime_if))

@@ -47,7 +47,7 @@ class RealCalls:
     def calls_needed(self, func: object) -> bool:
         """Whether `func` is called rather than lowered in its caller: it calls itself. Found while
         lowering: a real_func met again further down unwinds the kernel to be lowered again."""
-        if func in getattr(self, "calls", ()):
+        if func in self.lowering.calls:
             return True
         if func in self.__dict__.setdefault("real_stack", []):
             raise CallsNeeded(func)

@@ -12,7 +12,9 @@ import math
 import operator
 import types
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from ...core.config import Config
 from ...core.types import DType
 from .. import ir
 from .source import Source
@@ -34,6 +36,30 @@ BINOPS = {
 ATOMIC_AUG = {"add", "sub", "and", "or", "xor"}
 """Python operators and the IR `binop` each lowers to; the augmented forms of ATOMIC_AUG on an array
 element are atomic."""
+
+
+class StatementMemo(Protocol):
+    """Lowers a top-level statement, or replays what an unchanged one gave before
+    (`compiler.cache.stmt_memo.Memo`)."""
+
+    def lower(self, fe: object, node: ast.stmt) -> None: ...
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """What the pipeline gives the frontend to lower one kernel: the settings and what the kernel
+    was called with."""
+
+    config: Config
+    globals: dict
+    """The kernel's module globals."""
+    templates: dict = field(default_factory=dict)
+    """The template arguments as given (`qd.static(x is None)` sees a field itself)."""
+    return_shapes: tuple[tuple[int, ...], ...] = ()
+    """The shape of each kernel return value (`()`: a scalar); empty when all are scalars."""
+    calls: frozenset = frozenset()
+    """The @qd.real_funcs compiled as calls, not lowered into their caller (they call
+    themselves)."""
 
 
 @dataclass

@@ -122,7 +122,7 @@ class Structs:
             return StructRef(ref.arg, path, m.value, m.annotation)
         if m.kind == METHOD:
             return BoundMethod(m.value, ref)
-        if isinstance(m.value, float) and self.config.get("raise_on_templated_floats"):
+        if isinstance(m.value, float) and self.config.raise_on_templated_floats:
             raise self.error(
                 f"`{ref.name}.{attr}` is a Python float ({m.value!r}) baked into the kernel, which "
                 "qd.init(raise_on_templated_floats=True) refuses: pass it as a `qd.f32` parameter.",

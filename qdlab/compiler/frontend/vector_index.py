@@ -111,7 +111,7 @@ class VectorIndexing:
             return None
         key: ir.Value | None = None
         for d, v in dyn:
-            if self.config.get("debug"):
+            if self.config.debug:
                 ok = self.emit(
                     ir.Cmp, [self.cast(v, i32), self.const(shape[d], i32)], u1, pred="lt"
                 )

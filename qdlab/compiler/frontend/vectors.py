@@ -21,7 +21,7 @@ import numpy as np
 from qdlab.core import language as lang
 
 from ...core.errors import QdTypeError
-from ...core.types import DType, LocalType, TensorType, f32, i32, promote, u1
+from ...core.types import DType, LocalType, TensorType, f32, promote, u1
 from .. import ir
 
 PY_OPERATORS = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"}
@@ -148,11 +148,11 @@ class Vectors:
         if raw in (float, "fp"):
             return self.default_fp
         if raw in (int, "ip"):
-            return self.config.get("default_ip") or i32
+            return self.default_ip
         if raw is bool:
             return u1
         if raw == "up":
-            return self.config.get("default_up") or lang.matrix.DEFAULTS["up"]
+            return lang.matrix.DEFAULTS["up"]
         if isinstance(raw, DType):
             return raw
         if raw is None:
@@ -164,9 +164,9 @@ class Vectors:
         if isinstance(x, ir.Value):
             return self.value(x).type  # type: ignore[return-value]
         if isinstance(x, bool):
-            return self.config.get("default_ip") or i32
+            return self.default_ip
         if isinstance(x, (int, np.integer)):
-            return self.config.get("default_ip") or i32
+            return self.default_ip
         if isinstance(x, (float, np.floating)):
             return self.default_fp
         return self.value(x).type  # type: ignore[return-value]
@@ -252,9 +252,6 @@ class Vectors:
         ]
         return Vec(tuple(self.value(e) for e in out), shape)  # type: ignore[arg-type]
 
-    return_shapes: tuple[tuple[int, ...], ...] = ()
-    """The shape of each kernel return value (`()`: a scalar); empty when all are scalars."""
-
     def param_vec(self, name: str, t: TensorType, index: int) -> Vec:
         """A vector or matrix kernel parameter: one `arg` per entry (`%mat_01 = arg {component=1,
         index=0}`)."""
@@ -274,7 +271,7 @@ class Vectors:
         struct into its members, `struct_values.py`)."""
         value = self.struct_leaves(value)
         values = list(value) if isinstance(value, tuple) else [value]
-        shapes = self.return_shapes or [()] * len(self.kernel.returns)
+        shapes = self.lowering.return_shapes or [()] * len(self.kernel.returns)
         if len(values) != len(shapes) and len(shapes) == 1 and shapes[0]:
             values = [value]  # `return (1, 2, 3)` for a vec3
         if len(values) != len(shapes):

@@ -23,6 +23,7 @@ import numpy as np
 
 from qdlab.core import language as lang
 
+from ...core.config import Config
 from ...core.errors import (
     QdError,
     QdNameError,
@@ -31,7 +32,7 @@ from ...core.errors import (
     QuadrantsCompilationError,
     SourceLoc,
 )
-from ...core.types import ArrayType, DType, LocalType, f16, f32, i32, promote, u1
+from ...core.types import ArrayType, DType, LocalType, TensorType, f16, f32, i32, promote, u1
 from .. import ir
 from .assignments import Assignments
 from .calls import Calls
@@ -48,7 +49,9 @@ from .scope import (
     FuncReturn,
     GradOf,
     Local,
+    Lowering,
     Scope,
+    StatementMemo,
     describe,
     dotted,
     fits,
@@ -113,13 +116,14 @@ class Frontend(
 ):
     """Lowers one kernel (and the `@qd.func`s it calls, inlined) to a `ir.Kernel`."""
 
-    def __init__(self, kernel: ir.Kernel, source: Source, globals_: dict, config: dict) -> None:
+    def __init__(self, kernel: ir.Kernel, source: Source, lowering: Lowering) -> None:
         self.kernel = kernel
-        self.config = config
-        self.default_fp: DType = config.get("default_fp", f32)
-        self.default_ip: DType = config.get("default_ip", i32)
+        self.lowering = lowering
+        self.config: Config = lowering.config
+        self.default_fp: DType = lowering.config.default_fp
+        self.default_ip: DType = lowering.config.default_ip
         self.block = kernel.body
-        self.scope = Scope(source, kernel.name, globals_)
+        self.scope = Scope(source, kernel.name, lowering.globals)
         self.loc: SourceLoc | None = None
         self.loop_depth = 0  # runtime loops enclosing the current statement
         self.parallel_depth = 0  # 1 inside a parallel for's body
@@ -129,7 +133,8 @@ class Frontend(
         self.loop_name: str | None = None
         self.block_dim: int | None = None
         self.random_sites = 0
-        self.memo: object | None = None  # a `stmt_memo.Memo`: unchanged statements are replayed
+        self.memo: StatementMemo | None = None
+        """Replays the kernel's unchanged top-level statements (`lower_kernel`)."""
         self.deps: set[tuple[str, str, str]] = set()
         """(owner path, name, fingerprint) of every global or closure value read: the manifest
         checks them."""
@@ -337,7 +342,7 @@ class Frontend(
         value = resolve_name(self.scope.source.fn, name)
         if value is MISSING:
             raise self.error(f'Name "{name}" is not defined.', QdNameError)
-        if isinstance(value, float) and self.config.get("raise_on_templated_floats"):
+        if isinstance(value, float) and self.config.raise_on_templated_floats:
             raise self.error(
                 f"`{name}` is a Python float ({value!r}) baked into the kernel, which "
                 "qd.init(raise_on_templated_floats=True) refuses: pass it as a `qd.f32` parameter.",
@@ -369,7 +374,30 @@ class Frontend(
             self.scope.frames.pop()
             self.block, self.top_level = outer_block, outer_top
 
-    def lower_kernel(self, arg_values: dict[str, object]) -> None:
+    def kernel_arguments(self, params: list[ir.Param]) -> dict[str, object]:
+        """What each of the kernel's parameters is in its body: a template argument's value, the
+        entries of a vector passed by value, else an argument of the kernel."""
+        values: dict[str, object] = {}
+        source = self.scope.source
+        nodes = {a.arg: a for a in source.tree.args.args}
+        for index, p in enumerate(params):
+            if p.name in self.lowering.templates:
+                values[p.name] = self.tensor_of(self.lowering.templates[p.name], p.name)
+                continue
+            node = nodes.get(p.name.split(".")[0], source.tree)  # a struct member: its struct's
+            self.loc = source.loc(node, self.kernel.name)
+            if isinstance(p.type, TensorType):  # a vector by value: one argument per entry
+                values[p.name] = self.param_vec(p.name, p.type, index)
+                continue
+            values[p.name] = self.emit(ir.Arg, (), p.type, p.name, index=index)
+        self.loc = None
+        return values
+
+    def lower_kernel(
+        self, arg_values: dict[str, object], memo: StatementMemo | None = None
+    ) -> None:
+        """Lowers the kernel's body; `memo` replays its unchanged top-level statements."""
+        self.memo = memo
         self.arguments = arg_values
         self.scope.frames[0].update({k: v for k, v in arg_values.items() if k.isidentifier()})
         limit = sys.getrecursionlimit()
@@ -378,7 +406,7 @@ class Frontend(
         )  # the visitor recurses about 3 frames per nesting level
         try:
             for s in self.scope.source.tree.body:
-                self.visit(s) if self.memo is None else self.memo.lower(self, s)  # type: ignore[attr-defined]
+                self.visit(s) if memo is None else memo.lower(self, s)
         except FuncReturn:
             pass  # as in Python (and Quadrants), nothing after the kernel's `return` runs
         except RecursionError as e:
@@ -456,7 +484,7 @@ class Frontend(
         raise FuncReturn()
 
     def visit_Assert(self, node: ast.Assert) -> None:
-        if not self.config.get("debug"):
+        if not self.config.debug:
             if any(self.calls_a_func(n) for n in ast.walk(node.test)):
                 self.visit(node.test)  # as in Quadrants: its @qd.func calls run, the check does not
             return
