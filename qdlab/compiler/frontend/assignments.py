@@ -12,7 +12,7 @@ from qdlab.core import language as lang
 from ...core.errors import QdTypeError
 from ...core.types import DType, LocalType
 from .. import ir
-from .scope import ATOMIC_AUG, BINOPS, GradOf, Local, describe
+from .scope import ATOMIC_AUG, BINOPS, GradOf, Local, array_type, describe, dtype_of
 from .struct_values import StructLocal, StructValue
 from .structs import StructRef
 from .updates import Updates
@@ -57,9 +57,9 @@ class Assignments(Updates):
             self.writable_vec(name)  # refuses a kernel argument
         if isinstance(existing, Local):
             ref = existing.ref
-            if declared is not None and declared != ref.type.dtype:  # type: ignore[union-attr]
+            if declared is not None and declared != dtype_of(ref):
                 raise self.error(
-                    f"`{name}` is a {ref.type.dtype} local; it cannot be annotated again as "  # type: ignore[union-attr]
+                    f"`{name}` is a {dtype_of(ref)} local; it cannot be annotated again as "
                     f"{declared} (a local keeps the type of its first assignment)."
                 )
             self.emit(
@@ -133,7 +133,7 @@ class Assignments(Updates):
             if self.struct_element_store(target, value) or self.assign_part(target, value):
                 return
             array, indices = self.subscript_target(target)
-            dtype = array.type.dtype if isinstance(array, ir.Value) else array.array.type.dtype  # type: ignore
+            dtype = dtype_of(array) if isinstance(array, ir.Value) else dtype_of(array.array)
             v = self.cast(self.value(value, dtype), dtype)
             base, grad = GradOf.unpack(array)
             self.emit(ir.Store, [base, *indices, v], grad=grad)
@@ -198,7 +198,7 @@ class Assignments(Updates):
             isinstance(target, ast.Subscript)
             and isinstance(arr, ir.Value)
             and ir.is_array(arr)
-            and arr.type.element  # type: ignore[union-attr]
+            and array_type(arr).element
         ):
             _, indices = self.subscript_target(target)
             return ElementRef(arr, grad, tuple(indices)), None

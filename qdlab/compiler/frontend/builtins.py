@@ -28,7 +28,7 @@ from qdlab.core import language as lang
 from ...core.errors import QdError, QdTypeError, QuadrantsCompilationError
 from ...core.types import DTYPES, DType, i32, u1, u64
 from .. import ir
-from .scope import GradOf, Local, is_number
+from .scope import GradOf, Local, array_type, dtype_of, is_number
 from .vectors import VecLocal
 
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ def _bit_count(fn: str) -> Callable[..., object]:
     def lower(fe: Frontend, x: object) -> object:
         """`qd.math.popcnt/clz/ffs(x)`: an i32 count of the bits of an integer."""
         v = fe.value(x)
-        if not fe.dtype(v).is_int:
+        if not dtype_of(v).is_int:
             raise fe.error(
                 f"'{fn}' takes integral inputs only, however '{v.type}' is provided.", QdTypeError
             )
@@ -191,7 +191,7 @@ def lower_logical_not(fe: Frontend, x: object) -> object:
 def lower_bit_shr(fe: Frontend, x: object, n: object) -> object:
     """A logical shift right: the bits of a signed value shift as if it were unsigned."""
     v = fe.value(x)
-    t = fe.dtype(v)
+    t = dtype_of(v)
     if not t.is_int:
         raise fe.error(f"qd.bit_shr needs integer operands, not {t}.", QdTypeError)
     unsigned = DTYPES[f"u{t.bits}"] if t.bits > 1 else t
@@ -225,7 +225,7 @@ def lower_cast(fe: Frontend, x: object, t: object) -> object:
 @builtin("bit_cast", arity=2)
 def lower_bit_cast(fe: Frontend, x: object, t: object) -> object:
     v = fe.value(x)
-    if not isinstance(t, DType) or t.bits != fe.dtype(v).bits:
+    if not isinstance(t, DType) or t.bits != dtype_of(v).bits:
         raise fe.error("qd.bit_cast needs a dtype of the same width.", QdTypeError)
     return fe.emit(ir.Cast, [v], t, bitcast=True)
 
@@ -243,8 +243,8 @@ def lower_one(fe: Frontend, x: object) -> object:
 
 def like(fe: Frontend, x: object, k: int) -> object:
     if fe.is_vec(x):
-        return fe.vmap(lambda e: fe.const(k, fe.dtype(fe.value(e))), fe.vec_of(x))
-    return fe.const(k, fe.dtype(fe.value(x)))
+        return fe.vmap(lambda e: fe.const(k, dtype_of(fe.value(e))), fe.vec_of(x))
+    return fe.const(k, dtype_of(fe.value(x)))
 
 
 # -- effects ---------------------------------------------------------------------------------------
@@ -300,7 +300,7 @@ def lower_atomic_cas(fe: Frontend, node: ast.Call) -> object:
             "with qd.atomic_* of your own).",
             QdTypeError,
         )
-    t = fe.local_dtype(local.ref)
+    t = dtype_of(local.ref)
     if not t.is_int:
         raise fe.error(f"qd.atomic_cas takes integer operands, not {t}.", QdTypeError)
     expected, desired = (fe.cast(fe.value(fe.visit(a), t), t) for a in node.args[1:])
@@ -325,7 +325,7 @@ def lower_random(fe: Frontend, node: ast.Call) -> ir.Value:
 def lower_randn(fe: Frontend, node: ast.Call) -> object:
     """A standard normal draw, by Box-Muller from two uniform draws in [0, 1)."""
     u, v = lower_random(fe, node), lower_random(fe, node)
-    t = fe.dtype(u)
+    t = dtype_of(u)
     if not t.is_float:
         raise fe.error(f"qd.randn(dtype) needs a float dtype, not {t}.", QdTypeError)
     log = fe.unary("log", fe.binop("sub", fe.const(1.0, t), u))
@@ -347,7 +347,7 @@ def lower_volatile_load(fe: Frontend, node: ast.Call) -> object:
         raise fe.volatile_target_error(node.args[0] if node.args else None)
     array, indices = fe.subscript_target(node.args[0])
     base, grad = GradOf.unpack(array)
-    dtype = fe.array_type(base).dtype
+    dtype = array_type(base).dtype
     return fe.emit(ir.VolatileLoad, [base, *indices], dtype, grad=grad)
 
 
@@ -375,7 +375,7 @@ def lower_get_addr(fe: Frontend, node: ast.Call) -> object:
         )
     if fe.config.arch == "cuda":
         raise fe.error("qd.get_addr is supported on the CPU in qdlab.")
-    zeros = [fe.const(0, i32) for _ in fe.array_type(base).element]
+    zeros = [fe.const(0, i32) for _ in array_type(base).element]
     return fe.emit(ir.Addr, [base, *indices, *zeros], u64, grad=grad)
 
 

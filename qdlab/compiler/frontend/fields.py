@@ -23,7 +23,7 @@ from ...core.types import ArrayType, i32
 from .. import ir
 from ..ir import field_params
 from .fingerprint import UNKNOWN, fingerprint
-from .scope import GradOf, Local
+from .scope import GradOf, Local, array_type
 from .struct_values import StructLocal
 from .vectors import VecLocal
 
@@ -124,7 +124,7 @@ class Fields:
                 f"{base.name}_shape{d}",
                 axis=layout.index(d) if layout else d,
             )
-            for d in range(base.type.ndim)  # type: ignore[union-attr]
+            for d in range(array_type(base).ndim)
         )
 
     def array_attr(self, base: ir.Value, attr: str) -> object:
@@ -142,7 +142,7 @@ class Fields:
         """(start, stop) per axis of a loop over an array's index space (`for i, j in x`), from a
         field's offset."""
         f = self.field_of(base)
-        offset = f.offset if f is not None else (0,) * base.type.ndim  # type: ignore[union-attr]
+        offset = f.offset if f is not None else (0,) * array_type(base).ndim
         return [
             (self.const(o, i32), self.const(o + s, i32) if not isinstance(s, ir.Value) else s)
             for o, s in zip(offset, self.array_shape(base))

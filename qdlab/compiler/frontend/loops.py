@@ -20,7 +20,7 @@ from ...core.ranges import NOT_A_PAIR, NOT_AN_INT, axes_order
 from ...core.types import i32, i64, u1
 from .. import ir
 from .compile_time import held
-from .scope import FuncReturn, GradOf
+from .scope import FuncReturn, GradOf, dtype_of
 
 log = logging.getLogger("qdlab")
 
@@ -116,7 +116,7 @@ class Loops:
         if len(pair) != 2:
             raise self.error(NOT_A_PAIR)
         for b in pair:
-            if isinstance(b, float) or (isinstance(b, ir.Value) and not b.type.is_int):  # type: ignore[union-attr]
+            if isinstance(b, float) or (isinstance(b, ir.Value) and not dtype_of(b).is_int):
                 raise self.error(NOT_AN_INT, QdTypeError)
         return self.loop_bound(pair[0]), self.loop_bound(pair[1])
 
@@ -135,7 +135,7 @@ class Loops:
 
     def loop_bound(self, x: object) -> ir.Value:
         v = self.value(x, i32, exact=True)  # a constant bound must fit the i32 loop index
-        if not v.type.is_int:  # type: ignore[union-attr]
+        if not dtype_of(v).is_int:
             raise self.error(f"loop bounds must be integers, not {v.type}.", QdTypeError)
         return self.cast(v, i32)
 

@@ -22,7 +22,7 @@ from qdlab.core import language as lang
 from ...core.errors import QdError, QdTypeError
 from ...core.types import ArrayType, DType
 from .. import ir
-from .scope import CallsNeeded, FuncReturn, Local, Scope
+from .scope import CallsNeeded, FuncReturn, Local, Scope, dtype_of
 from .source import Source
 
 _SAVED = (
@@ -68,7 +68,7 @@ class RealCalls:
         for p, x in zip(params, bound):
             ann = annotations.get(p.arg)
             if isinstance(x, Local):
-                x = self.emit(ir.LocalLoad, [x.ref], x.ref.type.dtype, p.arg)  # type: ignore[union-attr]
+                x = self.emit(ir.LocalLoad, [x.ref], dtype_of(x.ref), p.arg)
             if isinstance(ann, DType):
                 operands.append(self.cast(self.value(x, ann), ann))
                 key.append(("scalar", str(ann)))

@@ -12,10 +12,10 @@ import math
 import operator
 import types
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, overload
 
 from ...core.config import Config
-from ...core.types import DType
+from ...core.types import ArrayType, DType
 from .. import ir
 from .source import Source
 
@@ -76,6 +76,12 @@ class GradOf:
 
     array: ir.Value
 
+    @overload
+    @staticmethod
+    def unpack(x: ir.Value | GradOf) -> tuple[ir.Value, bool]: ...
+    @overload
+    @staticmethod
+    def unpack(x: object) -> tuple[object, bool]: ...
     @staticmethod
     def unpack(x: object) -> tuple[object, bool]:
         """(array, is it the gradient buffer) of an indexed base: `a` or `a.grad`."""
@@ -115,6 +121,19 @@ class CallsNeeded(Exception):
     def __init__(self, func: object) -> None:
         super().__init__(func)
         self.func = func
+
+
+def dtype_of(v: ir.Value) -> DType:
+    """The type of the scalars `v` is, holds or points to: a scalar's own type (as `value` gives
+    it), the type a local's storage holds, an array's or a tensor's element type."""
+    t = v.type
+    return t if isinstance(t, DType) else t.dtype
+
+
+def array_type(v: ir.Value) -> ArrayType:
+    """The type of an array value (an ndarray parameter, a field's storage)."""
+    assert isinstance(v.type, ArrayType), v.type
+    return v.type
 
 
 def int_range(t: DType) -> tuple[int, int]:

@@ -20,7 +20,7 @@ from qdlab.core import language as lang
 from ...core.errors import QdTypeError
 from ...core.types import LocalType
 from .. import ir
-from .scope import Local, describe
+from .scope import Local, describe, dtype_of
 from .struct_fields import FieldSlot, StructFields
 from .structs import BoundMethod, StructRef, Structs
 from .vectors import ElementRef, Vec, VecLocal
@@ -174,7 +174,7 @@ class StructValues:
         if isinstance(m, (FieldSlot, ElementRef)):
             return self.slot_load(m)
         if isinstance(m, Local):
-            return self.emit(ir.LocalLoad, [m.ref], m.ref.type.dtype, m.ref.name)  # type: ignore[union-attr]
+            return self.emit(ir.LocalLoad, [m.ref], dtype_of(m.ref), m.ref.name)
         if isinstance(m, VecLocal):
             return self.load_vec_local(m)
         return self.struct_value(m)
@@ -206,7 +206,7 @@ class StructValues:
         if isinstance(m, (FieldSlot, ElementRef)):
             self.slot_store(m, x)
         elif isinstance(m, Local):
-            dtype = m.ref.type.dtype  # type: ignore[union-attr]
+            dtype = dtype_of(m.ref)
             self.emit(ir.LocalStore, [m.ref, self.cast(self.value(x, dtype), dtype)])
         elif isinstance(m, VecLocal):
             self.store_vec_local(m, x, name)

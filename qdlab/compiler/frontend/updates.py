@@ -23,7 +23,7 @@ import ast
 from ...core.errors import QdTypeError
 from ...core.types import LocalType, i32, u1
 from .. import ir
-from .scope import ATOMIC_AUG, GradOf, Local
+from .scope import ATOMIC_AUG, GradOf, Local, dtype_of
 from .struct_fields import FieldSlot
 from .vectors import ElementRef, Vec, VecLocal
 
@@ -119,7 +119,7 @@ class Updates:
         self, ref: ir.Value, depth: int, op: str, x: object, call: bool
     ) -> ir.Value | None:
         """One local entry; its old value (None for a `+=` on a shared local, which has none)."""
-        dtype = ref.type.dtype  # type: ignore[union-attr]
+        dtype = dtype_of(ref)
         atomic = call or op in ATOMIC_AUG
         if atomic:
             x = self.cast(self.value(x, dtype), dtype)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from ...core.errors import QdTypeError
 from ...core.types import DType
 from .. import ir
+from .scope import dtype_of
 from .vectors import Vec, VecMethod, describe_shape
 
 OPERATOR_TEXT = {
@@ -296,13 +297,13 @@ class VectorOps:
 
     def m_fill(self, v: Vec, m: VecMethod, value: object) -> None:
         if m.ref is not None:  # `a[i].fill(x)`: every entry of the array's element
-            dtype = m.ref.array.type.dtype  # type: ignore[union-attr]
+            dtype = dtype_of(m.ref.array)
             self.element_store(m.ref, None, self.filled(m.ref.shape, value, dtype))
             return
         local = self.writable_vec(m.target) if m.target else None
         if local is None:
             raise self.error("fill() needs a vector or matrix variable, e.g. `m.fill(0)`.")
-        dtype = local.refs[0].type.dtype  # type: ignore[union-attr]
+        dtype = dtype_of(local.refs[0])
         self.store_vec_local(local, self.filled(local.shape, value, dtype), m.target)
 
     def all_of(self, x: object, any_: bool) -> object:

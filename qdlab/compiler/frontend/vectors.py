@@ -23,6 +23,7 @@ from qdlab.core import language as lang
 from ...core.errors import QdTypeError
 from ...core.types import DType, LocalType, TensorType, f32, promote, u1
 from .. import ir
+from .scope import array_type, dtype_of
 
 PY_OPERATORS = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"}
 """Functions of Python's `operator` module a kernel may call: they lower as their operator."""
@@ -102,7 +103,7 @@ class ElementRef:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.array.type.element  # type: ignore[union-attr]
+        return array_type(self.array).element
 
 
 @dataclass(frozen=True)
@@ -312,7 +313,7 @@ class Vectors:
 
     def load_vec_local(self, local: VecLocal) -> Vec:
         return Vec(
-            tuple(self.emit(ir.LocalLoad, [r], r.type.dtype, r.name) for r in local.refs),  # type: ignore[union-attr]
+            tuple(self.emit(ir.LocalLoad, [r], dtype_of(r), r.name) for r in local.refs),
             local.shape,
         )
 
@@ -324,7 +325,7 @@ class Vectors:
             value = self.value(x)
             if not ir.is_array(value):
                 for ref in local.refs:
-                    dtype = ref.type.dtype  # type: ignore[union-attr]
+                    dtype = dtype_of(ref)
                     self.emit(ir.LocalStore, [ref, self.cast(self.value(x, dtype), dtype)])
                 return
         if v is None:
@@ -339,7 +340,7 @@ class Vectors:
                 QdTypeError,
             )
         for ref, e in zip(local.refs, v.entries):
-            dtype = ref.type.dtype  # type: ignore[union-attr]
+            dtype = dtype_of(ref)
             self.emit(ir.LocalStore, [ref, self.cast(e, dtype)])
 
     def writable_vec(self, name: str) -> VecLocal | None:

@@ -18,6 +18,8 @@ import ast
 import operator
 import os
 import sys
+from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 
@@ -32,7 +34,7 @@ from ...core.errors import (
     QuadrantsCompilationError,
     SourceLoc,
 )
-from ...core.types import ArrayType, DType, LocalType, TensorType, f16, f32, i32, promote, u1
+from ...core.types import DType, TensorType, Type, f16, f32, i32, promote, u1
 from .. import ir
 from .assignments import Assignments
 from .calls import Calls
@@ -52,8 +54,10 @@ from .scope import (
     Lowering,
     Scope,
     StatementMemo,
+    array_type,
     describe,
     dotted,
+    dtype_of,
     fits,
     fold_python,
     int_range,
@@ -171,26 +175,48 @@ class Frontend(
         what = REFUSED.get(type(node).__name__, f"`{type(node).__name__}`")
         raise self.error(f"{what} is not supported in a kernel.")
 
+    @overload
     def emit(
         self,
         op_cls: type[ir.Op],
-        operands: list[ir.Value] | tuple = (),
-        result: object = None,
+        operands: Sequence[ir.Value] = (),
+        result: None = None,
         name: str = "",
         regions: list[ir.Block] | None = None,
         **attrs: object,
-    ) -> ir.Value:
-        op = op_cls(list(operands), result, attrs, regions, self.loc, name)  # type: ignore[arg-type]
+    ) -> None: ...
+    @overload
+    def emit(
+        self,
+        op_cls: type[ir.Op],
+        operands: Sequence[ir.Value],
+        result: Type,
+        name: str = "",
+        regions: list[ir.Block] | None = None,
+        **attrs: object,
+    ) -> ir.Value: ...
+    def emit(
+        self,
+        op_cls: type[ir.Op],
+        operands: Sequence[ir.Value] = (),
+        result: Type | None = None,
+        name: str = "",
+        regions: list[ir.Block] | None = None,
+        **attrs: object,
+    ) -> ir.Value | None:
+        """Appends an op to the current block; its result, for an op that has one (`result` is its
+        type)."""
+        op = op_cls(list(operands), result, attrs, regions, self.loc, name)
         self.block.append(op)
-        return op.result  # type: ignore[return-value]
+        return op.result
 
-    def const(self, value: object, dtype: DType) -> ir.Value:
+    def const(self, value: float, dtype: DType) -> ir.Value:
         if dtype.is_float:
-            value = float(value)  # type: ignore[arg-type]
+            value = float(value)
         elif dtype == u1:
             value = int(bool(value))
         else:
-            value = int(value)  # type: ignore[call-overload]
+            value = int(value)
         return self.emit(ir.Const, (), dtype, value=value)
 
     # -- values ------------------------------------------------------------------------------------
@@ -235,24 +261,6 @@ class Frontend(
             return self.const(x, like if like is not None and like.is_float else self.default_fp)
         raise self.error(f"{describe(x)} cannot be used as a value in a kernel.", QdTypeError)
 
-    @staticmethod
-    def dtype(v: ir.Value) -> DType:
-        """The type of a scalar value (as `value` returns it)."""
-        assert isinstance(v.type, DType), v.type
-        return v.type
-
-    @staticmethod
-    def local_dtype(ref: ir.Value) -> DType:
-        """The type a local variable's storage holds."""
-        assert isinstance(ref.type, LocalType), ref.type
-        return ref.type.dtype
-
-    @staticmethod
-    def array_type(v: ir.Value) -> ArrayType:
-        """The type of an array (an ndarray parameter, a field's storage)."""
-        assert isinstance(v.type, ArrayType), v.type
-        return v.type
-
     def literal_error(self, x: int, t: DType, exact: bool) -> QdError:
         """`x` does not fit `t`; the caret goes under the constant expression on this line that
         gives `x`."""
@@ -289,7 +297,7 @@ class Frontend(
         v = self.value(x)
         if v.type == u1:
             return v
-        return self.emit(ir.Cmp, [v, self.const(0, v.type)], u1, pred="ne")  # type: ignore[arg-type]
+        return self.emit(ir.Cmp, [v, self.const(0, dtype_of(v))], u1, pred="ne")
 
     def binop(self, op: str, a: object, b: object) -> object:
         if op == "add" and type(a) is type(b) and isinstance(a, (list, tuple)):
@@ -299,20 +307,21 @@ class Frontend(
         if is_number(a) and is_number(b):
             return self.fold(op, a, b)
         va, vb = self.value(a), self.value(b)
-        t = promote(va.type, vb.type)  # type: ignore[arg-type]
+        ta, tb = dtype_of(va), dtype_of(vb)
+        t = promote(ta, tb)
         if op in ("and", "or", "xor", "shl", "shr") and t.is_float:
             raise self.error(f"bitwise `{op}` needs integer operands, not {t}.", QdTypeError)
         if op == "truediv":  # as Quadrants: an integer operand is taken as default_fp first
-            t = promote(*(v.type if v.type.is_float else self.default_fp for v in (va, vb)))  # type: ignore[union-attr]
+            t = promote(*(x if x.is_float else self.default_fp for x in (ta, tb)))
         if op == "atan2":
             t = t if t.is_float else self.default_fp
             t = f32 if t == f16 else t
         if op == "pow" and t.is_int and isinstance(b, int) and b < 0:
             t = self.negative_power(b)
         if op in ("shl", "shr"):
-            t = va.type  # type: ignore[assignment]
-        powi = op == "pow" and t.is_float and not vb.type.is_float  # type: ignore[union-attr]
-        return self.emit(ir.BinOp, [self.cast(va, t), vb if powi else self.cast(vb, t)], t, op=op)  # type: ignore[arg-type]
+            t = ta
+        powi = op == "pow" and t.is_float and not tb.is_float
+        return self.emit(ir.BinOp, [self.cast(va, t), vb if powi else self.cast(vb, t)], t, op=op)
 
     def fold(self, op: str, a: object, b: object) -> object:
         try:
@@ -326,7 +335,7 @@ class Frontend(
         if (is_number(a) and is_number(b)) or (pred in ("eq", "ne") and self.is_object(a, b)):
             return bool(getattr(operator, pred)(a, b))  # numbers, dtypes: while compiling
         va, vb = self.value(a), self.value(b)
-        t = promote(va.type, vb.type)  # type: ignore[arg-type]
+        t = promote(dtype_of(va), dtype_of(vb))
         return self.emit(ir.Cmp, [self.cast(va, t), self.cast(vb, t)], u1, pred=pred)
 
     # -- names -------------------------------------------------------------------------------------
@@ -335,7 +344,7 @@ class Frontend(
             if name in frame:
                 b = frame[name]
                 if isinstance(b, Local):
-                    return self.emit(ir.LocalLoad, [b.ref], b.ref.type.dtype, name)  # type: ignore[union-attr]
+                    return self.emit(ir.LocalLoad, [b.ref], dtype_of(b.ref), name)
                 if isinstance(b, VecLocal):
                     return self.load_vec_local(b)
                 return self.tensor_of(b, name)  # a field bound at compile time: its parameter
@@ -537,7 +546,7 @@ class Frontend(
             if node.attr in ("shape", "n", "m", "dtype"):
                 return self.array_attr(base, node.attr)
             if node.attr == "grad":
-                if not base.type.needs_grad:  # type: ignore[union-attr]
+                if not array_type(base).needs_grad:
                     raise self.error(
                         f"`{base.name}` has no gradient buffer; annotate it with needs_grad=True.",
                         QdTypeError,
@@ -564,7 +573,7 @@ class Frontend(
 
     def subscript_target(
         self, node: ast.Subscript, base: object = None
-    ) -> tuple[object, list[ir.Value]]:
+    ) -> tuple[ir.Value | GradOf, list[ir.Value]]:
         base = self.visit(node.value) if base is None else base
         arr = base.array if isinstance(base, GradOf) else base
         if not (isinstance(arr, ir.Value) and ir.is_array(arr)):
@@ -581,7 +590,7 @@ class Frontend(
                 if self.is_vec(it)
                 else [it]
             )
-        ndim = arr.type.ndim  # type: ignore[union-attr]
+        ndim = array_type(arr).ndim
         if len(flat) != ndim:
             raise self.error(
                 f"`{arr.name}` has {ndim} dimension(s) but is indexed with {len(flat)}.",
@@ -591,12 +600,12 @@ class Frontend(
         indices = []
         for k, it in enumerate(flat):
             v = self.value(it)
-            if not v.type.is_int:  # type: ignore[union-attr]
+            if not dtype_of(v).is_int:
                 if len(nodes) == len(flat):
                     self.loc = self.scope.source.loc(nodes[k], self.scope.name)
                 raise self.error(f"an array index must be an integer, not {v.type}.", QdTypeError)
             indices.append(self.cast(v, i32))
-        return base, self.from_offset(arr, indices)
+        return (base if isinstance(base, GradOf) else arr), self.from_offset(arr, indices)
 
     def visit_Subscript(self, node: ast.Subscript) -> object:
         base = self.subscript_base(node.value)
@@ -629,9 +638,9 @@ class Frontend(
                     ) from None
         array, indices = self.subscript_target(node)
         base_arr, grad = GradOf.unpack(array)
-        if base_arr.type.element:  # type: ignore[union-attr]
+        if array_type(base_arr).element:
             return self.element_load(ElementRef(base_arr, grad, tuple(indices)))  # type: ignore[arg-type]
-        return self.emit(ir.Load, [base_arr, *indices], base_arr.type.dtype, grad=grad)  # type: ignore
+        return self.emit(ir.Load, [base_arr, *indices], dtype_of(base_arr), grad=grad)
 
     def visit_BinOp(self, node: ast.BinOp) -> object:
         if isinstance(node.op, ast.MatMult):
@@ -670,7 +679,7 @@ class Frontend(
     def unary_op(self, fn: str, x: object) -> ir.Value:
         """`-x` (`neg`) or `~x` (`bitnot`) on a scalar."""
         v = self.value(x)
-        if fn == "bitnot" and not v.type.is_int:  # type: ignore[union-attr]
+        if fn == "bitnot" and not dtype_of(v).is_int:
             raise self.error(
                 f"'bit_not' takes integral inputs only, however '{v.type}' is provided.",
                 QdTypeError,
