@@ -6,6 +6,7 @@ inlined `@qd.func`) and a few branches.
 from __future__ import annotations
 
 import ast
+from typing import overload
 
 from qdlab.core import language as lang
 
@@ -13,7 +14,7 @@ from ...core.errors import QdError, QdSyntaxError, QdTypeError
 from ...core.types import DType, promote, u1
 from .. import ir
 from .builtins import BUILTINS, UNARY_FLOAT, python_entry
-from .scope import describe
+from .scope import describe, dtype_of
 from .struct_values import members_of
 from .structs import BoundMethod
 from .vectors import Vec, VecMethod
@@ -118,11 +119,15 @@ class Calls:
         return out
 
     # -- math --------------------------------------------------------------------------------------
+    @overload
+    def unary(self, fn: str, x: ir.Value) -> ir.Value: ...
+    @overload
+    def unary(self, fn: str, x: object) -> object: ...
     def unary(self, fn: str, x: object) -> object:
         if self.is_vec(x):
             return self.vmap(lambda e: self.unary(fn, e), x)
         v = self.value(x)
-        t: DType = v.type  # type: ignore[assignment]
+        t = dtype_of(v)
         if fn in ("isnan", "isinf"):
             if not t.is_float:
                 return self.const(0, u1)
@@ -142,7 +147,7 @@ class Calls:
         return acc
 
     def select(self, c: object, a: object, b: object) -> ir.Value:
-        va = self.value(a, b.type if isinstance(b, ir.Value) else None)  # type: ignore[union-attr]
-        vb = self.value(b, va.type)  # type: ignore[arg-type]
-        t = promote(va.type, vb.type)  # type: ignore[arg-type]
+        va = self.value(a, dtype_of(b) if isinstance(b, ir.Value) else None)
+        vb = self.value(b, dtype_of(va))
+        t = promote(dtype_of(va), dtype_of(vb))
         return self.emit(ir.Select, [self.truth(c), self.cast(va, t), self.cast(vb, t)], t)

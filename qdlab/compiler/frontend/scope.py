@@ -11,8 +11,9 @@ import ast
 import math
 import operator
 import types
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Protocol, overload
+from typing import Protocol, cast, overload
 
 from ...core.config import Config
 from ...core.types import ArrayType, DType
@@ -128,6 +129,12 @@ def dtype_of(v: ir.Value) -> DType:
     it), the type a local's storage holds, an array's or a tensor's element type."""
     t = v.type
     return t if isinstance(t, DType) else t.dtype
+
+
+def items_of(x: object) -> list:
+    """`list(x)` of a value known at compile time (`qd.static(range(3))`, a tuple): a TypeError
+    when it is not iterable."""
+    return list(cast("Iterable[object]", x))
 
 
 def array_type(v: ir.Value) -> ArrayType:

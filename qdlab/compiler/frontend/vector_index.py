@@ -123,16 +123,16 @@ class VectorIndexing:
                     message=f"Out of bound access: an index of {what} ({describe_shape(shape)}) is "
                     f"outside 0..{shape[d] - 1}",
                 )
-            key = v if key is None else self.binop("add", self.binop("mul", key, shape[d]), v)  # type: ignore[assignment]
-        return key  # type: ignore[return-value]
+            key = v if key is None else self.binop("add", self.binop("mul", key, shape[d]), v)
+        return key
 
     def choose(self, key: ir.Value, candidates: list[ir.Value]) -> ir.Value:
         """`candidates[key]`, as a chain of selects (the last one when out of range)."""
         out = candidates[-1]
-        t = out.type
+        t = dtype_of(out)
         for k in range(len(candidates) - 2, -1, -1):
             hit = self.emit(ir.Cmp, [key, self.const(k, i32)], u1, pred="eq")
-            out = self.emit(ir.Select, [hit, self.cast(candidates[k], t), out], t)  # type: ignore[arg-type]
+            out = self.emit(ir.Select, [hit, self.cast(candidates[k], t), out], t)
         return out
 
     def vec_index(self, v: Vec, items: list, what: str) -> object:

@@ -299,7 +299,15 @@ class Frontend(
             return v
         return self.emit(ir.Cmp, [v, self.const(0, dtype_of(v))], u1, pred="ne")
 
+    @overload
+    def binop(self, op: str, a: ir.Value, b: ir.Value | float) -> ir.Value: ...
+    @overload
+    def binop(self, op: str, a: float, b: ir.Value) -> ir.Value: ...
+    @overload
+    def binop(self, op: str, a: object, b: object) -> object: ...
     def binop(self, op: str, a: object, b: object) -> object:
+        """`a op b`: an op on two scalars (a value when either is one), entry by entry on vectors,
+        folded on two Python numbers, or a concatenation of two Python lists or tuples."""
         if op == "add" and type(a) is type(b) and isinstance(a, (list, tuple)):
             return a + b  # Python lists and tuples concatenate while compiling
         if self.is_vec(a) or self.is_vec(b):
