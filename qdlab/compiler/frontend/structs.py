@@ -21,12 +21,15 @@ import ast
 import copy
 import types
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ...core.errors import QdError, QdSyntaxError, QdValueError, QuadrantsCompilationError
 from ...core.types import TensorType
 from .. import ir
 from .vectors import Vec
+
+if TYPE_CHECKING:
+    from .struct_values import StructLocal, StructValue
 
 PARAM, STRUCT, METHOD, VALUE, OPAQUE = "param", "struct", "method", "value", "opaque"
 """What a member is: a kernel parameter; a nested struct; a `@qd.func` of its class, bound to it; a
@@ -90,7 +93,7 @@ class BoundMethod:
     argument."""
 
     func: object
-    self: StructRef
+    self: StructRef | StructValue | StructLocal
 
 
 class Structs:
