@@ -471,12 +471,12 @@ def lower_bool(fe: Frontend, x: object) -> object:
 
 @python_call(int, arity=1)
 def lower_int(fe: Frontend, x: object) -> object:
-    return int(x) if is_number(x) else fe.cast_all(x, fe.default_ip)  # type: ignore[call-overload]
+    return int(x) if is_number(x) else fe.cast_all(x, fe.default_ip)
 
 
 @python_call(float, arity=1)
 def lower_float(fe: Frontend, x: object) -> object:
-    return float(x) if is_number(x) else fe.cast_all(x, fe.default_fp)  # type: ignore[arg-type]
+    return float(x) if is_number(x) else fe.cast_all(x, fe.default_fp)
 
 
 @python_call(py.all, arity=1)

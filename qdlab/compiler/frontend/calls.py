@@ -34,11 +34,12 @@ class Calls:
             callee = self.visit(node.func)
         if isinstance(callee, VecMethod):
             return self.call_method(callee, node)
-        if isinstance(getattr(callee, "__self__", None), lang.Matrix):  # a method of a host vector
-            callee = VecMethod(self.host_vec(callee.__self__), callee.__name__, None)  # type: ignore[union-attr]
-            return self.call_method(callee, node)
-        if members_of(callee) is not None:
-            return self.make_struct(callee, node)  # type: ignore[arg-type]
+        owner = getattr(callee, "__self__", None)
+        if isinstance(owner, lang.Matrix):  # a method of a host vector
+            method = VecMethod(self.host_vec(owner), getattr(callee, "__name__", ""), None)
+            return self.call_method(method, node)
+        if isinstance(callee, type) and members_of(callee) is not None:
+            return self.make_struct(callee, node)
         if getattr(callee, "__qd_anonymous_struct__", False):
             return self.anonymous_struct(node)
         made = self.construct(callee, node)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+import types
 
 from qdlab.core import language as lang
 from qdlab.core.fields import FieldBase, StructFieldBase
@@ -115,7 +116,7 @@ class Fields:
         f = self.field_of(base)
         if f is not None:
             return tuple(f.shape)
-        layout = base.type.layout  # type: ignore[union-attr]  # memory axis p holds axis layout[p]
+        layout = array_type(base).layout  # memory axis p holds axis layout[p]
         return tuple(
             self.emit(
                 ir.Shape,
@@ -132,7 +133,7 @@ class Fields:
         scalar) and `x.dtype`."""
         if attr == "shape":
             return self.array_shape(base)
-        t: ArrayType = base.type  # type: ignore[assignment]
+        t = array_type(base)
         if attr == "dtype":
             return t.dtype
         element = (*t.element, 1, 1)
@@ -182,7 +183,8 @@ class Fields:
         local passed by name to a `@qd.real_func`, whose `qd.ref` parameters take it and others
         its value."""
         annotations = getattr(getattr(func, "fn", None), "__annotations__", {})
-        params = list(getattr(getattr(func, "fn", None), "__code__", None).co_varnames)  # type: ignore[union-attr]
+        code: types.CodeType = getattr(getattr(func, "fn", None), "__code__", None)
+        params = list(code.co_varnames)
         out = list(args)
         for k, node in enumerate(nodes[: len(args)]):
             ann = annotations.get(params[k]) if k < len(params) else None

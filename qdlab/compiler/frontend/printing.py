@@ -16,6 +16,7 @@ import string
 from ...core.errors import QdTypeError
 from ...core.types import DType
 from .. import ir
+from .scope import dtype_of
 
 SPEC = re.compile(
     r"^(?P<flags>[-+ #0]*)(?P<width>\d+)?(?:\.(?P<precision>\d+))?"
@@ -142,7 +143,7 @@ class Prints:
                     parts.append(v)
                     continue
                 try:
-                    specs.append(conversion(v.type, spec))  # type: ignore[attr-defined]
+                    specs.append(conversion(dtype_of(v), spec))
                 except SpecError as e:
                     raise self.error(str(e), QdTypeError) from None
                 parts.append(None)
@@ -157,8 +158,9 @@ class Prints:
                 if isinstance(p, ast.Constant):
                     out.append(str(p.value))
                     continue
-                spec = "".join(self.print_pieces(p.format_spec)) if p.format_spec else ""  # type: ignore[arg-type, attr-defined]
-                out.append((self.visit(p.value), spec))  # type: ignore[attr-defined]
+                assert isinstance(p, ast.FormattedValue), p  # what an f-string holds besides text
+                spec = "".join(self.print_pieces(p.format_spec)) if p.format_spec else ""  # type: ignore[arg-type]
+                out.append((self.visit(p.value), spec))
             return out
         if (
             isinstance(a, ast.Call)

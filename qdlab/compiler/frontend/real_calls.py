@@ -58,7 +58,7 @@ class RealCalls:
     ) -> ir.Value | None:
         """A call of `func` with these arguments; its function is lowered at its first call."""
         ret = annotations.get("return")
-        name = func.__name__  # type: ignore[attr-defined]
+        name = func.__name__
         if ret is not None and not isinstance(ret, DType):
             raise self.error(
                 f"@qd.real_func `{name}` calls itself and returns {ret!r}: qdlab compiles a "
@@ -108,7 +108,7 @@ class RealCalls:
         own (no enclosing loop, not at the top level)."""
         functions = self.__dict__["functions"]
         taken = {f.name for f, _ in functions.values()}
-        name = base = func.__name__  # type: ignore[attr-defined]
+        name = base = func.__name__
         n = 0
         while name in taken:
             n += 1

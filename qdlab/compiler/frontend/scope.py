@@ -13,7 +13,7 @@ import operator
 import types
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Protocol, cast, overload
+from typing import Protocol, TypeGuard, cast, overload
 
 from ...core.config import Config
 from ...core.types import ArrayType, DType
@@ -167,7 +167,7 @@ def literal_value(node: ast.expr) -> object:
         return None
 
 
-def is_number(x: object) -> bool:
+def is_number(x: object) -> TypeGuard[int | float]:
     return isinstance(x, (int, float)) and not isinstance(x, ir.Value)
 
 

@@ -103,7 +103,7 @@ class Structs:
     arguments: dict[str, object]
     """The kernel's parameters by name (a struct member's is `s.x`), set by `lower_kernel`."""
 
-    def member(self, ref: StructRef, attr: str) -> object:
+    def member(self, ref: StructRef | StructValue | StructLocal, attr: str) -> object:
         """`ref.attr` in a kernel: a parameter's value, a StructRef, a BoundMethod or a Python
         value; the read is recorded. (A struct value made in the kernel: its member.)"""
         if not isinstance(ref, StructRef):

@@ -320,9 +320,9 @@ class VectorOps:
             return self.cast(self.value(x, t), t)
         return Vec(tuple(self.cast(e, t) for e in v.entries), v.shape)
 
-    def print_parts(self, v: Vec) -> list:
+    def print_parts(self, v: Vec) -> list[str | ir.Value]:
         """How `print(v)` shows a vector, `[1, 2, 3]`, or a matrix, `[[1, 2], [3, 4]]`."""
-        parts: list = []
+        parts: list[str | ir.Value] = []
         rows = [v.entries] if v.ndim == 1 else [r.entries for r in v.matrix_rows()]
         if v.ndim == 2:
             parts.append("[")
@@ -337,11 +337,11 @@ class VectorOps:
             parts.append("]")
         return parts
 
-    def shown(self, x: object) -> list:
+    def shown(self, x: object) -> list[str | ir.Value]:
         """What `print(x)` shows: a vector or matrix by its entries, a Python list or tuple (of
         values, vectors, shapes) as `[a, b, ...]`, as the reference prints them."""
         if isinstance(x, (list, tuple)):
-            out: list = ["["]
+            out: list[str | ir.Value] = ["["]
             for k, e in enumerate(x):
                 out.extend([", "] if k else [])
                 out.extend(self.shown(e))

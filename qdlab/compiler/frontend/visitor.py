@@ -157,7 +157,7 @@ class Frontend(
             raise
         except RecursionError as e:
             if not hasattr(e, "loc"):
-                e.loc = self.loc  # type: ignore[attr-defined]  # the innermost line reached; no call here
+                setattr(e, "loc", self.loc)  # noqa: B010 - the innermost line reached; no call here
             raise
         except Exception as e:
             if os.environ.get("QDLAB_DEBUG_FRONTEND") == "1":
@@ -546,7 +546,7 @@ class Frontend(
     def visit_Attribute(self, node: ast.Attribute) -> object:
         base = self.subscript_base(node.value)
         if isinstance(base, STRUCTS):
-            return self.member(base, node.attr)  # type: ignore[arg-type]
+            return self.member(base, node.attr)
         if isinstance(base, (Vec, ElementRef, lang.Matrix)):
             target = node.value.id if isinstance(node.value, ast.Name) else None
             return self.vec_attribute(base, node.attr, target)
@@ -621,7 +621,7 @@ class Frontend(
             return self.element_load(base, self.index_items(node.slice))
         if isinstance(base, (Vec, lang.Matrix)):
             what = f"`{node.value.id}`" if isinstance(node.value, ast.Name) else "this value"
-            return self.vec_index(self.vec_of(base), self.index_items(node.slice), what)  # type: ignore[arg-type]
+            return self.vec_index(self.need_vec(base, what), self.index_items(node.slice), what)
         if isinstance(base, tuple):
             key = self.visit(node.slice)
             if not isinstance(key, int):
@@ -647,7 +647,7 @@ class Frontend(
         array, indices = self.subscript_target(node)
         base_arr, grad = GradOf.unpack(array)
         if array_type(base_arr).element:
-            return self.element_load(ElementRef(base_arr, grad, tuple(indices)))  # type: ignore[arg-type]
+            return self.element_load(ElementRef(base_arr, grad, tuple(indices)))
         return self.emit(ir.Load, [base_arr, *indices], dtype_of(base_arr), grad=grad)
 
     def visit_BinOp(self, node: ast.BinOp) -> object:
@@ -670,7 +670,7 @@ class Frontend(
         if isinstance(node.op, ast.Not):
             if is_number(x):
                 return not x
-            if not self.value(x).type.is_int:  # type: ignore[union-attr]
+            if not dtype_of(self.value(x)).is_int:
                 raise self.error(
                     f"'logic_not' takes integral inputs only, however '{self.value(x).type}' is "
                     "provided; compare it instead (`x == 0`).",
