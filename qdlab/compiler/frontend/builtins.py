@@ -20,7 +20,7 @@ import builtins as py
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from qdlab.core import decompositions
 from qdlab.core import language as lang
@@ -54,6 +54,8 @@ class Entry:
         return self.lower(fe, *fe.call_args(node, None if self.arity == ANY else self.arity))
 
 
+Lower = TypeVar("Lower", bound=Callable[..., object])
+"""A lowering function (the decorators give it back as it is)."""
 BUILTINS: dict[str, Entry] = {}
 """`qd.*` built-ins by name."""
 PYTHON_CALLS: dict[int, tuple[object, Entry]] = {}
@@ -61,10 +63,10 @@ PYTHON_CALLS: dict[int, tuple[object, Entry]] = {}
 the process): (the function, its entry)."""
 
 
-def builtin(*names: str, arity: int) -> Callable[[Callable[..., object]], Callable[..., object]]:
+def builtin(*names: str, arity: int) -> Callable[[Lower], Lower]:
     """Registers the decorated lowering for each `qd.<name>`."""
 
-    def register(fn: Callable[..., object]) -> Callable[..., object]:
+    def register(fn: Lower) -> Lower:
         for name in names:
             assert name not in BUILTINS, name
             BUILTINS[name] = Entry(name, arity, fn)
@@ -73,12 +75,10 @@ def builtin(*names: str, arity: int) -> Callable[[Callable[..., object]], Callab
     return register
 
 
-def python_call(
-    *funcs: object, arity: int
-) -> Callable[[Callable[..., object]], Callable[..., object]]:
+def python_call(*funcs: object, arity: int) -> Callable[[Lower], Lower]:
     """Registers the decorated lowering for calls of each of `funcs`."""
 
-    def register(fn: Callable[..., object]) -> Callable[..., object]:
+    def register(fn: Lower) -> Lower:
         for f in funcs:
             PYTHON_CALLS[id(f)] = (f, Entry(getattr(f, "__name__", repr(f)), arity, fn))
         return fn

@@ -6,7 +6,7 @@ inlined `@qd.func`) and a few branches.
 from __future__ import annotations
 
 import ast
-from typing import overload
+from typing import TYPE_CHECKING, cast, overload
 
 from qdlab.core import language as lang
 
@@ -19,6 +19,9 @@ from .struct_values import members_of
 from .structs import BoundMethod
 from .vectors import Vec, VecMethod
 
+if TYPE_CHECKING:
+    from .visitor import Frontend
+
 
 class Calls:
     """Mixed into `Frontend`; uses its `visit`, `value`, `cast`, `truth`, `binop`, `emit`, `const`,
@@ -29,6 +32,7 @@ class Calls:
     """@qd.func calls being inlined, one inside the other."""
 
     def lower_call(self, node: ast.Call) -> object:
+        fe = cast("Frontend", self)  # the built-ins' lowerings take the frontend this is part of
         callee = self.resolve_callee(node.func)
         if callee is None:
             callee = self.visit(node.func)
@@ -49,10 +53,10 @@ class Calls:
             entry = BUILTINS.get(callee.name)
             if entry is None:
                 raise self.error(f"qd.{callee.name}() is not supported here.")
-            return entry(self, node)
+            return entry(fe, node)
         entry = python_entry(callee)
         if entry is not None:
-            return entry(self, node)
+            return entry(fe, node)
         if isinstance(callee, DType):
             return self.typed_literal(callee, node)
         if isinstance(callee, lang.Func):

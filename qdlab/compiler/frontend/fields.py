@@ -183,7 +183,8 @@ class Fields:
         local passed by name to a `@qd.real_func`, whose `qd.ref` parameters take it and others
         its value."""
         annotations = getattr(getattr(func, "fn", None), "__annotations__", {})
-        code: types.CodeType = getattr(getattr(func, "fn", None), "__code__", None)
+        code = getattr(getattr(func, "fn", None), "__code__", None)
+        assert isinstance(code, types.CodeType), func  # a @qd.func's or real_func's function
         params = list(code.co_varnames)
         out = list(args)
         for k, node in enumerate(nodes[: len(args)]):

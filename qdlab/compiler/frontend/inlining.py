@@ -24,7 +24,7 @@ class Inlining:
     `resolve_static`, `record`, `deps` and the vector helpers (`vec_of`, `from_type`,
     `new_vec_local`)."""
 
-    def inline(self, func: object, node: ast.Call) -> object:
+    def inline(self, func: lang.Func, node: ast.Call) -> object:
         starred = [k for k, a in enumerate(node.args) if isinstance(a, ast.Starred)]
         if starred and (starred[-1] != len(node.args) - 1 or len(starred) > 1 or node.keywords):
             raise self.error(

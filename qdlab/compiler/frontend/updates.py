@@ -65,6 +65,7 @@ class Updates:
             if isinstance(node, ast.Subscript):
                 array, indices = self.subscript_target(node)
                 arr, grad = GradOf.unpack(array)
+                assert isinstance(arr, ir.Value), arr  # subscript_target checked it is an array
                 return ElementRef(arr, grad, tuple(indices)), None
         return None
 
