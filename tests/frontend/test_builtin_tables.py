@@ -52,3 +52,22 @@ def test_a_wrong_argument_count_is_the_tables_error() -> None:
 
     with pytest.raises(QdTypeError, match=r"expected 2 argument\(s\), got 1"):
         k(np.zeros(2, np.float32))
+
+
+def test_unary_typing_rules() -> None:
+    """The table's typing rules: a float function converts an integer, rounding keeps it, a
+    predicate of an integer is false."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+
+    @qd.kernel
+    def k(a: qd.types.NDArray[qd.f32, 1], b: qd.types.NDArray[qd.i32, 1]):
+        n = 7
+        a[0] = qd.sqrt(n + 2)
+        a[1] = qd.fract(n)
+        b[0] = qd.floor(n) & 3  # an integer still: `&` takes it
+        b[1] = qd.isnan(n)
+        b[2] = qd.abs(-n)
+
+    a, b = np.zeros(2, np.float32), np.full(3, -1, np.int32)
+    k(a, b)
+    assert a.tolist() == [3.0, 0.0] and b.tolist() == [3, 0, 7]

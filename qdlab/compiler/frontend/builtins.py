@@ -20,6 +20,7 @@ import builtins as py
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from qdlab.core import decompositions
@@ -40,13 +41,28 @@ NODE: Final = -2
 """Arity of a built-in that reads the call's syntax tree itself."""
 
 
+class Typing(Enum):
+    """How a math built-in of one argument types its result (`Calls.unary` applies it)."""
+
+    SAME = "same"
+    """The argument's type (`abs`, `sign`)."""
+    FLOAT = "float"
+    """A float function: an integer argument is converted to `default_fp` first (`sqrt`)."""
+    ROUNDING = "rounding"
+    """`floor`, `ceil`, `round`: an integer is its own result; a float keeps its type."""
+    PREDICATE = "predicate"
+    """`isnan`, `isinf`: a u1, false for an integer."""
+
+
 @dataclass(frozen=True)
 class Entry:
-    """One built-in: its name, its arity (a count, `ANY` or `NODE`) and its lowering."""
+    """One built-in: its name, its arity (a count, `ANY` or `NODE`), its lowering and, for a math
+    function of one argument, its typing rule."""
 
     name: str
     arity: int
     lower: Callable[..., object]
+    typing: Typing | None = None
 
     def __call__(self, fe: Frontend, node: ast.Call) -> object:
         if self.arity == NODE:
@@ -63,16 +79,22 @@ PYTHON_CALLS: dict[int, tuple[object, Entry]] = {}
 the process): (the function, its entry)."""
 
 
-def builtin(*names: str, arity: int) -> Callable[[Lower], Lower]:
+def builtin(*names: str, arity: int, typing: Typing | None = None) -> Callable[[Lower], Lower]:
     """Registers the decorated lowering for each `qd.<name>`."""
 
     def register(fn: Lower) -> Lower:
         for name in names:
             assert name not in BUILTINS, name
-            BUILTINS[name] = Entry(name, arity, fn)
+            BUILTINS[name] = Entry(name, arity, fn, typing)
         return fn
 
     return register
+
+
+def unary_typing(fn: str) -> Typing:
+    """The typing rule of unary op `fn`: its built-in's, else `SAME` (`neg`, `bitnot`)."""
+    entry = BUILTINS.get(fn)
+    return entry.typing if entry is not None and entry.typing is not None else Typing.SAME
 
 
 def python_call(*funcs: object, arity: int) -> Callable[[Lower], Lower]:
@@ -92,29 +114,26 @@ def python_entry(callee: object) -> Entry | None:
 
 
 # -- math ------------------------------------------------------------------------------------------
-UNARY_FLOAT = (
-    "sqrt",
-    "sin",
-    "cos",
-    "tan",
-    "tanh",
-    "exp",
-    "log",
-    "asin",
-    "acos",
-    "rsqrt",
-    "log2",
-    "exp2",
-)
-"""Functions of a float: an integer argument is converted to `default_fp` first."""
+FLOAT_FUNCTIONS = ("sqrt", "sin", "cos", "tan", "tanh", "exp", "log", "asin", "acos", "rsqrt")
+UNARY = {
+    **dict.fromkeys(FLOAT_FUNCTIONS, Typing.FLOAT),
+    "log2": Typing.FLOAT,
+    "exp2": Typing.FLOAT,
+    "fract": Typing.FLOAT,
+    "abs": Typing.SAME,
+    "sign": Typing.SAME,
+    "isnan": Typing.PREDICATE,
+    "isinf": Typing.PREDICATE,
+}
+"""The math functions of one argument (`qd.sqrt(x)`), each with its typing rule."""
 
 
 def _unary(name: str) -> Callable[..., object]:
     return lambda fe, x: fe.unary(name, x)
 
 
-for _name in (*UNARY_FLOAT, "abs", "sign", "fract", "isnan", "isinf"):
-    builtin(_name, arity=1)(_unary(_name))
+for _name, _typing in UNARY.items():
+    builtin(_name, arity=1, typing=_typing)(_unary(_name))
 
 
 def _rounding(fn: str) -> Callable[..., object]:
@@ -131,7 +150,7 @@ def _rounding(fn: str) -> Callable[..., object]:
 
 
 for _name in ("floor", "ceil", "round"):
-    builtin(_name, arity=NODE)(_rounding(_name))
+    builtin(_name, arity=NODE, typing=Typing.ROUNDING)(_rounding(_name))
 
 
 def _bit_count(fn: str) -> Callable[..., object]:

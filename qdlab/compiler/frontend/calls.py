@@ -13,7 +13,7 @@ from qdlab.core import language as lang
 from ...core.errors import QdError, QdSyntaxError, QdTypeError
 from ...core.types import DType, promote, u1
 from .. import ir
-from .builtins import BUILTINS, UNARY_FLOAT, python_entry
+from .builtins import BUILTINS, Typing, python_entry, unary_typing
 from .scope import describe, dtype_of
 from .struct_values import members_of
 from .structs import BoundMethod
@@ -133,12 +133,13 @@ class Calls:
             return self.vmap(lambda e: self.unary(fn, e), x)
         v = self.value(x)
         t = dtype_of(v)
-        if fn in ("isnan", "isinf"):
+        rule = unary_typing(fn)
+        if rule is Typing.PREDICATE:
             if not t.is_float:
                 return self.const(0, u1)
             return self.emit(ir.Unary, [v], u1, fn=fn)
-        if (fn in UNARY_FLOAT or fn in ("floor", "ceil", "round", "fract")) and t.is_int:
-            if fn in ("floor", "ceil", "round"):
+        if rule in (Typing.FLOAT, Typing.ROUNDING) and t.is_int:
+            if rule is Typing.ROUNDING:
                 return v
             v = self.cast(v, self.default_fp)
         return self.emit(ir.Unary, [v], v.type, fn=fn)
