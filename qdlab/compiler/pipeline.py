@@ -19,14 +19,13 @@ from ..core.abi import IFACE_SLOTS
 from ..core.config import Config
 from ..core.errors import QdError
 from ..core.language import Autodiff
-from ..core.types import TensorType
 from . import ir, runtime, split
 from .cache import BinaryCache, construct_memo, manifest, stmt_memo
 from .cache.construct_memo import Prepared
 from .codegen.offload import Plan, offload
 from .codegen.targets import Target
 from .frontend.fields import field_paths, field_type
-from .frontend.scope import CallsNeeded
+from .frontend.scope import CallsNeeded, Lowering
 from .frontend.source import Source, source_lines
 from .frontend.visitor import Frontend
 from .ir import field_params
@@ -338,7 +337,7 @@ def split_and_gate(
     iface = split.Interface()
     while True:
         constructs = split.constructs(kernel, iface)
-        facts = gate.Facts(kernel, constructs, config.as_dict(), spec.autodiff is Autodiff.REVERSE)
+        facts = gate.Facts(kernel, constructs, config, spec.autodiff is Autodiff.REVERSE)
         fallback = gate.check(facts) if config.per_offload else None
         if (
             fallback is None
@@ -368,34 +367,21 @@ def lower_once(
 ) -> Lowered:
     source = Source.of(spec.fn, "kernel", spec.span)
     kernel = ir.Kernel(spec.name, list(spec.params), spec.returns)  # fields append theirs
-    fe = Frontend(
-        kernel,
-        source,
+    lowering = Lowering(
+        config,
         getattr(spec.fn, "__globals__", {}),
-        config.as_dict() | {"default_fp": config.default_fp, "default_ip": config.default_ip},
+        dict(spec.templates),
+        tuple(spec.return_shapes),
+        calls,
     )
-    values: dict[str, object] = {}
+    fe = Frontend(kernel, source, lowering)
     kernel.flags.def_loc = source.loc(source.tree, spec.name)
-    nodes = {a.arg: a for a in source.tree.args.args}
-    for index, p in enumerate(spec.params):
-        if p.name in spec.templates:
-            values[p.name] = fe.tensor_of(spec.templates[p.name], p.name)
-            continue
-        node = nodes.get(p.name.split(".")[0], source.tree)  # a struct member: its struct's
-        fe.loc = source.loc(node, spec.name)
-        if isinstance(p.type, TensorType):  # a vector by value: one argument per entry
-            values[p.name] = fe.param_vec(p.name, p.type, index)
-            continue
-        values[p.name] = fe.emit(ir.Arg, (), p.type, p.name, index=index)
-    fe.loc = None
-    fe.return_shapes = tuple(spec.return_shapes)
-    fe.templates = dict(spec.templates)  # as given: `qd.static(x is None)` sees a field itself
-    fe.calls = calls  # the real_funcs compiled as calls
-    ctx = stmt_memo.context(spec, source, fe.config | {"fresh": config.fresh})
+    values = fe.kernel_arguments(list(spec.params))
+    ctx = stmt_memo.context(spec, source, config.as_dict())
     memo = None
     if ctx is not None:  # unchanged top-level statements are replayed, not lowered
-        memo = fe.memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops), cache)
-    fe.lower_kernel(values)
+        memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops), cache)
+    fe.lower_kernel(values, memo)
     lowered = Lowered(kernel, source, fe.deps)
     if memo is not None:
         lowered.replayed = frozenset(memo.replayed)

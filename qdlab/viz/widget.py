@@ -14,6 +14,7 @@ import itertools
 import re
 import statistics
 import weakref
+from collections.abc import Callable
 from importlib import resources
 
 import ipywidgets as widgets
@@ -330,7 +331,7 @@ class SplitVisualizer(widgets.VBox):
         p = self.part
         if p is None and tab != "fallback":
             return "<i>This kernel has no constructs.</i>"
-        return getattr(self, "_tab_" + tab.lower().replace(" ", "_"))(p)
+        return RENDERERS[tab](self, p)
 
     def _tab_graph(self, p: Part) -> str:
         if not self._overview:
@@ -530,3 +531,17 @@ class SplitVisualizer(widgets.VBox):
                 f"{words(advice(code).meaning)}<br>{words(advice(code).rewrite)}</p>"
             )
         return "<div class='qd-scroll'>" + "".join(out) + "</div>"
+
+
+RENDERERS: dict[str, Callable[..., str]] = {
+    "graph": SplitVisualizer._tab_graph,
+    "IR": SplitVisualizer._tab_ir,
+    "LLVM IR": SplitVisualizer._tab_llvm_ir,
+    "assembly": SplitVisualizer._tab_assembly,
+    "diff": SplitVisualizer._tab_diff,
+    "cache": SplitVisualizer._tab_cache,
+    "fallback": SplitVisualizer._tab_fallback,
+}
+"""What each of `TABS` shows, by its title: a method called with the visualizer and the selected
+construct (None only for the fallback tab)."""
+assert tuple(RENDERERS) == TABS

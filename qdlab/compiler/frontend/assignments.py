@@ -12,7 +12,7 @@ from qdlab.core import language as lang
 from ...core.errors import QdTypeError
 from ...core.types import DType, LocalType
 from .. import ir
-from .scope import ATOMIC_AUG, BINOPS, GradOf, Local, describe
+from .scope import ATOMIC_AUG, BINOPS, GradOf, Local, array_type, describe, dtype_of
 from .struct_values import StructLocal, StructValue
 from .structs import StructRef
 from .updates import Updates
@@ -57,14 +57,13 @@ class Assignments(Updates):
             self.writable_vec(name)  # refuses a kernel argument
         if isinstance(existing, Local):
             ref = existing.ref
-            if declared is not None and declared != ref.type.dtype:  # type: ignore[union-attr]
+            if declared is not None and declared != dtype_of(ref):
                 raise self.error(
-                    f"`{name}` is a {ref.type.dtype} local; it cannot be annotated again as "  # type: ignore[union-attr]
+                    f"`{name}` is a {dtype_of(ref)} local; it cannot be annotated again as "
                     f"{declared} (a local keeps the type of its first assignment)."
                 )
-            self.emit(
-                ir.LocalStore, [ref, self.cast(self.value(x, ref.type.dtype), ref.type.dtype)]
-            )  # type: ignore
+            dtype = dtype_of(ref)
+            self.emit(ir.LocalStore, [ref, self.cast(self.value(x, dtype), dtype)])
             return
         if existing is not None and not self.scope.is_func:
             if (
@@ -90,9 +89,9 @@ class Assignments(Updates):
 
     def new_local(self, name: str, v: ir.Value, dtype: DType | None = None) -> Local:
         """A mutable local `name` holding `v` (cast to `dtype` when given)."""
-        dtype = dtype or v.type  # type: ignore[assignment]
-        ref = self.emit(ir.Alloca, (), LocalType(dtype), name)  # type: ignore[arg-type]
-        self.emit(ir.LocalStore, [ref, self.cast(v, dtype)])  # type: ignore[arg-type]
+        t = dtype or dtype_of(v)
+        ref = self.emit(ir.Alloca, (), LocalType(t), name)
+        self.emit(ir.LocalStore, [ref, self.cast(v, t)])
         return Local(ref, self.parallel_depth)
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -102,9 +101,10 @@ class Assignments(Updates):
             and self.resolve_callee(node.value.func) is lang.static
             and all(isinstance(t, ast.Name) for t in node.targets)
         ):
-            for t in node.targets:  # `n = qd.static(m.n)`: a compile-time name, as in Quadrants
-                self.scope.frames[-1][t.id] = value  # type: ignore[attr-defined]
-                self.scope.statics.add(t.id)  # type: ignore[attr-defined]
+            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            for name in names:  # `n = qd.static(m.n)`: a compile-time name, as in Quadrants
+                self.scope.frames[-1][name] = value
+                self.scope.statics.add(name)
             return
         for target in node.targets:
             self.assign_target(target, value)
@@ -133,7 +133,7 @@ class Assignments(Updates):
             if self.struct_element_store(target, value) or self.assign_part(target, value):
                 return
             array, indices = self.subscript_target(target)
-            dtype = array.type.dtype if isinstance(array, ir.Value) else array.array.type.dtype  # type: ignore
+            dtype = dtype_of(array) if isinstance(array, ir.Value) else dtype_of(array.array)
             v = self.cast(self.value(value, dtype), dtype)
             base, grad = GradOf.unpack(array)
             self.emit(ir.Store, [base, *indices, v], grad=grad)
@@ -166,11 +166,14 @@ class Assignments(Updates):
             raise self.error("augmented assignment needs a name or an array element on the left.")
         old = self.visit(ast.Name(node.target.id, ast.Load()))
         if op in ATOMIC_AUG and isinstance(old, ir.Value) and not ir.is_array(old):
-            rhs = self.cast(self.value(rhs, old.type), old.type)  # type: ignore[arg-type]
+            t = dtype_of(old)
+            rhs = self.cast(self.value(rhs, t), t)
         self.assign_name(node.target.id, self.binop(op, old, rhs))
 
     # -- parts of vectors and matrices -------------------------------------------------------------
-    def part(self, target: ast.Subscript | ast.Attribute) -> tuple[object, list | str | None]:
+    def part(
+        self, target: ast.Subscript | ast.Attribute
+    ) -> tuple[VecLocal | ElementRef | None, list | str | None]:
         """What a vector part target names: (a vector local, index items or a swizzle), (an
         element of a vector ndarray, index items / swizzle / None for all of it), or (None, None)
         when it is not a vector part (a scalar array element)."""
@@ -198,7 +201,7 @@ class Assignments(Updates):
             isinstance(target, ast.Subscript)
             and isinstance(arr, ir.Value)
             and ir.is_array(arr)
-            and arr.type.element  # type: ignore[union-attr]
+            and array_type(arr).element
         ):
             _, indices = self.subscript_target(target)
             return ElementRef(arr, grad, tuple(indices)), None
@@ -206,8 +209,8 @@ class Assignments(Updates):
             raise self.error(f"cannot assign to attribute `{target.attr}` of {describe(base)}.")
         return None, None
 
-    def part_name(self, target: ast.expr) -> str:
-        return f"`{ast.unparse(target.value)}`"  # type: ignore[attr-defined]
+    def part_name(self, target: ast.Subscript | ast.Attribute) -> str:
+        return f"`{ast.unparse(target.value)}`"
 
     def swizzle_items(self, ref: ElementRef, attr: str) -> list[list]:
         if len(ref.shape) != 1:
@@ -222,15 +225,15 @@ class Assignments(Updates):
             if isinstance(key, str):
                 self.swizzle_write(base, key, value, self.part_name(target))
             else:
-                self.vec_write(base, key, value, self.part_name(target))  # type: ignore[arg-type]
+                self.vec_write(base, key, value, self.part_name(target))
             return True
         if isinstance(key, str):
-            items = self.swizzle_items(base, key)  # type: ignore[arg-type]
+            items = self.swizzle_items(base, key)
             values = (
                 [value] if len(items) == 1 else self.entries_for((len(items),), value, f"`{key}`")
             )
             for it, x in zip(items, values):
-                self.element_store(base, it, x)  # type: ignore[arg-type]
+                self.element_store(base, it, x)
             return True
-        self.element_store(base, key, value)  # type: ignore[arg-type]
+        self.element_store(base, key, value)
         return True

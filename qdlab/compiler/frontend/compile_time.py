@@ -77,7 +77,7 @@ class CompileTime:
                 {k: v for k, v in frame.items() if not isinstance(v, (Local, ir.Value, GradOf))}
             )
         if not self.scope.is_func:  # a field template argument is the field here, not its array
-            given = getattr(self, "templates", {})
+            given = self.lowering.templates
             env.update({k: given[k] for k in self.scope.frames[0] if k in given and k not in env})
         return env
 
@@ -137,7 +137,7 @@ class CompileTime:
             and n.id in env
             and (n.id in bound or (n.id not in self.scope.globals and n.id not in closure))
         }
-        templates = None if self.scope.is_func else getattr(self, "templates", {})
+        templates = None if self.scope.is_func else self.lowering.templates
         name = evaluations.record(node, env, local, templates)
         if name is None:
             self.deps.add((self.scope.owner, *evaluations.unknown()))
@@ -211,7 +211,7 @@ class CompileTime:
     def negative_power(self, exponent: int) -> DType:
         """The type of `int ** negative constant`: `default_fp`, as the reference computes it;
         under `debug=True` it is an error, as the reference checks it."""
-        if self.config.get("debug"):
+        if self.config.debug:
             raise self.error(
                 f"Negative exponent in pow(int, int) is not allowed: the exponent is {exponent}.",
                 QdRuntimeError,

@@ -8,6 +8,7 @@ import ast
 
 from ...core.types import LocalType, promote
 from .. import ir
+from .scope import dtype_of
 from .vectors import Vec
 
 CMPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
@@ -44,12 +45,13 @@ class Conditionals:
         self.block = go
         v1 = self.value(self.visit(rest))
         self.block = outer
-        t = v0.type if v0.type == v1.type else promote(v0.type, v1.type)  # type: ignore[arg-type]
-        ref = self.emit(ir.Alloca, (), LocalType(t), "_cond")  # type: ignore[arg-type]
-        self.emit(ir.LocalStore, [ref, self.cast(v0, t)])  # type: ignore[arg-type]
+        t0, t1 = dtype_of(v0), dtype_of(v1)
+        t = t0 if t0 == t1 else promote(t0, t1)
+        ref = self.emit(ir.Alloca, (), LocalType(t), "_cond")
+        self.emit(ir.LocalStore, [ref, self.cast(v0, t)])
         cond = self.truth(v0)
         self.block = go
-        self.emit(ir.LocalStore, [ref, self.cast(v1, t)])  # type: ignore[arg-type]
+        self.emit(ir.LocalStore, [ref, self.cast(v1, t)])
         self.block = outer
         self.block.append(ir.If([cond], None, {}, [go, skip] if is_and else [skip, go], self.loc))
         return self.emit(ir.LocalLoad, [ref], t)
@@ -70,9 +72,9 @@ class Conditionals:
             # tuples and lists of scalars select as a vector, as Quadrants' `ifte` makes one of
             # them (`x[(i, j) if c else (j, i)]` indexes with its entries)
             return self.vector_ifexp(cond, (then, a), (other, b))
-        va_t = a.type if isinstance(a, ir.Value) else None
-        vb_t = b.type if isinstance(b, ir.Value) else None
-        t = promote(va_t or self.value(a).type, vb_t or self.value(b).type)  # type: ignore[arg-type]
+        va_t = dtype_of(a) if isinstance(a, ir.Value) else None
+        vb_t = dtype_of(b) if isinstance(b, ir.Value) else None
+        t = promote(va_t or dtype_of(self.value(a)), vb_t or dtype_of(self.value(b)))
         ref = self.emit(ir.Alloca, (), LocalType(t), "_ifexp")
         for blk, x in ((then, a), (other, b)):
             self.block = blk
@@ -89,22 +91,24 @@ class Conditionals:
             self.block = blk
             vecs.append(self.vec_of(x))
         shape = next(v.shape for v in vecs if v is not None)
-        for k, ((blk, x), v) in enumerate(zip(arms, vecs)):
+        full: list[Vec] = []
+        for (blk, x), v in zip(arms, vecs):
             self.block = blk
             if v is None or v.shape != shape:
-                vecs[k] = self.vec_binop("add", self.filled(shape, 0, None), x)  # shapes checked
+                v = self.vec_binop("add", self.filled(shape, 0, None), x)  # shapes checked
+            full.append(v)
         refs = []
         self.block = outer
-        for ea, eb in zip(vecs[0].entries, vecs[1].entries):  # type: ignore[union-attr]
-            t = promote(ea.type, eb.type)  # type: ignore[arg-type]
+        for ea, eb in zip(full[0].entries, full[1].entries):
+            t = promote(dtype_of(ea), dtype_of(eb))
             refs.append(self.emit(ir.Alloca, (), LocalType(t), "_ifexp"))
-        for (blk, _), v in zip(arms, vecs):
+        for (blk, _), v in zip(arms, full):
             self.block = blk
-            for ref, e in zip(refs, v.entries):  # type: ignore[union-attr]
-                self.emit(ir.LocalStore, [ref, self.cast(e, ref.type.dtype)])
+            for ref, e in zip(refs, v.entries):
+                self.emit(ir.LocalStore, [ref, self.cast(e, dtype_of(ref))])
         self.block = outer
         self.block.append(ir.If([cond], None, {}, [arms[0][0], arms[1][0]], self.loc))
-        return Vec(tuple(self.emit(ir.LocalLoad, [r], r.type.dtype) for r in refs), shape)
+        return Vec(tuple(self.emit(ir.LocalLoad, [r], dtype_of(r)) for r in refs), shape)
 
     def visit_Compare(self, node: ast.Compare) -> object:
         result: object = None

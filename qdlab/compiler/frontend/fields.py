@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import ast
 import re
+import types
 
 from qdlab.core import language as lang
 from qdlab.core.fields import FieldBase, StructFieldBase
 
 from ...core.errors import QdError, QdRuntimeError, QdSyntaxError, QdTypeError
-from ...core.types import ArrayType, i32, u1
+from ...core.types import ArrayType, i32
 from .. import ir
 from ..ir import field_params
 from .fingerprint import UNKNOWN, fingerprint
-from .scope import GradOf, Local
+from .scope import GradOf, Local, array_type
 from .struct_values import StructLocal
 from .vectors import VecLocal
 
@@ -115,7 +116,7 @@ class Fields:
         f = self.field_of(base)
         if f is not None:
             return tuple(f.shape)
-        layout = base.type.layout  # type: ignore[union-attr]  # memory axis p holds axis layout[p]
+        layout = array_type(base).layout  # memory axis p holds axis layout[p]
         return tuple(
             self.emit(
                 ir.Shape,
@@ -124,7 +125,7 @@ class Fields:
                 f"{base.name}_shape{d}",
                 axis=layout.index(d) if layout else d,
             )
-            for d in range(base.type.ndim)  # type: ignore[union-attr]
+            for d in range(array_type(base).ndim)
         )
 
     def array_attr(self, base: ir.Value, attr: str) -> object:
@@ -132,7 +133,7 @@ class Fields:
         scalar) and `x.dtype`."""
         if attr == "shape":
             return self.array_shape(base)
-        t: ArrayType = base.type  # type: ignore[assignment]
+        t = array_type(base)
         if attr == "dtype":
             return t.dtype
         element = (*t.element, 1, 1)
@@ -142,7 +143,7 @@ class Fields:
         """(start, stop) per axis of a loop over an array's index space (`for i, j in x`), from a
         field's offset."""
         f = self.field_of(base)
-        offset = f.offset if f is not None else (0,) * base.type.ndim  # type: ignore[union-attr]
+        offset = f.offset if f is not None else (0,) * array_type(base).ndim
         return [
             (self.const(o, i32), self.const(o + s, i32) if not isinstance(s, ir.Value) else s)
             for o, s in zip(offset, self.array_shape(base))
@@ -175,27 +176,6 @@ class Fields:
             QdSyntaxError,
         )
 
-    def b_atomic_cas(self, node: ast.Call) -> object:
-        """`qd.atomic_cas(s, expected, desired)` on a local: the old value; `s` becomes `desired`
-        when it held `expected` (the reference demotes a local's CAS to exactly this)."""
-        target = node.args[0] if len(node.args) == 3 else None
-        local = self.find_local(target.id) if isinstance(target, ast.Name) else None
-        if not isinstance(local, Local):
-            raise self.error(
-                "qd.atomic_cas(dest, expected, desired) is supported on a local variable in qdlab; "
-                "on an array element it is not supported yet (use qd.atomic_exchange or a loop "
-                "with qd.atomic_* of your own).",
-                QdTypeError,
-            )
-        t = local.ref.type.dtype  # type: ignore[union-attr]
-        if not t.is_int:
-            raise self.error(f"qd.atomic_cas takes integer operands, not {t}.", QdTypeError)
-        expected, desired = (self.cast(self.value(self.visit(a), t), t) for a in node.args[1:])
-        old = self.emit(ir.LocalLoad, [local.ref], t, target.id)  # type: ignore[union-attr]
-        hit = self.emit(ir.Cmp, [old, expected], u1, pred="eq")
-        self.emit(ir.LocalStore, [local.ref, self.emit(ir.Select, [hit, desired, old], t)])
-        return old
-
     def template_refs(self, func: object, nodes: list, args: list) -> list:
         """A local passed for a `qd.template()` parameter of a @qd.func is the caller's own
         variable there (`x += 1` in the body changes it), as in the reference: a scalar, vector or
@@ -203,7 +183,9 @@ class Fields:
         local passed by name to a `@qd.real_func`, whose `qd.ref` parameters take it and others
         its value."""
         annotations = getattr(getattr(func, "fn", None), "__annotations__", {})
-        params = list(getattr(getattr(func, "fn", None), "__code__", None).co_varnames)  # type: ignore[union-attr]
+        code = getattr(getattr(func, "fn", None), "__code__", None)
+        assert isinstance(code, types.CodeType), func  # a @qd.func's or real_func's function
+        params = list(code.co_varnames)
         out = list(args)
         for k, node in enumerate(nodes[: len(args)]):
             ann = annotations.get(params[k]) if k < len(params) else None
@@ -228,16 +210,3 @@ class Fields:
         else:
             return None
         return local if isinstance(local, (Local, VecLocal, StructLocal)) else None
-
-    # -- qd.zero(x), qd.one(x): the reductions' identities over field elements --------------------
-    def b_zero(self, node: object) -> object:
-        return self.like(node, 0)
-
-    def b_one(self, node: object) -> object:
-        return self.like(node, 1)
-
-    def like(self, node: object, k: int) -> object:
-        (x,) = self.call_args(node, 1)
-        if self.is_vec(x):
-            return self.vmap(lambda e: self.const(k, self.value(e).type), self.vec_of(x))
-        return self.const(k, self.value(x).type)

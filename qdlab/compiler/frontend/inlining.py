@@ -24,7 +24,7 @@ class Inlining:
     `resolve_static`, `record`, `deps` and the vector helpers (`vec_of`, `from_type`,
     `new_vec_local`)."""
 
-    def inline(self, func: object, node: ast.Call) -> object:
+    def inline(self, func: lang.Func, node: ast.Call) -> object:
         starred = [k for k, a in enumerate(node.args) if isinstance(a, ast.Starred)]
         if starred and (starred[-1] != len(node.args) - 1 or len(starred) > 1 or node.keywords):
             raise self.error(
@@ -36,7 +36,7 @@ class Inlining:
         return self.inline_call(func, args, kwargs, dotted(node.func) or "?")
 
     def inline_call(
-        self, func: object, args: list, kwargs: dict, via: str, method: bool = False
+        self, func: lang.Func, args: list, kwargs: dict, via: str, method: bool = False
     ) -> object:
         """The body of @qd.func `func` lowered here with these argument values; its result. A
         method's `self` (a struct local, a field's element) is the caller's own when `method` (a
@@ -46,7 +46,7 @@ class Inlining:
             raise self.error("@qd.func calls nest too deeply (recursion is not supported).")
         if getattr(func, "requires_top_level", False) and not self.top_level:
             raise self.error(
-                f"@qd.func `{func.__name__}` is marked requires_top_level=True: call it at the top "  # type: ignore[attr-defined]
+                f"@qd.func `{func.__name__}` is marked requires_top_level=True: call it at the top "
                 "level of the kernel, not inside a runtime for, if or while (there its loops would "
                 "no longer run in parallel)."
             )
@@ -55,20 +55,20 @@ class Inlining:
         source = func_source(func)
         params = source.tree.args.args
         try:
-            bound = binding.bind(*binding.parameters(func.fn), tuple(args), kwargs)  # type: ignore[attr-defined]
+            bound = binding.bind(*binding.parameters(func.fn), tuple(args), kwargs)
         except binding.BindError as e:
             raise self.error(f"{source.tree.name}(): {e}.", QdCallError) from None
-        fn_globals = getattr(func.fn, "__globals__", {})  # type: ignore[attr-defined]
+        fn_globals = getattr(func.fn, "__globals__", {})
         outer = self.scope
         step = owner_step(outer.source.fn, via, func)
         owner = f"{outer.owner}/{step}" if outer.owner else step
         self.scope = Scope(source, source.tree.name, fn_globals, [{}], [], True, (0, 0), owner)
         try:  # in the func's own scope: its globals and closure
-            annotations = self.func_annotations(source.tree, func.fn)  # type: ignore[attr-defined]
+            annotations = self.func_annotations(source.tree, func.fn)
         finally:
             self.scope = outer
-        if called:
-            return self.real_call(func, source, params, bound, annotations)  # type: ignore[arg-type]
+        if called and isinstance(func, lang.RealFunc):
+            return self.real_call(func, source, params, bound, annotations)
         frame: dict = {}
         assigned = set() if real else assigned_names(source.tree)  # a real_func's are immutable
         for k, (p, x) in enumerate(zip(params, bound)):
@@ -122,8 +122,8 @@ class Inlining:
         self.inline_depth += 1
         call = self.loc
         try:
-            if real:
-                self.real_body(func, source, annotations)  # type: ignore[arg-type]
+            if isinstance(func, lang.RealFunc):
+                self.real_body(func, source, annotations)
             else:
                 for s in source.tree.body:
                     self.visit(s)

@@ -20,7 +20,7 @@ from ...core.ranges import NOT_A_PAIR, NOT_AN_INT, axes_order
 from ...core.types import i32, i64, u1
 from .. import ir
 from .compile_time import held
-from .scope import FuncReturn, GradOf
+from .scope import FuncReturn, GradOf, array_type, dtype_of, items_of
 
 log = logging.getLogger("qdlab")
 
@@ -37,21 +37,23 @@ class Loops:
         it = node.iter
         while isinstance(it, ast.IfExp) and (pick := self.static_condition(it.test)) is not None:
             it = it.body if pick else it.orelse  # `range(n) if qd.static(c) else qd.static(...)`
-        callee = self.resolve_callee(it.func) if isinstance(it, ast.Call) else None
-        if callee is lang.static:
-            return self.static_for(node, it)  # type: ignore[arg-type]
-        grouped = callee is lang.BUILTINS["grouped"]
-        if grouped:
-            if len(it.args) != 1:  # type: ignore[attr-defined]
+        call = it if isinstance(it, ast.Call) else None
+        callee = self.resolve_callee(call.func) if call is not None else None
+        if call is not None and callee is lang.static:
+            return self.static_for(node, call)
+        grouped: bool | str = call is not None and callee is lang.BUILTINS["grouped"]
+        if grouped and call is not None:
+            if len(call.args) != 1:
                 raise self.error("qd.grouped takes one argument: an ndrange or an array.")
-            it = it.args[0]  # type: ignore[attr-defined]
-            callee = self.resolve_callee(it.func) if isinstance(it, ast.Call) else None
+            it = call.args[0]
+            call = it if isinstance(it, ast.Call) else None
+            callee = self.resolve_callee(call.func) if call is not None else None
         order = None
-        if callee is range:
-            dims = [self.range_dim(it)]  # type: ignore[arg-type]
-        elif callee is lang.BUILTINS["ndrange"]:
-            dims = [self.ndrange_dim(a) for a in self.spread(it.args)]  # type: ignore[attr-defined]
-            order = self.ndrange_axes(it, len(dims))  # type: ignore[arg-type]
+        if call is not None and callee is range:
+            dims = [self.range_dim(call)]
+        elif call is not None and callee is lang.BUILTINS["ndrange"]:
+            dims = [self.ndrange_dim(a) for a in self.spread(call.args)]
+            order = self.ndrange_axes(call, len(dims))
         else:
             base = GradOf.unpack(self.loop_array(self.visit(it), it))[0]  # `x.grad` walks x
             if not (isinstance(base, ir.Value) and ir.is_array(base)):
@@ -63,7 +65,7 @@ class Loops:
         targets = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
         if not all(isinstance(t, ast.Name) for t in targets):
             raise self.error("loop targets must be plain names.")
-        names = [t.id for t in targets]  # type: ignore[attr-defined]
+        names = [t.id for t in targets if isinstance(t, ast.Name)]
         if grouped and len(names) != 1:
             raise self.error("a qd.grouped loop has one target, the index vector.")
         if not grouped and len(names) != len(dims):
@@ -73,8 +75,14 @@ class Loops:
                 f"{len(names)} target(s)."
             )
         if grouped and not dims:  # qd.grouped(qd.ndrange()): one iteration, an empty index
-            dims, grouped = [(self.const(0, i32), self.const(1, i32))], "empty"  # type: ignore[assignment]
+            dims, grouped = [(self.const(0, i32), self.const(1, i32))], "empty"
         self.runtime_for(node, dims, names, grouped, order)
+
+    def target_name(self, t: ast.expr) -> str:
+        """The name a `for`'s target binds (a tuple target's entry)."""
+        if not isinstance(t, ast.Name):
+            raise self.error("loop targets must be plain names.")
+        return t.id
 
     def range_dim(self, call: ast.Call) -> tuple[ir.Value, ir.Value]:
         if call.keywords or not 1 <= len(call.args) <= 2:
@@ -116,7 +124,7 @@ class Loops:
         if len(pair) != 2:
             raise self.error(NOT_A_PAIR)
         for b in pair:
-            if isinstance(b, float) or (isinstance(b, ir.Value) and not b.type.is_int):  # type: ignore[union-attr]
+            if isinstance(b, float) or (isinstance(b, ir.Value) and not dtype_of(b).is_int):
                 raise self.error(NOT_AN_INT, QdTypeError)
         return self.loop_bound(pair[0]), self.loop_bound(pair[1])
 
@@ -135,7 +143,7 @@ class Loops:
 
     def loop_bound(self, x: object) -> ir.Value:
         v = self.value(x, i32, exact=True)  # a constant bound must fit the i32 loop index
-        if not v.type.is_int:  # type: ignore[union-attr]
+        if not dtype_of(v).is_int:
             raise self.error(f"loop bounds must be integers, not {v.type}.", QdTypeError)
         return self.cast(v, i32)
 
@@ -198,7 +206,7 @@ class Loops:
                     message=f"`{source}` has more than 2**31 - 1 iterations, the most an i32 "
                     "loop index counts; split it into nested loops.",
                 )
-                idx: list[ir.Value] = [None] * len(dims)  # type: ignore[list-item]
+                idx: dict[int, ir.Value] = {}
                 rem = index
                 for p in range(len(dims) - 1, -1, -1):
                     d = order[p]
@@ -209,7 +217,7 @@ class Loops:
                     )
                     if p:
                         rem = self.emit(ir.BinOp, [rem, extents[d]], i32, op="floordiv")
-                values: list[object] = idx
+                values: list[object] = [idx[d] for d in range(len(dims))]
             else:
                 values = [index]
             frame = (
@@ -229,17 +237,17 @@ class Loops:
             raise self.error(
                 "a qd.static loop takes one iterable, e.g. `for k in qd.static(range(3)):`."
             )
-        items = self.resolve_static(it.args[0])
+        given = self.resolve_static(it.args[0])
         try:
-            items = list(items)  # type: ignore[call-overload]
+            items = items_of(given)
         except TypeError:
             raise self.error(
                 "qd.static(...) in a for loop needs something iterable at compile time."
             ) from None
-        if len(items) > self.config.get("unrolling_limit", 1024):
+        if len(items) > self.config.unrolling_limit:
             raise self.error(
                 f"qd.static loop unrolls {len(items)} times; the limit is "
-                f"{self.config.get('unrolling_limit', 1024)}."
+                f"{self.config.unrolling_limit}."
             )
         statics = self.__dict__.setdefault("static_loops", [])
         statics.append((self.loop_depth, self.in_runtime_if))
@@ -248,10 +256,10 @@ class Loops:
                 item = held(item)  # `enumerate((i_x, i_y))`: the runtime values it held
                 frame: dict = {}
                 if isinstance(node.target, ast.Tuple):
-                    for t, v in zip(node.target.elts, item):
-                        frame[t.id] = v  # type: ignore[attr-defined]
+                    for t, v in zip(node.target.elts, items_of(item)):
+                        frame[self.target_name(t)] = v
                 else:
-                    frame[node.target.id] = item  # type: ignore[attr-defined]
+                    frame[self.target_name(node.target)] = item
                 try:
                     self.lower_body(node.body, self.block, frame)
                 except StaticJump as jump:
@@ -311,8 +319,8 @@ class Loops:
         if len(test.args) != 1 or test.keywords:
             raise self.error("qd.graph.do_while() takes one argument, a 0-d qd.i32 ndarray.")
         c = GradOf.unpack(self.visit(test.args[0]))[0]
-        t = getattr(c, "type", None)
-        if not (ir.is_array(c) and t.ndim == 0 and not t.element and t.dtype.is_int):  # type: ignore[arg-type, union-attr]
+        t = array_type(c) if isinstance(c, ir.Value) and ir.is_array(c) else None
+        if not (t is not None and t.ndim == 0 and not t.element and t.dtype.is_int):
             raise self.error(
                 "qd.graph.do_while() takes a 0-d integer ndarray (the kernel's argument that the "
                 "body counts down), e.g. `c: qd.types.ndarray(dtype=qd.i32, ndim=0)`.",
@@ -333,11 +341,6 @@ class Loops:
         finally:
             self.loop_depth -= 1
             self.block, self.top_level = outer, outer_top
-
-    def b_graph_do_while(self, node: ast.Call) -> None:
-        raise self.error(
-            "qd.graph.do_while(c) is only the test of a `while`: `while qd.graph.do_while(c):`."
-        )
 
     def visit_Break(self, node: ast.Break) -> None:
         self.static_jump("break")

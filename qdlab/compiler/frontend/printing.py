@@ -13,11 +13,10 @@ import ast
 import re
 import string
 
-from qdlab.core import language as lang
-
 from ...core.errors import QdTypeError
 from ...core.types import DType
 from .. import ir
+from .scope import dtype_of
 
 SPEC = re.compile(
     r"^(?P<flags>[-+ #0]*)(?P<width>\d+)?(?:\.(?P<precision>\d+))?"
@@ -100,8 +99,8 @@ def fields(template: str, args: list, kwargs: dict) -> list[str | tuple[object, 
 
 
 class Prints:
-    """`print(...)` and `assert` statements: mixed into `Frontend`; uses its `visit`, `value`,
-    `truth`, `emit`, `error`, `resolve_static`, `is_vec`, `vec_of` and `print_parts`."""
+    """`print(...)`, and the formatted message of an `assert`: mixed into `Frontend`; uses its
+    `visit`, `value`, `emit`, `error`, `resolve_static`, `is_vec`, `vec_of` and `print_parts`."""
 
     def print_(self, node: ast.Call) -> None:
         """`print(*args, sep=, end=)`: f-strings, `"...".format(...)` and format specs, formatted
@@ -144,7 +143,7 @@ class Prints:
                     parts.append(v)
                     continue
                 try:
-                    specs.append(conversion(v.type, spec))  # type: ignore[attr-defined]
+                    specs.append(conversion(dtype_of(v), spec))
                 except SpecError as e:
                     raise self.error(str(e), QdTypeError) from None
                 parts.append(None)
@@ -159,8 +158,9 @@ class Prints:
                 if isinstance(p, ast.Constant):
                     out.append(str(p.value))
                     continue
-                spec = "".join(self.print_pieces(p.format_spec)) if p.format_spec else ""  # type: ignore[arg-type, attr-defined]
-                out.append((self.visit(p.value), spec))  # type: ignore[attr-defined]
+                assert isinstance(p, ast.FormattedValue), p  # what an f-string holds besides text
+                spec = "".join(self.print_pieces(p.format_spec)) if p.format_spec else ""  # type: ignore[arg-type]
+                out.append((self.visit(p.value), spec))
             return out
         if (
             isinstance(a, ast.Call)
@@ -181,37 +181,6 @@ class Prints:
         """A number printed on its own or through `.format` is a kernel value, printed as one (as
         in Quadrants; inside an f-string, Python formats it)."""
         return self.value(x) if isinstance(x, (bool, int, float)) else x
-
-    def visit_Assert(self, node: ast.Assert) -> None:
-        if not self.config.get("debug"):
-            if any(self.calls_a_func(n) for n in ast.walk(node.test)):
-                self.visit(node.test)  # as in Quadrants: its @qd.func calls run, the check does not
-            return
-        cond = self.truth(self.visit(node.test))
-        msg = ast.unparse(node.msg) if node.msg is not None else ast.unparse(node.test)
-        if isinstance(node.msg, ast.Constant):
-            msg = str(node.msg.value)
-        pieces = self.assert_pieces(node.msg) if node.msg is not None else None
-        if pieces is None:
-            self.emit(ir.Assert, [cond], message=msg)
-            return
-        parts, values, specs = self.print_op_parts(pieces)
-        self.emit(
-            ir.Assert,
-            [cond, *values],
-            message=msg,
-            parts=parts,
-            specs=specs,
-        )
-
-    def calls_a_func(self, node: ast.AST) -> bool:
-        """Whether `node` is a call of a @qd.func or @qd.real_func (which may write memory)."""
-        if not isinstance(node, ast.Call):
-            return False
-        try:
-            return isinstance(self.resolve_callee(node.func), lang.Func)
-        except Exception:  # noqa: BLE001 - a callee that cannot be resolved is not a func's call
-            return False
 
     def assert_pieces(self, msg: ast.expr) -> list[str | tuple[object, str]] | None:
         """An assert's message formatted with values of the kernel, as pieces (`print`'s): an

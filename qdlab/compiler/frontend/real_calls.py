@@ -22,7 +22,7 @@ from qdlab.core import language as lang
 from ...core.errors import QdError, QdTypeError
 from ...core.types import ArrayType, DType
 from .. import ir
-from .scope import CallsNeeded, FuncReturn, Local, Scope
+from .scope import CallsNeeded, FuncReturn, Local, Scope, dtype_of
 from .source import Source
 
 _SAVED = (
@@ -47,7 +47,7 @@ class RealCalls:
     def calls_needed(self, func: object) -> bool:
         """Whether `func` is called rather than lowered in its caller: it calls itself. Found while
         lowering: a real_func met again further down unwinds the kernel to be lowered again."""
-        if func in getattr(self, "calls", ()):
+        if func in self.lowering.calls:
             return True
         if func in self.__dict__.setdefault("real_stack", []):
             raise CallsNeeded(func)
@@ -58,7 +58,7 @@ class RealCalls:
     ) -> ir.Value | None:
         """A call of `func` with these arguments; its function is lowered at its first call."""
         ret = annotations.get("return")
-        name = func.__name__  # type: ignore[attr-defined]
+        name = func.__name__
         if ret is not None and not isinstance(ret, DType):
             raise self.error(
                 f"@qd.real_func `{name}` calls itself and returns {ret!r}: qdlab compiles a "
@@ -68,7 +68,7 @@ class RealCalls:
         for p, x in zip(params, bound):
             ann = annotations.get(p.arg)
             if isinstance(x, Local):
-                x = self.emit(ir.LocalLoad, [x.ref], x.ref.type.dtype, p.arg)  # type: ignore[union-attr]
+                x = self.emit(ir.LocalLoad, [x.ref], dtype_of(x.ref), p.arg)
             if isinstance(ann, DType):
                 operands.append(self.cast(self.value(x, ann), ann))
                 key.append(("scalar", str(ann)))
@@ -108,7 +108,7 @@ class RealCalls:
         own (no enclosing loop, not at the top level)."""
         functions = self.__dict__["functions"]
         taken = {f.name for f, _ in functions.values()}
-        name = base = func.__name__  # type: ignore[attr-defined]
+        name = base = func.__name__
         n = 0
         while name in taken:
             n += 1

@@ -22,7 +22,7 @@ from ...core.errors import QdTypeError
 from ...core.types import ArrayType, DType, LocalType, i32, u1
 from .. import ir
 from .real_calls import RealCalls
-from .scope import FuncReturn, GradOf, Local
+from .scope import FuncReturn, GradOf, Local, dtype_of
 from .source import Source
 
 
@@ -75,7 +75,7 @@ class RealFuncs(RealCalls):
                 )
             return True, x
         if isinstance(x, Local):
-            x = self.emit(ir.LocalLoad, [x.ref], x.ref.type.dtype, name)  # type: ignore[union-attr]
+            x = self.emit(ir.LocalLoad, [x.ref], dtype_of(x.ref), name)
         if isinstance(annotation, lang.ArrayAnnotation):
             array = GradOf.unpack(x)[0]
             if not (isinstance(array, ir.Value) and isinstance(array.type, ArrayType)):

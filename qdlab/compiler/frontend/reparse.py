@@ -88,7 +88,7 @@ def _partial(old: list[str], tree: ast.FunctionDef, new: list[str]) -> ast.Funct
     delta = len(new) - len(old)
     # Kept before: statements wholly in the first p lines, with no later one on their last line.
     a = 0
-    while a < len(body) and body[a].end_lineno <= p:  # type: ignore[operator]
+    while a < len(body) and end_line(body[a]) <= p:
         a += 1
     while a > 0 and a < len(body) and body[a].lineno == body[a - 1].end_lineno:
         a -= 1
@@ -100,7 +100,7 @@ def _partial(old: list[str], tree: ast.FunctionDef, new: list[str]) -> ast.Funct
             b += 1
         while b < len(body) and b > a and body[b].lineno == body[b - 1].end_lineno:
             b += 1
-    start = body[a - 1].end_lineno if a else body[0].lineno - 1  # type: ignore[assignment]
+    start = end_line(body[a - 1]) if a else body[0].lineno - 1
     end = body[b].lineno - 1 if b < len(body) else len(new)
     if start >= end:
         return None
@@ -121,3 +121,9 @@ def _partial(old: list[str], tree: ast.FunctionDef, new: list[str]) -> ast.Funct
     last = out.body[-1]
     out.end_lineno, out.end_col_offset = last.end_lineno, last.end_col_offset
     return out
+
+
+def end_line(node: ast.stmt) -> int:
+    """The last line of a parsed statement (the parser always sets it)."""
+    assert node.end_lineno is not None
+    return node.end_lineno

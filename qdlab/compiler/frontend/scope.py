@@ -11,9 +11,12 @@ import ast
 import math
 import operator
 import types
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Protocol, TypeGuard, cast, overload
 
-from ...core.types import DType
+from ...core.config import Config
+from ...core.types import ArrayType, DType
 from .. import ir
 from .source import Source
 
@@ -36,6 +39,30 @@ ATOMIC_AUG = {"add", "sub", "and", "or", "xor"}
 element are atomic."""
 
 
+class StatementMemo(Protocol):
+    """Lowers a top-level statement, or replays what an unchanged one gave before
+    (`compiler.cache.stmt_memo.Memo`)."""
+
+    def lower(self, fe: object, node: ast.stmt) -> None: ...
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """What the pipeline gives the frontend to lower one kernel: the settings and what the kernel
+    was called with."""
+
+    config: Config
+    globals: dict
+    """The kernel's module globals."""
+    templates: dict = field(default_factory=dict)
+    """The template arguments as given (`qd.static(x is None)` sees a field itself)."""
+    return_shapes: tuple[tuple[int, ...], ...] = ()
+    """The shape of each kernel return value (`()`: a scalar); empty when all are scalars."""
+    calls: frozenset = frozenset()
+    """The @qd.real_funcs compiled as calls, not lowered into their caller (they call
+    themselves)."""
+
+
 @dataclass
 class Local:
     """A mutable local variable: its storage and the loop nesting where it was created."""
@@ -50,6 +77,12 @@ class GradOf:
 
     array: ir.Value
 
+    @overload
+    @staticmethod
+    def unpack(x: ir.Value | GradOf) -> tuple[ir.Value, bool]: ...
+    @overload
+    @staticmethod
+    def unpack(x: object) -> tuple[object, bool]: ...
     @staticmethod
     def unpack(x: object) -> tuple[object, bool]:
         """(array, is it the gradient buffer) of an indexed base: `a` or `a.grad`."""
@@ -91,6 +124,25 @@ class CallsNeeded(Exception):
         self.func = func
 
 
+def dtype_of(v: ir.Value) -> DType:
+    """The type of the scalars `v` is, holds or points to: a scalar's own type (as `value` gives
+    it), the type a local's storage holds, an array's or a tensor's element type."""
+    t = v.type
+    return t if isinstance(t, DType) else t.dtype
+
+
+def items_of(x: object) -> list:
+    """`list(x)` of a value known at compile time (`qd.static(range(3))`, a tuple): a TypeError
+    when it is not iterable."""
+    return list(cast("Iterable[object]", x))
+
+
+def array_type(v: ir.Value) -> ArrayType:
+    """The type of an array value (an ndarray parameter, a field's storage)."""
+    assert isinstance(v.type, ArrayType), v.type
+    return v.type
+
+
 def int_range(t: DType) -> tuple[int, int]:
     return (
         (-(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1) if t.is_signed else (0, (1 << t.bits) - 1)
@@ -115,7 +167,7 @@ def literal_value(node: ast.expr) -> object:
         return None
 
 
-def is_number(x: object) -> bool:
+def is_number(x: object) -> TypeGuard[int | float]:
     return isinstance(x, (int, float)) and not isinstance(x, ir.Value)
 
 

@@ -19,6 +19,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ...core import language as lang
 from ...core.errors import QdError, SourceLoc
 from . import reparse
 
@@ -81,9 +82,9 @@ class Source:
 _func_sources: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def func_source(func: object) -> Source:
+def func_source(func: lang.Func) -> Source:
     """The source of a `@qd.func`, read again only when its `revision` changed."""
-    fn = func.fn  # type: ignore[attr-defined]
+    fn = func.fn
     now = revision(fn)
     got = _func_sources.get(func)
     if got is None or got[0] != now:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from qdlab.core.fields import StructFieldBase
 
 from .. import ir
-from .scope import dotted
+from .scope import array_type, dotted, dtype_of
 from .source import MISSING, resolve_name
 from .structs import StructRef
 from .vectors import ElementRef
@@ -138,10 +138,12 @@ class StructFields:
             for k, a in members.items():
                 if isinstance(a, dict):
                     slots[k] = build(t.__qd_struct__[k], a)  # type: ignore[attr-defined]
-                elif a.type.element:  # type: ignore[union-attr]
-                    slots[k] = ElementRef(a, False, tuple(indices))  # type: ignore[arg-type]
                 else:
-                    slots[k] = FieldSlot(a, tuple(indices))  # type: ignore[arg-type]
+                    assert isinstance(a, ir.Value), a  # a member's array
+                    if array_type(a).element:
+                        slots[k] = ElementRef(a, False, tuple(indices))
+                    else:
+                        slots[k] = FieldSlot(a, tuple(indices))
             return self.slot_struct(t, slots)
 
         return build(sf.struct_type, arrays)
@@ -165,14 +167,14 @@ class StructFields:
         return first
 
     # -- struct members that are field elements ----------------------------------------------------
-    def slot_load(self, m: object) -> object:
+    def slot_load(self, m: FieldSlot | ElementRef) -> object:
         if isinstance(m, FieldSlot):
-            return self.emit(ir.Load, [m.array, *m.indices], m.array.type.dtype)  # type: ignore
-        return self.element_load(m)  # type: ignore[arg-type]
+            return self.emit(ir.Load, [m.array, *m.indices], dtype_of(m.array))
+        return self.element_load(m)
 
-    def slot_store(self, m: object, x: object) -> None:
+    def slot_store(self, m: FieldSlot | ElementRef, x: object) -> None:
         if isinstance(m, FieldSlot):
-            dtype = m.array.type.dtype  # type: ignore[union-attr]
+            dtype = dtype_of(m.array)
             self.emit(ir.Store, [m.array, *m.indices, self.cast(self.value(x, dtype), dtype)])
         else:
-            self.element_store(m, None, x)  # type: ignore[arg-type]
+            self.element_store(m, None, x)

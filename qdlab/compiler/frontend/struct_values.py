@@ -20,7 +20,7 @@ from qdlab.core import language as lang
 from ...core.errors import QdTypeError
 from ...core.types import LocalType
 from .. import ir
-from .scope import Local, describe
+from .scope import Local, describe, dtype_of
 from .struct_fields import FieldSlot, StructFields
 from .structs import BoundMethod, StructRef, Structs
 from .vectors import ElementRef, Vec, VecLocal
@@ -92,36 +92,38 @@ class StructValues:
             if v is None:
                 vec = self.vec_of(x)
                 v = vec if vec is not None else self.value(x)
-            members[kw.arg] = v  # type: ignore[index]
-            types[kw.arg] = (  # type: ignore[index]
+            if kw.arg is None:
+                raise self.error(
+                    "qd.Struct(...) in a kernel takes its members by keyword.", QdTypeError
+                )
+            members[kw.arg] = v
+            types[kw.arg] = (
                 v.type
                 if isinstance(v, StructValue)
                 else self.vec_type(v)
                 if isinstance(v, Vec)
-                else v.type  # type: ignore[union-attr]
+                else v.type
             )
         t = type("Struct", (), {"__qd_struct__": types})
         return StructValue(t, members)
 
     def vec_type(self, v: Vec) -> object:
-        dtype = v.entries[0].type  # type: ignore[union-attr]
+        dtype = v.dtype
         if len(v.shape) == 1:
             return lang.VectorType(v.shape[0], dtype)
         return lang.MatrixType(v.shape[0], v.shape[1], dtype)
 
     def member_value(self, name: str, t: object, x: object) -> object:
         """`x` as a value of member type `t` (None: its zero)."""
-        if members_of(t) is not None:
+        fields = members_of(t)
+        if fields is not None and isinstance(t, type):
             if x is None:
                 return StructValue(
-                    t, {k: self.member_value(k, mt, None) for k, mt in members_of(t).items()}
-                )  # type: ignore[union-attr, arg-type]
+                    t, {k: self.member_value(k, mt, None) for k, mt in fields.items()}
+                )
             value = self.struct_value(x)
             if value is None:
-                raise self.error(
-                    f"member `{name}` is a {t.__name__}, not {x!r}.",
-                    QdTypeError,  # type: ignore[union-attr]
-                )
+                raise self.error(f"member `{name}` is a {t.__name__}, not {x!r}.", QdTypeError)
             return value
         if isinstance(t, lang.MatrixType):
             return self.from_type(t, [0 if x is None else x])
@@ -148,9 +150,9 @@ class StructValues:
         struct = isinstance(annotation, type) and (
             hasattr(annotation, "__dataclass_fields__") or members_of(annotation) is not None
         )
-        if struct and not isinstance(x, STRUCTS):
+        if struct and isinstance(annotation, type) and not isinstance(x, STRUCTS):
             raise self.error(
-                f"parameter `{name}` takes a {annotation.__name__}, not {describe(x)}.",  # type: ignore[union-attr]
+                f"parameter `{name}` takes a {annotation.__name__}, not {describe(x)}.",
                 QdTypeError,
             )
 
@@ -174,7 +176,7 @@ class StructValues:
         if isinstance(m, (FieldSlot, ElementRef)):
             return self.slot_load(m)
         if isinstance(m, Local):
-            return self.emit(ir.LocalLoad, [m.ref], m.ref.type.dtype, m.ref.name)  # type: ignore[union-attr]
+            return self.emit(ir.LocalLoad, [m.ref], dtype_of(m.ref), m.ref.name)
         if isinstance(m, VecLocal):
             return self.load_vec_local(m)
         return self.struct_value(m)
@@ -188,8 +190,9 @@ class StructValues:
             elif isinstance(x, Vec):
                 members[k] = self.new_vec_local(member, x)
             else:
-                ref = self.emit(ir.Alloca, (), LocalType(x.type), member)  # type: ignore[union-attr]
-                self.emit(ir.LocalStore, [ref, x])  # type: ignore[list-item]
+                assert isinstance(x, ir.Value), x  # else a scalar value
+                ref = self.emit(ir.Alloca, (), LocalType(dtype_of(x)), member)
+                self.emit(ir.LocalStore, [ref, x])
                 members[k] = Local(ref, self.parallel_depth)
         return StructLocal(v.type, members)
 
@@ -206,12 +209,13 @@ class StructValues:
         if isinstance(m, (FieldSlot, ElementRef)):
             self.slot_store(m, x)
         elif isinstance(m, Local):
-            dtype = m.ref.type.dtype  # type: ignore[union-attr]
+            dtype = dtype_of(m.ref)
             self.emit(ir.LocalStore, [m.ref, self.cast(self.value(x, dtype), dtype)])
         elif isinstance(m, VecLocal):
             self.store_vec_local(m, x, name)
         else:
-            self.store_struct(m, x, name)  # type: ignore[arg-type]
+            assert isinstance(m, StructLocal), m
+            self.store_struct(m, x, name)
 
     def struct_attribute(self, base: StructValue | StructLocal, attr: str) -> object:
         """`x.a` of a struct value or local; `x.method` of its type."""
@@ -220,7 +224,7 @@ class StructValues:
             return self.load_member(m) if isinstance(base, StructLocal) else m
         found = inspect.getattr_static(base.type, attr, None)
         if isinstance(found, lang.Func):
-            return BoundMethod(found, base)  # type: ignore[arg-type]
+            return BoundMethod(found, base)
         raise self.error(f"{base!r} has no member `{attr}`.", QdTypeError)
 
     def struct_store(self, target: ast.expr, value: object) -> bool:
@@ -235,7 +239,7 @@ class StructValues:
         self.store_member(base.members[target.attr], value, ast.unparse(target))
         return True
 
-    def struct_vec_member(self, node: ast.expr) -> VecLocal | None:
+    def struct_vec_member(self, node: ast.expr) -> VecLocal | ElementRef | None:
         """The vector local of `v.p` when `v` is a struct local (so `v.p.x = 1` writes it)."""
         if not isinstance(node, ast.Attribute):
             return None

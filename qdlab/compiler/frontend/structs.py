@@ -21,12 +21,15 @@ import ast
 import copy
 import types
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ...core.errors import QdError, QdSyntaxError, QdValueError, QuadrantsCompilationError
 from ...core.types import TensorType
 from .. import ir
 from .vectors import Vec
+
+if TYPE_CHECKING:
+    from .struct_values import StructLocal, StructValue
 
 PARAM, STRUCT, METHOD, VALUE, OPAQUE = "param", "struct", "method", "value", "opaque"
 """What a member is: a kernel parameter; a nested struct; a `@qd.func` of its class, bound to it; a
@@ -90,7 +93,7 @@ class BoundMethod:
     argument."""
 
     func: object
-    self: StructRef
+    self: StructRef | StructValue | StructLocal
 
 
 class Structs:
@@ -100,7 +103,7 @@ class Structs:
     arguments: dict[str, object]
     """The kernel's parameters by name (a struct member's is `s.x`), set by `lower_kernel`."""
 
-    def member(self, ref: StructRef, attr: str) -> object:
+    def member(self, ref: StructRef | StructValue | StructLocal, attr: str) -> object:
         """`ref.attr` in a kernel: a parameter's value, a StructRef, a BoundMethod or a Python
         value; the read is recorded. (A struct value made in the kernel: its member.)"""
         if not isinstance(ref, StructRef):
@@ -122,7 +125,7 @@ class Structs:
             return StructRef(ref.arg, path, m.value, m.annotation)
         if m.kind == METHOD:
             return BoundMethod(m.value, ref)
-        if isinstance(m.value, float) and self.config.get("raise_on_templated_floats"):
+        if isinstance(m.value, float) and self.config.raise_on_templated_floats:
             raise self.error(
                 f"`{ref.name}.{attr}` is a Python float ({m.value!r}) baked into the kernel, which "
                 "qd.init(raise_on_templated_floats=True) refuses: pass it as a `qd.f32` parameter.",

@@ -23,11 +23,11 @@ import ast
 from ...core.errors import QdTypeError
 from ...core.types import LocalType, i32, u1
 from .. import ir
-from .scope import ATOMIC_AUG, GradOf, Local
+from .scope import ATOMIC_AUG, GradOf, Local, dtype_of
 from .struct_fields import FieldSlot
 from .vectors import ElementRef, Vec, VecLocal
 
-Place = tuple[object, object]
+Place = tuple[Local | VecLocal | ElementRef, list | str | None]
 """What an update's target names: (a `Local`, None), (a `VecLocal`, None / index items / a
 swizzle), or (an `ElementRef`, None / index items / a swizzle); a scalar array element is an
 `ElementRef` whose element is a scalar."""
@@ -65,7 +65,8 @@ class Updates:
             if isinstance(node, ast.Subscript):
                 array, indices = self.subscript_target(node)
                 arr, grad = GradOf.unpack(array)
-                return ElementRef(arr, grad, tuple(indices)), None  # type: ignore[arg-type]
+                assert isinstance(arr, ir.Value), arr  # subscript_target checked it is an array
+                return ElementRef(arr, grad, tuple(indices)), None
         return None
 
     def update(self, place: Place, op: str, x: object, call: bool, what: str) -> object:
@@ -73,25 +74,27 @@ class Updates:
         base, key = place
         atomic = call or op in ATOMIC_AUG
         if isinstance(base, ElementRef):
-            groups = self.swizzle_items(base, key) if isinstance(key, str) else [key]
+            groups: list[list | None] = (
+                list(self.swizzle_items(base, key)) if isinstance(key, str) else [key]
+            )
             parts = [x] if len(groups) == 1 else self.entries_for((len(groups),), x, what)
             olds = []
             for items, part in zip(groups, parts):
                 if atomic:
-                    olds.append(self.element_atomic(base, items, op, part))  # type: ignore[arg-type]
+                    olds.append(self.element_atomic(base, items, op, part))
                     continue
-                old = self.element_load(base, items)  # type: ignore[arg-type]
-                self.element_store(base, items, self.binop(op, old, part))  # type: ignore[arg-type]
+                old = self.element_load(base, items)
+                self.element_store(base, items, self.binop(op, old, part))
                 olds.append(old)
             return olds[0] if len(olds) == 1 else Vec(tuple(olds), (len(olds),))  # type: ignore[arg-type]
         if isinstance(base, Local):
             return self.local_update(base.ref, base.parallel_depth, op, x, call)
-        shape, picks, dyn = self.vec_part(base, key, what)  # type: ignore[arg-type]
+        shape, picks, dyn = self.vec_part(base, key, what)
         xs = self.entries_for(shape, x, what)
         olds = [
-            self.local_update(base.refs[c[0]], base.parallel_depth, op, e, call)  # type: ignore[union-attr]
+            self.local_update(base.refs[c[0]], base.parallel_depth, op, e, call)
             if dyn is None
-            else self.chosen_update(base, c, dyn, op, e, call)  # type: ignore[arg-type]
+            else self.chosen_update(base, c, dyn, op, e, call)
             for c, e in zip(picks, xs)
         ]
         if not call:
@@ -99,7 +102,7 @@ class Updates:
         return olds[0] if not shape else Vec(tuple(olds), shape)  # type: ignore[arg-type]
 
     def vec_part(
-        self, local: VecLocal, key: object, what: str
+        self, local: VecLocal, key: list | str | None, what: str
     ) -> tuple[tuple[int, ...], list[list[int]], ir.Value | None]:
         """The shape of the part of `local` that `key` names, each entry's candidate positions,
         and the runtime index that picks among them (None: one candidate each)."""
@@ -110,7 +113,7 @@ class Updates:
                 raise self.error(f"a matrix has no attribute `{key}`; index it, e.g. `m[0, 1]`.")
             idx = self.swizzle(key, local.shape[0])
             return (() if len(idx) == 1 else (len(idx),)), [[k] for k in idx], None
-        axes = self.axes(local.shape, key, what)  # type: ignore[arg-type]
+        axes = self.axes(local.shape, key, what)
         dyn = self.dynamic_key(local.shape, axes, what)
         shape, picks = self.positions(local.shape, axes)
         return shape, picks, dyn
@@ -119,7 +122,7 @@ class Updates:
         self, ref: ir.Value, depth: int, op: str, x: object, call: bool
     ) -> ir.Value | None:
         """One local entry; its old value (None for a `+=` on a shared local, which has none)."""
-        dtype = ref.type.dtype  # type: ignore[union-attr]
+        dtype = dtype_of(ref)
         atomic = call or op in ATOMIC_AUG
         if atomic:
             x = self.cast(self.value(x, dtype), dtype)
@@ -138,7 +141,7 @@ class Updates:
         """The entry of `local` that the runtime `key` picks among `choices`, updated: each
         candidate under an `if key == k`, so a shared one is updated atomically too; for a call,
         the old value."""
-        dtype = local.refs[choices[0]].type.dtype  # type: ignore[union-attr]
+        dtype = dtype_of(local.refs[choices[0]])
         old = self.emit(ir.Alloca, (), LocalType(dtype), "_old") if call else None
         if old is not None:
             self.emit(ir.LocalStore, [old, self.const(0, dtype)])
@@ -148,8 +151,8 @@ class Updates:
             self.block = then
             try:
                 got = self.local_update(local.refs[p], local.parallel_depth, op, x, call)
-                if old is not None:
-                    self.emit(ir.LocalStore, [old, got])  # type: ignore[list-item]
+                if old is not None and got is not None:  # a call's update gives the old value
+                    self.emit(ir.LocalStore, [old, got])
             finally:
                 self.block = outer
             self.block.append(ir.If([hit], None, {}, [then, ir.Block()], self.loc))

@@ -17,7 +17,8 @@ from qdlab.core import language as lang
 from ...core.errors import QdSyntaxError, QdTypeError
 from ...core.types import DType, i32, u1
 from .. import ir
-from .scope import GradOf
+from .scope import GradOf, array_type, dtype_of
+from .vector_ops import METHODS
 from .vectors import ElementRef, Vec, VecLocal, VecMethod, describe_shape, tensor_text
 
 NEGATIVE_INDEX = "Negative indices are not supported in Quadrants kernels."
@@ -76,7 +77,7 @@ class VectorIndexing:
                 out.append(k % n)
             else:
                 v = self.value(it)
-                if not v.type.is_int:  # type: ignore[union-attr]
+                if not dtype_of(v).is_int:
                     raise self.error(f"an index must be an integer, not {v.type}.", QdTypeError)
                 out.append(self.cast(v, i32))
         return out
@@ -110,7 +111,7 @@ class VectorIndexing:
             return None
         key: ir.Value | None = None
         for d, v in dyn:
-            if self.config.get("debug"):
+            if self.config.debug:
                 ok = self.emit(
                     ir.Cmp, [self.cast(v, i32), self.const(shape[d], i32)], u1, pred="lt"
                 )
@@ -122,16 +123,16 @@ class VectorIndexing:
                     message=f"Out of bound access: an index of {what} ({describe_shape(shape)}) is "
                     f"outside 0..{shape[d] - 1}",
                 )
-            key = v if key is None else self.binop("add", self.binop("mul", key, shape[d]), v)  # type: ignore[assignment]
-        return key  # type: ignore[return-value]
+            key = v if key is None else self.binop("add", self.binop("mul", key, shape[d]), v)
+        return key
 
     def choose(self, key: ir.Value, candidates: list[ir.Value]) -> ir.Value:
         """`candidates[key]`, as a chain of selects (the last one when out of range)."""
         out = candidates[-1]
-        t = out.type
+        t = dtype_of(out)
         for k in range(len(candidates) - 2, -1, -1):
             hit = self.emit(ir.Cmp, [key, self.const(k, i32)], u1, pred="eq")
-            out = self.emit(ir.Select, [hit, self.cast(candidates[k], t), out], t)  # type: ignore[arg-type]
+            out = self.emit(ir.Select, [hit, self.cast(candidates[k], t), out], t)
         return out
 
     def vec_index(self, v: Vec, items: list, what: str) -> object:
@@ -168,7 +169,7 @@ class VectorIndexing:
         for c, value in zip(picks, values):
             for k, p in enumerate(c):
                 ref = local.refs[p]
-                dtype = ref.type.dtype  # type: ignore[union-attr]
+                dtype = dtype_of(ref)
                 new = self.cast(self.value(value, dtype), dtype)
                 if key is not None:
                     hit = self.emit(ir.Cmp, [key, self.const(k, i32)], u1, pred="eq")
@@ -204,7 +205,7 @@ class VectorIndexing:
                 per_axis.append(self.const(it % n, i32))
             else:
                 v = self.value(it)
-                if not v.type.is_int:  # type: ignore[union-attr]
+                if not dtype_of(v).is_int:
                     raise self.error(f"an index must be an integer, not {v.type}.", QdTypeError)
                 per_axis.append(self.cast(v, i32))
         out_shape = tuple(len(a) for a in per_axis if isinstance(a, list))
@@ -213,13 +214,13 @@ class VectorIndexing:
 
     def element_load(self, ref: ElementRef, items: list | None = None) -> object:
         accesses, shape = self.element_access(ref, items)
-        dtype = ref.array.type.dtype  # type: ignore[union-attr]
+        dtype = dtype_of(ref.array)
         loads = [self.emit(ir.Load, [ref.array, *idx], dtype, grad=ref.grad) for idx in accesses]
         return loads[0] if not shape else Vec(tuple(loads), shape)
 
     def element_store(self, ref: ElementRef, items: list | None, x: object) -> None:
         accesses, shape = self.element_access(ref, items)
-        dtype = ref.array.type.dtype  # type: ignore[union-attr]
+        dtype = dtype_of(ref.array)
         values = self.entries_for(shape, x, f"an element of `{ref.array.name}`", dtype)
         for idx, value in zip(accesses, values):
             v = self.cast(self.value(value, dtype), dtype)
@@ -247,7 +248,7 @@ class VectorIndexing:
         """An atomic on every entry `ref[items]` names (component-wise, as `+=` on a shared element
         is); the old values."""
         accesses, shape = self.element_access(ref, items)
-        dtype = ref.array.type.dtype  # type: ignore[union-attr]
+        dtype = dtype_of(ref.array)
         if op in ("and", "or", "xor") and dtype.is_float:
             raise self.error(f"atomic_{op} needs an integer array, not {dtype}.", QdTypeError)
         values = self.entries_for(shape, x, f"an element of `{ref.array.name}`", dtype)
@@ -272,7 +273,7 @@ class VectorIndexing:
             try:
                 base = self.visit(node.value)
                 arr, _ = GradOf.unpack(base)
-                if isinstance(arr, ir.Value) and ir.is_array(arr) and arr.type.element:  # type: ignore[union-attr]
+                if isinstance(arr, ir.Value) and ir.is_array(arr) and array_type(arr).element:
                     _, indices = self.subscript_target(node)
                     return ElementRef(arr, isinstance(base, GradOf), tuple(indices))
             finally:
@@ -319,30 +320,5 @@ class VectorIndexing:
         values = [x] if len(idx) == 1 else self.entries_for((len(idx),), x, f"`{name}.{attr}`")
         for k, value in zip(idx, values):
             ref = local.refs[k]
-            dtype = ref.type.dtype  # type: ignore[union-attr]
+            dtype = dtype_of(ref)
             self.emit(ir.LocalStore, [ref, self.cast(self.value(value, dtype), dtype)])
-
-
-METHODS = {
-    "dot",
-    "cross",
-    "outer_product",
-    "norm",
-    "norm_sqr",
-    "norm_inv",
-    "normalized",
-    "transpose",
-    "determinant",
-    "inverse",
-    "trace",
-    "sum",
-    "max",
-    "min",
-    "any",
-    "all",
-    "cast",
-    "fill",
-    "frobenius_inner",
-    "to_list",
-}
-"""Methods of a vector or matrix in a kernel (`vector_ops.py` lowers them)."""

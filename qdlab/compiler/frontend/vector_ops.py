@@ -6,10 +6,12 @@ frontend's visitor."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Sequence
 
 from ...core.errors import QdTypeError
 from ...core.types import DType
 from .. import ir
+from .scope import dtype_of
 from .vectors import Vec, VecMethod, describe_shape
 
 OPERATOR_TEXT = {
@@ -33,7 +35,7 @@ class VectorOps:
     `emit`, `error`, `vec_of`, `vmap`, `make_vec`, `need_vec`, `writable_vec` and
     `store_vec_local`."""
 
-    def vec_binop(self, op: str, a: object, b: object) -> Vec | ir.Value:
+    def vec_binop(self, op: str, a: object, b: object) -> Vec:
         va, vb = self.vec_of(a), self.vec_of(b)
         if va is not None and vb is not None and va.shape != vb.shape:
             raise self.error(
@@ -54,7 +56,7 @@ class VectorOps:
             )
         return self.vmap(lambda x, y: self.compare(pred, x, y), va or a, vb or b)
 
-    def total(self, terms: list[object]) -> object:
+    def total(self, terms: Sequence[ir.Value]) -> ir.Value:
         """`((t0 + t1) + t2) + ...`: the reference's left-to-right sum."""
         acc = terms[0]
         for t in terms[1:]:
@@ -85,7 +87,7 @@ class VectorOps:
                     for i in range(va.n)
                 ),
                 (va.n,),
-            )  # type: ignore[arg-type]
+            )
         return Vec(
             tuple(
                 self.total([self.binop("mul", va.at(i, t), vb.at(t, j)) for t in range(k)])
@@ -93,7 +95,7 @@ class VectorOps:
                 for j in range(vb.m)
             ),
             (va.n, vb.m),
-        )  # type: ignore[arg-type]
+        )
 
     def transposed(self, v: Vec) -> Vec:
         return Vec(tuple(v.at(i, j) for j in range(v.m) for i in range(v.n)), (v.m, v.n))
@@ -111,9 +113,10 @@ class VectorOps:
     def call_method(self, m: VecMethod, node: ast.Call) -> object:
         args = [self.visit(a) for a in node.args]
         kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
-        v = m.vec
-        handler = getattr(self, f"m_{m.name}")
-        return handler(v, m, *args, **kwargs)
+        lower = METHODS.get(m.name)
+        if lower is None:
+            raise self.error(f"a {m.vec} has no method `{m.name}` in a kernel.", QdTypeError)
+        return lower(self, m.vec, m, *args, **kwargs)
 
     def other(self, x: object, what: str) -> Vec:
         return self.need_vec(x, what)
@@ -131,19 +134,19 @@ class VectorOps:
             )
         x, y = v.entries, w.entries
 
-        def d(i: int, j: int) -> object:
+        def d(i: int, j: int) -> ir.Value:
             return self.binop("sub", self.binop("mul", x[i], y[j]), self.binop("mul", x[j], y[i]))
 
         if v.n == 2:
             return d(0, 1)
-        return Vec((d(1, 2), d(2, 0), d(0, 1)), (3,))  # type: ignore[arg-type]
+        return Vec((d(1, 2), d(2, 0), d(0, 1)), (3,))
 
     def m_outer_product(self, v: Vec, m: VecMethod, other: object) -> Vec:
         w = self.other(other, "outer_product()")
         if v.ndim != 1 or w.ndim != 1:
             raise self.error("outer_product() takes two vectors.", QdTypeError)
         return Vec(
-            tuple(self.binop("mul", a, b) for a in v.entries for b in w.entries),  # type: ignore[misc]
+            tuple(self.binop("mul", a, b) for a in v.entries for b in w.entries),
             (v.n, w.n),
         )
 
@@ -169,7 +172,7 @@ class VectorOps:
         if v.ndim != 1:
             raise self.error("normalized() takes a vector.", QdTypeError)
         inv = self.binop("truediv", 1, self.plus_eps(self.m_norm(v), eps))
-        return self.vec_binop("mul", inv, v)  # type: ignore[return-value]
+        return self.vec_binop("mul", inv, v)
 
     def m_transpose(self, v: Vec, m: VecMethod | None = None) -> Vec:
         if v.ndim == 1:
@@ -197,14 +200,14 @@ class VectorOps:
             )
         return self.det(v, n)
 
-    def det(self, v: Vec, n: int) -> object:
+    def det(self, v: Vec, n: int) -> ir.Value:
         """The cofactor expansion the reference writes out for 1x1 to 4x4."""
         b = self.binop
 
-        def e(i: int, j: int) -> object:
+        def e(i: int, j: int) -> ir.Value:
             return v.at(i % n, j % n)
 
-        def minor2(r0: int, r1: int, c0: int, c1: int) -> object:
+        def minor2(r0: int, r1: int, c0: int, c1: int) -> ir.Value:
             return b("sub", b("mul", e(r0, c0), e(r1, c1)), b("mul", e(r1, c0), e(r0, c1)))
 
         if n == 1:
@@ -222,24 +225,24 @@ class VectorOps:
             terms.append(t if i % 2 == 0 else self.unary("neg", t))
         return self.total(terms)
 
-    def cofactor3(self, e: object, i: int, j: int) -> object:
+    def cofactor3(self, e: Callable[[int, int], ir.Value], i: int, j: int) -> ir.Value:
         """The reference's 3x3 minor of a 4x4 matrix at rows i, i+1, i+2 and columns j, j+1, j+2
         (indices mod 4)."""
         b = self.binop
 
-        def m2(r0: int, r1: int, c0: int, c1: int) -> object:
-            return b("sub", b("mul", e(r0, c0), e(r1, c1)), b("mul", e(r1, c0), e(r0, c1)))  # type: ignore[operator]
+        def m2(r0: int, r1: int, c0: int, c1: int) -> ir.Value:
+            return b("sub", b("mul", e(r0, c0), e(r1, c1)), b("mul", e(r1, c0), e(r0, c1)))
 
-        t0 = b("mul", e(i, j), m2(i + 1, i + 2, j + 1, j + 2))  # type: ignore[operator]
-        t1 = b("mul", e(i + 1, j), m2(i, i + 2, j + 1, j + 2))  # type: ignore[operator]
-        t2 = b("mul", e(i + 2, j), m2(i, i + 1, j + 1, j + 2))  # type: ignore[operator]
+        t0 = b("mul", e(i, j), m2(i + 1, i + 2, j + 1, j + 2))
+        t1 = b("mul", e(i + 1, j), m2(i, i + 2, j + 1, j + 2))
+        t2 = b("mul", e(i + 2, j), m2(i, i + 1, j + 1, j + 2))
         return b("add", b("sub", t0, t1), t2)
 
     def m_inverse(self, v: Vec, m: VecMethod | None = None) -> Vec:
         n = self.square(v, "inverse()")
         b = self.binop
 
-        def e(i: int, j: int) -> object:
+        def e(i: int, j: int) -> ir.Value:
             return v.at(i % n, j % n)
 
         if n == 1:
@@ -294,13 +297,13 @@ class VectorOps:
 
     def m_fill(self, v: Vec, m: VecMethod, value: object) -> None:
         if m.ref is not None:  # `a[i].fill(x)`: every entry of the array's element
-            dtype = m.ref.array.type.dtype  # type: ignore[union-attr]
+            dtype = dtype_of(m.ref.array)
             self.element_store(m.ref, None, self.filled(m.ref.shape, value, dtype))
             return
         local = self.writable_vec(m.target) if m.target else None
         if local is None:
             raise self.error("fill() needs a vector or matrix variable, e.g. `m.fill(0)`.")
-        dtype = local.refs[0].type.dtype  # type: ignore[union-attr]
+        dtype = dtype_of(local.refs[0])
         self.store_vec_local(local, self.filled(local.shape, value, dtype), m.target)
 
     def all_of(self, x: object, any_: bool) -> object:
@@ -317,10 +320,10 @@ class VectorOps:
             return self.cast(self.value(x, t), t)
         return Vec(tuple(self.cast(e, t) for e in v.entries), v.shape)
 
-    def print_parts(self, v: Vec) -> list:
+    def print_parts(self, v: Vec) -> list[str | ir.Value]:
         """How `print(v)` shows a vector, `[1, 2, 3]`, or a matrix, `[[1, 2], [3, 4]]`."""
-        parts: list = []
-        rows = [v.entries] if v.ndim == 1 else [r.entries for r in v.rows()]  # type: ignore[union-attr]
+        parts: list[str | ir.Value] = []
+        rows = [v.entries] if v.ndim == 1 else [r.entries for r in v.matrix_rows()]
         if v.ndim == 2:
             parts.append("[")
         for k, row in enumerate(rows):
@@ -334,17 +337,43 @@ class VectorOps:
             parts.append("]")
         return parts
 
-    def shown(self, x: object) -> list:
+    def shown(self, x: object) -> list[str | ir.Value]:
         """What `print(x)` shows: a vector or matrix by its entries, a Python list or tuple (of
         values, vectors, shapes) as `[a, b, ...]`, as the reference prints them."""
         if isinstance(x, (list, tuple)):
-            out: list = ["["]
+            out: list[str | ir.Value] = ["["]
             for k, e in enumerate(x):
                 out.extend([", "] if k else [])
                 out.extend(self.shown(e))
             return [*out, "]"]
-        if self.is_vec(x):
-            return self.print_parts(self.vec_of(x))  # type: ignore[arg-type]
+        v = self.vec_of(x) if self.is_vec(x) else None
+        if v is not None:
+            return self.print_parts(v)
         if isinstance(x, (int, float)) and not isinstance(x, bool):
             return [str(x)]
         return [self.value(x)]
+
+
+METHODS: dict[str, Callable[..., object]] = {
+    "dot": VectorOps.m_dot,
+    "cross": VectorOps.m_cross,
+    "outer_product": VectorOps.m_outer_product,
+    "norm_sqr": VectorOps.m_norm_sqr,
+    "frobenius_inner": VectorOps.m_frobenius_inner,
+    "norm": VectorOps.m_norm,
+    "norm_inv": VectorOps.m_norm_inv,
+    "normalized": VectorOps.m_normalized,
+    "transpose": VectorOps.m_transpose,
+    "trace": VectorOps.m_trace,
+    "determinant": VectorOps.m_determinant,
+    "inverse": VectorOps.m_inverse,
+    "sum": VectorOps.m_sum,
+    "max": VectorOps.m_max,
+    "min": VectorOps.m_min,
+    "any": VectorOps.m_any,
+    "all": VectorOps.m_all,
+    "cast": VectorOps.m_cast,
+    "fill": VectorOps.m_fill,
+}
+"""The methods of a vector or matrix in a kernel (`v.norm()`, `m.inverse()`), by name: each is
+called with the frontend, the vector, the `VecMethod` and the call's lowered arguments."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,8 +22,9 @@ import numpy as np
 from qdlab.core import language as lang
 
 from ...core.errors import QdTypeError
-from ...core.types import DType, LocalType, TensorType, f32, i32, promote, u1
+from ...core.types import DType, LocalType, TensorType, f32, promote, u1
 from .. import ir
+from .scope import array_type, dtype_of, items_of
 
 PY_OPERATORS = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"}
 """Functions of Python's `operator` module a kernel may call: they lower as their operator."""
@@ -49,16 +51,20 @@ class Vec:
 
     @property
     def dtype(self) -> DType:
-        return self.entries[0].type  # type: ignore[return-value]
+        return dtype_of(self.entries[0])
 
     def at(self, *index: int) -> ir.Value:
         flat = index[0] * self.m + index[1] if len(index) == 2 else index[0]
         return self.entries[flat]
 
-    def rows(self) -> list[Vec]:
+    def rows(self) -> list[ir.Value] | list[Vec]:
         """Its entries (a vector) or rows (a matrix), as `for x in qd.static(v)` iterates them."""
         if self.ndim == 1:
-            return list(self.entries)  # type: ignore[return-value]
+            return list(self.entries)
+        return self.matrix_rows()
+
+    def matrix_rows(self) -> list[Vec]:
+        """The rows of a matrix."""
         return [Vec(self.entries[i * self.m : (i + 1) * self.m], (self.m,)) for i in range(self.n)]
 
     def __iter__(self):
@@ -102,7 +108,7 @@ class ElementRef:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.array.type.element  # type: ignore[union-attr]
+        return array_type(self.array).element
 
 
 @dataclass(frozen=True)
@@ -141,35 +147,35 @@ class Vectors:
     depths."""
 
     # -- values ------------------------------------------------------------------------------------
-    def type_dtype(self, t: lang.MatrixType | object) -> DType:
+    def type_dtype(self, t: lang.MatrixType | object) -> DType | None:
         """The dtype a vector type or dtype argument stands for in this kernel (`float` is
-        `default_fp`)."""
+        `default_fp`); None for None (a dtype to infer)."""
         raw = getattr(t, "_dtype", t)
         if raw in (float, "fp"):
             return self.default_fp
         if raw in (int, "ip"):
-            return self.config.get("default_ip") or i32
+            return self.default_ip
         if raw is bool:
             return u1
         if raw == "up":
-            return self.config.get("default_up") or lang.matrix.DEFAULTS["up"]
+            return lang.matrix.DEFAULTS["up"]
         if isinstance(raw, DType):
             return raw
         if raw is None:
-            return None  # type: ignore[return-value]
+            return None
         raise self.error(f"`{raw!r}` is not a dtype such as qd.f32.", QdTypeError)
 
     def literal_dtype(self, x: object) -> DType:
         """The type an entry gives a vector whose dtype is inferred (`qd.Vector([1, 2.5])`)."""
         if isinstance(x, ir.Value):
-            return self.value(x).type  # type: ignore[return-value]
+            return dtype_of(self.value(x))
         if isinstance(x, bool):
-            return self.config.get("default_ip") or i32
+            return self.default_ip
         if isinstance(x, (int, np.integer)):
-            return self.config.get("default_ip") or i32
+            return self.default_ip
         if isinstance(x, (float, np.floating)):
             return self.default_fp
-        return self.value(x).type  # type: ignore[return-value]
+        return dtype_of(self.value(x))
 
     def make_vec(self, items: list, shape: tuple[int, ...], dtype: DType | None = None) -> Vec:
         """A vector or matrix of `shape` from flat `items` (numbers or values), cast to `dtype` (by
@@ -212,11 +218,10 @@ class Vectors:
         if isinstance(x, (list, tuple)) and x:
             if all(isinstance(r, (list, tuple, Vec)) for r in x):
                 rows = [self.vec_of(r) for r in x]
-                if all(r is not None and r.ndim == 1 for r in rows) and (
-                    len({r.n for r in rows}) == 1  # type: ignore[union-attr]
-                ):
-                    items = [e for r in rows for e in r.entries]  # type: ignore[union-attr]
-                    return self.make_vec(items, (len(rows), rows[0].n))  # type: ignore[union-attr]
+                vecs = [r for r in rows if r is not None and r.ndim == 1]
+                if len(vecs) == len(rows) and len({r.n for r in vecs}) == 1:
+                    items = [e for r in vecs for e in r.entries]
+                    return self.make_vec(items, (len(vecs), vecs[0].n))
                 return None
             if all(_scalar_like(e) for e in x):
                 return self.make_vec(list(x), (len(x),))
@@ -231,7 +236,7 @@ class Vectors:
             raise self.error(f"{what} needs a vector or matrix, not {what_of(x)}.", QdTypeError)
         return v
 
-    def vmap(self, fn: object, *xs: object) -> Vec:
+    def vmap(self, fn: Callable[..., object], *xs: object) -> Vec:
         """`fn` applied entry by entry, scalars broadcast; every vector argument has one shape."""
         shape = None
         vecs: list[Vec | None] = []
@@ -246,14 +251,12 @@ class Vectors:
                     )
                 shape = v.shape
             vecs.append(v)
+        assert shape is not None, "vmap takes a vector or matrix"
         out = [
-            fn(*(v.entries[k] if v is not None else x for v, x in zip(vecs, xs)))  # type: ignore[operator]
-            for k in range(math.prod(shape))  # type: ignore[arg-type]
+            fn(*(v.entries[k] if v is not None else x for v, x in zip(vecs, xs)))
+            for k in range(math.prod(shape))
         ]
-        return Vec(tuple(self.value(e) for e in out), shape)  # type: ignore[arg-type]
-
-    return_shapes: tuple[tuple[int, ...], ...] = ()
-    """The shape of each kernel return value (`()`: a scalar); empty when all are scalars."""
+        return Vec(tuple(self.value(e) for e in out), shape)
 
     def param_vec(self, name: str, t: TensorType, index: int) -> Vec:
         """A vector or matrix kernel parameter: one `arg` per entry (`%mat_01 = arg {component=1,
@@ -274,7 +277,7 @@ class Vectors:
         struct into its members, `struct_values.py`)."""
         value = self.struct_leaves(value)
         values = list(value) if isinstance(value, tuple) else [value]
-        shapes = self.return_shapes or [()] * len(self.kernel.returns)
+        shapes = self.lowering.return_shapes or [()] * len(self.kernel.returns)
         if len(values) != len(shapes) and len(shapes) == 1 and shapes[0]:
             values = [value]  # `return (1, 2, 3)` for a vec3
         if len(values) != len(shapes):
@@ -315,7 +318,7 @@ class Vectors:
 
     def load_vec_local(self, local: VecLocal) -> Vec:
         return Vec(
-            tuple(self.emit(ir.LocalLoad, [r], r.type.dtype, r.name) for r in local.refs),  # type: ignore[union-attr]
+            tuple(self.emit(ir.LocalLoad, [r], dtype_of(r), r.name) for r in local.refs),
             local.shape,
         )
 
@@ -327,7 +330,7 @@ class Vectors:
             value = self.value(x)
             if not ir.is_array(value):
                 for ref in local.refs:
-                    dtype = ref.type.dtype  # type: ignore[union-attr]
+                    dtype = dtype_of(ref)
                     self.emit(ir.LocalStore, [ref, self.cast(self.value(x, dtype), dtype)])
                 return
         if v is None:
@@ -342,7 +345,7 @@ class Vectors:
                 QdTypeError,
             )
         for ref, e in zip(local.refs, v.entries):
-            dtype = ref.type.dtype  # type: ignore[union-attr]
+            dtype = dtype_of(ref)
             self.emit(ir.LocalStore, [ref, self.cast(e, dtype)])
 
     def writable_vec(self, name: str) -> VecLocal | None:
@@ -372,9 +375,10 @@ class Vectors:
         """`qd.Vector([...])`, `qd.Matrix([[...]])`, `qd.math.vec3(...)` and the `qd.Matrix`
         factories, and Python's `operator.add` / `sub` / `mul` / `truediv` / `matmul` (what `+`,
         `-`, `*`, `/`, `@` do); NotImplemented for any other callee."""
-        if getattr(callee, "__module__", None) == "_operator" and callee.__name__ in PY_OPERATORS:  # type: ignore[attr-defined]
+        py_operator = getattr(callee, "__module__", None) == "_operator"
+        name = getattr(callee, "__name__", "") if py_operator else ""
+        if name in PY_OPERATORS:
             a, b = self.call_args(node, 2)
-            name = callee.__name__  # type: ignore[attr-defined]
             return self.matmul(a, b) if name == "matmul" else self.binop(name, a, b)
         if callee is lang.Vector or callee is lang.Matrix:
             args, kwargs = self.call_parts(node, ("arr", "dt"))
@@ -455,7 +459,7 @@ class Vectors:
             if not isinstance(gen.target, (ast.Name, ast.Tuple)):
                 raise self.error("a comprehension's target must be a name or names.")
             try:
-                items = list(self.resolve_static(gen.iter))  # type: ignore[call-overload]
+                items = items_of(self.resolve_static(gen.iter))
             except TypeError:
                 raise self.error(
                     "a list comprehension in a kernel iterates over something known at compile "
@@ -466,7 +470,9 @@ class Vectors:
                 names = gen.target.elts if isinstance(gen.target, ast.Tuple) else [gen.target]
                 values = item if isinstance(gen.target, ast.Tuple) else [item]
                 for t, v in zip(names, values):
-                    frame[t.id] = v  # type: ignore[attr-defined]
+                    if not isinstance(t, ast.Name):
+                        raise self.error("a comprehension's target must be a name or names.")
+                    frame[t.id] = v
                 self.scope.frames.append(frame)
                 try:
                     if all(self.resolve_static(c) for c in gen.ifs):

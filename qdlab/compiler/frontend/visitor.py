@@ -2,10 +2,14 @@
 
 There is one `visit_*` per construct the kernel language accepts; anything else reaches
 `generic_visit`, which refuses it by name. The `visit` override records the node being lowered, so
-every error points at the user's line. The visitor is assembled from mixins, each a file of its own:
-assignments (`assignments.py`), calls (`calls.py`), loops (`loops.py`), conditional expressions
-(`conditionals.py`) and compile-time evaluation (`compile_time.py`); what they share is in
-`scope.py`. Set `QDLAB_DEBUG_FRONTEND=1` to see the raw exception behind a user-facing error.
+every error points at the user's line. The statements that are not assignments or loops (`if`,
+`with`, `return`, `assert`, an expression) and the plain expressions are lowered here; the rest by
+mixins, each a file of its own, named for the construct: assignments (`assignments.py`), calls
+(`calls.py`, with the built-ins' tables in `builtins.py`), loops (`loops.py`), conditional
+expressions (`conditionals.py`), `print` (`printing.py`), vectors and matrices (`vectors.py`,
+`vector_index.py`, `vector_ops.py`), structs, fields and compile-time evaluation
+(`compile_time.py`); what they share is in `scope.py`. Set `QDLAB_DEBUG_FRONTEND=1` to see the raw
+exception behind a user-facing error.
 """
 
 from __future__ import annotations
@@ -14,11 +18,14 @@ import ast
 import operator
 import os
 import sys
+from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 
 from qdlab.core import language as lang
 
+from ...core.config import Config
 from ...core.errors import (
     QdError,
     QdNameError,
@@ -27,7 +34,7 @@ from ...core.errors import (
     QuadrantsCompilationError,
     SourceLoc,
 )
-from ...core.types import DType, f16, f32, i32, promote, u1
+from ...core.types import DType, TensorType, Type, f16, f32, i32, promote, u1
 from .. import ir
 from .assignments import Assignments
 from .calls import Calls
@@ -44,9 +51,13 @@ from .scope import (
     FuncReturn,
     GradOf,
     Local,
+    Lowering,
     Scope,
+    StatementMemo,
+    array_type,
     describe,
     dotted,
+    dtype_of,
     fits,
     fold_python,
     int_range,
@@ -109,13 +120,14 @@ class Frontend(
 ):
     """Lowers one kernel (and the `@qd.func`s it calls, inlined) to a `ir.Kernel`."""
 
-    def __init__(self, kernel: ir.Kernel, source: Source, globals_: dict, config: dict) -> None:
+    def __init__(self, kernel: ir.Kernel, source: Source, lowering: Lowering) -> None:
         self.kernel = kernel
-        self.config = config
-        self.default_fp: DType = config.get("default_fp", f32)
-        self.default_ip: DType = config.get("default_ip", i32)
+        self.lowering = lowering
+        self.config: Config = lowering.config
+        self.default_fp: DType = lowering.config.default_fp
+        self.default_ip: DType = lowering.config.default_ip
         self.block = kernel.body
-        self.scope = Scope(source, kernel.name, globals_)
+        self.scope = Scope(source, kernel.name, lowering.globals)
         self.loc: SourceLoc | None = None
         self.loop_depth = 0  # runtime loops enclosing the current statement
         self.parallel_depth = 0  # 1 inside a parallel for's body
@@ -125,7 +137,8 @@ class Frontend(
         self.loop_name: str | None = None
         self.block_dim: int | None = None
         self.random_sites = 0
-        self.memo: object | None = None  # a `stmt_memo.Memo`: unchanged statements are replayed
+        self.memo: StatementMemo | None = None
+        """Replays the kernel's unchanged top-level statements (`lower_kernel`)."""
         self.deps: set[tuple[str, str, str]] = set()
         """(owner path, name, fingerprint) of every global or closure value read: the manifest
         checks them."""
@@ -144,7 +157,7 @@ class Frontend(
             raise
         except RecursionError as e:
             if not hasattr(e, "loc"):
-                e.loc = self.loc  # type: ignore[attr-defined]  # the innermost line reached; no call here
+                setattr(e, "loc", self.loc)  # noqa: B010 - the innermost line reached; no call here
             raise
         except Exception as e:
             if os.environ.get("QDLAB_DEBUG_FRONTEND") == "1":
@@ -162,26 +175,48 @@ class Frontend(
         what = REFUSED.get(type(node).__name__, f"`{type(node).__name__}`")
         raise self.error(f"{what} is not supported in a kernel.")
 
+    @overload
     def emit(
         self,
         op_cls: type[ir.Op],
-        operands: list[ir.Value] | tuple = (),
-        result: object = None,
+        operands: Sequence[ir.Value] = (),
+        result: None = None,
         name: str = "",
         regions: list[ir.Block] | None = None,
         **attrs: object,
-    ) -> ir.Value:
-        op = op_cls(list(operands), result, attrs, regions, self.loc, name)  # type: ignore[arg-type]
+    ) -> None: ...
+    @overload
+    def emit(
+        self,
+        op_cls: type[ir.Op],
+        operands: Sequence[ir.Value],
+        result: Type,
+        name: str = "",
+        regions: list[ir.Block] | None = None,
+        **attrs: object,
+    ) -> ir.Value: ...
+    def emit(
+        self,
+        op_cls: type[ir.Op],
+        operands: Sequence[ir.Value] = (),
+        result: Type | None = None,
+        name: str = "",
+        regions: list[ir.Block] | None = None,
+        **attrs: object,
+    ) -> ir.Value | None:
+        """Appends an op to the current block; its result, for an op that has one (`result` is its
+        type)."""
+        op = op_cls(list(operands), result, attrs, regions, self.loc, name)
         self.block.append(op)
-        return op.result  # type: ignore[return-value]
+        return op.result
 
-    def const(self, value: object, dtype: DType) -> ir.Value:
+    def const(self, value: float, dtype: DType) -> ir.Value:
         if dtype.is_float:
-            value = float(value)  # type: ignore[arg-type]
+            value = float(value)
         elif dtype == u1:
             value = int(bool(value))
         else:
-            value = int(value)  # type: ignore[call-overload]
+            value = int(value)
         return self.emit(ir.Const, (), dtype, value=value)
 
     # -- values ------------------------------------------------------------------------------------
@@ -262,9 +297,17 @@ class Frontend(
         v = self.value(x)
         if v.type == u1:
             return v
-        return self.emit(ir.Cmp, [v, self.const(0, v.type)], u1, pred="ne")  # type: ignore[arg-type]
+        return self.emit(ir.Cmp, [v, self.const(0, dtype_of(v))], u1, pred="ne")
 
+    @overload
+    def binop(self, op: str, a: ir.Value, b: ir.Value | float) -> ir.Value: ...
+    @overload
+    def binop(self, op: str, a: float, b: ir.Value) -> ir.Value: ...
+    @overload
+    def binop(self, op: str, a: object, b: object) -> object: ...
     def binop(self, op: str, a: object, b: object) -> object:
+        """`a op b`: an op on two scalars (a value when either is one), entry by entry on vectors,
+        folded on two Python numbers, or a concatenation of two Python lists or tuples."""
         if op == "add" and type(a) is type(b) and isinstance(a, (list, tuple)):
             return a + b  # Python lists and tuples concatenate while compiling
         if self.is_vec(a) or self.is_vec(b):
@@ -272,20 +315,21 @@ class Frontend(
         if is_number(a) and is_number(b):
             return self.fold(op, a, b)
         va, vb = self.value(a), self.value(b)
-        t = promote(va.type, vb.type)  # type: ignore[arg-type]
+        ta, tb = dtype_of(va), dtype_of(vb)
+        t = promote(ta, tb)
         if op in ("and", "or", "xor", "shl", "shr") and t.is_float:
             raise self.error(f"bitwise `{op}` needs integer operands, not {t}.", QdTypeError)
         if op == "truediv":  # as Quadrants: an integer operand is taken as default_fp first
-            t = promote(*(v.type if v.type.is_float else self.default_fp for v in (va, vb)))  # type: ignore[union-attr]
+            t = promote(*(x if x.is_float else self.default_fp for x in (ta, tb)))
         if op == "atan2":
             t = t if t.is_float else self.default_fp
             t = f32 if t == f16 else t
         if op == "pow" and t.is_int and isinstance(b, int) and b < 0:
             t = self.negative_power(b)
         if op in ("shl", "shr"):
-            t = va.type  # type: ignore[assignment]
-        powi = op == "pow" and t.is_float and not vb.type.is_float  # type: ignore[union-attr]
-        return self.emit(ir.BinOp, [self.cast(va, t), vb if powi else self.cast(vb, t)], t, op=op)  # type: ignore[arg-type]
+            t = ta
+        powi = op == "pow" and t.is_float and not tb.is_float
+        return self.emit(ir.BinOp, [self.cast(va, t), vb if powi else self.cast(vb, t)], t, op=op)
 
     def fold(self, op: str, a: object, b: object) -> object:
         try:
@@ -299,7 +343,7 @@ class Frontend(
         if (is_number(a) and is_number(b)) or (pred in ("eq", "ne") and self.is_object(a, b)):
             return bool(getattr(operator, pred)(a, b))  # numbers, dtypes: while compiling
         va, vb = self.value(a), self.value(b)
-        t = promote(va.type, vb.type)  # type: ignore[arg-type]
+        t = promote(dtype_of(va), dtype_of(vb))
         return self.emit(ir.Cmp, [self.cast(va, t), self.cast(vb, t)], u1, pred=pred)
 
     # -- names -------------------------------------------------------------------------------------
@@ -308,14 +352,14 @@ class Frontend(
             if name in frame:
                 b = frame[name]
                 if isinstance(b, Local):
-                    return self.emit(ir.LocalLoad, [b.ref], b.ref.type.dtype, name)  # type: ignore[union-attr]
+                    return self.emit(ir.LocalLoad, [b.ref], dtype_of(b.ref), name)
                 if isinstance(b, VecLocal):
                     return self.load_vec_local(b)
                 return self.tensor_of(b, name)  # a field bound at compile time: its parameter
         value = resolve_name(self.scope.source.fn, name)
         if value is MISSING:
             raise self.error(f'Name "{name}" is not defined.', QdNameError)
-        if isinstance(value, float) and self.config.get("raise_on_templated_floats"):
+        if isinstance(value, float) and self.config.raise_on_templated_floats:
             raise self.error(
                 f"`{name}` is a Python float ({value!r}) baked into the kernel, which "
                 "qd.init(raise_on_templated_floats=True) refuses: pass it as a `qd.f32` parameter.",
@@ -347,7 +391,30 @@ class Frontend(
             self.scope.frames.pop()
             self.block, self.top_level = outer_block, outer_top
 
-    def lower_kernel(self, arg_values: dict[str, object]) -> None:
+    def kernel_arguments(self, params: list[ir.Param]) -> dict[str, object]:
+        """What each of the kernel's parameters is in its body: a template argument's value, the
+        entries of a vector passed by value, else an argument of the kernel."""
+        values: dict[str, object] = {}
+        source = self.scope.source
+        nodes = {a.arg: a for a in source.tree.args.args}
+        for index, p in enumerate(params):
+            if p.name in self.lowering.templates:
+                values[p.name] = self.tensor_of(self.lowering.templates[p.name], p.name)
+                continue
+            node = nodes.get(p.name.split(".")[0], source.tree)  # a struct member: its struct's
+            self.loc = source.loc(node, self.kernel.name)
+            if isinstance(p.type, TensorType):  # a vector by value: one argument per entry
+                values[p.name] = self.param_vec(p.name, p.type, index)
+                continue
+            values[p.name] = self.emit(ir.Arg, (), p.type, p.name, index=index)
+        self.loc = None
+        return values
+
+    def lower_kernel(
+        self, arg_values: dict[str, object], memo: StatementMemo | None = None
+    ) -> None:
+        """Lowers the kernel's body; `memo` replays its unchanged top-level statements."""
+        self.memo = memo
         self.arguments = arg_values
         self.scope.frames[0].update({k: v for k, v in arg_values.items() if k.isidentifier()})
         limit = sys.getrecursionlimit()
@@ -356,7 +423,7 @@ class Frontend(
         )  # the visitor recurses about 3 frames per nesting level
         try:
             for s in self.scope.source.tree.body:
-                self.visit(s) if self.memo is None else self.memo.lower(self, s)  # type: ignore[attr-defined]
+                self.visit(s) if memo is None else memo.lower(self, s)
         except FuncReturn:
             pass  # as in Python (and Quadrants), nothing after the kernel's `return` runs
         except RecursionError as e:
@@ -434,6 +501,37 @@ class Frontend(
         self.emit(ir.Return, vs)
         raise FuncReturn()
 
+    def visit_Assert(self, node: ast.Assert) -> None:
+        if not self.config.debug:
+            if any(self.calls_a_func(n) for n in ast.walk(node.test)):
+                self.visit(node.test)  # as in Quadrants: its @qd.func calls run, the check does not
+            return
+        cond = self.truth(self.visit(node.test))
+        msg = ast.unparse(node.msg) if node.msg is not None else ast.unparse(node.test)
+        if isinstance(node.msg, ast.Constant):
+            msg = str(node.msg.value)
+        pieces = self.assert_pieces(node.msg) if node.msg is not None else None
+        if pieces is None:
+            self.emit(ir.Assert, [cond], message=msg)
+            return
+        parts, values, specs = self.print_op_parts(pieces)
+        self.emit(
+            ir.Assert,
+            [cond, *values],
+            message=msg,
+            parts=parts,
+            specs=specs,
+        )
+
+    def calls_a_func(self, node: ast.AST) -> bool:
+        """Whether `node` is a call of a @qd.func or @qd.real_func (which may write memory)."""
+        if not isinstance(node, ast.Call):
+            return False
+        try:
+            return isinstance(self.resolve_callee(node.func), lang.Func)
+        except Exception:  # noqa: BLE001 - a callee that cannot be resolved is not a func's call
+            return False
+
     # -- expressions -------------------------------------------------------------------------------
     def visit_Constant(self, node: ast.Constant) -> object:
         if isinstance(node.value, (bool, int, float, str)) or node.value is None:
@@ -449,7 +547,7 @@ class Frontend(
     def visit_Attribute(self, node: ast.Attribute) -> object:
         base = self.subscript_base(node.value)
         if isinstance(base, STRUCTS):
-            return self.member(base, node.attr)  # type: ignore[arg-type]
+            return self.member(base, node.attr)
         if isinstance(base, (Vec, ElementRef, lang.Matrix)):
             target = node.value.id if isinstance(node.value, ast.Name) else None
             return self.vec_attribute(base, node.attr, target)
@@ -457,7 +555,7 @@ class Frontend(
             if node.attr in ("shape", "n", "m", "dtype"):
                 return self.array_attr(base, node.attr)
             if node.attr == "grad":
-                if not base.type.needs_grad:  # type: ignore[union-attr]
+                if not array_type(base).needs_grad:
                     raise self.error(
                         f"`{base.name}` has no gradient buffer; annotate it with needs_grad=True.",
                         QdTypeError,
@@ -484,7 +582,7 @@ class Frontend(
 
     def subscript_target(
         self, node: ast.Subscript, base: object = None
-    ) -> tuple[object, list[ir.Value]]:
+    ) -> tuple[ir.Value | GradOf, list[ir.Value]]:
         base = self.visit(node.value) if base is None else base
         arr = base.array if isinstance(base, GradOf) else base
         if not (isinstance(arr, ir.Value) and ir.is_array(arr)):
@@ -501,7 +599,7 @@ class Frontend(
                 if self.is_vec(it)
                 else [it]
             )
-        ndim = arr.type.ndim  # type: ignore[union-attr]
+        ndim = array_type(arr).ndim
         if len(flat) != ndim:
             raise self.error(
                 f"`{arr.name}` has {ndim} dimension(s) but is indexed with {len(flat)}.",
@@ -511,12 +609,12 @@ class Frontend(
         indices = []
         for k, it in enumerate(flat):
             v = self.value(it)
-            if not v.type.is_int:  # type: ignore[union-attr]
+            if not dtype_of(v).is_int:
                 if len(nodes) == len(flat):
                     self.loc = self.scope.source.loc(nodes[k], self.scope.name)
                 raise self.error(f"an array index must be an integer, not {v.type}.", QdTypeError)
             indices.append(self.cast(v, i32))
-        return base, self.from_offset(arr, indices)
+        return (base if isinstance(base, GradOf) else arr), self.from_offset(arr, indices)
 
     def visit_Subscript(self, node: ast.Subscript) -> object:
         base = self.subscript_base(node.value)
@@ -524,7 +622,7 @@ class Frontend(
             return self.element_load(base, self.index_items(node.slice))
         if isinstance(base, (Vec, lang.Matrix)):
             what = f"`{node.value.id}`" if isinstance(node.value, ast.Name) else "this value"
-            return self.vec_index(self.vec_of(base), self.index_items(node.slice), what)  # type: ignore[arg-type]
+            return self.vec_index(self.need_vec(base, what), self.index_items(node.slice), what)
         if isinstance(base, tuple):
             key = self.visit(node.slice)
             if not isinstance(key, int):
@@ -549,9 +647,9 @@ class Frontend(
                     ) from None
         array, indices = self.subscript_target(node)
         base_arr, grad = GradOf.unpack(array)
-        if base_arr.type.element:  # type: ignore[union-attr]
-            return self.element_load(ElementRef(base_arr, grad, tuple(indices)))  # type: ignore[arg-type]
-        return self.emit(ir.Load, [base_arr, *indices], base_arr.type.dtype, grad=grad)  # type: ignore
+        if array_type(base_arr).element:
+            return self.element_load(ElementRef(base_arr, grad, tuple(indices)))
+        return self.emit(ir.Load, [base_arr, *indices], dtype_of(base_arr), grad=grad)
 
     def visit_BinOp(self, node: ast.BinOp) -> object:
         if isinstance(node.op, ast.MatMult):
@@ -573,7 +671,7 @@ class Frontend(
         if isinstance(node.op, ast.Not):
             if is_number(x):
                 return not x
-            if not self.value(x).type.is_int:  # type: ignore[union-attr]
+            if not dtype_of(self.value(x)).is_int:
                 raise self.error(
                     f"'logic_not' takes integral inputs only, however '{self.value(x).type}' is "
                     "provided; compare it instead (`x == 0`).",
@@ -590,7 +688,7 @@ class Frontend(
     def unary_op(self, fn: str, x: object) -> ir.Value:
         """`-x` (`neg`) or `~x` (`bitnot`) on a scalar."""
         v = self.value(x)
-        if fn == "bitnot" and not v.type.is_int:  # type: ignore[union-attr]
+        if fn == "bitnot" and not dtype_of(v).is_int:
             raise self.error(
                 f"'bit_not' takes integral inputs only, however '{v.type}' is provided.",
                 QdTypeError,

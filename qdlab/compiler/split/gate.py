@@ -20,6 +20,7 @@ import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from ...core.config import Config
 from ...core.errors import SourceLoc
 from .. import ir
 from ..ir import field_params
@@ -59,7 +60,7 @@ class Facts:
 
     kernel: ir.Kernel
     constructs: list[Construct]
-    config: dict
+    config: Config
     autodiff: bool = False
 
     @property
@@ -115,11 +116,11 @@ def concurrent_region(f: Facts) -> Finding | None:
 
 
 def diagnostic_mode(f: Facts) -> Finding | None:
-    for flag, what in (
-        ("dump_cfg", "a control-flow-graph dump"),
-        ("kernel_coverage", "line coverage"),
+    for on, what in (
+        (f.config.dump_cfg, "a control-flow-graph dump"),
+        (f.config.kernel_coverage, "line coverage"),
     ):
-        if f.config.get(flag):
+        if on:
             return Finding(f.kernel.flags.def_loc, words={"what": what})
     return None
 

@@ -1,0 +1,532 @@
+"""The kernel language's built-in functions, as tables: what a call lowers to.
+
+`BUILTINS` maps the name of a `qd.*` built-in (`qd.sqrt`, `qd.atomic_add`, `qd.math.popcnt`, ...)
+to its entry; `PYTHON_CALLS` does the same for the Python functions a kernel may call (`print`,
+`min`, `len`, `qd.static`, ...), found by identity. `Calls.lower_call` looks the callee up and
+calls the entry; nothing is found by building a name at run time (the vector methods' table is
+`vector_ops.METHODS`).
+
+An entry's `arity` says what its lowering takes: a count `n` (the call's `n` positional arguments,
+lowered; another count is an error), `ANY` (all of them, lowered) or `NODE` (the call's syntax
+tree, for a built-in that reads a target, keywords or a dtype itself). Adding a built-in is one
+`@builtin(...)` function here (and its `qd.*` name in `qdlab.core.language` or the module that
+exports it).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins as py
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Final, TypeVar
+
+from qdlab.core import decompositions
+from qdlab.core import language as lang
+
+from ...core.errors import QdError, QdTypeError, QuadrantsCompilationError
+from ...core.types import DTYPES, DType, i32, u1, u64
+from .. import ir
+from .scope import GradOf, Local, array_type, dtype_of, is_number
+from .vectors import VecLocal
+
+if TYPE_CHECKING:
+    from .visitor import Frontend
+
+ANY: Final = -1
+"""Arity of a built-in that takes any number of positional arguments (each lowered)."""
+NODE: Final = -2
+"""Arity of a built-in that reads the call's syntax tree itself."""
+
+
+class Typing(Enum):
+    """How a math built-in of one argument types its result (`Calls.unary` applies it)."""
+
+    SAME = "same"
+    """The argument's type (`abs`, `sign`)."""
+    FLOAT = "float"
+    """A float function: an integer argument is converted to `default_fp` first (`sqrt`)."""
+    ROUNDING = "rounding"
+    """`floor`, `ceil`, `round`: an integer is its own result; a float keeps its type."""
+    PREDICATE = "predicate"
+    """`isnan`, `isinf`: a u1, false for an integer."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One built-in: its name, its arity (a count, `ANY` or `NODE`), its lowering and, for a math
+    function of one argument, its typing rule."""
+
+    name: str
+    arity: int
+    lower: Callable[..., object]
+    typing: Typing | None = None
+
+    def __call__(self, fe: Frontend, node: ast.Call) -> object:
+        if self.arity == NODE:
+            return self.lower(fe, node)
+        return self.lower(fe, *fe.call_args(node, None if self.arity == ANY else self.arity))
+
+
+Lower = TypeVar("Lower", bound=Callable[..., object])
+"""A lowering function (the decorators give it back as it is)."""
+BUILTINS: dict[str, Entry] = {}
+"""`qd.*` built-ins by name."""
+PYTHON_CALLS: dict[int, tuple[object, Entry]] = {}
+"""Python functions a kernel may call, by the `id` of the function (Python's own live as long as
+the process): (the function, its entry)."""
+
+
+def builtin(*names: str, arity: int, typing: Typing | None = None) -> Callable[[Lower], Lower]:
+    """Registers the decorated lowering for each `qd.<name>`."""
+
+    def register(fn: Lower) -> Lower:
+        for name in names:
+            assert name not in BUILTINS, name
+            BUILTINS[name] = Entry(name, arity, fn, typing)
+        return fn
+
+    return register
+
+
+def unary_typing(fn: str) -> Typing:
+    """The typing rule of unary op `fn`: its built-in's, else `SAME` (`neg`, `bitnot`)."""
+    entry = BUILTINS.get(fn)
+    return entry.typing if entry is not None and entry.typing is not None else Typing.SAME
+
+
+def python_call(*funcs: object, arity: int) -> Callable[[Lower], Lower]:
+    """Registers the decorated lowering for calls of each of `funcs`."""
+
+    def register(fn: Lower) -> Lower:
+        for f in funcs:
+            PYTHON_CALLS[id(f)] = (f, Entry(getattr(f, "__name__", repr(f)), arity, fn))
+        return fn
+
+    return register
+
+
+def python_entry(callee: object) -> Entry | None:
+    found = PYTHON_CALLS.get(id(callee))
+    return found[1] if found is not None and found[0] is callee else None
+
+
+# -- math ------------------------------------------------------------------------------------------
+FLOAT_FUNCTIONS = ("sqrt", "sin", "cos", "tan", "tanh", "exp", "log", "asin", "acos", "rsqrt")
+UNARY = {
+    **dict.fromkeys(FLOAT_FUNCTIONS, Typing.FLOAT),
+    "log2": Typing.FLOAT,
+    "exp2": Typing.FLOAT,
+    "fract": Typing.FLOAT,
+    "abs": Typing.SAME,
+    "sign": Typing.SAME,
+    "isnan": Typing.PREDICATE,
+    "isinf": Typing.PREDICATE,
+}
+"""The math functions of one argument (`qd.sqrt(x)`), each with its typing rule."""
+
+
+def _unary(name: str) -> Callable[..., object]:
+    return lambda fe, x: fe.unary(name, x)
+
+
+for _name, _typing in UNARY.items():
+    builtin(_name, arity=1, typing=_typing)(_unary(_name))
+
+
+def _rounding(fn: str) -> Callable[..., object]:
+    def lower(fe: Frontend, node: ast.Call) -> object:
+        """`qd.floor(x)`, and `qd.floor(x, qd.i32)` with a result dtype."""
+        if len(node.args) == 2:
+            x, dtype = fe.call_args(node, 2)
+            if not isinstance(dtype, DType):
+                raise fe.error(f"qd.{fn}(x, dtype) needs a dtype such as qd.i32.", QdTypeError)
+            return fe.cast_all(fe.unary(fn, x), dtype)
+        return fe.unary(fn, fe.call_args(node, 1)[0])
+
+    return lower
+
+
+for _name in ("floor", "ceil", "round"):
+    builtin(_name, arity=NODE, typing=Typing.ROUNDING)(_rounding(_name))
+
+
+def _bit_count(fn: str) -> Callable[..., object]:
+    def lower(fe: Frontend, x: object) -> object:
+        """`qd.math.popcnt/clz/ffs(x)`: an i32 count of the bits of an integer."""
+        v = fe.value(x)
+        if not dtype_of(v).is_int:
+            raise fe.error(
+                f"'{fn}' takes integral inputs only, however '{v.type}' is provided.", QdTypeError
+            )
+        return fe.emit(ir.Unary, [v], i32, fn=fn)
+
+    return lower
+
+
+for _name in ("popcnt", "clz", "ffs"):
+    builtin(_name, arity=1)(_bit_count(_name))
+
+
+@builtin("mix", arity=3)
+def lower_mix(fe: Frontend, x: object, y: object, a: object) -> object:
+    return fe.binop("add", fe.binop("mul", x, fe.binop("sub", 1.0, a)), fe.binop("mul", y, a))
+
+
+@builtin("min", arity=ANY)
+def lower_min(fe: Frontend, *xs: object) -> object:
+    return fe.reduce2("min", list(xs))
+
+
+@builtin("max", arity=ANY)
+def lower_max(fe: Frontend, *xs: object) -> object:
+    return fe.reduce2("max", list(xs))
+
+
+def _binary(op: str) -> Callable[..., object]:
+    return lambda fe, x, y: fe.binop(op, x, y)
+
+
+for _name, _op in (
+    ("pow", "pow"),
+    ("atan2", "atan2"),
+    ("add", "add"),
+    ("raw_div", "rawdiv"),
+    ("raw_mod", "rawmod"),
+):
+    builtin(_name, arity=2)(_binary(_op))
+
+
+@builtin("logical_not", arity=1)
+def lower_logical_not(fe: Frontend, x: object) -> object:
+    if is_number(x):
+        return int(not x)
+    return fe.cast(fe.emit(ir.Cmp, [fe.truth(x), fe.const(0, u1)], u1, pred="eq"), i32)
+
+
+@builtin("bit_shr", arity=2)
+def lower_bit_shr(fe: Frontend, x: object, n: object) -> object:
+    """A logical shift right: the bits of a signed value shift as if it were unsigned."""
+    v = fe.value(x)
+    t = dtype_of(v)
+    if not t.is_int:
+        raise fe.error(f"qd.bit_shr needs integer operands, not {t}.", QdTypeError)
+    unsigned = DTYPES[f"u{t.bits}"] if t.bits > 1 else t
+    shifted = fe.binop("shr", fe.cast(v, unsigned), n)
+    return fe.cast(fe.value(shifted), t)
+
+
+@builtin("clamp", arity=3)
+def lower_clamp(fe: Frontend, x: object, lo: object, hi: object) -> object:
+    return fe.binop("min", fe.binop("max", x, lo), hi)
+
+
+@builtin("select", arity=3)
+def lower_select(fe: Frontend, c: object, a: object, b: object) -> object:
+    if fe.is_vec(c) or fe.is_vec(a) or fe.is_vec(b):
+        return fe.vmap(fe.select, c, a, b)
+    return fe.select(c, a, b)
+
+
+@builtin("cast", arity=2)
+def lower_cast(fe: Frontend, x: object, t: object) -> object:
+    if t in (int, float):  # as in Quadrants: the default integer / float type
+        t = fe.default_ip if t is int else fe.default_fp
+    if not isinstance(t, DType):
+        t = fe.type_dtype(t) if t in (int, float) else t
+    if not isinstance(t, DType):
+        raise fe.error("qd.cast(x, dtype) needs a dtype such as qd.i32.", QdTypeError)
+    return fe.cast_all(x, t)
+
+
+@builtin("bit_cast", arity=2)
+def lower_bit_cast(fe: Frontend, x: object, t: object) -> object:
+    v = fe.value(x)
+    if not isinstance(t, DType) or t.bits != dtype_of(v).bits:
+        raise fe.error("qd.bit_cast needs a dtype of the same width.", QdTypeError)
+    return fe.emit(ir.Cast, [v], t, bitcast=True)
+
+
+@builtin("zero", arity=1)
+def lower_zero(fe: Frontend, x: object) -> object:
+    """`qd.zero(x)`: the reductions' identity over field elements, of `x`'s type."""
+    return like(fe, x, 0)
+
+
+@builtin("one", arity=1)
+def lower_one(fe: Frontend, x: object) -> object:
+    return like(fe, x, 1)
+
+
+def like(fe: Frontend, x: object, k: int) -> object:
+    if fe.is_vec(x):
+        return fe.vmap(lambda e: fe.const(k, dtype_of(fe.value(e))), fe.vec_of(x))
+    return fe.const(k, dtype_of(fe.value(x)))
+
+
+# -- effects ---------------------------------------------------------------------------------------
+ATOMICS = {
+    "atomic_add": "add",
+    "atomic_sub": "sub",
+    "atomic_min": "min",
+    "atomic_max": "max",
+    "atomic_and": "and",
+    "atomic_or": "or",
+    "atomic_xor": "xor",
+    "atomic_mul": "mul",
+    "atomic_exchange": "xchg",
+}
+
+
+def _atomic(op: str) -> Callable[..., object]:
+    def lower(fe: Frontend, node: ast.Call) -> object:
+        if len(node.args) != 2:
+            raise fe.error("an atomic takes (target, value).", QdTypeError)
+        target, value_node = node.args
+        place = fe.place(target)
+        if place is None:
+            raise fe.error(not_writable(op))
+        return fe.update(place, op, fe.visit(value_node), True, f"`{ast.unparse(target)}`")
+
+    return lower
+
+
+for _name, _op in ATOMICS.items():
+    builtin(_name, arity=NODE)(_atomic(_op))
+
+
+def not_writable(op: str) -> str:
+    name = {"xchg": "atomic_exchange"}.get(op, f"atomic_{op}")
+    return (
+        f"cannot use a non-writable target as the first operand of '{name}': the target of "
+        "an atomic must be an array element or a local variable, e.g. "
+        "`qd.atomic_add(a[i], 1)`."
+    )
+
+
+@builtin("atomic_cas", arity=NODE)
+def lower_atomic_cas(fe: Frontend, node: ast.Call) -> object:
+    """`qd.atomic_cas(s, expected, desired)` on a local: the old value; `s` becomes `desired`
+    when it held `expected` (the reference demotes a local's CAS to exactly this)."""
+    target = node.args[0] if len(node.args) == 3 else None
+    local = fe.find_local(target.id) if isinstance(target, ast.Name) else None
+    if not isinstance(local, Local) or not isinstance(target, ast.Name):
+        raise fe.error(
+            "qd.atomic_cas(dest, expected, desired) is supported on a local variable in qdlab; "
+            "on an array element it is not supported yet (use qd.atomic_exchange or a loop "
+            "with qd.atomic_* of your own).",
+            QdTypeError,
+        )
+    t = dtype_of(local.ref)
+    if not t.is_int:
+        raise fe.error(f"qd.atomic_cas takes integer operands, not {t}.", QdTypeError)
+    expected, desired = (fe.cast(fe.value(fe.visit(a), t), t) for a in node.args[1:])
+    old = fe.emit(ir.LocalLoad, [local.ref], t, target.id)
+    hit = fe.emit(ir.Cmp, [old, expected], u1, pred="eq")
+    fe.emit(ir.LocalStore, [local.ref, fe.emit(ir.Select, [hit, desired, old], t)])
+    return old
+
+
+@builtin("random", arity=NODE)
+def lower_random(fe: Frontend, node: ast.Call) -> ir.Value:
+    dtype = fe.visit(node.args[0]) if node.args else fe.default_fp
+    if node.keywords:
+        dtype = fe.visit(node.keywords[0].value)
+    if not isinstance(dtype, DType):
+        raise fe.error("qd.random(dtype) needs a dtype such as qd.f32.", QdTypeError)
+    fe.random_sites += 1
+    return fe.emit(ir.Random, [], dtype, site=fe.random_sites)
+
+
+@builtin("randn", arity=NODE)
+def lower_randn(fe: Frontend, node: ast.Call) -> object:
+    """A standard normal draw, by Box-Muller from two uniform draws in [0, 1)."""
+    u, v = lower_random(fe, node), lower_random(fe, node)
+    t = dtype_of(u)
+    if not t.is_float:
+        raise fe.error(f"qd.randn(dtype) needs a float dtype, not {t}.", QdTypeError)
+    log = fe.unary("log", fe.binop("sub", fe.const(1.0, t), u))
+    r = fe.unary("sqrt", fe.binop("mul", fe.const(-2.0, t), log))
+    return fe.binop("mul", r, fe.unary("cos", fe.binop("mul", fe.const(2 * math.pi, t), v)))
+
+
+@builtin("volatile_load", arity=NODE)
+def lower_volatile_load(fe: Frontend, node: ast.Call) -> object:
+    target = node.args[0] if len(node.args) == 1 else None
+    local = fe.find_local(target.id) if isinstance(target, ast.Name) else None
+    if isinstance(local, (Local, VecLocal)):
+        raise fe.error(
+            "qd.volatile_load() requires a global lvalue (an ndarray subscript); "
+            "function-scope local arrays are not visible to other threads.",
+            QdTypeError,
+        )
+    if len(node.args) != 1 or not isinstance(node.args[0], ast.Subscript):
+        raise fe.volatile_target_error(node.args[0] if node.args else None)
+    array, indices = fe.subscript_target(node.args[0])
+    base, grad = GradOf.unpack(array)
+    dtype = array_type(base).dtype
+    return fe.emit(ir.VolatileLoad, [base, *indices], dtype, grad=grad)
+
+
+@builtin("get_addr", arity=NODE)
+def lower_get_addr(fe: Frontend, node: ast.Call) -> object:
+    """`qd.get_addr(x, [i, j])`: the address of a field's element, as a u64 (of its first entry
+    for a vector or matrix field)."""
+    if len(node.args) != 2 or node.keywords:
+        raise fe.error("qd.get_addr(f, indices) takes a field and its element's indices.")
+    target = ast.copy_location(ast.Subscript(node.args[0], node.args[1], ast.Load()), node)
+    array, indices = fe.subscript_target(target)
+    base, grad = GradOf.unpack(array)
+    f = fe.field_of(base)
+    if f is None:
+        raise fe.error(
+            "qd.get_addr(f, indices) takes a field (an ndarray's address is its data "
+            "pointer's business).",
+            QdTypeError,
+        )
+    if getattr(f.primal or f, "blocked", False):
+        raise fe.error(
+            "qd.get_addr on a field whose dense layout splits an axis over levels with "
+            "another between: qdlab stores it in axis order, so no address of it would be "
+            "the reference's."
+        )
+    if fe.config.arch == "cuda":
+        raise fe.error("qd.get_addr is supported on the CPU in qdlab.")
+    zeros = [fe.const(0, i32) for _ in array_type(base).element]
+    return fe.emit(ir.Addr, [base, *indices, *zeros], u64, grad=grad)
+
+
+@builtin("loop_config", arity=NODE)
+def lower_loop_config(fe: Frontend, node: ast.Call) -> None:
+    for kw in node.keywords:
+        v = fe.resolve_static(kw.value)
+        if kw.arg == "serialize":
+            fe.serialize_next = bool(v)
+        elif kw.arg == "name":
+            fe.loop_name = str(v)
+        elif kw.arg == "block_dim":
+            if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 1024:
+                raise fe.error("qd.loop_config(block_dim=...) needs an integer from 1 to 1024.")
+            fe.block_dim = v
+        elif kw.arg not in ("parallelize", "block_dim_adaptive"):
+            raise fe.error(f"qd.loop_config has no option `{kw.arg}`.")
+
+
+@builtin("graph_do_while", arity=NODE)
+def lower_graph_do_while(fe: Frontend, node: ast.Call) -> None:
+    raise fe.error(
+        "qd.graph.do_while(c) is only the test of a `while`: `while qd.graph.do_while(c):`."
+    )
+
+
+# -- decompositions (@qd.funcs of qdlab.core.decompositions) ---------------------------------------
+def _decomposition(name: str, sizes: tuple[int, ...]) -> Callable[..., object]:
+    def lower(fe: Frontend, node: ast.Call) -> object:
+        args = fe.call_args(node)
+        kw = {k.arg: fe.visit(k.value) for k in node.keywords}
+        if not args:
+            raise fe.error(f"qd.{name}(A, dt=None) needs a matrix.", QdTypeError)
+        a = fe.vec_of(args[0])
+        dt = args[1] if len(args) > 1 else kw.get("dt")
+        dt = fe.type_dtype(dt) if dt is not None else fe.default_fp
+        if a is None or a.ndim != 2 or a.n != a.m or a.n not in sizes:
+            raise fe.error(
+                f"qd.{name} takes a square matrix of size {' or '.join(map(str, sizes))}, not "
+                f"{a or args[0]!r}.",
+                QdTypeError,
+            )
+        return fe.inline_call(getattr(decompositions, name), [a, dt], {}, f"qd.{name}")
+
+    return lower
+
+
+for _name, _sizes in (("svd", (2, 3)), ("polar_decompose", (2, 3)), ("sym_eig", (2, 3, 4))):
+    builtin(_name, arity=NODE)(_decomposition(_name, _sizes))
+
+
+# -- Python's functions, and qd.static / qd.static_assert ------------------------------------------
+@python_call(lang.static, arity=NODE)
+def lower_static(fe: Frontend, node: ast.Call) -> object:
+    if len(node.args) == 1:
+        return fe.resolve_static(node.args[0])
+    return tuple(fe.resolve_static(a) for a in node.args)
+
+
+@python_call(lang.static_assert, arity=NODE)
+def lower_static_assert(fe: Frontend, node: ast.Call) -> None:
+    """`qd.static_assert(cond, msg)`: checked while compiling; the condition is Python."""
+    if not 1 <= len(node.args) <= 2:
+        raise fe.error("qd.static_assert takes a condition and an optional message.")
+    try:
+        cond = fe.resolve_static(node.args[0])
+    except QdError:
+        if isinstance(fe.visit(node.args[0]), ir.Value):
+            raise fe.error(
+                "Static assert with non-static condition: qd.static_assert checks a condition "
+                "known while compiling; use `assert` (checked with debug=True) for a runtime "
+                "one.",
+                QdTypeError,
+            ) from None
+        raise
+    if not cond:
+        msg = fe.resolve_static(node.args[1]) if len(node.args) > 1 else None
+        raise fe.error(
+            f"static assertion failed: {msg or ast.unparse(node.args[0])}",
+            QuadrantsCompilationError,
+        )
+
+
+@python_call(print, arity=NODE)
+def lower_print(fe: Frontend, node: ast.Call) -> None:
+    fe.print_(node)
+
+
+@python_call(bool, arity=1)
+def lower_bool(fe: Frontend, x: object) -> object:
+    return bool(x) if is_number(x) else fe.truth(x)
+
+
+@python_call(int, arity=1)
+def lower_int(fe: Frontend, x: object) -> object:
+    return int(x) if is_number(x) else fe.cast_all(x, fe.default_ip)
+
+
+@python_call(float, arity=1)
+def lower_float(fe: Frontend, x: object) -> object:
+    return float(x) if is_number(x) else fe.cast_all(x, fe.default_fp)
+
+
+@python_call(py.all, arity=1)
+def lower_all(fe: Frontend, x: object) -> object:
+    return fe.all_of(x, False)
+
+
+@python_call(py.any, arity=1)
+def lower_any(fe: Frontend, x: object) -> object:
+    return fe.all_of(x, True)
+
+
+@python_call(abs, arity=1)
+def lower_abs(fe: Frontend, x: object) -> object:
+    return fe.unary("abs", x)
+
+
+python_call(min, arity=ANY)(lower_min)
+python_call(max, arity=ANY)(lower_max)
+
+
+@python_call(range, arity=NODE)
+def lower_range(fe: Frontend, node: ast.Call) -> object:
+    raise fe.error("range()/qd.ndrange() can only be used as the iterable of a `for`.")
+
+
+@python_call(len, arity=1)
+def lower_len(fe: Frontend, x: object) -> object:
+    if isinstance(x, (tuple, list)):
+        return len(x)
+    v = fe.vec_of(x) if fe.is_vec(x) else None
+    if v is not None:
+        return v.n
+    raise fe.not_callable(len)
