@@ -20,11 +20,12 @@ from typing import NamedTuple
 import numpy as np
 
 from ..compiler.runtime import cuda as cuda_runtime
-from ..core import abi, matrix
+from ..core import matrix
 from ..core.errors import QdIndexError, QdRuntimeError, QdValueError
 from ..core.fields import FieldBase
 from ..core.types import DType, from_numpy, u1
 from . import pyquadrants, state, torch_bridge
+from .launch import array_launch
 
 TOKEN = uuid.uuid4().hex[:12]
 """Names this process in field fingerprints: a field is never taken for one of another process."""
@@ -216,12 +217,8 @@ class Field(FieldBase):
     def launch_words(self, dual: bool = False) -> tuple[int, ...]:
         """Its words in a launch: data pointer, gradient pointer (0 without one), extents. A
         forward-mode launch (`dual`) gives its dual's pointer for the gradient's."""
-        arr = self.storage()
-        if dual:
-            grad = cuda_runtime.pointer(self.dual.storage()) if self.has_dual else 0  # type: ignore[union-attr]
-        else:
-            grad = cuda_runtime.pointer(self.grad.storage()) if self.needs_grad else 0
-        return abi.array_words(cuda_runtime.pointer(arr), grad, self.memory_shape(arr))
+        arr, grad = self.launch_value(dual)
+        return array_launch(arr, grad, self.memory_shape(arr))[0]
 
     def launch_value(self, dual: bool = False) -> tuple[object, object]:
         """(data, gradient) arrays, as a bound array argument is (the CUDA launcher's form); a
@@ -489,10 +486,10 @@ def set_implicit_snode(make: Callable[[tuple[int, ...]], object]) -> None:
     _implicit[:] = [make]
 
 
-def attach(compiled: object, dual: bool = False) -> None:
-    """Read the launch words of the fields a compiled variant uses (allocating their storage); a
+def launch_words(fields: list[Field], dual: bool = False) -> tuple[int, ...]:
+    """The launch words of the fields a compiled variant uses (allocating their storage); a
     forward-mode variant's (`dual`) with their duals."""
-    compiled.field_words = [w for f in compiled.fields for w in f.launch_words(dual)]  # type: ignore[attr-defined]
+    return tuple(w for f in fields for w in f.launch_words(dual))
 
 
 def lazy_dual() -> None:

@@ -10,10 +10,11 @@ import copy
 import numpy as np
 
 from ..compiler.runtime import cuda as cuda_runtime
-from ..core import abi, matrix
+from ..core import matrix
 from ..core.errors import QuadrantsIndexError, QuadrantsRuntimeError
 from ..core.types import DType, from_numpy
 from . import pyquadrants, state, torch_bridge
+from .launch import array_launch
 
 
 class ElementType:
@@ -50,18 +51,15 @@ class Ndarray:
         self._made(needs_grad)
 
     def _made(self, needs_grad: bool) -> None:
-        data, grad = (
-            cuda_runtime.pointer(self.arr),
-            cuda_runtime.pointer(self.grad.arr) if self.grad else 0,
+        self._words, self._extent = array_launch(
+            self.arr, self.grad.arr if self.grad is not None else None
         )
-        self._words = abi.array_words(data, grad, self.arr.shape)
-        """Launch words: data pointer, gradient pointer, extents (the buffer never moves)."""
+        """Launch words (data pointer, gradient pointer, extents) and (data pointer, bytes,
+        gradient pointer, gradient bytes), what the launch's overlap check reads: made once, the
+        buffer never moves."""
         self._sig = (self.dtype.name, self.ndim, needs_grad, self.element) + (
             (self.layout,) if self.layout is not None else ()
         )
-        self._extent = (data, self.arr.nbytes, grad, self.grad.arr.nbytes if self.grad else 0)
-        """(data pointer, bytes, gradient pointer, gradient bytes): what the launch's overlap check
-        reads."""
 
     layout: tuple[int, ...] | None = None
     """`qd.tensor(..., layout=(1, 0))`: the canonical axis each axis of memory holds, outermost

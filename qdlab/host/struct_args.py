@@ -20,9 +20,11 @@ import itertools
 import operator
 import types
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..compiler import ir
 from ..compiler.frontend.fingerprint import UNKNOWN, fingerprint
 from ..compiler.frontend.structs import METHOD, OPAQUE, PARAM, STRUCT, VALUE, Member, StructRef
 from ..core import abi
@@ -40,7 +42,12 @@ from .array_args import (
     scalar_arg,
     scalar_type,
 )
+from .launch import array_launch
 from .tensor import Tensor, unwrap
+
+if TYPE_CHECKING:
+    from ..compiler.pipeline import Compiled
+    from .kernel import Kernel
 
 SCALARS = (bool, int, float, str, type(None))
 MAX_MEMBERS = 10_000
@@ -334,14 +341,14 @@ SUMMARY = {STRUCT: type, VALUE: summary, OPAQUE: template_key, METHOD: summary}
 """How a member path that is not a parameter is summarised in a launch key."""
 
 
-def learn(kernel: object, compiled: object, templates: dict) -> bool:
-    """After a compile: each struct parameter learns the paths it read, for its argument's type,
-    and the variant gets the reader of its members (`compiled.host`). True if a key changed."""
-    launcher = compiled.launcher  # type: ignore[attr-defined]
+def learn(kernel: Kernel, compiled: Compiled, templates: dict) -> tuple[Members | None, bool]:
+    """After a compile: each struct parameter learns the paths it read, for its argument's type.
+    The reader of the variant's members (None when it reads none), and whether a key changed."""
+    launcher = compiled.launcher
     params = {p.name: p.type for p in launcher.params} if launcher is not None else {}
     changed = False
-    for k, name in enumerate(kernel.param_names):  # type: ignore[attr-defined]
-        ref, key = templates.get(name), kernel.key_fns[k]  # type: ignore[attr-defined]
+    for k, name in enumerate(kernel.param_names):
+        ref, key = templates.get(name), kernel.params[k].key
         if not isinstance(ref, StructRef) or not isinstance(key, StructKey):
             continue
         paths = {
@@ -350,34 +357,34 @@ def learn(kernel: object, compiled: object, templates: dict) -> bool:
             )
             if kind == PARAM
             else SUMMARY[kind]
-            for (root, path), kind in compiled.members.items()  # type: ignore[attr-defined]
+            for (root, path), kind in compiled.members.items()
             if root == name
         }
         known = key.by_type.setdefault(type(ref.value), Paths(type(ref.value)))
         changed |= known.learn(paths)
     if launcher is not None and any(is_member(p) for p in launcher.params):
-        compiled.host = Members(kernel, compiled)  # type: ignore[attr-defined]
-    return changed
+        return Members(kernel, compiled), changed
+    return None, changed
 
 
-def is_member(p: object) -> bool:
+def is_member(p: ir.Param) -> bool:
     """Whether a kernel parameter is a struct member's (`s.x`, `self.v`): the fields' hidden
     parameters, which come after every member's, have names without a dot."""
-    return "." in p.name  # type: ignore[attr-defined]
+    return "." in p.name
 
 
 class Members:
     """Fills a variant's struct member words from the arguments at launch: each member it read,
     found by one attribute getter per struct; zeros for the members it never read."""
 
-    def __init__(self, kernel: object, compiled: object) -> None:
-        names = kernel.param_names  # type: ignore[attr-defined]
-        self.kernel = kernel.name  # type: ignore[attr-defined]
+    def __init__(self, kernel: Kernel, compiled: Compiled) -> None:
+        names = kernel.param_names
+        self.kernel = kernel.name
         self.first = len(names)
-        self.params = [p for p in compiled.launcher.params[self.first :] if is_member(p)]  # type: ignore[attr-defined]
+        self.params = [p for p in compiled.launcher.params[self.first :] if is_member(p)]
         used = {
             ".".join((root, *path))
-            for (root, path), kind in compiled.members.items()  # type: ignore[attr-defined]
+            for (root, path), kind in compiled.members.items()
             if kind == PARAM
         }
         by_root: dict[int, list[str]] = {}
@@ -417,7 +424,7 @@ class Members:
                 operator.attrgetter(*(f"{p}._extent" for p in paths)),
                 len(paths) == 1,
             )
-        self.written = {i - self.first for i in compiled.written if i >= self.first}  # type: ignore[attr-defined]
+        self.written = {i - self.first for i in compiled.written if i >= self.first}
 
     def read(self, args: tuple) -> dict[int, tuple]:
         out = {}
@@ -448,21 +455,19 @@ class Members:
                 continue
             a = unwrap(values[slot[0]][slot[1]])
             if kind is ARRAY_WORDS:
-                if type(a) in NDARRAYS:
+                if type(a) in NDARRAYS:  # its words and extent, made when it was allocated
                     words.extend(a._words)
                     if extents is not None:
                         extents[self.first + i] = a._extent
                     continue
-                else:
-                    arr = a if type(a) is np.ndarray else as_numpy(a)
-                    ptr = arr.ctypes.data
-                    words.extend((ptr, 0, *arr.shape))
-                    extent = (ptr, arr.nbytes, 0, 0)
-                    if i in self.written and not arr.flags.writeable:
-                        raise QdValueError(
-                            f"kernel `{self.kernel}` writes member `{self.params[i].name}`, "
-                            "which is a read-only array."
-                        )
+                arr = a if type(a) is np.ndarray else as_numpy(a)
+                arr_words, extent = array_launch(arr)
+                words.extend(arr_words)
+                if i in self.written and not arr.flags.writeable:
+                    raise QdValueError(
+                        f"kernel `{self.kernel}` writes member `{self.params[i].name}`, "
+                        "which is a read-only array."
+                    )
                 if extents is not None:
                     extents[self.first + i] = extent
             elif kind is VECTOR_WORDS:
@@ -496,8 +501,7 @@ class Members:
                 words.extend(scalar_arg(x, t.dtype, self.kernel, p.name) for x in entries)
             else:
                 arr, grad, _ = array_arg(a, ArrayAnnotation(), self.kernel, p.name)
-                words.extend((arr.ctypes.data, grad.ctypes.data if grad is not None else 0))
-                words.extend(arr.shape)
+                words.extend(array_launch(arr, grad)[0])
         return words
 
     def values(self, args: tuple) -> list:

@@ -1,0 +1,114 @@
+"""How a kernel launches a compiled variant: the launch plan made once when the variant is compiled
+(what each parameter is, the words of the fields it uses, how to read its struct members), and the
+one function that turns an array into its launch words and extent.
+
+The words themselves are the ABI's (`qdlab.core.abi`): per array its data pointer, its gradient
+buffer's pointer and its extents; per scalar its value; per vector its entries; the fields' hidden
+array parameters last. A `qd.ndarray` makes its words once, when it is allocated (its buffer never
+moves); a NumPy array, a torch tensor or a field's storage makes them with `array_launch` when it
+is passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..compiler.runtime import cuda as cuda_runtime
+from ..core import abi
+
+if TYPE_CHECKING:
+    from ..compiler.pipeline import Compiled
+    from .struct_args import Members
+
+ARRAY, TEMPLATE, SCALAR, VECTOR, TENSOR = "array", "template", "scalar", "vector", "tensor"
+"""Kinds of kernel parameter (VECTOR: a vector or matrix by value; TENSOR: `x: qd.Tensor`, an
+ndarray as ARRAY is or a field as TEMPLATE is, whichever the argument holds)."""
+
+Extent = tuple[int, int, int, int]
+"""(data pointer, bytes, gradient pointer, gradient bytes): what the launch's overlap check of
+arrays reads (`runtime.overlapping`)."""
+
+
+def array_launch(
+    arr: Any, grad: Any = None, shape: tuple[int, ...] | None = None
+) -> tuple[tuple[int, ...], Extent]:
+    """An array's launch words and its extent: `arr` a NumPy array or a device array (CuPy, a
+    torch CUDA tensor), `grad` its gradient buffer or None; `shape` the extents the words give
+    when they are not `arr`'s own (a field's storage in memory's order)."""
+    data = arr.ctypes.data if type(arr) is np.ndarray else cuda_runtime.pointer(arr)
+    if grad is None:
+        return abi.array_words(data, 0, arr.shape if shape is None else shape), (
+            data,
+            arr.nbytes,
+            0,
+            0,
+        )
+    g = cuda_runtime.pointer(grad)
+    words = abi.array_words(data, g, arr.shape if shape is None else shape)
+    return words, (data, arr.nbytes, g, grad.nbytes)
+
+
+@dataclass(frozen=True)
+class Param:
+    """A kernel parameter as a launch reads its argument."""
+
+    name: str
+    kind: str
+    """ARRAY, TEMPLATE, SCALAR, VECTOR or TENSOR."""
+    key: Callable[[Any], object]
+    """What the launch cache keys its argument on; raises TypeError (or AttributeError) for an
+    argument the fast path does not take."""
+    size: int
+    """Entries of a vector or matrix parameter (0 for the others)."""
+
+
+@dataclass(eq=False)
+class LaunchPlan:
+    """One compiled variant of a kernel as its launches use it, made once when it is compiled."""
+
+    compiled: Compiled
+    launcher: Any
+    """`compiled.launcher`: a `runtime.Launcher` (CPU) or a `cuda_runtime.Launcher`."""
+    params: tuple[Param, ...]
+    """The kernel's own parameters (struct members and fields come after them)."""
+    kinds: tuple[str, ...]
+    sizes: tuple[int, ...]
+    """`params`' kinds and sizes, read per launch."""
+    words: tuple[int, ...]
+    """How many argument words each of `params` fills in this variant (a TENSOR parameter: as an
+    array or as a template's placeholder word, as its argument was)."""
+    field_words: tuple[int, ...]
+    """The words of the fields the variant uses, read once from their storage."""
+    members: Members | None
+    """How to read its struct members' words (None: it reads none)."""
+    written: tuple[int, ...]
+    """The kernel's own array parameters it writes, when their arguments are checked for
+    read-only arrays at launch (empty otherwise)."""
+
+    @classmethod
+    def make(
+        cls,
+        compiled: Compiled,
+        params: tuple[Param, ...],
+        field_words: tuple[int, ...],
+        members: Members | None,
+    ) -> LaunchPlan:
+        launcher = compiled.launcher
+        types = [p.type for p in launcher.params[: len(params)]] if launcher is not None else []
+        return cls(
+            compiled,
+            launcher,
+            params,
+            tuple(p.kind for p in params),
+            tuple(p.size for p in params),
+            tuple(abi.param_words(t) for t in types),
+            field_words,
+            members,
+            tuple(sorted(k for k in compiled.written if k < len(params)))
+            if compiled.readonly_check
+            else (),
+        )
