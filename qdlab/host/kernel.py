@@ -70,7 +70,7 @@ class Kernel(KernelDef):
         self.__name__ = self.name
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn  # what it wraps, as functools.wraps says (pytest collects it so)
-        self.autodiff = autodiff
+        self.autodiff = autodiff  # type: ignore[assignment]
         self.per_offload_cache_observations = Observations()
         self.plans: dict[tuple, LaunchPlan] = {}
         """(signature, arch) -> the launch plan of the variant compiled for it."""
@@ -227,7 +227,7 @@ class Kernel(KernelDef):
                 ann = scalar_type(ann)
                 if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):
                     sig.append(ann)
-                    values.append(scalar_arg(a, ann, self.name, name))  # type: ignore[arg-type]
+                    values.append(scalar_arg(a, ann, self.name, name))
                 else:
                     raise QdTypeError(
                         f"kernel `{self.name}`: argument `{name}` must be a number ({ann}), "
@@ -259,7 +259,7 @@ class Kernel(KernelDef):
     def spec(self, sig: tuple, templates: dict) -> KernelSpec:
         """What the pipeline lowers for one argument signature."""
         params = [
-            ir.Param(name, i32 if isinstance(t, tuple) and t[0] == "template" else t)
+            ir.Param(name, i32 if isinstance(t, tuple) and t[0] == "template" else t)  # type: ignore[arg-type]
             for name, t in zip(self.param_names, sig)
         ]
         params += [  # the members of struct arguments that are arguments themselves
@@ -407,7 +407,8 @@ class Kernel(KernelDef):
         launcher), the overlap check of the pairs the split relies on, then the CUDA launcher."""
         sig, values, templates = self.bind(args, kwargs)
         plan = self.plan(sig, templates)
-        compiled, launcher = plan.compiled, plan.launcher
+        compiled = plan.compiled
+        launcher: typing.Any = plan.launcher  # the whole-kernel one after an alias
         if plan.members is not None:
             values += plan.members.values(args)
         if compiled.alias_pairs:
@@ -423,7 +424,7 @@ class Kernel(KernelDef):
         """Fill the launch words straight from the arguments (their types were checked when the key
         was made)."""
         words: list = []
-        launcher = plan.launcher
+        launcher: typing.Any = plan.launcher  # the whole-kernel one after an alias
         extents: list | None = [None] * len(launcher.params) if launcher.alias_pairs else None
         for k, (kind, a) in enumerate(zip(plan.kinds, args)):
             if kind is ARRAY or (kind is TENSOR and a is not None and not isinstance(a, FieldBase)):
@@ -472,8 +473,10 @@ class Kernel(KernelDef):
         for kind, v in zip(plan.kinds, values):
             if kind is ARRAY or (kind is TENSOR and v is not None):
                 words.extend(array_launch(*v)[0])
+            elif kind is VECTOR:
+                words.extend(v)  # type: ignore[arg-type]
             else:
-                words.extend(v if kind is VECTOR else [v if kind is SCALAR else 0])
+                words.append(v if kind is SCALAR else 0)
         if plan.members is not None:
             words.extend(plan.members.checked(args))
         words.extend(plan.field_words)
@@ -508,7 +511,7 @@ def kernel(
     """`@qd.kernel` (options such as `fastcache=True` are accepted for compatibility)."""
     __tracebackhide__ = True
     if fn is None:
-        return kernel
+        return kernel  # type: ignore[return-value]
     try:
         return Kernel(fn)
     except QdError as e:
@@ -549,7 +552,7 @@ def tensor_key(a: object) -> object:
     signature, None (no tensor) as itself."""
     if a is None:
         return None  # `qd.static(x is None)`: absent
-    return ("field", a.key) if isinstance(a, FieldBase) else array_key(a)  # type: ignore[attr-defined]
+    return ("field", a.key) if isinstance(a, FieldBase) else array_key(a)
 
 
 def holds_ndarray(a: object) -> bool:
@@ -580,6 +583,6 @@ def _outside_qdlab(code: types.CodeType) -> types.CodeType:
 # frame (IPython and pytest leave them out altogether: `__tracebackhide__`). QDLAB_DEBUG_FRONTEND=1
 # at import keeps the real file.
 if os.environ.get("QDLAB_DEBUG_FRONTEND") != "1":
-    for _fn in (Kernel.__call__, Kernel.compile, Kernel.grad.fget, Func.__call__, kernel):  # type: ignore[attr-defined]
-        _fn.__code__ = _outside_qdlab(_fn.__code__)
+    for _fn in (Kernel.__call__, Kernel.compile, Kernel.grad.fget, Func.__call__, kernel):
+        _fn.__code__ = _outside_qdlab(_fn.__code__)  # type: ignore[union-attr]
     del _fn

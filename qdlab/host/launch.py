@@ -15,7 +15,7 @@ import ctypes
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import numpy as np
 
@@ -23,12 +23,28 @@ from ..compiler.runtime import cuda as cuda_runtime
 from ..core import abi
 
 if TYPE_CHECKING:
+    from ..compiler import ir
     from ..compiler.pipeline import Compiled
     from .struct_args import Members
 
 ARRAY, TEMPLATE, SCALAR, VECTOR, TENSOR = "array", "template", "scalar", "vector", "tensor"
 """Kinds of kernel parameter (VECTOR: a vector or matrix by value; TENSOR: `x: qd.Tensor`, an
 ndarray as ARRAY is or a field as TEMPLATE is, whichever the argument holds)."""
+
+Storage: TypeAlias = Any
+"""An array's memory: a NumPy array on the host, or a CuPy array (anything with
+`__cuda_array_interface__`) on the GPU. Both have `shape`, `ndim`, `nbytes` and `dtype`; a CuPy
+array is copied to and from the host with `get()` / `set()`. (No common type: CuPy is optional.)"""
+
+
+class HostArray(Protocol):
+    """What `copy_from` takes: anything with a host copy of its elements (an ndarray, a field)."""
+
+    def to_numpy(self) -> np.ndarray: ...
+
+
+TorchTensor: TypeAlias = Any
+"""A `torch.Tensor` (PyTorch is optional: the type checker may not see it)."""
 
 Extent = tuple[int, int, int, int]
 """(data pointer, bytes, gradient pointer, gradient bytes): what the launch's overlap check of
@@ -63,7 +79,7 @@ def host_pointer(arr: np.ndarray) -> int:
 
 
 def array_launch(
-    arr: Any, grad: Any = None, shape: tuple[int, ...] | None = None
+    arr: Storage, grad: Storage = None, shape: tuple[int, ...] | None = None
 ) -> tuple[tuple[int, ...], Extent]:
     """An array's launch words and its extent: `arr` a NumPy array or a device array (CuPy, a
     torch CUDA tensor), `grad` its gradient buffer or None; `shape` the extents the words give
@@ -79,6 +95,13 @@ def array_launch(
     g = cuda_runtime.pointer(grad)
     words = abi.array_words(data, g, arr.shape if shape is None else shape)
     return words, (data, arr.nbytes, g, grad.nbytes)
+
+
+def launch_params(compiled: Compiled) -> list[ir.Param]:
+    """The parameters a variant's launcher takes: the kernel's own, its struct members', its
+    fields' (none for a target that cannot launch)."""
+    launcher: Any = compiled.launcher  # a runtime.Launcher or a cuda_runtime.Launcher
+    return launcher.params if launcher is not None else []
 
 
 @dataclass(frozen=True)
@@ -126,11 +149,10 @@ class LaunchPlan:
         field_words: tuple[int, ...],
         members: Members | None,
     ) -> LaunchPlan:
-        launcher = compiled.launcher
-        types = [p.type for p in launcher.params[: len(params)]] if launcher is not None else []
+        types = [p.type for p in launch_params(compiled)[: len(params)]]
         return cls(
             compiled,
-            launcher,
+            compiled.launcher,
             params,
             tuple(p.kind for p in params),
             tuple(p.size for p in params),
