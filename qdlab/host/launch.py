@@ -85,16 +85,9 @@ def array_launch(
     torch CUDA tensor), `grad` its gradient buffer or None; `shape` the extents the words give
     when they are not `arr`'s own (a field's storage in memory's order)."""
     data = host_pointer(arr) if type(arr) is np.ndarray else cuda_runtime.pointer(arr)
-    if grad is None:
-        return abi.array_words(data, 0, arr.shape if shape is None else shape), (
-            data,
-            arr.nbytes,
-            0,
-            0,
-        )
-    g = cuda_runtime.pointer(grad)
+    g, g_bytes = (0, 0) if grad is None else (cuda_runtime.pointer(grad), grad.nbytes)
     words = abi.array_words(data, g, arr.shape if shape is None else shape)
-    return words, (data, arr.nbytes, g, grad.nbytes)
+    return words, (data, arr.nbytes, g, g_bytes)
 
 
 def launch_params(compiled: Compiled) -> list[ir.Param]:
