@@ -71,20 +71,18 @@ _DATA = _data_offset()
 _read_pointer = ctypes.c_void_p.from_address
 
 
-def host_pointer(arr: np.ndarray) -> int:
-    """The address of a NumPy array's data."""
-    if _DATA is None:
-        return arr.ctypes.data
-    return _read_pointer(id(arr) + _DATA).value or 0
-
-
 def array_launch(
     arr: Storage, grad: Storage = None, shape: tuple[int, ...] | None = None
 ) -> tuple[tuple[int, ...], Extent]:
     """An array's launch words and its extent: `arr` a NumPy array or a device array (CuPy, a
     torch CUDA tensor), `grad` its gradient buffer or None; `shape` the extents the words give
     when they are not `arr`'s own (a field's storage in memory's order)."""
-    data = host_pointer(arr) if type(arr) is np.ndarray else cuda_runtime.pointer(arr)
+    if type(arr) is not np.ndarray:
+        data = cuda_runtime.pointer(arr)
+    elif _DATA is None:
+        data = arr.ctypes.data
+    else:  # a NumPy array's data pointer, read from the array object (`_data_offset`)
+        data = _read_pointer(id(arr) + _DATA).value or 0
     g, g_bytes = (0, 0) if grad is None else (cuda_runtime.pointer(grad), grad.nbytes)
     words = abi.array_words(data, g, arr.shape if shape is None else shape)
     return words, (data, arr.nbytes, g, g_bytes)
