@@ -1,7 +1,9 @@
 """The launch ABI: what a task finds in its argument words and in its temporary buffer.
 
 Decided here once, for the code generators that read it and for everything that fills it: the CPU
-launcher, the CUDA launcher and `qd.ndarray`, whose words are made when it is allocated.
+and CUDA launchers, and on the host `qdlab.host.launch` (its `array_launch` makes every array's
+words: a `qd.ndarray`'s when it is allocated, a field's when a variant is compiled, a NumPy array's
+or a torch tensor's at each launch).
 
 - **Argument words**, 8 bytes each, in parameter order: a scalar fills one word (an f32 in its low 4
   bytes; an integer in the width of its type, so packing refuses a value its type cannot hold); a

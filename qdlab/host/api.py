@@ -73,9 +73,8 @@ def explain(kernel: Kernel) -> KernelReport:
     target = getattr(kernel, "_primal", kernel)
     if not isinstance(target, Kernel):
         raise TypeError(f"qd.explain needs a @qd.kernel, not {type(kernel).__name__}")
-    if target.latest is None:
-        target.compile()
-    report = target.latest.report  # type: ignore[union-attr]
+    latest = target.latest if target.latest is not None else target.compile()
+    report = latest.report
     report.specializations = list(target.specializations)
     return report
 
@@ -118,8 +117,8 @@ def compile_ptx(kernel: Kernel, *arg_types: object, sm: str = "sm_80") -> str:
         out.append(
             f"// qdlab: kernel `{target.name}`, unit {index} of {len(built)} for {cuda.sm}; tasks: "
             f"{tasks}\n"
-            f"{b.obj.decode()}"
-        )  # type: ignore[union-attr]
+            f"{b.obj.decode()}"  # type: ignore[union-attr]
+        )
     return "\n".join(out)
 
 

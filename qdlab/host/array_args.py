@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import math
 import struct
+import typing
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -16,6 +18,7 @@ from ..core.errors import QdArgumentError, QdTypeError, QdValueError, SourceLoc
 from ..core.language import ArrayAnnotation, MatrixType, NDArray, Template, template
 from ..core.types import ArrayType, DType, from_numpy, u1
 from . import state, vector_args
+from .launch import Storage
 from .ndarray import MatrixNdarray, Ndarray, VectorNdarray
 from .tensor import Tensor
 
@@ -31,7 +34,7 @@ def array_arg(
     kernel: str,
     name: str,
     where: Callable[[], SourceLoc | None] = lambda: None,
-) -> tuple[np.ndarray, np.ndarray | None, ArrayType]:
+) -> tuple[Storage, Storage, ArrayType]:
     """The array an argument passes (and its gradient buffer), checked against the parameter's
     annotation, and its type in the kernel's signature; `where` locates the annotation for an
     error about an element's shape."""
@@ -44,12 +47,12 @@ def array_arg(
     elif hasattr(
         a, "__cuda_array_interface__"
     ):  # CuPy, PyTorch CUDA tensors: passed by device pointer
-        arr = cuda_runtime.DeviceArray(a)  # type: ignore[assignment]
+        arr = cuda_runtime.DeviceArray(a)
     elif hasattr(a, "__array_interface__"):
         arr = np.asarray(a)
     elif hasattr(a, "__dlpack__"):
         try:
-            arr = np.from_dlpack(a)
+            arr = np.from_dlpack(a)  # type: ignore[arg-type]
         except Exception as e:  # noqa: BLE001 - the exporting library may raise anything
             raise QdTypeError(
                 f"kernel `{kernel}`: argument `{name}` cannot be read through DLPack ({e})."
@@ -69,7 +72,7 @@ def array_arg(
         elem = a.element
         vector_args.check_ndarray((dtype, elem), ann.dtype, kernel, name)
     else:  # a NumPy array: its trailing axes are the element's (its dtype is taken as it is)
-        elem = vector_args.numpy_element(arr, ann.dtype, kernel, name, where)  # type: ignore[arg-type]
+        elem = vector_args.numpy_element(arr, ann.dtype, kernel, name, where)
     want = vector_args.element(ann.dtype)[0] if not isinstance(ann.dtype, MatrixType) else None
     if want is not None and want != dtype and isinstance(a, Ndarray):
         raise QdTypeError(  # as the reference says it of its own ndarrays
@@ -132,18 +135,18 @@ def scalar_type(ann: object) -> DType:
         return state.config().default_ip
     if ann is float:
         return state.config().default_fp
-    return ann  # type: ignore[return-value]
+    return typing.cast(DType, ann)  # the annotation is a DType itself
 
 
-def array_key(a: object) -> tuple:
+def array_key(a: Any) -> tuple:
     """What tells two array arguments apart at launch (their type was checked when it was first
     seen); a TypeError for an argument the fast path does not take."""
     if type(a) in NDARRAYS:
-        return a._sig  # type: ignore[attr-defined]
+        return a._sig
     if type(a) is np.ndarray:
         return (a.dtype, a.ndim, a.flags.c_contiguous)
     if isinstance(a, Tensor) and type(a._impl) in NDARRAYS:  # a struct member's qd.Tensor
-        return a._impl._sig  # type: ignore[attr-defined]
+        return a._sig
     raise TypeError("not a fast-path array")
 
 
@@ -153,21 +156,21 @@ def as_numpy(a: object) -> np.ndarray:
         return a
     if isinstance(a, Ndarray):
         return a.arr
-    return np.asarray(a) if hasattr(a, "__array_interface__") else np.from_dlpack(a)
+    return np.asarray(a) if hasattr(a, "__array_interface__") else np.from_dlpack(a)  # type: ignore[arg-type]
 
 
-def scalar_arg(a: object, t: DType, kernel: str, name: str) -> object:
-    """`a` as a value of type `t`, or a QdArgumentError: an integer parameter takes an integer (or a
-    float with an integral value) within its range; a float too large for an f32 is infinite, as in
-    Quadrants."""
+def scalar_arg(a: Any, t: DType, kernel: str, name: str) -> object:
+    """`a` (whatever was passed) as a value of type `t`, or a QdArgumentError: an integer
+    parameter takes an integer (or a float with an integral value) within its range; a float too
+    large for an f32 is infinite, as in Quadrants."""
     if t.is_float:
         try:
-            x = float(a)  # type: ignore[arg-type]
+            x = float(a)
             if t.bits < 64:
                 struct.pack("<e" if t.bits == 16 else "<f", x)
             return x
         except OverflowError:
-            return math.copysign(math.inf, a)  # type: ignore[arg-type]
+            return math.copysign(math.inf, a)
     if t.bits == 1:
         return bool(a)
     if isinstance(a, (float, np.floating)):
@@ -178,9 +181,9 @@ def scalar_arg(a: object, t: DType, kernel: str, name: str) -> object:
             )
         a = int(a)
     info = np.iinfo(t.np)
-    if not info.min <= a <= info.max:  # type: ignore[operator]
+    if not info.min <= a <= info.max:
         raise QdArgumentError(
             f"kernel `{kernel}`: argument `{name}` is {a}, outside the range of its type {t} "
             f"({info.min} to {info.max})."
         )
-    return int(a)  # type: ignore[call-overload]
+    return int(a)

@@ -7,14 +7,18 @@ binds)."""
 from __future__ import annotations
 
 import typing
+from typing import TYPE_CHECKING
 
 from ..core.errors import QdSyntaxError
+
+if TYPE_CHECKING:
+    from .kernel import Kernel
 
 
 def data_oriented(cls: type) -> type:
     """`@qd.data_oriented`: marks a class whose instances kernels take as `self` or as a
     `qd.template()` argument."""
-    cls.__qd_data_oriented__ = True  # type: ignore[attr-defined]
+    cls.__qd_data_oriented__ = True
     return cls
 
 
@@ -36,29 +40,29 @@ class BoundKernel:
 
     __slots__ = ("kernel", "obj")
 
-    def __init__(self, kernel: object, obj: object) -> None:
+    def __init__(self, kernel: Kernel, obj: object) -> None:
         self.kernel, self.obj = kernel, obj
 
     def __call__(self, *args: object, **kwargs: object) -> object:
         __tracebackhide__ = True
-        return self.kernel(self.obj, *args, **kwargs)  # type: ignore[operator]
+        return self.kernel(self.obj, *args, **kwargs)
 
     @property
     def grad(self) -> BoundKernel:
-        return BoundKernel(self.kernel.grad, self.obj)  # type: ignore[attr-defined]
+        return BoundKernel(self.kernel.grad, self.obj)
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.kernel, name)
 
     def __repr__(self) -> str:
-        return f"<bound qd.kernel {self.kernel.name} of {self.obj!r}>"  # type: ignore[attr-defined]
+        return f"<bound qd.kernel {self.kernel.name} of {self.obj!r}>"
 
 
-def bind(kernel: object, obj: object) -> BoundKernel:
+def bind(kernel: Kernel, obj: object) -> BoundKernel:
     """`Kernel.__get__`: the kernel bound to `obj`, which must be of a data-oriented class."""
     if not getattr(type(obj), "__qd_data_oriented__", False):
         raise QdSyntaxError(
-            f"kernel `{kernel.name}` is a method of {type(obj).__name__}: decorate the class "  # type: ignore[attr-defined]
+            f"kernel `{kernel.name}` is a method of {type(obj).__name__}: decorate the class "
             "with @qd.data_oriented."
         )
     return BoundKernel(kernel, obj)

@@ -20,11 +20,12 @@ from typing import NamedTuple
 import numpy as np
 
 from ..compiler.runtime import cuda as cuda_runtime
-from ..core import abi, matrix
+from ..core import matrix
 from ..core.errors import QdIndexError, QdRuntimeError, QdValueError
 from ..core.fields import FieldBase
 from ..core.types import DType, from_numpy, u1
 from . import pyquadrants, state, torch_bridge
+from .launch import Storage, TorchTensor, array_launch
 
 TOKEN = uuid.uuid4().hex[:12]
 """Names this process in field fingerprints: a field is never taken for one of another process."""
@@ -56,13 +57,13 @@ class Field(FieldBase):
         """The index of its first element along each axis (`qd.field(..., offset=(-4, 2))`)."""
         self.active = primal is None or needs_grad
         """A gradient field is allocated only with `needs_grad=True` or `qd.root.lazy_grad()`."""
-        self.primal = primal
+        self.primal: Field | None = primal  # type: ignore[assignment]
         self.epoch = state.epoch
         self.uid = next(_uids)
         self.key = ("field", TOKEN, self.uid)
         """What tells this field apart as a template argument: one specialisation per field."""
         self._shape = shape
-        self._arr: object = None
+        self._arr: Storage = None
         self._order: tuple[int, ...] | None = None
         """The axis each axis of memory holds, outermost first, from its dense layout (`layout`)."""
         self._snode: object = None
@@ -76,7 +77,7 @@ class Field(FieldBase):
         if dual_of is not None:
             self.active = needs_dual
         own = primal is None and dual_of is None and dtype.is_float
-        self.grad: Field | None = (
+        self.grad: Field | None = (  # type: ignore[assignment]
             type(self)(
                 dtype, None, element, needs_grad, f"{name}.grad" if name else "", self, offset
             )
@@ -110,7 +111,7 @@ class Field(FieldBase):
         return self.dual is not None and self.dual.active
 
     @property
-    def offset(self) -> tuple[int, ...]:  # type: ignore[override]
+    def offset(self) -> tuple[int, ...]:
         return self.given_offset or (0,) * len(self.shape)
 
     def dims(self) -> tuple[int, ...] | None:
@@ -170,7 +171,7 @@ class Field(FieldBase):
             f._snode = implicit_snode(f.shape)
         return f._snode
 
-    def storage(self) -> object:
+    def storage(self) -> Storage:
         """The array that holds the elements (outer shape, then the element's), allocated on first
         use: host memory, or the GPU's under `qd.init(arch=qd.cuda)`. Every host access comes
         through here, after the runtime's `materialize()` hook."""
@@ -199,36 +200,31 @@ class Field(FieldBase):
             self._arr = arr
         return self._arr
 
-    def memory_shape(self, arr: object) -> tuple[int, ...]:
+    def memory_shape(self, arr: Storage) -> tuple[int, ...]:
         """The storage's extents in memory's order (what a kernel's launch words hold)."""
-        shape = tuple(arr.shape)  # type: ignore[attr-defined]
+        shape = tuple(arr.shape)
         order = self.layout
         if order is None:
             return shape
         return tuple(shape[a] for a in order) + shape[len(order) :]
 
-    def logical(self, arr: object) -> object:
+    def logical(self, arr: Storage) -> Storage:
         """The elements of `arr` (the storage, or a host copy of it) within the field's shape."""
-        if arr.shape[: len(self.shape)] == self.shape:  # type: ignore[attr-defined]
+        if arr.shape[: len(self.shape)] == self.shape:
             return arr
-        return arr[tuple(slice(0, n) for n in self.shape)]  # type: ignore[index]
+        return arr[tuple(slice(0, n) for n in self.shape)]
 
     def launch_words(self, dual: bool = False) -> tuple[int, ...]:
         """Its words in a launch: data pointer, gradient pointer (0 without one), extents. A
         forward-mode launch (`dual`) gives its dual's pointer for the gradient's."""
-        arr = self.storage()
-        if dual:
-            grad = cuda_runtime.pointer(self.dual.storage()) if self.has_dual else 0  # type: ignore[union-attr]
-        else:
-            grad = cuda_runtime.pointer(self.grad.storage()) if self.needs_grad else 0
-        return abi.array_words(cuda_runtime.pointer(arr), grad, self.memory_shape(arr))
+        arr, grad = self.launch_value(dual)
+        return array_launch(arr, grad, self.memory_shape(arr))[0]
 
-    def launch_value(self, dual: bool = False) -> tuple[object, object]:
+    def launch_value(self, dual: bool = False) -> tuple[Storage, Storage]:
         """(data, gradient) arrays, as a bound array argument is (the CUDA launcher's form); a
         forward-mode launch (`dual`) gives its dual for the gradient, as `launch_words` does."""
-        if dual:
-            return self.storage(), self.dual.storage() if self.has_dual else None  # type: ignore[union-attr]
-        return self.storage(), self.grad.storage() if self.needs_grad else None
+        grad = self.dual if dual else self.grad  # has_dual / needs_grad: allocated and active
+        return self.storage(), grad.storage() if grad is not None and grad.active else None
 
     def __qd_fingerprint__(self) -> str:
         return f"field:{TOKEN}:{self.uid}"
@@ -258,14 +254,14 @@ class Field(FieldBase):
     def host(self) -> np.ndarray:
         """The elements in host memory: a view of the storage on the CPU, a copy from the GPU."""
         arr = self.storage()
-        return self.logical(arr if isinstance(arr, np.ndarray) else arr.get())  # type: ignore[attr-defined, return-value]
+        return self.logical(arr if isinstance(arr, np.ndarray) else arr.get())
 
     def store(self, array: np.ndarray) -> None:
         arr = self.storage()
         if isinstance(arr, np.ndarray):
-            self.logical(arr)[...] = array  # type: ignore[index]
+            self.logical(arr)[...] = array
         else:
-            arr.set(np.ascontiguousarray(array, self.dtype.np))  # type: ignore[attr-defined]
+            arr.set(np.ascontiguousarray(array, self.dtype.np))
 
     def to_numpy(
         self, dtype: object = None, keep_dims: bool = False, copy: bool = True
@@ -304,8 +300,8 @@ class Field(FieldBase):
         view = self.logical(arr) if isinstance(arr, np.ndarray) else arr
         return torch_bridge.to_torch(view, device, copy, f"field {self.label()}")
 
-    def from_torch(self, tensor: object) -> None:
-        self.from_numpy(tensor.detach().cpu().numpy())  # type: ignore[attr-defined]
+    def from_torch(self, tensor: TorchTensor) -> None:
+        self.from_numpy(tensor.detach().cpu().numpy())
 
     def to_dlpack(self) -> object:
         return self.to_numpy().__dlpack__()
@@ -344,19 +340,22 @@ class Field(FieldBase):
         key = (
             () if index is None else tuple(index) if isinstance(index, (tuple, list)) else (index,)
         )
-        if len(key) == 1 and isinstance(key[0], matrix.Matrix):
-            key = tuple(int(k) for k in np.ravel(key[0].entries))
+        first = key[0] if len(key) == 1 else None
+        if isinstance(first, matrix.Matrix):
+            key = tuple(int(k) for k in np.ravel(first.entries))  # type: ignore[arg-type]
         if len(key) != len(self.shape):
             raise AssertionError("Slicing is not supported on qd.field")
         arr = self.storage()
+        ints: list[int] = []
         for k in key:
             if not isinstance(k, (int, np.integer)):
                 raise TypeError(
                     f"Detected illegal element of type: {type(k)}. Please be aware that slicing a "
                     "qd.field is not supported so far."
                 )
-        out = tuple(int(k) - o for k, o in zip(key, self.offset))
-        if all(0 <= k < n for k, n in zip(out, arr.shape)):  # type: ignore[attr-defined]  # padded
+            ints.append(int(k))
+        out = tuple(k - o for k, o in zip(ints, self.offset))
+        if all(0 <= k < n for k, n in zip(out, arr.shape)):  # padded
             return out
         slack = self.slack_index(out, arr)
         if slack is None:
@@ -366,7 +365,7 @@ class Field(FieldBase):
             )
         return slack
 
-    def slack_index(self, key: tuple[int, ...], arr: object) -> tuple | None:
+    def slack_index(self, key: tuple[int, ...], arr: Storage) -> tuple | None:
         """An index past the padded storage (bounds checks off, on the CPU) that a kernel's
         address arithmetic puts in the slack after it, as the element's place in the flat
         buffer (what Quadrants' host accessor reads there: its root buffer holds the next
@@ -385,11 +384,11 @@ class Field(FieldBase):
             return None
         return Slack(slice(start, start + size), self.element, flat)
 
-    def view_of(self, arr: object, key: tuple) -> object:
+    def view_of(self, arr: Storage, key: tuple) -> Storage:
         """The element (or the view of its entries) at a key `key_of` gave."""
         if isinstance(key, Slack):
             return key.flat[key.part].reshape(key.element) if key.element else key.flat[key.part]
-        return arr[key]  # type: ignore[index]
+        return arr[key]
 
     def __getitem__(self, index: object) -> object:
         """A scalar element as a Python number; a vector or matrix element as a `qd.Vector` /
@@ -397,9 +396,9 @@ class Field(FieldBase):
         reference's host accessors do; on the GPU it is a copy)."""
         arr = self.storage()
         key = self.key_of(index)
-        view = self.view_of(arr if isinstance(arr, np.ndarray) else arr.get(), key)  # type: ignore[attr-defined]
+        view = self.view_of(arr if isinstance(arr, np.ndarray) else arr.get(), key)
         if not self.element:
-            v = view.item() if view.ndim == 0 else view[0].item()  # type: ignore[union-attr]
+            v = view.item() if view.ndim == 0 else view[0].item()
             return int(v) if isinstance(v, bool) else v  # a u1 element reads as 0 / 1, as there
         return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(view)
 
@@ -410,13 +409,13 @@ class Field(FieldBase):
         if isinstance(arr, np.ndarray):
             if isinstance(key, Slack):
                 view = self.view_of(arr, key)
-                view[...] = element  # type: ignore[index]
+                view[...] = element
             else:
                 arr[key] = element
         else:
-            host = arr.get()  # type: ignore[attr-defined]
+            host = arr.get()
             host[key] = element
-            arr.set(host)  # type: ignore[attr-defined]
+            arr.set(host)
 
     def __iter__(self) -> object:
         raise NotImplementedError("Struct for is only available in Quadrants scope.")
@@ -489,10 +488,10 @@ def set_implicit_snode(make: Callable[[tuple[int, ...]], object]) -> None:
     _implicit[:] = [make]
 
 
-def attach(compiled: object, dual: bool = False) -> None:
-    """Read the launch words of the fields a compiled variant uses (allocating their storage); a
+def launch_words(fields: list[Field], dual: bool = False) -> tuple[int, ...]:
+    """The launch words of the fields a compiled variant uses (allocating their storage); a
     forward-mode variant's (`dual`) with their duals."""
-    compiled.field_words = [w for f in compiled.fields for w in f.launch_words(dual)]  # type: ignore[attr-defined]
+    return tuple(w for f in fields for w in f.launch_words(dual))
 
 
 def lazy_dual() -> None:
@@ -552,26 +551,30 @@ def _shape(shape: object) -> tuple[int, ...]:
                 f"Every dimension of a Quadrants field should be positive, got {s} in "
                 f"dimension {d}."
             )
-    if not all(
-        isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s > 0 for s in dims
-    ):
+    ints = tuple(
+        int(s)
+        for s in dims
+        if isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s > 0
+    )
+    if len(ints) != len(dims):
         raise QdValueError(
             f"{shape!r} is not a valid shape for a field: every extent must be a positive integer."
         )
-    if math.prod(dims) >= 2**31:
+    if math.prod(ints) >= 2**31:
         raise QdValueError(f"a field of shape {shape} has more than 2**31 - 1 elements.")
-    return tuple(int(s) for s in dims)
+    return ints
 
 
 def _offset(offset: object, dims: tuple[int, ...] | None) -> tuple[int, ...] | None:
     if offset is None:
         return None
     off = tuple(offset) if isinstance(offset, (tuple, list)) else (offset,)
-    if dims is None or len(off) != len(dims) or not all(isinstance(o, int) for o in off):
+    ints = tuple(o for o in off if isinstance(o, int))
+    if dims is None or len(off) != len(dims) or len(ints) != len(off):
         raise QdValueError(
             f"qd.field(offset={offset!r}) needs a shape and one integer per axis of it."
         )
-    return off if any(off) else None
+    return ints if any(ints) else None
 
 
 def _np_dtype(dtype: object) -> np.dtype:

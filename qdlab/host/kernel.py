@@ -19,7 +19,6 @@ from ..compiler import ir
 from ..compiler.codegen import targets
 from ..compiler.frontend.source import annotation_loc, unevaluable
 from ..compiler.pipeline import Compiled, KernelSpec, compile_cached
-from ..compiler.runtime import cuda as cuda_runtime
 from ..core import binding
 from ..core.config import Config
 from ..core.errors import QdArgumentError, QdCallError, QdError, QdTypeError, QdValueError
@@ -46,12 +45,10 @@ from .array_args import (
     scalar_arg,
     scalar_type,
 )
+from .launch import ARRAY, SCALAR, TEMPLATE, TENSOR, VECTOR, LaunchPlan, Param, array_launch
 from .ndarray import Ndarray
 
 log = logging.getLogger("qdlab")
-ARRAY, TEMPLATE, SCALAR, VECTOR, TENSOR = "array", "template", "scalar", "vector", "tensor"
-"""Kinds of kernel parameter (VECTOR: a vector or matrix by value; TENSOR: `x: qd.Tensor`, an
-ndarray as ARRAY is or a field as TEMPLATE is, whichever the argument holds)."""
 
 
 @dataclass
@@ -73,9 +70,10 @@ class Kernel(KernelDef):
         self.__name__ = self.name
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn  # what it wraps, as functools.wraps says (pytest collects it so)
-        self.autodiff = autodiff
+        self.autodiff = autodiff  # type: ignore[assignment]
         self.per_offload_cache_observations = Observations()
-        self.variants: dict[tuple, Compiled] = {}
+        self.plans: dict[tuple, LaunchPlan] = {}
+        """(signature, arch) -> the launch plan of the variant compiled for it."""
         self.generation = -1
         self.latest: Compiled | None = None
         self.warned: set[str] = set()
@@ -133,41 +131,23 @@ class Kernel(KernelDef):
             )
         self.returns = [t for types, _ in parts for t in types]
         self.return_shapes = [shape for _, shape in parts]
-        self.kinds = [
-            TENSOR
-            if a is tensors.Tensor
-            else ARRAY
-            if isinstance(a, ArrayAnnotation)
-            else TEMPLATE
-            if a is Template or struct_args.is_struct_type(a)
-            else VECTOR
-            if isinstance(a, MatrixType)
-            else SCALAR
-            for a in self.annotations
-        ]
-        self.key_fns = [
-            (
-                vector_args.element_key(len(a.dtype.shape))
-                if isinstance(a.dtype, MatrixType)
-                else array_key
-            )
-            if isinstance(a, ArrayAnnotation)
-            else tensor_key
-            if a is tensors.Tensor
-            else struct_args.StructKey(a is not Template)
-            if a is Template or struct_args.is_struct_type(a)
-            else type
-            for a in self.annotations
-        ]
-        self.sizes = [
-            math.prod(a.shape) if isinstance(a, MatrixType) else 0 for a in self.annotations
-        ]
-        """Entries of each vector or matrix parameter (0 for the others)."""
-        self.outer = set(range(len(self.param_names)))
+        self.params = tuple(
+            Param(name, _kind(a), _key_fn(a), _size(a))
+            for name, a in zip(self.param_names, self.annotations)
+        )
+        """Each parameter as a launch reads its argument (every variant's plan shares them)."""
+        self.key_fns = tuple(p.key for p in self.params)
+        """`params`' key functions, read per launch."""
         self.specializations: list[str] = []
         """What tells each compiled variant apart (`qd.explain(k).specializations`)."""
-        self.fast: dict[tuple, tuple[int, Compiled]] = {}
-        """Launch cache: a cheap key of the arguments -> the variant compiled for them."""
+        self.fast: dict[tuple, tuple[int, LaunchPlan]] = {}
+        """Launch cache: a cheap key of the arguments -> the plan of the variant compiled for
+        them."""
+
+    @property
+    def variants(self) -> dict[tuple, Compiled]:
+        """(signature, arch) -> the variant compiled for it."""
+        return {slot: plan.compiled for slot, plan in self.plans.items()}
 
     @property
     def _primal(self) -> Kernel:
@@ -247,7 +227,7 @@ class Kernel(KernelDef):
                 ann = scalar_type(ann)
                 if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):
                     sig.append(ann)
-                    values.append(scalar_arg(a, ann, self.name, name))  # type: ignore[arg-type]
+                    values.append(scalar_arg(a, ann, self.name, name))
                 else:
                     raise QdTypeError(
                         f"kernel `{self.name}`: argument `{name}` must be a number ({ann}), "
@@ -279,7 +259,7 @@ class Kernel(KernelDef):
     def spec(self, sig: tuple, templates: dict) -> KernelSpec:
         """What the pipeline lowers for one argument signature."""
         params = [
-            ir.Param(name, i32 if isinstance(t, tuple) and t[0] == "template" else t)
+            ir.Param(name, i32 if isinstance(t, tuple) and t[0] == "template" else t)  # type: ignore[arg-type]
             for name, t in zip(self.param_names, sig)
         ]
         params += [  # the members of struct arguments that are arguments themselves
@@ -298,7 +278,9 @@ class Kernel(KernelDef):
             self.return_shapes if any(self.return_shapes) else [],
         )
 
-    def compile_for(self, sig: tuple, templates: dict) -> Compiled:
+    def compile_for(self, sig: tuple, templates: dict) -> tuple[Compiled, tuple[int, ...]]:
+        """The variant for one signature, and the launch words of the fields it uses (their storage
+        is allocated here)."""
         cfg = self.config()
         state.compiled_count += 1
         previous = state.history.get(self.name)
@@ -311,15 +293,15 @@ class Kernel(KernelDef):
                 targets.of(cfg.arch),
                 previous,
                 self.on_construct,
-            )  # type: ignore[arg-type]
+            )
         state.history[self.name] = compiled
-        field.attach(compiled, self.autodiff == "forward")
+        field_words = field.launch_words(compiled.fields, self.autodiff == "forward")
         self.latest = compiled
         total, recompiled, hit = compiled.observations
         self.per_offload_cache_observations = Observations(total, recompiled, hit)
         for hook in list(state.compile_hooks):
             hook(self, compiled)
-        return compiled
+        return compiled, field_words
 
     def declared_signature(self, arg_types: tuple, why: str) -> tuple:
         """The signature from the annotations, or from explicit dtypes / ArrayTypes (`why` names the
@@ -361,17 +343,23 @@ class Kernel(KernelDef):
             raise _user_facing(e) from None
 
     def variant(self, sig: tuple, templates: dict) -> Compiled:
+        return self.plan(sig, templates).compiled
+
+    def plan(self, sig: tuple, templates: dict) -> LaunchPlan:
+        """The launch plan of the variant for `sig`, compiled on first need."""
         if self.generation != state.generation:
-            self.variants.clear()
+            self.plans.clear()
             self.generation = state.generation
         slot = (sig, self.config().arch)
-        compiled = self.variants.get(slot)
-        if compiled is None:
-            compiled = self.variants[slot] = self.compile_for(sig, templates)
-            if struct_args.learn(self, compiled, templates):  # new member paths: new launch keys
+        plan = self.plans.get(slot)
+        if plan is None:
+            compiled, field_words = self.compile_for(sig, templates)
+            members, changed = struct_args.learn(self, compiled, templates)
+            plan = self.plans[slot] = LaunchPlan.make(compiled, self.params, field_words, members)
+            if changed:  # new member paths: new launch keys
                 self.fast.clear()
             self.specializations.append(struct_args.describe(self, compiled, templates))
-        return compiled
+        return plan
 
     # -- launching ---------------------------------------------------------------------------------
     def __call__(self, *args: object, **kwargs: object) -> object:
@@ -392,11 +380,11 @@ class Kernel(KernelDef):
             if entry is not None and entry[0] == state.generation:
                 return self.launch(entry[1], args)
             sig, _, templates = self.bind(args, {})
-            compiled = self.variant(sig, templates)
+            plan = self.plan(sig, templates)
             key = self.key(args)  # the compile may have taught struct parameters new paths
             if key is not None:
-                self.fast[key] = (state.generation, compiled)
-            return self.launch(compiled, args)
+                self.fast[key] = (state.generation, plan)
+            return self.launch(plan, args)
         except QdError as e:
             raise _user_facing(e) from None
 
@@ -418,22 +406,13 @@ class Kernel(KernelDef):
         """A launch on the GPU: arguments bound (device arrays by pointer, host arrays copied by the
         launcher), the overlap check of the pairs the split relies on, then the CUDA launcher."""
         sig, values, templates = self.bind(args, kwargs)
-        compiled = self.variant(sig, templates)
-        launcher = compiled.launcher
-        if compiled.host is not None:
-            values += compiled.host.values(args)
+        plan = self.plan(sig, templates)
+        compiled = plan.compiled
+        launcher: typing.Any = plan.launcher  # the whole-kernel one after an alias
+        if plan.members is not None:
+            values += plan.members.values(args)
         if compiled.alias_pairs:
-            extents = [
-                (
-                    cuda_runtime.pointer(v[0]),
-                    v[0].nbytes,
-                    cuda_runtime.pointer(v[1]) if v[1] is not None else 0,
-                    v[1].nbytes if v[1] is not None else 0,
-                )
-                if isinstance(v, tuple)
-                else None
-                for v in values
-            ]
+            extents = [array_launch(*v)[1] if isinstance(v, tuple) else None for v in values]
             overlap = launcher.overlapping(extents)
             if overlap:
                 self.warn_alias(overlap)
@@ -441,74 +420,67 @@ class Kernel(KernelDef):
         values += [f.launch_value(self.autodiff == "forward") for f in compiled.fields]
         return self.rebuild(launcher.run_values(values, state.config().random_seed))
 
-    def launch(self, compiled: Compiled, args: tuple) -> object:
+    def launch(self, plan: LaunchPlan, args: tuple) -> object:
         """Fill the launch words straight from the arguments (their types were checked when the key
         was made)."""
         words: list = []
-        launcher = compiled.launcher
+        launcher: typing.Any = plan.launcher  # the whole-kernel one after an alias
         extents: list | None = [None] * len(launcher.params) if launcher.alias_pairs else None
-        for k, (kind, a) in enumerate(zip(self.kinds, args)):
+        for k, (kind, a) in enumerate(zip(plan.kinds, args)):
             if kind is ARRAY or (kind is TENSOR and a is not None and not isinstance(a, FieldBase)):
-                if type(a) in NDARRAYS:
+                if type(a) in NDARRAYS:  # its words and extent, made when it was allocated
                     words.extend(a._words)
                     if extents is not None:
                         extents[k] = a._extent
                 else:
-                    arr = a if type(a) is np.ndarray else as_numpy(a)
-                    ptr = arr.ctypes.data
-                    words.append(ptr)
-                    words.append(0)
-                    words.extend(arr.shape)
+                    arr_words, extent = array_launch(a if type(a) is np.ndarray else as_numpy(a))
+                    words.extend(arr_words)
                     if extents is not None:
-                        extents[k] = (ptr, arr.nbytes, 0, 0)
+                        extents[k] = extent
             elif kind is VECTOR:
                 entries = vector_args.entries(a)
-                if len(entries) != self.sizes[k]:
-                    return self.rebuild(self.relaunch(compiled, args))
+                if len(entries) != plan.sizes[k]:
+                    return self.rebuild(self.relaunch(plan, args))
                 words.extend(entries)
             else:
                 words.append(a if kind is SCALAR else 0)  # a number: the key checked its type
-        if compiled.host is not None and not compiled.host.fill(args, words, extents):
-            return self.rebuild(self.relaunch(compiled, args))  # struct members, after the rest
-        words.extend(compiled.field_words)  # fields' hidden parameters come last
-        if compiled.readonly_check:
-            for k in compiled.written & self.outer:
-                a = args[k]
-                if type(a) not in NDARRAYS and not as_numpy(a).flags.writeable:
-                    raise QdValueError(
-                        f"kernel `{self.name}` writes argument `{self.param_names[k]}`, which is a "
-                        "read-only array."
-                    )
-        if launcher.alias_pairs:
+        if plan.members is not None and not plan.members.fill(args, words, extents):
+            return self.rebuild(self.relaunch(plan, args))  # struct members, after the rest
+        words.extend(plan.field_words)  # fields' hidden parameters come last
+        for k in plan.written:
+            a = args[k]
+            if type(a) not in NDARRAYS and not as_numpy(a).flags.writeable:
+                raise QdValueError(
+                    f"kernel `{self.name}` writes argument `{self.param_names[k]}`, which is a "
+                    "read-only array."
+                )
+        if extents is not None:
             overlap = launcher.overlapping(extents)
             if overlap:
                 self.warn_alias(overlap)
-                launcher = compiled.whole_launcher(state.cache())
+                launcher = plan.compiled.whole_launcher(state.cache())
         try:
             return self.rebuild(launcher.run(words, state.config().random_seed))
         except (struct.error, OverflowError):
             pass  # a value its word cannot hold (2**40 for an i32, 2.0 for an int, a 2**31 extent)
-        return self.rebuild(self.relaunch(compiled, args, words, launcher))
+        return self.rebuild(self.relaunch(plan, args, launcher))
 
-    def relaunch(
-        self, compiled: Compiled, args: tuple, words: list | None = None, launcher: object = None
-    ) -> object:
+    def relaunch(self, plan: LaunchPlan, args: tuple, launcher: typing.Any = None) -> object:
         """A launch whose words did not pack: bind raises the precise error, or converts the
         values."""
         _, values, _ = self.bind(args, {})
-        launcher = launcher or compiled.launcher
-        words = []
-        for kind, v in zip(self.kinds, values):
+        words: list = []
+        for kind, v in zip(plan.kinds, values):
             if kind is ARRAY or (kind is TENSOR and v is not None):
-                arr, grad = v
-                words.extend((arr.ctypes.data, grad.ctypes.data if grad is not None else 0))
-                words.extend(arr.shape)
+                words.extend(array_launch(*v)[0])
+            elif kind is VECTOR:
+                words.extend(v)  # type: ignore[arg-type]
             else:
-                words.extend(v if kind is VECTOR else [v if kind is SCALAR else 0])
-        if compiled.host is not None:
-            words.extend(compiled.host.checked(args))
-        words.extend(compiled.field_words)
-        return launcher.run(words, state.config().random_seed)  # type: ignore[attr-defined]
+                words.append(v if kind is SCALAR else 0)
+        if plan.members is not None:
+            words.extend(plan.members.checked(args))
+        words.extend(plan.field_words)
+        return (launcher or plan.launcher).run(words, state.config().random_seed)
 
     def rebuild(self, result: object) -> object:
         """Return words as the annotation shapes them: a qd.Vector / qd.Matrix per vector part, a
@@ -539,11 +511,40 @@ def kernel(
     """`@qd.kernel` (options such as `fastcache=True` are accepted for compatibility)."""
     __tracebackhide__ = True
     if fn is None:
-        return kernel
+        return kernel  # type: ignore[return-value]
     try:
         return Kernel(fn)
     except QdError as e:
         raise _user_facing(e) from None
+
+
+def _kind(a: object) -> str:
+    """A parameter's kind, from its annotation."""
+    if a is tensors.Tensor:
+        return TENSOR
+    if isinstance(a, ArrayAnnotation):
+        return ARRAY
+    if a is Template or struct_args.is_struct_type(a):
+        return TEMPLATE
+    return VECTOR if isinstance(a, MatrixType) else SCALAR
+
+
+def _key_fn(a: object) -> typing.Callable[[typing.Any], object]:
+    """What the launch cache keys a parameter's argument on, from its annotation."""
+    if isinstance(a, ArrayAnnotation):
+        if isinstance(a.dtype, MatrixType):
+            return vector_args.element_key(len(a.dtype.shape))
+        return array_key
+    if a is tensors.Tensor:
+        return tensor_key
+    if a is Template or struct_args.is_struct_type(a):
+        return struct_args.StructKey(a is not Template)
+    return type
+
+
+def _size(a: object) -> int:
+    """Entries of a vector or matrix parameter (0 for the others)."""
+    return math.prod(a.shape) if isinstance(a, MatrixType) else 0
 
 
 def tensor_key(a: object) -> object:
@@ -551,7 +552,7 @@ def tensor_key(a: object) -> object:
     signature, None (no tensor) as itself."""
     if a is None:
         return None  # `qd.static(x is None)`: absent
-    return ("field", a.key) if isinstance(a, FieldBase) else array_key(a)  # type: ignore[attr-defined]
+    return ("field", a.key) if isinstance(a, FieldBase) else array_key(a)
 
 
 def holds_ndarray(a: object) -> bool:
@@ -582,6 +583,6 @@ def _outside_qdlab(code: types.CodeType) -> types.CodeType:
 # frame (IPython and pytest leave them out altogether: `__tracebackhide__`). QDLAB_DEBUG_FRONTEND=1
 # at import keeps the real file.
 if os.environ.get("QDLAB_DEBUG_FRONTEND") != "1":
-    for _fn in (Kernel.__call__, Kernel.compile, Kernel.grad.fget, Func.__call__, kernel):  # type: ignore[attr-defined]
-        _fn.__code__ = _outside_qdlab(_fn.__code__)
+    for _fn in (Kernel.__call__, Kernel.compile, Kernel.grad.fget, Func.__call__, kernel):
+        _fn.__code__ = _outside_qdlab(_fn.__code__)  # type: ignore[union-attr]
     del _fn

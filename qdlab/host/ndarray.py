@@ -8,12 +8,14 @@ from __future__ import annotations
 import copy
 
 import numpy as np
+import numpy.typing as npt
 
 from ..compiler.runtime import cuda as cuda_runtime
-from ..core import abi, matrix
+from ..core import matrix
 from ..core.errors import QuadrantsIndexError, QuadrantsRuntimeError
 from ..core.types import DType, from_numpy
 from . import pyquadrants, state, torch_bridge
+from .launch import HostArray, Storage, TorchTensor, array_launch
 
 
 class ElementType:
@@ -50,18 +52,15 @@ class Ndarray:
         self._made(needs_grad)
 
     def _made(self, needs_grad: bool) -> None:
-        data, grad = (
-            cuda_runtime.pointer(self.arr),
-            cuda_runtime.pointer(self.grad.arr) if self.grad else 0,
+        self._words, self._extent = array_launch(
+            self.arr, self.grad.arr if self.grad is not None else None
         )
-        self._words = abi.array_words(data, grad, self.arr.shape)
-        """Launch words: data pointer, gradient pointer, extents (the buffer never moves)."""
+        """Launch words (data pointer, gradient pointer, extents) and (data pointer, bytes,
+        gradient pointer, gradient bytes), what the launch's overlap check reads: made once, the
+        buffer never moves."""
         self._sig = (self.dtype.name, self.ndim, needs_grad, self.element) + (
             (self.layout,) if self.layout is not None else ()
         )
-        self._extent = (data, self.arr.nbytes, grad, self.grad.arr.nbytes if self.grad else 0)
-        """(data pointer, bytes, gradient pointer, gradient bytes): what the launch's overlap check
-        reads."""
 
     layout: tuple[int, ...] | None = None
     """`qd.tensor(..., layout=(1, 0))`: the canonical axis each axis of memory holds, outermost
@@ -74,19 +73,19 @@ class Ndarray:
             self.grad.set_layout(layout)
         self._made(self.grad is not None)
 
-    def canonical(self, a: object) -> object:
+    def canonical(self, a: Storage) -> Storage:
         """`a` (in memory's order) with its axes in the canonical order: a view."""
         if self.layout is None:
             return a
         axes = [self.layout.index(d) for d in range(len(self.layout))]
-        return a.transpose(axes + list(range(len(axes), a.ndim)))  # type: ignore[attr-defined]
+        return a.transpose(axes + list(range(len(axes), a.ndim)))
 
-    def physical(self, a: object) -> object:
+    def physical(self, a: Storage) -> Storage:
         """`a` (canonical) with its axes in memory's order: a view."""
         if self.layout is None:
             return a
         n = len(self.layout)
-        return a.transpose(list(self.layout) + list(range(n, a.ndim)))  # type: ignore[attr-defined]
+        return a.transpose(list(self.layout) + list(range(n, a.ndim)))
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -134,7 +133,7 @@ class Ndarray:
         pyquadrants.current.materialize()
         return np.array(self.canonical(self.arr), order="C")  # a copy, never the storage
 
-    def from_numpy(self, array: np.ndarray) -> None:
+    def from_numpy(self, array: npt.ArrayLike) -> None:
         array = np.asarray(array)
         if array.shape != self.shape + self.element:
             raise ValueError(
@@ -143,7 +142,7 @@ class Ndarray:
             )
         self.arr[...] = self.physical(array)
 
-    def copy_from(self, other: Ndarray) -> None:
+    def copy_from(self, other: HostArray) -> None:
         self.from_numpy(other.to_numpy())
 
     def to_torch(self, device: object = None, *, copy: bool | None = True) -> object:
@@ -152,8 +151,8 @@ class Ndarray:
         into the canonical order when a layout permutes it, as Quadrants' DLPack view is."""
         return torch_bridge.to_torch(self.canonical(self.arr), device, copy, "this qd.ndarray")
 
-    def from_torch(self, tensor: object) -> None:
-        self.from_numpy(tensor.detach().cpu().numpy())  # type: ignore[attr-defined]
+    def from_torch(self, tensor: TorchTensor) -> None:
+        self.from_numpy(tensor.detach().cpu().numpy())
 
     def __deepcopy__(self, memo: dict) -> Ndarray:
         out = copy.copy(self)
@@ -178,7 +177,7 @@ class Ndarray:
         return key
 
     def __getitem__(self, index: object) -> object:
-        view = self.arr[self.index(index)]  # type: ignore[index]
+        view = self.arr[self.index(index)]
         if not self.element:
             if view.ndim:
                 return view
@@ -189,9 +188,9 @@ class Ndarray:
     def __setitem__(self, index: object, value: object) -> None:
         if isinstance(value, matrix.Matrix):
             value = value.entries
-        self.arr[self.index(index)] = value  # type: ignore[index]
+        self.arr[self.index(index)] = value
 
-    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+    def __array__(self, dtype: npt.DTypeLike | None = None, copy: object = None) -> np.ndarray:
         out = self.to_numpy()
         return out if dtype is None else out.astype(dtype)
 
@@ -225,7 +224,7 @@ class DeviceNdarray(Ndarray):
     def to_numpy(self) -> np.ndarray:
         return np.array(self.canonical(self.arr.get()), order="C")
 
-    def from_numpy(self, array: np.ndarray) -> None:
+    def from_numpy(self, array: npt.ArrayLike) -> None:
         array = np.asarray(array)
         if array.shape != self.shape + self.element:
             raise ValueError(
@@ -254,7 +253,7 @@ class DeviceNdarray(Ndarray):
             return host.item() if host.ndim == 0 else host
         return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(host)
 
-    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+    def __array__(self, dtype: npt.DTypeLike | None = None, copy: object = None) -> np.ndarray:
         host = self.to_numpy()
         return host if dtype is None else host.astype(dtype)
 
@@ -283,8 +282,8 @@ def _dtype(dtype: object) -> tuple[DType, tuple[int, ...]]:
     if isinstance(dtype, DType):
         return dtype, ()
     if dtype in (float, int):
-        return matrix.resolve_dtype(dtype), ()  # type: ignore[return-value]
-    dt = from_numpy(dtype) if dtype is not None else None
+        return matrix.resolve_dtype(dtype), ()
+    dt = from_numpy(dtype) if dtype is not None else None  # type: ignore[arg-type]
     if dt is None:
         raise TypeError(f"qd.ndarray needs a qdlab dtype such as qd.f32, not {dtype!r}")
     return dt, ()
@@ -294,11 +293,14 @@ def _shape(shape: object) -> tuple[int, ...]:
     """`shape` as a tuple of extents: integers (NumPy ones too) from 1 to 2**31 - 1, as Quadrants
     takes them; anything else is a QuadrantsRuntimeError."""
     dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
-    if not all(
-        isinstance(s, (int, np.integer)) and not isinstance(s, bool) and 0 < s < 2**31 for s in dims
-    ):
+    ints = tuple(
+        int(s)
+        for s in dims
+        if isinstance(s, (int, np.integer)) and not isinstance(s, bool) and 0 < s < 2**31
+    )
+    if len(ints) != len(dims):
         raise QuadrantsRuntimeError(
             f"{shape!r} is not a valid shape for ndarray: every extent must be an integer from 1 "
             "to 2**31 - 1."
         )
-    return tuple(int(s) for s in dims)
+    return ints

@@ -17,8 +17,13 @@ is running (the program's fill launching a kernel) runs again, as there.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..core.types import DType
 from . import state
+
+if TYPE_CHECKING:
+    from .api import Settings
 
 API: dict = {}
 """`cfg` (`qd.cfg`) and `sync` (`qd.sync`), which `qdlab.host.api` puts here as it loads (it imports
@@ -28,7 +33,7 @@ this module, as do the kernel and array modules it stands on)."""
 class Program:
     """`get_runtime().prog`: the program's config and its synchronisation."""
 
-    def config(self) -> object:
+    def config(self) -> Settings:
         return API["cfg"]
 
     def synchronize(self) -> None:
@@ -58,7 +63,7 @@ class PyQuadrants:
 
     @default_fp.setter
     def default_fp(self, dtype: DType) -> None:
-        self.prog.config().default_fp = dtype  # type: ignore[attr-defined]
+        self.prog.config().default_fp = dtype
 
     @property
     def default_ip(self) -> DType:
@@ -66,7 +71,7 @@ class PyQuadrants:
 
     @default_ip.setter
     def default_ip(self, dtype: DType) -> None:
-        self.prog.config().default_ip = dtype  # type: ignore[attr-defined]
+        self.prog.config().default_ip = dtype
 
     def set_default_fp(self, dtype: DType) -> None:
         self.default_fp = dtype

@@ -56,17 +56,16 @@ class SNode:
 
     def dense(self, indices: object, dimensions: object) -> SNode:
         """A dense level under this one: `dimensions` (an int for every axis, or one per axis)."""
-        ax = indices.axes if isinstance(indices, Axes) else tuple(indices)  # type: ignore[attr-defined]
+        ax = indices.axes if isinstance(indices, Axes) else tuple(indices)  # type: ignore[arg-type]
         dims = (
             tuple(dimensions) if isinstance(dimensions, (tuple, list)) else (dimensions,) * len(ax)
         )
-        if len(dims) != len(ax) or not all(
-            isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in dims
-        ):
+        ints = tuple(d for d in dims if isinstance(d, int) and not isinstance(d, bool) and d > 0)
+        if len(dims) != len(ax) or len(ints) != len(dims):
             raise QdValueError(
                 f"dense({indices!r}, {dimensions!r}): give one positive extent per axis."
             )
-        return SNode(self, ax, dims)
+        return SNode(self, ax, ints)
 
     def __getattr__(self, name: str) -> object:
         if name in _SPARSE:

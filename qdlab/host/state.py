@@ -7,12 +7,17 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..compiler import runtime
 from ..compiler.cache import BinaryCache, remote
 from ..core import matrix
 from ..core.config import Config, make_config
 from ..core.types import DTYPES
+
+if TYPE_CHECKING:
+    from ..compiler.pipeline import Compiled
+    from .tape import FwdMode, Tape
 
 
 class StderrHandler(logging.Handler):
@@ -39,11 +44,11 @@ generation = 0
 epoch = 0
 """Bumped by every `qd.init` and `qd.reset`, and only by them: the fields made before are
 dropped."""
-history: dict[str, object] = {}
+history: dict[str, Compiled] = {}
 """Latest compile of each kernel, by name: what the next compile of the same name is compared
 against."""
-tape: object | None = None
-fwd: object | None = None
+tape: Tape | None = None
+fwd: FwdMode | None = None
 """The `qd.ad.FwdMode` being entered: kernels launched meanwhile run in forward mode."""
 """The `qd.ad.Tape` being recorded, if any."""
 compile_hooks: list[Callable] = []

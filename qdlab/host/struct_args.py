@@ -20,14 +20,17 @@ import itertools
 import operator
 import types
 import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 
+from ..compiler import ir
 from ..compiler.frontend.fingerprint import UNKNOWN, fingerprint
 from ..compiler.frontend.structs import METHOD, OPAQUE, PARAM, STRUCT, VALUE, Member, StructRef
 from ..core import abi
 from ..core.errors import QdTypeError, QdValueError
-from ..core.fields import FieldBase, StructFieldBase
+from ..core.fields import FieldBase
 from ..core.language import ArrayAnnotation, Func, KernelDef, MatrixType
 from ..core.types import ArrayType, DType, TensorType
 from . import struct_types, vector_args
@@ -40,14 +43,20 @@ from .array_args import (
     scalar_arg,
     scalar_type,
 )
+from .launch import array_launch, launch_params
+from .struct_field import StructField
 from .tensor import Tensor, unwrap
+
+if TYPE_CHECKING:
+    from ..compiler.pipeline import Compiled
+    from .kernel import Kernel
 
 SCALARS = (bool, int, float, str, type(None))
 MAX_MEMBERS = 10_000
 """Objects one walk of a struct visits at most (a struct holding itself is walked once)."""
 
 
-def is_struct_type(ann: object) -> bool:
+def is_struct_type(ann: object) -> TypeGuard[type]:
     """A class whose members a kernel parameter is flattened into: a `dataclasses.dataclass`, or
     a `@qd.dataclass` / `qd.types.struct(...)` type."""
     return isinstance(ann, type) and (
@@ -101,11 +110,11 @@ def content(v: object) -> str:
     return fingerprint(v, _by_signature)
 
 
-def _by_signature(x: object) -> str | None:
+def _by_signature(x: Any) -> str | None:
     """An ndarray by its signature, a field by its identity key (`FieldBase.key`)."""
     if type(x) in NDARRAYS:
-        return f"ndarray:{x._sig}"  # type: ignore[attr-defined]
-    if isinstance(x, (FieldBase, StructFieldBase)):
+        return f"ndarray:{x._sig}"
+    if isinstance(x, (FieldBase, StructField)):
         return f"field:{x.key}"
     return None
 
@@ -117,7 +126,7 @@ def template_key(v: object) -> object:
     run stale code."""
     if isinstance(v, (int, float, bool, str, type(None))):
         return (type(v).__name__, v)
-    if isinstance(v, (FieldBase, StructFieldBase)):
+    if isinstance(v, (FieldBase, StructField)):
         return v.key  # one specialisation per field
     if isinstance(v, tuple):
         return tuple(template_key(x) for x in v)
@@ -128,14 +137,14 @@ def template_key(v: object) -> object:
 _unique = itertools.count()
 
 
-def summary(v: object) -> object:
+def summary(v: Any) -> object:
     """A compile-time member value in a launch key: a number by type and value, an ndarray by
     signature, a function or class by identity, anything else by content."""
     t = type(v)
     if t in SCALARS or isinstance(v, np.generic):
         return (t, v)
     if t in NDARRAYS:
-        return v._sig  # type: ignore[attr-defined]
+        return v._sig
     if isinstance(v, (Func, KernelDef, type, types.FunctionType, types.ModuleType)):
         return v
     return template_key(v)
@@ -174,7 +183,7 @@ class StructArg:
 
     def attributes(self, ref: StructRef) -> list[str]:
         if ref.annotation is not None:
-            return list(member_annotations(ref.annotation))  # type: ignore[arg-type]
+            return list(member_annotations(ref.annotation))
         v = ref.value
         names = [f.name for f in dataclasses.fields(v)] if dataclasses.is_dataclass(v) else []
         return names + [k for k in getattr(v, "__dict__", {}) if k not in names]
@@ -182,7 +191,7 @@ class StructArg:
     def member(self, ref: StructRef, attr: str) -> Member:
         value = unwrap(getattr(ref.value, attr))  # a qd.Tensor member is what it holds
         name = f"{ref.name}.{attr}"
-        typed = member_annotations(ref.annotation) if ref.annotation is not None else {}  # type: ignore[arg-type]
+        typed = member_annotations(ref.annotation) if ref.annotation is not None else {}
         m = (
             self.typed(typed[attr], value, name)
             if attr in typed
@@ -192,19 +201,19 @@ class StructArg:
             return Member(PARAM, value, self.params[name])
         return m
 
-    def typed(self, ann: object, v: object, name: str) -> Member:
+    def typed(self, ann: Any, v: object, name: str) -> Member:
         """A dataclass member, by its annotation."""
         if is_data_oriented(ann):
             raise QdTypeError(
                 f"kernel `{self.kernel}`: member `{name}` is annotated with the @qd.data_oriented "
-                f"class {ann.__name__}, which a dataclass parameter cannot hold (its members are "  # type: ignore[union-attr]
+                f"class {ann.__name__}, which a dataclass parameter cannot hold (its members are "
                 "typed by annotations, a data-oriented object's by what it holds); pass the "
                 "struct through a `qd.template()` parameter instead."
             )
         if is_struct_type(ann):
             if isinstance(v, type) or not is_struct_type(type(v)):
                 raise QdTypeError(
-                    f"kernel `{self.kernel}`: member `{name}` must be a {ann.__name__}, not "  # type: ignore[union-attr]
+                    f"kernel `{self.kernel}`: member `{name}` must be a {ann.__name__}, not "
                     f"{type(v).__name__}."
                 )
             return Member(STRUCT, v, annotation=type(v))
@@ -246,23 +255,23 @@ class StructArg:
         return Member(VALUE, v)
 
 
-def bind(kernel: object, name: str, a: object, typed: type | None) -> tuple[tuple, StructRef]:
+def bind(kernel: Kernel, name: str, a: object, typed: type | None) -> tuple[tuple, StructRef]:
     """A struct argument's entry in the kernel's signature, and the StructRef its compile reads;
     the signature holds its member parameters and the content of its compile-time members."""
     if typed is not None and not isinstance(a, typed):
         raise QdTypeError(
-            f"kernel `{kernel.name}`: argument `{name}` must be a {typed.__name__}, not "  # type: ignore[attr-defined]
+            f"kernel `{kernel.name}`: argument `{name}` must be a {typed.__name__}, not "
             f"{type(a).__name__}."
         )
     if typed is None and dataclasses.is_dataclass(a) and not is_data_oriented(a):
         warnings.warn(
-            f"kernel `{kernel.name}`: a dataclass passed to the qd.Template-annotated kernel "  # type: ignore[attr-defined]
+            f"kernel `{kernel.name}`: a dataclass passed to the qd.Template-annotated kernel "
             f"parameter `{name}` is deprecated; annotate the parameter with the dataclass "
             f"itself (`{name}: {type(a).__name__}`).",
             DeprecationWarning,
             stacklevel=5,
         )
-    arg = StructArg(kernel.name, name, a, typed)  # type: ignore[attr-defined]
+    arg = StructArg(kernel.name, name, a, typed)
     arg.declare()
     what = content(type(a)) + "|" + "|".join(arg.values) if typed is not None else content(a)
     if UNKNOWN in what:
@@ -276,13 +285,13 @@ class Paths:
 
     def __init__(self, t: type) -> None:
         self.type = t
-        self.kinds: dict[tuple[str, ...], object] = {}
+        self.kinds: dict[tuple[str, ...], Callable[[Any], object]] = {}
         self.get: operator.attrgetter | None = None
         self.summaries: tuple = ()
         self.sigs: operator.attrgetter | None = None
         """When every path read is an array: one getter of their `qd.ndarray` signatures."""
 
-    def learn(self, paths: dict[tuple[str, ...], object]) -> bool:
+    def learn(self, paths: dict[tuple[str, ...], Callable[[Any], object]]) -> bool:
         """Add what one compile read (path -> its summary function); True if anything is new."""
         new = {p: f for p, f in paths.items() if self.kinds.get(p) is not f}
         if not new:
@@ -330,18 +339,23 @@ class StructKey:
 
 ZERO, ARRAY_WORDS, VECTOR_WORDS, SCALAR_WORD = "zero", "array", "vector", "scalar"
 """How a member parameter fills its launch words."""
-SUMMARY = {STRUCT: type, VALUE: summary, OPAQUE: template_key, METHOD: summary}
+SUMMARY: dict[str, Callable[[Any], object]] = {
+    STRUCT: type,
+    VALUE: summary,
+    OPAQUE: template_key,
+    METHOD: summary,
+}
 """How a member path that is not a parameter is summarised in a launch key."""
 
 
-def learn(kernel: object, compiled: object, templates: dict) -> bool:
-    """After a compile: each struct parameter learns the paths it read, for its argument's type,
-    and the variant gets the reader of its members (`compiled.host`). True if a key changed."""
-    launcher = compiled.launcher  # type: ignore[attr-defined]
-    params = {p.name: p.type for p in launcher.params} if launcher is not None else {}
+def learn(kernel: Kernel, compiled: Compiled, templates: dict) -> tuple[Members | None, bool]:
+    """After a compile: each struct parameter learns the paths it read, for its argument's type.
+    The reader of the variant's members (None when it reads none), and whether a key changed."""
+    launched = launch_params(compiled)
+    params = {p.name: p.type for p in launched}
     changed = False
-    for k, name in enumerate(kernel.param_names):  # type: ignore[attr-defined]
-        ref, key = templates.get(name), kernel.key_fns[k]  # type: ignore[attr-defined]
+    for k, name in enumerate(kernel.param_names):
+        ref, key = templates.get(name), kernel.params[k].key
         if not isinstance(ref, StructRef) or not isinstance(key, StructKey):
             continue
         paths = {
@@ -350,38 +364,38 @@ def learn(kernel: object, compiled: object, templates: dict) -> bool:
             )
             if kind == PARAM
             else SUMMARY[kind]
-            for (root, path), kind in compiled.members.items()  # type: ignore[attr-defined]
+            for (root, path), kind in compiled.members.items()
             if root == name
         }
         known = key.by_type.setdefault(type(ref.value), Paths(type(ref.value)))
         changed |= known.learn(paths)
-    if launcher is not None and any(is_member(p) for p in launcher.params):
-        compiled.host = Members(kernel, compiled)  # type: ignore[attr-defined]
-    return changed
+    if any(is_member(p) for p in launched):
+        return Members(kernel, compiled), changed
+    return None, changed
 
 
-def is_member(p: object) -> bool:
+def is_member(p: ir.Param) -> bool:
     """Whether a kernel parameter is a struct member's (`s.x`, `self.v`): the fields' hidden
     parameters, which come after every member's, have names without a dot."""
-    return "." in p.name  # type: ignore[attr-defined]
+    return "." in p.name
 
 
 class Members:
     """Fills a variant's struct member words from the arguments at launch: each member it read,
     found by one attribute getter per struct; zeros for the members it never read."""
 
-    def __init__(self, kernel: object, compiled: object) -> None:
-        names = kernel.param_names  # type: ignore[attr-defined]
-        self.kernel = kernel.name  # type: ignore[attr-defined]
+    def __init__(self, kernel: Kernel, compiled: Compiled) -> None:
+        names = kernel.param_names
+        self.kernel = kernel.name
         self.first = len(names)
-        self.params = [p for p in compiled.launcher.params[self.first :] if is_member(p)]  # type: ignore[attr-defined]
+        self.params = [p for p in launch_params(compiled)[self.first :] if is_member(p)]
         used = {
             ".".join((root, *path))
-            for (root, path), kind in compiled.members.items()  # type: ignore[attr-defined]
+            for (root, path), kind in compiled.members.items()
             if kind == PARAM
         }
         by_root: dict[int, list[str]] = {}
-        self.kinds: list[int] = []
+        self.kinds: list[str] = []
         """Per member parameter: ZERO (never read), ARRAY_WORDS, VECTOR_WORDS or SCALAR_WORD."""
         self.slots: list[tuple] = []
         """Per member parameter: (struct, position among that struct's values) when it is read,
@@ -417,7 +431,9 @@ class Members:
                 operator.attrgetter(*(f"{p}._extent" for p in paths)),
                 len(paths) == 1,
             )
-        self.written = {i - self.first for i in compiled.written if i >= self.first}  # type: ignore[attr-defined]
+        self.written = {i - self.first for i in compiled.written if i >= self.first}
+        self.sizes = [p.type.size if isinstance(p.type, TensorType) else 0 for p in self.params]
+        """Entries of each vector or matrix member parameter (0 for the others)."""
 
     def read(self, args: tuple) -> dict[int, tuple]:
         out = {}
@@ -446,28 +462,26 @@ class Members:
             if kind is ZERO:
                 words.extend(slot)
                 continue
-            a = unwrap(values[slot[0]][slot[1]])
+            a: Any = unwrap(values[slot[0]][slot[1]])  # the member's value, of its kind
             if kind is ARRAY_WORDS:
-                if type(a) in NDARRAYS:
+                if type(a) in NDARRAYS:  # its words and extent, made when it was allocated
                     words.extend(a._words)
                     if extents is not None:
                         extents[self.first + i] = a._extent
                     continue
-                else:
-                    arr = a if type(a) is np.ndarray else as_numpy(a)
-                    ptr = arr.ctypes.data
-                    words.extend((ptr, 0, *arr.shape))
-                    extent = (ptr, arr.nbytes, 0, 0)
-                    if i in self.written and not arr.flags.writeable:
-                        raise QdValueError(
-                            f"kernel `{self.kernel}` writes member `{self.params[i].name}`, "
-                            "which is a read-only array."
-                        )
+                arr = a if type(a) is np.ndarray else as_numpy(a)
+                arr_words, extent = array_launch(arr)
+                words.extend(arr_words)
+                if i in self.written and not arr.flags.writeable:
+                    raise QdValueError(
+                        f"kernel `{self.kernel}` writes member `{self.params[i].name}`, "
+                        "which is a read-only array."
+                    )
                 if extents is not None:
                     extents[self.first + i] = extent
             elif kind is VECTOR_WORDS:
                 entries = vector_args.entries(a)
-                if len(entries) != self.params[i].type.size:
+                if len(entries) != self.sizes[i]:
                     return False
                 words.extend(entries)
             else:
@@ -496,8 +510,7 @@ class Members:
                 words.extend(scalar_arg(x, t.dtype, self.kernel, p.name) for x in entries)
             else:
                 arr, grad, _ = array_arg(a, ArrayAnnotation(), self.kernel, p.name)
-                words.extend((arr.ctypes.data, grad.ctypes.data if grad is not None else 0))
-                words.extend(arr.shape)
+                words.extend(array_launch(arr, grad)[0])
         return words
 
     def values(self, args: tuple) -> list:
@@ -524,14 +537,13 @@ class Members:
         return out
 
 
-def describe(kernel: object, compiled: object, templates: dict) -> str:
+def describe(kernel: Kernel, compiled: Compiled, templates: dict) -> str:
     """One specialisation of a kernel, as `qd.explain` lists it: each template argument's value,
     and for a struct the members its compile read (`c: Config {mode='add', table: ndarray<f32,
     1>}`)."""
-    launcher = compiled.launcher  # type: ignore[attr-defined]
-    params = {p.name: p.type for p in launcher.params} if launcher is not None else {}
+    params = {p.name: p.type for p in launch_params(compiled)}
     out = []
-    for name in kernel.param_names:  # type: ignore[attr-defined]
+    for name in kernel.param_names:
         if name not in templates:
             continue
         ref = templates[name]
@@ -539,7 +551,7 @@ def describe(kernel: object, compiled: object, templates: dict) -> str:
             out.append(f"{name}={ref!r}")
             continue
         parts = []
-        for (root, path), kind in compiled.members.items():  # type: ignore[attr-defined]
+        for (root, path), kind in compiled.members.items():
             dotted = ".".join(path)
             if root != name or kind in (STRUCT, METHOD):
                 continue

@@ -27,7 +27,14 @@ _uids = itertools.count()
 class StructField(StructFieldBase):
     """A field of a struct type: `members` maps each member's name to its field."""
 
-    def __init__(self, struct_type: type, members: dict[str, object], name: str = "") -> None:
+    members: dict[str, Field | StructField]  # type: ignore[assignment]  # narrower than the base's
+    name: str
+    uid: int
+    key: tuple
+
+    def __init__(
+        self, struct_type: type, members: dict[str, Field | StructField], name: str = ""
+    ) -> None:
         object.__setattr__(self, "struct_type", struct_type)
         object.__setattr__(self, "members", members)
         object.__setattr__(self, "name", name)
@@ -57,11 +64,11 @@ class StructField(StructFieldBase):
     def get_member_field(self, key: str) -> object:
         return self.members[key]
 
-    def leaves(self) -> list[Field]:
+    def leaves(self) -> list[Field]:  # type: ignore[override]
         """Every scalar, vector and matrix field it holds, nested structs' too, in member order."""
         out: list[Field] = []
         for m in self.members.values():
-            out.extend(m.leaves() if isinstance(m, StructField) else [m])  # type: ignore[list-item]
+            out.extend(m.leaves() if isinstance(m, StructField) else [m])
         return out
 
     @property
@@ -81,11 +88,13 @@ class StructField(StructFieldBase):
         """The members' gradients as a struct field (with `needs_grad=True`)."""
         if not all(f.needs_grad for f in self.leaves()):
             return None
-        return StructField(
-            self.struct_type,
-            {k: m.grad for k, m in self.members.items()},  # type: ignore[attr-defined]
-            f"{self.name}.grad" if self.name else "",
-        )
+        grads: dict[str, Field | StructField] = {}
+        for k, m in self.members.items():
+            g = m.grad
+            if g is None:  # every leaf needs a gradient: none is missing
+                return None
+            grads[k] = g
+        return StructField(self.struct_type, grads, f"{self.name}.grad" if self.name else "")
 
     @property
     def has_grad(self) -> bool:
@@ -94,7 +103,7 @@ class StructField(StructFieldBase):
     def signature(self) -> str:
         """Its members' types and shape, as a manifest checks a struct field reached by name."""
         parts = [
-            f"{k}:{m.signature() if isinstance(m, StructField) else (m.dtype, m.element)}"  # type: ignore[attr-defined]
+            f"{k}:{m.signature() if isinstance(m, StructField) else (m.dtype, m.element)}"
             for k, m in self.members.items()
         ]
         return f"{self.struct_type.__name__}{{{','.join(parts)}}}{self.shape}{self.offset}"
@@ -125,7 +134,7 @@ class StructField(StructFieldBase):
         return None
 
     def to_numpy(self) -> dict[str, object]:
-        return {k: m.to_numpy() for k, m in self.members.items()}  # type: ignore[attr-defined]
+        return {k: m.to_numpy() for k, m in self.members.items()}
 
     def from_numpy(self, arrays: object) -> None:
         if not isinstance(arrays, dict):
@@ -133,10 +142,10 @@ class StructField(StructFieldBase):
                 "a struct field's from_numpy takes a dict of arrays, one per member."
             )
         for k, m in self.members.items():
-            m.from_numpy(arrays[k])  # type: ignore[attr-defined]  # every member, as there
+            m.from_numpy(arrays[k])  # every member, as there
 
     def to_torch(self, device: object = None) -> dict[str, object]:
-        return {k: m.to_torch(device=device) for k, m in self.members.items()}  # type: ignore[attr-defined]
+        return {k: m.to_torch(device=device) for k, m in self.members.items()}
 
     def from_torch(self, tensors: object) -> None:
         if not isinstance(tensors, dict):
@@ -144,7 +153,7 @@ class StructField(StructFieldBase):
                 "a struct field's from_torch takes a dict of tensors, one per member."
             )
         for k, m in self.members.items():
-            m.from_torch(tensors[k])  # type: ignore[attr-defined]  # every member, as there
+            m.from_torch(tensors[k])  # every member, as there
 
     def fill(self, value: object) -> None:
         for f in self.leaves():
@@ -154,7 +163,7 @@ class StructField(StructFieldBase):
         if not isinstance(other, StructField) or other.keys != self.keys:
             raise TypeError("a struct field copies from a struct field with the same members")
         for k, m in self.members.items():
-            m.copy_from(other.members[k])  # type: ignore[attr-defined]
+            m.copy_from(other.members[k])
 
     def __iter__(self) -> object:
         raise NotImplementedError("Struct for is only available in Quadrants scope.")
@@ -169,6 +178,9 @@ class StructField(StructFieldBase):
 class StructElement:
     """`s[i]` on the host: a view of one element; its members read and write the fields."""
 
+    _owner: StructField
+    _index: object
+
     def __init__(self, owner: StructField, index: object) -> None:
         object.__setattr__(self, "_owner", owner)
         object.__setattr__(self, "_index", index)
@@ -177,13 +189,13 @@ class StructElement:
         m = self._owner.members.get(name)
         if m is None:
             raise AttributeError(f"{self._owner.struct_type.__name__} has no member `{name}`")
-        return m[self._index]  # type: ignore[index]
+        return m[self._index]
 
     def __setattr__(self, name: str, value: object) -> None:
         m = self._owner.members.get(name)
         if m is None:
             raise AttributeError(f"{self._owner.struct_type.__name__} has no member `{name}`")
-        m[self._index] = value  # type: ignore[index]
+        m[self._index] = value
 
     @property
     def keys(self) -> list[str]:
@@ -229,7 +241,7 @@ class StructElement:
             if isinstance(v, StructElement):
                 out[k] = v.to_dict()
             elif isinstance(v, Matrix):
-                out[k] = v.to_list() if hasattr(v, "to_list") else v.entries.tolist()
+                out[k] = v.to_list() if hasattr(v, "to_list") else v.entries.tolist()  # type: ignore[attr-defined]
             else:
                 out[k] = v
         return out
@@ -267,11 +279,11 @@ def struct_field(
     """`S.field(shape=..., needs_grad=...)`: one field per member (a struct field for a nested
     struct); without a shape the members are placed later (`qd.root.dense(...).place(s)`). The
     layout (`qd.Layout.AOS` / `SOA`) changes no value, so it is accepted and ignored."""
-    members: dict[str, object] = {}
+    members: dict[str, Field | StructField] = {}
     for k, t in (members_of(struct_type) or {}).items():
         label = f"{name}.{k}" if name else k
-        if members_of(t) is not None:
-            members[k] = struct_field(t, shape, label, offset, needs_grad, needs_dual)  # type: ignore[arg-type]
+        if isinstance(t, type) and members_of(t) is not None:
+            members[k] = struct_field(t, shape, label, offset, needs_grad, needs_dual)
         else:
             members[k] = field(
                 t, shape, name=label, offset=offset, needs_grad=needs_grad, needs_dual=needs_dual

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import typing
+from typing import TypeGuard
 
 import numpy as np
 
@@ -24,15 +25,20 @@ from .array_args import scalar_type
 from .struct_field import StructField, struct_field
 
 
+def is_struct_type(t: object) -> TypeGuard[type]:
+    """Whether `t` is a `@qd.dataclass` / `qd.types.struct` type."""
+    return members_of(t) is not None
+
+
 def convert(value: object, t: object, name: str) -> object:
     """A member's value as its type holds it."""
-    if members_of(t) is not None:  # type: ignore[arg-type]
+    if is_struct_type(t):
         if isinstance(value, dict):
-            return t(**value)  # type: ignore[operator]
-        if not isinstance(value, t):  # type: ignore[arg-type]
+            return t(**value)
+        if not isinstance(value, t):
             raise QdTypeError(
                 f"member `{name}` must be a {t.__name__}, not {type(value).__name__}."
-            )  # type: ignore[union-attr]
+            )
         return value
     if isinstance(t, MatrixType):
         return value if isinstance(value, Matrix) else t(*np.asarray(value).ravel().tolist())
@@ -58,9 +64,9 @@ def _init(self: object, *args: object, **kwargs: object) -> None:
             raise TypeError(f"{type(self).__name__} has no member `{k}`")
         values[k] = v
     for k, t in members.items():
-        v = values.get(k, 0 if not (members_of(t) or isinstance(t, MatrixType)) else None)  # type: ignore[arg-type]
-        if v is None:
-            v = t() if members_of(t) is not None else t(*[0] * int(np.prod(t.shape)))  # type: ignore[operator, union-attr]
+        v = values.get(k, 0 if not (members_of(t) or isinstance(t, MatrixType)) else None)
+        if v is None:  # a struct's default, or a matrix's zeros
+            v = t() if is_struct_type(t) else t(*[0] * int(np.prod(t.shape)))  # type: ignore[operator, union-attr]
         object.__setattr__(self, k, convert(v, t, k))
 
 
@@ -108,7 +114,7 @@ def return_parts(t: type) -> list | None:
     entry types and shape); None when a member is not a return type."""
     parts: list = []
     for m in (members_of(t) or {}).values():
-        part = return_parts(m) if members_of(m) is not None else vector_args.return_parts(m)  # type: ignore[arg-type]
+        part = return_parts(m) if is_struct_type(m) else vector_args.return_parts(m)
         if part is None:
             return None
         parts.extend(part)
@@ -122,10 +128,10 @@ def rebuild(t: type, leaves: object) -> object:
     def build(cls: type) -> object:
         return cls(
             **{
-                k: build(m) if members_of(m) is not None else todo.pop(0)
+                k: build(m) if is_struct_type(m) else todo.pop(0)
                 for k, m in (members_of(cls) or {}).items()
             }
-        )  # type: ignore[arg-type]
+        )
 
     return build(t)
 
@@ -154,5 +160,5 @@ class Struct:
         return repr(self.__dict__)
 
     @staticmethod
-    def field(members: dict, **kwargs: object) -> StructField:
-        return struct_field(struct(**members), **kwargs)  # type: ignore[arg-type]
+    def field(members: dict, **kwargs: typing.Any) -> StructField:
+        return struct_field(struct(**members), **kwargs)

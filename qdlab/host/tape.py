@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -13,6 +14,21 @@ from . import field, state
 
 if TYPE_CHECKING:
     from typing_extensions import Self
+
+    from .kernel import Kernel
+
+
+class Loss(Protocol):
+    """What a tape's loss is: a 0-d field, or an array of one element with a gradient buffer (a
+    `qd.ndarray`, a `qd.Tensor`)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+    @property
+    def grad(self) -> Any: ...
+
+    def fill(self, value: float) -> None: ...
 
 
 class Tape:
@@ -28,16 +44,16 @@ class Tape:
 
     def __init__(
         self,
-        loss: object = None,
+        loss: Loss | None = None,
         clear_gradients: bool = True,
         validation: bool = False,
         grad_check: object = None,
     ) -> None:
         self.loss = loss
         self.clear_gradients = clear_gradients
-        self.calls: list[tuple[object, tuple, dict]] = []
+        self.calls: list[tuple[Kernel, tuple, dict]] = []
 
-    def record(self, kernel: object, args: tuple, kwargs: dict) -> None:
+    def record(self, kernel: Kernel, args: tuple, kwargs: dict) -> None:
         self.calls.append((kernel, args, kwargs))
 
     def __enter__(self) -> Self:
@@ -55,7 +71,7 @@ class Tape:
                     f"{self.loss.described()}, needs qd.field(..., needs_grad=True)."
                 )
         elif self.loss is not None:
-            if int(np.prod(getattr(self.loss, "shape", None) or np.shape(self.loss))) != 1:
+            if int(np.prod(getattr(self.loss, "shape", None) or np.shape(self.loss))) != 1:  # type: ignore[arg-type]
                 raise RuntimeError("The loss of `Tape` must be an ndarray with only one element")
             if getattr(self.loss, "grad", None) is None:
                 raise RuntimeError(
@@ -63,7 +79,7 @@ class Tape:
                     "ndarrays that are required by autodiff."
                 )
         if self.loss is not None:
-            self.loss.fill(0.0)  # type: ignore[attr-defined]
+            self.loss.fill(0.0)
         state.tape = self
         if self.clear_gradients:
             field.clear_gradients()  # as Quadrants' Tape does: every field's gradient starts at 0
@@ -79,9 +95,9 @@ class Tape:
         if kind is not None:
             return
         if self.loss is not None:
-            self.loss.grad.fill(1)  # type: ignore[attr-defined]
+            self.loss.grad.fill(1)
         for kernel, args, kwargs in reversed(self.calls):
-            kernel.grad(*args, **kwargs)  # type: ignore[attr-defined]
+            kernel.grad(*args, **kwargs)
 
 
 class FwdMode:
@@ -97,10 +113,15 @@ class FwdMode:
     """
 
     def __init__(
-        self, loss: object, param: object, seed: object = None, clear_gradients: bool = True
+        self,
+        loss: field.ScalarField | list[field.ScalarField],
+        param: field.ScalarField,
+        seed: Sequence[float] | None = None,
+        clear_gradients: bool = True,
     ) -> None:
         self.loss = loss if isinstance(loss, list) else [loss]
         self.param = param
+        """Checked when entered, as the loss is: a scalar field with a dual."""
         self.seed = seed
         self.clear_gradients = clear_gradients
         self.entered = False
@@ -123,7 +144,7 @@ class FwdMode:
                     f"qd.ad.FwdMode's `{role}`, {f.described()}, has no dual: make it with "
                     "needs_dual=True or call qd.root.lazy_dual() first."
                 )
-        n = int(np.prod(self.param.shape, dtype=np.int64))  # type: ignore[attr-defined]
+        n = int(np.prod(self.param.shape, dtype=np.int64))
         if not self.seed:
             if n != 1:
                 raise RuntimeError(
@@ -131,9 +152,9 @@ class FwdMode:
                     "specify which parameters the computed derivatives respect to."
                 )
             self.seed = [1.0]
-        elif len(self.seed) != n:  # type: ignore[arg-type]
+        elif len(self.seed) != n:
             raise QdAssertionError(  # an AssertionError there
-                f"`seed` has {len(self.seed)} values for {n} parameters."  # type: ignore[arg-type]
+                f"`seed` has {len(self.seed)} values for {n} parameters."
             )
         if self.clear_gradients:
             field.clear_duals()
@@ -142,10 +163,12 @@ class FwdMode:
         return self
 
     def set_seed(self, clear: bool) -> None:
-        dual = self.param.dual  # type: ignore[attr-defined]
-        seed = list(self.seed)  # type: ignore[call-overload]
+        dual = self.param.dual
+        if dual is None or self.seed is None:  # not entered: nothing was set
+            return
+        seed = list(self.seed)
         if len(seed) == 1:
-            dual[None if not self.param.shape else (0,) * len(self.param.shape)] = (  # type: ignore[attr-defined]
+            dual[None if not self.param.shape else (0,) * len(self.param.shape)] = (
                 0.0 if clear else float(seed[0])
             )
         elif clear:

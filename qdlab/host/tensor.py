@@ -14,10 +14,15 @@ keeps the layout it was given.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from functools import cached_property
+
+import numpy as np
+import numpy.typing as npt
 
 from ..core import matrix
 from .field import Field, field
+from .launch import HostArray
 from .ndarray import Ndarray, ndarray
 
 
@@ -39,7 +44,7 @@ class Tensor:
         global made
         if not isinstance(impl, (Ndarray, Field)):
             raise TypeError(f"Tensor(impl) requires an Ndarray or Field; got {type(impl).__name__}")
-        self._impl = impl
+        self._impl: Ndarray | Field = impl
         made = True
 
     def __repr__(self) -> str:
@@ -56,23 +61,28 @@ class Tensor:
     # launch then binds the slow way).
     @property
     def _sig(self) -> tuple:
-        return self._impl._sig  # type: ignore[attr-defined]
+        return self._ndarray()._sig
 
     @property
-    def _words(self) -> tuple:
-        return self._impl._words  # type: ignore[attr-defined]
+    def _words(self) -> tuple[int, ...]:
+        return self._ndarray()._words
 
     @property
-    def _extent(self) -> tuple:
-        return self._impl._extent  # type: ignore[attr-defined]
+    def _extent(self) -> tuple[int, int, int, int]:
+        return self._ndarray()._extent
+
+    def _ndarray(self) -> Ndarray:
+        if isinstance(self._impl, Ndarray):
+            return self._impl
+        raise AttributeError("a field tensor has no launch words of its own")
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self._impl.shape)  # type: ignore[attr-defined]
+        return tuple(self._impl.shape)
 
     @property
     def dtype(self) -> object:
-        return self._impl.dtype  # type: ignore[attr-defined]
+        return self._impl.dtype
 
     given_layout: tuple[int, ...] | None = None
     """The layout a field tensor was made with (its storage is canonical: values are the same)."""
@@ -83,29 +93,31 @@ class Tensor:
         return getattr(self._impl, "layout", None) or self.given_layout
 
     def __getitem__(self, key: object) -> object:
-        return self._impl[key]  # type: ignore[index]
+        return self._impl[key]
 
     def __setitem__(self, key: object, value: object) -> None:
-        self._impl[key] = value  # type: ignore[index]
+        self._impl[key] = value
 
-    def to_numpy(self, dtype: object = None, *, copy: bool | None = True) -> object:
-        out = self._impl.to_numpy()  # type: ignore[attr-defined]
+    def to_numpy(
+        self, dtype: npt.DTypeLike | None = None, *, copy: bool | None = True
+    ) -> np.ndarray:
+        out = self._impl.to_numpy()
         return out if dtype is None else out.astype(dtype)
 
-    def from_numpy(self, array: object) -> None:
-        self._impl.from_numpy(array)  # type: ignore[attr-defined]
+    def from_numpy(self, array: npt.ArrayLike) -> None:
+        self._impl.from_numpy(array)
 
     def fill(self, value: object) -> None:
-        self._impl.fill(value)  # type: ignore[attr-defined]
+        self._impl.fill(value)
 
-    def copy_from(self, other: object) -> None:
-        self._impl.copy_from(unwrap(other))  # type: ignore[attr-defined]
+    def copy_from(self, other: Tensor | HostArray) -> None:
+        self._impl.copy_from(other._impl if isinstance(other, Tensor) else other)
 
     def to_torch(self, device: object = None, *, copy: bool | None = True) -> object:
-        return self._impl.to_torch(device, copy=copy)  # type: ignore[attr-defined]
+        return self._impl.to_torch(device, copy=copy)
 
     def from_torch(self, tensor: object) -> None:
-        self._impl.from_torch(tensor)  # type: ignore[attr-defined]
+        self._impl.from_torch(tensor)
 
     def has_grad(self) -> bool:
         return getattr(self._impl, "grad", None) is not None
@@ -161,10 +173,10 @@ ACCEPTED = ("backend", "dtype", "layout", "needs_grad", "shape")
 
 def tensor(
     dtype: object,
-    shape: object,
+    shape: int | tuple[int, ...] | list[int],
     *,
     backend: Backend = Backend.NDARRAY,
-    layout: object = None,
+    layout: Sequence[int] | None = None,
     **kwargs: object,
 ) -> Tensor:
     """`qd.tensor(dtype, shape, backend=qd.Backend.NDARRAY | FIELD, needs_grad=False)`."""
@@ -174,7 +186,7 @@ def tensor(
             f"qd.tensor() got unexpected keyword argument(s) {unknown}; accepted: "
             f"{', '.join(ACCEPTED)}"
         )
-    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)  # type: ignore[arg-type]
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
     order = None if layout is None else _layout(layout, dims, dtype)
     needs_grad = bool(kwargs.get("needs_grad", False))
     try:
@@ -188,7 +200,7 @@ def tensor(
         out.given_layout = order
         return out
     if order is None:
-        return wrap(ndarray(dtype, shape, needs_grad=needs_grad))
+        return wrap(ndarray(dtype, dims, needs_grad=needs_grad))
     arr = ndarray(dtype, tuple(dims[a] for a in order), needs_grad=needs_grad)  # memory's order
     if type(arr) is not Ndarray:
         raise NotImplementedError(
@@ -198,7 +210,7 @@ def tensor(
     return wrap(arr)
 
 
-def _layout(layout: object, dims: tuple, dtype: object) -> tuple[int, ...] | None:
+def _layout(layout: Sequence[int], dims: tuple, dtype: object) -> tuple[int, ...] | None:
     """A `layout=` as a permutation of the axes (None for the identity), checked as the
     reference checks it."""
     if isinstance(dtype, matrix.MatrixType):
@@ -206,7 +218,7 @@ def _layout(layout: object, dims: tuple, dtype: object) -> tuple[int, ...] | Non
             "layout= is not supported with compound dtypes (vector/matrix). "
             "Use qd.Vector.tensor(...) or qd.Matrix.tensor(...) without layout= instead."
         )
-    order = tuple(layout)  # type: ignore[call-overload]
+    order = tuple(layout)
     if len(order) != len(dims):
         raise ValueError(
             f"layout has {len(order)} entries but shape has {len(dims)} dimensions; they must match"
@@ -217,7 +229,12 @@ def _layout(layout: object, dims: tuple, dtype: object) -> tuple[int, ...] | Non
 
 
 def _rebuild(
-    cls: type, backend: Backend, dtype: object, shape: tuple, data: object, layout: object = None
+    cls: type,
+    backend: Backend,
+    dtype: object,
+    shape: tuple,
+    data: np.ndarray,
+    layout: Sequence[int] | None = None,
 ) -> Tensor:
     out = tensor(dtype, shape, backend=backend, layout=layout)
     out.from_numpy(data)

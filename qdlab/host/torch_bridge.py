@@ -10,12 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import pyquadrants
+from .launch import Storage, TorchTensor
 
 
-def to_torch(view: object, device: object, copy: bool | None, what: str) -> object:
+def to_torch(view: Storage, device: object, copy: bool | None, what: str) -> TorchTensor:
     """`view` is the host array over the storage (a NumPy array on the CPU; anything else has no
     zero-copy view here)."""
-    import torch  # lazy: PyTorch is optional and heavy
+    import torch  # type: ignore[import-not-found]  # lazy: PyTorch is optional and heavy
 
     pyquadrants.current.materialize()  # a DLPack export materialises first, as there
     if copy is not True:
@@ -31,6 +32,6 @@ def to_torch(view: object, device: object, copy: bool | None, what: str) -> obje
             return torch.from_numpy(view)
         if copy is False:
             raise ValueError(f"Zero-copy not available for {what}")
-    host = view if isinstance(view, np.ndarray) else view.get()  # type: ignore[attr-defined]
+    host = view if isinstance(view, np.ndarray) else view.get()
     out = torch.from_numpy(np.array(host, copy=True))
     return out.to(device) if device is not None else out

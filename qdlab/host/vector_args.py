@@ -16,6 +16,7 @@ from ..core.language import Matrix, MatrixType, Vector
 from ..core.matrix import resolve_dtype
 from ..core.types import DType, TensorType, shape_text, u1
 from . import state
+from .launch import Storage
 
 
 def tensor_type(ann: MatrixType) -> TensorType:
@@ -29,7 +30,7 @@ def entries(a: object) -> list:
     """A vector argument's entries, row-major: a `qd.Vector`, a NumPy array, nested tuples or
     lists."""
     if isinstance(a, Matrix):
-        return a.entries.ravel().tolist()
+        return a.entries.ravel().tolist()  # type: ignore[attr-defined]
     if isinstance(a, np.ndarray):
         return a.ravel().tolist()
     if isinstance(a, (tuple, list)):
@@ -49,7 +50,7 @@ def bind(
     a QdTypeError naming both shapes."""
     t = tensor_type(ann)
     shape = (
-        tuple(a.entries.shape)
+        tuple(a.entries.shape)  # type: ignore[attr-defined]
         if isinstance(a, Matrix)
         else np.shape(a)
         if isinstance(a, (np.ndarray, tuple, list))
@@ -77,15 +78,15 @@ def element(ann_dtype: object) -> tuple[DType | None, tuple]:
         any_size = None in ann_dtype.shape
         default = None if any_size else state.config().default_fp
         return ann_dtype.dtype or default, ann_dtype.shape
-    return resolve_dtype(ann_dtype), ()  # type: ignore[return-value]
+    return resolve_dtype(ann_dtype), ()
 
 
-def tensor_text(dtype: object, shape: tuple) -> str:
+def tensor_text(dtype: DType | None, shape: tuple) -> str:
     """`[Tensor (3) i32]`: how the reference names a vector or matrix value's type."""
     return f"[Tensor ({', '.join(map(str, shape))}) {dtype}]" if shape else str(dtype)
 
 
-def element_text(dtype: DType, shape: tuple[int, ...]) -> str:
+def element_text(dtype: DType | None, shape: tuple[int, ...]) -> str:
     """How the reference names an element type: `VectorType[2, i32]`, `MatrixType[2,3, i32]`."""
     if len(shape) == 1:
         return f"VectorType[{shape[0]}, {dtype}]"
@@ -116,12 +117,12 @@ def check_ndarray(
     if not fits:
         raise QdValueError(
             f"kernel `{kernel}`: Invalid value for argument {name} - required element type: "
-            f"{element_text(*want)}, but {element_text(*got)} is provided."  # type: ignore[arg-type]
+            f"{element_text(*want)}, but {element_text(*got)} is provided."
         )
 
 
 def numpy_element(
-    arr: np.ndarray,
+    arr: Storage,
     ann_dtype: object,
     kernel: str,
     name: str,
@@ -139,7 +140,7 @@ def numpy_element(
     if got is None or any(w is not None and w != g for w, g in zip(shape, got)):
         raise QdValueError(
             f"kernel `{kernel}`: argument `{name}` has shape {arr.shape}, but the parameter holds "
-            f"{element_text(dtype, shape)} elements (`{shape_text(dtype, shape)}`), so its last "
+            f"{element_text(dtype, shape)} elements (`{shape_text(dtype, shape)}`), so its last "  # type: ignore[arg-type]
             f"{k} axes must be {shape}.",
             where(),
         )
@@ -176,8 +177,13 @@ def return_parts(ann: object) -> list[tuple[list[DType], tuple[int, ...]]] | Non
     if ann is bool:
         return [([u1], ())]
     if typing.get_origin(ann) is tuple:
-        parts = [return_parts(a) for a in typing.get_args(ann)]
-        return None if None in parts else [p for part in parts for p in part]  # type: ignore[union-attr]
+        out: list[tuple[list[DType], tuple[int, ...]]] = []
+        for a in typing.get_args(ann):
+            part = return_parts(a)
+            if part is None:
+                return None
+            out.extend(part)
+        return out
     return None
 
 
