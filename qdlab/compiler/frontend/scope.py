@@ -13,7 +13,7 @@ import operator
 import types
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Protocol, TypeGuard, cast, overload
+from typing import Any, Protocol, TypeGuard, cast, overload
 
 from ...core.config import Config
 from ...core.types import ArrayType, DType
@@ -43,7 +43,7 @@ class StatementMemo(Protocol):
     """Lowers a top-level statement, or replays what an unchanged one gave before
     (`compiler.cache.stmt_memo.Memo`)."""
 
-    def lower(self, fe: object, node: ast.stmt) -> None: ...
+    def lower(self, fe: Any, node: ast.stmt) -> None: ...
 
 
 @dataclass(frozen=True)
