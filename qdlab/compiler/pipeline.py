@@ -137,16 +137,11 @@ class Compiled:
     members: dict[tuple[str, tuple[str, ...]], str] = field(default_factory=dict)
     """Members of struct arguments the kernel read: (parameter, attribute path) -> what it is
     (`structs.PARAM`, `STRUCT`, ...), in the order they were first read."""
-    host: object = None
-    """What the kernel that launches this variant keeps with it (how to read its struct
-    members)."""
     _report: KernelReport | None = None
     fields: list = field(default_factory=list)
     """The fields the kernel uses, in the order of their hidden parameters (after the user's)."""
     deps: set = field(default_factory=set)
     """What the kernel's code read (`Lowered.deps`), for the manifest."""
-    field_words: list = field(default_factory=list)
-    """Their launch words, read once from their storage (`qdlab.host.field.attach`)."""
 
     def _complete(self) -> None:
         if self._report is None and self.make is not None:
