@@ -1,14 +1,22 @@
-import os, sys, tempfile
+"""One new process: import qdlab and compile a 20-loop kernel into a new cache directory (what
+`farm-bench` timed for `2026-12-05-compile-cache-issue36.md`)."""
+
+import importlib
+import sys
+import tempfile
+from pathlib import Path
+
 import numpy as np
+
 import qdlab as qd
+
 qd.init(arch=qd.cpu, offline_cache=True, offline_cache_file_path=tempfile.mkdtemp())
-src = ["@qd.kernel", "def kern(a: qd.types.NDArray[qd.f32, 1], k: qd.f32):"]
+src = ["import qdlab as qd", "@qd.kernel", "def kern(a: qd.types.NDArray[qd.f32, 1], k: qd.f32):"]
 for j in range(20):
-    src += [f"    for i in range(a.shape[0]):", f"        a[i] = a[i] * (k + {j + 1}) + {j}.5"]
-path = os.path.join(tempfile.mkdtemp(), "kmod.py")
-open(path, "w").write("import qdlab as qd\n" + "\n".join(src) + "\n")
-sys.path.insert(0, os.path.dirname(path))
-import kmod
-a = np.ones(1000, np.float32)
-kmod.kern(a, 1.0)
+    src += ["    for i in range(a.shape[0]):", f"        a[i] = a[i] * (k + {j + 1}) + {j}.5"]
+folder = Path(tempfile.mkdtemp())
+(folder / "kmod.py").write_text("\n".join(src) + "\n")
+sys.path.insert(0, str(folder))
+kmod = importlib.import_module("kmod")
+kmod.kern(np.ones(1000, np.float32), 1.0)
 qd.sync()

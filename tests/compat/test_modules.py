@@ -106,3 +106,21 @@ def test_bit_functions() -> None:
             return qd.math.popcnt(x)
 
         on_float(1.0)
+
+
+def test_scalar_type_groups_and_builtin_names_are_quadrants() -> None:
+    """Quadrants' groups hold Python's scalar types too, and its builtins are functions with a
+    `__name__` (pytest's parameter ids, and user code, read both); `qd.cast(x, bool)` is a u1."""
+    from qdlab.types import primitive_types as p
+
+    assert p.real_types == [qd.f16, qd.f32, qd.f64, float]
+    assert p.integer_types[-2:] == [int, bool] and qd.u1 in p.integer_types
+    assert p.all_types == p.real_types + p.integer_types
+    assert [f.__name__ for f in (qd.atan2, qd.max, qd.sqrt)] == ["atan2", "max", "sqrt"]
+    qd.init(arch=qd.cpu, offline_cache=False)
+
+    @qd.kernel
+    def truth(x: qd.f32) -> qd.i32:
+        return qd.cast(qd.cast(x, bool), qd.i32) * 10 + qd.cast(qd.cast(x, int), qd.i32)
+
+    assert [truth(123.4), truth(0.0)] == [133, 0]

@@ -232,10 +232,8 @@ def lower_select(fe: Frontend, c: object, a: object, b: object) -> object:
 
 @builtin("cast", arity=2)
 def lower_cast(fe: Frontend, x: object, t: object) -> object:
-    if t in (int, float):  # as in Quadrants: the default integer / float type
-        t = fe.default_ip if t is int else fe.default_fp
-    if not isinstance(t, DType):
-        t = fe.type_dtype(t) if t in (int, float) else t
+    if t in (int, float, bool):  # as in Quadrants: the default integer / float type, u1
+        t = {int: fe.default_ip, float: fe.default_fp, bool: u1}[t]
     if not isinstance(t, DType):
         raise fe.error("qd.cast(x, dtype) needs a dtype such as qd.i32.", QdTypeError)
     return fe.cast_all(x, t)
