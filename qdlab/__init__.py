@@ -100,6 +100,7 @@ from .lang import misc as misc
 from .lang import ops as ops
 from .lang import util as util
 from .profile import Profile, profile
+from .types.enums import Layout
 
 int8, int16, int32, int64 = i8, i16, i32, i64
 uint8, uint16, uint32, uint64 = u8, u16, u32, u64
@@ -159,6 +160,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "metal",
     "vulkan",
     "Kernel",
+    "Layout",
     "perf_dispatch",
     "Matrix",
     "MatrixNdarray",

@@ -41,6 +41,43 @@ class Func:
             f"@qd.func `{self.__name__}` can only be called from a kernel or another @qd.func"
         )
 
+    def __get__(self, obj: object, owner: type | None = None) -> Func | BoundFunc:
+        """`obj.method`: the func with `obj` as its `self`, as a Python method is bound (Quadrants
+        binds its funcs the same way), so a bound func kept in a list or an attribute
+        (`self.update = self._update_elastic`) still has its object when a kernel calls it."""
+        return self if obj is None else BoundFunc(self, obj)
+
+
+class BoundFunc:
+    """A `@qd.func` method bound to an object (`Func.__get__`): a kernel calling it inlines the
+    func with the object as its first argument."""
+
+    __slots__ = ("__self__", "func")
+
+    def __init__(self, func: Func, obj: object) -> None:
+        self.func, self.__self__ = func, obj
+
+    @property
+    def __name__(self) -> str:
+        return self.func.__name__
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        __tracebackhide__ = True
+        return self.func(self.__self__, *args, **kwargs)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, BoundFunc)
+            and other.func is self.func
+            and other.__self__ is self.__self__
+        )
+
+    def __hash__(self) -> int:
+        return hash((id(self.func), id(self.__self__)))
+
+    def __repr__(self) -> str:
+        return f"<bound qd.func {self.__name__} of {self.__self__!r}>"
+
 
 def func(fn: Callable | None = None, **options: object) -> Func | Callable[[Callable], Func]:
     """`@qd.func`, `@qd.func(requires_top_level=True)`: always inlined. Also callable in a kernel,

@@ -26,6 +26,7 @@ from ..core.fields import FieldBase
 from ..core.types import DType, from_numpy, u1
 from . import pyquadrants, state, torch_bridge
 from .launch import Storage, TorchTensor, array_launch
+from .ndarray import shape_items
 
 TOKEN = uuid.uuid4().hex[:12]
 """Names this process in field fingerprints: a field is never taken for one of another process."""
@@ -544,7 +545,7 @@ def _element(dtype: object) -> tuple[DType, tuple[int, ...]]:
 
 
 def _shape(shape: object) -> tuple[int, ...]:
-    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    dims = shape_items(shape)
     for d, s in enumerate(dims):
         if isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s <= 0:
             raise QdRuntimeError(

@@ -289,10 +289,18 @@ def _dtype(dtype: object) -> tuple[DType, tuple[int, ...]]:
     return dt, ()
 
 
+def shape_items(shape: object) -> tuple[object, ...]:
+    """The extents a shape lists, as Quadrants reads a field's or an ndarray's shape: a tuple, a
+    list, a `range` or a 1-d NumPy array of them, or one extent (checked by the caller)."""
+    if isinstance(shape, np.ndarray) and shape.ndim == 1:
+        return tuple(shape.tolist()) if shape.dtype.kind in "iu" else tuple(shape)
+    return tuple(shape) if isinstance(shape, (tuple, list, range)) else (shape,)
+
+
 def _shape(shape: object) -> tuple[int, ...]:
     """`shape` as a tuple of extents: integers (NumPy ones too) from 1 to 2**31 - 1, as Quadrants
     takes them; anything else is a QuadrantsRuntimeError."""
-    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    dims = shape_items(shape)
     ints = tuple(
         int(s)
         for s in dims

@@ -31,7 +31,7 @@ from ..compiler.frontend.structs import METHOD, OPAQUE, PARAM, STRUCT, VALUE, Me
 from ..core import abi
 from ..core.errors import QdTypeError, QdValueError
 from ..core.fields import FieldBase
-from ..core.language import ArrayAnnotation, Func, KernelDef, MatrixType
+from ..core.language import ArrayAnnotation, BoundFunc, Func, KernelDef, MatrixType
 from ..core.types import ArrayType, DType, TensorType
 from . import struct_types, vector_args
 from .array_args import (
@@ -246,12 +246,8 @@ class StructArg:
             return Member(VALUE, kernel)
         if is_struct(v):
             return Member(STRUCT, v)
-        if (
-            owner is not None
-            and attr not in getattr(owner, "__dict__", {})
-            and isinstance(inspect.getattr_static(type(owner), attr, None), Func)
-        ):
-            return Member(METHOD, v)
+        if isinstance(v, BoundFunc) and v.__self__ is owner:  # `self.f`, `self.g = self.f`
+            return Member(METHOD, v.func)
         return Member(VALUE, v)
 
 

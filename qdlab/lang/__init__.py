@@ -6,3 +6,4 @@ Quadrants code reaches into (`impl`, `exception`, `misc`, `ops`, `util`, `matrix
 import qdlab.lang._template_mapper  # noqa: F401 - `qd.lang._template_mapper`, as in Quadrants
 from qdlab.core.language import *
 from qdlab.core.language import Builtin, Func, RealFunc, Template  # noqa: F401
+from qdlab.types.enums import Layout  # noqa: F401 - `qd.lang.Layout`, as in Quadrants

@@ -10,7 +10,7 @@ state: each attribute reads or changes `qdlab.host.state`.
 from __future__ import annotations
 
 from ..core.errors import QuadrantsSyntaxError
-from ..host import api, pyquadrants
+from ..host import api, pyquadrants, state
 from ..host.kernel import Kernel
 from ..host.pyquadrants import Program, PyQuadrants
 
@@ -20,6 +20,7 @@ __all__ = [
     "PyQuadrants",
     "QuadrantsSyntaxError",
     "current_cfg",
+    "get_max_shared_memory_bytes",
     "get_runtime",
 ]
 
@@ -32,3 +33,20 @@ def current_cfg() -> api.Settings:
 def get_runtime() -> PyQuadrants:
     """The live runtime object (a fresh one after each `qd.init` / `qd.reset`)."""
     return pyquadrants.current
+
+
+def get_max_shared_memory_bytes(*, is_lowerbound_ok: bool) -> int:
+    """The shared memory a block may use, in bytes: the device's (its opt-in maximum) under
+    `arch=qd.cuda`; on the CPU, which has no shared memory, 0 when a lower bound will do, else a
+    RuntimeError, as in Quadrants."""
+    arch = state.config().arch
+    if arch == "cuda":
+        import cupy  # lazy: only where a GPU is the target
+
+        attributes = cupy.cuda.Device().attributes
+        return int(
+            attributes.get("MaxSharedMemoryPerBlockOptin", attributes["MaxSharedMemoryPerBlock"])
+        )
+    if is_lowerbound_ok:
+        return 0
+    raise RuntimeError(f"get_max_shared_memory_bytes not implemented for arch {api.cfg.arch.name}")

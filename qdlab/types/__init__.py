@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from ..core.language import types as namespace
 from ..core.types import DType
-from . import annotations, primitive_types, quant
+from . import annotations, enums, primitive_types, quant
 from .primitive_types import *
 
 __all__ = [  # noqa: PLE0604
     "annotations",
+    "enums",
     "primitive_types",
     "quant",
     "is_integral",

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from qdlab.core.fields import FieldBase
-from qdlab.core.language import Func
+from qdlab.core.language import BoundFunc, Func
 
 from ...core.errors import SourceLoc
 from .. import runtime
@@ -162,6 +162,8 @@ def _function(kernel_fn: object, owner_path: str) -> object | None:
     fn = kernel_fn
     for step in owner_path.split("/") if owner_path else ():
         value = resolve_dotted(fn, step)
+        if isinstance(value, BoundFunc):  # `obj.f`: the func, whose globals its reads name
+            value = value.func
         if not isinstance(value, Func):
             return None
         fn = value.fn

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Final, TypeVar
 
+import numpy as np
+
 from qdlab.core import decompositions
 from qdlab.core import language as lang
 
@@ -518,6 +520,24 @@ python_call(max, arity=ANY)(lower_max)
 @python_call(range, arity=NODE)
 def lower_range(fe: Frontend, node: ast.Call) -> object:
     raise fe.error("range()/qd.ndrange() can only be used as the iterable of a `for`.")
+
+
+@builtin("ndrange", arity=NODE)
+def lower_ndrange(fe: Frontend, node: ast.Call) -> object:
+    """`qd.ndrange(3, 3, 3)` outside a `for`: with extents known while compiling, the Python
+    object (a `@qd.func` may return one for `qd.static(qd.grouped(...))` to unroll, as Genesis'
+    MPM stencil does); else the loop's index space is not a value."""
+    args = fe.call_args(node)
+    kwargs = {kw.arg: fe.visit(kw.value) for kw in node.keywords}
+    if all(_static_extent(x) for x in (*args, *kwargs.values())):
+        return lang.Ndrange(*args, **kwargs)
+    raise fe.error("qd.ndrange() with runtime extents can only be the iterable of a `for`.")
+
+
+def _static_extent(x: object) -> bool:
+    if isinstance(x, (tuple, list)):
+        return all(_static_extent(e) for e in x)
+    return isinstance(x, (int, np.integer))
 
 
 @python_call(len, arity=1)

@@ -63,6 +63,8 @@ class Calls:
             return self.inline(callee, node)
         if isinstance(callee, BoundMethod):
             return self.call_bound(callee, node)
+        if isinstance(callee, lang.BoundFunc):  # a func bound to a Python object (`obj.f`)
+            return self.call_bound(BoundMethod(callee.func, callee.__self__), node)
         if isinstance(callee, lang.KernelDef):
             raise self.error(
                 f"a kernel cannot call another kernel (`{callee.name}`); make it a @qd.func."

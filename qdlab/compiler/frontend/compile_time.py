@@ -19,6 +19,10 @@ from . import evaluations
 from .scope import GradOf, Local, dotted, is_number
 from .source import closure_values
 from .structs import MEMBER_VALUE, StructRef
+from .vectors import Vec
+
+FUNC_VALUE = "__qd_func_value"
+"""The name a `@qd.func`'s result goes under in a `qd.static` expression (`static_func_calls`)."""
 
 
 class RuntimeRef:
@@ -84,6 +88,7 @@ class CompileTime:
     def resolve_static(self, node: ast.expr) -> object:
         env = self.python_env()
         node = written = self.array_presence(node)
+        node = self.static_func_calls(node, env)
         node = self.static_members(node, env)  # struct members: read (and recorded) here
         bound = {k for frame in self.scope.frames for k in frame}
         for n in ast.walk(node):
@@ -111,11 +116,52 @@ class CompileTime:
             self.record_evaluation(written, env, bound, value)
         return value
 
+    def static_func_calls(self, node: ast.expr, env: dict) -> ast.expr:
+        """`node` with each call of a `@qd.func` in it lowered here and replaced by its result,
+        bound in `env` (`qd.static(qd.grouped(self.stencil_range()))`, where the func returns a
+        `qd.ndrange`), as Quadrants builds the argument of `qd.static` like any expression; the
+        result must be known while compiling. The func's source and reads are recorded as its
+        inlining records them. Returns `node` itself when it calls no func."""
+        fe = self
+
+        class Substitute(ast.NodeTransformer):
+            def visit_Call(self, n: ast.Call) -> ast.AST:
+                if not isinstance(peek(n.func), (lang.Func, lang.BoundFunc)):
+                    return self.generic_visit(n)
+                value = fe.visit(n)
+                if isinstance(value, (ir.Value, Local, Vec, GradOf)):
+                    raise fe.error(
+                        f"`{ast.unparse(n)}` returns a value computed by the kernel; qd.static "
+                        "needs one known while compiling.",
+                        QuadrantsCompilationError,
+                    )
+                name = f"{FUNC_VALUE}{len(env)}"
+                env[name] = value
+                return ast.copy_location(ast.Name(name, ast.Load()), n)
+
+        def peek(func: ast.expr) -> object:  # the callee, looked up with no read recorded
+            path = dotted(func)
+            if path is None:
+                return None
+            head, *attrs = path.split(".")
+            x = env.get(head)
+            x = x.value if isinstance(x, StructRef) else x
+            try:
+                for a in attrs:
+                    x = getattr(x, a)
+            except Exception:  # noqa: BLE001 - not found, or a property that raised: not a func
+                return None
+            return x
+
+        if not any(isinstance(n, ast.Call) for n in ast.walk(node)):
+            return node
+        return Substitute().visit(copy.deepcopy(node))
+
     def record_reads(self, node: ast.expr, env: dict, bound: set[str]) -> None:
         """Each global, closure value and attribute chain from one that `node` reads."""
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and n.id not in bound and n.id in env:
-                if not n.id.startswith(MEMBER_VALUE):  # a member's value: in the signature
+                if not n.id.startswith((MEMBER_VALUE, FUNC_VALUE)):  # recorded where they are read
                     self.record(n.id, env[n.id])
             elif (
                 isinstance(n, ast.Attribute)

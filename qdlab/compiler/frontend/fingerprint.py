@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from qdlab.core import QDLAB_DIR
 from qdlab.core.fields import FieldBase, StructFieldBase
-from qdlab.core.language import Builtin, Func, KernelDef
+from qdlab.core.language import BoundFunc, Builtin, Func, KernelDef
 
 from .source import MISSING, revision, source_lines
 
@@ -101,6 +101,8 @@ class _Fingerprint:
             return f"{t.__name__}({','.join(sorted(self.alone(x, d) for x in v))})"  # type: ignore[attr-defined]
         if isinstance(v, Func):
             return "func:" + source_digest(v.fn)
+        if isinstance(v, BoundFunc):
+            return f"boundfunc({f(v.func)},{f(v.__self__)})"
         if isinstance(v, KernelDef):
             return f"kernel:{v.autodiff}:" + source_digest(v.fn)
         if isinstance(v, Builtin):

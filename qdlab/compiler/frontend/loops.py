@@ -13,6 +13,8 @@ import ast
 import collections.abc
 import logging
 
+import numpy as np
+
 from qdlab.core import language as lang
 
 from ...core.errors import QdCompileValueError, QdError, QdTypeError
@@ -109,8 +111,13 @@ class Loops:
                         "(it can be read only once).",
                         self.loc,
                     )
+                if isinstance(items, np.ndarray) and items.ndim == 1:  # `*solver.grid_res`
+                    items = items.tolist()
                 if not isinstance(items, (tuple, list)):
-                    raise self.error("only a list or a tuple (an array's `.shape`) can be spread.")
+                    raise self.error(
+                        "only a list, a tuple or a 1-d NumPy array (an array's `.shape`) can be "
+                        "spread."
+                    )
                 out.extend(items)
             elif isinstance(a, ast.List):
                 out.append(tuple(self.visit(e) for e in a.elts))  # `qd.ndrange([0, n])`

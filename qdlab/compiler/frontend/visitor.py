@@ -638,6 +638,8 @@ class Frontend(
             return self.struct_element(base, node)
         if not isinstance(base, (ir.Value, GradOf)) and hasattr(base, "__getitem__"):
             key = self.visit(node.slice)  # a Python object, indexed while compiling
+            if isinstance(key, ir.Value) and isinstance(key.owner, ir.Const) and key.dtype.is_int:
+                key = key.owner.attrs["value"]  # `w[offset[d]]`, an entry of a static vector
             if not isinstance(key, ir.Value):
                 try:
                     return self.tensor_of(base[key], ast.unparse(node))  # type: ignore[index]

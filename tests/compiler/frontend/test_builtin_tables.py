@@ -15,8 +15,9 @@ from qdlab.core import language as lang
 from qdlab.core.errors import QdTypeError
 from qdlab.lang import ops
 
-NOT_CALLS = {"ndrange", "grouped"}
-"""Built-ins that are a `for`'s iterable, never a call's callee."""
+NOT_CALLS = {"grouped"}
+"""Built-ins that are a `for`'s iterable, never a call's callee (`qd.ndrange` is also a value a
+`@qd.func` may return, for `qd.static` to unroll)."""
 
 
 def exported() -> set[str]:

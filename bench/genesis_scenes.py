@@ -1,0 +1,329 @@
+"""Genesis across its solvers, on the reference and on qdlab, unchanged (issue 37).
+
+Why this script exists: Genesis is the program qdlab exists for. Each scene below is small enough
+to build in a few minutes on two cores and exercises one solver: rigid bodies colliding with each
+other and the plane, the Franka arm from the MJCF Genesis ships under PD position control, a
+batched rigid scene (`n_envs=4`), MPM, SPH, PBD (liquid, and cloth through pymeshlab) and FEM.
+Each runs in fresh processes on the reference (quadrants 1.3.3, which genesis-world 1.4.5 pins) and
+on qdlab (`python -m qdlab.run`, so `import quadrants` inside Genesis is qdlab): cold (empty
+caches), then warm (the caches the cold run filled); with Genesis installed normally and, with
+`--checkout`, as a source tree on `PYTHONPATH` (a copy of the installed package, how its developers
+work). `--edit` adds the edit loop: one line of `func_integrate` (the free-joint position update)
+edited, the scene built again in a fresh process, then the edit undone.
+
+It installs nothing and is not part of CI (Genesis and torch weigh about 3 GB). It needs a Python
+with `genesis-world` 1.4.5, `torch` (the CPU wheel), `pymeshlab` and `tetgen` (Genesis' own
+dependencies for cloth and FEM) and the reference `quadrants` 1.3.3; qdlab is importable from its
+source tree (`--qdlab`). The README's Genesis section has the install commands.
+
+Printed per scene: the largest difference of the final state (body positions and rotations, joint
+positions, particle positions) from the reference's and the reference's own run-to-run spread,
+build and step times and their ratios, and for qdlab the kernels, constructs, splits and every
+fallback code met; or the error a run ended with (its last line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import fmt, markdown_table, report
+
+ROOT = Path(__file__).resolve().parents[1]
+MARK = "@@GENESIS@@"
+
+PRELUDE = """
+import json, sys, time
+import numpy as np
+
+t0 = time.perf_counter()
+import genesis as gs
+
+gs.init(backend=gs.cpu, logging_level="warning", seed=0)
+"""
+
+# Each scene: the code that makes `scene` (and `state()`, the final state as named arrays), the
+# keyword arguments of `scene.build` and the number of steps.
+SCENES: dict[str, tuple[str, str, int]] = {
+    "rigid": (
+        """
+scene = gs.Scene(show_viewer=False)
+scene.add_entity(gs.morphs.Plane())
+a = scene.add_entity(gs.morphs.Box(size=(0.2, 0.2, 0.2), pos=(0.0, 0.0, 0.12)))
+b = scene.add_entity(gs.morphs.Box(size=(0.1, 0.1, 0.1), pos=(0.02, 0.0, 0.3)))
+c = scene.add_entity(gs.morphs.Sphere(radius=0.05, pos=(0.3, 0.0, 0.06)))
+def state():
+    return {f"{n}.{w}": getattr(e, "get_" + w)() for n, e in (("a", a), ("b", b), ("c", c))
+            for w in ("pos", "quat")}
+""",
+        "",
+        40,
+    ),
+    "batched": (
+        """
+scene = gs.Scene(show_viewer=False)
+scene.add_entity(gs.morphs.Plane())
+a = scene.add_entity(gs.morphs.Box(size=(0.2, 0.2, 0.2), pos=(0.0, 0.0, 0.12)))
+c = scene.add_entity(gs.morphs.Sphere(radius=0.05, pos=(0.0, 0.0, 0.4)))
+def state():
+    return {f"{n}.{w}": getattr(e, "get_" + w)() for n, e in (("a", a), ("c", c))
+            for w in ("pos", "quat")}
+""",
+        "n_envs=4",
+        40,
+    ),
+    "franka": (
+        """
+scene = gs.Scene(show_viewer=False)
+scene.add_entity(gs.morphs.Plane())
+arm = scene.add_entity(gs.morphs.MJCF(file="xml/franka_emika_panda/panda.xml"))
+def before_steps():
+    arm.set_dofs_kp(np.array([4500, 4500, 3500, 3500, 2000, 2000, 2000, 100, 100]))
+    arm.set_dofs_kv(np.array([450, 450, 350, 350, 200, 200, 200, 10, 10]))
+    arm.control_dofs_position(np.array([1.0, 0.5, 0.0, -1.5, 0.0, 2.0, 0.8, 0.04, 0.04]))
+def state():
+    return {"qpos": arm.get_dofs_position(), "ee": arm.get_link("hand").get_pos()}
+""",
+        "",
+        20,
+    ),
+    "mpm": (
+        """
+scene = gs.Scene(
+    sim_options=gs.options.SimOptions(dt=4e-3, substeps=10),
+    mpm_options=gs.options.MPMOptions(
+        lower_bound=(-0.3, -0.3, 0.0), upper_bound=(0.3, 0.3, 0.6), grid_density=32),
+    show_viewer=False)
+scene.add_entity(gs.morphs.Plane())
+e = scene.add_entity(material=gs.materials.MPM.Elastic(sampler="regular"),
+                     morph=gs.morphs.Box(pos=(0.0, 0.0, 0.2), size=(0.1, 0.1, 0.1)))
+def state():
+    return {"x": e.get_particles_pos()}
+""",
+        "",
+        5,
+    ),
+    "sph": (
+        """
+scene = gs.Scene(
+    sim_options=gs.options.SimOptions(dt=4e-3, substeps=5),
+    sph_options=gs.options.SPHOptions(
+        lower_bound=(-0.3, -0.3, 0.0), upper_bound=(0.3, 0.3, 0.6), particle_size=0.02),
+    show_viewer=False)
+scene.add_entity(gs.morphs.Plane())
+e = scene.add_entity(material=gs.materials.SPH.Liquid(sampler="regular"),
+                     morph=gs.morphs.Box(pos=(0.0, 0.0, 0.15), size=(0.1, 0.1, 0.1)))
+def state():
+    return {"x": e.get_particles_pos()}
+""",
+        "",
+        10,
+    ),
+    "pbd": (
+        """
+scene = gs.Scene(
+    sim_options=gs.options.SimOptions(dt=4e-3, substeps=5),
+    pbd_options=gs.options.PBDOptions(
+        lower_bound=(-0.3, -0.3, 0.0), upper_bound=(0.3, 0.3, 0.6), particle_size=0.02),
+    show_viewer=False)
+scene.add_entity(gs.morphs.Plane())
+e = scene.add_entity(material=gs.materials.PBD.Liquid(sampler="regular"),
+                     morph=gs.morphs.Box(pos=(0.0, 0.0, 0.15), size=(0.1, 0.1, 0.1)))
+def state():
+    return {"x": e.get_particles_pos()}
+""",
+        "",
+        10,
+    ),
+    "cloth": (
+        """
+scene = gs.Scene(sim_options=gs.options.SimOptions(dt=4e-3, substeps=5), show_viewer=False)
+scene.add_entity(gs.morphs.Plane())
+e = scene.add_entity(material=gs.materials.PBD.Cloth(),
+                     morph=gs.morphs.Mesh(file="meshes/cloth.obj", scale=0.3, pos=(0, 0, 0.3)))
+def state():
+    return {"x": e.get_particles_pos()}
+""",
+        "",
+        10,
+    ),
+    "fem": (
+        """
+scene = gs.Scene(sim_options=gs.options.SimOptions(dt=1e-3, substeps=5),
+                 fem_options=gs.options.FEMOptions(), show_viewer=False)
+scene.add_entity(gs.morphs.Plane())
+e = scene.add_entity(material=gs.materials.FEM.Elastic(),
+                     morph=gs.morphs.Box(pos=(0.0, 0.0, 0.15), size=(0.1, 0.1, 0.1)))
+def state():
+    return {"x": e.get_state().pos}
+""",
+        "",
+        10,
+    ),
+}
+
+BODY = """
+t1 = time.perf_counter()
+scene.build(%(build)s)
+t2 = time.perf_counter()
+if "before_steps" in globals():
+    before_steps()
+for _ in range(%(steps)d):
+    scene.step()
+t3 = time.perf_counter()
+out = {"build_s": t2 - t1, "steps_s": t3 - t2, "import_s": t1 - t0,
+       "state": {k: np.asarray(v.cpu() if hasattr(v, "cpu") else v, dtype=np.float64).tolist()
+                 for k, v in state().items()}}
+qd = sys.modules.get("qdlab")
+if qd is not None:  # qdlab: what the compiler did with each kernel the scene called
+    from qdlab.host import state as qstate
+    reports = [c.report for c in qstate.history.values()]
+    out["kernels"] = len(reports)
+    out["constructs"] = sum(len(r.constructs) for r in reports)
+    out["split"] = sum(r.mode == "per_offload" for r in reports)
+    codes = {r.fallback.code for r in reports if r.fallback is not None}
+    codes |= {f.split(":")[0] for r in reports for f in r.runtime_fallbacks}
+    out["fallbacks"] = sorted(codes)
+print(%(mark)r + json.dumps(out))
+"""
+
+
+def scene_script(name: str) -> str:
+    setup, build, steps = SCENES[name]
+    return PRELUDE + setup + BODY % {"build": build, "steps": steps, "mark": MARK}
+
+
+def run_scene(
+    python: str,
+    impl: str,
+    name: str,
+    cache: Path,
+    qdlab_tree: Path,
+    checkout: Path | None = None,
+    timeout: float = 1800,
+) -> dict:
+    """One fresh process running scene `name`; its figures, or the error it ended with."""
+    script = cache / f"{name}.py"
+    script.write_text(scene_script(name))
+    paths = [str(checkout)] if checkout is not None else []
+    env = dict(
+        os.environ,
+        QD_OFFLINE_CACHE_FILE_PATH=str(cache / "quadrants"),
+        QDLAB_CACHE_DIR=str(cache / "qdlab"),
+    )
+    if impl == "qdlab":
+        paths.append(str(qdlab_tree))
+        cmd = [python, "-m", "qdlab.run", str(script)]
+    else:
+        cmd = [python, str(script)]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    try:
+        out = subprocess.run(
+            cmd, cwd=cache, env=env, capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    for line in out.stdout.splitlines():
+        if line.startswith(MARK):
+            return json.loads(line[len(MARK) :])
+    lines = [x for x in out.stderr.strip().splitlines() if x.strip()]
+    return {"error": lines[-1][:300] if lines else f"exit {out.returncode}"}
+
+
+def state_difference(a: dict, b: dict) -> float:
+    """The largest absolute difference between two final states (inf when their shapes differ)."""
+    import numpy as np
+
+    worst = 0.0
+    for key, value in a["state"].items():
+        x, y = np.asarray(value), np.asarray(b["state"].get(key, []))
+        if x.shape != y.shape:
+            return float("inf")
+        if x.size:
+            worst = max(worst, float(np.max(np.abs(x - y))))
+    return worst
+
+
+def genesis_checkout(python: str, into: Path) -> Path:
+    """A source tree of the installed Genesis under `into` (the directory to put on PYTHONPATH)."""
+    origin = subprocess.run(
+        [python, "-c", "import genesis, os; print(os.path.dirname(genesis.__file__))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=into,
+    ).stdout.strip()
+    shutil.copytree(origin, into / "genesis", ignore=shutil.ignore_patterns("__pycache__"))
+    return into
+
+
+EDIT_FILE = "engine/solvers/rigid/abd/forward_dynamics.py"
+EDIT_FROM = "pos = pos + vel * rigid_info.substep_dt[None]"
+EDIT_TO = "pos = pos + vel * (rigid_info.substep_dt[None] * 1.0)"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--python", required=True, help="a Python with genesis, torch and quadrants")
+    ap.add_argument("--qdlab", type=Path, default=ROOT, help="the qdlab source tree to run")
+    ap.add_argument("--scenes", default=",".join(SCENES), help="comma-separated scene names")
+    ap.add_argument("--impls", default="quadrants,qdlab")
+    ap.add_argument("--checkout", action="store_true", help="also Genesis as a source checkout")
+    ap.add_argument("--edit", action="store_true", help="the edit loop (on the first scene)")
+    ap.add_argument("--spread", action="store_true", help="run the reference twice (its spread)")
+    args = ap.parse_args()
+    impls = args.impls.split(",")
+    installs = ["site"] + (["checkout"] if args.checkout else [])
+    rows = []
+    notes = ["Each cell is one fresh process; cold starts from empty caches, warm reuses them."]
+    for name in args.scenes.split(","):
+        for install in installs:
+            res: dict[tuple[str, str], dict] = {}
+            for impl in impls:
+                with tempfile.TemporaryDirectory(prefix=f"genesis-{impl}-") as tmp:
+                    tmp_path = Path(tmp)
+                    tree = genesis_checkout(args.python, tmp_path / "src") if install == "checkout" else None
+                    if tree is None:
+                        (tmp_path / "src").mkdir()
+                    for step in ("cold", "warm"):
+                        res[impl, step] = run_scene(args.python, impl, name, tmp_path, args.qdlab, tree)
+                        print(name, install, impl, step, {k: v for k, v in res[impl, step].items() if k != "state"}, file=sys.stderr)
+                    if args.spread and impl == "quadrants":
+                        res[impl, "again"] = run_scene(args.python, impl, name, tmp_path, args.qdlab, tree)
+            rows.extend(scene_rows(name, install, res))
+    body = markdown_table(["scene", "figure", "quadrants", "qdlab", "qdlab / quadrants"], rows)
+    report("genesis_scenes", "Genesis scenes, one per solver", body, notes)
+
+
+def scene_rows(name: str, install: str, res: dict) -> list[list[str]]:
+    rows = []
+    tag = f"{name} ({install})"
+    ref_c, own_c = res.get(("quadrants", "cold"), {}), res.get(("qdlab", "cold"), {})
+    ok = "state" in ref_c and "state" in own_c
+    rows.append([tag, "max |state - reference|", "", f"{state_difference(own_c, ref_c):.2e}" if ok else own_c.get("error", ""), ""])
+    again = res.get(("quadrants", "again"))
+    if again and "state" in again and "state" in ref_c:
+        rows.append([tag, "reference spread", f"{state_difference(again, ref_c):.2e}", "", ""])
+    for step in ("cold", "warm"):
+        ref, own = res.get(("quadrants", step), {}), res.get(("qdlab", step), {})
+        for what in ("build_s", "steps_s"):
+            r, o = ref.get(what), own.get(what)
+            rows.append([tag, f"{step}: {what}", fmt(r, 3) if r is not None else ref.get("error", ""),
+                         fmt(o, 3) if o is not None else own.get("error", ""),
+                         fmt(o / r) if r and o else ""])
+    if "kernels" in own_c:
+        rows.append([tag, "kernels / constructs / split / fallbacks", "",
+                     f"{own_c['kernels']} / {own_c['constructs']} / {own_c['split']} / {', '.join(own_c['fallbacks']) or 'none'}", ""])
+    return rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+"""What Genesis' solvers reach for on the host, with Quadrants' semantics (issue 37): `qd.Layout`
+on every kind of field (it moves components in memory, never a value), a shape given as a NumPy
+array, `range` or NumPy integers, and `qd.lang.impl.get_max_shared_memory_bytes` on the CPU. Each
+was checked on quadrants 1.3.3 first; the values here are what it gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import qdlab as qd
+
+
+def test_layout_is_quadrants_enum_and_changes_no_value() -> None:
+    assert [m.name for m in qd.Layout] == ["AOS", "SOA", "NULL"]
+    assert qd.lang.Layout is qd.Layout is qd.types.enums.Layout
+    qd.init(arch=qd.cpu)
+
+    @qd.dataclass
+    class P:
+        x: qd.types.vector(3, qd.f32)
+        m: qd.f32
+
+    soa = qd.Vector.field(3, qd.f32, shape=(4, 2), layout=qd.Layout.SOA)
+    aos = qd.Vector.field(3, qd.f32, shape=(4, 2), layout=qd.Layout.AOS)
+    s = P.field(shape=(4,), layout=qd.Layout.SOA)
+    plain = qd.field(qd.f32, shape=(4,), layout=qd.Layout.SOA)
+
+    @qd.kernel
+    def fill():
+        for i, j in soa:
+            soa[i, j] = qd.Vector([i, j, i * j])
+            aos[i, j] = soa[i, j] * 2.0
+        for i in s:
+            s[i].x = soa[i, 1]
+            s[i].m = i + 0.5
+            plain[i] = s[i].m + s[i].x[2]
+
+    fill()
+    i, j = np.meshgrid(np.arange(4), np.arange(2), indexing="ij")
+    want = np.stack([i, j, i * j], axis=-1).astype(np.float32)
+    np.testing.assert_array_equal(soa.to_numpy(), want)
+    np.testing.assert_array_equal(aos.to_numpy(), 2 * want)
+    np.testing.assert_array_equal(s.x.to_numpy(), want[:, 1])
+    np.testing.assert_array_equal(plain.to_numpy(), np.arange(4) + 0.5 + np.arange(4))
+
+
+@pytest.mark.parametrize(
+    "shape, want",
+    [
+        (np.array([2, 3], dtype=np.int32), (2, 3)),
+        (np.array([5], dtype=np.int64), (5,)),
+        (np.int64(3), (3,)),
+        ((np.int32(2), 3), (2, 3)),
+        (range(2, 4), (2, 3)),
+    ],
+)
+def test_a_shape_may_be_numpy_integers_or_a_range(shape: object, want: tuple) -> None:
+    qd.init(arch=qd.cpu)
+    assert qd.field(qd.f32, shape=shape).shape == want
+    assert qd.Vector.field(2, qd.i32, shape=shape).shape == want
+    assert qd.ndarray(qd.f32, shape=shape).shape == want
+
+
+@pytest.mark.parametrize("shape", [np.array(4), np.array([2.0, 3.0]), 2.0, np.array([2, 0])])
+def test_a_shape_that_is_not_positive_integers_is_refused(shape: object) -> None:
+    qd.init(arch=qd.cpu)
+    with pytest.raises((qd.QdValueError, qd.QdRuntimeError)):
+        qd.field(qd.f32, shape=shape)
+
+
+def test_max_shared_memory_on_the_cpu() -> None:
+    qd.init(arch=qd.cpu)
+    assert qd.lang.impl.get_max_shared_memory_bytes(is_lowerbound_ok=True) == 0
+    with pytest.raises(RuntimeError, match="not implemented for arch x64"):
+        qd.lang.impl.get_max_shared_memory_bytes(is_lowerbound_ok=False)
+
+
+@qd.data_oriented
+class Material:
+    def __init__(self, k: float) -> None:
+        self.k = k
+        self.update = self._scale if k > 0 else self._shift  # Genesis' MPM materials do this
+
+    @qd.func
+    def _scale(self, x):
+        return x * self.k
+
+    @qd.func
+    def _shift(self, x):
+        return x - self.k
+
+
+@qd.data_oriented
+class Solver:
+    def __init__(self) -> None:
+        self.materials = [Material(2.0), Material(-3.0)]
+        self.updates = [m.update for m in self.materials]  # bound funcs held in a list
+        self.out = qd.field(qd.f32, shape=(2, 3))
+        self.own = self.scaled
+
+    @qd.func
+    def scaled(self, x):
+        return x * 10.0
+
+    @qd.kernel
+    def run(self, a: qd.types.ndarray(qd.f32, 1)):
+        for i in range(3):
+            for m in qd.static(range(2)):
+                self.out[m, i] = self.updates[m](x=a[i]) + self.own(a[i])
+
+
+def test_a_bound_func_keeps_its_object_wherever_it_is_kept() -> None:
+    """`obj.f` of a `@qd.func` method is bound, as Quadrants binds it: kept in a list or an
+    attribute and called in a kernel, its `self` is `obj` (values from quadrants 1.3.3)."""
+    qd.init(arch=qd.cpu)
+    assert (
+        Material(1.0).update.__self__ is not None and Material._scale is Material.__dict__["_scale"]
+    )
+    glob = Material(4.0)
+    res = qd.field(qd.f32, shape=3)
+
+    @qd.kernel
+    def use_global(a: qd.types.ndarray(qd.f32, 1)):
+        for i in range(3):
+            res[i] = glob.update(a[i]) + glob._shift(1.0)
+
+    s = Solver()
+    a = np.array([1.0, 2.0, 3.0], np.float32)
+    s.run(a)
+    assert s.out.to_numpy().tolist() == [[12.0, 24.0, 36.0], [14.0, 25.0, 36.0]]
+    use_global(a)
+    assert res.to_numpy().tolist() == [1.0, 5.0, 9.0]
+    with pytest.raises(RuntimeError, match="can only be called from a kernel"):
+        glob.update(1.0)
+
+
+@qd.func
+def three():
+    return 3
+
+
+@qd.func
+def pairs(k: qd.template()):
+    return qd.ndrange(k, 2)
+
+
+@qd.data_oriented
+class Stencil:
+    def __init__(self) -> None:
+        self.out = qd.field(qd.i32, shape=())
+
+    @qd.func
+    def stencil(self):
+        return qd.ndrange(2, 3)
+
+    @qd.kernel
+    def run(self):
+        for o in qd.static(qd.grouped(self.stencil())):  # Genesis' MPM p2g / g2p
+            self.out[None] += o[0] * 10 + o[1]
+        for _ in qd.static(range(three())):
+            self.out[None] += 1000
+        for a, b in qd.static(pairs(2)):
+            self.out[None] += 100000 * (a + b)
+
+
+def test_a_func_called_in_qd_static_is_inlined_for_its_compile_time_result() -> None:
+    """Quadrants builds `qd.static`'s argument as any expression, so a `@qd.func` returning a
+    `qd.ndrange` (or a number) may be called there; quadrants 1.3.3 gives 403036."""
+    qd.init(arch=qd.cpu)
+    s = Stencil()
+    s.run()
+    assert s.out[None] == 403036
+
+    @qd.func
+    def runtime(x):
+        return x + 1
+
+    @qd.kernel
+    def bad(x: qd.i32) -> qd.i32:
+        t = 0
+        for i in qd.static(range(runtime(x))):
+            t += i
+        return t
+
+    with pytest.raises(qd.QuadrantsCompilationError, match="known while compiling"):
+        bad(2)
+
+
+def test_a_python_list_is_indexed_by_an_entry_of_a_static_vector() -> None:
+    """MPM's quadratic B-spline weights: `w[offset[d]][d]` with `offset` from
+    `qd.static(qd.grouped(qd.ndrange(3, 3, 3)))`; quadrants 1.3.3 gives 4.200000286102295."""
+    qd.init(arch=qd.cpu)
+    out = qd.field(qd.f32, shape=())
+
+    @qd.kernel
+    def k(x: qd.types.ndarray(qd.f32, 1)):
+        for _ in range(1):
+            fx = qd.Vector([x[0], x[1], x[2]])
+            w = [0.5 * (1.5 - fx) ** 2, 0.75 - (fx - 1) ** 2, 0.5 * (fx - 0.5) ** 2]
+            for offset in qd.static(qd.grouped(qd.ndrange(3, 3, 3))):
+                weight = 1.0
+                for d in qd.static(range(3)):
+                    weight *= w[offset[d]][d]
+                out[None] += weight * (offset[0] + 2 * offset[1] + 3 * offset[2])
+
+    k(np.array([0.3, 0.6, 0.9], np.float32))
+    assert out[None] == 4.200000286102295
+
+
+def test_ndrange_spreads_a_numpy_array() -> None:
+    """`qd.ndrange(*solver.grid_res, B)` with `grid_res` a NumPy array (Genesis' MPM coupler);
+    quadrants 1.3.3 sums the result to 726."""
+    qd.init(arch=qd.cpu)
+    res = np.array([2, 3], dtype=np.int32)
+    out = qd.field(qd.i32, shape=(2, 3, 2))
+
+    @qd.kernel
+    def k():
+        for i, j, b in qd.ndrange(*res, 2):
+            out[i, j, b] = i * 100 + j * 10 + b
+
+    k()
+    assert out.to_numpy().sum() == 726
