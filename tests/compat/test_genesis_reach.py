@@ -222,3 +222,57 @@ def test_ndrange_spreads_a_numpy_array() -> None:
 
     k()
     assert out.to_numpy().sum() == 726
+
+
+@qd.data_oriented
+class Slots:
+    def __init__(self) -> None:
+        self.a = qd.field(qd.i32, shape=(4, 2))
+        self.v = qd.Vector.field(3, qd.f32, shape=5)
+        self.s = qd.field(qd.f32, shape=())
+
+    @qd.func
+    def reset(self, x):  # Genesis' spatial hasher clears its slots so
+        self.a.fill(7)
+        self.v.fill(x)
+        self.s.fill(2.5)
+
+    @qd.kernel
+    def run(self, x: qd.f32):
+        self.reset(x)
+        for i in range(4):
+            self.a[i, 1] += i
+
+
+@pytest.mark.parametrize("split", [True, False])
+def test_field_fill_in_a_kernel_is_a_loop_over_its_elements(split: bool) -> None:
+    """`field.fill(v)` in a kernel, as quadrants 1.3.3 runs it (a loop before the next one)."""
+    qd.init(arch=qd.cpu, per_offload=split)
+    h = Slots()
+    h.run(1.5)
+    assert h.a.to_numpy().tolist() == [[7, 7], [7, 8], [7, 9], [7, 10]]
+    assert h.v.to_numpy().tolist() == [[1.5] * 3] * 5
+    assert h.s[None] == 2.5
+
+
+def test_a_struct_field_member_fills_in_a_kernel() -> None:
+    """`self.particles.active.fill(False)` (Genesis' SPH and PBD reorder kernels)."""
+    qd.init(arch=qd.cpu)
+
+    @qd.dataclass
+    class P:
+        active: qd.i32
+        x: qd.f32
+
+    ps = P.field(shape=(3,))
+    ps.active.from_numpy(np.array([1, 0, 1], np.int32))
+
+    @qd.kernel
+    def reorder():
+        ps.active.fill(False)
+        for i in range(3):
+            ps.x[i] = ps.active[i] + i
+
+    reorder()
+    assert ps.active.to_numpy().tolist() == [0, 0, 0]
+    assert ps.x.to_numpy().tolist() == [0.0, 1.0, 2.0]

@@ -6,9 +6,11 @@ inlined `@qd.func`) and a few branches.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast, overload
 
 from qdlab.core import language as lang
+from qdlab.core.fields import FieldBase
 
 from ...core.errors import QdError, QdSyntaxError, QdTypeError
 from ...core.types import DType, promote, u1
@@ -21,6 +23,13 @@ from .vectors import Vec, VecMethod
 
 if TYPE_CHECKING:
     from .visitor import Frontend
+
+
+@dataclass(frozen=True)
+class ArrayFill:
+    """`x.fill` of a field in a kernel: called, a loop over its elements (`Calls.fill_array`)."""
+
+    target: ast.expr
 
 
 class Calls:
@@ -38,7 +47,12 @@ class Calls:
             callee = self.visit(node.func)
         if isinstance(callee, VecMethod):
             return self.call_method(callee, node)
+        if isinstance(callee, ArrayFill):
+            return self.fill_array(callee.target, node)
         owner = getattr(callee, "__self__", None)
+        if isinstance(owner, FieldBase) and getattr(callee, "__name__", "") == "fill":
+            assert isinstance(node.func, ast.Attribute)  # `s.member.fill(v)`: a field's method
+            return self.fill_array(node.func.value, node)
         if isinstance(owner, lang.Matrix):  # a method of a host vector
             method = VecMethod(self.host_vec(owner), getattr(callee, "__name__", ""), None)
             return self.call_method(method, node)
@@ -70,6 +84,31 @@ class Calls:
                 f"a kernel cannot call another kernel (`{callee.name}`); make it a @qd.func."
             )
         raise self.not_callable(callee)
+
+    def fill_array(self, target: ast.expr, node: ast.Call) -> None:
+        """`x.fill(v)` in a kernel: `for I in qd.grouped(x): x[I] = v`, as Quadrants lowers it
+        (a parallel loop where the call is at the kernel's top level), `v` evaluated once."""
+        if len(node.args) != 1 or node.keywords:
+            raise self.error("fill() takes one value.", QdTypeError)
+        frame = self.scope.frames[-1]
+        k = sum(name.startswith("__qd_fill") for name in frame)
+        value, index, grouped = f"__qd_fill_value{k}", f"__qd_fill_index{k}", "__qd_fill_grouped"
+        frame[value], frame[grouped] = self.visit(node.args[0]), lang.BUILTINS["grouped"]
+        loop = ast.For(
+            target=ast.Name(index, ast.Store()),
+            iter=ast.Call(ast.Name(grouped, ast.Load()), [target], []),
+            body=[
+                ast.Assign(
+                    [ast.Subscript(target, ast.Name(index, ast.Load()), ast.Store())],
+                    ast.Name(value, ast.Load()),
+                )
+            ],
+            orelse=[],
+        )
+        for n in ast.walk(loop):
+            if "lineno" in n._attributes and not hasattr(n, "lineno"):
+                ast.copy_location(n, node)
+        self.visit(loop)
 
     def not_callable(self, callee: object) -> QdError:
         return self.error(

@@ -37,7 +37,7 @@ from ...core.errors import (
 from ...core.types import DType, TensorType, Type, f16, f32, i32, promote, u1
 from .. import ir
 from .assignments import Assignments
-from .calls import Calls
+from .calls import ArrayFill, Calls
 from .compile_time import CompileTime, sequence_binop
 from .conditionals import Conditionals
 from .fields import Fields, dep_fingerprint
@@ -561,6 +561,8 @@ class Frontend(
                         QdTypeError,
                     )
                 return GradOf(base)
+            if node.attr == "fill":
+                return ArrayFill(node.value)
             raise self.error(
                 f"arrays have no attribute `{node.attr}` in a kernel (use `.shape` or `.grad`)."
             )
