@@ -147,7 +147,15 @@ def summary(v: Any) -> object:
         return v._sig
     if isinstance(v, (Func, KernelDef, type, types.FunctionType, types.ModuleType)):
         return v
+    if isinstance(v, BoundFunc):  # `obj.f`: the func, and the object by what it holds
+        return (v.func, template_key(v.__self__))
     return template_key(v)
+
+
+def method(v: Any) -> object:
+    """A method path (`self.f`, or `self.g = self.f`) in a launch key: the func it calls; its
+    object is the struct, whose own paths are keyed."""
+    return v.func if isinstance(v, BoundFunc) else summary(v)
 
 
 class StructArg:
@@ -339,7 +347,7 @@ SUMMARY: dict[str, Callable[[Any], object]] = {
     STRUCT: type,
     VALUE: summary,
     OPAQUE: template_key,
-    METHOD: summary,
+    METHOD: method,
 }
 """How a member path that is not a parameter is summarised in a launch key."""
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import qdlab as qd
+from qdlab.host import state
 
 
 def test_layout_is_quadrants_enum_and_changes_no_value() -> None:
@@ -129,6 +130,12 @@ def test_a_bound_func_keeps_its_object_wherever_it_is_kept() -> None:
     a = np.array([1.0, 2.0, 3.0], np.float32)
     s.run(a)
     assert s.out.to_numpy().tolist() == [[12.0, 24.0, 36.0], [14.0, 25.0, 36.0]]
+    compiled = state.compiled_count
+    s.run(a)
+    assert state.compiled_count == compiled  # bound funcs key the launch by func and content
+    s.materials[0].k = 5.0  # what a bound func's object holds is compiled in: a new variant
+    s.run(a)
+    assert s.out.to_numpy().tolist() == [[15.0, 30.0, 45.0], [14.0, 25.0, 36.0]]
     use_global(a)
     assert res.to_numpy().tolist() == [1.0, 5.0, 9.0]
     with pytest.raises(RuntimeError, match="can only be called from a kernel"):
@@ -171,6 +178,9 @@ def test_a_func_called_in_qd_static_is_inlined_for_its_compile_time_result() -> 
     s = Stencil()
     s.run()
     assert s.out[None] == 403036
+    compiled = state.compiled_count
+    s.run()  # the method path `self.stencil` keys the launch by its func: no compile
+    assert s.out[None] == 2 * 403036 and state.compiled_count == compiled
 
     @qd.func
     def runtime(x):
