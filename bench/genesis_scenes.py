@@ -268,6 +268,36 @@ def genesis_checkout(python: str, into: Path) -> Path:
 EDIT_FILE = "engine/solvers/rigid/abd/forward_dynamics.py"
 EDIT_FROM = "pos = pos + vel * rigid_info.substep_dt[None]"
 EDIT_TO = "pos = pos + vel * (rigid_info.substep_dt[None] * 1.0)"
+"""The edit of the edit loop: one line of `func_integrate` (the free-joint position update),
+the same value computed another way."""
+
+
+def edit(tree: Path, undo: bool = False) -> None:
+    path = tree / "genesis" / EDIT_FILE
+    text = path.read_text()
+    old, new = (EDIT_TO, EDIT_FROM) if undo else (EDIT_FROM, EDIT_TO)
+    assert text.count(old) == 1, f"{EDIT_FILE}: the line to edit is not there once"
+    path.write_text(text.replace(old, new))
+
+
+def measure(python: str, impl: str, name: str, qdlab_tree: Path, install: str, loop: bool) -> dict:
+    """One scene on one implementation, in fresh processes sharing one cache directory: cold,
+    warm and, with `loop`, the edit and its undo (Genesis as a checkout)."""
+    out: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix=f"genesis-{impl}-") as tmp:
+        cache = Path(tmp)
+        tree = genesis_checkout(python, cache / "src") if install == "checkout" else None
+        for step in ("cold", "warm"):
+            out[step] = run_scene(python, impl, name, cache, qdlab_tree, tree)
+        if loop and tree is not None:
+            edit(tree)
+            out["edit"] = run_scene(python, impl, name, cache, qdlab_tree, tree)
+            edit(tree, undo=True)
+            out["undo"] = run_scene(python, impl, name, cache, qdlab_tree, tree)
+    for step, res in out.items():
+        shown = {k: v for k, v in res.items() if k != "state"}
+        print(f"{name} ({install}) {impl} {step}: {shown}", file=sys.stderr, flush=True)
+    return out
 
 
 def main() -> None:
@@ -275,54 +305,107 @@ def main() -> None:
     ap.add_argument("--python", required=True, help="a Python with genesis, torch and quadrants")
     ap.add_argument("--qdlab", type=Path, default=ROOT, help="the qdlab source tree to run")
     ap.add_argument("--scenes", default=",".join(SCENES), help="comma-separated scene names")
-    ap.add_argument("--impls", default="quadrants,qdlab")
-    ap.add_argument("--checkout", action="store_true", help="also Genesis as a source checkout")
-    ap.add_argument("--edit", action="store_true", help="the edit loop (on the first scene)")
-    ap.add_argument("--spread", action="store_true", help="run the reference twice (its spread)")
+    ap.add_argument(
+        "--checkout", default="rigid", help="scenes also run with Genesis as a source checkout"
+    )
+    ap.add_argument("--edit", action="store_true", help="the edit loop on the checkout scenes")
     args = ap.parse_args()
-    impls = args.impls.split(",")
-    installs = ["site"] + (["checkout"] if args.checkout else [])
-    rows = []
-    notes = ["Each cell is one fresh process; cold starts from empty caches, warm reuses them."]
+    rows, loops = [], []
     for name in args.scenes.split(","):
+        installs = ["site"] + (["checkout"] if name in args.checkout.split(",") else [])
         for install in installs:
-            res: dict[tuple[str, str], dict] = {}
-            for impl in impls:
-                with tempfile.TemporaryDirectory(prefix=f"genesis-{impl}-") as tmp:
-                    tmp_path = Path(tmp)
-                    tree = genesis_checkout(args.python, tmp_path / "src") if install == "checkout" else None
-                    if tree is None:
-                        (tmp_path / "src").mkdir()
-                    for step in ("cold", "warm"):
-                        res[impl, step] = run_scene(args.python, impl, name, tmp_path, args.qdlab, tree)
-                        print(name, install, impl, step, {k: v for k, v in res[impl, step].items() if k != "state"}, file=sys.stderr)
-                    if args.spread and impl == "quadrants":
-                        res[impl, "again"] = run_scene(args.python, impl, name, tmp_path, args.qdlab, tree)
-            rows.extend(scene_rows(name, install, res))
-    body = markdown_table(["scene", "figure", "quadrants", "qdlab", "qdlab / quadrants"], rows)
-    report("genesis_scenes", "Genesis scenes, one per solver", body, notes)
+            loop = args.edit and install == "checkout"
+            ref = measure(args.python, "quadrants", name, args.qdlab, install, loop)
+            own = measure(args.python, "qdlab", name, args.qdlab, install, loop)
+            rows.append(scene_row(name, install, ref, own))
+            if loop:
+                loops.append(loop_row(name, ref, own))
+    body = markdown_table(
+        [
+            "scene",
+            "max abs(state - ref)",
+            "ref spread",
+            "build cold s (ratio)",
+            "build warm s (ratio)",
+            "steps cold s (ratio)",
+            "steps warm s (ratio)",
+            "kernels / constructs / split / fallbacks",
+        ],
+        rows,
+    )
+    if loops:
+        body += (
+            "\n\nThe edit loop (Genesis as a checkout; build increments over the warm build):\n\n"
+        )
+        body += markdown_table(
+            [
+                "scene",
+                "edit: ref s",
+                "edit: qdlab s",
+                "ratio",
+                "undo: ref s",
+                "undo: qdlab s",
+                "undo / ref edit",
+            ],
+            loops,
+        )
+    notes = [
+        (
+            "Each figure is one fresh process: cold from empty caches, warm with the caches the "
+            "cold run filled; ratios are qdlab / quadrants (1.3.3) measured in the same run."
+        ),
+        (
+            "The state is every body position and rotation, joint position or particle position at "
+            "the end; the reference's spread is its cold run against its warm run."
+        ),
+    ]
+    report("genesis_scenes", "Genesis scenes, one per solver (issue 37)", body, notes)
 
 
-def scene_rows(name: str, install: str, res: dict) -> list[list[str]]:
-    rows = []
-    tag = f"{name} ({install})"
-    ref_c, own_c = res.get(("quadrants", "cold"), {}), res.get(("qdlab", "cold"), {})
-    ok = "state" in ref_c and "state" in own_c
-    rows.append([tag, "max |state - reference|", "", f"{state_difference(own_c, ref_c):.2e}" if ok else own_c.get("error", ""), ""])
-    again = res.get(("quadrants", "again"))
-    if again and "state" in again and "state" in ref_c:
-        rows.append([tag, "reference spread", f"{state_difference(again, ref_c):.2e}", "", ""])
-    for step in ("cold", "warm"):
-        ref, own = res.get(("quadrants", step), {}), res.get(("qdlab", step), {})
-        for what in ("build_s", "steps_s"):
-            r, o = ref.get(what), own.get(what)
-            rows.append([tag, f"{step}: {what}", fmt(r, 3) if r is not None else ref.get("error", ""),
-                         fmt(o, 3) if o is not None else own.get("error", ""),
-                         fmt(o / r) if r and o else ""])
-    if "kernels" in own_c:
-        rows.append([tag, "kernels / constructs / split / fallbacks", "",
-                     f"{own_c['kernels']} / {own_c['constructs']} / {own_c['split']} / {', '.join(own_c['fallbacks']) or 'none'}", ""])
-    return rows
+def _ratio(ref: dict, own: dict, what: str) -> str:
+    r, o = ref.get(what), own.get(what)
+    if r is None or o is None:
+        return (own.get("error") or ref.get("error") or "n/a")[:80]
+    return f"{fmt(o)} ({fmt(o / r, 2)}x)"
+
+
+def scene_row(name: str, install: str, ref: dict, own: dict) -> list[str]:
+    ok = all("state" in x for x in (ref["cold"], ref["warm"], own["cold"]))
+    diff = f"{state_difference(own['cold'], ref['cold']):.1e}" if ok else "n/a"
+    spread = f"{state_difference(ref['warm'], ref['cold']):.1e}" if ok else "n/a"
+    c = own["cold"]
+    compiler = (
+        f"{c['kernels']} / {c['constructs']} / {c['split']} / {', '.join(c['fallbacks']) or 'none'}"
+        if "kernels" in c
+        else "n/a"
+    )
+    return [
+        f"{name} ({install})",
+        diff,
+        spread,
+        _ratio(ref["cold"], own["cold"], "build_s"),
+        _ratio(ref["warm"], own["warm"], "build_s"),
+        _ratio(ref["cold"], own["cold"], "steps_s"),
+        _ratio(ref["warm"], own["warm"], "steps_s"),
+        compiler,
+    ]
+
+
+def loop_row(name: str, ref: dict, own: dict) -> list[str]:
+    def inc(res: dict, step: str) -> float | None:
+        a, b = res.get(step, {}).get("build_s"), res["warm"].get("build_s")
+        return None if a is None or b is None else a - b
+
+    re, oe, ru, ou = inc(ref, "edit"), inc(own, "edit"), inc(ref, "undo"), inc(own, "undo")
+    return [
+        name,
+        fmt(re),
+        fmt(oe),
+        fmt(oe / re, 2) if oe is not None and re else "n/a",
+        fmt(ru),
+        fmt(ou),
+        fmt(ou / re, 2) if ou is not None and re else "n/a",
+    ]
 
 
 if __name__ == "__main__":

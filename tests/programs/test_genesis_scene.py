@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from genesis_support import genesis_python
 
 pytestmark = pytest.mark.process
 
@@ -35,22 +35,6 @@ from qdlab.host import state
 reports = [c.report for c in state.history.values()]
 print("@@" + json.dumps({"z": float(box.get_pos()[2]), "kernels": len(reports)}))
 """
-
-
-def genesis_python() -> str | None:
-    for python in (os.environ.get("QDLAB_GENESIS_PYTHON"), sys.executable):
-        if (
-            python
-            and subprocess.run(
-                [python, "-c", "import genesis, torch"],
-                capture_output=True,
-                check=False,
-                timeout=300,
-            ).returncode
-            == 0
-        ):
-            return python
-    return None
 
 
 @pytest.mark.slow
