@@ -70,6 +70,7 @@ KINDS = [
     "smember",
     "half_extreme",
     "carried_branch",
+    "fill",
 ]
 PATTERNS = (
     "if_else",
@@ -109,6 +110,7 @@ PATTERNS = (
     "struct_local_member",
     "half_extreme_loop",
     "branch_changes_carried",
+    "field_fill_in_kernel",
     *program_funcs.PATTERNS,
 )
 STRUCT_MEMBERS = {"A2": "s.A2", "F0": "s.F0", "V0": "s.inner.V0", "k": "s.k"}
@@ -879,6 +881,17 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         p.emit(f"{dst}[{draw(st.integers(0, n - 1))}] = {x} + {y} * 3")
         p.patterns.add("branch_changes_carried")
         p.scalars += [x, y]
+    elif kind == "fill":
+        # `x.fill(v)` of a global field in the kernel (a loop over its elements, as Genesis clears
+        # its spatial hash), between loops that read and write it
+        held = [a for a in p.fields if a != "V0"]
+        if not held:
+            return
+        arr = draw(st.sampled_from(held))
+        v = draw(st.integers(-6, 6))
+        value = f"{v}.5" if arr in FLOAT_ARRAYS else str(v)
+        p.emit(f"{arr}.fill({value})", f"{arr}[:] = {value}")
+        p.patterns.add("field_fill_in_kernel")
     elif kind == "half_extreme":
         # halves reduced by min or max over a loop: an atomic on a local of a parallel loop, or a
         # plain assignment in a serial one (LLVM's vectorizer once aborted the process on both)
