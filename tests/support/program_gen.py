@@ -71,6 +71,7 @@ KINDS = [
     "half_extreme",
     "carried_branch",
     "fill",
+    "template_ref",
 ]
 PATTERNS = (
     "if_else",
@@ -111,6 +112,7 @@ PATTERNS = (
     "half_extreme_loop",
     "branch_changes_carried",
     "field_fill_in_kernel",
+    "template_param_writes_caller",
     *program_funcs.PATTERNS,
 )
 STRUCT_MEMBERS = {"A2": "s.A2", "F0": "s.F0", "V0": "s.inner.V0", "k": "s.k"}
@@ -130,6 +132,24 @@ class Args:
     F0: qd.types.NDArray[qd.f32, 1]
     k: qd.i32
     inner: Inner
+"""
+ACC_FUNC = """
+
+@qd.func
+def acc(ret: qd.template(), x: qd.i32):
+    if x > 0:
+        ret += x
+    else:
+        ret -= 1
+"""
+"""A func that writes its `qd.template()` parameter, which is the caller's variable (Genesis'
+neighbour sums, `ret += ...`); with `from __future__ import annotations` the annotation is a
+string. `ACC_FUNC_REF` returns the new value instead."""
+ACC_FUNC_REF = """
+
+def acc(ret, x):
+    ret, x = np.int32(ret), np.int32(x)
+    return np.int32(ret + x) if x > 0 else np.int32(ret - 1)
 """
 REAL_FUNC = """
 
@@ -211,6 +231,8 @@ class Program:
     typed_func: bool = False
     """The module defines `to_int(x: qd.i32)`, a @qd.func whose annotation converts a float."""
     real_func: bool = False
+    acc_func: bool = False
+    """The kernel calls `acc`, whose `qd.template()` parameter is the caller's variable."""
     """The module defines `step_real(x, t)`, a @qd.real_func with a `return` in a loop."""
     future: bool = False
     """The kernel's module starts with `from __future__ import annotations` (string annotations)."""
@@ -272,6 +294,7 @@ class Program:
             if self.typed_func
             else []
         )
+        typed += ACC_FUNC.splitlines() if self.acc_func else []
         real_src = edited(REAL_FUNC, EDITED_REAL_FUNCS) if edit_funcs else REAL_FUNC
         real = real_src.splitlines() if self.real_func else []
         pfuncs = [line for f in self.pfuncs for line in f.kernel]
@@ -354,6 +377,7 @@ class Program:
                     "",
                     "def _range(n):",
                     "    return map(np.int32, range(n))",
+                    *(ACC_FUNC_REF.splitlines() if self.acc_func else []),
                     *(line for f in self.pfuncs for line in f.ref),
                     "",
                     "",
@@ -881,6 +905,29 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         p.emit(f"{dst}[{draw(st.integers(0, n - 1))}] = {x} + {y} * 3")
         p.patterns.add("branch_changes_carried")
         p.scalars += [x, y]
+    elif kind == "template_ref":
+        # a local passed to a func's `qd.template()` parameter, which the func writes: at the top
+        # level (a variable of the kernel) or in a loop body (one per iteration)
+        p.acc_func, p.future = True, p.future or draw(st.booleans())
+        p.patterns |= {"template_param_writes_caller"} | (
+            {"future_annotations"} if p.future else set()
+        )
+        if draw(st.booleans()):
+            name = f"t{s}"
+            _int_def(p, name, int_expr(draw, p, None, 1))
+            e = int_expr(draw, p, None, 1)
+            p.emit(f"acc({name}, {e})", f"{name} = acc({name}, {e})")
+            p.scalars.append(name)
+        else:
+            name, src, dst = (
+                f"u{s}",
+                draw(st.sampled_from(INT_ARRAYS)),
+                draw(st.sampled_from(INT_ARRAYS)),
+            )
+            p.emit(f"for i in range({n}):")
+            _int_def(p, name, str(draw(st.integers(-5, 5))), 2)
+            p.emit(f"acc({name}, {src}[i] % 7 - 2)", f"{name} = acc({name}, {src}[i] % 7 - 2)", 2)
+            p.emit(f"{dst}[i] = {dst}[i] + {name}", indent=2)
     elif kind == "fill":
         # `x.fill(v)` of a global field in the kernel (a loop over its elements, as Genesis clears
         # its spatial hash), between loops that read and write it

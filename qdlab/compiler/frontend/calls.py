@@ -18,7 +18,7 @@ from .. import ir
 from .builtins import BUILTINS, Typing, python_entry, unary_typing
 from .scope import describe, dtype_of
 from .struct_values import members_of
-from .structs import BoundMethod
+from .structs import BoundMethod, StructRef
 from .vectors import Vec, VecMethod
 
 if TYPE_CHECKING:
@@ -78,12 +78,21 @@ class Calls:
         if isinstance(callee, BoundMethod):
             return self.call_bound(callee, node)
         if isinstance(callee, lang.BoundFunc):  # a func bound to a Python object (`obj.f`)
-            return self.call_bound(BoundMethod(callee.func, callee.__self__), node)
+            return self.call_bound(BoundMethod(callee.func, self.bound_self(callee)), node)
         if isinstance(callee, lang.KernelDef):
             raise self.error(
                 f"a kernel cannot call another kernel (`{callee.name}`); make it a @qd.func."
             )
         raise self.not_callable(callee)
+
+    def bound_self(self, callee: lang.BoundFunc) -> object:
+        """The `self` of a bound func: the kernel's struct argument when it is that object (its
+        members are then the launch's, as `self.f(...)` reads them), else the object."""
+        obj = callee.__self__
+        for value in self.arguments.values():
+            if isinstance(value, StructRef) and not value.path and value.value is obj:
+                return value
+        return obj
 
     def fill_array(self, target: ast.expr, node: ast.Call) -> None:
         """`x.fill(v)` in a kernel: `for I in qd.grouped(x): x[I] = v`, as Quadrants lowers it

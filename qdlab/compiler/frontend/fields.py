@@ -25,6 +25,7 @@ from .. import ir
 from ..ir import field_params
 from .fingerprint import UNKNOWN, fingerprint
 from .scope import GradOf, Local, array_type
+from .source import closure_values
 from .struct_values import StructLocal
 from .vectors import VecLocal
 
@@ -176,7 +177,7 @@ class Fields:
             QdSyntaxError,
         )
 
-    def template_refs(self, func: object, nodes: list, args: list) -> list:
+    def template_refs(self, func: object, nodes: list, args: list, skip: int = 0) -> list:
         """A local passed for a `qd.template()` parameter of a @qd.func is the caller's own
         variable there (`x += 1` in the body changes it), as in the reference: a scalar, vector or
         struct local by name, or a member of a struct local (`s.m`, `s.inner`); so is a scalar
@@ -185,7 +186,7 @@ class Fields:
         annotations = getattr(getattr(func, "fn", None), "__annotations__", {})
         code = getattr(getattr(func, "fn", None), "__code__", None)
         assert isinstance(code, types.CodeType), func  # a @qd.func's or real_func's function
-        params = list(code.co_varnames)
+        params = list(code.co_varnames)[skip:]  # `skip`: a method's `self`, given apart
         out = list(args)
         for k, node in enumerate(nodes[: len(args)]):
             ann = annotations.get(params[k]) if k < len(params) else None
@@ -193,7 +194,7 @@ class Fields:
                 local = self.find_local(node.id) if isinstance(node, ast.Name) else None
                 if isinstance(local, Local):
                     out[k] = local
-            elif ann in (lang.Template, lang.template):
+            elif is_template(func.fn, ann):  # type: ignore[attr-defined]
                 local = self.local_named(node)
                 if local is not None:
                     out[k] = local
@@ -210,3 +211,16 @@ class Fields:
         else:
             return None
         return local if isinstance(local, (Local, VecLocal, StructLocal)) else None
+
+
+def is_template(fn: object, ann: object) -> bool:
+    """Whether a func parameter's annotation is `qd.template()` (or `qd.Template`), written or as
+    a string (`from __future__ import annotations`), read in the func's globals and closure (the
+    func's lowering evaluates and records it again)."""
+    if isinstance(ann, str):
+        env = {**getattr(fn, "__globals__", {}), **closure_values(fn)}
+        try:
+            ann = eval(ann, env)  # the user's own annotation, read as Python would
+        except Exception:  # noqa: BLE001 - one that cannot be read here is not a template
+            return False
+    return ann is lang.Template or ann is lang.template or isinstance(ann, lang.Template)

@@ -171,7 +171,7 @@ class Structs:
 
     def call_bound(self, method: BoundMethod, node: ast.Call) -> object:
         """`s.helper(x)`: the method's body inlined with the struct as its first argument."""
-        args = self.visit_args(node.args)
+        args = self.template_refs(method.func, node.args, self.visit_args(node.args), skip=1)
         kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
         return self.inline_call(
             method.func,
