@@ -6,10 +6,12 @@ other and the plane, the Franka arm from the MJCF Genesis ships under PD positio
 batched rigid scene (`n_envs=4`), MPM, SPH, PBD (liquid, and cloth through pymeshlab) and FEM.
 Each runs in fresh processes on the reference (quadrants 1.3.3, which genesis-world 1.4.5 pins) and
 on qdlab (`python -m qdlab.run`, so `import quadrants` inside Genesis is qdlab): cold (empty
-caches), then warm (the caches the cold run filled); with Genesis installed normally and, with
-`--checkout`, as a source tree on `PYTHONPATH` (a copy of the installed package, how its developers
-work). `--edit` adds the edit loop: one line of `func_integrate` (the free-joint position update)
-edited, the scene built again in a fresh process, then the edit undone.
+caches), then warm (the caches the cold run filled); with Genesis installed normally and, for the
+scenes `--checkout` names (default: rigid), as a source tree on `PYTHONPATH` (a copy of the
+installed package, as its developers work). `--edit` adds the edit loop on those: one line of
+`func_integrate` (the free-joint position update) edited, the scene built again in a fresh process,
+then the edit undone. `--team rigid` adds a second machine: an empty folder of its own and the
+first machine's Redis team cache (the Python needs the `redis` package).
 
 It installs nothing and is not part of CI (Genesis and torch weigh about 3 GB). It needs a Python
 with `genesis-world` 1.4.5, `torch` (the CPU wheel), `pymeshlab` and `tetgen` (Genesis' own
@@ -209,6 +211,7 @@ def run_scene(
     qdlab_tree: Path,
     checkout: Path | None = None,
     timeout: float = 1800,
+    extra_env: dict[str, str] | None = None,
 ) -> dict:
     """One fresh process running scene `name`; its figures, or the error it ended with."""
     script = cache / f"{name}.py"
@@ -218,6 +221,7 @@ def run_scene(
         os.environ,
         QD_OFFLINE_CACHE_FILE_PATH=str(cache / "quadrants"),
         QDLAB_CACHE_DIR=str(cache / "qdlab"),
+        **(extra_env or {}),
     )
     if impl == "qdlab":
         paths.append(str(qdlab_tree))
@@ -300,6 +304,43 @@ def measure(python: str, impl: str, name: str, qdlab_tree: Path, install: str, l
     return out
 
 
+def team(python: str, name: str, qdlab_tree: Path) -> list[str]:
+    """Two machines sharing one Redis team cache (`bench/team_cache.py` starts the server): the
+    first builds cold and warm with its own folder; the second, with an empty folder of its own,
+    builds cold from the team cache. Its build against the first machine's warm build."""
+    from team_cache import start_redis
+
+    with tempfile.TemporaryDirectory(prefix="genesis-team-") as tmp:
+        folder = Path(tmp)
+        server, port = start_redis(folder)
+        env = {
+            "QDLAB_REMOTE_CACHE": f"redis://127.0.0.1:{port}/0",
+            "QDLAB_CACHE_SECRET": "bench-team-secret",
+        }
+        try:
+            runs = {}
+            for machine, step in (("first", "cold"), ("first", "warm"), ("second", "cold")):
+                cache = folder / machine
+                cache.mkdir(exist_ok=True)
+                runs[machine, step] = run_scene(
+                    python, "qdlab", name, cache, qdlab_tree, extra_env=env
+                )
+                print(
+                    f"team {machine} {step}: {runs[machine, step].get('build_s')}", file=sys.stderr
+                )
+        finally:
+            server.terminate()
+            server.wait()
+    warm, second = runs["first", "warm"].get("build_s"), runs["second", "cold"].get("build_s")
+    return [
+        name,
+        fmt(runs["first", "cold"].get("build_s")),
+        fmt(warm),
+        fmt(second),
+        fmt(second / warm, 2) if second and warm else "n/a",
+    ]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--python", required=True, help="a Python with genesis, torch and quadrants")
@@ -309,6 +350,7 @@ def main() -> None:
         "--checkout", default="rigid", help="scenes also run with Genesis as a source checkout"
     )
     ap.add_argument("--edit", action="store_true", help="the edit loop on the checkout scenes")
+    ap.add_argument("--team", default="", help="scenes also built by a second machine from Redis")
     args = ap.parse_args()
     rows, loops = [], []
     for name in args.scenes.split(","):
@@ -348,6 +390,21 @@ def main() -> None:
                 "undo / ref edit",
             ],
             loops,
+        )
+    teams = [team(args.python, name, args.qdlab) for name in args.team.split(",") if name]
+    if teams:
+        body += (
+            "\n\nThe team cache (qdlab; the second machine's folder is empty, Redis is shared):\n\n"
+        )
+        body += markdown_table(
+            [
+                "scene",
+                "first: cold build s",
+                "first: warm build s",
+                "second: cold build s",
+                "second / first warm",
+            ],
+            teams,
         )
     notes = [
         (
