@@ -279,8 +279,21 @@ def bind(kernel: Kernel, name: str, a: object, typed: type | None) -> tuple[tupl
     arg.declare()
     what = content(type(a)) + "|" + "|".join(arg.values) if typed is not None else content(a)
     if UNKNOWN in what:
-        what = f"{UNKNOWN}:{next(_unique)}"  # never equal to another: always compiled anew
+        what = learned_key(kernel, name, a)
     return ("template", "struct", what, tuple(arg.params.items())), arg.ref
+
+
+def learned_key(kernel: Kernel, name: str, a: object) -> str:
+    """A struct argument whose whole content cannot be described (a solver object that reaches a
+    C object, an image): keyed by the member paths the kernel's compiles have read from objects of
+    its type, as its launch key is (`Paths`), once one has; until then, by a key never equal to
+    another, so it compiles anew rather than run stale code."""
+    key = kernel.params[kernel.param_names.index(name)].key
+    paths = key.by_type.get(type(a)) if isinstance(key, StructKey) else None
+    try:
+        return f"paths:{paths.key(a)!r}" if paths is not None else f"{UNKNOWN}:{next(_unique)}"
+    except (AttributeError, TypeError):  # a path it no longer has: compiled anew
+        return f"{UNKNOWN}:{next(_unique)}"
 
 
 class Paths:

@@ -5,6 +5,8 @@ was checked on quadrants 1.3.3 first; the values here are what it gives."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -333,3 +335,39 @@ def test_a_method_writes_the_callers_local_through_a_template_parameter(split: b
     s.x.from_numpy(np.array([0, 1, 3, 6], np.float32))
     s.run()
     assert s.rho.to_numpy().tolist() == [24.0, 16.0, 12.0, 36.0]
+
+
+class Sub(np.ndarray):
+    """A NumPy subclass: bound the slow way at every launch, as a torch tensor was."""
+
+
+@qd.data_oriented
+class Holder:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()  # no fingerprint describes it (Genesis' solvers reach images)
+        self.scale = 2
+        self.out = qd.field(qd.i32, shape=4)
+
+    @qd.kernel
+    def run(self, a: qd.types.ndarray(qd.i32, 1)):
+        for i in range(4):
+            self.out[i] = a[i] * self.scale
+
+
+def test_an_object_no_fingerprint_describes_is_keyed_by_what_its_kernels_read() -> None:
+    """A data-oriented object that holds something no fingerprint describes, launched the slow
+    way: once a compile has read its members, they key it, so it is not compiled at every launch
+    (Genesis' FEM checkpoint kernel compiled at every step), and a member it reads still tells
+    two variants apart."""
+    qd.init(arch=qd.cpu)
+    h = Holder()
+    a = np.arange(4, dtype=np.int32).view(Sub)
+    h.run(a)
+    compiled = state.compiled_count
+    for _ in range(3):
+        h.run(a)
+    assert state.compiled_count <= compiled + 1
+    assert h.out.to_numpy().tolist() == [0, 2, 4, 6]
+    h.scale = 3
+    h.run(a)
+    assert h.out.to_numpy().tolist() == [0, 3, 6, 9]

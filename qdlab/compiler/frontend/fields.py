@@ -194,7 +194,7 @@ class Fields:
                 local = self.find_local(node.id) if isinstance(node, ast.Name) else None
                 if isinstance(local, Local):
                     out[k] = local
-            elif is_template(func.fn, ann):  # type: ignore[attr-defined]
+            elif is_template(getattr(func, "fn", None), ann):
                 local = self.local_named(node)
                 if local is not None:
                     out[k] = local
