@@ -147,10 +147,9 @@ def array_key(a: Any) -> tuple:
         return (a.dtype, a.ndim, a.flags.c_contiguous)
     if isinstance(a, Tensor) and type(a._impl) in NDARRAYS:  # a struct member's qd.Tensor
         return a._sig
-    if type(a).__module__ == "torch" and a.device.type == "cpu" and not a.requires_grad:
-        # a CPU torch tensor: launched through DLPack (`as_numpy`), as the slow path reads it;
-        # a strided one is refused there, so its key never finds a plan
-        return ("torch", a.dtype, a.dim(), a.is_contiguous())
+    t: Any = a  # a CPU torch tensor: launched through DLPack (`as_numpy`), as the slow path
+    if type(t).__module__ == "torch" and t.device.type == "cpu" and not t.requires_grad:
+        return ("torch", t.dtype, t.dim(), t.is_contiguous())  # (a strided one: no plan)
     raise TypeError("not a fast-path array")
 
 
