@@ -258,6 +258,7 @@ def state_difference(a: dict, b: dict) -> float:
 
 def genesis_checkout(python: str, into: Path) -> Path:
     """A source tree of the installed Genesis under `into` (the directory to put on PYTHONPATH)."""
+    into.mkdir(parents=True, exist_ok=True)
     origin = subprocess.run(
         [python, "-c", "import genesis, os; print(os.path.dirname(genesis.__file__))"],
         capture_output=True,
