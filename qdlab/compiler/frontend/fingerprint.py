@@ -67,6 +67,7 @@ class _Fingerprint:
         self.alive: list[object] = []  # keeps what was visited alive, so no id is reused meanwhile
         self.nodes = nodes
         self.bytes = 0
+        self.stamps: dict[str, object] = {}  # filename -> its stamp, in this walk
 
     def of(self, v: object, depth: int) -> str:
         self.nodes += 1
@@ -120,7 +121,7 @@ class _Fingerprint:
                 f"{f(v.__defaults__)},{f(v.__kwdefaults__)},"
                 f"{f(tuple(map(_cell, v.__closure__ or ())))}"
             )
-            stamp = _library(v.__code__.co_filename)
+            stamp = self.library(v.__code__.co_filename)
             if stamp is not None:
                 return f"function:{v.__module__}.{v.__qualname__}@{stamp}({values})"
             # no module name: the same source loaded elsewhere is the same function
@@ -147,8 +148,8 @@ class _Fingerprint:
             name = f"{v.__module__}.{v.__qualname__}"
             file = getattr(sys.modules.get(v.__module__), "__file__", None)
             if v.__flags__ & _IMMUTABLE_TYPE:  # a C type: its module's file stands for it
-                return f"class:{name}@{_stamp(file) if file else None}"
-            stamp = _library(file)
+                return f"class:{name}@{self.stamp(file) if file else None}"
+            stamp = self.library(file)
             if stamp is not None:
                 return f"class:{name}@{stamp}"
             items = ",".join(
@@ -216,11 +217,22 @@ class _Fingerprint:
                 out += [f"{n}.{a}={self.of(vars(value)[a], d)}" for a in names if a in vars(value)]
         return ";".join(out)
 
+    def library(self, filename: str | None) -> str | None:
+        return self.stamp(filename) if filename and _is_library(filename) else None
+
+    def stamp(self, filename: str) -> str | None:
+        """`_library`'s stamp, or `_stamp`'s, taken once in this walk."""
+        got = self.stamps.get(filename, MISSING)
+        if got is MISSING:
+            got = _library(filename) if _is_library(filename) else _stamp(filename)
+            self.stamps[filename] = got
+        return got  # type: ignore[return-value]
+
     def alone(self, v: object, d: int) -> str:
         """`v` with no back-references into the rest (for elements of a set), the bounds still
         shared."""
         sub = _Fingerprint(self.nodes, self.leaf)
-        sub.bytes = self.bytes
+        sub.bytes, sub.stamps = self.bytes, self.stamps
         try:
             return sub.of(v, d)
         finally:
@@ -273,25 +285,42 @@ def _roots() -> tuple[str, ...]:
 
 
 @functools.cache
+def _is_library(filename: str | None) -> bool:
+    """Whether `filename` is Python's, an installed package's or qdlab's (or frozen code)."""
+    if not filename or filename[0] == "<":
+        return bool(filename) and filename.startswith("<frozen ")  # type: ignore[union-attr]
+    return os.path.isabs(filename) and filename.startswith(_roots())
+
+
 def _library(filename: str | None) -> str | None:
     """A stamp of `filename` if it is Python's, an installed package's or qdlab's (their code is
     described by that stamp, not followed), else None: the user's own code, described by content."""
-    if filename and filename.startswith("<frozen "):
-        return sys.version
-    if not filename or not os.path.isabs(filename):
+    if not _is_library(filename):
         return None
-    return _stamp(filename) if filename.startswith(_roots()) else None
+    return sys.version if filename[0] == "<" else _stamp(filename)  # type: ignore[index]
 
 
-@functools.cache
+_stamps: dict[str, tuple[int, int, str | None]] = {}
+"""filename -> (mtime_ns, size, stamp) when it was last read."""
+
+
 def _stamp(filename: str) -> str | None:
     """A hash of a Python file, the size and time of another (a compiled extension), None if
-    unreadable."""
+    unreadable. Read again whenever the file's size or time changed: a package installed in
+    place, edited and reloaded in a long-lived process, has another stamp."""
     try:
-        if filename.endswith(".py"):
-            with open(filename, "rb") as fh:
-                return hashlib.sha256(fh.read()).hexdigest()[:16]
         st = os.stat(filename)
-        return f"{st.st_size}:{st.st_mtime_ns}"
-    except OSError:
+    except (OSError, ValueError):
         return None
+    got = _stamps.get(filename)
+    if got is not None and got[0] == st.st_mtime_ns and got[1] == st.st_size:
+        return got[2]
+    stamp: str | None = f"{st.st_size}:{st.st_mtime_ns}"
+    if filename.endswith(".py"):
+        try:
+            with open(filename, "rb") as fh:
+                stamp = hashlib.sha256(fh.read()).hexdigest()[:16]
+        except OSError:
+            stamp = None
+    _stamps[filename] = (st.st_mtime_ns, st.st_size, stamp)
+    return stamp
