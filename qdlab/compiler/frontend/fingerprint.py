@@ -57,7 +57,7 @@ class _Unknown(Exception):
 
 
 _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: set on C types, never on a class statement's
-_SCALARS = (type(None), bool, int, float, complex, str, type(...), type(NotImplemented))
+_SCALARS = frozenset((type(None), bool, int, float, complex, str, type(...), type(NotImplemented)))
 
 
 class _Fingerprint:
@@ -100,6 +100,16 @@ class _Fingerprint:
             frozenset,
         ):  # iteration order differs between processes: each element on its own
             return f"{t.__name__}({','.join(sorted(self.alone(x, d) for x in v))})"  # type: ignore[attr-defined]
+        if isinstance(v, type):
+            name = f"{v.__module__}.{v.__qualname__}"
+            file = getattr(sys.modules.get(v.__module__), "__file__", None)
+            if v.__flags__ & _IMMUTABLE_TYPE:  # a C type: its module's file stands for it
+                return f"class:{name}@{self.stamp(file) if file else None}"
+            stamp = self.library(file)
+            if stamp is not None:
+                return f"class:{name}@{stamp}"
+            items = ",".join(f"{k}={f(x)}" for k, x in vars(v).items() if not _unsaid(k, x))
+            return f"class:{v.__qualname__}({f(v.__bases__)},{items})"
         if isinstance(v, Func):
             return "func:" + source_digest(v.fn)
         if isinstance(v, KernelDef):
@@ -144,20 +154,6 @@ class _Fingerprint:
             return f"property({f(v.fget)},{f(v.fset)},{f(v.fdel)})"  # type: ignore[attr-defined]
         if t is functools.cached_property:
             return f"cached_property({f(v.func)})"  # type: ignore[attr-defined]
-        if isinstance(v, type):
-            name = f"{v.__module__}.{v.__qualname__}"
-            file = getattr(sys.modules.get(v.__module__), "__file__", None)
-            if v.__flags__ & _IMMUTABLE_TYPE:  # a C type: its module's file stands for it
-                return f"class:{name}@{self.stamp(file) if file else None}"
-            stamp = self.library(file)
-            if stamp is not None:
-                return f"class:{name}@{stamp}"
-            items = ",".join(
-                f"{k}={f(x)}"
-                for k, x in vars(v).items()
-                if k not in ("__dict__", "__weakref__", "__module__")
-            )
-            return f"class:{v.__qualname__}({f(v.__bases__)},{items})"
         return self.instance(v, d)
 
     def instance(self, v: object, d: int) -> str:
@@ -184,6 +180,7 @@ class _Fingerprint:
         namespace = getattr(v, "__dict__", None)
         if isinstance(namespace, dict):
             parts.append(self.of(namespace, d))
+        held: dict[str, object] = {}  # slot -> its value
         for cls in type(v).__mro__:
             slots = vars(cls).get("__slots__", ())
             for name in (slots,) if isinstance(slots, str) else slots:
@@ -191,13 +188,18 @@ class _Fingerprint:
                     name = f"_{cls.__name__.lstrip('_')}{name}"
                 if type(slot := vars(cls).get(name)) is types.MemberDescriptorType:
                     try:
-                        parts.append(f"{name}={self.of(slot.__get__(v, cls), d)}")
+                        held[name] = value = slot.__get__(v, cls)
+                        parts.append(f"{name}={self.of(value, d)}")
                     except AttributeError:
                         parts.append(f"{name}=-")
         if view is None:  # the buffer already holds what pickling would copy
             try:
                 reduce = copyreg.dispatch_table.get(type(v))
-                parts.append(self.of(reduce(v) if reduce else v.__reduce_ex__(4), d))
+                state = reduce(v) if reduce else v.__reduce_ex__(4)
+                if _default_state(v, state, namespace, held):
+                    parts.append("pickled:dict,slots")  # nothing more than the parts above
+                else:
+                    parts.append(self.of(state, d))
             except TypeError:  # cannot be pickled: then its dict or slots must be all it holds
                 if len(parts) == 1 and namespace is None:
                     raise _Unknown from None
@@ -237,6 +239,45 @@ class _Fingerprint:
             return sub.of(v, d)
         finally:
             self.nodes, self.bytes = sub.nodes, sub.bytes
+
+
+def _unsaid(name: str, value: object) -> bool:
+    """Names of a class's namespace a description leaves out: its module's name (where it sits),
+    the descriptors of its instances' `__dict__` and weak references, and what Python stores there
+    by itself once asked: `__slotnames__` (`copyreg`'s, on a first pickling) and an empty
+    `__annotations__` (on a first read of a class that has none)."""
+    return name in ("__dict__", "__weakref__", "__module__", "__slotnames__") or (
+        name == "__annotations__" and type(value) is dict and not value
+    )
+
+
+_NEWOBJ = copyreg.__newobj__  # type: ignore[attr-defined]
+
+
+def _default_state(v: object, state: object, namespace: object, held: dict[str, object]) -> bool:
+    """Whether `state` (what `v.__reduce_ex__` gave) is the default one of `object`, which only
+    rebuilds `v` as an instance of its class from the very objects its `__dict__` (`namespace`)
+    and slots (`held`) hold: then it tells nothing they do not."""
+    if type(state) is not tuple or not 2 <= len(state) <= 5 or state[0] is not _NEWOBJ:
+        return False
+    args = state[1]
+    if type(args) is not tuple or len(args) != 1 or args[0] is not type(v):
+        return False
+    if any(x is not None for x in state[3:]):  # a list's or a dict's items
+        return False
+    own = state[2] if len(state) > 2 else None
+    if type(own) is tuple and len(own) == 2:
+        own, slots = own
+        if type(slots) is not dict or any(held.get(k, MISSING) is not x for k, x in slots.items()):
+            return False
+    if own is None or own is namespace:
+        return True
+    return (
+        type(own) is dict
+        and type(namespace) is dict
+        and len(own) == len(namespace)
+        and all(namespace.get(k, MISSING) is x for k, x in own.items())
+    )
 
 
 def _names(code: types.CodeType) -> list[str]:
