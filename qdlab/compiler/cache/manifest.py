@@ -11,6 +11,14 @@ evaluated again); any mismatch, or any construct missing from the cache, means a
 (whose constructs are then mostly cache hits). A kernel that read a value with no faithful
 fingerprint gets no manifest: it is always compiled. A hit skips the frontend, so
 `per_offload_cache_observations` reports -1 for it, as the reference does for its fastcache.
+
+What a fingerprint describes is the value as it is now, never the file it came from: a global by
+what it holds, a helper function by its code, defaults, closure and the globals it names, a class
+by its namespace (a module file's class by its definition as this process first met it, checked
+by the identity of what each of its names holds, and by everything else it holds now), a
+`@qd.func` by its source. Within one check (`deps_hold`) an object looked up by several
+dependencies (a struct type that thirty functions annotate) is described once, and the function
+each dependency was read in is found once, until an evaluation runs the user's code.
 """
 
 from __future__ import annotations

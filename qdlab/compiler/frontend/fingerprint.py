@@ -4,12 +4,40 @@ Equal fingerprints compile to equal code. The frontend records one for every glo
 and attribute chain it reads; the manifest tier checks them again before it serves a kernel without
 lowering it, and template arguments are told apart by them. A value that cannot be described
 faithfully is UNKNOWN, and whatever rests on it is compiled again rather than served.
+
+What a fingerprint describes:
+
+- numbers, strings, containers, arrays (by dtype, shape and a hash of their bytes) and other objects
+  (by their class, `__dict__`, slots and pickle state) by what they hold now;
+- a function of the user's code by its code object, defaults, closure cells and the globals its
+  code names (what an implicit call at compile time, a property, an `__eq__`, a `key=`, reads);
+- a class of the user's code by its namespace. A class of an importable module file (not
+  `__main__`, not made in a function call) is split in two: its *definition*, what the class
+  statement and its decorators made of its source (annotations, a dataclass's fields and generated
+  methods, an enum's members and tables: `_defined`), is described when this process first meets
+  the class and reused while every name of its namespace holds the same object; the rest (its own
+  attributes, the methods its source defines, its bases) is described at every check. So a value
+  rebound, added or deleted on the class, or mutated in place, a global one of its methods reads,
+  and an environment that made another class of the same file are all seen; what is trusted is
+  that a program does not mutate in place the fields, annotations or member tables of a class it
+  already used (qdlab's own struct layouts are read once per class too, `member_annotations`).
+  Other classes and functions it reaches are described afresh at every check, not with it;
+- a `@qd.func` or kernel by a digest of its source, read again when its code object or its file
+  changed (the compiler reads that source, not the function object);
+- Python's, installed packages' and qdlab's functions and classes by a stamp of their file, taken
+  again when the file's size or time changes; modules and qd built-ins by name.
+
+Describing a module's class by its content rather than by its file costs one walk of its
+definition per class and process: a Genesis checkout's warm `scene.build()` walked ~5 million
+objects when every check described every class in full (4.4 s), ~50,000 with definitions kept and
+each object described once per check (`manifest.deps_hold`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import copyreg
+import enum
 import functools
 import hashlib
 import os
@@ -39,12 +67,14 @@ def fingerprint(value: object, leaf: Callable[[object], str | None] | None = Non
     code.
 
     Functions are described by their code, defaults, closure cells and the globals their code names
-    (of a module they read, the attributes their code names); classes by their namespace; arrays and
-    other buffers by dtype, shape and a hash of their bytes; other objects by their `__dict__`,
-    slots and pickle state. Modules, qd built-ins and the code of Python, installed packages and
-    qdlab (by a stamp of their file) are described by name; a `@qd.func` by its source. Anything
-    else, or past the bounds, is UNKNOWN. `leaf` may describe an object in its own words (a struct
-    argument's ndarrays by their signature, not their data) by returning a string for it."""
+    (of a module they read, the attributes their code names); classes by their namespace (a module
+    file's by its definition as first met and the rest of it now, see the module's docstring);
+    arrays and other buffers by dtype, shape and a hash of their bytes; other objects by their
+    `__dict__`, slots and pickle state. Modules, qd built-ins and the code of Python, installed
+    packages and qdlab (by a stamp of their file) are described by name; a `@qd.func` by its
+    source. Anything else, or past the bounds, is UNKNOWN. `leaf` may describe an object in its own
+    words (a struct argument's ndarrays by their signature, not their data) by returning a string
+    for it."""
     try:
         text = _Fingerprint(leaf=leaf).of(value, 0)
     except Exception:  # noqa: BLE001 - _Unknown, RecursionError, or what a user's __reduce__ raised
@@ -67,6 +97,8 @@ class _Fingerprint:
         self.alive: list[object] = []  # keeps what was visited alive, so no id is reused meanwhile
         self.nodes = nodes
         self.bytes = 0
+        self.defining: _Defining | None = None  # set while a class's definition is described
+        self.claimed = False  # whether `leaf` described anything
         self.stamps: dict[str, object] = {}  # filename -> its stamp, in this walk
 
     def of(self, v: object, depth: int) -> str:
@@ -78,12 +110,20 @@ class _Fingerprint:
             return f"{type(v).__name__}:{v!r}"
         if v is MISSING:
             return "missing"
+        if self.defining is not None:
+            if v is self.defining.cls:
+                return "<class>"
+            if self.defining.outside(v):
+                return self.defining.child(v)
         if id(v) in self.seen:
             return f"@{self.seen[id(v)]}"
         self.seen[id(v)] = len(self.seen)
         self.alive.append(v)
         own = self.leaf(v) if self.leaf is not None else None
-        return own if own is not None else self.describe(v, depth + 1)
+        if own is None:
+            return self.describe(v, depth + 1)
+        self.claimed = True
+        return own
 
     def describe(self, v: object, d: int) -> str:
 
@@ -108,6 +148,8 @@ class _Fingerprint:
             stamp = self.library(file)
             if stamp is not None:
                 return f"class:{name}@{stamp}"
+            if _module_class(v, file):
+                return self.module_class(v, d)
             items = ",".join(f"{k}={f(x)}" for k, x in vars(v).items() if not _unsaid(k, x))
             return f"class:{v.__qualname__}({f(v.__bases__)},{items})"
         if isinstance(v, Func):
@@ -230,15 +272,145 @@ class _Fingerprint:
             self.stamps[filename] = got
         return got  # type: ignore[return-value]
 
+    def module_class(self, cls: type, d: int) -> str:
+        """A class of an importable module file: its definition (what its class statement and
+        decorators left under dunder and sunder names, and an enum's members) as described when
+        this process first met it, while each of those names still holds the same object; its own
+        attributes, the methods its source defines and its bases as they are now."""
+        got = _definition(cls, self.leaf)  # its walk bounded on its own, as it was taken
+        if got.text is None:
+            raise _Unknown
+        namespace = vars(cls)
+        bases = self.of(cls.__bases__, d)
+        children = ",".join(self.of(c, d) for c in got.children)
+        state = ",".join(f"{k}={self.of(namespace[k], d)}" for k in got.state)
+        return f"class:{cls.__qualname__}#{got.text}({bases};{children};{state})"
+
     def alone(self, v: object, d: int) -> str:
         """`v` with no back-references into the rest (for elements of a set), the bounds still
         shared."""
         sub = _Fingerprint(self.nodes, self.leaf)
-        sub.bytes, sub.stamps = self.bytes, self.stamps
+        sub.bytes, sub.defining, sub.stamps = self.bytes, self.defining, self.stamps
         try:
             return sub.of(v, d)
         finally:
             self.nodes, self.bytes = sub.nodes, sub.bytes
+            self.claimed |= sub.claimed
+            self.alive += sub.alive
+
+
+class _Defining:
+    """What a class's definition reaches that is described afresh at every check, not with the
+    definition: other classes and functions of the user's code, `@qd.func`s and kernels (whose
+    source is read from their file), fields. Each stands in the definition's text as its place in
+    `children`."""
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+        self.children: list[object] = []
+        self.index: dict[int, int] = {}
+
+    def outside(self, v: object) -> bool:
+        if isinstance(v, type):
+            if v.__flags__ & _IMMUTABLE_TYPE:
+                return False
+            return not _is_library(getattr(sys.modules.get(v.__module__), "__file__", None))
+        if isinstance(v, types.FunctionType):
+            return not _generated(self.cls, v) and not _is_library(v.__code__.co_filename)
+        return isinstance(v, (Func, KernelDef, FieldBase, StructFieldBase))
+
+    def child(self, v: object) -> str:
+        i = self.index.get(id(v))
+        if i is None:
+            i = self.index[id(v)] = len(self.children)
+            self.children.append(v)
+        return f"<{i}>"
+
+
+class _Definition:
+    """A module class's definition as described when first met: valid while its namespace holds
+    the same objects under the same names (`keys`, `values`)."""
+
+    __slots__ = ("children", "cls", "ids", "keys", "state", "text", "values", "visited")
+
+    def __init__(self, cls: type) -> None:
+        namespace = vars(cls)
+        self.cls = weakref.ref(cls)
+        self.keys = tuple(namespace)
+        self.values = tuple(namespace.values())  # alive, so their ids stay theirs
+        self.ids = tuple(map(id, self.values))
+        self.text: str | None = None  # None: the definition cannot be described
+        self.children: tuple[object, ...] = ()
+        self.state: tuple[str, ...] = ()
+        self.visited: tuple[object, ...] = ()  # what the description walked (not the children)
+
+    def holds(self, cls: type) -> bool:
+        namespace = vars(cls)
+        return (
+            self.cls() is cls
+            and tuple(namespace) == self.keys
+            and tuple(map(id, namespace.values())) == self.ids
+        )
+
+
+_definitions: dict[tuple[int, int], _Definition] = {}
+"""(id of the class, id of the leaf) -> its definition; cleared when it grows past _DEFINED."""
+_DEFINED = 8192
+
+
+def _definition(cls: type, leaf: Callable[[object], str | None] | None) -> _Definition:
+    """The definition of `cls` (see `_Fingerprint.module_class`), described again only when a name
+    of its namespace was bound to another object, added or deleted since."""
+    key = (id(cls), id(leaf))
+    got = _definitions.get(key)
+    if got is not None and got.holds(cls):
+        return got
+    plain = _definitions.get((id(cls), id(None)))  # described with no leaf: the same text if
+    if (  # `leaf` claims none of what it walked
+        leaf is not None
+        and plain is not None
+        and plain.holds(cls)
+        and all(leaf(x) is None for x in plain.visited)
+    ):
+        _definitions[key] = plain
+        return plain
+    got = _Definition(cls)
+    defined, state = [], []
+    for k, x in vars(cls).items():
+        if _unsaid(k, x):
+            continue
+        (defined if _defined(cls, k, x) else state).append(k)
+    walk = _Fingerprint(leaf=leaf)
+    walk.defining = _Defining(cls)
+    try:
+        items = ",".join(f"{k}={walk.of(vars(cls)[k], 0)}" for k in defined)
+        got.text = hashlib.sha256(items.encode()).hexdigest()[:32]
+    except Exception:  # noqa: BLE001 - _Unknown, RecursionError, or what a user's __reduce__ raised
+        got.text = None
+    got.children = tuple(walk.defining.children)
+    got.state = tuple(state)
+    got.visited = tuple(walk.alive)
+    if len(_definitions) >= _DEFINED:
+        _definitions.clear()
+    _definitions[key] = got
+    if not walk.claimed:  # what a walk with no leaf gives too
+        _definitions[(id(cls), id(None))] = got
+    return got
+
+
+_MADE = frozenset(
+    {
+        *("__annotations__", "__dataclass_fields__", "__dataclass_params__", "__match_args__"),
+        *("__doc__", "__slots__", "__orig_bases__", "__parameters__", "__abstractmethods__"),
+        *("__qd_struct__", "__qd_data_oriented__", "__qd_anonymous_struct__"),
+        *("_generate_next_value_", "_new_member_", "_use_args_", "_member_names_"),
+        *("_member_map_", "_value2member_map_", "_unhashable_values_", "_member_type_"),
+        *("_value_repr_", "_boundary_", "_flag_mask_", "_singles_mask_", "_all_bits_"),
+        "_inverted_",
+    }
+)
+"""The names under which a class statement, `dataclasses`, `enum` and qdlab's decorators leave what
+they made of the class's source: its annotations, a dataclass's fields, an enum's member tables."""
 
 
 def _unsaid(name: str, value: object) -> bool:
@@ -248,6 +420,49 @@ def _unsaid(name: str, value: object) -> bool:
     `__annotations__` (on a first read of a class that has none)."""
     return name in ("__dict__", "__weakref__", "__module__", "__slotnames__") or (
         name == "__annotations__" and type(value) is dict and not value
+    )
+
+
+def _defined(cls: type, name: str, value: object) -> bool:
+    """Whether `cls.<name>` belongs to the class's definition: what the class statement and its
+    decorators made under the names of `_MADE`, an immutable value (rebinding it is seen), a member
+    of an enum (which its class refuses to rebind), or a function that a decorator generated or a
+    library's file holds (a dataclass's `__init__`, the wrapper of its `__repr__`). Functions of the
+    user's own files are described afresh wherever they are found, definition or not."""
+    if name in _MADE or type(value) in _SCALARS:
+        return True
+    if isinstance(cls, enum.EnumMeta) and cls._member_map_.get(name) is value:
+        return True
+    fn = value
+    if isinstance(fn, (staticmethod, classmethod)):
+        fn = fn.__func__
+    elif isinstance(fn, property):
+        fn = fn.fget
+    code = getattr(fn, "__code__", None)
+    return isinstance(code, types.CodeType) and (
+        _generated(cls, fn) or _is_library(code.co_filename)
+    )
+
+
+def _generated(cls: type, fn: object) -> bool:
+    """A function a decorator generated for `cls` from its definition (a dataclass's `__init__`):
+    its code compiled from a string, not read from a file, in the class's module."""
+    code = getattr(fn, "__code__", None)
+    return (
+        isinstance(code, types.CodeType)
+        and code.co_filename.startswith("<")
+        and getattr(fn, "__module__", None) == cls.__module__
+    )
+
+
+def _module_class(cls: type, file: str | None) -> bool:
+    """A class defined at the top level (or in a class) of an importable module file, not of
+    `__main__` (a script, a notebook's cells)."""
+    return (
+        bool(file)
+        and cls.__module__ != "__main__"
+        and "<locals>" not in cls.__qualname__
+        and os.path.isabs(file)  # type: ignore[arg-type]
     )
 
 
