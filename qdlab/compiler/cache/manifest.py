@@ -11,6 +11,14 @@ evaluated again); any mismatch, or any construct missing from the cache, means a
 (whose constructs are then mostly cache hits). A kernel that read a value with no faithful
 fingerprint gets no manifest: it is always compiled. A hit skips the frontend, so
 `per_offload_cache_observations` reports -1 for it, as the reference does for its fastcache.
+
+What a fingerprint describes is the value as it is now, never the file it came from: a global by
+what it holds, a helper function by its code, defaults, closure and the globals it names, a class
+by its namespace (a module file's class by its definition as this process first met it, checked
+by the identity of what each of its names holds, and by everything else it holds now), a
+`@qd.func` by its source. Within one check (`deps_hold`) an object looked up by several
+dependencies (a struct type that thirty functions annotate) is described once, and the function
+each dependency was read in is found once, until an evaluation runs the user's code.
 """
 
 from __future__ import annotations
@@ -106,15 +114,21 @@ def deps_hold(
     looked up again, an evaluation (`evaluations.py`) evaluated again."""
     if deps is None:  # a document without its reads
         return False
+    owners: dict[str, object | None] = {}  # owner path -> its function, until code runs
+    seen: dict[int, tuple[object, str]] = {}  # id -> (value, fingerprint), until code runs
     try:
         for owner_path, name, fp in deps:
-            owner = _function(fn, owner_path)
+            owner = owners.get(owner_path, MISSING)
+            if owner is MISSING:
+                owner = owners[owner_path] = _function(fn, owner_path)
             if fp == UNKNOWN or owner is None:
                 return False
             if name.startswith(evaluations.PREFIX):
                 now = evaluations.fingerprint_now(owner, name, None if owner_path else templates)
+                owners.clear()  # the evaluation ran the user's code, which may rebind anything
+                seen.clear()  # or change any object
             else:
-                now = _lookup_fingerprint(owner, name)
+                now = _lookup_fingerprint(owner, name, seen)
             if now != fp:
                 return False
     except Exception:  # noqa: BLE001 - a property that raises, a source that cannot be read: compile
@@ -186,8 +200,16 @@ def fields(doc: dict, kernel_fn: object) -> list[FieldBase] | None:
     return out
 
 
-def _lookup_fingerprint(fn: object, name: str) -> str:
+def _lookup_fingerprint(fn: object, name: str, seen: dict[int, tuple[object, str]]) -> str:
+    """The fingerprint of what `name` means in `fn` now; one already taken in this check is
+    reused for the same object (`seen`: attribute reads are trusted not to change objects, as
+    `evaluations` trusts them)."""
     if name == "<source>":
         return "func:" + source_digest(fn)
     value = resolve_dotted(fn, name)
-    return "missing" if value is MISSING else dep_fingerprint(value)
+    if value is MISSING:
+        return "missing"
+    got = seen.get(id(value))
+    if got is None or got[0] is not value:
+        got = seen[id(value)] = (value, dep_fingerprint(value))
+    return got[1]

@@ -4,12 +4,40 @@ Equal fingerprints compile to equal code. The frontend records one for every glo
 and attribute chain it reads; the manifest tier checks them again before it serves a kernel without
 lowering it, and template arguments are told apart by them. A value that cannot be described
 faithfully is UNKNOWN, and whatever rests on it is compiled again rather than served.
+
+What a fingerprint describes:
+
+- numbers, strings, containers, arrays (by dtype, shape and a hash of their bytes) and other objects
+  (by their class, `__dict__`, slots and pickle state) by what they hold now;
+- a function of the user's code by its code object, defaults, closure cells and the globals its
+  code names (what an implicit call at compile time, a property, an `__eq__`, a `key=`, reads);
+- a class of the user's code by its namespace. A class of an importable module file (not
+  `__main__`, not made in a function call) is split in two: its *definition*, what the class
+  statement and its decorators made of its source (annotations, a dataclass's fields and generated
+  methods, an enum's members and tables: `_defined`), is described when this process first meets
+  the class and reused while every name of its namespace holds the same object; the rest (its own
+  attributes, the methods its source defines, its bases) is described at every check. So a value
+  rebound, added or deleted on the class, or mutated in place, a global one of its methods reads,
+  and an environment that made another class of the same file are all seen; what is trusted is
+  that a program does not mutate in place the fields, annotations or member tables of a class it
+  already used (qdlab's own struct layouts are read once per class too, `member_annotations`).
+  Other classes and functions it reaches are described afresh at every check, not with it;
+- a `@qd.func` or kernel by a digest of its source, read again when its code object or its file
+  changed (the compiler reads that source, not the function object);
+- Python's, installed packages' and qdlab's functions and classes by a stamp of their file, taken
+  again when the file's size or time changes; modules and qd built-ins by name.
+
+Describing a module's class by its content rather than by its file costs one walk of its
+definition per class and process: a Genesis checkout's warm `scene.build()` walked ~5 million
+objects when every check described every class in full (4.4 s), ~50,000 with definitions kept and
+each object described once per check (`manifest.deps_hold`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import copyreg
+import enum
 import functools
 import hashlib
 import os
@@ -39,12 +67,14 @@ def fingerprint(value: object, leaf: Callable[[object], str | None] | None = Non
     code.
 
     Functions are described by their code, defaults, closure cells and the globals their code names
-    (of a module they read, the attributes their code names); classes by their namespace; arrays and
-    other buffers by dtype, shape and a hash of their bytes; other objects by their `__dict__`,
-    slots and pickle state. Modules, qd built-ins and the code of Python, installed packages and
-    qdlab (by a stamp of their file) are described by name; a `@qd.func` by its source. Anything
-    else, or past the bounds, is UNKNOWN. `leaf` may describe an object in its own words (a struct
-    argument's ndarrays by their signature, not their data) by returning a string for it."""
+    (of a module they read, the attributes their code names); classes by their namespace (a module
+    file's by its definition as first met and the rest of it now, see the module's docstring);
+    arrays and other buffers by dtype, shape and a hash of their bytes; other objects by their
+    `__dict__`, slots and pickle state. Modules, qd built-ins and the code of Python, installed
+    packages and qdlab (by a stamp of their file) are described by name; a `@qd.func` by its
+    source. Anything else, or past the bounds, is UNKNOWN. `leaf` may describe an object in its own
+    words (a struct argument's ndarrays by their signature, not their data) by returning a string
+    for it."""
     try:
         text = _Fingerprint(leaf=leaf).of(value, 0)
     except Exception:  # noqa: BLE001 - _Unknown, RecursionError, or what a user's __reduce__ raised
@@ -57,7 +87,7 @@ class _Unknown(Exception):
 
 
 _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: set on C types, never on a class statement's
-_SCALARS = (type(None), bool, int, float, complex, str, type(...), type(NotImplemented))
+_SCALARS = frozenset((type(None), bool, int, float, complex, str, type(...), type(NotImplemented)))
 
 
 class _Fingerprint:
@@ -67,6 +97,9 @@ class _Fingerprint:
         self.alive: list[object] = []  # keeps what was visited alive, so no id is reused meanwhile
         self.nodes = nodes
         self.bytes = 0
+        self.defining: _Defining | None = None  # set while a class's definition is described
+        self.claimed = False  # whether `leaf` described anything
+        self.stamps: dict[str, object] = {}  # filename -> its stamp, in this walk
 
     def of(self, v: object, depth: int) -> str:
         self.nodes += 1
@@ -77,12 +110,20 @@ class _Fingerprint:
             return f"{type(v).__name__}:{v!r}"
         if v is MISSING:
             return "missing"
+        if self.defining is not None:
+            if v is self.defining.cls:
+                return "<class>"
+            if self.defining.outside(v):
+                return self.defining.child(v)
         if id(v) in self.seen:
             return f"@{self.seen[id(v)]}"
         self.seen[id(v)] = len(self.seen)
         self.alive.append(v)
         own = self.leaf(v) if self.leaf is not None else None
-        return own if own is not None else self.describe(v, depth + 1)
+        if own is None:
+            return self.describe(v, depth + 1)
+        self.claimed = True
+        return own
 
     def describe(self, v: object, d: int) -> str:
 
@@ -99,6 +140,18 @@ class _Fingerprint:
             frozenset,
         ):  # iteration order differs between processes: each element on its own
             return f"{t.__name__}({','.join(sorted(self.alone(x, d) for x in v))})"  # type: ignore[attr-defined]
+        if isinstance(v, type):
+            name = f"{v.__module__}.{v.__qualname__}"
+            file = getattr(sys.modules.get(v.__module__), "__file__", None)
+            if v.__flags__ & _IMMUTABLE_TYPE:  # a C type: its module's file stands for it
+                return f"class:{name}@{self.stamp(file) if file else None}"
+            stamp = self.library(file)
+            if stamp is not None:
+                return f"class:{name}@{stamp}"
+            if _module_class(v, file):
+                return self.module_class(v, d)
+            items = ",".join(f"{k}={f(x)}" for k, x in vars(v).items() if not _unsaid(k, x))
+            return f"class:{v.__qualname__}({f(v.__bases__)},{items})"
         if isinstance(v, Func):
             return "func:" + source_digest(v.fn)
         if isinstance(v, BoundFunc):
@@ -122,7 +175,7 @@ class _Fingerprint:
                 f"{f(v.__defaults__)},{f(v.__kwdefaults__)},"
                 f"{f(tuple(map(_cell, v.__closure__ or ())))}"
             )
-            stamp = _library(v.__code__.co_filename)
+            stamp = self.library(v.__code__.co_filename)
             if stamp is not None:
                 return f"function:{v.__module__}.{v.__qualname__}@{stamp}({values})"
             # no module name: the same source loaded elsewhere is the same function
@@ -145,20 +198,6 @@ class _Fingerprint:
             return f"property({f(v.fget)},{f(v.fset)},{f(v.fdel)})"  # type: ignore[attr-defined]
         if t is functools.cached_property:
             return f"cached_property({f(v.func)})"  # type: ignore[attr-defined]
-        if isinstance(v, type):
-            name = f"{v.__module__}.{v.__qualname__}"
-            file = getattr(sys.modules.get(v.__module__), "__file__", None)
-            if v.__flags__ & _IMMUTABLE_TYPE:  # a C type: its module's file stands for it
-                return f"class:{name}@{_stamp(file) if file else None}"
-            stamp = _library(file)
-            if stamp is not None:
-                return f"class:{name}@{stamp}"
-            items = ",".join(
-                f"{k}={f(x)}"
-                for k, x in vars(v).items()
-                if k not in ("__dict__", "__weakref__", "__module__")
-            )
-            return f"class:{v.__qualname__}({f(v.__bases__)},{items})"
         return self.instance(v, d)
 
     def instance(self, v: object, d: int) -> str:
@@ -185,6 +224,7 @@ class _Fingerprint:
         namespace = getattr(v, "__dict__", None)
         if isinstance(namespace, dict):
             parts.append(self.of(namespace, d))
+        held: dict[str, object] = {}  # slot -> its value
         for cls in type(v).__mro__:
             slots = vars(cls).get("__slots__", ())
             for name in (slots,) if isinstance(slots, str) else slots:
@@ -192,13 +232,18 @@ class _Fingerprint:
                     name = f"_{cls.__name__.lstrip('_')}{name}"
                 if type(slot := vars(cls).get(name)) is types.MemberDescriptorType:
                     try:
-                        parts.append(f"{name}={self.of(slot.__get__(v, cls), d)}")
+                        held[name] = value = slot.__get__(v, cls)
+                        parts.append(f"{name}={self.of(value, d)}")
                     except AttributeError:
                         parts.append(f"{name}=-")
         if view is None:  # the buffer already holds what pickling would copy
             try:
                 reduce = copyreg.dispatch_table.get(type(v))
-                parts.append(self.of(reduce(v) if reduce else v.__reduce_ex__(4), d))
+                state = reduce(v) if reduce else v.__reduce_ex__(4)
+                if _default_state(v, state, namespace, held):
+                    parts.append("pickled:dict,slots")  # nothing more than the parts above
+                else:
+                    parts.append(self.of(state, d))
             except TypeError:  # cannot be pickled: then its dict or slots must be all it holds
                 if len(parts) == 1 and namespace is None:
                     raise _Unknown from None
@@ -218,15 +263,238 @@ class _Fingerprint:
                 out += [f"{n}.{a}={self.of(vars(value)[a], d)}" for a in names if a in vars(value)]
         return ";".join(out)
 
+    def library(self, filename: str | None) -> str | None:
+        return self.stamp(filename) if filename and _is_library(filename) else None
+
+    def stamp(self, filename: str) -> str | None:
+        """`_library`'s stamp, or `_stamp`'s, taken once in this walk."""
+        got = self.stamps.get(filename, MISSING)
+        if got is MISSING:
+            got = _library(filename) if _is_library(filename) else _stamp(filename)
+            self.stamps[filename] = got
+        return got  # type: ignore[return-value]
+
+    def module_class(self, cls: type, d: int) -> str:
+        """A class of an importable module file: its definition (what its class statement and
+        decorators left under dunder and sunder names, and an enum's members) as described when
+        this process first met it, while each of those names still holds the same object; its own
+        attributes, the methods its source defines and its bases as they are now."""
+        got = _definition(cls, self.leaf)  # its walk bounded on its own, as it was taken
+        if got.text is None:
+            raise _Unknown
+        namespace = vars(cls)
+        bases = self.of(cls.__bases__, d)
+        children = ",".join(self.of(c, d) for c in got.children)
+        state = ",".join(f"{k}={self.of(namespace[k], d)}" for k in got.state)
+        return f"class:{cls.__qualname__}#{got.text}({bases};{children};{state})"
+
     def alone(self, v: object, d: int) -> str:
         """`v` with no back-references into the rest (for elements of a set), the bounds still
         shared."""
         sub = _Fingerprint(self.nodes, self.leaf)
-        sub.bytes = self.bytes
+        sub.bytes, sub.defining, sub.stamps = self.bytes, self.defining, self.stamps
         try:
             return sub.of(v, d)
         finally:
             self.nodes, self.bytes = sub.nodes, sub.bytes
+            self.claimed |= sub.claimed
+            self.alive += sub.alive
+
+
+class _Defining:
+    """What a class's definition reaches that is described afresh at every check, not with the
+    definition: other classes and functions of the user's code, `@qd.func`s and kernels (whose
+    source is read from their file), fields. Each stands in the definition's text as its place in
+    `children`."""
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+        self.children: list[object] = []
+        self.index: dict[int, int] = {}
+
+    def outside(self, v: object) -> bool:
+        if isinstance(v, type):
+            if v.__flags__ & _IMMUTABLE_TYPE:
+                return False
+            return not _is_library(getattr(sys.modules.get(v.__module__), "__file__", None))
+        if isinstance(v, types.FunctionType):
+            return not _generated(self.cls, v) and not _is_library(v.__code__.co_filename)
+        return isinstance(v, (Func, KernelDef, FieldBase, StructFieldBase))
+
+    def child(self, v: object) -> str:
+        i = self.index.get(id(v))
+        if i is None:
+            i = self.index[id(v)] = len(self.children)
+            self.children.append(v)
+        return f"<{i}>"
+
+
+class _Definition:
+    """A module class's definition as described when first met: valid while its namespace holds
+    the same objects under the same names (`keys`, `values`)."""
+
+    __slots__ = ("children", "cls", "ids", "keys", "state", "text", "values", "visited")
+
+    def __init__(self, cls: type) -> None:
+        namespace = vars(cls)
+        self.cls = weakref.ref(cls)
+        self.keys = tuple(namespace)
+        self.values = tuple(namespace.values())  # alive, so their ids stay theirs
+        self.ids = tuple(map(id, self.values))
+        self.text: str | None = None  # None: the definition cannot be described
+        self.children: tuple[object, ...] = ()
+        self.state: tuple[str, ...] = ()
+        self.visited: tuple[object, ...] = ()  # what the description walked (not the children)
+
+    def holds(self, cls: type) -> bool:
+        namespace = vars(cls)
+        return (
+            self.cls() is cls
+            and tuple(namespace) == self.keys
+            and tuple(map(id, namespace.values())) == self.ids
+        )
+
+
+_definitions: dict[tuple[int, int], _Definition] = {}
+"""(id of the class, id of the leaf) -> its definition; cleared when it grows past _DEFINED."""
+_DEFINED = 8192
+
+
+def _definition(cls: type, leaf: Callable[[object], str | None] | None) -> _Definition:
+    """The definition of `cls` (see `_Fingerprint.module_class`), described again only when a name
+    of its namespace was bound to another object, added or deleted since."""
+    key = (id(cls), id(leaf))
+    got = _definitions.get(key)
+    if got is not None and got.holds(cls):
+        return got
+    plain = _definitions.get((id(cls), id(None)))  # described with no leaf: the same text if
+    if (  # `leaf` claims none of what it walked
+        leaf is not None
+        and plain is not None
+        and plain.holds(cls)
+        and all(leaf(x) is None for x in plain.visited)
+    ):
+        _definitions[key] = plain
+        return plain
+    got = _Definition(cls)
+    defined, state = [], []
+    for k, x in vars(cls).items():
+        if _unsaid(k, x):
+            continue
+        (defined if _defined(cls, k, x) else state).append(k)
+    walk = _Fingerprint(leaf=leaf)
+    walk.defining = _Defining(cls)
+    try:
+        items = ",".join(f"{k}={walk.of(vars(cls)[k], 0)}" for k in defined)
+        got.text = hashlib.sha256(items.encode()).hexdigest()[:32]
+    except Exception:  # noqa: BLE001 - _Unknown, RecursionError, or what a user's __reduce__ raised
+        got.text = None
+    got.children = tuple(walk.defining.children)
+    got.state = tuple(state)
+    got.visited = tuple(walk.alive)
+    if len(_definitions) >= _DEFINED:
+        _definitions.clear()
+    _definitions[key] = got
+    if not walk.claimed:  # what a walk with no leaf gives too
+        _definitions[(id(cls), id(None))] = got
+    return got
+
+
+_MADE = frozenset(
+    {
+        *("__annotations__", "__dataclass_fields__", "__dataclass_params__", "__match_args__"),
+        *("__doc__", "__slots__", "__orig_bases__", "__parameters__", "__abstractmethods__"),
+        *("__qd_struct__", "__qd_data_oriented__", "__qd_anonymous_struct__"),
+        *("_generate_next_value_", "_new_member_", "_use_args_", "_member_names_"),
+        *("_member_map_", "_value2member_map_", "_unhashable_values_", "_member_type_"),
+        *("_value_repr_", "_boundary_", "_flag_mask_", "_singles_mask_", "_all_bits_"),
+        "_inverted_",
+    }
+)
+"""The names under which a class statement, `dataclasses`, `enum` and qdlab's decorators leave what
+they made of the class's source: its annotations, a dataclass's fields, an enum's member tables."""
+
+
+def _unsaid(name: str, value: object) -> bool:
+    """Names of a class's namespace a description leaves out: its module's name (where it sits),
+    the descriptors of its instances' `__dict__` and weak references, and what Python stores there
+    by itself once asked: `__slotnames__` (`copyreg`'s, on a first pickling) and an empty
+    `__annotations__` (on a first read of a class that has none)."""
+    return name in ("__dict__", "__weakref__", "__module__", "__slotnames__") or (
+        name == "__annotations__" and type(value) is dict and not value
+    )
+
+
+def _defined(cls: type, name: str, value: object) -> bool:
+    """Whether `cls.<name>` belongs to the class's definition: what the class statement and its
+    decorators made under the names of `_MADE`, an immutable value (rebinding it is seen), a member
+    of an enum (which its class refuses to rebind), or a function that a decorator generated or a
+    library's file holds (a dataclass's `__init__`, the wrapper of its `__repr__`). Functions of the
+    user's own files are described afresh wherever they are found, definition or not."""
+    if name in _MADE or type(value) in _SCALARS:
+        return True
+    if isinstance(cls, enum.EnumMeta) and cls._member_map_.get(name) is value:
+        return True
+    fn = value
+    if isinstance(fn, (staticmethod, classmethod)):
+        fn = fn.__func__
+    elif isinstance(fn, property):
+        fn = fn.fget
+    code = getattr(fn, "__code__", None)
+    return isinstance(code, types.CodeType) and (
+        _generated(cls, fn) or _is_library(code.co_filename)
+    )
+
+
+def _generated(cls: type, fn: object) -> bool:
+    """A function a decorator generated for `cls` from its definition (a dataclass's `__init__`):
+    its code compiled from a string, not read from a file, in the class's module."""
+    code = getattr(fn, "__code__", None)
+    return (
+        isinstance(code, types.CodeType)
+        and code.co_filename.startswith("<")
+        and getattr(fn, "__module__", None) == cls.__module__
+    )
+
+
+def _module_class(cls: type, file: str | None) -> bool:
+    """A class defined at the top level (or in a class) of an importable module file, not of
+    `__main__` (a script, a notebook's cells)."""
+    return (
+        bool(file)
+        and cls.__module__ != "__main__"
+        and "<locals>" not in cls.__qualname__
+        and os.path.isabs(file)  # type: ignore[arg-type]
+    )
+
+
+_NEWOBJ = copyreg.__newobj__  # type: ignore[attr-defined]
+
+
+def _default_state(v: object, state: object, namespace: object, held: dict[str, object]) -> bool:
+    """Whether `state` (what `v.__reduce_ex__` gave) is the default one of `object`, which only
+    rebuilds `v` as an instance of its class from the very objects its `__dict__` (`namespace`)
+    and slots (`held`) hold: then it tells nothing they do not."""
+    if type(state) is not tuple or not 2 <= len(state) <= 5 or state[0] is not _NEWOBJ:
+        return False
+    args = state[1]
+    if type(args) is not tuple or len(args) != 1 or args[0] is not type(v):
+        return False
+    if any(x is not None for x in state[3:]):  # a list's or a dict's items
+        return False
+    own = state[2] if len(state) > 2 else None
+    if type(own) is tuple and len(own) == 2:
+        own, slots = own
+        if type(slots) is not dict or any(held.get(k, MISSING) is not x for k, x in slots.items()):
+            return False
+    if own is None or own is namespace:
+        return True
+    return (
+        type(own) is dict
+        and type(namespace) is dict
+        and len(own) == len(namespace)
+        and all(namespace.get(k, MISSING) is x for k, x in own.items())
+    )
 
 
 def _names(code: types.CodeType) -> list[str]:
@@ -275,25 +543,42 @@ def _roots() -> tuple[str, ...]:
 
 
 @functools.cache
+def _is_library(filename: str | None) -> bool:
+    """Whether `filename` is Python's, an installed package's or qdlab's (or frozen code)."""
+    if not filename or filename[0] == "<":
+        return bool(filename) and filename.startswith("<frozen ")  # type: ignore[union-attr]
+    return os.path.isabs(filename) and filename.startswith(_roots())
+
+
 def _library(filename: str | None) -> str | None:
     """A stamp of `filename` if it is Python's, an installed package's or qdlab's (their code is
     described by that stamp, not followed), else None: the user's own code, described by content."""
-    if filename and filename.startswith("<frozen "):
-        return sys.version
-    if not filename or not os.path.isabs(filename):
+    if not _is_library(filename):
         return None
-    return _stamp(filename) if filename.startswith(_roots()) else None
+    return sys.version if filename[0] == "<" else _stamp(filename)  # type: ignore[index]
 
 
-@functools.cache
+_stamps: dict[str, tuple[int, int, str | None]] = {}
+"""filename -> (mtime_ns, size, stamp) when it was last read."""
+
+
 def _stamp(filename: str) -> str | None:
     """A hash of a Python file, the size and time of another (a compiled extension), None if
-    unreadable."""
+    unreadable. Read again whenever the file's size or time changed: a package installed in
+    place, edited and reloaded in a long-lived process, has another stamp."""
     try:
-        if filename.endswith(".py"):
-            with open(filename, "rb") as fh:
-                return hashlib.sha256(fh.read()).hexdigest()[:16]
         st = os.stat(filename)
-        return f"{st.st_size}:{st.st_mtime_ns}"
-    except OSError:
+    except (OSError, ValueError):
         return None
+    got = _stamps.get(filename)
+    if got is not None and got[0] == st.st_mtime_ns and got[1] == st.st_size:
+        return got[2]
+    stamp: str | None = f"{st.st_size}:{st.st_mtime_ns}"
+    if filename.endswith(".py"):
+        try:
+            with open(filename, "rb") as fh:
+                stamp = hashlib.sha256(fh.read()).hexdigest()[:16]
+        except OSError:
+            stamp = None
+    _stamps[filename] = (st.st_mtime_ns, st.st_size, stamp)
+    return stamp

@@ -1,9 +1,11 @@
 """A kernel's (or @qd.func's) Python source: its lines, where they sit, and its parsed AST.
 
 Lines are cut with the code object's span (much faster than `inspect`, which tokenises the file). A
-kernel's file is read afresh on every compile, a `@qd.func`'s whenever its file or code object
-changed, so an edited file is never served from a stale line cache; a notebook cell, which has no
-file, comes from IPython's linecache entry. `inspect` is the fallback.
+kernel's file is read on every compile, a `@qd.func`'s whenever its file or code object changed;
+a file's lines are kept only while its inode, size and modification and change times are those it
+had when read, and only once those times lie well before that read (`_read_lines`), so an edited
+file is never served from a stale line cache; a notebook cell, which has no file, comes from
+IPython's linecache entry. `inspect` is the fallback.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import inspect
 import linecache
 import os
 import textwrap
+import time
 import tokenize
 import weakref
 from collections.abc import Callable
@@ -142,12 +145,34 @@ def source_lines(fn: object) -> tuple[list[str], int]:
     return inspect.getsourcelines(fn)  # type: ignore[arg-type]
 
 
+_files: dict[str, tuple[tuple[int, int, int, int], list[str]]] = {}
+"""filename -> (its inode, size, modification and change times, its lines), for files that had not
+changed for _SETTLED_NS when read."""
+_SETTLED_NS = 3_000_000_000
+
+
 def _read_lines(filename: str) -> list[str]:
+    """The file's lines (not to be changed: they may be shared). A file is read again unless its
+    inode, size and times are those it had when it was read; and only a file whose times lay
+    _SETTLED_NS before that read is kept at all ("racily clean", as git says): a write afterwards,
+    even one that keeps the size and sets the modification time back, changes the change time to a
+    later one than kept, on a file system of any timestamp granularity under a second or two."""
     if not filename.startswith("<"):
         try:
+            st = os.stat(filename)
+            stamp = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            got = _files.get(filename)
+            if got is not None and got[0] == stamp:
+                return got[1]
+            now = time.time_ns()
             with tokenize.open(filename) as f:
-                return f.readlines()
-        except (OSError, SyntaxError):
+                lines = f.readlines()
+            if max(st.st_mtime_ns, st.st_ctime_ns) < now - _SETTLED_NS:
+                if len(_files) >= 4096:
+                    _files.clear()
+                _files[filename] = (stamp, lines)
+            return lines
+        except (OSError, SyntaxError, ValueError):
             pass
     return linecache.getlines(filename)
 
@@ -184,9 +209,11 @@ def closure_values(fn: object) -> dict[str, object]:
 def resolve_name(fn: object, name: str) -> object:
     """What `name` means inside `fn` outside its own locals: a closure variable, a global, or a
     builtin."""
-    closure = closure_values(fn)
-    if name in closure:
-        return closure[name]
+    code = getattr(fn, "__code__", None)
+    if code is not None and name in code.co_freevars:
+        closure = closure_values(fn)
+        if name in closure:
+            return closure[name]
     g = getattr(fn, "__globals__", {})
     if name in g:
         return g[name]
