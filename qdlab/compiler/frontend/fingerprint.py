@@ -44,6 +44,7 @@ import os
 import sys
 import sysconfig
 import types
+import typing
 import weakref
 from collections.abc import Callable
 
@@ -272,7 +273,7 @@ class _Fingerprint:
         if got is MISSING:
             got = _library(filename) if _is_library(filename) else _stamp(filename)
             self.stamps[filename] = got
-        return got  # type: ignore[return-value]
+        return typing.cast("str | None", got)
 
     def module_class(self, cls: type, d: int) -> str:
         """A class of an importable module file: its definition (what its class statement and
@@ -461,14 +462,14 @@ def _module_class(cls: type, file: str | None) -> bool:
     """A class defined at the top level (or in a class) of an importable module file, not of
     `__main__` (a script, a notebook's cells)."""
     return (
-        bool(file)
+        file is not None
         and cls.__module__ != "__main__"
         and "<locals>" not in cls.__qualname__
-        and os.path.isabs(file)  # type: ignore[arg-type]
+        and os.path.isabs(file)
     )
 
 
-_NEWOBJ = copyreg.__newobj__  # type: ignore[attr-defined]
+_NEWOBJ = getattr(copyreg, "__newobj__")  # noqa: B009 - not in copyreg's stubs
 
 
 def _default_state(v: object, state: object, namespace: object, held: dict[str, object]) -> bool:
@@ -546,16 +547,16 @@ def _roots() -> tuple[str, ...]:
 def _is_library(filename: str | None) -> bool:
     """Whether `filename` is Python's, an installed package's or qdlab's (or frozen code)."""
     if not filename or filename[0] == "<":
-        return bool(filename) and filename.startswith("<frozen ")  # type: ignore[union-attr]
+        return filename is not None and filename.startswith("<frozen ")
     return os.path.isabs(filename) and filename.startswith(_roots())
 
 
 def _library(filename: str | None) -> str | None:
     """A stamp of `filename` if it is Python's, an installed package's or qdlab's (their code is
     described by that stamp, not followed), else None: the user's own code, described by content."""
-    if not _is_library(filename):
+    if filename is None or not _is_library(filename):
         return None
-    return sys.version if filename[0] == "<" else _stamp(filename)  # type: ignore[index]
+    return sys.version if filename[0] == "<" else _stamp(filename)
 
 
 _stamps: dict[str, tuple[int, int, str | None]] = {}
