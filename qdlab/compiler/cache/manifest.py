@@ -88,22 +88,39 @@ def save(
         "members": [[root, list(path), kind] for (root, path), kind in (members or {}).items()],
         "fields": [list(f) for f in fields or []],
     }
-    cache.put(manifest_key, json.dumps(doc).encode(), persist.later)  # on disk after the compile
+    kept = [v for v in _variants(cache.get(manifest_key)) if v.get("deps") != doc["deps"]]
+    variants = [doc, *kept][:VARIANTS]
+    cache.put(manifest_key, json.dumps(variants).encode(), persist.later)  # on disk after it
+
+
+VARIANTS = 8
+"""Manifests kept under one key, newest first: the same kernel source and signature compiled with
+different `@qd.func`s or globals (an edit, then its undo) each keep theirs, so undoing an edit
+serves the kernel again without lowering it."""
+
+
+def _variants(data: bytes | None) -> list[dict]:
+    """The manifests stored under a key (one document, as older caches hold, or a list)."""
+    if data is None:
+        return []
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return []
+    docs = doc if isinstance(doc, list) else [doc]
+    return [d for d in docs if isinstance(d, dict)]
 
 
 def load(
     cache: BinaryCache, manifest_key: str, fn: object, templates: dict | None = None
 ) -> dict | None:
-    """The manifest under `manifest_key`, if every dependency it recorded still has the same
-    fingerprint (`templates`: the kernel's template arguments, which an evaluation may name)."""
-    data = cache.get(manifest_key)
-    if data is None:
-        return None
-    try:
-        doc = json.loads(data)
-    except ValueError:
-        return None
-    return doc if isinstance(doc, dict) and deps_hold(fn, doc.get("deps"), templates) else None
+    """The manifest under `manifest_key` (the newest of its variants) whose every recorded
+    dependency still has the same fingerprint (`templates`: the kernel's template arguments,
+    which an evaluation may name)."""
+    for doc in _variants(cache.get(manifest_key)):
+        if deps_hold(fn, doc.get("deps"), templates):
+            return doc
+    return None
 
 
 def deps_hold(

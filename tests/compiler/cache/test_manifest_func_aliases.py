@@ -73,3 +73,19 @@ def test_funcs_called_through_locals_are_served_and_never_stale(tmp_path: Path) 
     value, total = run(tmp_path, scale=5.0, use=False, shift=20.0)  # that func's source
     assert value == 22.0 and total != -1
     assert run(tmp_path, scale=5.0, use=False, shift=20.0) == [22.0, -1]
+
+
+def test_undoing_an_edit_is_served_by_the_manifest_it_had(tmp_path: Path) -> None:
+    """Each variant of a kernel's callees keeps its manifest under the kernel's key (Genesis'
+    edit loop: edit one line of a solver func, build, undo it, build): the undo lowers nothing,
+    and every run gives what its source says."""
+    assert run(tmp_path)[0] == 6.0
+    assert run(tmp_path) == [6.0, -1]
+    value, total = run(tmp_path, scale=5.0)  # the edit
+    assert value == 10.0 and total != -1
+    assert run(tmp_path) == [6.0, -1]  # undone: the first manifest, nothing lowered
+    assert run(tmp_path, scale=5.0) == [10.0, -1]  # redone: the edit's manifest
+    for scale in range(20, 30):  # more variants than are kept: the oldest go, none is wrong
+        assert run(tmp_path, scale=float(scale))[0] == 2.0 * scale
+    value, total = run(tmp_path)
+    assert value == 6.0 and total != -1

@@ -246,7 +246,7 @@ def test_constructs_served_by_the_team_cache_say_so(tmp_path: Path, server: Serv
         for k in server.client.keys("qdlab:*")
         if remote.decode(
             SECRET.encode(), k.decode().split(":", 1)[1], server.client.get(k)
-        ).startswith(b'{"units"')
+        ).startswith(b'[{"units"')  # a manifest: its variants, newest first
     ]
     assert len(manifests) == 1
     server.client.delete(
