@@ -371,3 +371,33 @@ def test_an_object_no_fingerprint_describes_is_keyed_by_what_its_kernels_read() 
     h.scale = 3
     h.run(a)
     assert h.out.to_numpy().tolist() == [0, 3, 6, 9]
+
+
+@qd.data_oriented
+class Counter:
+    def __init__(self) -> None:
+        self.n = qd.field(qd.i32, shape=())
+
+    @qd.func
+    def bump(self) -> qd.i32:
+        self.n[None] += 1
+        return 1
+
+    @qd.kernel
+    def run(self):
+        assert self.bump()
+
+
+def test_an_assert_runs_the_method_it_calls_with_debug_off() -> None:
+    """As in Quadrants, an `assert` whose test calls a `@qd.func` runs the call with debug off
+    (the check is skipped): a method through `self` or through a global object too."""
+    qd.init(arch=qd.cpu)
+    c, g = Counter(), Counter()
+
+    @qd.kernel
+    def run_global():
+        assert g.bump()
+
+    c.run()
+    run_global()
+    assert (c.n[None], g.n[None]) == (1, 1)

@@ -67,6 +67,7 @@ from .scope import (
 from .source import MISSING, Source, resolve_name
 from .struct_fields import StructFieldBase, any_struct_field
 from .struct_values import STRUCTS, StructParts
+from .structs import BoundMethod
 from .vector_index import VectorIndexing
 from .vector_ops import VectorOps
 from .vectors import ElementRef, Vec, VecLocal, Vectors
@@ -528,7 +529,8 @@ class Frontend(
         if not isinstance(node, ast.Call):
             return False
         try:
-            return isinstance(self.resolve_callee(node.func), lang.Func)
+            callee = self.resolve_callee(node.func)
+            return isinstance(callee, (lang.Func, lang.BoundFunc, BoundMethod))
         except Exception:  # noqa: BLE001 - a callee that cannot be resolved is not a func's call
             return False
 
