@@ -32,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import fmt, markdown_table, report
+from genesis_scenes import COMPILER_REPORT
 
 ROOT = Path(__file__).resolve().parents[1]
 MARK = "@@GENESIS@@"
@@ -53,18 +54,8 @@ for _ in range(20):
     scene.step()
 t3 = time.perf_counter()
 out = {"z": float(box.get_pos()[2]), "build_s": t2 - t1, "steps_s": t3 - t2, "import_s": t1 - t0}
-qd = sys.modules.get("qdlab")
-if qd is not None:  # qdlab: what the compiler did with each kernel the scene called
-    from qdlab.host import state
-    reports = [c.report for c in state.history.values()]
-    out["kernels"] = len(reports)
-    out["constructs"] = sum(len(r.constructs) for r in reports)
-    out["split"] = sum(r.mode == "per_offload" for r in reports)
-    codes = {r.fallback.code for r in reports if r.fallback is not None}
-    codes |= {f.split(":")[0] for r in reports for f in r.runtime_fallbacks}
-    out["fallbacks"] = sorted(codes)
-print(%r + json.dumps(out))
 """
+SCENE += COMPILER_REPORT + "print(%r + json.dumps(out))\n"
 
 
 def run(python: str, impl: str, cache: Path, qdlab_tree: Path) -> dict:

@@ -172,6 +172,20 @@ def state():
     ),
 }
 
+COMPILER_REPORT = """qd = sys.modules.get("qdlab")
+if qd is not None:  # qdlab: what the compiler did with each kernel the scene called
+    from qdlab.host import state as qstate
+    reports = [c.report for c in qstate.history.values()]
+    out["kernels"] = len(reports)
+    out["constructs"] = sum(len(r.constructs) for r in reports)
+    out["split"] = sum(r.mode == "per_offload" for r in reports)
+    codes = {r.fallback.code for r in reports if r.fallback is not None}
+    codes |= {f.split(":")[0] for r in reports for f in r.runtime_fallbacks}
+    out["fallbacks"] = sorted(codes)
+"""
+"""What qdlab did with each kernel a scene called, added to the scene's `out` (it runs after the
+steps; `bench/genesis_scene.py` prints it too)."""
+
 BODY = """
 t1 = time.perf_counter()
 scene.build(%(build)s)
@@ -184,23 +198,17 @@ t3 = time.perf_counter()
 out = {"build_s": t2 - t1, "steps_s": t3 - t2, "import_s": t1 - t0,
        "state": {k: np.asarray(v.cpu() if hasattr(v, "cpu") else v, dtype=np.float64).tolist()
                  for k, v in state().items()}}
-qd = sys.modules.get("qdlab")
-if qd is not None:  # qdlab: what the compiler did with each kernel the scene called
-    from qdlab.host import state as qstate
-    reports = [c.report for c in qstate.history.values()]
-    out["kernels"] = len(reports)
-    out["constructs"] = sum(len(r.constructs) for r in reports)
-    out["split"] = sum(r.mode == "per_offload" for r in reports)
-    codes = {r.fallback.code for r in reports if r.fallback is not None}
-    codes |= {f.split(":")[0] for r in reports for f in r.runtime_fallbacks}
-    out["fallbacks"] = sorted(codes)
-print(%(mark)r + json.dumps(out))
+%(report)sprint(%(mark)r + json.dumps(out))
 """
 
 
 def scene_script(name: str) -> str:
     setup, build, steps = SCENES[name]
-    return PRELUDE + setup + BODY % {"build": build, "steps": steps, "mark": MARK}
+    return (
+        PRELUDE
+        + setup
+        + BODY % {"build": build, "steps": steps, "mark": MARK, "report": COMPILER_REPORT}
+    )
 
 
 def run_scene(
