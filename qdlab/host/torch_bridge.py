@@ -7,13 +7,15 @@ Programs keep such views (Genesis caches `value._np = value.to_torch(copy=False)
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from . import pyquadrants
 from .launch import Storage, TorchTensor
 
 
-def to_torch(view: Storage, device: object, copy: bool | None, what: str) -> TorchTensor:
+def to_torch(view: Storage, device: Any, copy: bool | None, what: str) -> TorchTensor:
     """`view` is the host array over the storage (a NumPy array on the CPU; anything else has no
     zero-copy view here)."""
     import torch  # type: ignore[import-not-found]  # lazy: PyTorch is optional and heavy
