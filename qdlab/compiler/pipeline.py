@@ -59,6 +59,9 @@ class KernelSpec:
     annotation; `returns` lists their entries' types, flattened."""
     span: tuple[list[str], int] | None = None
     """The kernel's source lines and first line, once `compile_cached` has cut them for the key."""
+    by_members: frozenset[str] = frozenset()
+    """The template arguments the manifest checks member by member (`manifest.member_deps`): those
+    its key names by type, having no content of their own to key on."""
 
 
 @dataclass
@@ -197,7 +200,7 @@ def compile_cached(
         "".join(lines), f"{spec.name}:{spec.autodiff}:{signature}", config, target.parts()
     )
     doc = manifest.load(cache, mkey, spec.fn, spec.templates)
-    found = manifest.fields(doc, spec.fn) if doc is not None else None
+    found = manifest.fields(doc, spec.fn, spec.templates) if doc is not None else None
     units = (
         load_units(manifest.units(doc, filename, first), cache, target)
         if doc is not None and found is not None
@@ -229,7 +232,8 @@ def compile_cached(
             [b.unit for b in compiled.built],
             compiled.alias_pairs,
             compiled.written,
-            sorted(compiled.deps),
+            sorted(compiled.deps)
+            + manifest.member_deps(compiled.members, spec.templates, spec.by_members),
             first,
             compiled.members,
             field_paths(compiled.kernel),

@@ -54,3 +54,12 @@ class StructFieldBase:
     def signature(self) -> str:
         """Its members' types and its shape (what a manifest checks)."""
         raise NotImplementedError
+
+
+class TensorBase:
+    """A `qd.Tensor` (`qdlab.host.tensor`), as the compiler sees it: a kernel reads the ndarray or
+    field it holds."""
+
+    def held(self) -> object:
+        """The ndarray or field this tensor holds."""
+        raise NotImplementedError

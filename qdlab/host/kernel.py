@@ -284,10 +284,12 @@ class Kernel(KernelDef):
         cfg = self.config()
         state.compiled_count += 1
         previous = state.history.get(self.name)
+        signature, by_members = struct_args.manifest_signature(self.param_names, sig, templates)
+        spec = dataclasses.replace(self.spec(sig, templates), by_members=by_members)
         with collector.spaced_out():
             compiled = compile_cached(
-                self.spec(sig, templates),
-                repr(sig),
+                spec,
+                signature,
                 cfg,
                 state.cache_for(cfg),
                 targets.of(cfg.arch),

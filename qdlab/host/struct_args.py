@@ -296,6 +296,27 @@ def learned_key(kernel: Kernel, name: str, a: object) -> str:
         return f"{UNKNOWN}:{next(_unique)}"
 
 
+def manifest_signature(names: list[str], sig: tuple, templates: dict) -> tuple[str, frozenset]:
+    """The signature a kernel's manifest is keyed on, and the template arguments it checks member
+    by member. A struct argument with no describable content (a solver object), or a field passed
+    as a template, has a key of this process only (`learned_key`, `FieldBase.key`); the manifest
+    keys it by its type instead, and records the fingerprint of every member path its compile read
+    (`manifest.member_deps`), so another process serves it only when each is what it was."""
+    entries, by_members = [], set()
+    for name, entry in zip(names, sig):
+        if isinstance(entry, tuple) and entry[:2] == ("template", "struct"):
+            what = entry[2]
+            if what.startswith(("paths:", UNKNOWN)):
+                t = type(templates[name].value)
+                entry = (*entry[:2], f"members:{t.__module__}.{t.__qualname__}", *entry[3:])
+                by_members.add(name)
+        elif isinstance(entry, tuple) and isinstance(templates.get(name), FieldBase):
+            entry = ("template", "field")
+            by_members.add(name)
+        entries.append(entry)
+    return repr(tuple(entries)), frozenset(by_members)
+
+
 class Paths:
     """The member paths of one type of struct argument that the kernel's compiles read, and the
     launch key they make: the type, then a summary of each path's value."""

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..core import matrix
+from ..core.fields import TensorBase
 from .field import Field, field
 from .launch import HostArray
 from .ndarray import Ndarray, ndarray
@@ -37,7 +38,7 @@ made = False
 """Whether any `Tensor` was made in this process: until then kernel calls skip the unwrap."""
 
 
-class Tensor:
+class Tensor(TensorBase):
     """A `qd.ndarray` or a `qd.field`, under one surface; also the annotation `x: qd.Tensor`."""
 
     def __init__(self, impl: object) -> None:
@@ -54,6 +55,9 @@ class Tensor:
         return Backend.NDARRAY if isinstance(self._impl, Ndarray) else Backend.FIELD
 
     def _unwrap(self) -> object:
+        return self._impl
+
+    def held(self) -> object:
         return self._impl
 
     # A struct member's launch words are read by attribute paths (`s.x._sig`, `struct_args.Paths`):

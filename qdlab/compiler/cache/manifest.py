@@ -27,8 +27,9 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from qdlab.core.fields import FieldBase
-from qdlab.core.language import BoundFunc, Func
+from qdlab.core import decompositions
+from qdlab.core.fields import FieldBase, StructFieldBase, TensorBase
+from qdlab.core.language import BoundFunc, Builtin, Func
 
 from ...core.errors import SourceLoc
 from .. import runtime
@@ -36,6 +37,7 @@ from ..frontend import evaluations
 from ..frontend.fields import dep_fingerprint
 from ..frontend.fingerprint import UNKNOWN, fingerprint, source_digest
 from ..frontend.source import MISSING, resolve_dotted
+from ..frontend.structs import FROM_TEMPLATE, METHOD, PARAM, STRUCT, TEMPLATE, StructRef
 from . import BinaryCache, persist
 
 __all__ = ["UNKNOWN", "UnitRecord", "deps_hold", "fields", "fingerprint", "load", "save", "units"]
@@ -111,6 +113,59 @@ def _variants(data: bytes | None) -> list[dict]:
     return [d for d in docs if isinstance(d, dict)]
 
 
+MEMBER = "<member>"
+"""A member of a struct argument the manifest checks member by member: `<member>kind:root.path`."""
+
+
+def member_deps(
+    members: dict[tuple[str, tuple[str, ...]], str], templates: dict, by_members: frozenset
+) -> list[tuple[str, str, str]]:
+    """What a manifest records of the template arguments its key names only by type
+    (`KernelSpec.by_members`): a field by its type and shape, and for a struct every member path
+    the compile read, by what it is (a parameter, a nested struct, a method, a compile-time value)
+    with its fingerprint, so a process serves the kernel only when each is what it was."""
+    out = []
+    for root in sorted(by_members):
+        if not isinstance(templates.get(root), StructRef):
+            out.append((TEMPLATE, root, dep_fingerprint(templates.get(root))))
+    for (root, path), kind in sorted(members.items()):
+        if root in by_members:
+            name = f"{MEMBER}{kind}:{'.'.join((root, *path))}"
+            out.append((TEMPLATE, name, _member_fingerprint(name, templates)))
+    return out
+
+
+def _member_fingerprint(name: str, templates: dict | None) -> str:
+    """The fingerprint of the struct member a `<member>` dependency names, as it is now."""
+    kind, dotted = name[len(MEMBER) :].split(":", 1)
+    root, *path = dotted.split(".")
+    owner, value = None, _template(templates, root)
+    for attr in path:
+        owner, value = value, _held(getattr(value, attr, MISSING))
+    if value is MISSING:
+        return "missing"
+    if kind == PARAM:  # its type is in the key's signature; that it is still a parameter here
+        return f"param:{type(value).__module__}.{type(value).__qualname__}"
+    if kind == STRUCT:  # what it holds is read member by member
+        return f"struct:{type(value).__module__}.{type(value).__qualname__}"
+    if kind == METHOD:  # `self.f`: a func of its class, bound to this object
+        if isinstance(value, BoundFunc) and value.__self__ is owner:
+            return "method:" + dep_fingerprint(value.func)
+        return "not-a-method"
+    return dep_fingerprint(value)
+
+
+def _held(value: object) -> object:
+    """A member as the kernel read it: a `qd.Tensor` is the ndarray or field it holds."""
+    return value.held() if isinstance(value, TensorBase) else value
+
+
+def _template(templates: dict | None, name: str) -> object:
+    """Template argument `name` as the kernel's code sees it (a struct's object)."""
+    value = (templates or {}).get(name, MISSING)
+    return value.value if isinstance(value, StructRef) else value
+
+
 def load(
     cache: BinaryCache, manifest_key: str, fn: object, templates: dict | None = None
 ) -> dict | None:
@@ -135,9 +190,20 @@ def deps_hold(
     seen: dict[int, tuple[object, str]] = {}  # id -> (value, fingerprint), until code runs
     try:
         for owner_path, name, fp in deps:
+            if owner_path == TEMPLATE:  # a template argument, or a struct member
+                if fp == UNKNOWN:
+                    return False
+                now = (
+                    _member_fingerprint(name, templates)
+                    if name.startswith(MEMBER)
+                    else dep_fingerprint(_template(templates, name))
+                )
+                if now != fp:
+                    return False
+                continue
             owner = owners.get(owner_path, MISSING)
             if owner is MISSING:
-                owner = owners[owner_path] = _function(fn, owner_path)
+                owner = owners[owner_path] = _function(fn, owner_path, templates)
             if fp == UNKNOWN or owner is None:
                 return False
             if name.startswith(evaluations.PREFIX):
@@ -187,12 +253,25 @@ def _unloc(loc: list | None, filename: str, first_line: int) -> SourceLoc | None
     return SourceLoc(kernel, filename, first_line + offset, col, text)
 
 
-def _function(kernel_fn: object, owner_path: str) -> object | None:
+def _function(kernel_fn: object, owner_path: str, templates: dict | None = None) -> object | None:
     """The function a dependency was read in: the kernel, or a @qd.func reached from it by
-    `owner_path`."""
+    `owner_path` (its first step may start at a template argument: `self.f`)."""
     fn = kernel_fn
-    for step in owner_path.split("/") if owner_path else ():
-        value = resolve_dotted(fn, step)
+    for k, step in enumerate(owner_path.split("/") if owner_path else ()):
+        dotted, _, index = step.partition("[")  # `self.update[2]`: a func held in a list
+        head, _, rest = dotted.removeprefix(FROM_TEMPLATE).partition(".")
+        if (k == 0 or step.startswith(FROM_TEMPLATE)) and templates and head in templates:
+            value = _template(templates, head)
+            for attr in rest.split(".") if rest else ():
+                value = getattr(value, attr, MISSING)
+        else:
+            value = resolve_dotted(fn, dotted)
+        if index:
+            if not index[:-1].isdigit() or not isinstance(value, (list, tuple)):
+                return None
+            value = value[int(index[:-1])] if int(index[:-1]) < len(value) else MISSING
+        if isinstance(value, Builtin):  # `qd.svd`: a builtin the frontend inlines as a func
+            value = getattr(decompositions, value.name, MISSING)
         if isinstance(value, BoundFunc):  # `obj.f`: the func, whose globals its reads name
             value = value.func
         if not isinstance(value, Func):
@@ -201,12 +280,25 @@ def _function(kernel_fn: object, owner_path: str) -> object | None:
     return fn
 
 
-def fields(doc: dict, kernel_fn: object) -> list[FieldBase] | None:
+def fields(doc: dict, kernel_fn: object, templates: dict | None = None) -> list[FieldBase] | None:
     """The fields a manifest's kernel uses, found again by the names it reached them by (in the
     order of their hidden parameters); None if one is gone or cannot be used."""
     out = []
     for owner_path, name in doc.get("fields", []):
-        owner = _function(kernel_fn, owner_path)
+        if owner_path == TEMPLATE:  # a template argument, or a member of one (`self.x`)
+            root, *path = name.split(".")
+            value = _template(templates, root)
+            for attr in path:  # a struct field's member by its name in the struct
+                held = value.members if isinstance(value, StructFieldBase) else {}
+                value = held[attr] if attr in held else _held(getattr(value, attr, MISSING))
+            if not isinstance(value, FieldBase):
+                return None
+            f = value.primal or value
+            if f.unusable() is not None:
+                return None
+            out.append(f)
+            continue
+        owner = _function(kernel_fn, owner_path, templates)
         value = resolve_dotted(owner, name) if owner is not None else MISSING
         if not isinstance(value, FieldBase):
             return None

@@ -27,6 +27,7 @@ from .fingerprint import UNKNOWN, fingerprint
 from .scope import GradOf, Local, array_type
 from .source import closure_values
 from .struct_values import StructLocal
+from .structs import TEMPLATE
 from .vectors import VecLocal
 
 
@@ -62,10 +63,11 @@ def dep_fingerprint(value: object) -> str:
 class Fields:
     """Mixed into `Frontend`; uses its `kernel`, `emit`, `const`, `error`, `deps` and `loc`."""
 
-    def tensor_of(self, value: object, name: str, resolvable: bool = False) -> object:
+    def tensor_of(self, value: object, name: str, resolvable: bool | str = False) -> object:
         """`value` as a kernel sees it: a field becomes its hidden parameter (`x.grad`, reached as
         a field of its own, the gradient buffer of its primal's); anything else is itself.
-        `resolvable`: `name` is a global or an attribute chain the manifest can look up again."""
+        `resolvable`: `name` is a global or an attribute chain the manifest can look up again in
+        the function reading it (True), or in the kernel's template arguments (TEMPLATE)."""
         if not isinstance(value, FieldBase):
             return value
         if value.primal is not None:
@@ -75,7 +77,7 @@ class Fields:
             return GradOf(self.field_arg(value.primal, name, resolvable))
         return self.field_arg(value, name, resolvable)
 
-    def field_arg(self, f: FieldBase, name: str, resolvable: bool = False) -> ir.Value:
+    def field_arg(self, f: FieldBase, name: str, resolvable: bool | str = False) -> ir.Value:
         values = self.__dict__.setdefault("field_values", {})
         table = self.kernel.flags.fields
         for index, g in table.items():
@@ -100,7 +102,8 @@ class Fields:
         if pname != label:  # messages name it as the kernel reached it (`s.a`)
             self.kernel.flags.field_labels[pname] = label
         if resolvable:  # the manifest finds it again by this name (its dependency says its type)
-            self.kernel.flags.field_paths[index] = (self.scope.owner, name)
+            owner = TEMPLATE if resolvable == TEMPLATE else self.scope.owner
+            self.kernel.flags.field_paths[index] = (owner, name)
         else:  # no manifest: it could not find the field again
             self.deps.add(("", "<field>", UNKNOWN))
         return op.result  # type: ignore[return-value]

@@ -13,7 +13,7 @@ from ...core.errors import QdCallError, QdCompileValueError, QdError
 from ...core.types import ArrayType, DType
 from .. import ir
 from .fingerprint import UNKNOWN
-from .scope import FuncReturn, GradOf, Scope, dotted
+from .scope import FuncReturn, GradOf, Scope
 from .source import func_source, resolve_dotted
 from .struct_values import StructLocal, StructValue
 from .vectors import Vec
@@ -33,7 +33,7 @@ class Inlining:
             )
         args = self.template_refs(func, node.args, self.visit_args(node.args))
         kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
-        return self.inline_call(func, args, kwargs, dotted(node.func) or "?")
+        return self.inline_call(func, args, kwargs, self.call_path(node.func, None))
 
     def inline_call(
         self, func: lang.Func, args: list, kwargs: dict, via: str, method: bool = False

@@ -25,7 +25,7 @@ from qdlab.core.fields import StructFieldBase
 from .. import ir
 from .scope import array_type, dotted, dtype_of
 from .source import MISSING, resolve_name
-from .structs import StructRef
+from .structs import TEMPLATE, StructRef
 from .vectors import ElementRef
 
 
@@ -111,16 +111,19 @@ class StructFields:
         outside = path is not None and path.split(".")[0] not in {
             k for f in self.scope.frames for k in f
         }
+        member = None if outside else self.struct_field_path(sf)
+        if member is not None:  # `self.particles`: found again from the template argument
+            return self.arrays_of(sf, member, TEMPLATE)
         return self.arrays_of(sf, path or "struct", outside)
 
-    def arrays_of(self, sf: StructFieldBase, path: str, outside: bool) -> dict[str, object]:
+    def arrays_of(self, sf: StructFieldBase, path: str, outside: bool | str) -> dict[str, object]:
         out: dict[str, object] = {}
         for k, m in sf.members.items():
             name = f"{path}.{k}"
             if isinstance(m, StructFieldBase):
                 out[k] = self.arrays_of(m, name, outside)
                 continue
-            if outside:
+            if outside is True:
                 self.record(name, m)
             out[k] = self.tensor_of(m, name, outside)
         return out

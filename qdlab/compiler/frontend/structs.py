@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ...core.errors import QdError, QdSyntaxError, QdValueError, QuadrantsCompilationError
+from ...core.fields import StructFieldBase
 from ...core.types import TensorType
 from .. import ir
 from .vectors import Vec
@@ -35,6 +36,11 @@ PARAM, STRUCT, METHOD, VALUE, OPAQUE = "param", "struct", "method", "value", "op
 """What a member is: a kernel parameter; a nested struct; a `@qd.func` of its class, bound to it; a
 compile-time Python value; OPAQUE (never answered by the host) records a struct used whole at
 compile time (`qd.static(helper(s))`), which the launch key then describes by content."""
+TEMPLATE = "<template>"
+"""The owner of a field's path (and of a manifest dependency) reached from a template argument:
+the path (`self.sim.x`) is looked up in the kernel's template arguments, not in a function."""
+FROM_TEMPLATE = "@"
+"""An owner step that starts at a template argument (`@self.sim.f`), wherever the call is."""
 MEMBER_VALUE = "__qd_member"
 """The names `qd.static(...)` binds struct members' values under while it evaluates. A
 member's value is part of its argument's content, which the kernel's signature holds
@@ -131,7 +137,17 @@ class Structs:
                 "qd.init(raise_on_templated_floats=True) refuses: pass it as a `qd.f32` parameter.",
                 QdValueError,
             )
-        return self.tensor_of(m.value, f"{ref.name}.{attr}")  # a field: its hidden parameter
+        if isinstance(m.value, StructFieldBase):  # its members' fields are found by this path
+            found = self.__dict__.setdefault("struct_field_members", {})
+            found.setdefault(id(m.value), (m.value, f"{ref.name}.{attr}"))
+        return self.tensor_of(m.value, f"{ref.name}.{attr}", TEMPLATE)  # a field: its parameter
+
+    def struct_field_path(self, sf: object) -> str | None:
+        """The path from a template argument by which struct field `sf` was reached
+        (`self.particles`), for the manifest to find its members' fields again; None if it was
+        not reached so."""
+        found = self.__dict__.get("struct_field_members", {}).get(id(sf))
+        return found[1] if found is not None and found[0] is sf else None
 
     def note_member(self, root: str, path: tuple[str, ...], kind: str) -> None:
         members = self.kernel.flags.members
@@ -177,9 +193,33 @@ class Structs:
             method.func,
             [method.self, *args],
             kwargs,
-            ast.unparse(node.func),
+            self.call_path(node.func, method.self),
             method=getattr(method.func, "classfunc", False),
         )
+
+    def call_path(self, callee: ast.expr, bound: object) -> str:
+        """How the manifest finds a bound func again (an owner step): a method of the kernel's
+        struct argument by its path from that argument, `@self.sim.f` (wherever it is called,
+        `self` inside a method included); a func held in a list at a compile-time index
+        (`objs[k].f` in a `qd.static` loop) by that index's value, `objs[2].f`."""
+        chain, base = [], callee
+        while isinstance(base, ast.Attribute):
+            chain.insert(0, base.attr)
+            base = base.value
+        if isinstance(base, ast.Name) and chain:  # `self.rigid_solver.f`, `self` a struct's
+            ref = next((f[base.id] for f in reversed(self.scope.frames) if base.id in f), None)
+            if isinstance(ref, StructRef):
+                return f"{FROM_TEMPLATE}{'.'.join((ref.name, *chain))}"
+        if isinstance(bound, StructRef) and isinstance(callee, ast.Attribute):
+            return f"{FROM_TEMPLATE}{bound.name}.{callee.attr}"
+        if isinstance(callee, ast.Subscript) and isinstance(callee.slice, ast.Name):
+            k = next(
+                (f[callee.slice.id] for f in reversed(self.scope.frames) if callee.slice.id in f),
+                None,
+            )
+            if isinstance(k, int) and not isinstance(k, bool):
+                return f"{ast.unparse(callee.value)}[{k}]"
+        return ast.unparse(callee)
 
     def rebind_error(self, name: str, ref: StructRef) -> QdError:
         return self.error(

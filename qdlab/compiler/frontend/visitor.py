@@ -67,7 +67,7 @@ from .scope import (
 from .source import MISSING, Source, resolve_name
 from .struct_fields import StructFieldBase, any_struct_field
 from .struct_values import STRUCTS, StructParts
-from .structs import BoundMethod
+from .structs import TEMPLATE, BoundMethod
 from .vector_index import VectorIndexing
 from .vector_ops import VectorOps
 from .vectors import ElementRef, Vec, VecLocal, Vectors
@@ -400,7 +400,7 @@ class Frontend(
         nodes = {a.arg: a for a in source.tree.args.args}
         for index, p in enumerate(params):
             if p.name in self.lowering.templates:
-                values[p.name] = self.tensor_of(self.lowering.templates[p.name], p.name)
+                values[p.name] = self.tensor_of(self.lowering.templates[p.name], p.name, TEMPLATE)
                 continue
             node = nodes.get(p.name.split(".")[0], source.tree)  # a struct member: its struct's
             self.loc = source.loc(node, self.kernel.name)
@@ -582,6 +582,9 @@ class Frontend(
         }
         if outside:
             self.record(path, value)  # `cfg.scale` is baked in: the manifest checks it
+        member = None if outside else self.struct_field_path(base)
+        if member is not None:  # `self.particles.pos`: found again from the template argument
+            return self.tensor_of(value, f"{member}.{node.attr}", TEMPLATE)
         return self.tensor_of(value, path or node.attr, outside)
 
     def subscript_target(
