@@ -112,6 +112,9 @@ class StructFields:
             k for f in self.scope.frames for k in f
         }
         member = None if outside else self.struct_field_path(sf)
+        if member is None and not outside and isinstance(node, ast.Attribute):
+            seen = self.visit(node)  # `self.particles[i] = ...`: the member read, and recorded
+            member = self.struct_field_path(sf) if seen is sf else None
         if member is not None:  # `self.particles`: found again from the template argument
             return self.arrays_of(sf, member, TEMPLATE)
         return self.arrays_of(sf, path or "struct", outside)

@@ -193,15 +193,16 @@ class Structs:
             method.func,
             [method.self, *args],
             kwargs,
-            self.call_path(node.func, method.self),
+            self.call_path(node.func, method.self, getattr(method.func.fn, "__name__", None)),
             method=getattr(method.func, "classfunc", False),
         )
 
-    def call_path(self, callee: ast.expr, bound: object) -> str:
+    def call_path(self, callee: ast.expr, bound: object, name: str | None = None) -> str:
         """How the manifest finds a bound func again (an owner step): a method of the kernel's
         struct argument by its path from that argument, `@self.sim.f` (wherever it is called,
-        `self` inside a method included); a func held in a list at a compile-time index
-        (`objs[k].f` in a `qd.static` loop) by that index's value, `objs[2].f`."""
+        `self` inside a method included; one passed in as a template, `task(...)`, by its `name`
+        on that struct); a func held in a list at a compile-time index (`objs[k].f` in a
+        `qd.static` loop) by that index's value, `objs[2].f`."""
         chain, base = [], callee
         while isinstance(base, ast.Attribute):
             chain.insert(0, base.attr)
@@ -212,6 +213,8 @@ class Structs:
                 return f"{FROM_TEMPLATE}{'.'.join((ref.name, *chain))}"
         if isinstance(bound, StructRef) and isinstance(callee, ast.Attribute):
             return f"{FROM_TEMPLATE}{bound.name}.{callee.attr}"
+        if isinstance(bound, StructRef) and isinstance(callee, ast.Name) and name:
+            return f"{FROM_TEMPLATE}{bound.name}.{name}"
         if isinstance(callee, ast.Subscript) and isinstance(callee.slice, ast.Name):
             k = next(
                 (f[callee.slice.id] for f in reversed(self.scope.frames) if callee.slice.id in f),

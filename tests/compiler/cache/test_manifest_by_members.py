@@ -3,10 +3,10 @@ solver that holds an object no fingerprint describes (Genesis' solvers reach a C
 field passed as a template. The manifest keys such an argument by its type and checks every member
 path the compile read (a field by its type and shape, a number by its value, a method by its
 source, a nested object by its type), and finds again the funcs the kernel inlined (a method
-calling a method, a func a member holds, bound funcs in a list at a `qd.static` index, a builtin
-such as `qd.svd`) and the fields it reached (one inside a `qd.Tensor`): a new process serves the
-kernel while each holds, and compiles it again as soon as one changed, with the right values every
-time."""
+calling a method, a func a member holds, bound funcs in a list at a `qd.static` index, a method
+passed as a template, a builtin such as `qd.svd`) and the fields it reached (one inside a
+`qd.Tensor`, a struct field assigned whole): a new process serves the kernel while each holds,
+and compiles it again as soon as one changed, with the right values every time."""
 
 from __future__ import annotations
 
@@ -40,6 +40,9 @@ class Sim:
         self.half = half  # a module's func held as a member, called as `self.sim.half(...)`
 
 
+P = qd.types.struct(a=qd.f32, b=qd.f32)
+
+
 @qd.data_oriented
 class Material:
     def __init__(self, k):
@@ -60,6 +63,15 @@ class Solver:
         self.g = qd.tensor(qd.f32, (n,), backend=qd.Backend.FIELD)  # a field in a qd.Tensor
         self.g.from_numpy(np.full(n, 3.0, np.float32))
         self.stresses = [Material(1.0).stress, Material({k}).stress]  # bound funcs in a list
+        self.ps, self.qs = P.field(shape=n), P.field(shape=n)
+
+    @qd.func
+    def each(self, i, task: qd.template()):  # a method passed in as a template and called
+        task(i)
+
+    @qd.func
+    def bump(self, i):
+        self.qs[i].a += 1.0
 
     @qd.func
     def push(self, i):
@@ -78,6 +90,8 @@ class Solver:
             s = 0.0
             for m in qd.static(range(2)):
                 s += self.stresses[m](1.0)
+            self.qs[i] = self.ps[i]  # a whole struct element, through the solver
+            self.each(i, self.bump)
             self.g[i] = s + qd.svd(qd.Matrix([[2.0, 0.0], [0.0, 1.0]]), qd.f32)[1][0, 0]
 
 
@@ -92,6 +106,7 @@ s.run()
 y = qd.field(qd.f32, shape={n})
 fill(y, 1.5)
 assert s.g.to_numpy().tolist() == [1.0 + {k} + 2.0] * {n}
+assert s.qs.a.to_numpy().tolist() == [1.0] * {n}
 print(json.dumps([
     s.x.to_numpy().tolist(),
     y.to_numpy().tolist(),
