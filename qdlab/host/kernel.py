@@ -21,7 +21,14 @@ from ..compiler.frontend.source import annotation_loc, unevaluable
 from ..compiler.pipeline import Compiled, KernelSpec, compile_cached
 from ..core import binding
 from ..core.config import Config
-from ..core.errors import QdArgumentError, QdCallError, QdError, QdTypeError, QdValueError
+from ..core.errors import (
+    QdArgumentError,
+    QdCallError,
+    QdError,
+    QdTypeError,
+    QdValueError,
+    QuadrantsSyntaxError,
+)
 from ..core.fields import FieldBase
 from ..core.language import ArrayAnnotation, Autodiff, Func, KernelDef, MatrixType, Template
 from ..core.types import ArrayType, DType, i32
@@ -514,6 +521,10 @@ def kernel(
     __tracebackhide__ = True
     if fn is None:
         return kernel  # type: ignore[return-value]
+    if hasattr(fn, "__wrapped__"):  # a decorated function: `@qd.kernel` must come outermost
+        raise QuadrantsSyntaxError(
+            "Cant put kernel in front of other annotations (error code: KERNEL_ANNOTATION_ORDER)."
+        )
     try:
         return Kernel(fn)
     except QdError as e:

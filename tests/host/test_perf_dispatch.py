@@ -84,7 +84,10 @@ def test_registrations_must_match_the_prototype() -> None:
 
 
 def test_force_pins_an_implementation(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("QD_PERFDISPATCH_FORCE", "proto:other_one")
+    from qdlab.lang import _perf_dispatch  # QD_PERFDISPATCH_FORCE, as read at import
+
+    monkeypatch.setattr(_perf_dispatch, "_FORCE_MAP", {"proto": "other_one"})
+    monkeypatch.setattr(_perf_dispatch, "_ANY_FORCE_ACTIVE", True)
     calls: list[str] = []
     proto = _dispatcher(calls, "other_one")
     a = np.zeros(1, np.int32)
