@@ -111,9 +111,7 @@ class PerformanceDispatcher:
         self._trial_count_by_dispatch_impl_by_geometry_hash: dict = defaultdict(
             lambda: defaultdict(int)
         )
-        self._times_by_dispatch_impl_by_geometry_hash: dict = defaultdict(
-            lambda: defaultdict(list)
-        )
+        self._times_by_dispatch_impl_by_geometry_hash: dict = defaultdict(lambda: defaultdict(list))
         self._fastest_dispatch_impl_by_geometry_hash: dict = {}
         self._calls_since_last_update_by_geometry_hash: dict = defaultdict(int)
         self._last_check_time_by_geometry_hash: dict = defaultdict(float)
