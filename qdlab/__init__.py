@@ -91,6 +91,7 @@ from .host.snode import (
     l,
     root,
 )
+from .host.stream import Event, Stream, create_event, create_stream
 from .host.struct_field import StructField
 from .host.struct_types import Struct, dataclass, struct
 from .host.tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
@@ -162,6 +163,10 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "Kernel",
     "Layout",
     "perf_dispatch",
+    "Event",
+    "Stream",
+    "create_event",
+    "create_stream",
     "Matrix",
     "MatrixNdarray",
     "Ndarray",
