@@ -67,10 +67,11 @@ from .scope import (
 from .source import MISSING, Source, resolve_name
 from .struct_fields import StructFieldBase, any_struct_field
 from .struct_values import STRUCTS, StructParts
-from .structs import TEMPLATE, BoundMethod
+from .structs import TEMPLATE, BoundMethod, StructRef
 from .vector_index import VectorIndexing
 from .vector_ops import VectorOps
 from .vectors import ElementRef, Vec, VecLocal, Vectors
+from .views import View, Views, is_view_type
 
 MAX_DEPTH = 8000
 """Python frames the frontend may use while lowering a kernel: enough for the longest sum CPython
@@ -117,6 +118,7 @@ class Frontend(
     VectorOps,
     StructParts,
     Fields,
+    Views,
     ast.NodeVisitor,
 ):
     """Lowers one kernel (and the `@qd.func`s it calls, inlined) to a `ir.Kernel`."""
@@ -134,6 +136,9 @@ class Frontend(
         self.parallel_depth = 0  # 1 inside a parallel for's body
         self.top_level = True  # statement is directly in the kernel body
         self.graph = False  # `@qd.kernel(graph=True)`, which refuses `qd.stream_parallel()`
+        self.call_sites: list[SourceLoc | None] = []
+        """The definition of each `@qd.func` being inlined, outermost first (`views.py` shows
+        them)."""
         self.in_runtime_if = 0
         self.serialize_next = False
         self.loop_name: str | None = None
@@ -357,6 +362,8 @@ class Frontend(
                     return self.emit(ir.LocalLoad, [b.ref], dtype_of(b.ref), name)
                 if isinstance(b, VecLocal):
                     return self.load_vec_local(b)
+                if isinstance(b, StructRef) and is_view_type(b.value):
+                    return self.view_of(b)  # a BufferView argument: read as a view
                 return self.tensor_of(b, name)  # a field bound at compile time: its parameter
         value = resolve_name(self.scope.source.fn, name)
         if value is MISSING:
@@ -597,6 +604,8 @@ class Frontend(
 
     def visit_Attribute(self, node: ast.Attribute) -> object:
         base = self.subscript_base(node.value)
+        if isinstance(base, View):
+            return self.view_attribute(base, node.attr)
         if isinstance(base, STRUCTS):
             return self.member(base, node.attr)
         if isinstance(base, (Vec, ElementRef, lang.Matrix)):
@@ -640,6 +649,9 @@ class Frontend(
         self, node: ast.Subscript, base: object = None
     ) -> tuple[ir.Value | GradOf, list[ir.Value]]:
         base = self.visit(node.value) if base is None else base
+        if isinstance(base, View):  # `v[i]`: `arr[offset + i]`
+            arr, index = self.view_index(base, node)
+            return arr, self.from_offset(arr, [self.cast(self.value(index), i32)])
         arr = base.array if isinstance(base, GradOf) else base
         if not (isinstance(arr, ir.Value) and ir.is_array(arr)):
             raise self.error(f"{describe(base)} cannot be indexed in a kernel.", QdTypeError)
@@ -674,6 +686,14 @@ class Frontend(
 
     def visit_Subscript(self, node: ast.Subscript) -> object:
         base = self.subscript_base(node.value)
+        if isinstance(base, View):
+            sub = self.view_subscript(base, node)
+            if sub is not None:
+                return sub
+            array, indices = self.subscript_target(node, base)
+            if array_type(array).element:
+                return self.element_load(ElementRef(array, False, tuple(indices)))
+            return self.emit(ir.Load, [array, *indices], dtype_of(array))
         if isinstance(base, ElementRef):
             return self.element_load(base, self.index_items(node.slice))
         if isinstance(base, (Vec, lang.Matrix)):
