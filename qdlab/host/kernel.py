@@ -529,7 +529,8 @@ def kernel(
     """`@qd.kernel` (options such as `fastcache=True` are accepted for compatibility)."""
     __tracebackhide__ = True
     if fn is None:
-        return functools.partial(kernel, **options)  # a C call: no frame of its own
+        made = functools.partial(kernel, **options)  # a C call: no frame of its own
+        return typing.cast("typing.Callable[[typing.Callable], Kernel]", made)
     if hasattr(fn, "__wrapped__"):  # a decorated function: `@qd.kernel` must come outermost
         raise QuadrantsSyntaxError(
             "Cant put kernel in front of other annotations (error code: KERNEL_ANNOTATION_ORDER)."

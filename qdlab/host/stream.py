@@ -14,9 +14,12 @@ from elsewhere (never destroyed by qdlab), and the launch checks `check_launch` 
 from __future__ import annotations
 
 import weakref
-from typing import Self
+from typing import TYPE_CHECKING
 
 from . import pyquadrants, state
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 def _current_prog() -> pyquadrants.Program:
