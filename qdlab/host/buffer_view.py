@@ -14,7 +14,8 @@ typed `NDArray[dtype, 1]` (one per dtype).
 import dataclasses
 from typing import ClassVar
 
-from ..core.language import ArrayAnnotation
+from ..core.language import ArrayAnnotation, MatrixType
+from ..core.types import DType
 
 _TYPED: dict[object, type] = {}
 
@@ -32,7 +33,7 @@ class BufferView(metaclass=_ViewType):
     """A view of `arr[offset : offset + size]` (see the module's docstring)."""
 
     __qd_buffer_view__: ClassVar[bool] = True  # what the frontend recognises a view by
-    arr: ArrayAnnotation(None, 1)  # type: ignore[valid-type]  # typed by its instance
+    arr: object  # annotated `NDArray[None, 1]` below: typed by its instance
     offset: int
     size: int
 
@@ -40,19 +41,21 @@ class BufferView(metaclass=_ViewType):
         """`BufferView[qd.f32]`: a parameter annotation that also checks the element type."""
         if isinstance(dtype, tuple):
             dtype = dtype[0]
+        if not isinstance(dtype, (DType, MatrixType)):
+            raise TypeError(f"BufferView[...] takes an element type such as qd.f32, not {dtype!r}")
         typed = _TYPED.get(dtype)
         if typed is None:
             name = f"BufferView[{dtype}]"
             typed = dataclasses.make_dataclass(
                 name,
-                [("arr", ArrayAnnotation(dtype, 1))],  # type: ignore[arg-type]
+                [("arr", ArrayAnnotation(dtype, 1))],
                 bases=(BufferView,),
                 init=False,
                 eq=False,
             )
             typed.__qualname__ = name
             typed.__module__ = __name__
-            typed.dtype = dtype  # type: ignore[attr-defined]
+            setattr(typed, "dtype", dtype)  # noqa: B010 - as Quadrants' BufferViewType has it
             _TYPED[dtype] = typed
         return typed
 
@@ -104,6 +107,9 @@ class BufferView(metaclass=_ViewType):
 
     def __repr__(self) -> str:
         return f"BufferView({self.arr!r}, offset={self.offset}, size={self.size})"
+
+
+BufferView.__annotations__["arr"] = ArrayAnnotation(None, 1)  # what a launch passes it as
 
 
 def _slice_range(key: slice, length: int) -> tuple[int, int]:
