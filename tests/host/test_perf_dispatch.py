@@ -122,3 +122,25 @@ def test_kernels_register_and_agree() -> None:
     for _ in range(7):
         total(x, out)
     assert out.tolist() == [7 * 28.0]
+
+
+def test_at_the_reference_path_with_its_names_and_error_codes() -> None:
+    import sys
+
+    from qdlab.lang import _perf_dispatch
+
+    assert _perf_dispatch is sys.modules["qdlab.host.perf_dispatch"]  # one module: patches apply
+    assert _perf_dispatch._parse_force_map(" a:b , c : d ,") == {"a": "b", "c": "d"}
+    assert (_perf_dispatch.NUM_FIRST_WARMUP, _perf_dispatch.DEFAULT_REPEAT_AFTER_COUNT) == (1, 300)
+
+    @qd.perf_dispatch(get_geometry_hash=lambda a: a.shape)
+    def proto(a: qd.types.NDArray[qd.i32, 1]) -> None: ...
+
+    assert isinstance(proto, _perf_dispatch.PerformanceDispatcher)
+    with pytest.raises(qd.QuadrantsSyntaxError, match="PERFDISPATCH_ANNOTATION_SEQUENCE_MISMATCH"):
+        proto.register(lambda b: None)
+    with pytest.raises(qd.QuadrantsSyntaxError, match="KERNEL_ANNOTATION_ORDER"):
+
+        @qd.kernel
+        @proto.register
+        def impl(a: qd.types.NDArray[qd.i32, 1]) -> None: ...
