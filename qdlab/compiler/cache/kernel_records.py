@@ -126,7 +126,13 @@ class KernelRecords:
         kernels = doc.get("kernels")
         if not isinstance(kernels, dict):
             return None
-        return {k: v for k, v in kernels.items() if isinstance(v, dict) and self.path(k).is_file()}
+        meta = {k: v for k, v in kernels.items() if isinstance(v, dict) and self.path(k).is_file()}
+        for p in self.dir.glob(f"T*{SUFFIX}"):  # written by a program that ended meanwhile
+            key = p.name[1 : -len(SUFFIX)]
+            if key not in meta:
+                st = p.stat()
+                meta[key] = {"size": st.st_size, "created": st.st_mtime_ns, "used": st.st_mtime_ns}
+        return meta
 
     def clean(self, meta: dict[str, dict]) -> None:
         total = sum(int(m.get("size", 0)) for m in meta.values())
