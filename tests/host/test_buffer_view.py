@@ -9,6 +9,7 @@ import pytest
 
 import qdlab as qd
 from qdlab import BufferView
+from qdlab.types.buffer_view_type import BufferViewType
 
 
 @pytest.fixture(autouse=True)
@@ -152,3 +153,16 @@ def test_debug_checks_in_the_reference_words() -> None:
 
     with pytest.raises(qd.QuadrantsAssertionError, match="offset=28, size=8, ndarray length=32"):
         make(data)
+
+
+def test_buffer_view_type_is_the_annotation() -> None:
+    assert BufferViewType(qd.f32) is BufferView[qd.f32] and BufferViewType() is BufferView
+    data = qd.ndarray(qd.i32, (6,))
+
+    @qd.kernel
+    def k(v: BufferViewType(qd.i32)):
+        for i in range(v.size):
+            v[i] = i + 1
+
+    k(data[2:5])
+    assert data.to_numpy().tolist() == [0, 0, 1, 2, 3, 0]
