@@ -66,6 +66,7 @@ from .core.language import types as namespace
 from .core.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
 from .host.api import cache_stats, cfg, clear_cache, compile_ptx, explain, init, reset, sync
 from .host.archs import Arch, amdgpu, arm64, cpu, cuda, gpu, metal, vulkan, x64
+from .host.buffer_view import BufferView
 from .host.data_oriented import data_oriented, pure
 from .host.extensions import Extension as extension
 from .host.extensions import is_extension_enabled, is_extension_supported
@@ -91,6 +92,7 @@ from .host.snode import (
     l,
     root,
 )
+from .host.stream import Event, Stream, create_event, create_stream
 from .host.struct_field import StructField
 from .host.struct_types import Struct, dataclass, struct
 from .host.tensor import Backend, MatrixTensor, Tensor, VectorTensor, tensor, wrap
@@ -162,6 +164,11 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "Kernel",
     "Layout",
     "perf_dispatch",
+    "Event",
+    "Stream",
+    "create_event",
+    "create_stream",
+    "BufferView",
     "Matrix",
     "MatrixNdarray",
     "Ndarray",

@@ -62,6 +62,8 @@ class KernelSpec:
     by_members: frozenset[str] = frozenset()
     """The template arguments the manifest checks member by member (`manifest.member_deps`): those
     its key names by type, having no content of their own to key on."""
+    graph: bool = False
+    """`@qd.kernel(graph=True)`: launched as any kernel, but `qd.stream_parallel()` is refused."""
 
 
 @dataclass
@@ -374,6 +376,7 @@ def lower_once(
         calls,
     )
     fe = Frontend(kernel, source, lowering)
+    fe.graph = spec.graph
     kernel.flags.def_loc = source.loc(source.tree, spec.name)
     values = fe.kernel_arguments(list(spec.params))
     ctx = stmt_memo.context(spec, source, config.as_dict())

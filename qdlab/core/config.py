@@ -34,6 +34,11 @@ class Config:
     """Use the on-disk tier of the construct cache."""
     offline_cache_file_path: str | None = None
     offline_cache_max_size_mb: float = 1024.0
+    offline_cache_cleaning_policy: str = "lru"
+    """What the kernel records (`compiler/cache/kernel_records.py`) drop when the program ends
+    over the size limit: "never", "version" (those of another qdlab), "lru", "fifo"."""
+    offline_cache_cleaning_factor: float = 0.25
+    """The fraction of the kernel records "lru" / "fifo" drop then."""
     per_offload: bool = True
     """Compile kernels construct by construct (False: always whole-kernel)."""
     split_carried: bool = True
@@ -107,6 +112,8 @@ LOCAL_SETTINGS = (
     "offline_cache",
     "offline_cache_file_path",
     "offline_cache_max_size_mb",
+    "offline_cache_cleaning_policy",
+    "offline_cache_cleaning_factor",
     "remote_cache",
     "remote_cache_prefix",
     "debug_dump_path",

@@ -53,8 +53,6 @@ INERT: dict[str, object] = {
     "mesh_localize_to_end_mapping": True,
     "move_loop_invariant_outside_if": False,
     "num_compile_threads": 4,
-    "offline_cache_cleaning_factor": 0.25,
-    "offline_cache_cleaning_policy": "lru",
     "optimize_mesh_reordered_mapping": True,
     "print_accessor_ir": False,
     "print_ir_dbg_info": False,

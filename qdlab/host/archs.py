@@ -8,28 +8,41 @@ CPU and for CUDA: `qd.init(arch=...)` resolves every name to one of those two ta
 
 from __future__ import annotations
 
+import enum
 import logging
 import platform
-from dataclasses import dataclass
 
 from ..compiler.runtime import cuda as cuda_runtime
 
 log = logging.getLogger("qdlab")
 
 
-@dataclass(frozen=True)
-class Arch:
-    """A backend name accepted by `qd.init(arch=...)`, `.name` as in Quadrants (`x64`,
-    `cuda`)."""
+class Arch(enum.IntEnum):
+    """A backend name accepted by `qd.init(arch=...)`: Quadrants' enum, with its members' names and
+    values (`qd.x64.name == "x64"`, `qd.x64 == 0`, `str(qd.x64) == "Arch.x64"`, which is also how
+    pytest names a test parametrised by it)."""
 
-    name: str
+    x64 = 0
+    arm64 = 1
+    cuda = 4
+    metal = 5
+    amdgpu = 7
+    vulkan = 8
 
     def __repr__(self) -> str:
         return f"qd.{self.name}"
 
+    def __str__(self) -> str:
+        return f"Arch.{self.name}"
+
 
 x64, arm64, cuda, vulkan, metal, amdgpu = (
-    Arch(n) for n in ("x64", "arm64", "cuda", "vulkan", "metal", "amdgpu")
+    Arch.x64,
+    Arch.arm64,
+    Arch.cuda,
+    Arch.vulkan,
+    Arch.metal,
+    Arch.amdgpu,
 )
 cpu = arm64 if platform.machine().lower() in ("arm64", "aarch64") else x64
 """The host's CPU arch: `qd.cpu is qd.x64` on an x86-64 machine, as in Quadrants."""

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
+import sys
 import uuid
 import weakref
 from collections.abc import Callable
@@ -64,6 +66,12 @@ class Field(FieldBase):
         self.key = ("field", TOKEN, self.uid)
         """What tells this field apart as a template argument: one specialisation per field."""
         self._shape = shape
+        self.placed = shape is not None
+        """Placed: made with a shape, by `place()`, or (a gradient or dual) with its field's
+        shape, by `place(x.grad)` or `lazy_grad()` / `lazy_dual()`; Quadrants' materialize check
+        reads it (`check_declared`)."""
+        self.member_shapes: dict[tuple[int, ...], tuple] = {}
+        """A matrix field placed member by member (`get_scalar_field`): each member's placement."""
         self._arr: Storage = None
         self._order: tuple[int, ...] | None = None
         """The axis each axis of memory holds, outermost first, from its dense layout (`layout`)."""
@@ -130,8 +138,8 @@ class Field(FieldBase):
     def unusable(self) -> str | None:
         if self.epoch != state.epoch:
             return "it was made before the latest qd.init() / qd.reset(), which dropped it"
-        if self.dims() is None or not self.active:
-            return _NOT_PLACED
+        if self.dims() is None or not self.active or not self.placed:
+            return _NOT_PLACED  # a gradient or dual is placed of its own (`place(x.grad)`)
         return None
 
     def place(
@@ -145,13 +153,14 @@ class Field(FieldBase):
         the memory order of its layout (`order`: see `layout`); placing a gradient (`place(x,
         x.grad)`) allocates it."""
         if self.primal is not None or self.dual_of is not None:
-            self.active = True
+            self.active = self.placed = True
             return
         if self._shape is not None:
             raise QdRuntimeError(
                 f"field {self.label()} is already placed (it has shape {self._shape})."
             )
         self._shape, self._order, self._snode, self.blocked = shape, order, snode, blocked
+        self.placed = True
 
     @property
     def layout(self) -> tuple[int, ...] | None:
@@ -446,6 +455,49 @@ class ScalarField(Field):
 class MatrixField(Field):
     """`qd.Vector.field(n, ...)`, `qd.Matrix.field(n, m, ...)`, `qd.field(vec3, ...)`."""
 
+    def get_scalar_field(self, *indices: int) -> MatrixMember:
+        """One entry's member, as Quadrants has one field per entry; here for placing the members
+        one by one (`qd.root.dense(qd.i, n).place(x.get_scalar_field(0, 0))`): once every member
+        is placed with one shape the field has it; members of different shapes are Quadrants'
+        error at the next launch."""
+        if len(indices) != len(self.element) or not all(
+            0 <= i < n for i, n in zip(indices, self.element)
+        ):
+            raise QdIndexError(
+                f"get_scalar_field{indices} is out of range for elements of shape {self.element}."
+            )
+        return MatrixMember(self, tuple(indices))
+
+
+class MatrixMember:
+    """An entry's member of a matrix field (`MatrixField.get_scalar_field`), for placing."""
+
+    def __init__(self, owner: MatrixField, index: tuple[int, ...]) -> None:
+        self.owner, self.index = owner, index
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        placed = self.owner.member_shapes.get(self.index)
+        return placed[0] if placed is not None else self.owner.shape
+
+    def place(
+        self,
+        shape: tuple[int, ...],
+        order: tuple[int, ...] | None = None,
+        snode: object = None,
+        blocked: bool = False,
+    ) -> None:
+        f = self.owner
+        if self.index in f.member_shapes or f.placed:
+            raise QdRuntimeError(f"member {self.index} of field {f.label()} is already placed.")
+        f.member_shapes[self.index] = (shape, order, snode, blocked)
+        placements = list(f.member_shapes.values())
+        if len(placements) == math.prod(f.element) and all(
+            p[0] == shape for p in placements
+        ):  # every member in one shape: the field has it
+            f.member_shapes.clear()
+            f.place(shape, order, snode, blocked)
+
 
 _NOT_PLACED = (
     "Field has no allocation. Allocate via `qd.field(..., shape=...)` or "
@@ -472,7 +524,82 @@ def field(
             f"{scalar} is not supported for field with `needs_grad=True` or `needs_dual=True`."
         )
     cls = MatrixField if element else ScalarField
-    return cls(scalar, dims, element, needs_grad, name, None, _offset(offset, dims), needs_dual)
+    f = cls(scalar, dims, element, needs_grad, name, None, _offset(offset, dims), needs_dual)
+    for g in (f.grad, f.dual):
+        if g is not None and dims is not None:
+            g.placed = True  # a field made with a shape has its gradient and dual placed with it
+    if not pyquadrants.current.fields_checked:
+        _declared.append((f, _declared_at()))
+    return f
+
+
+_declared: list[tuple[Field, str]] = []
+"""The fields declared before the program's first `materialize()` passed, and where
+(`check_declared`)."""
+
+
+def _declared_at() -> str:
+    """Where the user's code declared a field: the first frame outside qdlab."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_QDLAB_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return "<unknown>\n"
+    return (
+        f'  File "{frame.f_code.co_filename}", line {frame.f_lineno}, in {frame.f_code.co_name}\n'
+    )
+
+
+_QDLAB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_BAR = "=" * 44 + "\n"
+
+
+def check_declared() -> None:
+    """Quadrants' check at a program's first `materialize()` (its first launch or host access to
+    a field) of the fields declared before it, in its words: each is placed, so are the gradients
+    and duals asked for (`needs_grad=True` without a shape needs `place(x.grad)` or
+    `qd.root.lazy_grad()`), and a matrix placed member by member has members of one shape. It runs
+    again at each materialize until it passes; fields declared after that are not checked here
+    (using one that is not placed is an error of its own)."""
+    if not _declared:
+        pyquadrants.current.fields_checked = True
+        return
+    now = [(f, at) for f, at in _declared if f.epoch == state.epoch]
+    not_placed = [at for f, at in now if not f.placed and not f.member_shapes]
+    if not_placed:
+        raise QdRuntimeError(
+            f"These field(s) are not placed:\n{_BAR}"
+            + _BAR.join(not_placed)
+            + f"{_BAR}Please consider specifying a shape for them. E.g.,"
+            + "\n\n  x = qd.field(float, shape=(2, 3))"
+        )
+    for kind in ("grad", "dual"):
+        missing = [
+            at
+            for f, at in now
+            if (g := getattr(f, kind)) is not None and g.active and f.placed and not g.placed
+        ]
+        if missing:
+            raise QdRuntimeError(
+                f"These field(s) requrie `needs_{kind}=True`, however their {kind} field(s) are "
+                f"not placed:\n{_BAR}"
+                + _BAR.join(dict.fromkeys(missing))
+                + f"{_BAR}Please consider place the {kind} field(s). E.g.,"
+                + f"\n\n  qd.root.dense(qd.i, 1).place(x.{kind})"
+                + "\n\n Or specify a shape for the field(s). E.g.,"
+                + f"\n\n  x = qd.field(float, shape=(2, 3), needs_{kind}=True)"
+            )
+    for f, at in now:
+        shapes = [p[0] for p in f.member_shapes.values()]
+        if shapes and any(s != shapes[0] for s in shapes):
+            raise QdRuntimeError(
+                f"Members of the following field have different shapes {shapes}:\n{at}"
+            )
+    _declared.clear()
+    pyquadrants.current.fields_checked = True
+
+
+pyquadrants.CHECKS.append(check_declared)
 
 
 matrix.field_maker = field
@@ -499,7 +626,7 @@ def lazy_dual() -> None:
     """`qd.root.lazy_dual()`: allocate the dual of every float field (forward mode)."""
     for f in list(_live):
         if f.dual is not None and f.epoch == state.epoch:
-            f.dual.active = True
+            f.dual.active = f.dual.placed = True
 
 
 def clear_duals() -> None:
@@ -513,7 +640,7 @@ def lazy_grad() -> None:
     """`qd.root.lazy_grad()`: allocate the gradient of every float field."""
     for f in list(_live):
         if f.grad is not None and f.epoch == state.epoch:
-            f.grad.active = True
+            f.grad.active = f.grad.placed = True
 
 
 def clear_gradients() -> None:

@@ -4,6 +4,7 @@ launching."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import logging
 import math
@@ -21,7 +22,14 @@ from ..compiler.frontend.source import annotation_loc, unevaluable
 from ..compiler.pipeline import Compiled, KernelSpec, compile_cached
 from ..core import binding
 from ..core.config import Config
-from ..core.errors import QdArgumentError, QdCallError, QdError, QdTypeError, QdValueError
+from ..core.errors import (
+    QdArgumentError,
+    QdCallError,
+    QdError,
+    QdTypeError,
+    QdValueError,
+    QuadrantsSyntaxError,
+)
 from ..core.fields import FieldBase
 from ..core.language import ArrayAnnotation, Autodiff, Func, KernelDef, MatrixType, Template
 from ..core.types import ArrayType, DType, i32
@@ -31,6 +39,7 @@ from . import (
     field,
     pyquadrants,
     state,
+    stream,
     struct_args,
     struct_types,
     vector_args,
@@ -71,6 +80,8 @@ class Kernel(KernelDef):
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn  # what it wraps, as functools.wraps says (pytest collects it so)
         self.autodiff = autodiff  # type: ignore[assignment]
+        self.use_graph = False
+        """`@qd.kernel(graph=True)`: Quadrants' graph launch (qdlab launches it as any kernel)."""
         self.per_offload_cache_observations = Observations()
         self.plans: dict[tuple, LaunchPlan] = {}
         """(signature, arch) -> the launch plan of the variant compiled for it."""
@@ -276,6 +287,7 @@ class Kernel(KernelDef):
             templates,
             Autodiff.of(self.autodiff),
             self.return_shapes if any(self.return_shapes) else [],
+            graph=self.use_graph,
         )
 
     def compile_for(self, sig: tuple, templates: dict) -> tuple[Compiled, tuple[int, ...]]:
@@ -367,6 +379,10 @@ class Kernel(KernelDef):
     def __call__(self, *args: object, **kwargs: object) -> object:
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         pyquadrants.current.materialize()  # the hook programs patch (deferred fills land here)
+        if kwargs and "qd_stream" in kwargs:  # every kernel takes it (launches run in order)
+            kwargs = dict(kwargs)
+            given = kwargs.pop("qd_stream")
+            stream.check_launch(given, self.name, bool(self.autodiff), self.use_graph)
         try:
             args = self.positional(args, kwargs)
             if tensors.made:  # a qd.Tensor argument is what it holds
@@ -513,11 +529,18 @@ def kernel(
     """`@qd.kernel` (options such as `fastcache=True` are accepted for compatibility)."""
     __tracebackhide__ = True
     if fn is None:
-        return kernel  # type: ignore[return-value]
+        made = functools.partial(kernel, **options)  # a C call: no frame of its own
+        return typing.cast("typing.Callable[[typing.Callable], Kernel]", made)
+    if hasattr(fn, "__wrapped__"):  # a decorated function: `@qd.kernel` must come outermost
+        raise QuadrantsSyntaxError(
+            "Cant put kernel in front of other annotations (error code: KERNEL_ANNOTATION_ORDER)."
+        )
     try:
-        return Kernel(fn)
+        k = Kernel(fn)
     except QdError as e:
         raise _user_facing(e) from None
+    k.use_graph = bool(options.get("graph", False))
+    return k
 
 
 def _kind(a: object) -> str:

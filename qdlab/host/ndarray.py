@@ -14,7 +14,7 @@ from ..compiler.runtime import cuda as cuda_runtime
 from ..core import matrix
 from ..core.errors import QuadrantsIndexError, QuadrantsRuntimeError
 from ..core.types import DType, from_numpy
-from . import pyquadrants, state, torch_bridge
+from . import buffer_view, pyquadrants, state, torch_bridge
 from .launch import HostArray, Storage, TorchTensor, array_launch
 
 
@@ -177,6 +177,8 @@ class Ndarray:
         return key
 
     def __getitem__(self, index: object) -> object:
+        if isinstance(index, slice):  # `data[a:b]`: a view, as in Quadrants
+            return buffer_view.of_slice(self, index)
         view = self.arr[self.index(index)]
         if not self.element:
             if view.ndim:
@@ -248,6 +250,8 @@ class DeviceNdarray(Ndarray):
         return cuda_runtime.require().asarray(np.asarray(value, self.dtype.np))
 
     def __getitem__(self, index: object) -> object:
+        if isinstance(index, slice):  # `data[a:b]`: a view, as in Quadrants
+            return buffer_view.of_slice(self, index)
         host = self.arr[self.index(index)].get()
         if not self.element:
             return host.item() if host.ndim == 0 else host

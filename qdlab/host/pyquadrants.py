@@ -17,6 +17,7 @@ is running (the program's fill launching a kernel) runs again, as there.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..core.types import DType
@@ -25,6 +26,8 @@ from . import state
 if TYPE_CHECKING:
     from .api import Settings
 
+CHECKS: list[Callable[[], None]] = []
+"""What `materialize()` checks (`field.check_declared`, which registers itself as it loads)."""
 API: dict = {}
 """`cfg` (`qd.cfg`) and `sync` (`qd.sync`), which `qdlab.host.api` puts here as it loads (it imports
 this module, as do the kernel and array modules it stands on)."""
@@ -47,11 +50,18 @@ class PyQuadrants:
 
     def __init__(self) -> None:
         self.materialized = False
+        self.fields_checked = False
+        """The program's first materialize passed its checks (`field.check_declared`): as in
+        Quadrants, the fields declared after it are not checked."""
         self.prog = Program()
 
     def materialize(self) -> None:
-        """Storage must exist from here on (see the module's docstring for when it is called)."""
+        """Storage must exist from here on (see the module's docstring for when it is called):
+        the fields declared since the last call are checked as Quadrants checks them (placed,
+        their gradients and duals placed, a matrix's members of one shape: `CHECKS`)."""
         self.materialized = True
+        for check in CHECKS:
+            check()
 
     def clear(self) -> None:
         """The runtime ends (`qd.init`, `qd.reset`)."""

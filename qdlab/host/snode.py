@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from ..core.errors import QdRuntimeError, QdValueError
-from .field import Field, lazy_dual, lazy_grad, set_implicit_snode
+from .field import Field, MatrixMember, lazy_dual, lazy_grad, set_implicit_snode
 from .struct_field import StructField
 
 
@@ -127,6 +127,11 @@ class SNode:
         flat = [g for f in fields for g in (f.leaves() if isinstance(f, StructField) else [f])]
         order, blocked = self.memory_order()
         for f in flat:
+            if isinstance(f, MatrixMember):  # one entry's member of a matrix field
+                f.place(dims, order, self, blocked)
+                if f.owner.placed:
+                    self.fields.append(f.owner)
+                continue
             if not isinstance(f, Field):
                 raise QdValueError(
                     f"place() takes fields made by qd.field(dtype) without a shape, not "

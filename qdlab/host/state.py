@@ -3,14 +3,17 @@ history."""
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..compiler import runtime
-from ..compiler.cache import BinaryCache, remote
+from ..compiler.cache import BinaryCache, default_cache_dir, remote
+from ..compiler.cache.kernel_records import KernelRecords
 from ..core import matrix
 from ..core.config import Config, make_config
 from ..core.types import DTYPES
@@ -76,9 +79,41 @@ def config() -> Config:
     return _config
 
 
+def finish_cache() -> None:
+    """The program ends (`qd.init`, `qd.reset`, a change of settings, exit): the kernel records it
+    made are written and cleaned (`compiler/cache/kernel_records.py`)."""
+    records = _cache.kernels if _cache is not None else None
+    if records is None and _cache is None and _config.offline_cache:
+        records = kernel_records()  # no compile in this program: the cleaning still runs
+    if records is not None:
+        records.finish()
+
+
+def kernel_records() -> KernelRecords:
+    """The kernel records of the program under the active settings."""
+    return KernelRecords(
+        cache_dir(),
+        max_bytes=int(_config.offline_cache_max_size_mb * 2**20),
+        policy=_config.offline_cache_cleaning_policy,
+        factor=_config.offline_cache_cleaning_factor,
+    )
+
+
+def cache_dir() -> Path:
+    """Where the cache of the active settings lives (`offline_cache_file_path`, else
+    `QDLAB_CACHE_DIR`, else the user's qdlab cache folder)."""
+    directory = _config.offline_cache_file_path or os.environ.get("QDLAB_CACHE_DIR") or None
+    return Path(directory) if directory is not None else default_cache_dir()
+
+
+atexit.register(finish_cache)
+
+
 def init(**kwargs: object) -> Config:
     global _config, _cache, generation, compiled_count, epoch
-    _config = make_config(**kwargs)
+    config = make_config(**kwargs)
+    finish_cache()
+    _config = config
     epoch += 1
     if _config.remote_cache:
         remote.prefetch()
@@ -100,6 +135,7 @@ def replace(config: Config) -> None:
     global _config, _cache, generation
     if config.as_dict() != _config.as_dict():
         generation += 1
+        finish_cache()
         _cache = None
     _config = config
 
@@ -107,18 +143,19 @@ def replace(config: Config) -> None:
 def cache() -> BinaryCache:
     global _cache
     if _cache is None:
-        directory = _config.offline_cache_file_path or os.environ.get("QDLAB_CACHE_DIR") or None
         team = (
             remote.tier(_config.remote_cache, _config.remote_cache_prefix)
             if _config.remote_cache
             else None
         )
         _cache = BinaryCache(
-            directory,
+            cache_dir(),
             disk=_config.offline_cache,
             max_size_mb=_config.offline_cache_max_size_mb,
             remote=team,
         )
+        if _cache.persistent:
+            _cache.kernels = kernel_records()
     return _cache
 
 

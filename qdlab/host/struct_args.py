@@ -29,7 +29,7 @@ from ..compiler import ir
 from ..compiler.frontend.fingerprint import UNKNOWN, fingerprint
 from ..compiler.frontend.structs import METHOD, OPAQUE, PARAM, STRUCT, VALUE, Member, StructRef
 from ..core import abi
-from ..core.errors import QdTypeError, QdValueError
+from ..core.errors import QdArgumentError, QdTypeError, QdValueError
 from ..core.fields import FieldBase
 from ..core.language import ArrayAnnotation, BoundFunc, Func, KernelDef, MatrixType
 from ..core.types import ArrayType, DType, TensorType
@@ -263,6 +263,11 @@ def bind(kernel: Kernel, name: str, a: object, typed: type | None) -> tuple[tupl
     """A struct argument's entry in the kernel's signature, and the StructRef its compile reads;
     the signature holds its member parameters and the content of its compile-time members."""
     if typed is not None and not isinstance(a, typed):
+        if getattr(typed, "__qd_buffer_view__", False):  # Quadrants' error for a view's
+            raise QdArgumentError(
+                f"kernel `{kernel.name}`: argument `{name}` must be a BufferView (`data[a:b]`, "
+                f"`qd.BufferView(data, offset, size)`), not {type(a).__name__}."
+            )
         raise QdTypeError(
             f"kernel `{kernel.name}`: argument `{name}` must be a {typed.__name__}, not "
             f"{type(a).__name__}."

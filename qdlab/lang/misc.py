@@ -1,8 +1,11 @@
-"""`quadrants.lang.misc`: the arch lists Quadrants code asks for."""
+"""`quadrants.lang.misc`: the arch lists and extension queries Quadrants code asks for."""
 
 from __future__ import annotations
 
 from ..host import archs
+from ..host.extensions import is_extension_supported
+
+__all__ = ["get_host_arch_list", "is_extension_supported"]
 
 
 def get_host_arch_list() -> list[archs.Arch]:

@@ -80,3 +80,22 @@ def test_a_list_takes_its_first_available_arch(caplog: pytest.LogCaptureFixture)
 def test_an_unknown_arch_name_is_refused() -> None:
     with pytest.raises(ValueError, match="must be one of qd.cpu, qd.gpu"):
         qd.init(arch="tpu")
+
+
+def test_archs_are_the_reference_enum() -> None:
+    """Quadrants' `Arch` is an IntEnum (values and `str` measured with quadrants 1.3.3); pytest
+    names a test parametrised by one `Arch.x64`, as the reference's tests are named."""
+    import enum
+
+    assert isinstance(qd.x64, enum.IntEnum)
+    assert [
+        (a.name, int(a)) for a in (qd.x64, qd.arm64, qd.cuda, qd.metal, qd.amdgpu, qd.vulkan)
+    ] == [
+        ("x64", 0),
+        ("arm64", 1),
+        ("cuda", 4),
+        ("metal", 5),
+        ("amdgpu", 7),
+        ("vulkan", 8),
+    ]
+    assert str(qd.cuda) == "Arch.cuda" and qd.x64 == 0 and qd.Arch.x64 is qd.x64

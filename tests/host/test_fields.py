@@ -137,10 +137,10 @@ def test_unplaced_field_is_a_clear_error() -> None:
     def use():
         a[0] = 1.0
 
-    with pytest.raises(qd.QuadrantsRuntimeError, match="no allocation") as e:
-        use()
-    assert "a[0] = 1.0" in str(e.value)
-    with pytest.raises(qd.QuadrantsRuntimeError, match="no allocation"):
+    with pytest.raises(qd.QuadrantsRuntimeError, match="These field\\(s\\) are not placed") as e:
+        use()  # Quadrants' check at the launch, naming where the field was declared
+    assert "test_fields.py" in str(e.value)
+    with pytest.raises(qd.QuadrantsRuntimeError, match="not placed"):
         a.to_numpy()
 
 

@@ -84,7 +84,10 @@ def test_registrations_must_match_the_prototype() -> None:
 
 
 def test_force_pins_an_implementation(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("QD_PERFDISPATCH_FORCE", "proto:other_one")
+    from qdlab.lang import _perf_dispatch  # QD_PERFDISPATCH_FORCE, as read at import
+
+    monkeypatch.setattr(_perf_dispatch, "_FORCE_MAP", {"proto": "other_one"})
+    monkeypatch.setattr(_perf_dispatch, "_ANY_FORCE_ACTIVE", True)
     calls: list[str] = []
     proto = _dispatcher(calls, "other_one")
     a = np.zeros(1, np.int32)
@@ -119,3 +122,25 @@ def test_kernels_register_and_agree() -> None:
     for _ in range(7):
         total(x, out)
     assert out.tolist() == [7 * 28.0]
+
+
+def test_at_the_reference_path_with_its_names_and_error_codes() -> None:
+    import sys
+
+    from qdlab.lang import _perf_dispatch
+
+    assert _perf_dispatch is sys.modules["qdlab.host.perf_dispatch"]  # one module: patches apply
+    assert _perf_dispatch._parse_force_map(" a:b , c : d ,") == {"a": "b", "c": "d"}
+    assert (_perf_dispatch.NUM_FIRST_WARMUP, _perf_dispatch.DEFAULT_REPEAT_AFTER_COUNT) == (1, 300)
+
+    @qd.perf_dispatch(get_geometry_hash=lambda a: a.shape)
+    def proto(a: qd.types.NDArray[qd.i32, 1]) -> None: ...
+
+    assert isinstance(proto, _perf_dispatch.PerformanceDispatcher)
+    with pytest.raises(qd.QuadrantsSyntaxError, match="PERFDISPATCH_ANNOTATION_SEQUENCE_MISMATCH"):
+        proto.register(lambda b: None)
+    with pytest.raises(qd.QuadrantsSyntaxError, match="KERNEL_ANNOTATION_ORDER"):
+
+        @qd.kernel
+        @proto.register
+        def impl(a: qd.types.NDArray[qd.i32, 1]) -> None: ...

@@ -29,10 +29,13 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from ...core import __version__
 from .remote import RedisTier, RemoteStats
+
+if TYPE_CHECKING:
+    from .kernel_records import KernelRecords
 
 log = logging.getLogger("qdlab")
 
@@ -150,8 +153,16 @@ class BinaryCache:
         self._remote = remote
         self._origin: dict[str, str] = {}
         self._lock = threading.Lock()
+        self.kernels: KernelRecords | None = None
+        """Where the kernels' manifests live on disk (`kernel_records.py`), when the disk tier is
+        on and the program's settings ask for it (`qdlab.host.state.cache`)."""
         if self._disk:
             self._open_directory()
+
+    @property
+    def root(self) -> Path:
+        """The cache's folder (`offline_cache_file_path`, else the user's qdlab cache)."""
+        return self._root
 
     @property
     def persistent(self) -> bool:
@@ -209,21 +220,27 @@ class BinaryCache:
             return payload
 
     def put(
-        self, key: str, payload: bytes, later: Callable[[Callable[[], None]], None] | None = None
+        self,
+        key: str,
+        payload: bytes,
+        later: Callable[[Callable[[], None]], None] | None = None,
+        *,
+        disk: bool = True,
     ) -> None:
         """Store `payload` in every tier; with `later`, only in memory now, and on disk and in
-        the team cache by the job handed to `later` (`persist.later`: after the compile)."""
+        the team cache by the job handed to `later` (`persist.later`: after the compile); with
+        `disk=False`, in memory and the team cache only (a kernel record holds it on disk)."""
         _check_key(key)
         payload = bytes(payload)
         with self._lock:
             self._remember(key, payload)
         if later is None:
-            self._store(key, payload)
+            self._store(key, payload, disk)
         else:
-            later(lambda: self._store(key, payload))
+            later(lambda: self._store(key, payload, disk))
 
-    def _store(self, key: str, payload: bytes) -> None:
-        if self._disk:
+    def _store(self, key: str, payload: bytes, disk: bool = True) -> None:
+        if self._disk and disk:
             with self._lock:
                 self._write(key, payload)
         if self._remote is not None:
@@ -259,6 +276,8 @@ class BinaryCache:
                 for path in self._dir.glob(f"*/*{_SUFFIX}"):
                     _remove(path)
                 self._disk_bytes = 0
+        if self.kernels is not None:
+            self.kernels.clear()
 
     def stats(self) -> CacheStats:
         with self._lock:

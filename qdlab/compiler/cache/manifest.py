@@ -90,9 +90,24 @@ def save(
         "members": [[root, list(path), kind] for (root, path), kind in (members or {}).items()],
         "fields": [list(f) for f in fields or []],
     }
-    kept = [v for v in _variants(cache.get(manifest_key)) if v.get("deps") != doc["deps"]]
+    kept = [v for v in _variants(_stored(cache, manifest_key)) if v.get("deps") != doc["deps"]]
     variants = [doc, *kept][:VARIANTS]
-    cache.put(manifest_key, json.dumps(variants).encode(), persist.later)  # on disk after it
+    payload = json.dumps(variants).encode()
+    if cache.kernels is not None:  # on disk as the kernel's record, when the program ends
+        cache.kernels.put(manifest_key, payload)
+        cache.put(manifest_key, payload, persist.later, disk=False)
+    else:
+        cache.put(manifest_key, payload, persist.later)  # on disk after it
+
+
+def _stored(cache: BinaryCache, manifest_key: str) -> bytes | None:
+    """The manifests under a key: the kernel's record, else the construct cache's entry (memory,
+    the team cache, or a disk entry an older qdlab wrote)."""
+    if cache.kernels is not None:
+        data = cache.kernels.get(manifest_key)
+        if data is not None:
+            return data
+    return cache.get(manifest_key)
 
 
 VARIANTS = 8
@@ -172,7 +187,7 @@ def load(
     """The manifest under `manifest_key` (the newest of its variants) whose every recorded
     dependency still has the same fingerprint (`templates`: the kernel's template arguments,
     which an evaluation may name)."""
-    for doc in _variants(cache.get(manifest_key)):
+    for doc in _variants(_stored(cache, manifest_key)):
         if deps_hold(fn, doc.get("deps"), templates):
             return doc
     return None

@@ -20,6 +20,7 @@ from .scope import describe, dtype_of
 from .struct_values import members_of
 from .structs import BoundMethod, StructRef
 from .vectors import Vec, VecMethod
+from .views import ViewMethod, is_view_type
 
 if TYPE_CHECKING:
     from .visitor import Frontend
@@ -47,6 +48,10 @@ class Calls:
             callee = self.visit(node.func)
         if isinstance(callee, VecMethod):
             return self.call_method(callee, node)
+        if isinstance(callee, ViewMethod):
+            return self.call_view_method(callee, node)
+        if isinstance(callee, type) and is_view_type(callee):
+            return self.make_view(node)  # `BufferView(arr, offset, size)`
         if isinstance(callee, ArrayFill):
             return self.fill_array(callee.target, node)
         owner = getattr(callee, "__self__", None)

@@ -20,6 +20,7 @@ from .scope import GradOf, Local, dotted, is_number
 from .source import closure_values
 from .structs import MEMBER_VALUE, StructRef
 from .vectors import Vec
+from .views import View, is_view_type
 
 FUNC_VALUE = "__qd_func_value"
 """The name a `@qd.func`'s result goes under in a `qd.static` expression (`static_func_calls`)."""
@@ -245,6 +246,10 @@ class CompileTime:
             return self.resolve_static(func)  # `qd.func(f)(x)`: f made a @qd.func while compiling
         if isinstance(func, ast.Attribute):
             base = self.resolve_callee(func.value)
+            if isinstance(base, StructRef) and is_view_type(base.value):
+                base = self.view_of(base)
+            if isinstance(base, View):
+                return self.view_attribute(base, func.attr)
             if isinstance(base, StructRef):
                 return self.member(base, func.attr)
             return (

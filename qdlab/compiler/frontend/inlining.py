@@ -121,6 +121,7 @@ class Inlining:
         self.record("<source>", func)
         self.inline_depth += 1
         call = self.loc
+        self.call_sites.append(source.loc(source.tree, source.tree.name))
         try:
             if isinstance(func, lang.RealFunc):
                 self.real_body(func, source, annotations)
@@ -133,6 +134,7 @@ class Inlining:
             raise e.called_from(call)  # the error shows this call as a frame of its own
         finally:
             self.inline_depth -= 1
+            self.call_sites.pop()
             returned, self.scope = self.scope.returned, outer
         result = returned[0] if returned else None
         if isinstance(result, StructLocal):  # returned by value

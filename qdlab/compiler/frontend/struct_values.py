@@ -24,6 +24,7 @@ from .scope import Local, describe, dtype_of
 from .struct_fields import FieldSlot, StructFields
 from .structs import BoundMethod, StructRef, Structs
 from .vectors import ElementRef, Vec, VecLocal
+from .views import View, is_view_type
 
 
 def members_of(t: object) -> dict[str, object] | None:
@@ -147,6 +148,12 @@ class StructValues:
     def check_struct_param(self, name: str, annotation: object, x: object) -> None:
         """A `@qd.func` parameter annotated with a dataclass takes a struct (of that class, or of
         one redefined since: its members are checked as they are read)."""
+        if is_view_type(annotation):
+            if not isinstance(x, View):
+                raise self.error(
+                    f"parameter `{name}` takes a BufferView, not {describe(x)}.", QdTypeError
+                )
+            return
         struct = isinstance(annotation, type) and (
             hasattr(annotation, "__dataclass_fields__") or members_of(annotation) is not None
         )

@@ -28,6 +28,7 @@ from ...core.fields import StructFieldBase
 from ...core.types import TensorType
 from .. import ir
 from .vectors import Vec
+from .views import is_view_type
 
 if TYPE_CHECKING:
     from .struct_values import StructLocal, StructValue
@@ -128,7 +129,8 @@ class Structs:
         if m.kind == PARAM:
             return self.member_param(".".join((ref.arg.root, *path)), m.type)
         if m.kind == STRUCT:
-            return StructRef(ref.arg, path, m.value, m.annotation)
+            member = StructRef(ref.arg, path, m.value, m.annotation)
+            return self.view_of(member) if is_view_type(m.value) else member
         if m.kind == METHOD:
             return BoundMethod(m.value, ref)
         if isinstance(m.value, float) and self.config.raise_on_templated_floats:

@@ -20,6 +20,7 @@ from .. import ir
 from .scope import GradOf, array_type, dtype_of
 from .vector_ops import METHODS
 from .vectors import ElementRef, Vec, VecLocal, VecMethod, describe_shape, tensor_text
+from .views import View
 
 NEGATIVE_INDEX = "Negative indices are not supported in Quadrants kernels."
 SLICE_ERROR = "Quadrants does not support variables in slice now; slice bounds must be constants."
@@ -272,6 +273,13 @@ class VectorIndexing:
             self.loc = self.scope.source.loc(node, self.scope.name)
             try:
                 base = self.visit(node.value)
+                if (
+                    isinstance(base, View)
+                    and array_type(base.arr).element
+                    and not isinstance(node.slice, ast.Slice)
+                ):  # `v[i][k]` of a view of vectors
+                    arr, indices = self.subscript_target(node, base)
+                    return ElementRef(arr, False, tuple(indices))
                 arr, _ = GradOf.unpack(base)
                 if isinstance(arr, ir.Value) and ir.is_array(arr) and array_type(arr).element:
                     _, indices = self.subscript_target(node)

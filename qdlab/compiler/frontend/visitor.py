@@ -67,10 +67,11 @@ from .scope import (
 from .source import MISSING, Source, resolve_name
 from .struct_fields import StructFieldBase, any_struct_field
 from .struct_values import STRUCTS, StructParts
-from .structs import TEMPLATE, BoundMethod
+from .structs import TEMPLATE, BoundMethod, StructRef
 from .vector_index import VectorIndexing
 from .vector_ops import VectorOps
 from .vectors import ElementRef, Vec, VecLocal, Vectors
+from .views import View, Views, is_view_type
 
 MAX_DEPTH = 8000
 """Python frames the frontend may use while lowering a kernel: enough for the longest sum CPython
@@ -117,6 +118,7 @@ class Frontend(
     VectorOps,
     StructParts,
     Fields,
+    Views,
     ast.NodeVisitor,
 ):
     """Lowers one kernel (and the `@qd.func`s it calls, inlined) to a `ir.Kernel`."""
@@ -133,6 +135,10 @@ class Frontend(
         self.loop_depth = 0  # runtime loops enclosing the current statement
         self.parallel_depth = 0  # 1 inside a parallel for's body
         self.top_level = True  # statement is directly in the kernel body
+        self.graph = False  # `@qd.kernel(graph=True)`, which refuses `qd.stream_parallel()`
+        self.call_sites: list[SourceLoc | None] = []
+        """The definition of each `@qd.func` being inlined, outermost first (`views.py` shows
+        them)."""
         self.in_runtime_if = 0
         self.serialize_next = False
         self.loop_name: str | None = None
@@ -356,6 +362,8 @@ class Frontend(
                     return self.emit(ir.LocalLoad, [b.ref], dtype_of(b.ref), name)
                 if isinstance(b, VecLocal):
                     return self.load_vec_local(b)
+                if isinstance(b, StructRef) and is_view_type(b.value):
+                    return self.view_of(b)  # a BufferView argument: read as a view
                 return self.tensor_of(b, name)  # a field bound at compile time: its parameter
         value = resolve_name(self.scope.source.fn, name)
         if value is MISSING:
@@ -423,6 +431,7 @@ class Frontend(
             max(limit, MAX_DEPTH)
         )  # the visitor recurses about 3 frames per nesting level
         try:
+            self.check_stream_parallel_only(self.scope.source.tree.body)
             for s in self.scope.source.tree.body:
                 self.visit(s) if memo is None else memo.lower(self, s)
         except FuncReturn:
@@ -463,21 +472,68 @@ class Frontend(
         finally:
             self.in_runtime_if -= 1
 
-    def visit_With(self, node: ast.With) -> None:
-        items = [
-            self.resolve_static(item.context_expr.func)
-            if isinstance(item.context_expr, ast.Call)
-            else None
-            for item in node.items
-        ]
-        if items == [lang.stream_parallel] and self.top_level:
-            if self.kernel.flags.concurrent_region is None:  # the first one
-                self.kernel.flags.concurrent_region = self.loc
-            self.lower_body(node.body, self.block)
+    def is_stream_parallel(self, node: ast.stmt) -> bool:
+        """`with qd.stream_parallel():`, however the name is reached."""
+        if not (isinstance(node, ast.With) and len(node.items) == 1):
+            return False
+        call = node.items[0].context_expr
+        if not isinstance(call, ast.Call):
+            return False
+        try:
+            return self.resolve_static(call.func) is lang.stream_parallel
+        except QdError:
+            return False
+
+    def check_stream_parallel_only(self, body: list[ast.stmt]) -> None:
+        """Quadrants' rule: with one `with qd.stream_parallel():` at the top of a kernel, every
+        top-level statement (a docstring aside) is one."""
+        if not any(self.is_stream_parallel(s) for s in body):
             return
-        raise self.error(
-            "`with` is only supported as `with qd.stream_parallel():` at the top of a kernel."
-        )
+        for i, s in enumerate(body):
+            docstring = (
+                i == 0
+                and isinstance(s, ast.Expr)
+                and isinstance(s.value, ast.Constant)
+                and isinstance(s.value.value, str)
+            )
+            if not docstring and not self.is_stream_parallel(s):
+                self.loc = self.scope.source.loc(s, self.kernel.name)
+                raise self.error(
+                    "When using qd.stream_parallel(), all top-level statements in the kernel must "
+                    "be 'with qd.stream_parallel():' blocks. Move non-parallel code to a separate "
+                    "kernel."
+                )
+
+    def visit_With(self, node: ast.With) -> None:
+        if len(node.items) != 1:
+            raise self.error("'with' in Quadrants kernels only supports a single context manager.")
+        item = node.items[0]
+        if item.optional_vars is not None:
+            raise self.error("'with ... as ...' is not supported in Quadrants kernels.")
+        if not isinstance(item.context_expr, ast.Call):
+            raise self.error("'with' in Quadrants kernels requires a call expression.")
+        if self.resolve_static(item.context_expr.func) is not lang.stream_parallel:
+            raise self.error(
+                "'with' in Quadrants kernels only supports qd.stream_parallel() in qdlab "
+                "(qd.checkpoint() and qd.graph.parallel_context() are not supported)."
+            )
+        if self.scope.is_func:
+            raise self.error(
+                "qd.stream_parallel() can only be used inside @qd.kernel, not @qd.func."
+            )
+        if self.graph:
+            raise self.error(
+                "qd.stream_parallel() is not compatible with graph=True kernels. Streams and "
+                "graphs cannot be combined; remove graph=True or the qd.stream_parallel() block."
+            )
+        if not self.top_level:
+            raise self.error(
+                "`with qd.stream_parallel():` must be at the top of a kernel (nesting it, or "
+                "putting it in a loop or branch, is not supported)."
+            )
+        if self.kernel.flags.concurrent_region is None:  # the first one
+            self.kernel.flags.concurrent_region = self.loc
+        self.lower_body(node.body, self.block)
 
     def visit_Return(self, node: ast.Return) -> None:
         if self.scope.is_func:
@@ -548,6 +604,8 @@ class Frontend(
 
     def visit_Attribute(self, node: ast.Attribute) -> object:
         base = self.subscript_base(node.value)
+        if isinstance(base, View):
+            return self.view_attribute(base, node.attr)
         if isinstance(base, STRUCTS):
             return self.member(base, node.attr)
         if isinstance(base, (Vec, ElementRef, lang.Matrix)):
@@ -591,6 +649,9 @@ class Frontend(
         self, node: ast.Subscript, base: object = None
     ) -> tuple[ir.Value | GradOf, list[ir.Value]]:
         base = self.visit(node.value) if base is None else base
+        if isinstance(base, View):  # `v[i]`: `arr[offset + i]`
+            arr, index = self.view_index(base, node)
+            return arr, self.from_offset(arr, [self.cast(self.value(index), i32)])
         arr = base.array if isinstance(base, GradOf) else base
         if not (isinstance(arr, ir.Value) and ir.is_array(arr)):
             raise self.error(f"{describe(base)} cannot be indexed in a kernel.", QdTypeError)
@@ -625,6 +686,14 @@ class Frontend(
 
     def visit_Subscript(self, node: ast.Subscript) -> object:
         base = self.subscript_base(node.value)
+        if isinstance(base, View):
+            sub = self.view_subscript(base, node)
+            if sub is not None:
+                return sub
+            array, indices = self.subscript_target(node, base)
+            if array_type(array).element:
+                return self.element_load(ElementRef(array, False, tuple(indices)))
+            return self.emit(ir.Load, [array, *indices], dtype_of(array))
         if isinstance(base, ElementRef):
             return self.element_load(base, self.index_items(node.slice))
         if isinstance(base, (Vec, lang.Matrix)):

@@ -260,7 +260,7 @@ CASES = [
         uses_with,
         'with open("x"):',
         "with",
-        "only supported as `with qd.stream_parallel():`",
+        "only supports qd.stream_parallel()",
         qd.QdSyntaxError,
     ),
     (uses_lambda, "f = lambda", "lambda", "`lambda` is not supported", qd.QdSyntaxError),
