@@ -66,12 +66,23 @@ class Ndarray:
     """`qd.tensor(..., layout=(1, 0))`: the canonical axis each axis of memory holds, outermost
     first; `arr` is in memory's order, everything else (`shape`, indexing, `to_numpy`) canonical."""
 
-    def set_layout(self, layout: tuple[int, ...]) -> None:
-        """Tag an array allocated in memory's order with its layout (its gradient too)."""
-        self.layout = tuple(layout)
+    def set_layout(self, layout: tuple[int, ...] | None) -> None:
+        """Tag an array allocated in memory's order with its layout (its gradient too); None or the
+        identity: none."""
+        order = None if layout is None else tuple(layout)
+        self.layout = None if order == tuple(range(len(order or ()))) else order
         if self.grad is not None:
             self.grad.set_layout(layout)
         self._made(self.grad is not None)
+
+    @property
+    def _qd_layout(self) -> tuple[int, ...] | None:
+        """Quadrants' name for the layout tag, which its programs read and set directly."""
+        return self.layout
+
+    @_qd_layout.setter
+    def _qd_layout(self, layout: tuple[int, ...] | None) -> None:
+        self.set_layout(layout)
 
     def canonical(self, a: Storage) -> Storage:
         """`a` (in memory's order) with its axes in the canonical order: a view."""
@@ -129,9 +140,18 @@ class Ndarray:
         pyquadrants.current.materialize()  # host access: the runtime's hook first, as there
         self.arr[...] = np.asarray(value.entries if isinstance(value, matrix.Matrix) else value)
 
-    def to_numpy(self) -> np.ndarray:
+    def to_numpy(
+        self, dtype: npt.DTypeLike | None = None, *, copy: bool | None = True
+    ) -> np.ndarray:
+        """The elements in canonical order: a copy, or with `copy=False` / `None` a view of the
+        storage (strided when a layout permutes it), as Quadrants' zero-copy export is."""
+        return torch_bridge.to_numpy(self.canonical(self.arr), self.dtype.name, dtype, copy)
+
+    def to_dlpack(self, versioned: bool = False) -> object:
+        """A DLPack capsule over the storage, in canonical order (strided when a layout permutes
+        it, as Quadrants exports it); `versioned`: a DLPack 1.0 one."""
         pyquadrants.current.materialize()
-        return np.array(self.canonical(self.arr), order="C")  # a copy, never the storage
+        return torch_bridge.dlpack(self.canonical(self.arr), versioned)
 
     def from_numpy(self, array: npt.ArrayLike) -> None:
         array = np.asarray(array)
@@ -220,9 +240,6 @@ class DeviceNdarray(Ndarray):
         self.arr = cupy.zeros(_shape(shape) + self.element, self.dtype.np)
         self.grad = DeviceNdarray(dtype, _shape(shape)) if needs_grad else None
         self._made(needs_grad)
-
-    def to_numpy(self) -> np.ndarray:
-        return np.array(self.canonical(self.arr.get()), order="C")
 
     def from_numpy(self, array: npt.ArrayLike) -> None:
         array = np.asarray(array)
