@@ -222,13 +222,12 @@ def check_kwargs(kwargs: dict[str, object], factory: str, accepted: frozenset[st
 
 
 def coerce_backend(backend: object) -> Backend:
-    try:
-        return Backend(backend)  # type: ignore[arg-type]
-    except (ValueError, TypeError):
-        valid = ", ".join(f"qd.Backend.{m.name}" for m in Backend)
-        raise ValueError(
-            f"backend={backend!r} is not a valid qd.Backend; expected one of {valid}"
-        ) from None
+    """`backend=` as a `Backend` (one of its values, as `Backend(v)` takes them)."""
+    for member in Backend:
+        if member == backend:
+            return member
+    valid = ", ".join(f"qd.Backend.{m.name}" for m in Backend)
+    raise ValueError(f"backend={backend!r} is not a valid qd.Backend; expected one of {valid}")
 
 
 def tensor(
