@@ -184,20 +184,18 @@ class Ndarray:
     def index(self, index: object) -> tuple:
         """A host-side index as a tuple of outer indices (`a[None]` and `a[()]` index a 0-d array;
         an element of a vector ndarray is indexed apart); QuadrantsIndexError for the wrong number
-        of indices. Every element access comes through here, after the runtime's `materialize()`
-        hook."""
+        of indices. It indexes the canonical view (`canonical(arr)`), slices too. Every element
+        access comes through here, after the runtime's `materialize()` hook."""
         pyquadrants.current.materialize()
         key = () if index is None else index if isinstance(index, tuple) else (index,)
         if len(key) != self.ndim and not any(isinstance(k, slice) for k in key):
             raise QuadrantsIndexError(
                 f"{self.ndim}d ndarray indexed with {len(key)}d indices: {index!r}"
             )
-        if self.layout is not None and len(key) == self.ndim:
-            key = tuple(key[a] for a in self.layout)  # memory's order
         return key
 
     def __getitem__(self, index: object) -> object:
-        view = self.arr[self.index(index)]
+        view = self.canonical(self.arr)[self.index(index)]
         if not self.element:
             if view.ndim:
                 return view
@@ -208,7 +206,7 @@ class Ndarray:
     def __setitem__(self, index: object, value: object) -> None:
         if isinstance(value, matrix.Matrix):
             value = value.entries
-        self.arr[self.index(index)] = value
+        self.canonical(self.arr)[self.index(index)] = value
 
     def __array__(self, dtype: npt.DTypeLike | None = None, copy: object = None) -> np.ndarray:
         out = self.to_numpy()
@@ -255,7 +253,7 @@ class DeviceNdarray(Ndarray):
         self.arr[...] = self.device_value(value)
 
     def __setitem__(self, index: object, value: object) -> None:
-        self.arr[self.index(index)] = self.device_value(value)
+        self.canonical(self.arr)[self.index(index)] = self.device_value(value)
 
     def device_value(self, value: object) -> object:
         """A host value (a number, a `qd.Vector`, a NumPy array) on the device: CuPy refuses to
@@ -265,7 +263,7 @@ class DeviceNdarray(Ndarray):
         return cuda_runtime.require().asarray(np.asarray(value, self.dtype.np))
 
     def __getitem__(self, index: object) -> object:
-        host = self.arr[self.index(index)].get()
+        host = self.canonical(self.arr)[self.index(index)].get()
         if not self.element:
             return host.item() if host.ndim == 0 else host
         return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(host)

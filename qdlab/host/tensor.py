@@ -260,7 +260,7 @@ def tensor(
         letters = None if order is None else "".join(chr(ord("i") + a) for a in order)
         return wrap(field(dtype, shape=shape, order=letters, needs_grad=needs_grad))
     if order is None:
-        return wrap(ndarray(dtype, shape, needs_grad=needs_grad))
+        return wrap(ndarray(dtype, dims, needs_grad=needs_grad))
     arr = ndarray(dtype, tuple(dims[a] for a in order), needs_grad=needs_grad)  # memory's order
     if type(arr) is not Ndarray:
         raise NotImplementedError(
@@ -273,7 +273,7 @@ def tensor(
 def compound_tensor(
     factory: str,
     dtype: matrix.MatrixType,
-    shape: object,
+    shape: int | tuple[int, ...],
     *,
     backend: Backend = Backend.NDARRAY,
     **kwargs: object,
@@ -330,11 +330,14 @@ def _rebuild(
         out = tensor(dtype, shape, backend=backend, layout=layout)
     elif len(element) == 1:
         out = compound_tensor(
-            "qd.Vector.tensor", matrix.VectorType(*element, dtype), shape, backend=backend
+            "qd.Vector.tensor", matrix.VectorType(element[0], dtype), shape, backend=backend
         )
     else:
         out = compound_tensor(
-            "qd.Matrix.tensor", matrix.MatrixType(*element, dtype), shape, backend=backend
+            "qd.Matrix.tensor",
+            matrix.MatrixType(element[0], element[1], dtype),
+            shape,
+            backend=backend,
         )
     out.from_numpy(data)
     return out
