@@ -306,7 +306,9 @@ class Field(FieldBase):
         of the storage (see `torch_bridge`)."""
         arr = self.storage()
         view = self.logical(arr) if isinstance(arr, np.ndarray) else arr
-        return torch_bridge.to_torch(view, device, copy, f"field {self.label()}")
+        return torch_bridge.to_torch(
+            view, device, copy, f"field {self.label()}", self.dtype.name, bool(self.shape)
+        )
 
     def from_torch(self, tensor: TorchTensor) -> None:
         self.from_numpy(tensor.detach().cpu().numpy())

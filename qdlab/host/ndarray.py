@@ -169,7 +169,9 @@ class Ndarray:
         """A torch tensor of the elements (canonical outer shape, then the element's): a copy, or
         with `copy=False` / `None` a zero-copy view of the storage (see `torch_bridge`), strided
         into the canonical order when a layout permutes it, as Quadrants' DLPack view is."""
-        return torch_bridge.to_torch(self.canonical(self.arr), device, copy, "this qd.ndarray")
+        return torch_bridge.to_torch(
+            self.canonical(self.arr), device, copy, "this qd.ndarray", self.dtype.name
+        )
 
     def from_torch(self, tensor: TorchTensor) -> None:
         self.from_numpy(tensor.detach().cpu().numpy())

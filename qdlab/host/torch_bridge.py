@@ -16,14 +16,19 @@ from . import pyquadrants
 from .launch import Storage, TorchTensor
 
 
-def to_torch(view: Storage, device: Any, copy: bool | None, what: str) -> TorchTensor:
+def to_torch(
+    view: Storage, device: Any, copy: bool | None, what: str, kind: str, viewable: bool = True
+) -> TorchTensor:
     """`view` is the host array over the storage (a NumPy array on the CPU; anything else has no
-    zero-copy view here)."""
+    zero-copy view here) of elements of qdlab dtype `kind`; none either for a dtype DLPack does
+    not carry or where the caller finds it not `viewable` (a 0-d field), as in Quadrants."""
     import torch  # type: ignore[import-not-found]  # lazy: PyTorch is optional and heavy
 
     pyquadrants.current.materialize()  # a DLPack export materialises first, as there
     if copy is not True:
-        possible = isinstance(view, np.ndarray)
+        if copy is False and not (viewable and kind in ZERO_COPY_DTYPES):
+            raise ValueError(f"Zero-copy not available for {what}, dtype={kind}")
+        possible = isinstance(view, np.ndarray) and viewable and kind in ZERO_COPY_DTYPES
         if possible and device is not None and torch.device(device).type != "cpu":
             if copy is False:
                 raise ValueError(

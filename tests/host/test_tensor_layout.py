@@ -358,3 +358,20 @@ def test_with_layout_checks_its_layout_and_fields_have_at_most_12_axes() -> None
     qd.field(qd.i32, shape=(1,) * 12)
     with pytest.raises(qd.QuadrantsRuntimeError, match="The maximum dimensionality is 12"):
         qd.field(qd.i32, shape=(1,) * 13)
+
+
+def test_to_torch_copy_false_where_quadrants_has_a_view() -> None:
+    """`to_torch(copy=False)` views what `to_numpy(copy=False)` views and refuses the rest (an f16
+    field, a 0-d field), as quadrants does; `copy=None` then copies."""
+    torch = pytest.importorskip("torch")
+    qd.init(arch=qd.cpu, offline_cache=False)
+    t = qd.tensor(qd.f32, (3, 4), layout=(1, 0), backend=qd.Backend.FIELD)
+    view = t.to_torch(copy=False)
+    view[2, 1] = 5.0
+    assert t[2, 1] == 5.0 and tuple(view.shape) == (3, 4)
+    for f in (qd.field(qd.f16, shape=4), qd.field(qd.f32, shape=())):
+        with pytest.raises(ValueError, match="Zero-copy not available"):
+            f.to_torch(copy=False)
+        copy = f.to_torch(copy=None)
+        copy.fill_(3.0)
+        assert isinstance(copy, torch.Tensor) and float(f.to_numpy().flat[0]) == 0.0
