@@ -48,6 +48,7 @@ from .core.errors import (
     QuadrantsSyntaxError,
     QuadrantsTypeError,
 )
+from .core.fields import MAX_NUM_INDICES
 from .core.language import (
     BUILTINS,
     Matrix,
@@ -109,7 +110,11 @@ uint8, uint16, uint32, uint64 = u8, u16, u32, u64
 float16, float32, float64 = f16, f32, f64
 
 globals().update(BUILTINS)
-_lib = _Namespace(core=_Namespace(QuadrantsRuntimeError=QuadrantsRuntimeError))
+_lib = _Namespace(
+    core=_Namespace(
+        QuadrantsRuntimeError=QuadrantsRuntimeError, get_max_num_indices=lambda: MAX_NUM_INDICES
+    )
+)
 """Where Quadrants' tests find its runtime error class (`qd._lib.core.QuadrantsRuntimeError`)."""
 namespace.struct = staticmethod(struct)  # `qd.types.struct`: the namespace is the language's
 del exception, impl, misc, namespace, ops, util  # reached as `qd.lang.<name>`, as in Quadrants

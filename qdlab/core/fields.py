@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from .types import DType
 
+MAX_NUM_INDICES = 12
+"""The most axes a field may have, as in Quadrants (`qd._lib.core.get_max_num_indices()`)."""
+
 
 class FieldBase:
     """A field as a kernel sees it: an array of `dtype` elements of shape `element` (`()` for

@@ -27,8 +27,8 @@ ndarray_maker: Callable | None = None
 runtime); `qd.Vector.ndarray` and `qd.Matrix.ndarray` go through it."""
 field_maker: Callable | None = None
 tensor_maker: Callable | None = None
-"""`qdlab.host.tensor.tensor`, which `qd.Vector.tensor` / `qd.Matrix.tensor` call (set when it
-loads)."""
+"""`qdlab.host.tensor.compound_tensor`, which `qd.Vector.tensor` / `qd.Matrix.tensor` call with
+their own name (set when it loads)."""
 """`qd.field`, registered by `qdlab.host.field`; `qd.Vector.field`, `qd.Matrix.field` and
 `vec3.field` go through it."""
 
@@ -441,7 +441,7 @@ class Matrix:
     @classmethod
     def tensor(cls, n: int, m: int, dtype: object, shape: object, **kwargs: object) -> object:
         """`qd.Matrix.tensor(n, m, dtype, shape, backend=...)`: a `qd.Tensor` of n x m matrices."""
-        return _host(tensor_maker)(MatrixType(n, m, dtype), shape, **kwargs)
+        return _host(tensor_maker)("qd.Matrix.tensor", MatrixType(n, m, dtype), shape, **kwargs)
 
 
 class Vector(Matrix):
@@ -467,7 +467,7 @@ class Vector(Matrix):
     @classmethod
     def tensor(cls, n: int, dtype: object, shape: object, **kwargs: object) -> object:  # type: ignore[override]
         """`qd.Vector.tensor(n, dtype, shape, backend=...)`: a `qd.Tensor` of n-vectors."""
-        return _host(tensor_maker)(VectorType(n, dtype), shape, **kwargs)
+        return _host(tensor_maker)("qd.Vector.tensor", VectorType(n, dtype), shape, **kwargs)
 
 
 def _host(maker: Callable | None) -> Callable:

@@ -23,8 +23,8 @@ import numpy as np
 
 from ..compiler.runtime import cuda as cuda_runtime
 from ..core import matrix
-from ..core.errors import QdIndexError, QdRuntimeError, QdValueError
-from ..core.fields import FieldBase
+from ..core.errors import QdIndexError, QdRuntimeError, QdSyntaxError, QdValueError
+from ..core.fields import MAX_NUM_INDICES, FieldBase
 from ..core.types import DType, from_numpy, u1
 from . import pyquadrants, state, torch_bridge
 from .launch import Storage, TorchTensor, array_launch
@@ -174,6 +174,11 @@ class Field(FieldBase):
         return f._order
 
     @property
+    def _qd_layout(self) -> tuple[int, ...] | None:
+        """Quadrants' name for the layout tag, which its programs read."""
+        return self.layout
+
+    @property
     def snode(self) -> object:
         """`x.snode`: the dense level it is placed in (one of its own for `qd.field(shape=...)`)."""
         f = self.primal or self.dual_of or self
@@ -274,13 +279,15 @@ class Field(FieldBase):
             arr.set(np.ascontiguousarray(array, self.dtype.np))
 
     def to_numpy(
-        self, dtype: object = None, keep_dims: bool = False, copy: bool = True
+        self, dtype: object = None, keep_dims: bool = False, *, copy: bool | None = True
     ) -> np.ndarray:
-        out = self.host().copy()
+        """The elements: a copy, or with `copy=False` / `None` a view of the storage where
+        Quadrants gives one (host memory, a dtype DLPack carries, not a 0-d field)."""
+        view = self.logical(self.storage())
+        np_dtype = None if dtype is None else _np_dtype(dtype)
+        out = torch_bridge.to_numpy(view, self.dtype.name, np_dtype, copy, bool(self.shape))
         if keep_dims and len(self.element) == 1:
             out = out.reshape(out.shape + (1,))
-        if dtype is not None:
-            out = out.astype(_np_dtype(dtype))
         return out
 
     def from_numpy(self, array: object) -> None:
@@ -308,13 +315,18 @@ class Field(FieldBase):
         of the storage (see `torch_bridge`)."""
         arr = self.storage()
         view = self.logical(arr) if isinstance(arr, np.ndarray) else arr
-        return torch_bridge.to_torch(view, device, copy, f"field {self.label()}")
+        return torch_bridge.to_torch(
+            view, device, copy, f"field {self.label()}", self.dtype.name, bool(self.shape)
+        )
 
     def from_torch(self, tensor: TorchTensor) -> None:
         self.from_numpy(tensor.detach().cpu().numpy())
 
-    def to_dlpack(self) -> object:
-        return self.to_numpy().__dlpack__()
+    def to_dlpack(self, versioned: bool = False) -> object:
+        """A DLPack capsule over the storage (zero-copy, in axis order); `versioned`: a DLPack
+        1.0 one."""
+        pyquadrants.current.materialize()
+        return torch_bridge.dlpack(self.logical(self.storage()), versioned)
 
     def fill(self, value: object) -> None:
         arr = self.host()
@@ -524,7 +536,9 @@ def field(
             f"{scalar} is not supported for field with `needs_grad=True` or `needs_dual=True`."
         )
     cls = MatrixField if element else ScalarField
+    axes = _order(order, dims)
     f = cls(scalar, dims, element, needs_grad, name, None, _offset(offset, dims), needs_dual)
+    f._order = None if axes == tuple(range(len(axes or ()))) else axes
     for g in (f.grad, f.dual):
         if g is not None and dims is not None:
             g.placed = True  # a field made with a shape has its gradient and dual placed with it
@@ -600,6 +614,27 @@ def check_declared() -> None:
 
 
 pyquadrants.CHECKS.append(check_declared)
+
+
+def _order(order: object, dims: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    """`qd.field(..., order="ji")`: the axis each level of memory holds, outermost first (`i` is
+    axis 0), checked as the reference checks it."""
+    if order is None:
+        return None
+    if dims is None:
+        raise QdSyntaxError("shape cannot be None when order is set")
+    text = str(order)
+    if len(dims) != len(text):
+        raise QdSyntaxError(
+            f"The dimensionality of shape and order must be the same ({len(dims)} != {len(text)})"
+        )
+    if len(dims) != len(set(text)):
+        raise QdSyntaxError("The axes in order must be different")
+    axes = tuple(ord(ch) - ord("i") for ch in text)
+    for ch, axis in zip(text, axes):
+        if not 0 <= axis < len(dims):
+            raise QdSyntaxError(f"Invalid axis {ch}")
+    return axes
 
 
 matrix.field_maker = field
@@ -690,6 +725,11 @@ def _shape(shape: object) -> tuple[int, ...]:
         )
     if math.prod(ints) >= 2**31:
         raise QdValueError(f"a field of shape {shape} has more than 2**31 - 1 elements.")
+    if len(ints) > MAX_NUM_INDICES:
+        raise QdRuntimeError(
+            f"a field of shape {shape}: too many dimensions. The maximum dimensionality is "
+            f"{MAX_NUM_INDICES}."
+        )
     return ints
 
 

@@ -66,12 +66,23 @@ class Ndarray:
     """`qd.tensor(..., layout=(1, 0))`: the canonical axis each axis of memory holds, outermost
     first; `arr` is in memory's order, everything else (`shape`, indexing, `to_numpy`) canonical."""
 
-    def set_layout(self, layout: tuple[int, ...]) -> None:
-        """Tag an array allocated in memory's order with its layout (its gradient too)."""
-        self.layout = tuple(layout)
+    def set_layout(self, layout: tuple[int, ...] | None) -> None:
+        """Tag an array allocated in memory's order with its layout (its gradient too); None or the
+        identity: none."""
+        order = None if layout is None else tuple(layout)
+        self.layout = None if order == tuple(range(len(order or ()))) else order
         if self.grad is not None:
             self.grad.set_layout(layout)
         self._made(self.grad is not None)
+
+    @property
+    def _qd_layout(self) -> tuple[int, ...] | None:
+        """Quadrants' name for the layout tag, which its programs read and set directly."""
+        return self.layout
+
+    @_qd_layout.setter
+    def _qd_layout(self, layout: tuple[int, ...] | None) -> None:
+        self.set_layout(layout)
 
     def canonical(self, a: Storage) -> Storage:
         """`a` (in memory's order) with its axes in the canonical order: a view."""
@@ -129,9 +140,18 @@ class Ndarray:
         pyquadrants.current.materialize()  # host access: the runtime's hook first, as there
         self.arr[...] = np.asarray(value.entries if isinstance(value, matrix.Matrix) else value)
 
-    def to_numpy(self) -> np.ndarray:
+    def to_numpy(
+        self, dtype: npt.DTypeLike | None = None, *, copy: bool | None = True
+    ) -> np.ndarray:
+        """The elements in canonical order: a copy, or with `copy=False` / `None` a view of the
+        storage (strided when a layout permutes it), as Quadrants' zero-copy export is."""
+        return torch_bridge.to_numpy(self.canonical(self.arr), self.dtype.name, dtype, copy)
+
+    def to_dlpack(self, versioned: bool = False) -> object:
+        """A DLPack capsule over the storage, in canonical order (strided when a layout permutes
+        it, as Quadrants exports it); `versioned`: a DLPack 1.0 one."""
         pyquadrants.current.materialize()
-        return np.array(self.canonical(self.arr), order="C")  # a copy, never the storage
+        return torch_bridge.dlpack(self.canonical(self.arr), versioned)
 
     def from_numpy(self, array: npt.ArrayLike) -> None:
         array = np.asarray(array)
@@ -149,7 +169,9 @@ class Ndarray:
         """A torch tensor of the elements (canonical outer shape, then the element's): a copy, or
         with `copy=False` / `None` a zero-copy view of the storage (see `torch_bridge`), strided
         into the canonical order when a layout permutes it, as Quadrants' DLPack view is."""
-        return torch_bridge.to_torch(self.canonical(self.arr), device, copy, "this qd.ndarray")
+        return torch_bridge.to_torch(
+            self.canonical(self.arr), device, copy, "this qd.ndarray", self.dtype.name
+        )
 
     def from_torch(self, tensor: TorchTensor) -> None:
         self.from_numpy(tensor.detach().cpu().numpy())
@@ -164,22 +186,20 @@ class Ndarray:
     def index(self, index: object) -> tuple:
         """A host-side index as a tuple of outer indices (`a[None]` and `a[()]` index a 0-d array;
         an element of a vector ndarray is indexed apart); QuadrantsIndexError for the wrong number
-        of indices. Every element access comes through here, after the runtime's `materialize()`
-        hook."""
+        of indices. It indexes the canonical view (`canonical(arr)`), slices too. Every element
+        access comes through here, after the runtime's `materialize()` hook."""
         pyquadrants.current.materialize()
         key = () if index is None else index if isinstance(index, tuple) else (index,)
         if len(key) != self.ndim and not any(isinstance(k, slice) for k in key):
             raise QuadrantsIndexError(
                 f"{self.ndim}d ndarray indexed with {len(key)}d indices: {index!r}"
             )
-        if self.layout is not None and len(key) == self.ndim:
-            key = tuple(key[a] for a in self.layout)  # memory's order
         return key
 
     def __getitem__(self, index: object) -> object:
         if isinstance(index, slice):  # `data[a:b]`: a view, as in Quadrants
             return buffer_view.of_slice(self, index)
-        view = self.arr[self.index(index)]
+        view = self.canonical(self.arr)[self.index(index)]
         if not self.element:
             if view.ndim:
                 return view
@@ -190,7 +210,7 @@ class Ndarray:
     def __setitem__(self, index: object, value: object) -> None:
         if isinstance(value, matrix.Matrix):
             value = value.entries
-        self.arr[self.index(index)] = value
+        self.canonical(self.arr)[self.index(index)] = value
 
     def __array__(self, dtype: npt.DTypeLike | None = None, copy: object = None) -> np.ndarray:
         out = self.to_numpy()
@@ -223,9 +243,6 @@ class DeviceNdarray(Ndarray):
         self.grad = DeviceNdarray(dtype, _shape(shape)) if needs_grad else None
         self._made(needs_grad)
 
-    def to_numpy(self) -> np.ndarray:
-        return np.array(self.canonical(self.arr.get()), order="C")
-
     def from_numpy(self, array: npt.ArrayLike) -> None:
         array = np.asarray(array)
         if array.shape != self.shape + self.element:
@@ -240,7 +257,7 @@ class DeviceNdarray(Ndarray):
         self.arr[...] = self.device_value(value)
 
     def __setitem__(self, index: object, value: object) -> None:
-        self.arr[self.index(index)] = self.device_value(value)
+        self.canonical(self.arr)[self.index(index)] = self.device_value(value)
 
     def device_value(self, value: object) -> object:
         """A host value (a number, a `qd.Vector`, a NumPy array) on the device: CuPy refuses to
@@ -252,7 +269,7 @@ class DeviceNdarray(Ndarray):
     def __getitem__(self, index: object) -> object:
         if isinstance(index, slice):  # `data[a:b]`: a view, as in Quadrants
             return buffer_view.of_slice(self, index)
-        host = self.arr[self.index(index)].get()
+        host = self.canonical(self.arr)[self.index(index)].get()
         if not self.element:
             return host.item() if host.ndim == 0 else host
         return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(host)

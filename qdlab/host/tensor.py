@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from ..core import matrix
 from ..core.fields import TensorBase
+from ..core.types import DType
 from .field import Field, field
 from .launch import HostArray
 from .ndarray import Ndarray, ndarray
@@ -49,7 +50,11 @@ class Tensor(TensorBase):
         made = True
 
     def __repr__(self) -> str:
-        return f"Tensor(shape={self.shape!r}, dtype={self.dtype!r}, backend={self._backend().name})"
+        layout = "" if self.layout is None else f", layout={self.layout!r}"
+        return (
+            f"Tensor(shape={self.shape!r}, dtype={self.dtype!r}, "
+            f"backend={self._backend().name}{layout})"
+        )
 
     def _backend(self) -> Backend:
         return Backend.NDARRAY if isinstance(self._impl, Ndarray) else Backend.FIELD
@@ -88,13 +93,11 @@ class Tensor(TensorBase):
     def dtype(self) -> object:
         return self._impl.dtype
 
-    given_layout: tuple[int, ...] | None = None
-    """The layout a field tensor was made with (its storage is canonical: values are the same)."""
-
     @property
     def layout(self) -> tuple[int, ...] | None:
-        """The physical axis order (`qd.tensor(..., layout=(1, 0))`), None for the identity."""
-        return getattr(self._impl, "layout", None) or self.given_layout
+        """The physical axis order (`qd.tensor(..., layout=(1, 0))`), None for the identity: the
+        ndarray's or the field's own."""
+        return self._impl.layout
 
     def __getitem__(self, key: object) -> object:
         return self._impl[key]
@@ -105,8 +108,14 @@ class Tensor(TensorBase):
     def to_numpy(
         self, dtype: npt.DTypeLike | None = None, *, copy: bool | None = True
     ) -> np.ndarray:
-        out = self._impl.to_numpy()
-        return out if dtype is None else out.astype(dtype)
+        """The elements in canonical order: a copy, or with `copy=False` / `None` a view of the
+        storage (see `torch_bridge.to_numpy`)."""
+        return self._impl.to_numpy(dtype, copy=copy)
+
+    def to_dlpack(self, versioned: bool = False) -> object:
+        """A DLPack capsule over the storage, in canonical order (strided when a layout permutes
+        it); `versioned`: a DLPack 1.0 one."""
+        return self._impl.to_dlpack(versioned)
 
     def from_numpy(self, array: npt.ArrayLike) -> None:
         self._impl.from_numpy(array)
@@ -124,7 +133,13 @@ class Tensor(TensorBase):
         self._impl.from_torch(tensor)
 
     def has_grad(self) -> bool:
-        return getattr(self._impl, "grad", None) is not None
+        """Whether its gradient storage is allocated."""
+        grad = getattr(self._impl, "grad", None)
+        return grad is not None and getattr(grad, "active", True)
+
+    def has_dual(self) -> bool:
+        """Whether its dual storage (forward mode) is allocated."""
+        return bool(getattr(self._impl, "has_dual", False))
 
     @cached_property
     def grad(self) -> Tensor | None:
@@ -132,8 +147,11 @@ class Tensor(TensorBase):
         return None if g is None else wrap(g)
 
     def __reduce__(self) -> tuple:
+        """Pickled as its backend, dtype, canonical shape, element shape, layout and values: made
+        again by the factory on the other side, so a field tensor pickles too."""
+        element = element_of(self._impl)
         data = self.to_numpy()
-        return (_rebuild, (type(self), self._backend(), self.dtype, self.shape, data, self.layout))
+        return (_rebuild, (self._backend(), self.dtype, self.shape, element, self.layout, data))
 
 
 class VectorTensor(Tensor):
@@ -148,12 +166,20 @@ class VectorTensor(Tensor):
         return element_of(self._impl)
 
 
-class MatrixTensor(VectorTensor):
+class MatrixTensor(Tensor):
     """A `Tensor` of matrices (`qd.Matrix.tensor(n, m, dtype, shape)`)."""
+
+    @property
+    def n(self) -> int:
+        return self.element_shape[0]
 
     @property
     def m(self) -> int:
         return self.element_shape[1]
+
+    @property
+    def element_shape(self) -> tuple[int, ...]:
+        return element_of(self._impl)
 
 
 def element_of(impl: object) -> tuple[int, ...]:
@@ -172,7 +198,36 @@ def unwrap(value: object) -> object:
     return value._impl if isinstance(value, Tensor) else value
 
 
-ACCEPTED = ("backend", "dtype", "layout", "needs_grad", "shape")
+SCALAR_KWARGS = frozenset({"backend", "needs_grad", "layout"})
+COMPOUND_KWARGS = frozenset({"backend", "needs_grad"})
+"""The keywords the factories take (besides `dtype` / `shape`): backend-specific ones (`offset=`,
+`order=`) belong to `qd.field` / `qd.ndarray`, as in Quadrants, which checks them the same way."""
+
+
+def check_kwargs(kwargs: dict[str, object], factory: str, accepted: frozenset[str]) -> None:
+    """A TypeError, in the reference's words, for a keyword `factory` does not take."""
+    if "order" in kwargs:
+        if "layout" in accepted:
+            raise TypeError(f"{factory}(...) does not accept order=; pass layout=(...) instead")
+        raise TypeError(
+            f"{factory}(...) does not accept order= (or layout=); use the underlying "
+            "qd.Vector.field / qd.Matrix.field for non-default storage order"
+        )
+    extra = set(kwargs) - accepted
+    if extra:
+        names = ", ".join(sorted(accepted | {"dtype", "shape"}))
+        raise TypeError(
+            f"{factory}() got unexpected keyword argument(s) {sorted(extra)!r}; accepted: {names}"
+        )
+
+
+def coerce_backend(backend: object) -> Backend:
+    """`backend=` as a `Backend` (one of its values, as `Backend(v)` takes them)."""
+    for member in Backend:
+        if member == backend:
+            return member
+    valid = ", ".join(f"qd.Backend.{m.name}" for m in Backend)
+    raise ValueError(f"backend={backend!r} is not a valid qd.Backend; expected one of {valid}")
 
 
 def tensor(
@@ -183,26 +238,27 @@ def tensor(
     layout: Sequence[int] | None = None,
     **kwargs: object,
 ) -> Tensor:
-    """`qd.tensor(dtype, shape, backend=qd.Backend.NDARRAY | FIELD, needs_grad=False)`."""
-    unknown = sorted(set(kwargs) - {"needs_grad"})
-    if unknown:
+    """`qd.tensor(dtype, shape, backend=qd.Backend.NDARRAY | FIELD, layout=None,
+    needs_grad=False)`: `shape` is the canonical one, `layout` the canonical axis each level of
+    memory holds, outermost first."""
+    if isinstance(dtype, (Ndarray, Field, Tensor)):
         raise TypeError(
-            f"qd.tensor() got unexpected keyword argument(s) {unknown}; accepted: "
-            f"{', '.join(ACCEPTED)}"
+            f"qd.tensor() allocates a new tensor; to wrap an existing {type(dtype).__name__}, use "
+            "qd.wrap(impl) instead"
         )
-    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
-    order = None if layout is None else _layout(layout, dims, dtype)
+    if layout is not None and isinstance(dtype, matrix.MatrixType):
+        raise TypeError(
+            "layout= is not supported with compound dtypes (vector/matrix). "
+            "Use qd.Vector.tensor(...) or qd.Matrix.tensor(...) without layout= instead."
+        )
+    check_kwargs(kwargs, "qd.tensor", SCALAR_KWARGS)
+    backend = coerce_backend(backend)
     needs_grad = bool(kwargs.get("needs_grad", False))
-    try:
-        backend = Backend(backend)
-    except ValueError:
-        raise ValueError(
-            f"qd.tensor(backend={backend!r}): use qd.Backend.NDARRAY or FIELD"
-        ) from None
-    if backend is Backend.FIELD:  # a field's storage order is qdlab's own: every value the same
-        out = wrap(field(dtype, shape=shape, needs_grad=needs_grad))
-        out.given_layout = order
-        return out
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    order = None if layout is None else _layout(layout, dims)
+    if backend is Backend.FIELD:
+        letters = None if order is None else "".join(chr(ord("i") + a) for a in order)
+        return wrap(field(dtype, shape=shape, order=letters, needs_grad=needs_grad))
     if order is None:
         return wrap(ndarray(dtype, dims, needs_grad=needs_grad))
     arr = ndarray(dtype, tuple(dims[a] for a in order), needs_grad=needs_grad)  # memory's order
@@ -214,14 +270,27 @@ def tensor(
     return wrap(arr)
 
 
-def _layout(layout: Sequence[int], dims: tuple, dtype: object) -> tuple[int, ...] | None:
+def compound_tensor(
+    factory: str,
+    dtype: matrix.MatrixType,
+    shape: int | tuple[int, ...],
+    *,
+    backend: Backend = Backend.NDARRAY,
+    **kwargs: object,
+) -> Tensor:
+    """`qd.Vector.tensor(n, dtype, shape, ...)` / `qd.Matrix.tensor(n, m, dtype, shape, ...)`
+    (`factory` names which): no layout, as in Quadrants."""
+    check_kwargs(kwargs, factory, COMPOUND_KWARGS)
+    backend = coerce_backend(backend)
+    needs_grad = bool(kwargs.get("needs_grad", False))
+    if backend is Backend.FIELD:
+        return wrap(field(dtype, shape=shape, needs_grad=needs_grad))
+    return wrap(ndarray(dtype, shape, needs_grad=needs_grad))
+
+
+def _layout(layout: Sequence[int], dims: tuple) -> tuple[int, ...] | None:
     """A `layout=` as a permutation of the axes (None for the identity), checked as the
     reference checks it."""
-    if isinstance(dtype, matrix.MatrixType):
-        raise TypeError(
-            "layout= is not supported with compound dtypes (vector/matrix). "
-            "Use qd.Vector.tensor(...) or qd.Matrix.tensor(...) without layout= instead."
-        )
     order = tuple(layout)
     if len(order) != len(dims):
         raise ValueError(
@@ -232,17 +301,46 @@ def _layout(layout: Sequence[int], dims: tuple, dtype: object) -> tuple[int, ...
     return None if order == tuple(range(len(dims))) else order
 
 
+def with_layout(array: Ndarray | Tensor, layout: Sequence[int]) -> Ndarray:
+    """Tag an ndarray allocated in memory's order (or the one a `Tensor` holds) with `layout`, its
+    gradient too: from then on its shape, host indexing and kernels are canonical, as
+    `qd.tensor(..., layout=)` makes them (`quadrants._tensor._with_layout`)."""
+    impl = array._impl if isinstance(array, Tensor) else array
+    if not isinstance(impl, Ndarray):
+        raise TypeError(f"_with_layout needs a qd.ndarray, not {type(impl).__name__}")
+    order = tuple(layout)
+    ndim = len(impl.arr.shape) - len(impl.element)  # memory's rank
+    if len(order) != ndim:
+        raise ValueError(f"layout has {len(order)} entries but ndarray has {ndim} dims")
+    if sorted(order) != list(range(ndim)):
+        raise ValueError(f"layout={order!r} is not a permutation of range({ndim})")
+    impl.set_layout(order)
+    return impl
+
+
 def _rebuild(
-    cls: type,
     backend: Backend,
-    dtype: object,
-    shape: tuple,
+    dtype: DType,
+    shape: tuple[int, ...],
+    element: tuple[int, ...],
+    layout: tuple[int, ...] | None,
     data: np.ndarray,
-    layout: Sequence[int] | None = None,
 ) -> Tensor:
-    out = tensor(dtype, shape, backend=backend, layout=layout)
+    if not element:
+        out = tensor(dtype, shape, backend=backend, layout=layout)
+    elif len(element) == 1:
+        out = compound_tensor(
+            "qd.Vector.tensor", matrix.VectorType(element[0], dtype), shape, backend=backend
+        )
+    else:
+        out = compound_tensor(
+            "qd.Matrix.tensor",
+            matrix.MatrixType(element[0], element[1], dtype),
+            shape,
+            backend=backend,
+        )
     out.from_numpy(data)
     return out
 
 
-matrix.tensor_maker = tensor
+matrix.tensor_maker = compound_tensor

@@ -33,6 +33,7 @@ LAYERS = (
             "qdlab.compat",
             "qdlab.run",
             "qdlab._logging",
+            "qdlab._tensor",
             "qdlab",
         ),
     ),

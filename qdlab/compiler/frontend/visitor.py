@@ -628,6 +628,14 @@ class Frontend(
             )
         if isinstance(base, ir.Value):
             raise self.error(f"a {base.type} value has no attribute `{node.attr}`.", QdTypeError)
+        if (
+            isinstance(base, tuple)
+            and not hasattr(base, node.attr)
+            and any(isinstance(e, ir.Value) for e in base)
+        ):  # a `qd.grouped` index is a vector there (`I.sum()`, `I.x`)
+            index = self.vec_of(base)
+            if index is not None:
+                return self.vec_attribute(index, node.attr, None)
         try:
             value = getattr(base, node.attr)
         except AttributeError:

@@ -283,3 +283,19 @@ def test_gradient_through_vector_ops() -> None:
     want = 8 * xs
     want[:, 1] += 1  # d/dx of cross(x, e_z).x = x.y
     np.testing.assert_array_equal(x.grad.to_numpy(), want)
+
+
+def test_a_grouped_index_is_a_vector(mode: str) -> None:
+    """`for I in qd.grouped(x)`: `I` answers a vector's attributes and methods, as the reference's
+    index vector does."""
+    x = qd.Vector.field(2, qd.i32, shape=(2, 3, 2))
+
+    @qd.kernel
+    def fill():
+        for I in qd.grouped(x):
+            x[I] += qd.Vector([I.sum(), I.x * 100 + I.max()])
+
+    fill()
+    i, j, k = np.meshgrid(np.arange(2), np.arange(3), np.arange(2), indexing="ij")
+    np.testing.assert_array_equal(x.to_numpy()[..., 0], i + j + k)
+    np.testing.assert_array_equal(x.to_numpy()[..., 1], i * 100 + np.maximum(np.maximum(i, j), k))
