@@ -254,7 +254,11 @@ def compile_kernel(
     verify(kernel)
     if spec.autodiff:  # values and their duals (split as any kernel), or the gradient kernel
         forward = spec.autodiff is Autodiff.FORWARD
-        kernel = forward_mode.jvp(kernel) if forward else autodiff.reverse(kernel)
+        kernel = (
+            forward_mode.jvp(kernel)
+            if forward
+            else autodiff.reverse(kernel, config.ad_stack_experimental_enabled)
+        )
         run_passes(kernel)
         verify(kernel)
     constructs, facts, fallback, iface = split_and_gate(kernel, spec, config)  # split + gate

@@ -52,6 +52,8 @@ class Loops:
             callee = self.resolve_callee(call.func) if call is not None else None
         order = None
         if call is not None and callee is range:
+            if self.for_depth and self.kernel.flags.nested_range is None:
+                self.kernel.flags.nested_range = self.loc  # a gradient kernel refuses it
             dims = [self.range_dim(call)]
         elif call is not None and callee is lang.BUILTINS["ndrange"]:
             dims = [self.ndrange_dim(a) for a in self.spread(call.args)]
@@ -203,6 +205,7 @@ class Loops:
         outer, outer_top = self.block, self.top_level
         self.block, self.top_level = body, False
         self.loop_depth += 1
+        self.for_depth += 1
         self.parallel_depth += parallel
         try:
             if extents:
@@ -235,6 +238,7 @@ class Loops:
             self.lower_body(node.body, body, frame)
         finally:
             self.loop_depth -= 1
+            self.for_depth -= 1
             self.parallel_depth -= parallel
             self.block, self.top_level = outer, outer_top
         self.after_loop(returns)

@@ -131,6 +131,7 @@ class Frontend(
         self.scope = Scope(source, kernel.name, lowering.globals)
         self.loc: SourceLoc | None = None
         self.loop_depth = 0  # runtime loops enclosing the current statement
+        self.for_depth = 0  # runtime `for` loops (not `while`) enclosing it
         self.parallel_depth = 0  # 1 inside a parallel for's body
         self.top_level = True  # statement is directly in the kernel body
         self.in_runtime_if = 0

@@ -485,8 +485,17 @@ def _refuse(op: ir.Op, what: str) -> QuadrantsCompilationError:
     )
 
 
-def reverse(kernel: ir.Kernel) -> ir.Kernel:
-    """The gradient kernel of `kernel` (whose IR has been simplified)."""
+def reverse(kernel: ir.Kernel, adstack: bool = False) -> ir.Kernel:
+    """The gradient kernel of `kernel` (whose IR has been simplified). Without `adstack`
+    (`qd.init(ad_stack_experimental_enabled=True)`) a `range` loop nested in another loop is
+    refused, as Quadrants refuses it."""
+    loc = kernel.flags.nested_range
+    if loc is not None and not adstack:
+        raise QuadrantsCompilationError(
+            "Cannot use non static range in Backwards mode: a `for ... in range(...)` nested in "
+            "another loop needs qd.init(ad_stack_experimental_enabled=True) to be differentiated.",
+            loc,
+        )
     out = ir.Kernel(kernel.name, kernel.params, [], ir.Block(), kernel.flags.copy())
     Reverser().reverse_block(kernel.body, {}, out.body, None, False)
     return out
