@@ -176,7 +176,11 @@ class Reverser:
         locals each nested block touches are read just before it."""
         for op in ops:
             if isinstance(op, ir.Random):
-                raise _refuse(op, "a random draw")
+                raise QuadrantsRuntimeError(  # a RuntimeError there, with these words
+                    "RandStmt not supported in AutoDiff for now: kernel.grad cannot differentiate "
+                    "a kernel that draws qd.random().",
+                    op.loc,
+                )
             if isinstance(op, ir.Call):
                 raise _refuse(op, f"a call of recursive @qd.real_func `{op.function.name}`")
             if isinstance(op, (ir.Loop, ir.Break, ir.Continue)):
@@ -340,6 +344,67 @@ class Reverser:
         self.reverse_block(loop.body, mapping, body, a, a.parallel)
 
 
+def _check_cross_iteration(kernel: ir.Kernel, loop: ir.For) -> None:
+    """Quadrants' offload-level guard: in the body of a top-level range loop (outside the loops
+    nested in it), a store to an array with a gradient and a load of it whose indices differ on an
+    axis that depends on the loop index (`out[i] = out[i - 1] + x`) form a chain between
+    iterations that the gradient kernel does not follow; refused, as there."""
+    index = loop.body.args[0]
+    stores: dict[ir.Value, list[ir.Op]] = {}
+    loads: dict[ir.Value, list[ir.Op]] = {}
+
+    def visit(block: ir.Block) -> None:
+        for op in block.ops:
+            if isinstance(op, (ir.For, ir.Loop)):
+                continue  # a nested loop: the adstack's, not this guard's
+            for region in op.regions:
+                visit(region)
+            if isinstance(op, (ir.Store, ir.Load)) and not op.attrs.get("grad"):
+                arr = op.operands[0]
+                if arr.array_type.needs_grad and any(_on_index(v, index) for v in op.indices):
+                    (stores if isinstance(op, ir.Store) else loads).setdefault(arr, []).append(op)
+
+    def same_slice(a: ir.Op, b: ir.Op) -> bool:
+        for x, y in zip(a.indices, b.indices):
+            if _on_index(x, index) != _on_index(y, index) or (_on_index(x, index) and x is not y):
+                return False
+        return True
+
+    visit(loop.body)
+    clash = next(
+        (
+            (arr, load)
+            for arr, written in stores.items()
+            for store in written
+            for load in loads.get(arr, [])
+            if not same_slice(store, load)
+        ),
+        None,
+    )
+    if clash is None:
+        return
+    arr, load = clash
+    name = kernel.flags.field_labels.get(arr.name, arr.name)
+    raise QuadrantsRuntimeError(
+        f"Cross-iteration read-after-write on the `needs_grad` global field `{name}` at the "
+        "offload-level loop body is not supported in reverse-mode autodiff: an iteration reads "
+        "what another one wrote, a chain the gradient kernel does not follow. Wrap the loop in an "
+        "outer for-loop in the kernel (with ad_stack_experimental_enabled=True), or restructure "
+        "the kernel; `out[i, 0] = out[i, 1]` and `out[i] = out[i] + x` are fine.",
+        load.loc,
+    )
+
+
+def _on_index(v: ir.Value, index: ir.Value) -> bool:
+    """Whether `v` is computed from the loop index through arithmetic."""
+    if v is index:
+        return True
+    op = v.owner
+    if isinstance(op, (ir.BinOp, ir.Unary, ir.Select, ir.Cast)):
+        return any(_on_index(x, index) for x in op.operands)
+    return False
+
+
 def _emit(
     into: ir.Block, cls: type[ir.Op], operands: list, result: Type, loc: SourceLoc | None
 ) -> ir.Value:
@@ -496,6 +561,9 @@ def reverse(kernel: ir.Kernel, adstack: bool = False) -> ir.Kernel:
             "another loop needs qd.init(ad_stack_experimental_enabled=True) to be differentiated.",
             loc,
         )
+    for op in kernel.body.ops:
+        if isinstance(op, ir.For) and not op.attrs.get("struct_for"):
+            _check_cross_iteration(kernel, op)
     out = ir.Kernel(kernel.name, kernel.params, [], ir.Block(), kernel.flags.copy())
     Reverser().reverse_block(kernel.body, {}, out.body, None, False)
     return out
