@@ -559,6 +559,13 @@ class Frontend(
                 return self.array_attr(base, node.attr)
             if node.attr == "grad":
                 if not array_type(base).needs_grad:
+                    label = self.kernel.flags.field_labels.get(base.name)
+                    if label is not None:  # a field: Quadrants' words
+                        raise self.error(
+                            f"Gradient {label}.grad has not been placed, check whether "
+                            "`needs_grad=True` (or call qd.root.lazy_grad()).",
+                            QdTypeError,
+                        )
                     raise self.error(
                         f"`{base.name}` has no gradient buffer; annotate it with needs_grad=True.",
                         QdTypeError,
