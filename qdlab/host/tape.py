@@ -183,7 +183,7 @@ class GradChecker:
             grad = x.grad.to_numpy()
             errors = []
             for eps in self.EPS:
-                tangent = np.random.rand(*x.shape).astype(np.float64)
+                tangent = np.asarray(np.random.rand(*x.shape), np.float64)
                 step = tangent.reshape(tangent.shape + (1,) * (start.ndim - tangent.ndim))
                 self.restore()
                 x.from_numpy(start + eps * step)

@@ -165,3 +165,28 @@ def test_random_and_ndrange_targets() -> None:
         noisy.grad()
     shifted()
     np.testing.assert_array_equal(a.to_numpy(), [1, 1, 1, 1, 0, 0, 0, 0])
+
+
+@pytest.mark.parametrize(
+    "fn, derivative",
+    [
+        (lambda x: qd.sqrt(x) * x, lambda x: 1.5 * np.sqrt(x)),
+        (lambda x: (x + 1) / (x - 1), lambda x: -2 / (x - 1) ** 2),
+    ],
+)
+def test_a_lambda_called_in_a_kernel(fn, derivative) -> None:
+    """A Python lambda called in a kernel runs on its values (inlined, as the reference runs
+    it), and the gradient check agrees."""
+    qd.init(arch=qd.cpu, offline_cache=False, default_fp=qd.f64)
+    x = qd.field(float, shape=(), needs_grad=True)
+    y = qd.field(float, shape=(), needs_grad=True)
+
+    @qd.kernel
+    def apply():
+        y[None] = fn(x[None])
+
+    x[None] = 0.234
+    with qd.ad.Tape(loss=y, grad_check=[x]):
+        apply()
+    assert y[None] == pytest.approx(fn(0.234))
+    assert x.grad[None] == pytest.approx(derivative(0.234))
