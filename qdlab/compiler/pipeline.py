@@ -258,7 +258,11 @@ def compile_kernel(
         elif spec.autodiff is Autodiff.VALIDATION:
             kernel = validation.instrument(kernel)
         else:
-            kernel = autodiff.reverse(kernel, config.ad_stack_experimental_enabled)
+            kernel = autodiff.reverse(
+                kernel,
+                config.ad_stack_experimental_enabled,
+                config.ad_stack_size if config.debug else 0,
+            )
         run_passes(kernel)
         verify(kernel)
     constructs, facts, fallback, iface = split_and_gate(kernel, spec, config)  # split + gate

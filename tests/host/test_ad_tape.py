@@ -172,6 +172,8 @@ def test_random_and_ndrange_targets() -> None:
     [
         (lambda x: qd.sqrt(x) * x, lambda x: 1.5 * np.sqrt(x)),
         (lambda x: (x + 1) / (x - 1), lambda x: -2 / (x - 1) ** 2),
+        (lambda x: qd.atan2(0.4, x) + qd.atan2(x, 0.4), lambda x: (0.4 - 0.4) / (x * x + 0.16)),
+        (lambda x: qd.atan2(x, 0.4), lambda x: 0.4 / (x * x + 0.16)),
     ],
 )
 def test_a_lambda_called_in_a_kernel(fn, derivative) -> None:

@@ -160,7 +160,11 @@ class Adjoint(RuleBuilder):
 class Reverser:
     """Builds the gradient kernel: forward re-runs, reversed blocks, gradient locals."""
 
-    def __init__(self) -> None:
+    def __init__(self, stack_size: int = 0) -> None:
+        self.stack_size = stack_size
+        """Quadrants' `ad_stack_size` under debug=True (0: unchecked): a loop that carries a float
+        local through more than `stack_size - 2` iterations would overflow Quadrants' stack of
+        its values, and the gradient kernel fails as Quadrants' does ("Adstack overflow")."""
         self.adj_local: dict[ir.Value, tuple[ir.Value, bool]] = {}
         """Primal local -> (its gradient local, whether it lives outside every parallel loop)."""
 
@@ -328,6 +332,17 @@ class Reverser:
             mapping[loop.body.args[0]] = index
             self.reverse_block(loop.body, mapping, body, a, True)
             return
+        if self.stack_size and _carries(loop, floats=True):
+            trips = a.bin("sub", end, begin)
+            need = a.bin("add", trips, a.const(2, trips.dtype))
+            fits = a.emit(ir.Cmp, [need, a.const(self.stack_size, trips.dtype)], u1, pred="le")
+            a.put(
+                ir.Assert,
+                [fits],
+                message=f"Adstack overflow: a loop-carried value needs more than ad_stack_size="
+                f"{self.stack_size} entries; raise qd.init(ad_stack_size=...) or leave it at 0 "
+                "(sized as needed).",
+            )
         inner = Adjoint(self, ir.Block(), body, mapping, a, a.parallel)
         inner.loc = loop.loc
         t = index.dtype
@@ -431,12 +446,17 @@ def _writes_outside(loop: ir.For) -> bool:
     )
 
 
-def _carries(loop: ir.For) -> bool:
-    """Whether an iteration may read a local that an earlier iteration wrote: a local is read
-    before this iteration has certainly written it."""
+def _carries(loop: ir.For, floats: bool = False) -> bool:
+    """Whether an iteration may read a local (with `floats`, a float local) that an earlier
+    iteration wrote: a local is read before this iteration has certainly written it."""
     written: set[ir.Value] = set()
     for op in loop.body.ops:
-        reads = [o.operands[0] for o in op.walk() if isinstance(o, (ir.LocalLoad, ir.LocalAtomic))]
+        reads = [
+            o.operands[0]
+            for o in op.walk()
+            if isinstance(o, (ir.LocalLoad, ir.LocalAtomic))
+            and (not floats or o.operands[0].element.is_float)
+        ]
         if any(x not in written for x in reads):
             return True
         if isinstance(op, ir.LocalStore):
@@ -477,6 +497,10 @@ def _binop(a: RuleBuilder, op: ir.BinOp, g: ir.Value) -> None:
         n = y if y.type == x.type else a.emit(ir.Cast, [a.primal(y)], x.type)  # an int exponent
         a.add(x, a.bin("mul", g, a.bin("mul", n, power)))
         a.add(y, a.bin("mul", g, a.bin("mul", r, a.un("log", x))))
+    elif name == "atan2":  # atan2(x, y) = atan(x / y): d/dx = y / r2, d/dy = -x / r2
+        r2 = a.bin("add", a.bin("mul", x, x), a.bin("mul", y, y))
+        a.add(x, a.bin("truediv", a.bin("mul", g, y), r2))
+        a.add(y, a.emit(ir.Unary, [a.bin("truediv", a.bin("mul", g, x), r2)], g.type, fn="neg"))
     elif name in ("min", "max"):
         pick = a.emit(ir.Cmp, [a.primal(x), a.primal(y)], u1, pred="lt" if name == "min" else "gt")
         zero = a.const(0.0, g.dtype)
@@ -550,7 +574,7 @@ def _refuse(op: ir.Op, what: str) -> QuadrantsCompilationError:
     )
 
 
-def reverse(kernel: ir.Kernel, adstack: bool = False) -> ir.Kernel:
+def reverse(kernel: ir.Kernel, adstack: bool = False, stack_size: int = 0) -> ir.Kernel:
     """The gradient kernel of `kernel` (whose IR has been simplified). Without `adstack`
     (`qd.init(ad_stack_experimental_enabled=True)`) a `range` loop nested in another loop is
     refused, as Quadrants refuses it."""
@@ -565,5 +589,5 @@ def reverse(kernel: ir.Kernel, adstack: bool = False) -> ir.Kernel:
         if isinstance(op, ir.For) and not op.attrs.get("struct_for"):
             _check_cross_iteration(kernel, op)
     out = ir.Kernel(kernel.name, kernel.params, [], ir.Block(), kernel.flags.copy())
-    Reverser().reverse_block(kernel.body, {}, out.body, None, False)
+    Reverser(stack_size).reverse_block(kernel.body, {}, out.body, None, False)
     return out

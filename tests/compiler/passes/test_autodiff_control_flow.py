@@ -204,3 +204,28 @@ def test_a_nested_range_needs_the_adstack() -> None:
     y.grad.fill(1.0)
     fixed_nested.grad(x, y)
     np.testing.assert_allclose(x.grad.to_numpy(), 3.0)
+
+
+def test_the_adstack_size_bounds_a_carried_loop_in_debug() -> None:
+    """With debug=True and an explicit `ad_stack_size`, a loop carrying a float through more
+    iterations than Quadrants' stack holds (trip count + 2 entries) fails as there."""
+    x = np.full(2, 0.5)
+    for size, fails in ((8, True), (16, False)):
+        qd.init(
+            arch=qd.cpu,
+            offline_cache=False,
+            ad_stack_experimental_enabled=True,
+            ad_stack_size=size,
+            debug=True,
+        )
+        a, ret = arrays(x, np.zeros(2))
+        p = qd.ndarray(qd.i32, 2)
+        p.from_numpy(np.full(2, 10, np.int32))
+        power(a, p, ret)
+        ret.grad.fill(1.0)
+        if fails:
+            with pytest.raises(qd.QuadrantsAssertionError, match="Adstack overflow"):
+                power.grad(a, p, ret)
+        else:
+            power.grad(a, p, ret)
+            np.testing.assert_allclose(a.grad.to_numpy(), 10 * 0.5**9, rtol=1e-6)
