@@ -365,8 +365,8 @@ def _check_cross_iteration(kernel: ir.Kernel, loop: ir.For) -> None:
     axis that depends on the loop index (`out[i] = out[i - 1] + x`) form a chain between
     iterations that the gradient kernel does not follow; refused, as there."""
     index = loop.body.args[0]
-    stores: dict[ir.Value, list[ir.Op]] = {}
-    loads: dict[ir.Value, list[ir.Op]] = {}
+    stores: dict[ir.Value, list[ir.Store | ir.Load]] = {}
+    loads: dict[ir.Value, list[ir.Store | ir.Load]] = {}
 
     def visit(block: ir.Block) -> None:
         for op in block.ops:
@@ -379,7 +379,7 @@ def _check_cross_iteration(kernel: ir.Kernel, loop: ir.For) -> None:
                 if arr.array_type.needs_grad and any(_on_index(v, index) for v in op.indices):
                     (stores if isinstance(op, ir.Store) else loads).setdefault(arr, []).append(op)
 
-    def same_slice(a: ir.Op, b: ir.Op) -> bool:
+    def same_slice(a: ir.Store | ir.Load, b: ir.Store | ir.Load) -> bool:
         for x, y in zip(a.indices, b.indices):
             if _on_index(x, index) != _on_index(y, index) or (_on_index(x, index) and x is not y):
                 return False
