@@ -32,6 +32,8 @@ class Loss(Protocol):
 
     def fill(self, value: float) -> None: ...
 
+    def to_numpy(self) -> Any: ...
+
 
 class Tape:
     """`with qd.ad.Tape(loss=loss): k1(...); k2(...)` then reads `x.grad`.
@@ -170,7 +172,9 @@ class GradChecker:
     def run(self, calls: list[tuple[Any, tuple]]) -> float:
         for func, args in calls:
             func(*args)
-        return float(np.asarray(self.loss.to_numpy()).sum())  # type: ignore[union-attr]
+        loss = self.loss
+        assert loss is not None  # `check` read its dtype
+        return float(np.asarray(loss.to_numpy()).sum())
 
     def check(self, calls: list[tuple[Any, tuple]]) -> None:
         if getattr(self.loss, "dtype", None) != f64:
@@ -246,8 +250,7 @@ def grad_replaced(func: Callable) -> Callable:
             state.tape = saved
 
     functools.update_wrapper(decorated, func)
-    decorated.grad = None  # type: ignore[attr-defined]
-    decorated.autodiff_mode = AutodiffMode.NONE  # type: ignore[attr-defined]
+    vars(decorated).update(grad=None, autodiff_mode=AutodiffMode.NONE)
     return decorated
 
 
@@ -270,7 +273,7 @@ def grad_for(primal: Callable) -> Callable[[Callable], Callable]:
         def decorated(*args: object, **kwargs: object) -> None:
             func(*args, **kwargs)
 
-        primal.grad = decorated  # type: ignore[attr-defined]
+        vars(primal)["grad"] = decorated
         return decorated
 
     return decorator
@@ -280,7 +283,7 @@ def no_grad(func: Callable) -> Callable:
     """`@qd.ad.no_grad`: a Python function whose calls a tape records with no gradient (its
     kernels' gradients do not run)."""
     decorated = grad_replaced(func)
-    decorated.grad = lambda *args, **kwargs: None  # type: ignore[attr-defined]
+    vars(decorated)["grad"] = lambda *args, **kwargs: None
     return decorated
 
 

@@ -93,7 +93,7 @@ class Calls:
         if is_lambda(callee):  # run on the kernel's values, as the reference runs it
             func = _LAMBDAS.get(callee)
             if func is None:
-                func = _LAMBDAS[callee] = lang.Func(cast("Callable", callee))
+                func = _LAMBDAS[callee] = lang.Func(callee)
             return self.inline(func, node)
         raise self.not_callable(callee)
 

@@ -22,6 +22,7 @@ import types
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from ...core import language as lang
 from ...core.errors import QdError, SourceLoc
@@ -50,7 +51,7 @@ class Source:
             except (
                 SyntaxError
             ):  # the fast span ends early when the body has no code (a docstring, `global`)
-                lines, first = inspect.getsourcelines(fn)  # type: ignore[arg-type]
+                lines, first = inspect.getsourcelines(fn)
                 tree, indent = _parse(lines)
         except (OSError, TypeError) as e:
             raise QdError(
@@ -97,8 +98,8 @@ def func_source(func: lang.Func) -> Source:
     return got[1]
 
 
-def is_lambda(fn: object) -> bool:
-    return getattr(fn, "__name__", "") == "<lambda>" and hasattr(fn, "__code__")
+def is_lambda(fn: object) -> TypeGuard[types.FunctionType]:
+    return isinstance(fn, types.FunctionType) and fn.__name__ == "<lambda>"
 
 
 def _code_span(code: types.CodeType, lines: list[str]) -> str | None:
@@ -115,14 +116,14 @@ def _code_span(code: types.CodeType, lines: list[str]) -> str | None:
     )
 
 
-def lambda_source(fn: object) -> Source:
+def lambda_source(fn: types.FunctionType) -> Source:
     """A Python `lambda` called in a kernel, as a function `def <lambda>(args): return body` (the
     reference runs it on its expressions, which inlining it does as well). Its line is parsed
     alone (inside parentheses when it is part of a larger expression); a line with more than one
     lambda of the same parameters cannot tell them apart and is refused."""
-    code = fn.__code__  # type: ignore[attr-defined]
+    code = fn.__code__
     try:
-        lines, first = inspect.getsourcelines(fn)  # type: ignore[arg-type]
+        lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError) as e:
         raise QdError(f"cannot read the source of a lambda: {e}.") from None
     text = "".join(lines)
@@ -157,7 +158,7 @@ def lambda_source(fn: object) -> Source:
     ast.copy_location(tree_fn, lam)
     ast.fix_missing_locations(tree_fn)
     indent = len(lines[0]) - len(lines[0].lstrip())
-    filename = inspect.getsourcefile(fn) or code.co_filename  # type: ignore[arg-type]
+    filename = inspect.getsourcefile(fn) or code.co_filename
     return Source(fn, tree_fn, filename, first, indent, lines)
 
 
