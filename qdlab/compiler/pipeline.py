@@ -31,7 +31,7 @@ from .frontend.visitor import Frontend
 from .ir import field_params
 from .ir.printer import print_kernel
 from .ir.verify import verify
-from .passes import autodiff, forward_mode, run_passes
+from .passes import autodiff, forward_mode, run_passes, validation
 from .report import dump, make_report
 from .report.explain import KernelReport
 from .runtime import tiers
@@ -259,8 +259,16 @@ def compile_kernel(
     run_passes(kernel)  # simplify: promote, fold, CSE, DCE
     verify(kernel)
     if spec.autodiff:  # values and their duals (split as any kernel), or the gradient kernel
-        forward = spec.autodiff is Autodiff.FORWARD
-        kernel = forward_mode.jvp(kernel) if forward else autodiff.reverse(kernel)
+        if spec.autodiff is Autodiff.FORWARD:
+            kernel = forward_mode.jvp(kernel)
+        elif spec.autodiff is Autodiff.VALIDATION:
+            kernel = validation.instrument(kernel)
+        else:
+            kernel = autodiff.reverse(
+                kernel,
+                config.ad_stack_experimental_enabled,
+                config.ad_stack_size if config.debug else 0,
+            )
         run_passes(kernel)
         verify(kernel)
     constructs, facts, fallback, iface = split_and_gate(kernel, spec, config)  # split + gate

@@ -62,6 +62,12 @@ class Config:
     """A float passed for a `qd.Template` parameter is a ValueError (each value recompiles)."""
     log_level: str | None = None
     """The `qdlab` logger's level, when given."""
+    ad_stack_experimental_enabled: bool = False
+    """Gradient kernels may differentiate a `range` loop nested in another loop (Quadrants keeps a
+    stack of each loop-carried value for it; qdlab re-runs the loop: `passes/autodiff.py`)."""
+    ad_stack_size: int = 0
+    """With `debug=True`, the most values a loop-carried variable's stack holds in one thread of a
+    gradient kernel (0: as many as needed); more is an "Adstack overflow" error."""
     inert: tuple[tuple[str, object], ...] = ()
     """The options given that have no effect in qdlab (`inert.INERT`), as (name, value)."""
 

@@ -5,6 +5,8 @@ whose words the launch fills from the field's storage, so no address is ever com
 
 from __future__ import annotations
 
+import enum
+
 from .types import DType
 
 MAX_NUM_INDICES = 12
@@ -66,3 +68,24 @@ class TensorBase:
     def held(self) -> object:
         """The ndarray or field this tensor holds."""
         raise NotImplementedError
+
+
+class AutodiffMode(enum.Enum):
+    """How a kernel runs (`kernel.autodiff_mode`, Quadrants' `qd.types.enums.AutodiffMode`): as
+    written, under a `qd.ad.Tape(validation=True)` (its global data access rule checked), forward
+    mode, or as a gradient kernel."""
+
+    NONE = 0
+    VALIDATION = 1
+    FORWARD = 2
+    REVERSE = 3
+
+
+class SNodeGradType(enum.Enum):
+    """What a place of a field holds (`x.snode.ptr.get_snode_grad_type()`): the values, their
+    gradients (`x.grad`), their duals (`x.dual`), or the validation's check bits."""
+
+    PRIMAL = 0
+    ADJOINT = 1
+    DUAL = 2
+    ADJOINT_CHECKBIT = 3

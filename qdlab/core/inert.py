@@ -20,8 +20,6 @@ INERT: dict[str, object] = {
     "short_circuit_operators": True,
     "print_full_traceback": False,
     # the compile config
-    "ad_stack_experimental_enabled": False,
-    "ad_stack_size": 0,
     "ad_stack_sparse_threshold_bytes": 104857600,
     "advanced_optimization": True,
     "auto_mesh_local_default_occupacy": 4,
@@ -74,8 +72,6 @@ INERT: dict[str, object] = {
 WHY: dict[str, str] = {
     "print_full_traceback": "errors always point at the kernel's line and show no qdlab frame",
     "short_circuit_operators": "`and` / `or` always short-circuit",
-    "ad_stack_experimental_enabled": "gradients through dynamic loops need no stack: always on",
-    "ad_stack_size": "gradients through dynamic loops need no stack: always on",
     "fast_math": "qdlab never uses fast-math",
 }
 """Why an option does nothing here, where that is worth saying."""

@@ -123,11 +123,15 @@ def ref(dtype: object) -> Ref:
 
 class Autodiff(Enum):
     """Which kernel a compile makes of a `@qd.kernel`: the function itself, its reverse-mode
-    gradient (`kernel.grad`), or its forward-mode one (under `qd.ad.FwdMode`)."""
+    gradient (`kernel.grad`), its forward-mode one (under `qd.ad.FwdMode`), or the function
+    checked under a validating tape."""
 
     NONE = "none"
     REVERSE = "reverse"
     FORWARD = "forward"
+    VALIDATION = "validation"
+    """The function itself, its reads and writes of fields with a gradient checked
+    (`qd.ad.Tape(validation=True)`: `compiler/passes/validation.py`)."""
 
     def __bool__(self) -> bool:
         return self is not Autodiff.NONE
@@ -137,10 +141,11 @@ class Autodiff(Enum):
 
     @staticmethod
     def of(mode: bool | str) -> Autodiff:
-        """The mode a kernel object keeps (False, True for the gradient, "forward")."""
-        return (
-            Autodiff.FORWARD if mode == "forward" else Autodiff.REVERSE if mode else Autodiff.NONE
-        )
+        """The mode a kernel object keeps (False, True for the gradient, "forward",
+        "validation")."""
+        if mode in ("forward", "validation"):
+            return Autodiff(mode)
+        return Autodiff.REVERSE if mode else Autodiff.NONE
 
 
 class KernelDef:
@@ -229,6 +234,7 @@ _OTHER = [
     "zero",
     "one",
     "graph_do_while",
+    "block_local",
 ]
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from ..compiler.runtime import cuda as cuda_runtime
 from ..core import matrix
 from ..core.errors import QdIndexError, QdRuntimeError, QdSyntaxError, QdValueError
-from ..core.fields import MAX_NUM_INDICES, FieldBase
+from ..core.fields import MAX_NUM_INDICES, FieldBase, SNodeGradType
 from ..core.types import DType, from_numpy, u1
 from . import pyquadrants, state, torch_bridge
 from .launch import Storage, TorchTensor, array_launch
@@ -76,6 +76,7 @@ class Field(FieldBase):
         self._order: tuple[int, ...] | None = None
         """The axis each axis of memory holds, outermost first, from its dense layout (`layout`)."""
         self._snode: object = None
+        self._checkbits: np.ndarray | None = None
         self.blocked = False
         """Its layout splits an axis over levels with another between (`dense(qd.i, 4).dense(qd.j,
         4).dense(qd.i, 2)`): stored row-major here, so no address of it is the reference's."""
@@ -179,12 +180,13 @@ class Field(FieldBase):
         return self.layout
 
     @property
-    def snode(self) -> object:
-        """`x.snode`: the dense level it is placed in (one of its own for `qd.field(shape=...)`)."""
+    def snode(self) -> PlacedSNode:
+        """`x.snode`: the dense level it is placed in (one of its own for `qd.field(shape=...)`),
+        seen from this field (`x.snode.ptr` answers for its own place)."""
         f = self.primal or self.dual_of or self
         if f._snode is None:
             f._snode = implicit_snode(f.shape)
-        return f._snode
+        return PlacedSNode(self, f._snode)
 
     def storage(self) -> Storage:
         """The array that holds the elements (outer shape, then the element's), allocated on first
@@ -229,17 +231,30 @@ class Field(FieldBase):
             return arr
         return arr[tuple(slice(0, n) for n in self.shape)]
 
-    def launch_words(self, dual: bool = False) -> tuple[int, ...]:
+    def launch_words(self, second: str = "grad") -> tuple[int, ...]:
         """Its words in a launch: data pointer, gradient pointer (0 without one), extents. A
-        forward-mode launch (`dual`) gives its dual's pointer for the gradient's."""
-        arr, grad = self.launch_value(dual)
+        forward-mode launch (`second="dual"`) gives its dual's pointer for the gradient's, a
+        validating one (`"checkbit"`) its check bits'."""
+        arr, grad = self.launch_value(second)
         return array_launch(arr, grad, self.memory_shape(arr))[0]
 
-    def launch_value(self, dual: bool = False) -> tuple[Storage, Storage]:
+    def launch_value(self, second: str = "grad") -> tuple[Storage, Storage]:
         """(data, gradient) arrays, as a bound array argument is (the CUDA launcher's form); a
-        forward-mode launch (`dual`) gives its dual for the gradient, as `launch_words` does."""
-        grad = self.dual if dual else self.grad  # has_dual / needs_grad: allocated and active
+        forward-mode launch gives its dual for the gradient, a validating one its check bits, as
+        `launch_words` does."""
+        if second == "checkbit" and self.needs_grad and state.config().arch == "cpu":
+            return self.storage(), self.checkbits()
+        grad = self.dual if second == "dual" else self.grad  # allocated and active
         return self.storage(), grad.storage() if grad is not None and grad.active else None
+
+    def checkbits(self) -> np.ndarray:
+        """One flag per element (of the field's dtype, laid out as its storage): set when a
+        kernel under `qd.ad.Tape(validation=True)` read the element since the tape was entered
+        (`compiler/passes/validation.py`)."""
+        bits = self._checkbits
+        if bits is None or bits.shape != self.storage().shape:
+            bits = self._checkbits = np.zeros_like(self.storage())
+        return bits
 
     def __qd_fingerprint__(self) -> str:
         return f"field:{TOKEN}:{self.uid}"
@@ -641,6 +656,48 @@ matrix.field_maker = field
 _implicit: list[Callable[[tuple[int, ...]], object]] = []
 
 
+class PlacedSNode:
+    """`x.snode`: the dense level `x` is placed in, as `x` sees it. Its attributes are the
+    level's; `ptr` (Quadrants' handle on the place node) answers for `x`'s own place: what it holds
+    (`get_snode_grad_type()`), whether a gradient, a dual or the validation's check bits are
+    allocated for it."""
+
+    def __init__(self, f: Field, level: object) -> None:
+        self.field, self.level = f, level
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.level, name)
+
+    def __repr__(self) -> str:
+        return repr(self.level)
+
+    @property
+    def ptr(self) -> PlacedSNode:
+        return self
+
+    def is_place(self) -> bool:
+        return True
+
+    def is_primal(self) -> bool:
+        return self.field.primal is None and self.field.dual_of is None
+
+    def get_snode_grad_type(self) -> SNodeGradType:
+        if self.field.primal is not None:
+            return SNodeGradType.ADJOINT
+        return SNodeGradType.DUAL if self.field.dual_of is not None else SNodeGradType.PRIMAL
+
+    def has_adjoint(self) -> bool:
+        return self.is_primal() and self.field.needs_grad
+
+    def has_dual(self) -> bool:
+        return self.is_primal() and self.field.has_dual
+
+    def has_adjoint_checkbit(self) -> bool:
+        """Whether a `qd.ad.Tape(validation=True)` checks this field's elements: a field with a
+        gradient, under `qd.init(debug=True)`, as in Quadrants."""
+        return self.has_adjoint() and state.config().debug
+
+
 def implicit_snode(shape: tuple[int, ...]) -> object:
     """The dense level of a field made with a shape (`snode.implicit`, registered by host/snode.py,
     which imports this module)."""
@@ -651,10 +708,11 @@ def set_implicit_snode(make: Callable[[tuple[int, ...]], object]) -> None:
     _implicit[:] = [make]
 
 
-def launch_words(fields: list[Field], dual: bool = False) -> tuple[int, ...]:
+def launch_words(fields: list[Field], second: str = "grad") -> tuple[int, ...]:
     """The launch words of the fields a compiled variant uses (allocating their storage); a
-    forward-mode variant's (`dual`) with their duals."""
-    return tuple(w for f in fields for w in f.launch_words(dual))
+    forward-mode variant's with their duals, a validating one's with their check bits
+    (`Field.launch_words`)."""
+    return tuple(w for f in fields for w in f.launch_words(second))
 
 
 def lazy_dual() -> None:
@@ -683,6 +741,31 @@ def clear_gradients() -> None:
     for f in list(_live):
         if f.needs_grad and f.unusable() is None:
             f.grad.fill(0)
+
+
+def clear_checkbits() -> None:
+    """Zero the check bits of every live field (a validating `qd.ad.Tape` does on entry)."""
+    for f in list(_live):
+        if f._checkbits is not None:
+            f._checkbits.fill(0)
+
+
+def primal_fields() -> list[Field]:
+    """Every live, usable field that holds values (not a gradient or a dual), oldest first."""
+    return sorted(
+        (f for f in list(_live) if f.primal is None and f.dual_of is None and f.unusable() is None),
+        key=lambda f: f.uid,
+    )
+
+
+def gradient_groups() -> list[tuple[int, ...]]:
+    """The fields with a gradient, grouped by the level they are placed in (the uids of each
+    group): Quadrants compiles one kernel per group to clear them."""
+    groups: dict[int, list[int]] = {}
+    for f in primal_fields():
+        if f.needs_grad:
+            groups.setdefault(id(f._snode) if f._snode is not None else -f.uid, []).append(f.uid)
+    return [tuple(g) for g in groups.values()]
 
 
 def _element(dtype: object) -> tuple[DType, tuple[int, ...]]:

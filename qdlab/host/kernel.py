@@ -30,7 +30,7 @@ from ..core.errors import (
     QdValueError,
     QuadrantsSyntaxError,
 )
-from ..core.fields import FieldBase
+from ..core.fields import AutodiffMode, FieldBase
 from ..core.language import ArrayAnnotation, Autodiff, Func, KernelDef, MatrixType, Template
 from ..core.types import ArrayType, DType, i32
 from . import (
@@ -75,13 +75,30 @@ class Kernel(KernelDef):
 
     def __init__(self, fn: typing.Callable, autodiff: bool | str = False) -> None:
         self.fn = fn
-        self.name = fn.__name__ + {False: "", True: ".grad", "forward": ".fwd"}[autodiff]
+        self.name = (
+            fn.__name__
+            + {
+                False: "",
+                True: ".grad",
+                "forward": ".fwd",
+                "validation": ".validation",
+            }[autodiff]
+        )
         self.__name__ = self.name
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn  # what it wraps, as functools.wraps says (pytest collects it so)
         self.autodiff = autodiff  # type: ignore[assignment]
         self.use_graph = False
         """`@qd.kernel(graph=True)`: Quadrants' graph launch (qdlab launches it as any kernel)."""
+        self.autodiff_mode = (
+            AutodiffMode.REVERSE
+            if autodiff is True
+            else AutodiffMode.FORWARD
+            if autodiff == "forward"
+            else AutodiffMode.NONE
+        )
+        """Quadrants' `kernel.autodiff_mode`: VALIDATION while a `qd.ad.Tape(validation=True)`
+        holds it (its launches then check the global data access rule, under debug=True)."""
         self.per_offload_cache_observations = Observations()
         self.plans: dict[tuple, LaunchPlan] = {}
         """(signature, arch) -> the launch plan of the variant compiled for it."""
@@ -186,6 +203,22 @@ class Kernel(KernelDef):
             f = self.__dict__["_forward"] = Kernel(self.fn, autodiff="forward")
             f.options = self.options
         return f
+
+    @property
+    def second_buffer(self) -> str:
+        """What a launch gives as each field's second buffer: its gradient, its dual (forward
+        mode) or its check bits (validation)."""
+        return {"forward": "dual", "validation": "checkbit"}.get(str(self.autodiff), "grad")
+
+    @property
+    def validation(self) -> Kernel:
+        """The kernel with its accesses to fields with a gradient checked, which a launch under
+        `qd.ad.Tape(validation=True)` runs with `debug=True` (`compiler/passes/validation.py`)."""
+        v = self.__dict__.get("_validation")
+        if v is None:
+            v = self.__dict__["_validation"] = Kernel(self.fn, autodiff="validation")
+            v.options = self.options
+        return v
 
     def __repr__(self) -> str:
         return f"<qd.kernel {self.name}>"
@@ -309,7 +342,7 @@ class Kernel(KernelDef):
                 self.on_construct,
             )
         state.history[self.name] = compiled
-        field_words = field.launch_words(compiled.fields, self.autodiff == "forward")
+        field_words = field.launch_words(compiled.fields, self.second_buffer)
         self.latest = compiled
         total, recompiled, hit = compiled.observations
         self.per_offload_cache_observations = Observations(total, recompiled, hit)
@@ -388,9 +421,11 @@ class Kernel(KernelDef):
             if tensors.made:  # a qd.Tensor argument is what it holds
                 args = tuple(tensors.unwrap(a) for a in args)
             if state.tape is not None and not self.autodiff:
-                state.tape.record(self, args, {})
+                state.tape.insert(self, args)
             if state.fwd is not None and not self.autodiff:
                 return self.forward(*args)
+            if self.autodiff_mode is AutodiffMode.VALIDATION and self.config().debug:
+                return self.validation(*args)
             if (self.options or state.config().arch != "cpu") and self.config().arch == "cuda":
                 return self.launch_cuda(args, {})
             key = self.key(args)
@@ -435,7 +470,7 @@ class Kernel(KernelDef):
             if overlap:
                 self.warn_alias(overlap)
                 launcher = compiled.whole_launcher(state.cache())
-        values += [f.launch_value(self.autodiff == "forward") for f in compiled.fields]
+        values += [f.launch_value(self.second_buffer) for f in compiled.fields]
         return self.rebuild(launcher.run_values(values, state.config().random_seed))
 
     def launch(self, plan: LaunchPlan, args: tuple) -> object:

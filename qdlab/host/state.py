@@ -59,6 +59,9 @@ compile_hooks: list[Callable] = []
 compiled_count = 0
 """Kernel variants compiled since the latest `qd.init` (one per kernel and argument signature:
 Quadrants' `get_num_compiled_functions()`)."""
+cleared_groups: set[tuple[int, ...]] = set()
+"""The groups of fields whose gradients `qd.ad.clear_all_gradients` has cleared since the latest
+`qd.init`: Quadrants compiles a kernel for each new group, which `compiled_count` counts."""
 LOG_LEVELS = {
     "trace": logging.DEBUG - 5,
     "debug": logging.DEBUG,
@@ -123,6 +126,7 @@ def init(**kwargs: object) -> Config:
     _cache = None
     generation += 1
     compiled_count = 0
+    cleared_groups.clear()
     runtime.set_threads(_config.cpu_max_num_threads)
     if _config.log_level is not None:
         log.setLevel(LOG_LEVELS[_config.log_level.lower()])

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from ..host import archs
-from ..host.extensions import is_extension_supported
-
-__all__ = ["get_host_arch_list", "is_extension_supported"]
+from ..host import archs, extensions
 
 
 def get_host_arch_list() -> list[archs.Arch]:
     """The host's CPU arch, as a list (`arch=get_host_arch_list()` in a test means "the CPU")."""
     return [archs.cpu]
+
+
+def is_extension_supported(arch: archs.Arch, ext: extensions.Extension) -> bool:
+    """Whether qdlab's backend for `arch` has the extension `ext` (`qd.extension.adstack`...)."""
+    return extensions.is_extension_supported(arch, ext)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import enum
 
+from ..core.fields import AutodiffMode, SNodeGradType
+
 
 class Layout(enum.Enum):
     AOS = 0
@@ -30,4 +32,4 @@ def to_boundary_enum(boundary: str) -> BoundaryMode:
     raise ValueError(f"Invalid boundary argument: {boundary}. Valid options: 'unsafe', 'clamp'")
 
 
-__all__ = ["BoundaryMode", "Layout", "to_boundary_enum"]
+__all__ = ["AutodiffMode", "BoundaryMode", "Layout", "SNodeGradType", "to_boundary_enum"]

@@ -196,7 +196,8 @@ def powers(
 def test_a_gradient_through_a_dynamic_loop_and_bit_counts_compile_for_cuda() -> None:
     """The reverse of a loop that carries a local (its earlier iterations run again) and the bit
     counts lower to PTX like any other op; a.grad[i] is owned by iteration i, so its accumulation is
-    a plain read-modify-write, not an atomic."""
+    a plain read-modify-write, not an atomic (the nested `range` needs the adstack option)."""
+    qd.init(arch=qd.cpu, offline_cache=False, ad_stack_experimental_enabled=True)
     gradient = qd.compile_ptx(powers.grad, sm="sm_90")
     assert "popc.b32" in gradient and STORE32.search(gradient)
     assert "atom.global.add.f32" not in gradient

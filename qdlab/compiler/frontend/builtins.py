@@ -414,6 +414,17 @@ def lower_loop_config(fe: Frontend, node: ast.Call) -> None:
             raise fe.error(f"qd.loop_config has no option `{kw.arg}`.")
 
 
+@builtin("block_local", arity=NODE)
+def lower_block_local(fe: Frontend, node: ast.Call) -> None:
+    """`qd.block_local(a, b)`: Quadrants' hint to cache fields in block-local storage; qdlab has
+    none, and the hint changes no value, so it checks that each argument is a field and does
+    nothing."""
+    for a in node.args:
+        base = GradOf.unpack(fe.visit(a))[0]
+        if not (isinstance(base, ir.Value) and ir.is_array(base)):
+            raise fe.error("qd.block_local takes fields.", QdTypeError)
+
+
 @builtin("graph_do_while", arity=NODE)
 def lower_graph_do_while(fe: Frontend, node: ast.Call) -> None:
     raise fe.error(

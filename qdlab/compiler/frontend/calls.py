@@ -6,6 +6,8 @@ inlined `@qd.func`) and a few branches.
 from __future__ import annotations
 
 import ast
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast, overload
 
@@ -17,6 +19,7 @@ from ...core.types import DType, promote, u1
 from .. import ir
 from .builtins import BUILTINS, Typing, python_entry, unary_typing
 from .scope import describe, dtype_of
+from .source import is_lambda
 from .struct_values import members_of
 from .structs import BoundMethod, StructRef
 from .vectors import Vec, VecMethod
@@ -31,6 +34,10 @@ class ArrayFill:
     """`x.fill` of a field in a kernel: called, a loop over its elements (`Calls.fill_array`)."""
 
     target: ast.expr
+
+
+_LAMBDAS: weakref.WeakKeyDictionary[Callable, lang.Func] = weakref.WeakKeyDictionary()
+"""The func each Python `lambda` called in a kernel is inlined as (`source.lambda_source`)."""
 
 
 class Calls:
@@ -88,6 +95,11 @@ class Calls:
             raise self.error(
                 f"a kernel cannot call another kernel (`{callee.name}`); make it a @qd.func."
             )
+        if is_lambda(callee):  # run on the kernel's values, as the reference runs it
+            func = _LAMBDAS.get(callee)
+            if func is None:
+                func = _LAMBDAS[callee] = lang.Func(callee)
+            return self.inline(func, node)
         raise self.not_callable(callee)
 
     def bound_self(self, callee: lang.BoundFunc) -> object:

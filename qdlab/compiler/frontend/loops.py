@@ -51,7 +51,10 @@ class Loops:
             call = it if isinstance(it, ast.Call) else None
             callee = self.resolve_callee(call.func) if call is not None else None
         order = None
+        ndrange = call is not None and callee is lang.BUILTINS["ndrange"] and not grouped
         if call is not None and callee is range:
+            if self.for_depth and self.kernel.flags.nested_range is None:
+                self.kernel.flags.nested_range = self.loc  # a gradient kernel refuses it
             dims = [self.range_dim(call)]
         elif call is not None and callee is lang.BUILTINS["ndrange"]:
             dims = [self.ndrange_dim(a) for a in self.spread(call.args)]
@@ -64,6 +67,7 @@ class Loops:
                     "array, or qd.static(...)."
                 )
             dims = self.loop_extents(base)
+            self.struct_for = True
         targets = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
         if not all(isinstance(t, ast.Name) for t in targets):
             raise self.error("loop targets must be plain names.")
@@ -78,7 +82,10 @@ class Loops:
             )
         if grouped and not dims:  # qd.grouped(qd.ndrange()): one iteration, an empty index
             dims, grouped = [(self.const(0, i32), self.const(1, i32))], "empty"
-        self.runtime_for(node, dims, names, grouped, order)
+        self.runtime_for(node, dims, names, grouped, order, ndrange)
+
+    struct_for = False
+    """The loop being lowered walks an array's indices (`for i in x`), not a range."""
 
     def target_name(self, t: ast.expr) -> str:
         """The name a `for`'s target binds (a tuple target's entry)."""
@@ -161,9 +168,12 @@ class Loops:
         names: list[str],
         grouped: bool | str,
         order: list[int] | None = None,
+        ndrange: bool = False,
     ) -> None:
         """One flat loop over the product of `dims`; `order` is the canonical axis each physical
-        level walks (the last level fastest), by default the axes in order."""
+        level walks (the last level fastest), by default the axes in order. A `qd.ndrange` loop's
+        targets are variables of the body, as in Quadrants (`i = qd.cast(i, qd.i32)`); a range's
+        or an array's index is not."""
         order = order or list(range(len(dims)))
         parallel = self.top_level and not self.serialize_next
         loop_name, self.serialize_next, self.loop_name = self.loop_name, False, None
@@ -186,7 +196,9 @@ class Loops:
             )
         index = ir.Value(i32, names[0] if len(dims) == 1 and not grouped else "_I")
         body = ir.Block([index])
-        attrs = {"parallel": parallel}
+        attrs: dict[str, object] = {"parallel": parallel}
+        if self.struct_for:  # what the gradient kernel's cross-iteration check leaves out
+            attrs["struct_for"], self.struct_for = True, False
         if loop_name and self.loop_depth:
             log.warning(
                 "%s: qd.loop_config(name=%r) is ignored: the loop is nested inside another "
@@ -203,6 +215,7 @@ class Loops:
         outer, outer_top = self.block, self.top_level
         self.block, self.top_level = body, False
         self.loop_depth += 1
+        self.for_depth += 1
         self.parallel_depth += parallel
         try:
             if extents:
@@ -232,9 +245,19 @@ class Loops:
                 if grouped
                 else dict(zip(names, values))
             )
+            if ndrange:
+                assigned = {
+                    t.id
+                    for s in node.body
+                    for t in ast.walk(s)
+                    if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
+                }
+                for name in assigned & set(names):
+                    frame[name] = self.new_local(name, frame[name])
             self.lower_body(node.body, body, frame)
         finally:
             self.loop_depth -= 1
+            self.for_depth -= 1
             self.parallel_depth -= parallel
             self.block, self.top_level = outer, outer_top
         self.after_loop(returns)

@@ -29,6 +29,7 @@ _SAVED = (
     "block",
     "scope",
     "loop_depth",
+    "for_depth",
     "parallel_depth",
     "top_level",
     "in_runtime_if",
@@ -123,6 +124,7 @@ class RealCalls:
         fn_globals = getattr(func.fn, "__globals__", {})
         owner = saved["scope"].owner
         self.block, self.loop_depth, self.parallel_depth = fn.body, 0, 0
+        self.for_depth = 0
         self.in_runtime_if, self.serialize_next, self.loop_name, self.block_dim = (
             0,
             False,

@@ -18,9 +18,11 @@ import os
 import textwrap
 import time
 import tokenize
+import types
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from ...core import language as lang
 from ...core.errors import QdError, SourceLoc
@@ -49,7 +51,7 @@ class Source:
             except (
                 SyntaxError
             ):  # the fast span ends early when the body has no code (a docstring, `global`)
-                lines, first = inspect.getsourcelines(fn)  # type: ignore[arg-type]
+                lines, first = inspect.getsourcelines(fn)
                 tree, indent = _parse(lines)
         except (OSError, TypeError) as e:
             raise QdError(
@@ -91,8 +93,73 @@ def func_source(func: lang.Func) -> Source:
     now = revision(fn)
     got = _func_sources.get(func)
     if got is None or got[0] != now:
-        got = _func_sources[func] = (now, Source.of(fn, "@qd.func"))
+        source = lambda_source(fn) if is_lambda(fn) else Source.of(fn, "@qd.func")
+        got = _func_sources[func] = (now, source)
     return got[1]
+
+
+def is_lambda(fn: object) -> TypeGuard[types.FunctionType]:
+    return isinstance(fn, types.FunctionType) and fn.__name__ == "<lambda>"
+
+
+def _code_span(code: types.CodeType, lines: list[str]) -> str | None:
+    """The source text from the first position of `code`'s instructions to the last."""
+    spots = [p for p in code.co_positions() if None not in p and p[2:] != (0, 0)]
+    if not spots or not lines:
+        return None
+    line, col = min((p[0], p[2]) for p in spots)
+    end_line, end_col = max((p[1], p[3]) for p in spots)
+    if line == end_line:
+        return lines[line - 1][col:end_col]
+    return (
+        lines[line - 1][col:] + "".join(lines[line : end_line - 1]) + lines[end_line - 1][:end_col]
+    )
+
+
+def lambda_source(fn: types.FunctionType) -> Source:
+    """A Python `lambda` called in a kernel, as a function `def <lambda>(args): return body` (the
+    reference runs it on its expressions, which inlining it does as well). Its line is parsed
+    alone (inside parentheses when it is part of a larger expression); a line with more than one
+    lambda of the same parameters cannot tell them apart and is refused."""
+    code = fn.__code__
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as e:
+        raise QdError(f"cannot read the source of a lambda: {e}.") from None
+    text = "".join(lines)
+    body = textwrap.dedent(text).strip()
+    params = list(code.co_varnames[: code.co_argcount])
+    found: list[ast.Lambda] = []
+    for attempt in (body, f"({body})", f"({body.rstrip(',;')})", f"f({body})"):
+        try:
+            tree = ast.parse(attempt)
+        except SyntaxError:
+            continue
+        found = [
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Lambda) and [a.arg for a in n.args.args] == params
+        ]
+        if len(found) > 1:  # which one: the text its code's positions span
+            span = _code_span(code, linecache.getlines(code.co_filename))
+            found = [n for n in found if ast.get_source_segment(attempt, n.body) == span]
+        break
+    if len(found) != 1:
+        raise QdError(
+            f"cannot find the lambda of parameters ({', '.join(params)}) on its line "
+            f"{code.co_filename}:{first}; make it a @qd.func."
+        )
+    lam = found[0]
+    ret = ast.Return(lam.body)
+    ast.copy_location(ret, lam.body)
+    tree_fn = ast.FunctionDef(
+        name="<lambda>", args=lam.args, body=[ret], decorator_list=[], returns=None
+    )
+    ast.copy_location(tree_fn, lam)
+    ast.fix_missing_locations(tree_fn)
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    filename = inspect.getsourcefile(fn) or code.co_filename
+    return Source(fn, tree_fn, filename, first, indent, lines)
 
 
 def revision(fn: object) -> tuple:

@@ -133,6 +133,7 @@ class Frontend(
         self.scope = Scope(source, kernel.name, lowering.globals)
         self.loc: SourceLoc | None = None
         self.loop_depth = 0  # runtime loops enclosing the current statement
+        self.for_depth = 0  # runtime `for` loops (not `while`) enclosing it
         self.parallel_depth = 0  # 1 inside a parallel for's body
         self.top_level = True  # statement is directly in the kernel body
         self.graph = False  # `@qd.kernel(graph=True)`, which refuses `qd.stream_parallel()`
@@ -616,6 +617,13 @@ class Frontend(
                 return self.array_attr(base, node.attr)
             if node.attr == "grad":
                 if not array_type(base).needs_grad:
+                    label = self.kernel.flags.field_labels.get(base.name)
+                    if label is not None:  # a field: Quadrants' words
+                        raise self.error(
+                            f"Gradient {label}.grad has not been placed, check whether "
+                            "`needs_grad=True` (or call qd.root.lazy_grad()).",
+                            QdTypeError,
+                        )
                     raise self.error(
                         f"`{base.name}` has no gradient buffer; annotate it with needs_grad=True.",
                         QdTypeError,

@@ -532,6 +532,9 @@ class KernelFlags:
     """A vector local's entries (`v_x`, `v_y`) -> the vector's name (`v`), for the views."""
     concurrent_region: SourceLoc | None = None
     """The first `with qd.stream_parallel():` (the gate refuses to split it)."""
+    nested_range: SourceLoc | None = None
+    """The first `for ... in range(...)` inside another runtime `for` (the kernel's or an inlined
+    @qd.func's): the gradient kernel refuses it unless the adstack is enabled, as Quadrants does."""
 
     def items(self) -> list[tuple[str, object]]:
         """The flags that are set (not at their default), in declaration order."""

@@ -160,7 +160,11 @@ class Adjoint(RuleBuilder):
 class Reverser:
     """Builds the gradient kernel: forward re-runs, reversed blocks, gradient locals."""
 
-    def __init__(self) -> None:
+    def __init__(self, stack_size: int = 0) -> None:
+        self.stack_size = stack_size
+        """Quadrants' `ad_stack_size` under debug=True (0: unchecked): a loop that carries a float
+        local through more than `stack_size - 2` iterations would overflow Quadrants' stack of
+        its values, and the gradient kernel fails as Quadrants' does ("Adstack overflow")."""
         self.adj_local: dict[ir.Value, tuple[ir.Value, bool]] = {}
         """Primal local -> (its gradient local, whether it lives outside every parallel loop)."""
 
@@ -176,7 +180,11 @@ class Reverser:
         locals each nested block touches are read just before it."""
         for op in ops:
             if isinstance(op, ir.Random):
-                raise _refuse(op, "a random draw")
+                raise QuadrantsRuntimeError(  # a RuntimeError there, with these words
+                    "RandStmt not supported in AutoDiff for now: kernel.grad cannot differentiate "
+                    "a kernel that draws qd.random().",
+                    op.loc,
+                )
             if isinstance(op, ir.Call):
                 raise _refuse(op, f"a call of recursive @qd.real_func `{op.function.name}`")
             if isinstance(op, (ir.Loop, ir.Break, ir.Continue)):
@@ -324,6 +332,17 @@ class Reverser:
             mapping[loop.body.args[0]] = index
             self.reverse_block(loop.body, mapping, body, a, True)
             return
+        if self.stack_size and _carries(loop, floats=True):
+            trips = a.bin("sub", end, begin)
+            need = a.bin("add", trips, a.const(2, trips.dtype))
+            fits = a.emit(ir.Cmp, [need, a.const(self.stack_size, trips.dtype)], u1, pred="le")
+            a.put(
+                ir.Assert,
+                [fits],
+                message=f"Adstack overflow: a loop-carried value needs more than ad_stack_size="
+                f"{self.stack_size} entries; raise qd.init(ad_stack_size=...) or leave it at 0 "
+                "(sized as needed).",
+            )
         inner = Adjoint(self, ir.Block(), body, mapping, a, a.parallel)
         inner.loc = loop.loc
         t = index.dtype
@@ -338,6 +357,67 @@ class Reverser:
             self.replay(loop.body.ops, {**mapping, loop.body.args[0]: k}, prefix)
         mapping[loop.body.args[0]] = j
         self.reverse_block(loop.body, mapping, body, a, a.parallel)
+
+
+def _check_cross_iteration(kernel: ir.Kernel, loop: ir.For) -> None:
+    """Quadrants' offload-level guard: in the body of a top-level range loop (outside the loops
+    nested in it), a store to an array with a gradient and a load of it whose indices differ on an
+    axis that depends on the loop index (`out[i] = out[i - 1] + x`) form a chain between
+    iterations that the gradient kernel does not follow; refused, as there."""
+    index = loop.body.args[0]
+    stores: dict[ir.Value, list[ir.Store | ir.Load]] = {}
+    loads: dict[ir.Value, list[ir.Store | ir.Load]] = {}
+
+    def visit(block: ir.Block) -> None:
+        for op in block.ops:
+            if isinstance(op, (ir.For, ir.Loop)):
+                continue  # a nested loop: the adstack's, not this guard's
+            for region in op.regions:
+                visit(region)
+            if isinstance(op, (ir.Store, ir.Load)) and not op.attrs.get("grad"):
+                arr = op.operands[0]
+                if arr.array_type.needs_grad and any(_on_index(v, index) for v in op.indices):
+                    (stores if isinstance(op, ir.Store) else loads).setdefault(arr, []).append(op)
+
+    def same_slice(a: ir.Store | ir.Load, b: ir.Store | ir.Load) -> bool:
+        for x, y in zip(a.indices, b.indices):
+            if _on_index(x, index) != _on_index(y, index) or (_on_index(x, index) and x is not y):
+                return False
+        return True
+
+    visit(loop.body)
+    clash = next(
+        (
+            (arr, load)
+            for arr, written in stores.items()
+            for store in written
+            for load in loads.get(arr, [])
+            if not same_slice(store, load)
+        ),
+        None,
+    )
+    if clash is None:
+        return
+    arr, load = clash
+    name = kernel.flags.field_labels.get(arr.name, arr.name)
+    raise QuadrantsRuntimeError(
+        f"Cross-iteration read-after-write on the `needs_grad` global field `{name}` at the "
+        "offload-level loop body is not supported in reverse-mode autodiff: an iteration reads "
+        "what another one wrote, a chain the gradient kernel does not follow. Wrap the loop in an "
+        "outer for-loop in the kernel (with ad_stack_experimental_enabled=True), or restructure "
+        "the kernel; `out[i, 0] = out[i, 1]` and `out[i] = out[i] + x` are fine.",
+        load.loc,
+    )
+
+
+def _on_index(v: ir.Value, index: ir.Value) -> bool:
+    """Whether `v` is computed from the loop index through arithmetic."""
+    if v is index:
+        return True
+    op = v.owner
+    if isinstance(op, (ir.BinOp, ir.Unary, ir.Select, ir.Cast)):
+        return any(_on_index(x, index) for x in op.operands)
+    return False
 
 
 def _emit(
@@ -366,12 +446,17 @@ def _writes_outside(loop: ir.For) -> bool:
     )
 
 
-def _carries(loop: ir.For) -> bool:
-    """Whether an iteration may read a local that an earlier iteration wrote: a local is read
-    before this iteration has certainly written it."""
+def _carries(loop: ir.For, floats: bool = False) -> bool:
+    """Whether an iteration may read a local (with `floats`, a float local) that an earlier
+    iteration wrote: a local is read before this iteration has certainly written it."""
     written: set[ir.Value] = set()
     for op in loop.body.ops:
-        reads = [o.operands[0] for o in op.walk() if isinstance(o, (ir.LocalLoad, ir.LocalAtomic))]
+        reads = [
+            o.operands[0]
+            for o in op.walk()
+            if isinstance(o, (ir.LocalLoad, ir.LocalAtomic))
+            and (not floats or o.operands[0].element.is_float)
+        ]
         if any(x not in written for x in reads):
             return True
         if isinstance(op, ir.LocalStore):
@@ -412,6 +497,10 @@ def _binop(a: RuleBuilder, op: ir.BinOp, g: ir.Value) -> None:
         n = y if y.type == x.type else a.emit(ir.Cast, [a.primal(y)], x.type)  # an int exponent
         a.add(x, a.bin("mul", g, a.bin("mul", n, power)))
         a.add(y, a.bin("mul", g, a.bin("mul", r, a.un("log", x))))
+    elif name == "atan2":  # atan2(x, y) = atan(x / y): d/dx = y / r2, d/dy = -x / r2
+        r2 = a.bin("add", a.bin("mul", x, x), a.bin("mul", y, y))
+        a.add(x, a.bin("truediv", a.bin("mul", g, y), r2))
+        a.add(y, a.emit(ir.Unary, [a.bin("truediv", a.bin("mul", g, x), r2)], g.type, fn="neg"))
     elif name in ("min", "max"):
         pick = a.emit(ir.Cmp, [a.primal(x), a.primal(y)], u1, pred="lt" if name == "min" else "gt")
         zero = a.const(0.0, g.dtype)
@@ -485,8 +574,20 @@ def _refuse(op: ir.Op, what: str) -> QuadrantsCompilationError:
     )
 
 
-def reverse(kernel: ir.Kernel) -> ir.Kernel:
-    """The gradient kernel of `kernel` (whose IR has been simplified)."""
+def reverse(kernel: ir.Kernel, adstack: bool = False, stack_size: int = 0) -> ir.Kernel:
+    """The gradient kernel of `kernel` (whose IR has been simplified). Without `adstack`
+    (`qd.init(ad_stack_experimental_enabled=True)`) a `range` loop nested in another loop is
+    refused, as Quadrants refuses it."""
+    loc = kernel.flags.nested_range
+    if loc is not None and not adstack:
+        raise QuadrantsCompilationError(
+            "Cannot use non static range in Backwards mode: a `for ... in range(...)` nested in "
+            "another loop needs qd.init(ad_stack_experimental_enabled=True) to be differentiated.",
+            loc,
+        )
+    for op in kernel.body.ops:
+        if isinstance(op, ir.For) and not op.attrs.get("struct_for"):
+            _check_cross_iteration(kernel, op)
     out = ir.Kernel(kernel.name, kernel.params, [], ir.Block(), kernel.flags.copy())
-    Reverser().reverse_block(kernel.body, {}, out.body, None, False)
+    Reverser(stack_size).reverse_block(kernel.body, {}, out.body, None, False)
     return out

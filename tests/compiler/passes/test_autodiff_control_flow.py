@@ -1,6 +1,6 @@
 """Gradients of kernels with serial loops, `if`s and mutable locals (what Quadrants differentiates
-with its autodiff stack), checked against the analytic derivative and against finite
-differences of the kernel itself."""
+with its autodiff stack, `ad_stack_experimental_enabled=True`), checked against the analytic
+derivative and against finite differences of the kernel itself."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ R = qd.types.ndarray(dtype=float, ndim=1)
 
 @pytest.fixture(autouse=True)
 def _init() -> None:
-    qd.init(arch=qd.cpu, offline_cache=False)
+    qd.init(arch=qd.cpu, offline_cache=False, ad_stack_experimental_enabled=True)
 
 
 def arrays(*values: np.ndarray) -> list[qd.Ndarray]:
@@ -142,7 +142,7 @@ def test_matches_finite_differences(case: str) -> None:
         return [x, y]
 
     numeric = numeric_gradient(run, [x0, np.zeros(6)], 0, 1)
-    qd.init(arch=qd.cpu, offline_cache=False)
+    qd.init(arch=qd.cpu, offline_cache=False, ad_stack_experimental_enabled=True)
     x, y = arrays(x0, np.zeros(6))
     kernel = {"nested": nested, "branches": branches, "serial": serial}[case]
     args = {"nested": (x, c, y), "branches": (x, y), "serial": (x, y, 3)}[case]
@@ -179,3 +179,53 @@ def test_integer_gradients_and_grad_buffers_are_refused() -> None:
     x, b = arrays(np.ones(3), np.zeros(1))
     with pytest.raises(RuntimeError, match="Cannot automatically differentiate through a grad"):
         reads_grad.grad(x, b)
+
+
+@qd.kernel
+def fixed_nested(x: F, y: F):
+    for i in range(x.shape[0]):
+        for j in range(3):
+            y[i] += x[i] * j
+
+
+def test_a_nested_range_needs_the_adstack() -> None:
+    """Without `ad_stack_experimental_enabled`, Quadrants refuses any `range` loop nested in
+    another loop in a gradient kernel, a constant trip count too; the forward kernel runs."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+    x, y = arrays(np.ones(4), np.zeros(4))
+    fixed_nested(x, y)
+    np.testing.assert_allclose(y.to_numpy(), 3.0)
+    y.grad.fill(1.0)
+    with pytest.raises(qd.QuadrantsCompilationError, match="non static range"):
+        fixed_nested.grad(x, y)
+    qd.init(arch=qd.cpu, offline_cache=False, ad_stack_experimental_enabled=True)
+    x, y = arrays(np.ones(4), np.zeros(4))
+    fixed_nested(x, y)
+    y.grad.fill(1.0)
+    fixed_nested.grad(x, y)
+    np.testing.assert_allclose(x.grad.to_numpy(), 3.0)
+
+
+def test_the_adstack_size_bounds_a_carried_loop_in_debug() -> None:
+    """With debug=True and an explicit `ad_stack_size`, a loop carrying a float through more
+    iterations than Quadrants' stack holds (trip count + 2 entries) fails as there."""
+    x = np.full(2, 0.5)
+    for size, fails in ((8, True), (16, False)):
+        qd.init(
+            arch=qd.cpu,
+            offline_cache=False,
+            ad_stack_experimental_enabled=True,
+            ad_stack_size=size,
+            debug=True,
+        )
+        a, ret = arrays(x, np.zeros(2))
+        p = qd.ndarray(qd.i32, 2)
+        p.from_numpy(np.full(2, 10, np.int32))
+        power(a, p, ret)
+        ret.grad.fill(1.0)
+        if fails:
+            with pytest.raises(qd.QuadrantsAssertionError, match="Adstack overflow"):
+                power.grad(a, p, ret)
+        else:
+            power.grad(a, p, ret)
+            np.testing.assert_allclose(a.grad.to_numpy(), 10 * 0.5**9, rtol=1e-6)
