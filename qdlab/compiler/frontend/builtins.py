@@ -422,6 +422,14 @@ def lower_graph_do_while(fe: Frontend, node: ast.Call) -> None:
 
 
 # -- decompositions (@qd.funcs of qdlab.core.decompositions) ---------------------------------------
+SIZES_MESSAGE = {
+    "svd": "SVD only supports 2×2 and 3×3 matrices.",
+    "polar_decompose": "Polar decomposition only supports 2×2 and 3×3 matrices.",
+    "sym_eig": "Symmetric eigen solver supports sizes from 2×2 to 4×4.",
+}
+"""A decomposition's error for a matrix of a size it does not take, in Quadrants' words."""
+
+
 def _decomposition(name: str, sizes: tuple[int, ...]) -> Callable[..., object]:
     def lower(fe: Frontend, node: ast.Call) -> object:
         args = fe.call_args(node)
@@ -431,7 +439,12 @@ def _decomposition(name: str, sizes: tuple[int, ...]) -> Callable[..., object]:
         a = fe.vec_of(args[0])
         dt = args[1] if len(args) > 1 else kw.get("dt")
         dt = fe.type_dtype(dt) if dt is not None else fe.default_fp
-        if a is None or a.ndim != 2 or a.n != a.m or a.n not in sizes:
+        x = args[0]
+        element = array_type(x).element if isinstance(x, ir.Value) and ir.is_array(x) else ()
+        n = a.n if a is not None else element[0] if element else None  # a matrix field's too
+        if isinstance(n, int) and n not in sizes:  # as Quadrants words it (a matrix field too)
+            raise fe.error(f"{SIZES_MESSAGE[name]} (qd.{name} got {n}x{n}).", QdTypeError)
+        if a is None or a.ndim != 2 or a.n != a.m:
             raise fe.error(
                 f"qd.{name} takes a square matrix of size {' or '.join(map(str, sizes))}, not "
                 f"{a or args[0]!r}.",
@@ -493,7 +506,11 @@ def lower_int(fe: Frontend, x: object) -> object:
     return int(x) if is_number(x) else fe.cast_all(x, fe.default_ip)
 
 
-@python_call(float, arity=1)
+python_call(lang.qd_bool, arity=1)(lower_bool)
+python_call(lang.qd_int, arity=1)(lower_int)
+
+
+@python_call(float, lang.qd_float, arity=1)
 def lower_float(fe: Frontend, x: object) -> object:
     return float(x) if is_number(x) else fe.cast_all(x, fe.default_fp)
 
@@ -511,6 +528,22 @@ def lower_any(fe: Frontend, x: object) -> object:
 @python_call(abs, arity=1)
 def lower_abs(fe: Frontend, x: object) -> object:
     return fe.unary("abs", x)
+
+
+@python_call(sum, arity=ANY)
+def lower_sum(fe: Frontend, *args: object) -> object:
+    """`sum(items, start=0)` of a list or tuple (`sum([x[i] for i in range(3)])`), or of a
+    vector's entries / a matrix's rows, added up as Python does, left to right."""
+    if not 1 <= len(args) <= 2:
+        raise fe.error("sum() takes an iterable and an optional start value.", QdTypeError)
+    items, total = args[0], args[1] if len(args) == 2 else 0
+    if fe.is_vec(items):
+        items = fe.need_vec(items, "sum()").rows()
+    if not isinstance(items, (list, tuple)):
+        raise fe.error("sum() in a kernel adds up a list, a tuple or a vector.", QdTypeError)
+    for x in items:
+        total = fe.binop("add", total, x)
+    return total
 
 
 python_call(min, arity=ANY)(lower_min)

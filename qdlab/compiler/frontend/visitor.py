@@ -83,8 +83,6 @@ REFUSED = {
     "ClassDef": "a class definition",
     "FunctionDef": "a nested function",
     "Yield": "`yield`",
-    "ListComp": "a list comprehension",
-    "DictComp": "a dict comprehension",
     "SetComp": "a set comprehension",
     "GeneratorExp": "a generator expression",
     "Global": "`global`",
@@ -93,13 +91,11 @@ REFUSED = {
     "Raise": "`raise`",
     "Import": "`import`",
     "ImportFrom": "`import`",
-    "Dict": "a dict",
     "Set": "a set",
     "Await": "`await`",
     "Starred": "`*` unpacking",
     "JoinedStr": "an f-string outside print()",
     "Match": "`match`",
-    "NamedExpr": "`:=`",
 }
 
 
@@ -542,6 +538,16 @@ class Frontend(
 
     def visit_Name(self, node: ast.Name) -> object:
         return self.lookup(node.id)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> object:
+        """`(a := v)`: assigns `v` to the name `a`, as `a = v` does, and is its value."""
+        value = self.visit(node.value)
+        v = node.value
+        if isinstance(v, ast.Call) and self.resolve_callee(v.func) is lang.static:
+            self.static_assign(node.target, value)
+        else:
+            self.assign_name(node.target.id, value)
+        return self.lookup(node.target.id)
 
     def visit_Tuple(self, node: ast.Tuple) -> object:
         return tuple(self.visit(e) for e in node.elts)

@@ -87,7 +87,7 @@ def uses_list_comprehension(a: F32):
 
 @qd.kernel
 def uses_dict_comprehension(a: F32):
-    b = {i: i for i in range(3)}
+    b = {i: i for i in range(a.shape[0])}
 
 
 @qd.kernel
@@ -277,8 +277,8 @@ CASES = [
         uses_dict_comprehension,
         "b = {i: i",
         "{i: i",
-        "a dict comprehension is not supported",
-        qd.QdSyntaxError,
+        "cannot evaluate `range(a.shape[0])` at compile time",
+        qd.QuadrantsCompilationError,
     ),
     (
         uses_set_comprehension,
