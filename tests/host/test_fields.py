@@ -181,7 +181,8 @@ def test_kernel_reads_fields_in_funcs_and_shape_is_static() -> None:
     def k() -> qd.f32:
         for i, j in x:
             x[i, j] = i + j * 0.5
-        n[None] = qd.static(x.shape[0] * x.shape[1])
+        size = qd.static(x.shape[0] * x.shape[1])  # a name: an element cannot be, as in Quadrants
+        n[None] = size
         total = 0.0
         for i in range(x.shape[0]):
             for j in qd.static(range(x.shape[1])):

@@ -95,6 +95,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return results("quadrants", tmp_path_factory.mktemp("torch_reference"))
 
 
+@pytest.mark.process
 def test_to_torch_and_from_torch_match_the_reference(reference: dict, tmp_path: Path) -> None:
     mine = results("qdlab", tmp_path)
     assert sorted(mine) == sorted(reference)

@@ -50,8 +50,12 @@ class Typing(Enum):
     """The argument's type (`abs`, `sign`)."""
     FLOAT = "float"
     """A float function: an integer argument is converted to `default_fp` first (`sqrt`)."""
+    REAL = "real"
+    """A float function of real inputs only (`sin`): an integer value is a QuadrantsTypeError, as
+    in Quadrants; a Python integer is converted to `default_fp`."""
     ROUNDING = "rounding"
-    """`floor`, `ceil`, `round`: an integer is its own result; a float keeps its type."""
+    """`floor`, `ceil`, `round`: a float keeps its type; an integer value is a QuadrantsTypeError,
+    as in Quadrants, and a Python integer is its own result."""
     PREDICATE = "predicate"
     """`isnan`, `isinf`: a u1, false for an integer."""
 
@@ -116,9 +120,11 @@ def python_entry(callee: object) -> Entry | None:
 
 
 # -- math ------------------------------------------------------------------------------------------
-FLOAT_FUNCTIONS = ("sqrt", "sin", "cos", "tan", "tanh", "exp", "log", "asin", "acos", "rsqrt")
+FLOAT_FUNCTIONS = ("sqrt", "exp", "log", "rsqrt")
+REAL_FUNCTIONS = ("sin", "cos", "tan", "tanh", "asin", "acos")
 UNARY = {
     **dict.fromkeys(FLOAT_FUNCTIONS, Typing.FLOAT),
+    **dict.fromkeys(REAL_FUNCTIONS, Typing.REAL),
     "log2": Typing.FLOAT,
     "exp2": Typing.FLOAT,
     "fract": Typing.FLOAT,

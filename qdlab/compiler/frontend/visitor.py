@@ -72,6 +72,8 @@ from .vector_index import VectorIndexing
 from .vector_ops import VectorOps
 from .vectors import ElementRef, Vec, VecLocal, Vectors
 
+BITWISE = {"and": "&", "or": "|", "xor": "^", "shl": "<<", "shr": ">>"}
+"""The bitwise binary ops, by the operator Python writes them with (in the errors)."""
 MAX_DEPTH = 8000
 """Python frames the frontend may use while lowering a kernel: enough for the longest sum CPython
 itself compiles (about 2,600 terms; its default limit of 1,000 frames stops the visitor at about
@@ -314,8 +316,12 @@ class Frontend(
         va, vb = self.value(a), self.value(b)
         ta, tb = dtype_of(va), dtype_of(vb)
         t = promote(ta, tb)
-        if op in ("and", "or", "xor", "shl", "shr") and t.is_float:
-            raise self.error(f"bitwise `{op}` needs integer operands, not {t}.", QdTypeError)
+        if op in BITWISE and t.is_float:
+            raise self.error(
+                f"unsupported operand type(s) for '{BITWISE[op]}': '{ta}' and '{tb}' (bitwise "
+                "operators need integer operands).",
+                QdTypeError,
+            )
         if op == "truediv":  # as Quadrants: an integer operand is taken as default_fp first
             t = promote(*(x if x.is_float else self.default_fp for x in (ta, tb)))
         if op == "atan2":
@@ -622,7 +628,10 @@ class Frontend(
             if not dtype_of(v).is_int:
                 if len(nodes) == len(flat):
                     self.loc = self.scope.source.loc(nodes[k], self.scope.name)
-                raise self.error(f"an array index must be an integer, not {v.type}.", QdTypeError)
+                raise self.error(
+                    f"indices must be integers, however '{v.type}' is provided as index {k}.",
+                    QdTypeError,
+                )
             indices.append(self.cast(v, i32))
         return (base if isinstance(base, GradOf) else arr), self.from_offset(arr, indices)
 

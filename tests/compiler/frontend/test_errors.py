@@ -336,14 +336,14 @@ CASES = [
         bitwise_on_floats,
         "a[i] & a[i]",
         "a[i] & a[i]",
-        "bitwise `and` needs integer operands, not f32",
+        "unsupported operand type(s) for '&': 'f32' and 'f32'",
         qd.QdTypeError,
     ),
     (
         float_index,
         "a[i * 0.5] = 1.0",
         "i * 0.5",
-        "an array index must be an integer, not f32",
+        "indices must be integers, however 'f32' is provided as index 0",
         qd.QdTypeError,
     ),
     (
