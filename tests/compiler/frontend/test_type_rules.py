@@ -39,7 +39,7 @@ def test_quadrants_type_errors() -> None:
     @qd.kernel
     def vector_condition():
         for i in v:
-            v[i] = 0 if v[i] > 0 else v[i]
+            v[i] = 0 if v[i] > 0 else v[i]  # noqa: FURB136
 
     @qd.kernel
     def two_shapes(c: qd.i32):
