@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace as _Namespace  # (`import types` would hide qd.types)
 
-from . import ad, algorithms, math, types
+from . import ad, algorithms, experimental, math, types
 from ._logging import (
     CRITICAL,
     DEBUG,
@@ -57,14 +57,26 @@ from .core.language import (
     graph,
     real_func,
     ref,
+    rescale_index,
     static,
     static_assert,
+    static_print,
     stream_parallel,
     template,
 )
 from .core.language import types as namespace
 from .core.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
-from .host.api import cache_stats, cfg, clear_cache, compile_ptx, explain, init, reset, sync
+from .host.api import (
+    cache_stats,
+    cfg,
+    clear_cache,
+    clock_freq_hz,
+    compile_ptx,
+    explain,
+    init,
+    reset,
+    sync,
+)
 from .host.archs import Arch, amdgpu, arm64, cpu, cuda, gpu, metal, vulkan, x64
 from .host.data_oriented import data_oriented, pure
 from .host.extensions import Extension as extension
@@ -131,6 +143,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "set_logging_level",
     "ad",
     "algorithms",
+    "experimental",
     "axes",
     "BitpackedFields",
     "Mesh",
@@ -218,6 +231,9 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "reset",
     "static",
     "static_assert",
+    "static_print",
+    "rescale_index",
+    "clock_freq_hz",
     "stream_parallel",
     "sync",
     "template",

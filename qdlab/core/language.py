@@ -283,6 +283,19 @@ def qd_bool(x: object) -> bool:
     return bool(x)
 
 
+def static_print(*args: object, **kwargs: Any) -> None:
+    """`qd.static_print(...)`: `print` while the kernel compiles (once per compile, no runtime
+    cost); a runtime value prints as what it is (`Value(x: f32)`), not its value."""
+    print(*args, **kwargs)
+
+
+def rescale_index(a: object, b: object, index: object) -> object:
+    """`qd.rescale_index(a, b, I)`, in a kernel: the index `I` of field `a` scaled to field `b`'s
+    shape, axis by axis (`I[k] // (a.shape[k] // b.shape[k])` to a coarser field,
+    `I[k] * (b.shape[k] // a.shape[k])` to a finer one)."""
+    raise RuntimeError("qd.rescale_index() can only be used inside a @qd.kernel or @qd.func")
+
+
 def static_assert(cond: object, msg: str | None = None) -> None:
     """`qd.static_assert(cond, msg)`: a compile-time check inside a kernel; outside one, a plain
     assertion."""

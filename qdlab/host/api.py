@@ -33,6 +33,17 @@ def reset() -> None:
     state.init()
 
 
+def clock_freq_hz() -> float:
+    """`qd.clock_freq_hz()`: the nominal clock of the GPU in Hz under `arch=qd.cuda`; on other
+    targets a NotImplementedError, as in Quadrants."""
+    arch = state.config().arch
+    if arch == "cuda" and cuda_runtime.available():
+        import cupy  # lazy: only where a GPU is the target
+
+        return float(cupy.cuda.Device().attributes["ClockRate"] * 1000)  # kHz
+    raise NotImplementedError(f"clock_freq_hz not implemented for arch {arch}")
+
+
 def _restart() -> None:
     """What `qd.init` and `qd.reset` drop: the runtime object, the frozen dataclass plans."""
     pyquadrants.restart()

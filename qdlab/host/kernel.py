@@ -21,7 +21,14 @@ from ..compiler.frontend.source import annotation_loc, unevaluable
 from ..compiler.pipeline import Compiled, KernelSpec, compile_cached
 from ..core import binding
 from ..core.config import Config
-from ..core.errors import QdArgumentError, QdCallError, QdError, QdTypeError, QdValueError
+from ..core.errors import (
+    QdAnnotationError,
+    QdArgumentError,
+    QdCallError,
+    QdError,
+    QdTypeError,
+    QdValueError,
+)
 from ..core.fields import FieldBase
 from ..core.language import ArrayAnnotation, Autodiff, Func, KernelDef, MatrixType, Template
 from ..core.types import ArrayType, DType, i32
@@ -98,7 +105,7 @@ class Kernel(KernelDef):
             if k == 0 and name not in hints and self.method:
                 hints[name] = Template  # `self`: the instance is a template argument
             if name not in hints:
-                raise QdTypeError(
+                raise QdAnnotationError(
                     f"kernel `{self.name}`: parameter `{name}` needs a type annotation, e.g. "
                     f"`{name}: qd.types.NDArray[qd.f32, 1]` or `{name}: qd.f32`.",
                     annotation_loc(fn, k),

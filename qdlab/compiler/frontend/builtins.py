@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Final, TypeVar, cast
 
 import numpy as np
 
@@ -500,6 +500,35 @@ def lower_static_assert(fe: Frontend, node: ast.Call) -> None:
 @python_call(print, arity=NODE)
 def lower_print(fe: Frontend, node: ast.Call) -> None:
     fe.print_(node)
+
+
+@python_call(lang.static_print, arity=NODE)
+def lower_static_print(fe: Frontend, node: ast.Call) -> None:
+    """`qd.static_print(...)`: printed now, while compiling; nothing runs."""
+    args = fe.call_args(node)
+    kwargs = {kw.arg: fe.resolve_static(kw.value) for kw in node.keywords if kw.arg}
+    lang.static_print(*args, **kwargs)
+
+
+@python_call(lang.rescale_index, arity=NODE)
+def lower_rescale_index(fe: Frontend, node: ast.Call) -> object:
+    """`qd.rescale_index(a, b, I)`: `I` (a vector or list of indices) of field `a` rescaled to
+    field `b`'s shape; the shapes are known while compiling."""
+    if len(node.args) != 3:
+        raise fe.error("qd.rescale_index(a, b, I) takes two fields and an index.", QdTypeError)
+    a, b = (fe.resolve_static(x) for x in node.args[:2])
+    shapes = [getattr(x, "shape", None) for x in (a, b)]
+    if not all(isinstance(x, tuple) for x in shapes):
+        raise fe.error("qd.rescale_index: the first two arguments must be fields.", QdTypeError)
+    sa, sb = cast("tuple[tuple[int, ...], tuple[int, ...]]", tuple(shapes))
+    index = fe.visit(node.args[2])
+    items = list(fe.need_vec(index, "qd.rescale_index").entries)
+    for k in range(min(len(items), len(sa), len(sb))):
+        if sa[k] > sb[k]:
+            items[k] = fe.binop("floordiv", items[k], sa[k] // sb[k])
+        elif sa[k] < sb[k]:
+            items[k] = fe.binop("mul", items[k], sb[k] // sa[k])
+    return fe.make_vec(items, (len(items),))
 
 
 @python_call(bool, arity=1)

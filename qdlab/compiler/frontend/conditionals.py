@@ -135,6 +135,13 @@ class Conditionals:
                     f'"{type(op).__name__}" is only supported inside `qd.static`. Write '
                     f"`qd.static({ast.unparse(node)})` to test Python values."
                 )
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                name = "is" if isinstance(op, ast.Is) else "is not"
+                raise self.error(
+                    f'Operator "{name}" in Quadrants scope is not supported. Write '
+                    f"`qd.static({ast.unparse(node)})` to test Python values.",
+                    QuadrantsSyntaxError,
+                )
             if pred is None:
                 raise self.error(f"comparison `{type(op).__name__}` is not supported in a kernel.")
             right = self.visit(right_node)
