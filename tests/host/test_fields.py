@@ -456,3 +456,13 @@ def test_get_addr_is_checked_and_refused_where_it_would_lie() -> None:
     past(3)
     with pytest.raises(qd.QdIndexError, match="Out of bound access: index 4"):
         past(4)
+
+
+def test_dense_takes_one_extent_for_every_axis() -> None:
+    """`qd.root.dense(qd.ij, (4,))` is 4 x 4, as in Quadrants; two extents for three axes fail."""
+    qd.init(arch=qd.cpu)
+    x = qd.field(qd.f32)
+    qd.root.dense(qd.ij, (4,)).place(x)
+    assert x.shape == (4, 4)
+    with pytest.raises(ValueError, match="one positive extent per axis"):
+        qd.root.dense(qd.ijk, (4, 5))
