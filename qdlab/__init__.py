@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace as _Namespace  # (`import types` would hide qd.types)
 
-from . import ad, algorithms, experimental, math, types
+from . import ad, algorithms, experimental, interop, math, sparse, types
 from ._logging import (
     CRITICAL,
     DEBUG,
@@ -83,7 +83,7 @@ from .host.extensions import Extension as extension
 from .host.extensions import is_extension_enabled, is_extension_supported
 from .host.field import Field, MatrixField, ScalarField, field
 from .host.kernel import Kernel, kernel
-from .host.ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
+from .host.ndarray import MatrixNdarray, Ndarray, ScalarNdarray, VectorNdarray, ndarray
 from .host.perf_dispatch import perf_dispatch
 from .host.snode import (
     BitpackedFields,
@@ -144,6 +144,8 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "ad",
     "algorithms",
     "experimental",
+    "interop",
+    "sparse",
     "axes",
     "BitpackedFields",
     "Mesh",
@@ -178,6 +180,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "Matrix",
     "MatrixNdarray",
     "Ndarray",
+    "ScalarNdarray",
     "QdArgumentError",
     "QdAssertionError",
     "QdError",

@@ -19,10 +19,10 @@ from ..core.language import ArrayAnnotation, MatrixType, NDArray, Template, temp
 from ..core.types import ArrayType, DType, from_numpy, u1
 from . import state, vector_args
 from .launch import Storage
-from .ndarray import MatrixNdarray, Ndarray, VectorNdarray
+from .ndarray import MatrixNdarray, Ndarray, ScalarNdarray, VectorNdarray
 from .tensor import Tensor
 
-NDARRAYS = (Ndarray, VectorNdarray, MatrixNdarray)
+NDARRAYS = (Ndarray, ScalarNdarray, VectorNdarray, MatrixNdarray)
 
 INDEX_MAX = 2**31 - 1
 """The largest array extent: kernels index arrays with i32."""

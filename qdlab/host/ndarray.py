@@ -206,6 +206,10 @@ class Ndarray:
         return f"qd.ndarray({what}, {self.shape}{grad})"
 
 
+class ScalarNdarray(Ndarray):
+    """An ndarray of scalars (`qd.ndarray(qd.f32, n)`), as Quadrants names its class."""
+
+
 class VectorNdarray(Ndarray):
     """An ndarray of vectors (`qd.Vector.ndarray(3, qd.f32, n)`)."""
 
@@ -275,7 +279,7 @@ def ndarray(dtype: object, shape: int | tuple[int, ...], needs_grad: bool = Fals
     if isinstance(dtype, matrix.MatrixType):
         cls = VectorNdarray if dtype.ndim == 1 else MatrixNdarray
         return cls(dtype, shape, needs_grad)
-    return Ndarray(dtype, shape, needs_grad)
+    return ScalarNdarray(dtype, shape, needs_grad)
 
 
 matrix.ndarray_maker = ndarray
