@@ -38,8 +38,7 @@ def clock_freq_hz() -> float:
     targets a NotImplementedError, as in Quadrants."""
     arch = state.config().arch
     if arch == "cuda" and cuda_runtime.available():
-        import cupy  # lazy: only where a GPU is the target
-
+        cupy = cuda_runtime.require()
         return float(cupy.cuda.Device().attributes["ClockRate"] * 1000)  # kHz
     raise NotImplementedError(f"clock_freq_hz not implemented for arch {arch}")
 
