@@ -152,8 +152,8 @@ def numpy_element(
         raise QdValueError(
             f"kernel `{kernel}`: Invalid value for argument {name} - required element_shape="
             f"{shape}, array with element shape of {got} is provided: the parameter holds "
-            f"{element_text(dtype, shape)} elements (`{shape_text(dtype, shape)}`), so the last "  # type: ignore[arg-type]
-            f"{k} axes of shape {arr.shape} must be {shape}.",
+            f"{element_text(dtype, shape)} elements (`{shape_text(dtype, shape)}`), so its last "  # type: ignore[arg-type]
+            f"{k} axes must be {shape} (argument `{name}` has shape {arr.shape}).",
             where(),
         )
     return got

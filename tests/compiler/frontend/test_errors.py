@@ -21,6 +21,7 @@ import pytest
 
 import qdlab as qd
 from qdlab.compiler.frontend.visitor import Frontend
+from qdlab.core.errors import QdAnnotationError
 
 F32 = qd.types.NDArray[qd.f32, 1]
 I32 = qd.types.NDArray[qd.i32, 1]
@@ -607,7 +608,7 @@ def tuple_return(a: F32) -> tuple[qd.f32, str]:
     [
         (
             no_annotation,
-            qd.QdTypeError,
+            QdAnnotationError,  # a QdTypeError and Quadrants' QuadrantsSyntaxError
             "def no_annotation(a, s",
             "a, s",
             "parameter `a` needs a type annotation",
