@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace as _Namespace  # (`import types` would hide qd.types)
 
-from . import ad, algorithms, math, types
+from . import ad, algorithms, experimental, interop, math, sparse, types
 from ._logging import (
     CRITICAL,
     DEBUG,
@@ -58,14 +58,26 @@ from .core.language import (
     graph,
     real_func,
     ref,
+    rescale_index,
     static,
     static_assert,
+    static_print,
     stream_parallel,
     template,
 )
 from .core.language import types as namespace
 from .core.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
-from .host.api import cache_stats, cfg, clear_cache, compile_ptx, explain, init, reset, sync
+from .host.api import (
+    cache_stats,
+    cfg,
+    clear_cache,
+    clock_freq_hz,
+    compile_ptx,
+    explain,
+    init,
+    reset,
+    sync,
+)
 from .host.archs import Arch, amdgpu, arm64, cpu, cuda, gpu, metal, vulkan, x64
 from .host.buffer_view import BufferView
 from .host.data_oriented import data_oriented, pure
@@ -73,7 +85,7 @@ from .host.extensions import Extension as extension
 from .host.extensions import is_extension_enabled, is_extension_supported
 from .host.field import Field, MatrixField, ScalarField, field
 from .host.kernel import Kernel, kernel
-from .host.ndarray import MatrixNdarray, Ndarray, VectorNdarray, ndarray
+from .host.ndarray import MatrixNdarray, Ndarray, ScalarNdarray, VectorNdarray, ndarray
 from .host.perf_dispatch import perf_dispatch
 from .host.snode import (
     BitpackedFields,
@@ -138,6 +150,9 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "set_logging_level",
     "ad",
     "algorithms",
+    "experimental",
+    "interop",
+    "sparse",
     "axes",
     "BitpackedFields",
     "Mesh",
@@ -177,6 +192,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "Matrix",
     "MatrixNdarray",
     "Ndarray",
+    "ScalarNdarray",
     "QdArgumentError",
     "QdAssertionError",
     "QdError",
@@ -230,6 +246,9 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "reset",
     "static",
     "static_assert",
+    "static_print",
+    "rescale_index",
+    "clock_freq_hz",
     "stream_parallel",
     "sync",
     "template",

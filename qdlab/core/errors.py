@@ -143,6 +143,11 @@ class QdCallError(QuadrantsSyntaxError, TypeError):
     Quadrants' QuadrantsSyntaxError, and Python's TypeError for the same mistake."""
 
 
+class QdAnnotationError(QdSyntaxError, QdTypeError):
+    """A kernel parameter without a usable annotation: Quadrants' QuadrantsSyntaxError (raised
+    where the kernel is defined), and a type error."""
+
+
 class QdCompileValueError(QuadrantsCompilationError, ValueError):
     """A Python value the kernel uses while compiling cannot be used (Quadrants lets the user's
     ValueError through, or wraps it in a QuadrantsCompilationError)."""

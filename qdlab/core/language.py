@@ -13,6 +13,7 @@ import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from . import matrix
 from .errors import QuadrantsSyntaxError
@@ -271,6 +272,34 @@ class graph:  # lowercase, as it mirrors the `qd.graph` namespace
 def static(value: object, *rest: object) -> object:
     """Compile-time evaluation marker: `if qd.static(cond):`, `for i in qd.static(range(3)):`."""
     return (value, *rest) if rest else value
+
+
+def qd_int(x: Any) -> int:
+    """`qd.lang.impl.qd_int(x)`: `int(x)`, in a kernel too (a cast to `default_ip`)."""
+    return int(x)
+
+
+def qd_float(x: Any) -> float:
+    """`qd.lang.impl.qd_float(x)`: `float(x)`, in a kernel too (a cast to `default_fp`)."""
+    return float(x)
+
+
+def qd_bool(x: object) -> bool:
+    """`qd.lang.impl.qd_bool(x)`: `bool(x)`, in a kernel too."""
+    return bool(x)
+
+
+def static_print(*args: object, **kwargs: Any) -> None:
+    """`qd.static_print(...)`: `print` while the kernel compiles (once per compile, no runtime
+    cost); a runtime value prints as what it is (`Value(x: f32)`), not its value."""
+    print(*args, **kwargs)
+
+
+def rescale_index(a: object, b: object, index: object) -> object:
+    """`qd.rescale_index(a, b, I)`, in a kernel: the index `I` of field `a` scaled to field `b`'s
+    shape, axis by axis (`I[k] // (a.shape[k] // b.shape[k])` to a coarser field,
+    `I[k] * (b.shape[k] // a.shape[k])` to a finer one)."""
+    raise RuntimeError("qd.rescale_index() can only be used inside a @qd.kernel or @qd.func")
 
 
 def static_assert(cond: object, msg: str | None = None) -> None:

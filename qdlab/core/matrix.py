@@ -221,21 +221,13 @@ class Matrix:
             entries = np.array(arr, dtype.np if dtype is not None else None)
         if entries.ndim not in (1, 2):
             raise TypeError(f"a Matrix has 1 or 2 axes, not {entries.ndim}")
-        object.__setattr__(self, "entries", entries)
-        object.__setattr__(self, "dt", dtype)
+        self.entries, self.dt = entries, dtype
+        # the shape, fixed once made (instance attributes, as Quadrants' are)
+        self.ndim: int = entries.ndim
+        self.n: int = entries.shape[0]
+        self.m: int = entries.shape[1] if entries.ndim == 2 else 1
 
     # -- shape -------------------------------------------------------------------------------------
-    @property
-    def ndim(self) -> int:
-        return self.entries.ndim
-
-    @property
-    def n(self) -> int:
-        return self.entries.shape[0]
-
-    @property
-    def m(self) -> int:
-        return self.entries.shape[1] if self.ndim == 2 else 1
 
     def get_shape(self) -> tuple[int, ...]:
         return tuple(self.entries.shape)
@@ -261,19 +253,16 @@ class Matrix:
     def __setitem__(self, indices: object, value: object) -> None:
         self.entries[self._key(indices)] = _entries(value)
 
-    def __getattr__(self, name: str) -> object:
-        if name.startswith("_") or swizzle_group(name) is None:
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+    def _swizzle(self, name: str) -> object:
+        """`v.xy`: the entries a swizzle pattern names (a scalar for one letter)."""
         error = swizzle_error(name, self.n)
         if error:
             raise QuadrantsSyntaxError(error)
         idx = swizzle_indices(name)
         return self.entries[idx[0]] if len(idx) == 1 else Vector(self.entries[idx])
 
-    def __setattr__(self, name: str, value: object) -> None:
-        if swizzle_group(name) is None:
-            object.__setattr__(self, name, value)
-            return
+    def _set_swizzle(self, name: str, value: object) -> None:
+        """`v.xy = (1, 2)`: the entries a swizzle pattern names, written."""
         error = swizzle_error(name, self.n)
         if error:
             raise QuadrantsSyntaxError(error)
@@ -526,6 +515,24 @@ def host_call(name: str, args: tuple) -> object:
     return _wrap(fn(*(_entries(a) for a in args)))
 
 
+def swizzle_patterns(key_group: str, required_length: int = 4) -> list[str]:
+    """The swizzle patterns of 1 to `required_length` letters of `key_group` (`x`, ..., `wwww`),
+    as Quadrants' `qd.lang.matrix._generate_swizzle_patterns` lists them."""
+    return ["".join(p) for k in range(1, required_length + 1) for p in product(key_group, repeat=k)]
+
+
 def all_swizzles() -> list[str]:
     """Every swizzle pattern (`x` ... `wwww`, in each group); the frontend's attribute table."""
-    return ["".join(p) for g in SWIZZLE_GROUPS for k in range(1, 5) for p in product(g, repeat=k)]
+    return [p for g in SWIZZLE_GROUPS for p in swizzle_patterns(g)]
+
+
+def _swizzle_property(name: str) -> property:
+    return property(
+        lambda self: self._swizzle(name),
+        lambda self, value: self._set_swizzle(name, value),
+        doc=f"The entries `{name}` names (a swizzle), read and written.",
+    )
+
+
+for _pattern in all_swizzles():  # `v.x`, `v.xy`, `c.rgba`...: class properties, as in Quadrants
+    setattr(Matrix, _pattern, _swizzle_property(_pattern))

@@ -28,6 +28,10 @@ class DType:
     def __str__(self) -> str:
         return self.name
 
+    def to_string(self) -> str:
+        """The short name, as Quadrants' `qd.f32.to_string()` gives it."""
+        return self.name
+
     def __hash__(self) -> int:  # equal types have equal names; a str keeps its hash (CSE keys)
         return hash(self.name)
 

@@ -11,7 +11,7 @@ from ..compiler.report.explain import KernelReport
 from ..compiler.runtime import cuda as cuda_runtime
 from ..compiler.runtime import tiers
 from ..core import keys
-from . import archs, pyquadrants, state
+from . import archs, pyquadrants, state, struct_args
 from .kernel import Kernel
 
 
@@ -24,13 +24,29 @@ def init(arch: object = None, **options: object) -> None:
     accepted; those with no effect here are recorded (`qd.cfg.<name>`) and listed by
     `%qdlab config`.
     """
-    pyquadrants.restart()
+    _restart()
     state.init(arch=archs.target_of(arch), **options)
 
 
 def reset() -> None:
-    pyquadrants.restart()
+    _restart()
     state.init()
+
+
+def clock_freq_hz() -> float:
+    """`qd.clock_freq_hz()`: the nominal clock of the GPU in Hz under `arch=qd.cuda`; on other
+    targets a NotImplementedError, as in Quadrants."""
+    arch = state.config().arch
+    if arch == "cuda" and cuda_runtime.available():
+        cupy = cuda_runtime.require()
+        return float(cupy.cuda.Device().attributes["ClockRate"] * 1000)  # kHz
+    raise NotImplementedError(f"clock_freq_hz not implemented for arch {arch}")
+
+
+def _restart() -> None:
+    """What `qd.init` and `qd.reset` drop: the runtime object, the frozen dataclass plans."""
+    pyquadrants.restart()
+    struct_args.frozen_plans.clear()
 
 
 class Settings:

@@ -19,10 +19,10 @@ from ..core.language import ArrayAnnotation, MatrixType, NDArray, Template, temp
 from ..core.types import ArrayType, DType, from_numpy, u1
 from . import state, vector_args
 from .launch import Storage
-from .ndarray import MatrixNdarray, Ndarray, VectorNdarray
+from .ndarray import MatrixNdarray, Ndarray, ScalarNdarray, VectorNdarray
 from .tensor import Tensor
 
-NDARRAYS = (Ndarray, VectorNdarray, MatrixNdarray)
+NDARRAYS = (Ndarray, ScalarNdarray, VectorNdarray, MatrixNdarray)
 
 INDEX_MAX = 2**31 - 1
 """The largest array extent: kernels index arrays with i32."""
@@ -72,22 +72,28 @@ def array_arg(
         elem = a.element
         vector_args.check_ndarray((dtype, elem), ann.dtype, kernel, name)
     else:  # a NumPy array: its trailing axes are the element's (its dtype is taken as it is)
-        elem = vector_args.numpy_element(arr, ann.dtype, kernel, name, where)
+        elem = vector_args.numpy_element(arr, ann, kernel, name, where)
     want = vector_args.element(ann.dtype)[0] if not isinstance(ann.dtype, MatrixType) else None
     if want is not None and want != dtype and isinstance(a, Ndarray):
         raise QdTypeError(  # as the reference says it of its own ndarrays
             f"kernel `{kernel}`: Expect element type {want} for argument {name}, but get {dtype}."
         )
-    if want is not None and want != dtype:
+    if want is not None and want != dtype:  # a NumPy array, in Quadrants' words
         raise QdValueError(
-            f"kernel `{kernel}`: argument `{name}` has dtype {dtype} but the parameter is declared "
-            f"{want}."
+            f"kernel `{kernel}`: Invalid value for argument {name} - required array has "
+            f"dtype={want}, array with dtype={dtype} is provided (argument `{name}` has dtype "
+            f"{dtype} but the parameter is declared {want})."
         )
     ndim = arr.ndim - len(elem)
-    if ann.ndim is not None and ann.ndim != ndim:
+    if ann.ndim is not None and ann.ndim != ndim and isinstance(a, Ndarray):
         raise QdValueError(
             f"kernel `{kernel}`: Invalid value for argument {name} - required ndim={ann.ndim}, "
             f"but {ndim}d ndarray with shape {tuple(arr.shape[:ndim])} is provided."
+        )
+    if ann.ndim is not None and ann.ndim != ndim:
+        raise QdValueError(
+            f"kernel `{kernel}`: Invalid value for argument {name} - required array has "
+            f"ndim={ann.ndim}, array with {arr.ndim} dimensions is provided."
         )
     if any(n > INDEX_MAX for n in arr.shape):
         raise QdValueError(
@@ -96,8 +102,8 @@ def array_arg(
         )
     if not arr.flags.c_contiguous:
         raise QdValueError(
-            f"kernel `{kernel}`: argument `{name}` is not C-contiguous; pass "
-            f"np.ascontiguousarray({name})."
+            f"kernel `{kernel}`: Non contiguous numpy arrays are not supported: argument `{name}` "
+            f"is not C-contiguous; pass np.ascontiguousarray({name})."
         )
     if ann.needs_grad and grad is None:
         raise QdValueError(

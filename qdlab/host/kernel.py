@@ -23,6 +23,7 @@ from ..compiler.pipeline import Compiled, KernelSpec, compile_cached
 from ..core import binding
 from ..core.config import Config
 from ..core.errors import (
+    QdAnnotationError,
     QdArgumentError,
     QdCallError,
     QdError,
@@ -126,7 +127,7 @@ class Kernel(KernelDef):
             if k == 0 and name not in hints and self.method:
                 hints[name] = Template  # `self`: the instance is a template argument
             if name not in hints:
-                raise QdTypeError(
+                raise QdAnnotationError(
                     f"kernel `{self.name}`: parameter `{name}` needs a type annotation, e.g. "
                     f"`{name}: qd.types.NDArray[qd.f32, 1]` or `{name}: qd.f32`.",
                     annotation_loc(fn, k),

@@ -13,7 +13,7 @@ import numpy.typing as npt
 from ..compiler.runtime import cuda as cuda_runtime
 from ..core import matrix
 from ..core.errors import QuadrantsIndexError, QuadrantsRuntimeError
-from ..core.types import DType, from_numpy
+from ..core.types import DTYPES, DType, from_numpy
 from . import buffer_view, pyquadrants, state, torch_bridge
 from .launch import HostArray, Storage, TorchTensor, array_launch
 
@@ -176,6 +176,12 @@ class Ndarray:
     def from_torch(self, tensor: TorchTensor) -> None:
         self.from_numpy(tensor.detach().cpu().numpy())
 
+    def __reduce__(self) -> tuple:
+        """Pickle by value, as Quadrants does: the dtype's name, the outer and element shapes and
+        a canonical NumPy copy of the elements. The copy comes back as a fresh, layout-free array
+        without a gradient (`qd.init` must have run where it is unpickled)."""
+        return _unpickle, (self.dtype.name, self.shape, self.element, self.to_numpy())
+
     def __deepcopy__(self, memo: dict) -> Ndarray:
         out = copy.copy(self)
         out.arr = self.arr.copy()
@@ -220,6 +226,10 @@ class Ndarray:
         grad = ", needs_grad=True" if self.grad is not None else ""
         what = f"{self.dtype}{list(self.element)}" if self.element else str(self.dtype)
         return f"qd.ndarray({what}, {self.shape}{grad})"
+
+
+class ScalarNdarray(Ndarray):
+    """An ndarray of scalars (`qd.ndarray(qd.f32, n)`), as Quadrants names its class."""
 
 
 class VectorNdarray(Ndarray):
@@ -290,10 +300,24 @@ def ndarray(dtype: object, shape: int | tuple[int, ...], needs_grad: bool = Fals
     if isinstance(dtype, matrix.MatrixType):
         cls = VectorNdarray if dtype.ndim == 1 else MatrixNdarray
         return cls(dtype, shape, needs_grad)
-    return Ndarray(dtype, shape, needs_grad)
+    return ScalarNdarray(dtype, shape, needs_grad)
 
 
 matrix.ndarray_maker = ndarray
+
+
+def _unpickle(
+    dtype: str, shape: tuple[int, ...], element: tuple[int, ...], data: object
+) -> Ndarray:
+    """The ndarray `Ndarray.__reduce__` pickled: made by `ndarray` (so on the GPU under
+    `arch=qd.cuda`), then filled."""
+    dt = DTYPES[dtype]
+    if len(element) == 1:
+        out = ndarray(matrix.vector(element[0], dt), shape)
+    else:
+        out = ndarray(matrix.matrix(*element, dtype=dt) if element else dt, shape)
+    out.from_numpy(np.asarray(data))
+    return out
 
 
 def _dtype(dtype: object) -> tuple[DType, tuple[int, ...]]:

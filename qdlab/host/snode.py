@@ -55,11 +55,14 @@ class SNode:
         self.fields: list[Field] = []
 
     def dense(self, indices: object, dimensions: object) -> SNode:
-        """A dense level under this one: `dimensions` (an int for every axis, or one per axis)."""
+        """A dense level under this one: `dimensions` (an int, or a one-entry sequence, for every
+        axis, or one per axis)."""
         ax = indices.axes if isinstance(indices, Axes) else tuple(indices)  # type: ignore[arg-type]
         dims = (
             tuple(dimensions) if isinstance(dimensions, (tuple, list)) else (dimensions,) * len(ax)
         )
+        if len(dims) == 1:  # `dense(qd.ij, (128,))`: one extent for every axis, as in Quadrants
+            dims *= len(ax)
         ints = tuple(d for d in dims if isinstance(d, int) and not isinstance(d, bool) and d > 0)
         if len(dims) != len(ax) or len(ints) != len(dims):
             raise QdValueError(

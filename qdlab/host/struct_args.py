@@ -21,7 +21,7 @@ import operator
 import types
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 import numpy as np
 
@@ -102,6 +102,60 @@ def member_annotations(cls: type) -> dict[str, object]:
     except Exception:  # noqa: BLE001 - an annotation naming what its module cannot see
         hints = {}
     return {f.name: hints.get(f.name, f.type) for f in dataclasses.fields(cls)}
+
+
+def is_frozen(t: type) -> bool:
+    """A `@dataclasses.dataclass(frozen=True)` class: its instances' members never change."""
+    params = getattr(t, "__dataclass_params__", None)
+    return bool(getattr(params, "frozen", False))
+
+
+def flat_name(basename: str, child: str) -> str:
+    """A dataclass member's flattened parameter name, as Quadrants spells it (`__qd_s__qd_x`; a
+    name already flattened gets `__qd_<child>` appended)."""
+    prefix = basename if basename.startswith("__qd_") else f"__qd_{basename}"
+    return f"{prefix}__qd_{child}"
+
+
+frozen_plans: dict[tuple[int, type, str], tuple[set[str], tuple[tuple[str, str, Any], ...]]] = {}
+"""Per (the set of flattened member names a kernel variant reads, by identity; the frozen dataclass
+type; the parameter's name): that set and the plan `frozen_plan` made from it. Emptied by
+`qd.init` / `qd.reset`."""
+
+
+def frozen_plan(
+    used: set[str], cls: type, basename: str, fields: dict[str, Any]
+) -> tuple[tuple[str, str, Any], ...]:
+    """The members of a frozen dataclass parameter a kernel variant reads, in declaration order:
+    (member, flattened name, annotation) for each field of `fields` (name -> `dataclasses.Field`)
+    whose flattened name is in `used`. Cached per `used` set; an entry is only served to the very
+    set it was made for (a new set at a reused address gets a plan of its own)."""
+    key = (id(used), cls, basename)
+    entry = frozen_plans.get(key)
+    if entry is not None and entry[0] is used:
+        return entry[1]
+    members = {f.name for f in dataclasses.fields(cls)}  # not ClassVar / InitVar pseudo-fields
+    plan = tuple(
+        (f.name, flat_name(basename, f.name), f.type)
+        for f in fields.values()
+        if f.name in members and flat_name(basename, f.name) in used
+    )
+    frozen_plans[key] = (used, plan)
+    return plan
+
+
+def frozen_members(v: object) -> dict[str, object]:
+    """A frozen dataclass instance's members, a `qd.Tensor` as what it holds: read once, then kept
+    on the instance as `_qd_dc_unwrapped` (as in Quadrants), since they cannot change."""
+    cached = getattr(v, "_qd_dc_unwrapped", None)
+    if isinstance(cached, dict):
+        return cached
+    out = {f.name: unwrap(getattr(v, f.name)) for f in dataclasses.fields(cast(Any, v))}
+    try:
+        object.__setattr__(v, "_qd_dc_unwrapped", out)
+    except AttributeError:  # a class with __slots__: read anew each time
+        pass
+    return out
 
 
 def content(v: object) -> str:
@@ -197,7 +251,11 @@ class StructArg:
         return names + [k for k in getattr(v, "__dict__", {}) if k not in names]
 
     def member(self, ref: StructRef, attr: str) -> Member:
-        value = unwrap(getattr(ref.value, attr))  # a qd.Tensor member is what it holds
+        held = ref.value
+        frozen = is_frozen(type(held)) and not isinstance(held, type)
+        members = frozen_members(held) if frozen else {}
+        # a qd.Tensor member is what it holds
+        value = members[attr] if attr in members else unwrap(getattr(held, attr))
         name = f"{ref.name}.{attr}"
         typed = member_annotations(ref.annotation) if ref.annotation is not None else {}
         m = (
@@ -333,6 +391,21 @@ class Paths:
         self.summaries: tuple = ()
         self.sigs: operator.attrgetter | None = None
         """When every path read is an array: one getter of their `qd.ndarray` signatures."""
+        self.used: set[str] = set()
+        """A frozen dataclass type's: the flattened names of the members read (`frozen_plan`)."""
+
+    def frozen_plan(self, name: str, members: dict) -> None:
+        """Record, for a frozen dataclass type, the plan of the members the kernel's compiles
+        read as kernel arguments (`frozen_plans`)."""
+        used = self.used | {
+            flat_name(name, path[0])
+            for (root, path), kind in members.items()
+            if root == name and kind == PARAM and len(path) == 1
+        }
+        if used != self.used or not self.used:
+            self.used = used
+        fields = {f.name: f for f in dataclasses.fields(self.type)}
+        frozen_plan(self.used, self.type, name, fields)
 
     def learn(self, paths: dict[tuple[str, ...], Callable[[Any], object]]) -> bool:
         """Add what one compile read (path -> its summary function); True if anything is new."""
@@ -412,6 +485,8 @@ def learn(kernel: Kernel, compiled: Compiled, templates: dict) -> tuple[Members 
         }
         known = key.by_type.setdefault(type(ref.value), Paths(type(ref.value)))
         changed |= known.learn(paths)
+        if is_frozen(known.type):
+            known.frozen_plan(name, compiled.members)
     if any(is_member(p) for p in launched):
         return Members(kernel, compiled), changed
     return None, changed

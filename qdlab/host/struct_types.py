@@ -153,6 +153,21 @@ class Struct:
     def keys(self) -> list[str]:
         return list(self.__dict__)
 
+    @property
+    def entries(self) -> dict[str, object]:
+        """The members, name -> value (a property, as in Quadrants)."""
+        return dict(self.__dict__)
+
+    @property
+    def items(self) -> typing.ItemsView[str, object]:
+        """`s.items`: the members' (name, value) pairs (a property, as in Quadrants)."""
+        return self.entries.items()
+
+    @property
+    def methods(self) -> dict[str, typing.Callable]:
+        """The struct type's methods: none for a `qd.Struct` value, as in Quadrants."""
+        return {}
+
     def to_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
 

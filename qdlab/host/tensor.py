@@ -25,7 +25,7 @@ from ..core.fields import TensorBase
 from ..core.types import DType
 from .field import Field, field
 from .launch import HostArray
-from .ndarray import Ndarray, ndarray
+from .ndarray import Ndarray, ScalarNdarray, ndarray
 
 
 class Backend(enum.IntEnum):
@@ -262,7 +262,7 @@ def tensor(
     if order is None:
         return wrap(ndarray(dtype, dims, needs_grad=needs_grad))
     arr = ndarray(dtype, tuple(dims[a] for a in order), needs_grad=needs_grad)  # memory's order
-    if type(arr) is not Ndarray:
+    if type(arr) not in (Ndarray, ScalarNdarray):
         raise NotImplementedError(
             f"qd.tensor(layout={order!r}) on the GPU: qdlab lays out host ndarrays only."
         )

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..core.errors import QdTypeError, QdValueError, SourceLoc
-from ..core.language import Matrix, MatrixType, Vector
+from ..core.language import ArrayAnnotation, Matrix, MatrixType, Vector
 from ..core.matrix import resolve_dtype
 from ..core.types import DType, TensorType, shape_text, u1
 from . import state
@@ -123,7 +123,7 @@ def check_ndarray(
 
 def numpy_element(
     arr: Storage,
-    ann_dtype: object,
+    ann: ArrayAnnotation,
     kernel: str,
     name: str,
     where: Callable[[], SourceLoc | None],
@@ -131,17 +131,29 @@ def numpy_element(
     """The element shape of a NumPy array passed for an ndarray of vectors or matrices: its
     trailing axes (one for a vector, two for a matrix), which must match the sizes the annotation
     gives; a size it leaves open (`qd.types.vector()`, `ndarray(element_dim=1)`) is the axis's,
-    as in Quadrants."""
-    dtype, shape = element(ann_dtype)
+    as in Quadrants, whose words the errors use."""
+    dtype, shape = element(ann.dtype)
     if not shape:
         return ()
     k = len(shape)
-    got = tuple(arr.shape[arr.ndim - k :]) if arr.ndim >= k else None
-    if got is None or any(w is not None and w != g for w, g in zip(shape, got)):
+    wrong = None
+    if ann.ndim is not None and arr.ndim != ann.ndim + k:
+        wrong = f"required array has ndim={ann.ndim} element_dim={k}, array with {arr.ndim} "
+    elif arr.ndim < k:
+        wrong = f"required element_dim={k}, array with {arr.ndim} "
+    if wrong is not None:
         raise QdValueError(
-            f"kernel `{kernel}`: argument `{name}` has shape {arr.shape}, but the parameter holds "
+            f"kernel `{kernel}`: Invalid value for argument {name} - {wrong}dimensions is "
+            f"provided (shape {arr.shape}).",
+            where(),
+        )
+    got = tuple(arr.shape[arr.ndim - k :])
+    if any(w is not None and w != g for w, g in zip(shape, got)):
+        raise QdValueError(
+            f"kernel `{kernel}`: Invalid value for argument {name} - required element_shape="
+            f"{shape}, array with element shape of {got} is provided: the parameter holds "
             f"{element_text(dtype, shape)} elements (`{shape_text(dtype, shape)}`), so its last "  # type: ignore[arg-type]
-            f"{k} axes must be {shape}.",
+            f"{k} axes must be {shape} (argument `{name}` has shape {arr.shape}).",
             where(),
         )
     return got

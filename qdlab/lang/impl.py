@@ -10,6 +10,7 @@ state: each attribute reads or changes `qdlab.host.state`.
 from __future__ import annotations
 
 from ..core.errors import QuadrantsSyntaxError
+from ..core.language import qd_bool, qd_float, qd_int
 from ..host import api, pyquadrants, state
 from ..host.kernel import Kernel
 from ..host.pyquadrants import Program, PyQuadrants
@@ -22,6 +23,9 @@ __all__ = [
     "current_cfg",
     "get_max_shared_memory_bytes",
     "get_runtime",
+    "qd_bool",
+    "qd_float",
+    "qd_int",
 ]
 
 

@@ -181,7 +181,8 @@ def test_kernel_reads_fields_in_funcs_and_shape_is_static() -> None:
     def k() -> qd.f32:
         for i, j in x:
             x[i, j] = i + j * 0.5
-        n[None] = qd.static(x.shape[0] * x.shape[1])
+        size = qd.static(x.shape[0] * x.shape[1])  # a name: an element cannot be, as in Quadrants
+        n[None] = size
         total = 0.0
         for i in range(x.shape[0]):
             for j in qd.static(range(x.shape[1])):
@@ -456,3 +457,13 @@ def test_get_addr_is_checked_and_refused_where_it_would_lie() -> None:
     past(3)
     with pytest.raises(qd.QdIndexError, match="Out of bound access: index 4"):
         past(4)
+
+
+def test_dense_takes_one_extent_for_every_axis() -> None:
+    """`qd.root.dense(qd.ij, (4,))` is 4 x 4, as in Quadrants; two extents for three axes fail."""
+    qd.init(arch=qd.cpu)
+    x = qd.field(qd.f32)
+    qd.root.dense(qd.ij, (4,)).place(x)
+    assert x.shape == (4, 4)
+    with pytest.raises(ValueError, match="one positive extent per axis"):
+        qd.root.dense(qd.ijk, (4, 5))

@@ -447,8 +447,8 @@ def int_expr(
         return f"{draw(st.sampled_from(INT_ARRAYS))}[{idx}]"
     if kind == "read_const":
         return f"{draw(st.sampled_from(readable))}[{draw(st.integers(0, p.n - 1))}]"
-    if kind == "helper":
-        return "qd.static(helper())"
+    if kind == "helper":  # `0 + `: a bare qd.static(...) cannot be assigned to an element
+        return "(0 + qd.static(helper()))"
     if kind == "vread":
         return f"V0[{idx}][{draw(st.integers(0, 2))}]"
     if kind == "ventry":

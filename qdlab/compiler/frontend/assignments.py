@@ -9,7 +9,7 @@ import ast
 
 from qdlab.core import language as lang
 
-from ...core.errors import QdTypeError
+from ...core.errors import QdTypeError, QuadrantsSyntaxError
 from ...core.types import DType, LocalType
 from .. import ir
 from .scope import ATOMIC_AUG, BINOPS, GradOf, Local, array_type, describe, dtype_of
@@ -96,18 +96,38 @@ class Assignments(Updates):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         value = self.visit(node.value)
-        if (
-            isinstance(node.value, ast.Call)
-            and self.resolve_callee(node.value.func) is lang.static
-            and all(isinstance(t, ast.Name) for t in node.targets)
-        ):
-            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
-            for name in names:  # `n = qd.static(m.n)`: a compile-time name, as in Quadrants
-                self.scope.frames[-1][name] = value
-                self.scope.statics.add(name)
+        if isinstance(node.value, ast.Call) and self.resolve_callee(node.value.func) is lang.static:
+            for target in node.targets:  # `n = qd.static(m.n)`: compile-time names, as in Quadrants
+                self.static_assign(target, value)
             return
         for target in node.targets:
             self.assign_target(target, value)
+
+    def static_assign(self, target: ast.expr, value: object) -> None:
+        """`name = qd.static(...)`: binds a new compile-time name in the current block; as in
+        Quadrants, only a name can be the target, and one the block already has cannot be bound
+        again."""
+        if isinstance(target, ast.Tuple):  # `x, y = qd.static(a, b)`
+            values = value if isinstance(value, (tuple, list)) else None
+            if values is None or len(values) != len(target.elts):
+                raise self.error(
+                    f"cannot unpack {describe(value)} into {len(target.elts)} names.", QdTypeError
+                )
+            for t, v in zip(target.elts, values):
+                self.static_assign(t, v)
+            return
+        if not isinstance(target, ast.Name):
+            raise self.error(
+                "Static assign cannot be used on elements in arrays", QuadrantsSyntaxError
+            )
+        if target.id in self.scope.frames[-1]:
+            raise self.error(
+                f"Recreating variables is not allowed: `{target.id}` is already defined in this "
+                "block; a qd.static(...) value needs a new name.",
+                QuadrantsSyntaxError,
+            )
+        self.scope.frames[-1][target.id] = value
+        self.scope.statics.add(target.id)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         declared = self.resolve_static(node.annotation)

@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Final, TypeVar, cast
 
 import numpy as np
 
@@ -50,8 +50,12 @@ class Typing(Enum):
     """The argument's type (`abs`, `sign`)."""
     FLOAT = "float"
     """A float function: an integer argument is converted to `default_fp` first (`sqrt`)."""
+    REAL = "real"
+    """A float function of real inputs only (`sin`): an integer value is a QuadrantsTypeError, as
+    in Quadrants; a Python integer is converted to `default_fp`."""
     ROUNDING = "rounding"
-    """`floor`, `ceil`, `round`: an integer is its own result; a float keeps its type."""
+    """`floor`, `ceil`, `round`: a float keeps its type; an integer value is a QuadrantsTypeError,
+    as in Quadrants, and a Python integer is its own result."""
     PREDICATE = "predicate"
     """`isnan`, `isinf`: a u1, false for an integer."""
 
@@ -116,9 +120,11 @@ def python_entry(callee: object) -> Entry | None:
 
 
 # -- math ------------------------------------------------------------------------------------------
-FLOAT_FUNCTIONS = ("sqrt", "sin", "cos", "tan", "tanh", "exp", "log", "asin", "acos", "rsqrt")
+FLOAT_FUNCTIONS = ("sqrt", "exp", "log", "rsqrt")
+REAL_FUNCTIONS = ("sin", "cos", "tan", "tanh", "asin", "acos")
 UNARY = {
     **dict.fromkeys(FLOAT_FUNCTIONS, Typing.FLOAT),
+    **dict.fromkeys(REAL_FUNCTIONS, Typing.REAL),
     "log2": Typing.FLOAT,
     "exp2": Typing.FLOAT,
     "fract": Typing.FLOAT,
@@ -433,6 +439,14 @@ def lower_graph_do_while(fe: Frontend, node: ast.Call) -> None:
 
 
 # -- decompositions (@qd.funcs of qdlab.core.decompositions) ---------------------------------------
+SIZES_MESSAGE = {
+    "svd": "SVD only supports 2×2 and 3×3 matrices.",
+    "polar_decompose": "Polar decomposition only supports 2×2 and 3×3 matrices.",
+    "sym_eig": "Symmetric eigen solver supports sizes from 2×2 to 4×4.",
+}
+"""A decomposition's error for a matrix of a size it does not take, in Quadrants' words."""
+
+
 def _decomposition(name: str, sizes: tuple[int, ...]) -> Callable[..., object]:
     def lower(fe: Frontend, node: ast.Call) -> object:
         args = fe.call_args(node)
@@ -442,7 +456,12 @@ def _decomposition(name: str, sizes: tuple[int, ...]) -> Callable[..., object]:
         a = fe.vec_of(args[0])
         dt = args[1] if len(args) > 1 else kw.get("dt")
         dt = fe.type_dtype(dt) if dt is not None else fe.default_fp
-        if a is None or a.ndim != 2 or a.n != a.m or a.n not in sizes:
+        x = args[0]
+        element = array_type(x).element if isinstance(x, ir.Value) and ir.is_array(x) else ()
+        n = a.n if a is not None else element[0] if element else None  # a matrix field's too
+        if isinstance(n, int) and n not in sizes:  # as Quadrants words it (a matrix field too)
+            raise fe.error(f"{SIZES_MESSAGE[name]} (qd.{name} got {n}x{n}).", QdTypeError)
+        if a is None or a.ndim != 2 or a.n != a.m:
             raise fe.error(
                 f"qd.{name} takes a square matrix of size {' or '.join(map(str, sizes))}, not "
                 f"{a or args[0]!r}.",
@@ -494,6 +513,35 @@ def lower_print(fe: Frontend, node: ast.Call) -> None:
     fe.print_(node)
 
 
+@python_call(lang.static_print, arity=NODE)
+def lower_static_print(fe: Frontend, node: ast.Call) -> None:
+    """`qd.static_print(...)`: printed now, while compiling; nothing runs."""
+    args = fe.call_args(node)
+    kwargs = {kw.arg: fe.resolve_static(kw.value) for kw in node.keywords if kw.arg}
+    lang.static_print(*args, **kwargs)
+
+
+@python_call(lang.rescale_index, arity=NODE)
+def lower_rescale_index(fe: Frontend, node: ast.Call) -> object:
+    """`qd.rescale_index(a, b, I)`: `I` (a vector or list of indices) of field `a` rescaled to
+    field `b`'s shape; the shapes are known while compiling."""
+    if len(node.args) != 3:
+        raise fe.error("qd.rescale_index(a, b, I) takes two fields and an index.", QdTypeError)
+    a, b = (fe.resolve_static(x) for x in node.args[:2])
+    shapes = [getattr(x, "shape", None) for x in (a, b)]
+    if not all(isinstance(x, tuple) for x in shapes):
+        raise fe.error("qd.rescale_index: the first two arguments must be fields.", QdTypeError)
+    sa, sb = cast("tuple[tuple[int, ...], tuple[int, ...]]", tuple(shapes))
+    index = fe.visit(node.args[2])
+    items = list(fe.need_vec(index, "qd.rescale_index").entries)
+    for k in range(min(len(items), len(sa), len(sb))):
+        if sa[k] > sb[k]:
+            items[k] = fe.binop("floordiv", items[k], sa[k] // sb[k])
+        elif sa[k] < sb[k]:
+            items[k] = fe.binop("mul", items[k], sb[k] // sa[k])
+    return fe.make_vec(items, (len(items),))
+
+
 @python_call(bool, arity=1)
 def lower_bool(fe: Frontend, x: object) -> object:
     return bool(x) if is_number(x) else fe.truth(x)
@@ -504,7 +552,11 @@ def lower_int(fe: Frontend, x: object) -> object:
     return int(x) if is_number(x) else fe.cast_all(x, fe.default_ip)
 
 
-@python_call(float, arity=1)
+python_call(lang.qd_bool, arity=1)(lower_bool)
+python_call(lang.qd_int, arity=1)(lower_int)
+
+
+@python_call(float, lang.qd_float, arity=1)
 def lower_float(fe: Frontend, x: object) -> object:
     return float(x) if is_number(x) else fe.cast_all(x, fe.default_fp)
 
@@ -522,6 +574,22 @@ def lower_any(fe: Frontend, x: object) -> object:
 @python_call(abs, arity=1)
 def lower_abs(fe: Frontend, x: object) -> object:
     return fe.unary("abs", x)
+
+
+@python_call(sum, arity=ANY)
+def lower_sum(fe: Frontend, *args: object) -> object:
+    """`sum(items, start=0)` of a list or tuple (`sum([x[i] for i in range(3)])`), or of a
+    vector's entries / a matrix's rows, added up as Python does, left to right."""
+    if not 1 <= len(args) <= 2:
+        raise fe.error("sum() takes an iterable and an optional start value.", QdTypeError)
+    items, total = args[0], args[1] if len(args) == 2 else 0
+    if fe.is_vec(items):
+        items = fe.need_vec(items, "sum()").rows()
+    if not isinstance(items, (list, tuple)):
+        raise fe.error("sum() in a kernel adds up a list, a tuple or a vector.", QdTypeError)
+    for x in items:
+        total = fe.binop("add", total, x)
+    return total
 
 
 python_call(min, arity=ANY)(lower_min)

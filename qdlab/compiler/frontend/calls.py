@@ -18,7 +18,7 @@ from ...core.errors import QdError, QdSyntaxError, QdTypeError
 from ...core.types import DType, promote, u1
 from .. import ir
 from .builtins import BUILTINS, Typing, python_entry, unary_typing
-from .scope import describe, dtype_of
+from .scope import describe, dtype_of, is_number
 from .source import is_lambda
 from .struct_values import members_of
 from .structs import BoundMethod, StructRef
@@ -205,7 +205,11 @@ class Calls:
             if not t.is_float:
                 return self.const(0, u1)
             return self.emit(ir.Unary, [v], u1, fn=fn)
-        if rule in (Typing.FLOAT, Typing.ROUNDING) and t.is_int:
+        if rule in (Typing.REAL, Typing.ROUNDING) and t.is_int and not is_number(x):
+            raise self.error(
+                f"'{fn}' takes real inputs only, however '{t}' is provided.", QdTypeError
+            )
+        if rule in (Typing.FLOAT, Typing.REAL, Typing.ROUNDING) and t.is_int:
             if rule is Typing.ROUNDING:
                 return v
             v = self.cast(v, self.default_fp)

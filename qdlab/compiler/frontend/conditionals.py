@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+from ...core.errors import QdTypeError, QuadrantsSyntaxError
 from ...core.types import LocalType, promote
 from .. import ir
 from .scope import dtype_of
@@ -60,7 +61,14 @@ class Conditionals:
         static = self.static_condition(node.test)
         if static is not None:
             return self.visit(node.body if static else node.orelse)
-        cond = self.truth(self.visit(node.test))
+        test = self.visit(node.test)
+        if self.is_vec(test):
+            raise self.error(
+                "a vector or matrix condition in a conditional expression (an entry-by-entry "
+                'select) is not supported, as in Quadrants: Please use "qd.select" instead.',
+                QuadrantsSyntaxError,
+            )
+        cond = self.truth(test)
         then, other = ir.Block(), ir.Block()
         outer = self.block
         self.block = then
@@ -92,6 +100,13 @@ class Conditionals:
             vecs.append(self.vec_of(x))
         shape = next(v.shape for v in vecs if v is not None)
         full: list[Vec] = []
+        if any(v is not None and v.shape != shape for v in vecs):
+            a, b = (v.shape if v is not None else () for v in vecs)
+            raise self.error(
+                f"Cannot broadcast tensor to tensor: the arms of this conditional expression are "
+                f"a vector/matrix of shape {a} and one of shape {b}.",
+                QdTypeError,
+            )
         for (blk, x), v in zip(arms, vecs):
             self.block = blk
             if v is None or v.shape != shape:
@@ -119,6 +134,13 @@ class Conditionals:
                 raise self.error(
                     f'"{type(op).__name__}" is only supported inside `qd.static`. Write '
                     f"`qd.static({ast.unparse(node)})` to test Python values."
+                )
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                name = "is" if isinstance(op, ast.Is) else "is not"
+                raise self.error(
+                    f'Operator "{name}" in Quadrants scope is not supported. Write '
+                    f"`qd.static({ast.unparse(node)})` to test Python values.",
+                    QuadrantsSyntaxError,
                 )
             if pred is None:
                 raise self.error(f"comparison `{type(op).__name__}` is not supported in a kernel.")

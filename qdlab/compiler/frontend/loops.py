@@ -241,7 +241,7 @@ class Loops:
             else:
                 values = [index]
             frame = (
-                {names[0]: tuple(values) if grouped != "empty" else ()}
+                {names[0]: self.make_vec(values, (len(values),)) if grouped != "empty" else ()}
                 if grouped
                 else dict(zip(names, values))
             )

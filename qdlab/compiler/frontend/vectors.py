@@ -450,22 +450,65 @@ class Vectors:
     def visit_ListComp(self, node: ast.ListComp) -> list:
         """`[f(i) for i in range(3)]`: unrolled at compile time, as a `qd.static` loop is."""
         out: list = []
+        self.comprehension(node.generators, lambda: out.append(self.visit(node.elt)))
+        return out
+
+    def visit_DictComp(self, node: ast.DictComp) -> dict:
+        """`{i: i * i for i in range(n) if i % 2}`: a dict made at compile time (its keys known
+        then), as a list comprehension is."""
+        out: dict = {}
+
+        def entry() -> None:
+            out[self.dict_key(node.key)] = self.visit(node.value)
+
+        self.comprehension(node.generators, entry)
+        return out
+
+    def visit_Dict(self, node: ast.Dict) -> dict:
+        """`{1: x, **other}`: a dict made at compile time; its keys are known then, its values
+        are whatever the entries are (values at run time too), and indexing it with a key known
+        at compile time picks one."""
+        out: dict = {}
+        for k, v in zip(node.keys, node.values):
+            if k is None:  # `**other`
+                other = self.visit(v)
+                if not isinstance(other, dict):
+                    raise self.error(f"`**` takes a dict, not {what_of(other)}.", QdTypeError)
+                out.update(other)
+            else:
+                out[self.dict_key(k)] = self.visit(v)
+        return out
+
+    def dict_key(self, node: ast.expr) -> object:
+        key = self.visit(node)
+        if isinstance(key, ir.Value) and isinstance(key.owner, ir.Const):
+            key = key.owner.attrs["value"]
+        try:
+            hash(key)
+        except TypeError:
+            key = None
+        if key is None or isinstance(key, (ir.Value, Vec)):
+            raise self.error(
+                "a dict key in a kernel must be known at compile time (a literal, a template "
+                "argument or a qd.static loop variable).",
+                QdTypeError,
+            )
+        return key
+
+    def comprehension(self, generators: list[ast.comprehension], body: Callable[[], None]) -> None:
+        """Runs `body` once per item of the generators (nested, left to right, each `if` known at
+        compile time), each target bound in a frame of its own. A generator iterates a value known
+        at compile time (`range(n)`, a tuple, a dict's keys) or a vector (its entries) or matrix
+        (its rows) of the kernel's."""
 
         def expand(k: int) -> None:
-            if k == len(node.generators):
-                out.append(self.visit(node.elt))
+            if k == len(generators):
+                body()
                 return
-            gen = node.generators[k]
+            gen = generators[k]
             if not isinstance(gen.target, (ast.Name, ast.Tuple)):
                 raise self.error("a comprehension's target must be a name or names.")
-            try:
-                items = items_of(self.resolve_static(gen.iter))
-            except TypeError:
-                raise self.error(
-                    "a list comprehension in a kernel iterates over something known at compile "
-                    "time, such as range(3)."
-                ) from None
-            for item in items:
+            for item in self.comprehension_items(gen.iter):
                 frame: dict = {}
                 names = gen.target.elts if isinstance(gen.target, ast.Tuple) else [gen.target]
                 values = item if isinstance(gen.target, ast.Tuple) else [item]
@@ -481,7 +524,21 @@ class Vectors:
                     self.scope.frames.pop()
 
         expand(0)
-        return out
+
+    def comprehension_items(self, node: ast.expr) -> list:
+        held = self.find_local(node.id) if isinstance(node, ast.Name) else None
+        if isinstance(held, (VecLocal, Vec)):
+            return list(self.need_vec(self.visit(node), "a comprehension").rows())
+        try:
+            it = self.resolve_static(node)
+            if isinstance(it, (Vec, lang.Matrix)):
+                return list(self.need_vec(it, "a comprehension").rows())
+            return items_of(it)
+        except TypeError:
+            raise self.error(
+                "a comprehension in a kernel iterates over something known at compile time, such "
+                "as range(3), or over a vector or matrix."
+            ) from None
 
 
 def _scalar_like(x: object) -> bool:

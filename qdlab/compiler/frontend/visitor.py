@@ -73,6 +73,8 @@ from .vector_ops import VectorOps
 from .vectors import ElementRef, Vec, VecLocal, Vectors
 from .views import View, Views, is_view_type
 
+BITWISE = {"and": "&", "or": "|", "xor": "^", "shl": "<<", "shr": ">>"}
+"""The bitwise binary ops, by the operator Python writes them with (in the errors)."""
 MAX_DEPTH = 8000
 """Python frames the frontend may use while lowering a kernel: enough for the longest sum CPython
 itself compiles (about 2,600 terms; its default limit of 1,000 frames stops the visitor at about
@@ -84,8 +86,6 @@ REFUSED = {
     "ClassDef": "a class definition",
     "FunctionDef": "a nested function",
     "Yield": "`yield`",
-    "ListComp": "a list comprehension",
-    "DictComp": "a dict comprehension",
     "SetComp": "a set comprehension",
     "GeneratorExp": "a generator expression",
     "Global": "`global`",
@@ -94,13 +94,11 @@ REFUSED = {
     "Raise": "`raise`",
     "Import": "`import`",
     "ImportFrom": "`import`",
-    "Dict": "a dict",
     "Set": "a set",
     "Await": "`await`",
     "Starred": "`*` unpacking",
     "JoinedStr": "an f-string outside print()",
     "Match": "`match`",
-    "NamedExpr": "`:=`",
 }
 
 
@@ -325,8 +323,12 @@ class Frontend(
         va, vb = self.value(a), self.value(b)
         ta, tb = dtype_of(va), dtype_of(vb)
         t = promote(ta, tb)
-        if op in ("and", "or", "xor", "shl", "shr") and t.is_float:
-            raise self.error(f"bitwise `{op}` needs integer operands, not {t}.", QdTypeError)
+        if op in BITWISE and t.is_float:
+            raise self.error(
+                f"unsupported operand type(s) for '{BITWISE[op]}': '{ta}' and '{tb}' (bitwise "
+                "operators need integer operands).",
+                QdTypeError,
+            )
         if op == "truediv":  # as Quadrants: an integer operand is taken as default_fp first
             t = promote(*(x if x.is_float else self.default_fp for x in (ta, tb)))
         if op == "atan2":
@@ -600,6 +602,16 @@ class Frontend(
     def visit_Name(self, node: ast.Name) -> object:
         return self.lookup(node.id)
 
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> object:
+        """`(a := v)`: assigns `v` to the name `a`, as `a = v` does, and is its value."""
+        value = self.visit(node.value)
+        v = node.value
+        if isinstance(v, ast.Call) and self.resolve_callee(v.func) is lang.static:
+            self.static_assign(node.target, value)
+        else:
+            self.assign_name(node.target.id, value)
+        return self.lookup(node.target.id)
+
     def visit_Tuple(self, node: ast.Tuple) -> object:
         return tuple(self.visit(e) for e in node.elts)
 
@@ -696,7 +708,10 @@ class Frontend(
             if not dtype_of(v).is_int:
                 if len(nodes) == len(flat):
                     self.loc = self.scope.source.loc(nodes[k], self.scope.name)
-                raise self.error(f"an array index must be an integer, not {v.type}.", QdTypeError)
+                raise self.error(
+                    f"indices must be integers, however '{v.type}' is provided as index {k}.",
+                    QdTypeError,
+                )
             indices.append(self.cast(v, i32))
         return (base if isinstance(base, GradOf) else arr), self.from_offset(arr, indices)
 

@@ -77,7 +77,8 @@ KERNEL = """
     @qd.kernel
     def k(a: qd.types.NDArray[qd.i32, 1]{template}):
         for i in range(a.shape[0]):
-            a[i] = {expr}
+            value = {expr}  # a name: a qd.static(...) cannot be assigned to an element
+            a[i] = value
 """
 
 CASES = {  # the kernel's expression: what changes from 4 to 10 between the runs
@@ -183,7 +184,8 @@ MAIN = """
     @qd.kernel
     def k(a: qd.types.NDArray[qd.i32, 1]):
         for i in range(a.shape[0]):
-            a[i] = qd.static({expr})
+            value = qd.static({expr})  # a name: an element cannot be, as in Quadrants
+            a[i] = value
 
     a = np.zeros(3, np.int32)
     k(a)

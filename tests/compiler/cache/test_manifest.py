@@ -151,7 +151,8 @@ def test_an_input_that_cannot_be_fingerprinted_is_never_served_from_a_manifest(t
         @qd.kernel
         def k(a: qd.types.NDArray[qd.f32, 1]):
             for i in range(a.shape[0]):
-                a[i] = qd.static(holder.value)
+                value = qd.static(holder.value)  # a name: an element cannot be, as in Quadrants
+                a[i] = value
     """
     for value in (1.0, 1.0, 3.0):
         k = load(tmp_path, src, holder=Holder(value)).k
@@ -176,7 +177,8 @@ def test_a_dependency_that_raises_when_checked_means_a_compile(tmp_path) -> None
         @qd.kernel
         def k(a: qd.types.NDArray[qd.f32, 1]):
             for i in range(a.shape[0]):
-                a[i] = qd.static(flaky.value)
+                value = qd.static(flaky.value)  # a name: an element cannot be, as in Quadrants
+                a[i] = value
     """
     a, flaky = np.zeros(2, np.float32), Flaky()
     load(tmp_path, src, flaky=flaky).k(a)

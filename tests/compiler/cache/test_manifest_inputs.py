@@ -97,7 +97,8 @@ MAIN = """
     @qd.kernel
     def k(a: qd.types.NDArray[qd.f32, 1]):
         for i in range(a.shape[0]):
-            a[i] = {expr}
+            value = {expr}  # a name: a qd.static(...) cannot be assigned to an element
+            a[i] = value
 
     a = np.zeros(4, np.float32)
     k(a)

@@ -87,7 +87,8 @@ KERNEL = """
     def k(a: qd.types.NDArray[qd.f32, 1], t: qd.template()):
         c = qd.static(m.Cfg)
         for i in range(a.shape[0]):
-            a[i] = {expr}
+            value = {expr}  # a name: a qd.static(...) cannot be assigned to an element
+            a[i] = value
 """
 
 _names = itertools.count()

@@ -56,8 +56,9 @@ def test_a_wrong_argument_count_is_the_tables_error() -> None:
 
 
 def test_unary_typing_rules() -> None:
-    """The table's typing rules: a float function converts an integer, rounding keeps it, a
-    predicate of an integer is false."""
+    """The table's typing rules: a float function converts an integer, rounding keeps a Python
+    integer, a predicate of an integer is false; `sin` and the rounding functions refuse an
+    integer value, as Quadrants does."""
     qd.init(arch=qd.cpu, offline_cache=False)
 
     @qd.kernel
@@ -65,10 +66,18 @@ def test_unary_typing_rules() -> None:
         n = 7
         a[0] = qd.sqrt(n + 2)
         a[1] = qd.fract(n)
-        b[0] = qd.floor(n) & 3  # an integer still: `&` takes it
+        b[0] = qd.floor(7) & 3  # an integer still: `&` takes it
         b[1] = qd.isnan(n)
         b[2] = qd.abs(-n)
 
     a, b = np.zeros(2, np.float32), np.full(3, -1, np.int32)
     k(a, b)
     assert a.tolist() == [3.0, 0.0] and b.tolist() == [3, 0, 7]
+
+    @qd.kernel
+    def real_only(a: qd.types.NDArray[qd.f32, 1]):
+        n = 7
+        a[0] = qd.sin(2) + qd.floor(n)
+
+    with pytest.raises(QdTypeError, match="'floor' takes real inputs only, however 'i32'"):
+        real_only(a)

@@ -369,7 +369,10 @@ def test_numpy_argument_with_wrong_trailing_shape_points_at_the_annotation() -> 
     with pytest.raises(qd.QdValueError) as info:
         takes_vec3s(np.zeros((8, 4), np.float32))
     exc = info.value
-    assert "kernel `takes_vec3s`: argument `p` has shape (8, 4)" in exc.message
+    assert "kernel `takes_vec3s`: Invalid value for argument p - required element_shape=(3,)" in (
+        exc.message
+    )
+    assert "argument `p` has shape (8, 4)" in exc.message
     assert "its last 1 axes must be (3,)" in exc.message
     assert exc.loc is not None and exc.loc.source_line.strip() == "def takes_vec3s(p: Vec3):"
     assert exc.loc.source_line[exc.loc.col :].startswith("Vec3")
