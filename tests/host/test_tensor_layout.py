@@ -96,8 +96,9 @@ def test_host_access_is_canonical_and_copies() -> None:
         got = t.to_numpy()
         np.testing.assert_array_equal(got, src)
         got[0, 0] = 42  # a copy: the tensor keeps its value
-        bare = t._unwrap()  # slices of the bare ndarray are canonical too
-        np.testing.assert_array_equal(bare[0:1], src[0:1])
+        bare = t._unwrap()  # index tuples of the bare ndarray are canonical too (a bare `[a:b]` is
+        # a BufferView, of 1-D ndarrays only, as in Quadrants)
+        np.testing.assert_array_equal(bare[0:1, :], src[0:1])
         np.testing.assert_array_equal(bare[:, 2], src[:, 2])
         assert t[0, 0] == 0 and t[1, 2] == 5
         t[1, 0] = 7.5
