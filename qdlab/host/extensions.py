@@ -3,8 +3,8 @@
 Quadrants code asks `qd.is_extension_enabled(qd.extension.adstack)` to choose what to expect, and
 names extensions in test decorators. The answers are qdlab's own, for the target the active
 `qd.init` chose: both of qdlab's targets have 64-bit types (`data64`), kernel `assert`
-(`assertion`, with `debug=True`) and gradients through loops with dynamic trip counts (`adstack`:
-qdlab's autodiff re-runs loops rather than keeping a stack, so it needs no option); neither has
+(`assertion`, with `debug=True`) and gradients through loops nested in loops (`adstack`, enabled as
+in Quadrants only under `qd.init(ad_stack_experimental_enabled=True)`); neither has
 sparse or quantised SNodes, meshes, block-local storage or external functions.
 """
 
@@ -46,5 +46,7 @@ def is_extension_supported(arch: object, ext: Extension) -> bool:
 
 
 def is_extension_enabled(ext: Extension) -> bool:
-    """Whether the active target has `ext`."""
-    return is_extension_supported(archs.arch_of(state.config().arch), ext)
+    """Whether the active target has `ext`; `adstack` also needs `ad_stack_experimental_enabled`."""
+    config = state.config()
+    supported = is_extension_supported(archs.arch_of(config.arch), ext)
+    return supported and (ext != Extension.adstack or config.ad_stack_experimental_enabled)
