@@ -393,6 +393,10 @@ class Paths:
         """When every path read is an array: one getter of their `qd.ndarray` signatures."""
         self.used: set[str] = set()
         """A frozen dataclass type's: the flattened names of the members read (`frozen_plan`)."""
+        self.last: tuple[tuple, tuple, list[int]] | None = None
+        """The values of the last key made, the key, and the positions of the values that are not
+        numbers or qdlab ndarrays (`lasts`): a launch with the same objects reuses the key, each of
+        those described again."""
 
     def frozen_plan(self, name: str, members: dict) -> None:
         """Record, for a frozen dataclass type, the plan of the members the kernel's compiles
@@ -413,6 +417,7 @@ class Paths:
         if not new:
             return False
         self.kinds.update(new)
+        self.last = None
         self.get = operator.attrgetter(*(".".join(p) for p in self.kinds))
         self.summaries = tuple(self.kinds.values())
         arrays = all(f is array_key for f in self.summaries)
@@ -432,7 +437,17 @@ class Paths:
         values = self.get(a)
         if len(self.summaries) == 1:
             return (self.type, self.summaries[0](values))
-        return (self.type, *[f(v) for f, v in zip(self.summaries, values)])
+        last = self.last
+        if last is not None and all(map(operator.is_, values, last[0])):
+            if not last[2]:
+                return last[1]
+            parts = list(last[1])
+            for i in last[2]:  # the values a key describes by content: described again
+                parts[i + 1] = self.summaries[i](values[i])
+            return tuple(parts)
+        key = (self.type, *[f(v) for f, v in zip(self.summaries, values)])
+        self.last = (values, key, [i for i, v in enumerate(values) if not lasts(v)])
+        return key
 
 
 class StructKey:
@@ -498,6 +513,13 @@ def is_member(p: ir.Param) -> bool:
     return "." in p.name
 
 
+def lasts(value: object) -> bool:
+    """Whether a member value's launch words stay what they are as long as it is the same object:
+    a number (immutable) or a qdlab ndarray, bare or in a tensor (its words are made when it is
+    allocated). A NumPy array can be resized or made read-only in place, a vector changed."""
+    return type(value) in (int, float, bool) or type(unwrap(value)) in NDARRAYS
+
+
 class Members:
     """Fills a variant's struct member words from the arguments at launch: each member it read,
     found by one attribute getter per struct; zeros for the members it never read."""
@@ -550,6 +572,9 @@ class Members:
                 len(paths) == 1,
             )
         self.written = {i - self.first for i in compiled.written if i >= self.first}
+        self.last: tuple[dict[int, tuple], list, list[tuple[int, Any]]] | None = None
+        """The member values of the last general fill, its words and extents, while every value is
+        one whose words cannot change as long as it is the same object (`LASTING`)."""
         self.sizes = [p.type.size if isinstance(p.type, TensorType) else 0 for p in self.params]
         """Entries of each vector or matrix member parameter (0 for the others)."""
 
@@ -572,10 +597,21 @@ class Members:
             if parts is not None:
                 words.extend(itertools.chain.from_iterable((parts,) if single else parts))
                 if extents is not None:
-                    found = get_extents(args[k])
-                    extents[self.first :] = (found,) if single else found
+                    got = get_extents(args[k])
+                    extents[self.first :] = (got,) if single else got
                 return True
         values = self.read(args)
+        last = self.last
+        if last is not None and all(
+            len(v) == len(w) and all(map(operator.is_, v, w))
+            for v, w in zip(values.values(), last[0].values())
+        ):
+            words.extend(last[1])
+            if extents is not None:
+                for i, extent in last[2]:
+                    extents[i] = extent
+            return True
+        start, found = len(words), []
         for i, (kind, slot) in enumerate(zip(self.kinds, self.slots)):
             if kind is ZERO:
                 words.extend(slot)
@@ -584,6 +620,7 @@ class Members:
             if kind is ARRAY_WORDS:
                 if type(a) in NDARRAYS:  # its words and extent, made when it was allocated
                     words.extend(a._words)
+                    found.append((self.first + i, a._extent))
                     if extents is not None:
                         extents[self.first + i] = a._extent
                     continue
@@ -604,6 +641,8 @@ class Members:
                 words.extend(entries)
             else:
                 words.append(a)
+        lasting = all(lasts(v) for vs in values.values() for v in vs)
+        self.last = (values, words[start:], found) if lasting else None
         return True
 
     def checked(self, args: tuple) -> list:

@@ -493,3 +493,69 @@ def test_a_kernel_stored_on_a_class_stays_unbound() -> None:
     c, x = Config(1.0, "mul"), np.ones(4, np.float32)
     Holder().run(c, x)
     np.testing.assert_array_equal(x, [1.0] * 4)
+
+
+@dataclasses.dataclass
+class Mixed:
+    x: F32
+    k: qd.f32
+    n: qd.i32
+
+
+class SolverConfig:
+    def __init__(self) -> None:
+        self.double = False
+
+
+@qd.data_oriented
+class Solver:
+    def __init__(self, n: int) -> None:
+        self.x = qd.tensor(qd.f32, n)
+        self.cfg = SolverConfig()
+        self.scale = 3
+        self.weights = [1.0, 1.0]
+
+    @qd.kernel
+    def run(self, m: Mixed):
+        for i in range(m.n):
+            m.x[i] = m.x[i] * m.k + self.x[i] * (2 if qd.static(self.cfg.double) else self.scale)
+            m.x[i] *= self.weights[1]
+
+
+def test_a_launch_with_the_same_member_objects_reuses_their_words_never_stale_values() -> None:
+    """A struct's member words and launch key are reused while every member is the same object and
+    one whose words cannot change (a number, a qdlab ndarray): a new number, a new array or an
+    object changed in place (described again each launch) is seen by the next launch."""
+    s = Solver(4)
+    s.x.from_numpy(np.float32([1, 2, 3, 4]))
+    m = Mixed(qd.ndarray(qd.f32, 4), 2.0, 4)
+
+    def run_and_check() -> None:
+        x, sx = m.x.to_numpy(), s.x.to_numpy()
+        want = x.copy()
+        factor = 2 if s.cfg.double else s.scale
+        want[: m.n] = x[: m.n] * np.float32(m.k) + sx[: m.n] * np.float32(factor)
+        want[: m.n] *= np.float32(s.weights[1])
+        s.run(m)
+        np.testing.assert_array_equal(m.x.to_numpy(), want)
+
+    run_and_check()
+    run_and_check()  # the same objects: the words and key of the last launch
+    m.k = 0.5  # a new number
+    run_and_check()
+    m.n = 2  # a new trip count
+    run_and_check()
+    a, m.x = m.x, qd.ndarray(qd.f32, 4)  # a new array: its own words
+    before = a.to_numpy()
+    run_and_check()
+    np.testing.assert_array_equal(a.to_numpy(), before)
+    s.scale = 5  # a compile-time number of the object: another variant
+    run_and_check()
+    s.cfg.double = True  # changed in place, the same object: described again, compiled again
+    run_and_check()
+    s.weights[1] = 0.5  # a list changed in place
+    run_and_check()
+    s.x = qd.tensor(qd.f32, 4)  # a new tensor member
+    s.x.from_numpy(np.float32([7, 8, 9, 10]))
+    run_and_check()
+    assert len(Solver.run.variants) == 4
