@@ -17,7 +17,7 @@ import sys
 import uuid
 import weakref
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from ..core.types import DType, from_numpy, u1
 from . import pyquadrants, state, torch_bridge
 from .launch import Storage, TorchTensor, array_launch
 from .ndarray import shape_items
+
+if TYPE_CHECKING:
+    from .snode import SNode
 
 TOKEN = uuid.uuid4().hex[:12]
 """Names this process in field fingerprints: a field is never taken for one of another process."""
@@ -55,7 +58,13 @@ class Field(FieldBase):
         needs_dual: bool = False,
         dual_of: Field | None = None,
     ) -> None:
-        self.dtype, self.element, self.name = dtype, element, name
+        self._dtype, self.element, self.name = dtype, element, name
+        if element:  # Quadrants' matrix fields have these instance attributes (a vector: m = 1)
+            self.n, self.m, self.ndim = (
+                element[0],
+                element[1] if len(element) == 2 else 1,
+                len(element),
+            )
         self.given_offset = offset
         """The index of its first element along each axis (`qd.field(..., offset=(-4, 2))`)."""
         self.active = primal is None or needs_grad
@@ -112,38 +121,50 @@ class Field(FieldBase):
 
     # -- what a kernel needs -----------------------------------------------------------------------
     @property
-    def needs_grad(self) -> bool:  # type: ignore[override]
+    def dtype(self) -> DType:
+        """The scalar type of its elements (a vector field's entries' type)."""
+        return self._dtype
+
+    def has_grad(self) -> bool:
+        """Whether its gradient is allocated (`needs_grad=True`, `qd.root.lazy_grad()`,
+        `place(x.grad)`): a method, as in Quadrants."""
         return self.grad is not None and self.grad.active
 
-    @property
     def has_dual(self) -> bool:
-        """Whether its dual is allocated (forward mode reads and writes it)."""
+        """Whether its dual is allocated (forward mode reads and writes it): a method, as in
+        Quadrants."""
         return self.dual is not None and self.dual.active
 
+    def parent(self, n: int = 1) -> object:
+        """The SNode `n` levels above its place, as in Quadrants: for `qd.field(shape=...)`, 1 is
+        its dense level, 2 `qd.root`; past the root, None."""
+        placed = self.snode
+        return placed if n <= 0 else cast("SNode", placed.level).parent(n - 1)
+
     @property
-    def offset(self) -> tuple[int, ...]:
+    def _index_offset(self) -> tuple[int, ...]:
         return self.given_offset or (0,) * len(self.shape)
 
-    def dims(self) -> tuple[int, ...] | None:
+    def _dims(self) -> tuple[int, ...] | None:
         if self.dual_of is not None:
             return self.dual_of._shape
         return self.primal._shape if self.primal is not None else self._shape
 
     @property
     def shape(self) -> tuple[int, ...]:
-        dims = self.dims()
+        dims = self._dims()
         if dims is None:
             raise QdRuntimeError(_NOT_PLACED)
         return dims
 
-    def unusable(self) -> str | None:
+    def _unusable(self) -> str | None:
         if self.epoch != state.epoch:
             return "it was made before the latest qd.init() / qd.reset(), which dropped it"
-        if self.dims() is None or not self.active or not self.placed:
+        if self._dims() is None or not self.active or not self.placed:
             return _NOT_PLACED  # a gradient or dual is placed of its own (`place(x.grad)`)
         return None
 
-    def place(
+    def _place(
         self,
         shape: tuple[int, ...],
         order: tuple[int, ...] | None = None,
@@ -158,7 +179,7 @@ class Field(FieldBase):
             return
         if self._shape is not None:
             raise QdRuntimeError(
-                f"field {self.label()} is already placed (it has shape {self._shape})."
+                f"field {self._label()} is already placed (it has shape {self._shape})."
             )
         self._shape, self._order, self._snode, self.blocked = shape, order, snode, blocked
         self.placed = True
@@ -188,15 +209,15 @@ class Field(FieldBase):
             f._snode = implicit_snode(f.shape)
         return PlacedSNode(self, f._snode)
 
-    def storage(self) -> Storage:
+    def _storage(self) -> Storage:
         """The array that holds the elements (outer shape, then the element's), allocated on first
         use: host memory, or the GPU's under `qd.init(arch=qd.cuda)`. Every host access comes
         through here, after the runtime's `materialize()` hook."""
         pyquadrants.current.materialize()
         if self._arr is None:
-            why = self.unusable()
+            why = self._unusable()
             if why is not None:
-                raise QdRuntimeError(f"field {self.label()}: {why}.")
+                raise QdRuntimeError(f"field {self._label()}: {why}.")
             order = self.layout or tuple(range(len(self.shape)))
             dims = tuple(self.shape[a] for a in order)  # memory's order
             if state.config().arch == "cuda" and cuda_runtime.available():
@@ -217,7 +238,7 @@ class Field(FieldBase):
             self._arr = arr
         return self._arr
 
-    def memory_shape(self, arr: Storage) -> tuple[int, ...]:
+    def _memory_shape(self, arr: Storage) -> tuple[int, ...]:
         """The storage's extents in memory's order (what a kernel's launch words hold)."""
         shape = tuple(arr.shape)
         order = self.layout
@@ -225,71 +246,63 @@ class Field(FieldBase):
             return shape
         return tuple(shape[a] for a in order) + shape[len(order) :]
 
-    def logical(self, arr: Storage) -> Storage:
+    def _logical(self, arr: Storage) -> Storage:
         """The elements of `arr` (the storage, or a host copy of it) within the field's shape."""
         if arr.shape[: len(self.shape)] == self.shape:
             return arr
         return arr[tuple(slice(0, n) for n in self.shape)]
 
-    def launch_words(self, second: str = "grad") -> tuple[int, ...]:
+    def _launch_words(self, second: str = "grad") -> tuple[int, ...]:
         """Its words in a launch: data pointer, gradient pointer (0 without one), extents. A
         forward-mode launch (`second="dual"`) gives its dual's pointer for the gradient's, a
         validating one (`"checkbit"`) its check bits'."""
-        arr, grad = self.launch_value(second)
-        return array_launch(arr, grad, self.memory_shape(arr))[0]
+        arr, grad = self._launch_value(second)
+        return array_launch(arr, grad, self._memory_shape(arr))[0]
 
-    def launch_value(self, second: str = "grad") -> tuple[Storage, Storage]:
+    def _launch_value(self, second: str = "grad") -> tuple[Storage, Storage]:
         """(data, gradient) arrays, as a bound array argument is (the CUDA launcher's form); a
         forward-mode launch gives its dual for the gradient, a validating one its check bits, as
         `launch_words` does."""
-        if second == "checkbit" and self.needs_grad and state.config().arch == "cpu":
-            return self.storage(), self.checkbits()
+        if second == "checkbit" and self.has_grad() and state.config().arch == "cpu":
+            return self._storage(), self._check_bits()
         grad = self.dual if second == "dual" else self.grad  # allocated and active
-        return self.storage(), grad.storage() if grad is not None and grad.active else None
+        return self._storage(), grad._storage() if grad is not None and grad.active else None
 
-    def checkbits(self) -> np.ndarray:
+    def _check_bits(self) -> np.ndarray:
         """One flag per element (of the field's dtype, laid out as its storage): set when a
         kernel under `qd.ad.Tape(validation=True)` read the element since the tape was entered
         (`compiler/passes/validation.py`)."""
         bits = self._checkbits
-        if bits is None or bits.shape != self.storage().shape:
-            bits = self._checkbits = np.zeros_like(self.storage())
+        if bits is None or bits.shape != self._storage().shape:
+            bits = self._checkbits = np.zeros_like(self._storage())
         return bits
 
     def __qd_fingerprint__(self) -> str:
         return f"field:{TOKEN}:{self.uid}"
 
-    def label(self) -> str:
+    def _label(self) -> str:
         return f"`{self.name}`" if self.name else f"#{self.uid}"
 
-    def described(self) -> str:
+    def _described(self) -> str:
         """The field as a message names it: "field `x` of shape (4,)", or without a name, "a
         field of shape (4,)"."""
-        shape = self.shape if self.unusable() is None else "(not placed)"
+        shape = self.shape if self._unusable() is None else "(not placed)"
         return f"field `{self.name}` of shape {shape}" if self.name else f"a field of shape {shape}"
 
     # -- host access -------------------------------------------------------------------------------
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
+    n: int
+    m: int
+    ndim: int
 
-    @property
-    def n(self) -> int:
-        return self.element[0] if self.element else 1
-
-    @property
-    def m(self) -> int:
-        return self.element[1] if len(self.element) == 2 else 1
-
-    def host(self) -> np.ndarray:
+    def _host(self) -> np.ndarray:
         """The elements in host memory: a view of the storage on the CPU, a copy from the GPU."""
-        arr = self.storage()
-        return self.logical(arr if isinstance(arr, np.ndarray) else arr.get())
+        arr = self._storage()
+        return self._logical(arr if isinstance(arr, np.ndarray) else arr.get())
 
-    def store(self, array: np.ndarray) -> None:
-        arr = self.storage()
+    def _store(self, array: np.ndarray) -> None:
+        arr = self._storage()
         if isinstance(arr, np.ndarray):
-            self.logical(arr)[...] = array
+            self._logical(arr)[...] = array
         else:
             arr.set(np.ascontiguousarray(array, self.dtype.np))
 
@@ -298,7 +311,7 @@ class Field(FieldBase):
     ) -> np.ndarray:
         """The elements: a copy, or with `copy=False` / `None` a view of the storage where
         Quadrants gives one (host memory, a dtype DLPack carries, not a 0-d field)."""
-        view = self.logical(self.storage())
+        view = self._logical(self._storage())
         np_dtype = None if dtype is None else _np_dtype(dtype)
         out = torch_bridge.to_numpy(view, self.dtype.name, np_dtype, copy, bool(self.shape))
         if keep_dims and len(self.element) == 1:
@@ -323,15 +336,15 @@ class Field(FieldBase):
                         else ""
                     )
                 )
-        self.store(_cast(array, self.dtype))
+        self._store(_cast(array, self.dtype))
 
     def to_torch(self, device: object = None, copy: bool | None = True) -> object:
         """A torch tensor of the elements: a copy, or with `copy=False` / `None` a zero-copy view
         of the storage (see `torch_bridge`)."""
-        arr = self.storage()
-        view = self.logical(arr) if isinstance(arr, np.ndarray) else arr
+        arr = self._storage()
+        view = self._logical(arr) if isinstance(arr, np.ndarray) else arr
         return torch_bridge.to_torch(
-            view, device, copy, f"field {self.label()}", self.dtype.name, bool(self.shape)
+            view, device, copy, f"field {self._label()}", self.dtype.name, bool(self.shape)
         )
 
     def from_torch(self, tensor: TorchTensor) -> None:
@@ -341,14 +354,14 @@ class Field(FieldBase):
         """A DLPack capsule over the storage (zero-copy, in axis order); `versioned`: a DLPack
         1.0 one."""
         pyquadrants.current.materialize()
-        return torch_bridge.dlpack(self.logical(self.storage()), versioned)
+        return torch_bridge.dlpack(self._logical(self._storage()), versioned)
 
     def fill(self, value: object) -> None:
-        arr = self.host()
-        arr[...] = self.element_value(value)
-        self.store(arr)
+        arr = self._host()
+        arr[...] = self._element_value(value)
+        self._store(arr)
 
-    def element_value(self, value: object) -> np.ndarray:
+    def _element_value(self, value: object) -> np.ndarray:
         """`value` as one element's entries (a scalar fills a vector's), in the field's type; a
         QdValueError naming the field when its shape cannot be an element's."""
         if isinstance(value, matrix.Matrix):
@@ -359,7 +372,7 @@ class Field(FieldBase):
         except ValueError:
             what = {0: "a scalar", 1: "a vector", 2: "a matrix"}[len(self.element)]
             raise QdValueError(
-                f"an element of {self.described()} is {what} of {self.dtype} (shape "
+                f"an element of {self._described()} is {what} of {self.dtype} (shape "
                 f"{self.element}); it cannot be given a value of shape {array.shape}."
             ) from None
         return _cast(array, self.dtype)
@@ -373,7 +386,7 @@ class Field(FieldBase):
             )
         self.from_numpy(other.to_numpy())
 
-    def key_of(self, index: object) -> tuple:
+    def _key_of(self, index: object) -> tuple:
         key = (
             () if index is None else tuple(index) if isinstance(index, (tuple, list)) else (index,)
         )
@@ -382,7 +395,7 @@ class Field(FieldBase):
             key = tuple(int(k) for k in np.ravel(first.entries))  # type: ignore[arg-type]
         if len(key) != len(self.shape):
             raise AssertionError("Slicing is not supported on qd.field")
-        arr = self.storage()
+        arr = self._storage()
         ints: list[int] = []
         for k in key:
             if not isinstance(k, (int, np.integer)):
@@ -391,18 +404,18 @@ class Field(FieldBase):
                     "qd.field is not supported so far."
                 )
             ints.append(int(k))
-        out = tuple(k - o for k, o in zip(ints, self.offset))
+        out = tuple(k - o for k, o in zip(ints, self._index_offset))
         if all(0 <= k < n for k, n in zip(out, arr.shape)):  # padded
             return out
-        slack = self.slack_index(out, arr)
+        slack = self._slack_index(out, arr)
         if slack is None:
             raise QdIndexError(
-                f"index {tuple(key)} is out of bounds for field {self.label()} of shape "
+                f"index {tuple(key)} is out of bounds for field {self._label()} of shape "
                 f"{self.shape}."
             )
         return slack
 
-    def slack_index(self, key: tuple[int, ...], arr: Storage) -> tuple | None:
+    def _slack_index(self, key: tuple[int, ...], arr: Storage) -> tuple | None:
         """An index past the padded storage (bounds checks off, on the CPU) that a kernel's
         address arithmetic puts in the slack after it, as the element's place in the flat
         buffer (what Quadrants' host accessor reads there: its root buffer holds the next
@@ -421,7 +434,7 @@ class Field(FieldBase):
             return None
         return Slack(slice(start, start + size), self.element, flat)
 
-    def view_of(self, arr: Storage, key: tuple) -> Storage:
+    def _view_of(self, arr: Storage, key: tuple) -> Storage:
         """The element (or the view of its entries) at a key `key_of` gave."""
         if isinstance(key, Slack):
             return key.flat[key.part].reshape(key.element) if key.element else key.flat[key.part]
@@ -431,21 +444,21 @@ class Field(FieldBase):
         """A scalar element as a Python number; a vector or matrix element as a `qd.Vector` /
         `qd.Matrix` over the field's own memory, so `m[None][i, j] = v` writes the field (as the
         reference's host accessors do; on the GPU it is a copy)."""
-        arr = self.storage()
-        key = self.key_of(index)
-        view = self.view_of(arr if isinstance(arr, np.ndarray) else arr.get(), key)
+        arr = self._storage()
+        key = self._key_of(index)
+        view = self._view_of(arr if isinstance(arr, np.ndarray) else arr.get(), key)
         if not self.element:
             v = view.item() if view.ndim == 0 else view[0].item()
             return int(v) if isinstance(v, bool) else v  # a u1 element reads as 0 / 1, as there
         return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(view)
 
     def __setitem__(self, index: object, value: object) -> None:
-        key = self.key_of(index)
-        element = self.element_value(value)
-        arr = self.storage()
+        key = self._key_of(index)
+        element = self._element_value(value)
+        arr = self._storage()
         if isinstance(arr, np.ndarray):
             if isinstance(key, Slack):
-                view = self.view_of(arr, key)
+                view = self._view_of(arr, key)
                 view[...] = element
             else:
                 arr[key] = element
@@ -461,7 +474,7 @@ class Field(FieldBase):
         return self.to_numpy(dtype)
 
     def __str__(self) -> str:
-        return str(self.to_numpy()) if self.unusable() is None else "<Field: not placed>"
+        return str(self.to_numpy()) if self._unusable() is None else "<Field: not placed>"
 
     def __repr__(self) -> str:
         return "<qd.field>"
@@ -507,7 +520,7 @@ class MatrixMember:
         placed = self.owner.member_shapes.get(self.index)
         return placed[0] if placed is not None else self.owner.shape
 
-    def place(
+    def _place(
         self,
         shape: tuple[int, ...],
         order: tuple[int, ...] | None = None,
@@ -516,14 +529,14 @@ class MatrixMember:
     ) -> None:
         f = self.owner
         if self.index in f.member_shapes or f.placed:
-            raise QdRuntimeError(f"member {self.index} of field {f.label()} is already placed.")
+            raise QdRuntimeError(f"member {self.index} of field {f._label()} is already placed.")
         f.member_shapes[self.index] = (shape, order, snode, blocked)
         placements = list(f.member_shapes.values())
         if len(placements) == math.prod(f.element) and all(
             p[0] == shape for p in placements
         ):  # every member in one shape: the field has it
             f.member_shapes.clear()
-            f.place(shape, order, snode, blocked)
+            f._place(shape, order, snode, blocked)
 
 
 _NOT_PLACED = (
@@ -687,10 +700,10 @@ class PlacedSNode:
         return SNodeGradType.DUAL if self.field.dual_of is not None else SNodeGradType.PRIMAL
 
     def has_adjoint(self) -> bool:
-        return self.is_primal() and self.field.needs_grad
+        return self.is_primal() and self.field.has_grad()
 
     def has_dual(self) -> bool:
-        return self.is_primal() and self.field.has_dual
+        return self.is_primal() and self.field.has_dual()
 
     def has_adjoint_checkbit(self) -> bool:
         """Whether a `qd.ad.Tape(validation=True)` checks this field's elements: a field with a
@@ -712,7 +725,7 @@ def launch_words(fields: list[Field], second: str = "grad") -> tuple[int, ...]:
     """The launch words of the fields a compiled variant uses (allocating their storage); a
     forward-mode variant's with their duals, a validating one's with their check bits
     (`Field.launch_words`)."""
-    return tuple(w for f in fields for w in f.launch_words(second))
+    return tuple(w for f in fields for w in f._launch_words(second))
 
 
 def lazy_dual() -> None:
@@ -725,7 +738,7 @@ def lazy_dual() -> None:
 def clear_duals() -> None:
     """Zero the dual of every live field (`qd.ad.FwdMode` does on entry)."""
     for f in list(_live):
-        if f.dual is not None and f.has_dual and f.unusable() is None:
+        if f.dual is not None and f.has_dual() and f._unusable() is None:
             f.dual.fill(0)
 
 
@@ -739,7 +752,7 @@ def lazy_grad() -> None:
 def clear_gradients() -> None:
     """Zero the gradient of every live field (`qd.ad.Tape` does, as Quadrants' does)."""
     for f in list(_live):
-        if f.needs_grad and f.unusable() is None:
+        if f.has_grad() and f._unusable() is None:
             f.grad.fill(0)
 
 
@@ -753,7 +766,11 @@ def clear_checkbits() -> None:
 def primal_fields() -> list[Field]:
     """Every live, usable field that holds values (not a gradient or a dual), oldest first."""
     return sorted(
-        (f for f in list(_live) if f.primal is None and f.dual_of is None and f.unusable() is None),
+        (
+            f
+            for f in list(_live)
+            if f.primal is None and f.dual_of is None and f._unusable() is None
+        ),
         key=lambda f: f.uid,
     )
 
@@ -763,7 +780,7 @@ def gradient_groups() -> list[tuple[int, ...]]:
     group): Quadrants compiles one kernel per group to clear them."""
     groups: dict[int, list[int]] = {}
     for f in primal_fields():
-        if f.needs_grad:
+        if f.has_grad():
             groups.setdefault(id(f._snode) if f._snode is not None else -f.uid, []).append(f.uid)
     return [tuple(g) for g in groups.values()]
 

@@ -471,7 +471,7 @@ class Kernel(KernelDef):
             if overlap:
                 self.warn_alias(overlap)
                 launcher = compiled.whole_launcher(state.cache())
-        values += [f.launch_value(self.second_buffer) for f in compiled.fields]
+        values += [f._launch_value(self.second_buffer) for f in compiled.fields]
         return self.rebuild(launcher.run_values(values, state.config().random_seed))
 
     def launch(self, plan: LaunchPlan, args: tuple) -> object:

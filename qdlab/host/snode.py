@@ -127,11 +127,11 @@ class SNode:
         dims = self.shape
         if math.prod(dims) >= 2**31:
             raise QdValueError(f"a layout of shape {dims} has more than 2**31 - 1 elements.")
-        flat = [g for f in fields for g in (f.leaves() if isinstance(f, StructField) else [f])]
+        flat = [g for f in fields for g in (f._leaves() if isinstance(f, StructField) else [f])]
         order, blocked = self.memory_order()
         for f in flat:
             if isinstance(f, MatrixMember):  # one entry's member of a matrix field
-                f.place(dims, order, self, blocked)
+                f._place(dims, order, self, blocked)
                 if f.owner.placed:
                     self.fields.append(f.owner)
                 continue
@@ -140,7 +140,7 @@ class SNode:
                     f"place() takes fields made by qd.field(dtype) without a shape, not "
                     f"{type(f).__name__}."
                 )
-            f.place(dims, order, self, blocked)
+            f._place(dims, order, self, blocked)
             self.fields.append(f)
         return self
 

@@ -84,7 +84,7 @@ def test_layout_on_one_axis_and_placed_gradients() -> None:
     fb = qd.FieldsBuilder()
     fb.dense(qd.i, 10).place(out, out.grad)  # placing the gradient allocates it
     fb.finalize()
-    assert out.needs_grad and out.grad.shape == (10,)
+    assert out.has_grad() and out.grad.shape == (10,)
 
 
 def test_needs_grad() -> None:
