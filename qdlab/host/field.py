@@ -83,7 +83,9 @@ class Field(FieldBase):
         """A matrix field placed member by member (`get_scalar_field`): each member's placement."""
         self._arr: Storage = None
         self._order: tuple[int, ...] | None = None
-        """The axis each axis of memory holds, outermost first, from its dense layout (`layout`)."""
+        self._order_given = False
+        """Its order came from `qd.field(..., order=...)` (the layout tag Quadrants reports)."""
+        """The axis each axis of memory holds, outermost first, from its dense layout (`_memory_layout`)."""
         self._snode: object = None
         self._checkbits: np.ndarray | None = None
         self.blocked = False
@@ -185,15 +187,24 @@ class Field(FieldBase):
         self.placed = True
 
     @property
-    def layout(self) -> tuple[int, ...] | None:
-        """Memory axis p holds axis `layout[p]` (a column-major `qd.root.dense(qd.j, m).dense(qd.i,
-        n)` is `(1, 0)`), as the reference lays it out; None: row-major. Kernels index it through
-        its type (`ArrayType.layout`); on the host the storage is a view in axis order. On the GPU
-        qdlab stores every field row-major (the same values; `qd.get_addr` is refused there)."""
+    def _memory_layout(self) -> tuple[int, ...] | None:
+        """Memory axis p holds axis `_memory_layout[p]` (a column-major `qd.root.dense(qd.j,
+        m).dense(qd.i, n)` is `(1, 0)`), as the reference lays it out; None: row-major. Kernels
+        index it through its type (`ArrayType.layout`); on the host the storage is a view in axis
+        order. On the GPU qdlab stores every field row-major (the same values; `qd.get_addr` is
+        refused there)."""
         f = self.primal or self.dual_of or self
         if f._order is None or state.config().arch == "cuda":
             return None
         return f._order
+
+    @property
+    def layout(self) -> tuple[int, ...] | None:
+        """The layout tag, as Quadrants reports it: the axis permutation `qd.field(...,
+        order="ji")` or `qd.tensor(..., layout=...)` gave (`(1, 0)`), else None (a field placed
+        by a column-major `qd.root.dense(...)` layout too: that order is its memory's only)."""
+        f = self.primal or self.dual_of or self
+        return self._memory_layout if f._order_given else None
 
     @property
     def _qd_layout(self) -> tuple[int, ...] | None:
@@ -218,7 +229,7 @@ class Field(FieldBase):
             why = self._unusable()
             if why is not None:
                 raise QdRuntimeError(f"field {self._label()}: {why}.")
-            order = self.layout or tuple(range(len(self.shape)))
+            order = self._memory_layout or tuple(range(len(self.shape)))
             dims = tuple(self.shape[a] for a in order)  # memory's order
             if state.config().arch == "cuda" and cuda_runtime.available():
                 self._arr = cuda_runtime.require().zeros(self.shape + self.element, self.dtype.np)
@@ -232,7 +243,7 @@ class Field(FieldBase):
                 size = int(np.prod(padded + self.element, dtype=np.int64))
                 flat = np.zeros(size + SLACK, self.dtype.np)
                 arr = flat[:size].reshape(padded + self.element)
-            if self.layout is not None:  # the host sees it in axis order: a view
+            if self._memory_layout is not None:  # the host sees it in axis order: a view
                 axes = [order.index(d) for d in range(len(order))]
                 arr = arr.transpose(axes + list(range(len(order), arr.ndim)))
             self._arr = arr
@@ -241,7 +252,7 @@ class Field(FieldBase):
     def _memory_shape(self, arr: Storage) -> tuple[int, ...]:
         """The storage's extents in memory's order (what a kernel's launch words hold)."""
         shape = tuple(arr.shape)
-        order = self.layout
+        order = self._memory_layout
         if order is None:
             return shape
         return tuple(shape[a] for a in order) + shape[len(order) :]
@@ -423,7 +434,7 @@ class Field(FieldBase):
         flat = getattr(arr, "base", None)
         if not isinstance(arr, np.ndarray) or flat is None or min(key, default=0) < 0:
             return None
-        if self.layout is not None:  # its memory is not in axis order: no such element
+        if self._memory_layout is not None:  # its memory is not in axis order: no such element
             return None
         linear = 0
         for k, n in zip(key, arr.shape):
@@ -567,6 +578,7 @@ def field(
     axes = _order(order, dims)
     f = cls(scalar, dims, element, needs_grad, name, None, _offset(offset, dims), needs_dual)
     f._order = None if axes == tuple(range(len(axes or ()))) else axes
+    f._order_given = f._order is not None
     for g in (f.grad, f.dual):
         if g is not None and dims is not None:
             g.placed = True  # a field made with a shape has its gradient and dual placed with it

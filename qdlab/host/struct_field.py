@@ -107,9 +107,8 @@ class StructField(StructFieldBase):
         )
 
     def _grad(self) -> StructField | None:
-        """The members' gradients as a struct field (with `needs_grad=True`)."""
-        if not all(f.has_grad() for f in self._leaves()):
-            return None
+        """The members' gradients as a struct field, as Quadrants has one (allocated or not:
+        `has_grad()`) when every member is a float; None when one is not."""
         grads: dict[str, Field | StructField] = {}
         for k, m in self.members.items():
             g = m.grad
@@ -120,7 +119,7 @@ class StructField(StructFieldBase):
 
     def has_grad(self) -> bool:
         """Whether its members' gradients are allocated (a method, as in Quadrants)."""
-        return self._grad() is not None
+        return all(f.has_grad() for f in self._leaves())
 
     def has_dual(self) -> bool:
         """Whether its members' duals are allocated (forward mode)."""

@@ -43,7 +43,7 @@ def field_paths(kernel: ir.Kernel) -> list[tuple[str, str]] | None:
 def field_type(f: FieldBase) -> ArrayType:
     """The type of the hidden parameter a field feeds (its memory's axis order, when its dense
     layout is not row-major, as an ndarray's `layout`)."""
-    layout = getattr(f, "layout", None)
+    layout = getattr(f, "_memory_layout", None)
     return ArrayType(f.dtype, len(f.shape), f.has_grad(), "unsafe", tuple(f.element), layout)
 
 
