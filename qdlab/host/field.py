@@ -83,9 +83,10 @@ class Field(FieldBase):
         """A matrix field placed member by member (`get_scalar_field`): each member's placement."""
         self._arr: Storage = None
         self._order: tuple[int, ...] | None = None
+        """The axis each axis of memory holds, outermost first, from its dense layout
+        (`_memory_layout`)."""
         self._order_given = False
         """Its order came from `qd.field(..., order=...)` (the layout tag Quadrants reports)."""
-        """The axis each axis of memory holds, outermost first, from its dense layout (`_memory_layout`)."""
         self._snode: object = None
         self._checkbits: np.ndarray | None = None
         self.blocked = False
