@@ -33,6 +33,10 @@ class FieldBase:
         """Whether its gradient is allocated."""
         raise NotImplementedError
 
+    def has_dual(self) -> bool:
+        """Whether its dual (forward mode) is allocated."""
+        raise NotImplementedError
+
     @property
     def shape(self) -> tuple[int, ...]:
         raise NotImplementedError

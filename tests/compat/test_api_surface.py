@@ -123,3 +123,25 @@ def test_ndarray_type_grad_and_instance_attributes() -> None:
     assert a.has_grad() is False and b.has_grad() is True and b.has_dual() is False
     c.from_numpy(np.arange(3, dtype=np.int32))
     assert c.to_numpy().tolist() == [0, 1, 2]
+
+
+def test_forward_mode_writes_a_field_without_a_dual() -> None:
+    """`has_dual()` is a method: forward mode gives a dual only to the fields that have one (a
+    kernel that also writes a field without one runs, that field as written)."""
+    qd.init(arch=qd.cpu)
+    a = qd.field(qd.f32, shape=4, needs_dual=True)
+    f = qd.field(qd.f32, shape=4, needs_dual=True)
+    g = qd.field(qd.f32, shape=4)
+
+    @qd.kernel
+    def k():
+        for i in range(4):
+            g[i] = 3.0 * a[i]
+            f[i] = a[i] * a[i]
+
+    a.from_numpy(np.arange(4, dtype=np.float32))
+    with qd.ad.FwdMode(loss=f, param=a, seed=[1.0] * 4):
+        k()
+    assert g.has_dual() is False and f.has_dual() is True
+    assert g.to_numpy().tolist() == [0.0, 3.0, 6.0, 9.0]
+    assert f.dual.to_numpy().tolist() == [0.0, 2.0, 4.0, 6.0]
