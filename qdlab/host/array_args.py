@@ -183,12 +183,11 @@ def scalar_arg(a: Any, t: DType, kernel: str, name: str) -> object:
             return math.copysign(math.inf, a)
     if t.bits == 1:
         return bool(a)
-    if isinstance(a, (float, np.floating)):
-        if not (math.isfinite(a) and float(a).is_integer()):
-            raise QdArgumentError(
-                f"kernel `{kernel}`: argument `{name}` is {a!r}, but the parameter is {t}, "
-                "which takes integers only."
-            )
+    if isinstance(a, (float, np.floating)) and not (math.isfinite(a) and float(a).is_integer()):
+        raise QdArgumentError(
+            f"kernel `{kernel}`: argument `{name}` is {a!r}, but the parameter is {t}, "
+            "which takes integers only."
+        )
     a = int(a)
     lo, hi = (-(2**63), 2**63) if t.is_signed else (0, 2**64)
     if not lo <= a < hi:
