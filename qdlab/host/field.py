@@ -334,7 +334,9 @@ class Field(FieldBase):
         array = np.asarray(array)
         want = self.shape + self.element
         if array.shape != want:
-            if len(self.element) == 1 and array.shape == want + (1,):
+            if array.shape[: len(self.shape)] == self.shape and _column_as(
+                self.element, array.shape[len(self.shape) :]
+            ):
                 array = array.reshape(want)
             else:
                 raise QdValueError(
@@ -856,6 +858,16 @@ def _offset(offset: object, dims: tuple[int, ...] | None) -> tuple[int, ...] | N
             f"qd.field(offset={offset!r}) needs a shape and one integer per axis of it."
         )
     return ints if any(ints) else None
+
+
+def _column_as(element: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    """Whether `from_numpy` takes elements of `shape` for a field of column `element` (an
+    `(n,)` vector or an `(n, 1)` matrix), as Quadrants takes them: `(n,)`, `(n, 1)` or `(1, n)`,
+    entries in order."""
+    if len(element) not in (1, 2) or element[1:] not in ((), (1,)):
+        return False
+    n = element[0]
+    return shape in ((n,), (n, 1), (1, n))
 
 
 def _np_dtype(dtype: object) -> np.dtype:
