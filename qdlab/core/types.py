@@ -67,6 +67,25 @@ DTYPES = {t.name: t for t in (i8, i16, i32, i64, u1, u8, u16, u32, u64, f16, f32
 _FROM_NUMPY = {t.np: t for t in DTYPES.values()}
 
 
+SMALLEST_NORMAL = {32: float(np.finfo(np.float32).tiny), 64: float(np.finfo(np.float64).tiny)}
+"""The smallest normal f32 and f64: kernels flush results below it to zero, as Quadrants does."""
+
+
+def flush_subnormal(value: float, t: DType) -> float:
+    """`value` of float type `t` as a kernel holds it: Quadrants runs kernels with the CPU's
+    flush-to-zero and denormals-are-zero modes set, so a subnormal f32 or f64 (a constant, a
+    folded result) is a zero of its sign. f16 keeps its subnormals."""
+    tiny = SMALLEST_NORMAL.get(t.bits)
+    if tiny is None or value == 0.0 or not math.isfinite(value):
+        return value
+    if t.bits == 32:  # rounded to f32 first: a value just below the smallest normal may round up
+        with np.errstate(all="ignore"):
+            value = float(np.float32(value))
+    if value != 0.0 and abs(value) < tiny:
+        return math.copysign(0.0, value)
+    return value
+
+
 def from_numpy(dtype: np.dtype) -> DType | None:
     return _FROM_NUMPY.get(np.dtype(dtype))
 

@@ -128,6 +128,7 @@ def init(**kwargs: object) -> Config:
     compiled_count = 0
     cleared_groups.clear()
     runtime.set_threads(_config.cpu_max_num_threads)
+    runtime.kernel_mode()  # flush-to-zero from here on this thread, NumPy included, as Quadrants
     if _config.log_level is not None:
         log.setLevel(LOG_LEVELS[_config.log_level.lower()])
     return _config

@@ -21,7 +21,7 @@ from ...core.abi import (
 from ...core.types import ArrayType, DType
 from .. import ir
 from . import arith
-from .lltypes import ERR_ASSERT, ERR_BOUNDS, ERR_DEPTH, I32, I64, PRINT_TYPE, lltype
+from .lltypes import ERR_ASSERT, ERR_BOUNDS, ERR_DEPTH, I32, I64, PRINT_TYPE, constant, lltype
 
 if TYPE_CHECKING:
     from .llvm import TaskEmitter
@@ -30,7 +30,7 @@ _C1, _C2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 
 
 def _const(em: TaskEmitter, op: ir.Const) -> ll.Value:
-    return ll.Constant(lltype(op.result.dtype), op.attrs["value"])
+    return constant(op.result.dtype, op.attrs["value"])
 
 
 def _args_word(em: TaskEmitter, word: int, name: str = "") -> ll.Value:

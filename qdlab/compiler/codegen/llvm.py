@@ -22,7 +22,7 @@ from ...core.types import DType, i32
 from .. import ir
 from .arith import binop
 from .emitters import EMITTERS, address, rmw
-from .lltypes import F64, I8, I8P, I32, I64, TASK_TYPE, lltype
+from .lltypes import F64, I8, I8P, I32, I64, TASK_TYPE, FlushingAttributes, constant, lltype
 from .offload import Plan, Task, fold_op, message_ops
 
 if TYPE_CHECKING:
@@ -135,7 +135,7 @@ class TaskEmitter:
     # -- target hooks (the NVPTX emitter overrides these) ------------------------------------------
     def declare(self, module: ll.Module, symbol: str) -> ll.Function:
         fn = ll.Function(module, TASK_TYPE, symbol)
-        fn.attributes.add("nounwind")
+        fn.attributes = FlushingAttributes(["nounwind"])
         self.args_ptr, self.tmp, self.chunk, self.nchunks = fn.args
         for a, n in zip(fn.args, ("args", "tmp", "chunk", "nchunks")):
             a.name = n
@@ -397,7 +397,7 @@ class TaskEmitter:
         constants or values from before the loop)."""
         for v in op.operands[1:-1]:
             if isinstance(v.owner, ir.Const) and v not in self.vals:  # defined in the loop's body
-                self.vals[v] = ll.Constant(lltype(v.dtype), v.owner.attrs["value"])
+                self.vals[v] = constant(v.dtype, v.owner.attrs["value"])
         dtype = op.result.dtype
         rmw(self, fold_op(op), address(self, op), value, dtype)
 
@@ -481,7 +481,7 @@ def declare_functions(module: ll.Module, kernel: ir.Kernel, prefix: str) -> dict
         ty = ll.FunctionType(ret, [I8P, I8P, I32, *(lltype(p.dtype) for p in fn.params)])
         f = ll.Function(module, ty, f"{prefix}.fn{k}.{fn.name}")
         f.linkage = "internal"
-        f.attributes.add("nounwind")
+        f.attributes = FlushingAttributes(["nounwind"])
         out[fn] = f
     return out
 

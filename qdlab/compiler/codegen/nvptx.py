@@ -21,7 +21,7 @@ from ...core.errors import QdError
 from .. import ir
 from .arith import LIBM
 from .emitters import rmw
-from .lltypes import I8P, I32, I64, lltype
+from .lltypes import I8P, I32, I64, FlushingAttributes, lltype
 from .llvm import FunctionEmitter, TaskEmitter, declare_functions, reduction_identity, reduction_op
 from .offload import Plan
 
@@ -47,7 +47,7 @@ class PtxTaskEmitter(TaskEmitter):
     def declare(self, module: ll.Module, symbol: str) -> ll.Function:
         fn = ll.Function(module, KERNEL_TYPE, symbol)
         fn.calling_convention = "ptx_kernel"
-        fn.attributes.add("nounwind")
+        fn.attributes = FlushingAttributes(["nounwind"])
         self.args_ptr, self.tmp = fn.args
         for a, n in zip(fn.args, ("args", "tmp")):
             a.name = n

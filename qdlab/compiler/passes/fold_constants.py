@@ -1,8 +1,9 @@
 """FoldConstants: an arithmetic op whose operands are all constants becomes a constant.
 
 Folding uses NumPy scalars of the op's own type, so it rounds and wraps exactly as the generated
-code does. Only ops whose compile-time result is certain to equal the run-time one are folded (no
-transcendental functions, no division by a constant zero).
+code does, and flushes subnormal float operands and results to zero as kernels run
+(`types.flush_subnormal`). Only ops whose compile-time result is certain to equal the run-time one
+are folded (no transcendental functions, no division by a constant zero).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.types import DType
+from ...core.types import DType, flush_subnormal
 from .. import ir
 
 INT_FOLDS = {
@@ -46,12 +47,15 @@ Foldable = ir.BinOp | ir.Cmp | ir.Cast | ir.Unary
 
 
 def scalar(v: ir.Value) -> Any:
-    """The constant `v` as a numpy scalar of its dtype (numpy's stubs give those no arithmetic)."""
-    return v.dtype.np.type(ir.defining_op(v).attrs["value"])
+    """The constant `v` as a numpy scalar of its dtype (numpy's stubs give those no arithmetic),
+    a subnormal float read as the zero a kernel reads it as."""
+    value = ir.defining_op(v).attrs["value"]
+    t = v.dtype
+    return t.np.type(flush_subnormal(float(value), t) if t.is_float else value)
 
 
 def _python(x: Any, t: DType) -> int | float:
-    return float(x) if t.is_float else int(x)
+    return flush_subnormal(float(x), t) if t.is_float else int(x)
 
 
 def fold(op: Foldable) -> int | float | None:

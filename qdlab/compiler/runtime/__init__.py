@@ -14,12 +14,14 @@ import ctypes
 import hashlib
 import logging
 import os
+import platform
 import struct
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 
@@ -94,12 +96,59 @@ _PRINT = PRINT_FN(_print_callback)
 _PRINT_ADDR = ctypes.cast(_PRINT, ctypes.c_void_p).value
 
 
+MXCSR_FLUSH = 0x8040
+"""The x86-64 MXCSR bits flush-to-zero (15) and denormals-are-zero (6)."""
+_FENV_BYTES, _FENV_MXCSR = 32, 28
+"""glibc's x86-64 `fenv_t`: 28 bytes of x87 environment, then the MXCSR word."""
+
+
+def flush_denormals() -> bool:
+    """Set flush-to-zero and denormals-are-zero on the calling thread, as Quadrants sets them
+    when it starts (for its CPU kernels, and so for NumPy on that thread too): a subnormal float
+    result is zero, a subnormal operand reads as zero. Threads started later inherit the mode.
+    False where the platform offers no way (not x86-64 glibc); kernels then keep subnormals."""
+    lib = _libm()
+    if lib is None:
+        return False
+    env = ctypes.create_string_buffer(_FENV_BYTES)
+    if lib.fegetenv(env) != 0:
+        return False
+    word = int.from_bytes(env.raw[_FENV_MXCSR:], "little") | MXCSR_FLUSH
+    ctypes.memmove(ctypes.addressof(env) + _FENV_MXCSR, word.to_bytes(4, "little"), 4)
+    return lib.fesetenv(env) == 0
+
+
+_thread = threading.local()
+
+
+def kernel_mode() -> None:
+    """The calling thread in the denormal mode kernels run in (set once per thread)."""
+    if not getattr(_thread, "flushing", False):
+        _thread.flushing = True
+        flush_denormals()
+
+
+@cache
+def _libm() -> ctypes.CDLL | None:
+    if platform.machine() not in ("x86_64", "AMD64") or platform.libc_ver()[0] != "glibc":
+        return None
+    try:
+        return ctypes.CDLL("libm.so.6")
+    except OSError:
+        return None
+
+
 class Pool:
-    """Threads that run the chunks of a parallel task (the caller runs chunk 0)."""
+    """Threads that run the chunks of a parallel task (the caller runs chunk 0), all in the
+    denormal mode kernels run in."""
 
     def __init__(self, threads: int) -> None:
         self.threads = max(1, min(threads, MAX_CHUNKS))
-        self.executor = ThreadPoolExecutor(self.threads - 1, "qdlab") if self.threads > 1 else None
+        self.executor = (
+            ThreadPoolExecutor(self.threads - 1, "qdlab", initializer=flush_denormals)
+            if self.threads > 1
+            else None
+        )
 
     def run(self, fn: Callable, words: int, tmp: int, total: int) -> int:
         n = self.threads
@@ -228,6 +277,7 @@ class Launcher:
         """Launch with `words`: per array its data pointer, gradient pointer and extents; per scalar
         its value."""
         with self.lock:
+            kernel_mode()
             self.packer.pack_into(self.words, 0, *words)
             tmp = self.tmp
             key = self.stream.next_key(seed)  # type: ignore[union-attr]

@@ -3,7 +3,7 @@
 target triple = "HOST"
 target datalayout = "HOST"
 
-define i64 @"qd_KEY_t0"(i8* %"args", i8* %"tmp", i64 %"chunk", i64 %"nchunks") nounwind
+define i64 @"qd_KEY_t0"(i8* %"args", i8* %"tmp", i64 %"chunk", i64 %"nchunks") nounwind "denormal-fp-math"="preserve-sign,preserve-sign"
 {
 entry:
   %".8" = getelementptr i8, i8* %"tmp", i64 128
@@ -16,7 +16,7 @@ entry:
   ret i64 0
 }
 
-define i64 @"qd_KEY_t1"(i8* %"args", i8* %"tmp", i64 %"chunk", i64 %"nchunks") nounwind
+define i64 @"qd_KEY_t1"(i8* %"args", i8* %"tmp", i64 %"chunk", i64 %"nchunks") nounwind "denormal-fp-math"="preserve-sign,preserve-sign"
 {
 entry:
   %".53" = getelementptr i8, i8* %"args", i64 0
@@ -129,7 +129,7 @@ i.done.endif:
   ret i64 0
 }
 
-define i64 @"qd_KEY_t2"(i8* %"args", i8* %"tmp", i64 %"chunk", i64 %"nchunks") nounwind
+define i64 @"qd_KEY_t2"(i8* %"args", i8* %"tmp", i64 %"chunk", i64 %"nchunks") nounwind "denormal-fp-math"="preserve-sign,preserve-sign"
 {
 entry:
   %".8" = getelementptr i8, i8* %"tmp", i64 128
@@ -155,7 +155,7 @@ entry:
 target triple = "HOST"
 target datalayout = "HOST"
 
-define i64 @"qd_KEY_t0"(i8* %"args", i8* %"tmp", i64 %"chunk", i64 %"nchunks") nounwind
+define i64 @"qd_KEY_t0"(i8* %"args", i8* %"tmp", i64 %"chunk", i64 %"nchunks") nounwind "denormal-fp-math"="preserve-sign,preserve-sign"
 {
 entry:
   %".78" = getelementptr i8, i8* %"args", i64 24

@@ -3,7 +3,7 @@
 target triple = "HOST"
 target datalayout = "HOST"
 
-define i64 @"qd_KEY_t0"(i8* %"args", i8* %"tmp", i64 %"chunk", i64 %"nchunks") nounwind
+define i64 @"qd_KEY_t0"(i8* %"args", i8* %"tmp", i64 %"chunk", i64 %"nchunks") nounwind "denormal-fp-math"="preserve-sign,preserve-sign"
 {
 entry:
   %".45" = getelementptr i8, i8* %"args", i64 32
