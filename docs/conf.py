@@ -72,6 +72,7 @@ nb_merge_streams = True
 nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
 
 autodoc_default_options = {"members": False}
+default_role = "literal"  # qdlab's docstrings quote names in single backticks, as markdown does
 autodoc_typehints = "none"
 autosummary_generate = False
 napoleon_google_docstring = True
