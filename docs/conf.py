@@ -23,8 +23,11 @@ import qdlab  # after the path is set
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
 )
-os.environ["QDLAB_CACHE_DIR"] = tempfile.mkdtemp(prefix="qdlab-docs-cache-")
-atexit.register(shutil.rmtree, os.environ["QDLAB_CACHE_DIR"], ignore_errors=True)
+# A compile server the kernels start keeps its socket there too, and leaves when the build ends.
+_TMP = tempfile.mkdtemp(prefix="qdlab-docs-")
+os.environ["QDLAB_CACHE_DIR"] = os.path.join(_TMP, "cache")
+os.environ["QDLAB_COMPILE_SERVER_DIR"] = os.path.join(_TMP, "server")
+atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
 
 project = "qdlab"
 author = "the qdlab team"
