@@ -56,11 +56,17 @@ NB_SRC = ROOT / "notebooks"
 NB_DST = HERE / "notebooks"
 EXECUTED = HERE / "notebooks_executed"
 NB_DST.mkdir(exist_ok=True)
+_wanted = {
+    nb.name: EXECUTED / nb.name if (EXECUTED / nb.name).exists() else nb
+    for nb in NB_SRC.glob("*.ipynb")
+}
 for stale in NB_DST.glob("*.ipynb"):
-    stale.unlink()
-for nb in sorted(NB_SRC.glob("*.ipynb")):
-    kept = EXECUTED / nb.name
-    shutil.copyfile(kept if kept.exists() else nb, NB_DST / nb.name)
+    if stale.name not in _wanted:
+        stale.unlink()
+for _name, _source in _wanted.items():
+    _copy = NB_DST / _name  # copied only when changed, so Sphinx does not read it again
+    if not _copy.exists() or _copy.read_bytes() != _source.read_bytes():
+        shutil.copyfile(_source, _copy)
 
 nb_execution_mode = "cache"
 nb_execution_cache_path = str(HERE / "_build" / ".jupyter_cache")
