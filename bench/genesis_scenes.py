@@ -16,7 +16,7 @@ first machine's Redis team cache (the Python needs the `redis` package).
 It installs nothing and is not part of CI (Genesis and torch weigh about 3 GB). It needs a Python
 with `genesis-world` 1.4.5, `torch` (the CPU wheel), `pymeshlab` and `tetgen` (Genesis' own
 dependencies for cloth and FEM) and the reference `quadrants` 1.3.3; qdlab is importable from its
-source tree (`--qdlab`). The README's Genesis section has the install commands.
+source tree (`--qdlab`). `docs/genesis.md` has the install commands.
 
 Printed per scene: the largest difference of the final state (body positions and rotations, joint
 positions, particle positions) from the reference's and the reference's own run-to-run spread,

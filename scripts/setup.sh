@@ -30,11 +30,11 @@ else
     say ".venv exists"
 fi
 
-say "pip install -e '.[dev]'"
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]' </dev/null
+say "pip install -e '.[dev,docs]'"
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev,docs]' </dev/null
 if [ "$(id -u)" -eq 0 ] && [ ! -e .venv/etc/jupyter/jupyter_lab_config.json ]; then
     # JupyterLab refuses to start as root unless told it may; this venv's own config says so, so the
-    # README's `.venv/bin/jupyter lab notebooks/` works on a root-only machine too.
+    # `.venv/bin/jupyter lab notebooks/` (README.md, docs/getting-started.md) works on a root-only machine too.
     mkdir -p .venv/etc/jupyter
     printf '{"ServerApp": {"allow_root": true}}\n' > .venv/etc/jupyter/jupyter_lab_config.json
 fi

@@ -2,7 +2,7 @@
 
 Why this script exists: the oracle only proves qdlab == quadrants.  This script checks that the
 reference itself computes what we believe the Quadrants semantics are (documented in
-``README.md``), so that a surprising reference result is noticed rather than silently copied.
+``docs/lang/``), so that a surprising reference result is noticed rather than silently copied.
 It imports quadrants, so run it on its own: ``python tests/oracle/check_reference.py``.
 Not every case has an expectation here; the ones that do cover each semantic rule we rely on.
 """

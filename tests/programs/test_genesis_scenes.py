@@ -3,7 +3,7 @@ colliding, a batched rigid scene, the Franka arm under PD control, MPM, SPH, PBD
 FEM) builds and steps on qdlab unchanged (`python -m qdlab.run`) and ends where it ends on the
 reference, quadrants 1.3.3, run in the same test: every body position and rotation, joint position
 and particle position to 1e-5. Slow (a minute or two a scene) and needs Genesis: a Python with
-`genesis-world` 1.4.5 is `QDLAB_GENESIS_PYTHON` (the README's Genesis section installs one);
+`genesis-world` 1.4.5 is `QDLAB_GENESIS_PYTHON` (`docs/genesis.md` installs one);
 otherwise each test skips, saying so."""
 
 from __future__ import annotations
