@@ -470,10 +470,14 @@ def float_expr(draw, p: Program, idx: str | None, depth: int = 0) -> str:
     if p.fscalars:
         choices.append("scalar")
     if depth < 2:
-        choices += ["bin", "bin", "math", "math"]
+        choices += ["bin", "bin", "math", "math", "tiny"]
     kind = draw(st.sampled_from(choices))
     if kind == "math":
         return math_expr(draw, p, idx, depth)
+    if kind == "tiny":  # subnormal products: zero in kernels (and in NumPy after qd.init), as in
+        p.patterns.add("subnormal")  # Quadrants; folded ones too, in either tier
+        scale = draw(st.sampled_from(["1e-30 * 1e-9", "1e-20 * 1e-20", "1e-38 * 0.25"]))
+        return f"({float_expr(draw, p, idx, depth + 1)} * {scale})"
     if kind == "const":
         return repr(draw(st.sampled_from([0.5, 1.25, -2.0, 3.0, 0.1])))
     if kind == "cast":
