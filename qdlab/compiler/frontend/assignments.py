@@ -177,6 +177,8 @@ class Assignments(Updates):
         op = BINOPS.get(type(node.op))
         if op is None:
             raise self.error("this augmented assignment is not supported.")
+        if self.triplet_update(node):
+            return
         rhs = self.visit(node.value)
         place = self.place(node.target)
         if place is not None:
@@ -189,6 +191,27 @@ class Assignments(Updates):
             t = dtype_of(old)
             rhs = self.cast(self.value(rhs, t), t)
         self.assign_name(node.target.id, self.binop(op, old, rhs))
+
+    def triplet_update(self, node: ast.AugAssign) -> bool:
+        """`A[i, j] += v` / `-= v` on a `qd.linalg.SparseMatrixBuilder` (`lang.TripletSink`): the
+        call `A.insert_triplet(i, j, v)` (`-v`); False when the target is not one."""
+        target = node.target
+        if not isinstance(target, ast.Subscript):
+            return False
+        base = self.subscript_base(target.value)
+        if not isinstance(getattr(base, "value", base), lang.TripletSink):  # a struct argument's
+            return False
+        if not isinstance(node.op, (ast.Add, ast.Sub)):
+            raise self.error("Only operations '+=' and '-=' are supported on sparse matrices.")
+        index = target.slice
+        if not (isinstance(index, ast.Tuple) and len(index.elts) == 2):
+            raise self.error("a sparse matrix builder is indexed with a row and a column: A[i, j].")
+        value = node.value if isinstance(node.op, ast.Add) else ast.UnaryOp(ast.USub(), node.value)
+        call = ast.Call(
+            ast.Attribute(target.value, "insert_triplet", ast.Load()), [*index.elts, value], []
+        )
+        self.visit(ast.fix_missing_locations(ast.copy_location(call, node)))
+        return True
 
     # -- parts of vectors and matrices -------------------------------------------------------------
     def part(
