@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace as _Namespace  # (`import types` would hide qd.types)
 
-from . import ad, algorithms, experimental, interop, math, sparse, types
+from . import ad, algorithms, experimental, interop, linalg, math, sparse, types
 from ._logging import (
     CRITICAL,
     DEBUG,
@@ -152,6 +152,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "algorithms",
     "experimental",
     "interop",
+    "linalg",
     "sparse",
     "axes",
     "BitpackedFields",

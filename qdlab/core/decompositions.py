@@ -11,6 +11,8 @@ accuracy in the results:
   Givens QR of A V gives the rotation U and the diagonal S. U and V are rotations (det +1), so the
   sign of det(A) is carried by the last singular value, as in the reference.
 - `polar_decompose(A)` = (U V^T, V S V^T): a rotation times a symmetric matrix.
+
+`qd.solve(A, b)` (2x2 and 3x3) is here too: Gaussian elimination with partial pivoting, in `dt`.
 """
 
 from collections.abc import Callable
@@ -149,3 +151,74 @@ def polar_decompose(A, dt: Template):
             for k in static(range(n)):
                 P[i, j] += V[i, k] * sig[k] * V[j, k]
     return (U @ V.transpose()).cast(dt), P.cast(dt)
+
+
+@_func
+def combine(A, b, dt: Template):
+    """[A | b] in dt."""
+    n = static(A.n)
+    Ab = Matrix.zero(dt, n, n + 1)
+    for i in static(range(n)):
+        for j in static(range(n)):
+            Ab[i, j] = A[i, j]
+    for i in static(range(n)):
+        Ab[i, n] = b[i]
+    return Ab
+
+
+@_func
+def gauss_2x2(Ab, dt: Template):
+    if abs_(Ab[0, 0]) < abs_(Ab[1, 0]):
+        Ab[0, 0], Ab[1, 0] = Ab[1, 0], Ab[0, 0]
+        Ab[0, 1], Ab[1, 1] = Ab[1, 1], Ab[0, 1]
+        Ab[0, 2], Ab[1, 2] = Ab[1, 2], Ab[0, 2]
+    assert Ab[0, 0] != 0.0, "Matrix is singular in linear solve."
+    scale = Ab[1, 0] / Ab[0, 0]
+    Ab[1, 0] = 0.0
+    for k in static(range(1, 3)):
+        Ab[1, k] -= Ab[0, k] * scale
+    x = Matrix.zero(dt, 2)
+    x[1] = Ab[1, 2] / Ab[1, 1]
+    x[0] = (Ab[0, 2] - Ab[0, 1] * x[1]) / Ab[0, 0]
+    return x
+
+
+@_func
+def gauss_3x3(Ab, dt: Template):
+    for i in static(range(3)):
+        max_row = i
+        max_v = abs_(Ab[i, i])
+        for j in static(range(i + 1, 3)):
+            if abs_(Ab[j, i]) > max_v:
+                max_row = j
+                max_v = abs_(Ab[j, i])
+        assert max_v != 0.0, "Matrix is singular in linear solve."
+        if i != max_row:
+            if max_row == 1:
+                for col in static(range(4)):
+                    Ab[i, col], Ab[1, col] = Ab[1, col], Ab[i, col]
+            else:
+                for col in static(range(4)):
+                    Ab[i, col], Ab[2, col] = Ab[2, col], Ab[i, col]
+        assert Ab[i, i] != 0.0, "Matrix is singular in linear solve."
+        for j in static(range(i + 1, 3)):
+            scale = Ab[j, i] / Ab[i, i]
+            Ab[j, i] = 0.0
+            for k in static(range(i + 1, 4)):
+                Ab[j, k] -= Ab[i, k] * scale
+    x = Matrix.zero(dt, 3)
+    for i in static(range(2, -1, -1)):
+        x[i] = Ab[i, 3]
+        for k in static(range(i + 1, 3)):
+            x[i] -= Ab[i, k] * x[k]
+        x[i] = x[i] / Ab[i, i]
+    return x
+
+
+@_func
+def solve(A, b, dt: Template):
+    """x with A x = b (2x2 or 3x3): Gaussian elimination with partial pivoting in dt, step for
+    step as Quadrants' `qd.solve` (so f32 results round alike)."""
+    Ab = combine(A, b, dt)
+    eliminate = static(gauss_2x2 if A.n == 2 else gauss_3x3)
+    return eliminate(Ab, dt)

@@ -233,6 +233,7 @@ _OTHER = [
     "svd",
     "polar_decompose",
     "sym_eig",
+    "solve",
     "zero",
     "one",
     "graph_do_while",
@@ -417,11 +418,23 @@ def template() -> type[Template]:
     return Template
 
 
+class sparse_matrix_builder:  # lowercase, as Quadrants spells the annotation
+    """`qd.types.sparse_matrix_builder()`: a kernel parameter that takes a
+    `qd.linalg.SparseMatrixBuilder`; the kernel adds triplets with `A[i, j] += v` (or `-= v`)."""
+
+
+class TripletSink:
+    """What a kernel's `A[i, j] += v` / `A[i, j] -= v` appends a triplet to when `A` is one (a
+    `qd.linalg.SparseMatrixBuilder`): the frontend lowers it to the @qd.func call
+    `A.insert_triplet(i, j, v)` (`-v` for `-=`), a method the subclass defines."""
+
+
 class types:  # lowercase, as it mirrors the `qd.types` namespace
     NDArray = NDArray
     ndarray = NdarrayAnnotations()
     Template = Template
     template = staticmethod(template)
+    sparse_matrix_builder = sparse_matrix_builder
     vector = staticmethod(matrix.vector)
     matrix = staticmethod(matrix.matrix)
     struct: Callable  # `qd.types.struct(...)`, set by qdlab (host/struct_types.py)

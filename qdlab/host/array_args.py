@@ -15,7 +15,14 @@ import numpy as np
 
 from ..compiler.runtime import cuda as cuda_runtime
 from ..core.errors import QdArgumentError, QdTypeError, QdValueError, SourceLoc
-from ..core.language import ArrayAnnotation, MatrixType, NDArray, Template, template
+from ..core.language import (
+    ArrayAnnotation,
+    MatrixType,
+    NDArray,
+    Template,
+    sparse_matrix_builder,
+    template,
+)
 from ..core.types import ArrayType, DType, from_numpy, u1
 from . import state, vector_args
 from .launch import Storage
@@ -129,6 +136,8 @@ def annotation(ann: object) -> object:
         return u1
     if ann is Template or ann is template:  # `qd.template` without the call, as Quadrants takes it
         return Template
+    if isinstance(ann, sparse_matrix_builder) or ann is sparse_matrix_builder:
+        return Template  # the builder's fields, like a @qd.data_oriented object's
     if ann is Tensor:  # an ndarray or a field, whichever the argument is
         return Tensor
     return None

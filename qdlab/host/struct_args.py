@@ -366,6 +366,7 @@ def manifest_signature(names: list[str], sig: tuple, templates: dict) -> tuple[s
     keys it by its type instead, and records the fingerprint of every member path its compile read
     (`manifest.member_deps`), so another process serves it only when each is what it was."""
     entries, by_members = [], set()
+    fields: dict[int, str] = {}  # a field passed twice (`dot(r, r)`) compiles as one field
     for name, entry in zip(names, sig):
         if isinstance(entry, tuple) and entry[:2] == ("template", "struct"):
             what = entry[2]
@@ -374,7 +375,7 @@ def manifest_signature(names: list[str], sig: tuple, templates: dict) -> tuple[s
                 entry = (*entry[:2], f"members:{t.__module__}.{t.__qualname__}", *entry[3:])
                 by_members.add(name)
         elif isinstance(entry, tuple) and isinstance(templates.get(name), FieldBase):
-            entry = ("template", "field")
+            entry = ("template", "field", fields.setdefault(id(templates[name]), name))
             by_members.add(name)
         entries.append(entry)
     return repr(tuple(entries)), frozenset(by_members)

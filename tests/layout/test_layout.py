@@ -33,6 +33,7 @@ LAYERS = (
             "qdlab.experimental",
             "qdlab.interop",
             "qdlab.sparse",
+            "qdlab.linalg",
             "qdlab.compat",
             "qdlab.run",
             "qdlab._logging",

@@ -12,7 +12,7 @@ from qdlab.core import language as lang
 from ...core.errors import QdTypeError, QuadrantsSyntaxError
 from ...core.types import DType, LocalType
 from .. import ir
-from .scope import ATOMIC_AUG, BINOPS, GradOf, Local, array_type, describe, dtype_of
+from .scope import ATOMIC_AUG, BINOPS, GradOf, Local, LocalList, array_type, describe, dtype_of
 from .struct_values import StructLocal, StructValue
 from .structs import StructRef
 from .updates import Updates
@@ -80,12 +80,59 @@ class Assignments(Updates):
         if vec is not None:
             self.scope.frames[-1][name] = self.new_vec_local(name, vec)
             return
+        if type(x) is list and any(self.is_scalar(e) for e in x):
+            if isinstance(existing, LocalList) and len(existing) == len(x):
+                for k, e in enumerate(x):  # `verts = [...]` again: the elements are stored
+                    self.store_list_element(existing, k, e, name)
+                return
+            self.scope.frames[-1][name] = LocalList(
+                self.new_local(f"{name}[{k}]", e) if self.is_scalar(e) else e
+                for k, e in enumerate(x)
+            )
+            return
         if not isinstance(x, (ir.Value, int, float, bool)):
             self.scope.frames[-1][name] = (
                 x  # a Python object (tuple, dtype ...) bound at compile time
             )
             return
         self.scope.frames[-1][name] = self.new_local(name, self.value(x), declared)
+
+    @staticmethod
+    def is_scalar(x: object) -> bool:
+        """A runtime scalar (not an array)."""
+        return isinstance(x, ir.Value) and not ir.is_array(x)
+
+    def store_list_element(self, lst: LocalList, k: int, value: object, name: str) -> None:
+        """`lst[k] = value` in a list bound to a name: a store to its Local."""
+        e = lst[k]
+        if not isinstance(e, Local):
+            raise self.error(
+                f"`{name}[{k}]` is {describe(e)}, fixed while compiling; only the list's runtime "
+                "scalars can be assigned."
+            )
+        if isinstance(value, (Vec, lang.Matrix, list, tuple)):
+            raise self.error(f"`{name}[{k}]` holds a scalar; it cannot be given {describe(value)}.")
+        dtype = dtype_of(e.ref)
+        self.emit(ir.LocalStore, [e.ref, self.cast(self.value(value, dtype), dtype)])
+
+    def list_element_store(self, target: ast.Subscript, value: object) -> bool:
+        """`verts[1] = x` with `verts` a LocalList and a constant index; False otherwise."""
+        if not isinstance(target.value, ast.Name):
+            return False
+        lst = self.find_local(target.value.id)
+        if not isinstance(lst, LocalList):
+            return False
+        k = self.visit(target.slice)
+        if isinstance(k, ir.Value) and isinstance(k.owner, ir.Const) and k.dtype.is_int:
+            k = k.owner.attrs["value"]
+        if not isinstance(k, int) or not -len(lst) <= k < len(lst):
+            raise self.error(
+                f"`{target.value.id}` is a list of {len(lst)}: it is indexed with a constant "
+                "in range.",
+                QdTypeError,
+            )
+        self.store_list_element(lst, k % len(lst), value, target.value.id)
+        return True
 
     def new_local(self, name: str, v: ir.Value, dtype: DType | None = None) -> Local:
         """A mutable local `name` holding `v` (cast to `dtype` when given)."""
@@ -150,7 +197,11 @@ class Assignments(Updates):
         if isinstance(target, ast.Name):
             self.assign_name(target.id, value)
         elif isinstance(target, ast.Subscript):
-            if self.struct_element_store(target, value) or self.assign_part(target, value):
+            if (
+                self.list_element_store(target, value)
+                or self.struct_element_store(target, value)
+                or self.assign_part(target, value)
+            ):
                 return
             array, indices = self.subscript_target(target)
             dtype = dtype_of(array) if isinstance(array, ir.Value) else dtype_of(array.array)
@@ -177,6 +228,8 @@ class Assignments(Updates):
         op = BINOPS.get(type(node.op))
         if op is None:
             raise self.error("this augmented assignment is not supported.")
+        if self.triplet_update(node):
+            return
         rhs = self.visit(node.value)
         place = self.place(node.target)
         if place is not None:
@@ -189,6 +242,27 @@ class Assignments(Updates):
             t = dtype_of(old)
             rhs = self.cast(self.value(rhs, t), t)
         self.assign_name(node.target.id, self.binop(op, old, rhs))
+
+    def triplet_update(self, node: ast.AugAssign) -> bool:
+        """`A[i, j] += v` / `-= v` on a `qd.linalg.SparseMatrixBuilder` (`lang.TripletSink`): the
+        call `A.insert_triplet(i, j, v)` (`-v`); False when the target is not one."""
+        target = node.target
+        if not isinstance(target, ast.Subscript):
+            return False
+        base = self.subscript_base(target.value)
+        if not isinstance(getattr(base, "value", base), lang.TripletSink):  # a struct argument's
+            return False
+        if not isinstance(node.op, (ast.Add, ast.Sub)):
+            raise self.error("Only operations '+=' and '-=' are supported on sparse matrices.")
+        index = target.slice
+        if not (isinstance(index, ast.Tuple) and len(index.elts) == 2):
+            raise self.error("a sparse matrix builder is indexed with a row and a column: A[i, j].")
+        value = node.value if isinstance(node.op, ast.Add) else ast.UnaryOp(ast.USub(), node.value)
+        call = ast.Call(
+            ast.Attribute(target.value, "insert_triplet", ast.Load()), [*index.elts, value], []
+        )
+        self.visit(ast.fix_missing_locations(ast.copy_location(call, node)))
+        return True
 
     # -- parts of vectors and matrices -------------------------------------------------------------
     def part(

@@ -483,6 +483,30 @@ for _name, _sizes in (("svd", (2, 3)), ("polar_decompose", (2, 3)), ("sym_eig", 
     builtin(_name, arity=NODE)(_decomposition(_name, _sizes))
 
 
+@builtin("solve", arity=NODE)
+def lower_solve(fe: Frontend, node: ast.Call) -> object:
+    """`qd.solve(A, b, dt=None)`: x with A x = b for a 2x2 or 3x3 A, in dt (default_fp)."""
+    args = fe.call_args(node)
+    kw = {k.arg: fe.visit(k.value) for k in node.keywords}
+    if len(args) < 2:
+        raise fe.error("qd.solve(A, b, dt=None) needs a matrix and a vector.", QdTypeError)
+    a, b = fe.vec_of(args[0]), fe.vec_of(args[1])
+    if a is None or a.ndim != 2 or a.n != a.m:
+        raise fe.error("qd.solve: only square matrices are supported.", QdTypeError)
+    if not 2 <= a.n <= 3:
+        raise fe.error(
+            f"qd.solve: only 2×2 and 3×3 matrices are supported (got {a.n}x{a.n}).", QdTypeError
+        )
+    if b is None or b.ndim != 1 or b.n != a.n:
+        raise fe.error(
+            f"qd.solve: Matrix and Vector dimension mismatch ({a.n}x{a.n} and {b or args[1]!r}).",
+            QdTypeError,
+        )
+    dt = args[2] if len(args) > 2 else kw.get("dt")
+    dt = fe.type_dtype(dt) if dt is not None else fe.default_fp
+    return fe.inline_call(decompositions.solve, [a, b, dt], {}, "qd.solve")
+
+
 # -- Python's functions, and qd.static / qd.static_assert ------------------------------------------
 @python_call(lang.static, arity=NODE)
 def lower_static(fe: Frontend, node: ast.Call) -> object:

@@ -71,6 +71,12 @@ class Local:
     parallel_depth: int
 
 
+class LocalList(list):
+    """A Python list of scalars bound to a name in a kernel (`verts = [a, b, c]`): each runtime
+    scalar is a Local, so `verts[1] = x` stores at run time (under an `if` too), as Quadrants makes
+    each element a variable; reading the name gives the list of their values."""
+
+
 @dataclass
 class GradOf:
     """`x.grad` inside a kernel: the gradient buffer of array parameter `x`."""

@@ -51,6 +51,7 @@ from .scope import (
     FuncReturn,
     GradOf,
     Local,
+    LocalList,
     Lowering,
     Scope,
     StatementMemo,
@@ -365,6 +366,8 @@ class Frontend(
                     return self.emit(ir.LocalLoad, [b.ref], dtype_of(b.ref), name)
                 if isinstance(b, VecLocal):
                     return self.load_vec_local(b)
+                if isinstance(b, LocalList):
+                    return self.tensor_of([self.load_element(e, name) for e in b], name)
                 if isinstance(b, StructRef) and is_view_type(b.value):
                     return self.view_of(b)  # a BufferView argument: read as a view
                 return self.tensor_of(b, name)  # a field bound at compile time: its parameter
@@ -382,6 +385,12 @@ class Frontend(
 
     def record(self, name: str, value: object) -> None:
         self.deps.add((self.scope.owner, name, dep_fingerprint(value)))
+
+    def load_element(self, e: object, name: str) -> object:
+        """An element of a LocalList: a Local's value, anything else as it is."""
+        if isinstance(e, Local):
+            return self.emit(ir.LocalLoad, [e.ref], dtype_of(e.ref), name)
+        return e
 
     def find_local(self, name: str) -> Local | object | None:
         for frame in reversed(self.scope.frames):
