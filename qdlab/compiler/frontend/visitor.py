@@ -41,6 +41,7 @@ from .calls import ArrayFill, Calls
 from .compile_time import CompileTime, sequence_binop
 from .conditionals import Conditionals
 from .fields import Fields, dep_fingerprint
+from .graphs import Graphs
 from .inlining import Inlining
 from .loops import Loops
 from .printing import Prints
@@ -106,6 +107,7 @@ class Frontend(
     Assignments,
     Calls,
     Loops,
+    Graphs,
     Conditionals,
     CompileTime,
     Prints,
@@ -435,7 +437,9 @@ class Frontend(
         )  # the visitor recurses about 3 frames per nesting level
         try:
             self.check_stream_parallel_only(self.scope.source.tree.body)
-            for s in self.scope.source.tree.body:
+            if self.checkpoints is not None:
+                self.lower_checkpointed_kernel(self.scope.source.tree.body)
+            for s in self.scope.source.tree.body if self.checkpoints is None else ():
                 self.visit(s) if memo is None else memo.lower(self, s)
         except FuncReturn:
             pass  # as in Python (and Quadrants), nothing after the kernel's `return` runs
@@ -515,10 +519,17 @@ class Frontend(
             raise self.error("'with ... as ...' is not supported in Quadrants kernels.")
         if not isinstance(item.context_expr, ast.Call):
             raise self.error("'with' in Quadrants kernels requires a call expression.")
-        if self.resolve_static(item.context_expr.func) is not lang.stream_parallel:
+        callee = self.resolve_static(item.context_expr.func)
+        if callee is lang.graph_parallel_context:
+            return self.graph_parallel_region(node)
+        if callee is lang.graph_parallel:
+            return self.graph_parallel_section(node)
+        if callee is lang.checkpoint:
+            return self.checkpoint_elsewhere(node)
+        if callee is not lang.stream_parallel:
             raise self.error(
-                "'with' in Quadrants kernels only supports qd.stream_parallel() in qdlab "
-                "(qd.checkpoint() and qd.graph.parallel_context() are not supported)."
+                "'with' in Quadrants kernels only supports qd.stream_parallel(), "
+                "qd.graph.parallel_context(), qd.graph.parallel() and qd.checkpoint()."
             )
         if self.scope.is_func:
             raise self.error(
