@@ -25,7 +25,7 @@ class Stage(IntEnum):
     SIM = 1
 
 
-# -- qd.graph.parallel_context / qd.graph.parallel ---------------------------------------------------
+# -- qd.graph.parallel_context / qd.graph.parallel -------------------------------------------------
 @qd.kernel(graph=True)
 def sections(x: qd.types.NDArray[qd.f32, 2], y: F1, z: F1):
     with qd.graph.parallel_context():
@@ -118,7 +118,7 @@ def test_misplaced_sections_are_refused(make: str, match: str) -> None:
         k(np.zeros(2, np.float32), 1)
 
 
-# -- nested qd.graph.do_while ------------------------------------------------------------------------
+# -- nested qd.graph.do_while ----------------------------------------------------------------------
 @qd.kernel(graph=True)
 def nested_loops(x: I1, outer: I0, inner: I0, seen: I0):
     seen[()] = seen[()] + 1  # a bare top-level statement: once per launch
@@ -176,7 +176,7 @@ def test_do_while_needs_a_graph_kernel_and_a_counter_parameter() -> None:
         unknown(np.array(1, np.int32))
 
 
-# -- qd.checkpoint -----------------------------------------------------------------------------------
+# -- qd.checkpoint ---------------------------------------------------------------------------------
 @qd.kernel(graph=True, checkpoints=True)
 def staged(x: I1, flag: I0, s: I1):
     s[0] = s[0] + 1
