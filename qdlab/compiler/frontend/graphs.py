@@ -54,19 +54,16 @@ class Checkpoints:
     """Lowering an explicit stage's body (a checkpoint there is nested)."""
 
 
-def _at(node: ast.AST, at: ast.AST) -> ast.AST:
+def _at(node: ast.AST, at: ast.AST) -> None:
     for n in ast.walk(node):
         ast.copy_location(n, at)
-    return node
 
 
 def _stmt(text: str, at: ast.AST) -> ast.stmt:
     """`text` parsed as one statement, placed at `at`'s line."""
-    return _at(ast.parse(text).body[0], at)  # type: ignore[return-value]
-
-
-def _expr(text: str, at: ast.AST) -> ast.expr:
-    return _at(ast.parse(text, mode="eval").body, at)  # type: ignore[return-value]
+    s = ast.parse(text).body[0]
+    _at(s, at)
+    return s
 
 
 def _docstring(s: ast.stmt) -> bool:
@@ -366,15 +363,16 @@ class Graphs:
                     self.gated(s, index)
         finally:
             table.inside = False
-        check = _stmt(f"if {YIELD} < 0 and {RESUME} <= {index} and FLAG[()] != 0: pass", node)
-        assert isinstance(check, ast.If)
-        flag = check.test.values[2].left.value  # type: ignore[attr-defined]
-        assert isinstance(flag, ast.Name)
-        check.test.values[2].left.value = _at(  # type: ignore[attr-defined]
-            self.copy(flag_node), node
-        )
+        gate = _stmt(f"{YIELD} < 0 and {RESUME} <= {index}", node)
+        raised = _stmt("FLAG[()] != 0", node)
+        assert isinstance(gate, ast.Expr) and isinstance(raised, ast.Expr)
+        test = raised.value
+        assert isinstance(test, ast.Compare) and isinstance(test.left, ast.Subscript)
+        test.left.value = self.copy(flag_node)  # `flag[()] != 0`
+        _at(test, node)
+        check = ast.If(ast.BoolOp(ast.And(), [gate.value, test]), [], [])
         check.body = [_stmt(f"{YIELD} = {index}", node)]
-        self.visit(check)
+        self.visit(ast.copy_location(check, node))
 
     @staticmethod
     def copy(node: ast.expr) -> ast.expr:

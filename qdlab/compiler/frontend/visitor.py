@@ -41,7 +41,7 @@ from .calls import ArrayFill, Calls
 from .compile_time import CompileTime, sequence_binop
 from .conditionals import Conditionals
 from .fields import Fields, dep_fingerprint
-from .graphs import Graphs
+from .graphs import Checkpoints, Graphs
 from .inlining import Inlining
 from .loops import Loops
 from .printing import Prints
@@ -137,6 +137,9 @@ class Frontend(
         self.parallel_depth = 0  # 1 inside a parallel for's body
         self.top_level = True  # statement is directly in the kernel body
         self.graph = False  # `@qd.kernel(graph=True)`, which refuses `qd.stream_parallel()`
+        self.do_while_depth = 0  # `qd.graph.do_while` loops around the statement
+        self.graph_region = 0  # in a `qd.graph.parallel_context()` region (1), a section (2)
+        self.checkpoints: Checkpoints | None = None  # a `checkpoints=True` kernel's stages
         self.call_sites: list[SourceLoc | None] = []
         """The definition of each `@qd.func` being inlined, outermost first (`views.py` shows
         them)."""
