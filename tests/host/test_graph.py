@@ -323,3 +323,25 @@ def test_checkpoint_misuse_is_refused_in_quadrants_words() -> None:
         staged.resume(x, flag, np.zeros(4, np.int32), from_checkpoint=99)
     with pytest.raises(RuntimeError, match="must be an int or IntEnum"):
         staged.resume(x, flag, np.zeros(4, np.int32), from_checkpoint="SIM")
+
+
+def test_the_flat_spellings_work_and_warn() -> None:
+    @qd.kernel(graph=True)
+    def flat(x: I1, c: I0):
+        while qd.graph_do_while(c):
+            with qd.graph_parallel_context():  # noqa: SIM117 - a kernel's `with` takes one item
+                with qd.graph_parallel():
+                    for i in range(x.shape[0]):
+                        x[i] = x[i] + 1
+            c[()] = c[()] - 1
+
+    assert qd.graph.do_while is qd.graph_do_while
+    assert qd.graph.parallel is qd.graph_parallel
+    qd.init(arch=qd.cpu, offline_cache=False)
+    x, c = np.zeros(3, np.int32), np.array(2, np.int32)
+    with pytest.warns(DeprecationWarning) as record:
+        flat(x, c)
+    words = " ".join(str(w.message) for w in record)
+    for name in ("do_while", "parallel_context", "parallel"):
+        assert f"qd.graph_{name}() is deprecated" in words and f"qd.graph.{name}()" in words
+    np.testing.assert_array_equal(x, [2, 2, 2])

@@ -27,6 +27,7 @@ A `checkpoints=True` kernel pauses and resumes inside one launch, all in its own
 from __future__ import annotations
 
 import ast
+import warnings
 from dataclasses import dataclass, field
 
 from qdlab.core import language as lang
@@ -66,6 +67,45 @@ def _stmt(text: str, at: ast.AST) -> ast.stmt:
     return s
 
 
+FLAT = {
+    "do_while": "graph_do_while",
+    "parallel_context": "graph_parallel_context",
+    "parallel": "graph_parallel",
+}
+"""Each `qd.graph.<name>` construct's deprecated flat spelling (the same object)."""
+
+
+def is_deprecated_spelling(func: ast.expr, name: str) -> bool:
+    """`func` (a call's callee) spells construct `name` the flat way: `qd.graph_<name>` or a bare
+    `graph_<name>`."""
+    flat = FLAT[name]
+    return (isinstance(func, ast.Attribute) and func.attr == flat) or (
+        isinstance(func, ast.Name) and func.id == flat
+    )
+
+
+def matches(func: ast.expr, name: str) -> bool:
+    """`func` spells construct `name` either way: `qd.graph.<name>` / `graph.<name>`, or flat."""
+    if isinstance(func, ast.Attribute) and func.attr == name:
+        v = func.value
+        if (isinstance(v, ast.Attribute) and v.attr == "graph") or (
+            isinstance(v, ast.Name) and v.id == "graph"
+        ):
+            return True
+    return is_deprecated_spelling(func, name)
+
+
+def warn_if_deprecated(func: ast.expr, name: str) -> None:
+    """Quadrants' compile-time DeprecationWarning for a flat spelling."""
+    if is_deprecated_spelling(func, name):
+        warnings.warn(
+            f"qd.{FLAT[name]}() is deprecated and will be removed in a future release; use "
+            f"qd.graph.{name}() instead.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+
 def _docstring(s: ast.stmt) -> bool:
     return isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
 
@@ -102,6 +142,7 @@ class Graphs:
     def graph_parallel_region(self, node: ast.With) -> None:
         call = node.items[0].context_expr
         assert isinstance(call, ast.Call)
+        warn_if_deprecated(call.func, "parallel_context")
         if call.args or call.keywords:
             raise self.error("qd.graph.parallel_context() takes no arguments")
         if self.scope.is_func:
@@ -195,6 +236,7 @@ class Graphs:
     def graph_parallel_section(self, node: ast.With) -> None:
         call = node.items[0].context_expr
         assert isinstance(call, ast.Call)
+        warn_if_deprecated(call.func, "parallel")
         if call.args or call.keywords:
             raise self.error("qd.graph.parallel() takes no arguments")
         if self.graph_region == 2:

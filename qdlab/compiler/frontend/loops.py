@@ -21,6 +21,7 @@ from ...core.errors import QdCompileValueError, QdError, QdTypeError
 from ...core.ranges import NOT_A_PAIR, NOT_AN_INT, axes_order
 from ...core.types import i32, i64, u1
 from .. import ir
+from . import graphs
 from .compile_time import held
 from .scope import FuncReturn, GradOf, array_type, dtype_of, items_of
 
@@ -344,6 +345,7 @@ class Loops:
         """`while qd.graph.do_while(c):` the body, then again while `c[()]` is not zero: a loop
         whose body's loops run serially (Quadrants launches them as a graph; each order of a
         parallel loop's iterations is one it may run)."""
+        graphs.warn_if_deprecated(test.func, "do_while")
         if not self.graph:
             raise self.error(
                 "qd.graph.do_while() requires @qd.kernel(graph=True): write "
