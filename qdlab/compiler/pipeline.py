@@ -25,6 +25,7 @@ from .cache.construct_memo import Prepared
 from .codegen.offload import Plan, offload
 from .codegen.targets import Target
 from .frontend.fields import field_paths, field_type
+from .frontend.graphs import Checkpoints
 from .frontend.scope import CallsNeeded, Lowering
 from .frontend.source import Source, source_lines
 from .frontend.visitor import Frontend
@@ -64,6 +65,9 @@ class KernelSpec:
     its key names by type, having no content of their own to key on."""
     graph: bool = False
     """`@qd.kernel(graph=True)`: launched as any kernel, but `qd.stream_parallel()` is refused."""
+    checkpoints: bool = False
+    """`@qd.kernel(graph=True, checkpoints=True)`: its `qd.checkpoint` stages pause and resume
+    (`frontend/graphs.py`); the last parameter is the hidden resume point, the return the pause."""
 
 
 @dataclass
@@ -76,6 +80,8 @@ class Lowered:
     deps: set = field(default_factory=set)
     """What the kernel's code read (functions, globals, fields), each with its fingerprint: the
     manifest checks them before it serves a compile (`manifest.py`)."""
+    checkpoints: Checkpoints | None = None
+    """A `checkpoints=True` kernel's stages (their labels, for the host)."""
     replayed: frozenset[int] = frozenset()
     """The ids of the top-level ops the statement memo replayed (`verify` takes them as
     verified)."""
@@ -147,6 +153,8 @@ class Compiled:
     """The fields the kernel uses, in the order of their hidden parameters (after the user's)."""
     deps: set = field(default_factory=set)
     """What the kernel's code read (`Lowered.deps`), for the manifest."""
+    checkpoints: Checkpoints | None = None
+    """A `checkpoints=True` kernel's stages (`Lowered.checkpoints`)."""
 
     def _complete(self) -> None:
         if self._report is None and self.make is not None:
@@ -191,7 +199,7 @@ def compile_cached(
     on_construct: OnConstruct | None = None,
 ) -> Compiled:
     """Serve the kernel from its manifest when every construct is cached; otherwise compile it."""
-    if config.fresh:
+    if config.fresh or spec.checkpoints:  # the host needs the stages' labels, which lowering finds
         return compile_kernel(spec, config, cache, target, previous, on_construct)
     try:
         lines, first = spec.span = source_lines(spec.fn)
@@ -334,6 +342,7 @@ def compile_kernel(
         members=kernel.flags.members,
         fields=[f for _, f in sorted(field_params(kernel).items())],
         deps=lowered.deps,
+        checkpoints=lowered.checkpoints,
     )
 
 
@@ -385,14 +394,16 @@ def lower_once(
     )
     fe = Frontend(kernel, source, lowering)
     fe.graph = spec.graph
+    if spec.checkpoints:
+        fe.checkpoints = Checkpoints()
     kernel.flags.def_loc = source.loc(source.tree, spec.name)
     values = fe.kernel_arguments(list(spec.params))
-    ctx = stmt_memo.context(spec, source, config.as_dict())
+    ctx = None if spec.checkpoints else stmt_memo.context(spec, source, config.as_dict())
     memo = None
     if ctx is not None:  # unchanged top-level statements are replayed, not lowered
         memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops), cache)
     fe.lower_kernel(values, memo)
-    lowered = Lowered(kernel, source, fe.deps)
+    lowered = Lowered(kernel, source, fe.deps, fe.checkpoints)
     if memo is not None:
         lowered.replayed = frozenset(memo.replayed)
         memo.finish()

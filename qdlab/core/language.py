@@ -264,11 +264,56 @@ BUILTINS: dict[str, Builtin] = {
 }
 
 
+@contextlib.contextmanager
+def graph_parallel_context() -> Iterator[None]:
+    """`with qd.graph.parallel_context():` in a `graph=True` kernel: a fork/join region of
+    `with qd.graph.parallel():` sections, which the program guarantees independent. qdlab runs the
+    sections one after another (as Quadrants does off CUDA); outside a kernel it does nothing."""
+    yield
+
+
+@contextlib.contextmanager
+def graph_parallel() -> Iterator[None]:
+    """`with qd.graph.parallel():` one section of a `qd.graph.parallel_context()` region; outside
+    a kernel it does nothing."""
+    yield
+
+
+@contextlib.contextmanager
+def checkpoint(cp_id: object, yield_on: object) -> Iterator[None]:
+    """`with qd.checkpoint(cp_id, yield_on=flag):` in a `@qd.kernel(graph=True, checkpoints=True)`
+    kernel: a stage the launch pauses after when its body leaves the 0-d i32 ndarray `flag`
+    non-zero, and that `kernel.resume(..., from_checkpoint=cp_id)` starts from. Outside a kernel it
+    does nothing."""
+    del cp_id, yield_on
+    yield
+
+
 class graph:  # lowercase, as it mirrors the `qd.graph` namespace
     """`qd.graph.do_while(c)`: `while qd.graph.do_while(c):` runs its body, then again while the
-    0-d i32 ndarray `c` is not zero."""
+    0-d i32 ndarray `c` is not zero. `qd.graph.parallel_context()` / `qd.graph.parallel()`: a region
+    of independent sections (run one after another in qdlab)."""
 
     do_while = BUILTINS["graph_do_while"]
+    parallel_context = staticmethod(graph_parallel_context)
+    parallel = staticmethod(graph_parallel)
+
+
+class GraphStatus:
+    """What a launch of a `checkpoints=True` kernel returns: `yielded` (a checkpoint's `yield_on`
+    flag was non-zero) and `checkpoint` (that checkpoint's label, as given: an int or the IntEnum
+    member; None when it did not yield)."""
+
+    __slots__ = ("checkpoint", "yielded")
+
+    def __init__(self, yielded: bool, checkpoint: object = None) -> None:
+        self.yielded = yielded
+        self.checkpoint = checkpoint
+
+    def __repr__(self) -> str:
+        if self.yielded:
+            return f"GraphStatus(yielded=True, checkpoint={self.checkpoint!r})"
+        return "GraphStatus(yielded=False)"
 
 
 def static(value: object, *rest: object) -> object:

@@ -51,6 +51,12 @@ class BoundKernel:
     def grad(self) -> BoundKernel:
         return BoundKernel(self.kernel.grad, self.obj)
 
+    def resume(self, *args: object, **kwargs: object) -> object:
+        """`obj.step.resume(..., from_checkpoint=label)` of a `checkpoints=True` kernel."""
+        __tracebackhide__ = True
+        resume = getattr(self.kernel, "resume")  # noqa: B009 - a CheckpointKernel's only
+        return resume(self.obj, *args, **kwargs)
+
     def __getattr__(self, name: str) -> object:
         return getattr(self.kernel, name)
 

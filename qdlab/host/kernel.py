@@ -18,6 +18,7 @@ import numpy as np
 
 from ..compiler import ir
 from ..compiler.codegen import targets
+from ..compiler.frontend import graphs
 from ..compiler.frontend.source import annotation_loc, unevaluable
 from ..compiler.pipeline import Compiled, KernelSpec, compile_cached
 from ..core import binding
@@ -32,7 +33,15 @@ from ..core.errors import (
     QuadrantsSyntaxError,
 )
 from ..core.fields import AutodiffMode, FieldBase
-from ..core.language import ArrayAnnotation, Autodiff, Func, KernelDef, MatrixType, Template
+from ..core.language import (
+    ArrayAnnotation,
+    Autodiff,
+    Func,
+    GraphStatus,
+    KernelDef,
+    MatrixType,
+    Template,
+)
 from ..core.types import ArrayType, DType, i32
 from . import (
     collector,
@@ -73,6 +82,9 @@ class Observations:
 
 class Kernel(KernelDef):
     """`@qd.kernel`: compiled on first call for each argument signature, then launched natively."""
+
+    checkpoints = False
+    """`@qd.kernel(graph=True, checkpoints=True)` (a `CheckpointKernel`)."""
 
     def __init__(self, fn: typing.Callable, autodiff: bool | str = False) -> None:
         self.fn = fn
@@ -160,6 +172,16 @@ class Kernel(KernelDef):
             )
         self.returns = [t for types, _ in parts for t in types]
         self.return_shapes = [shape for _, shape in parts]
+        if self.checkpoints:  # the hidden resume point in, the pause out (`frontend/graphs.py`)
+            if self.returns:
+                raise QuadrantsSyntaxError(
+                    f"kernel `{self.name}`: a @qd.kernel(graph=True, checkpoints=True) kernel "
+                    "cannot return a value; its launches return a qd.GraphStatus."
+                )
+            self.param_names.append(graphs.RESUME_ARG)
+            self.defaults[graphs.RESUME_ARG] = 0
+            self.annotations.append(i32)
+            self.returns, self.return_shapes = [i32], [()]
         self.params = tuple(
             Param(name, _kind(a), _key_fn(a), _size(a))
             for name, a in zip(self.param_names, self.annotations)
@@ -326,6 +348,7 @@ class Kernel(KernelDef):
             Autodiff.of(self.autodiff),
             self.return_shapes if any(self.return_shapes) else [],
             graph=self.use_graph,
+            checkpoints=self.checkpoints,
         )
 
     def compile_for(self, sig: tuple, templates: dict) -> tuple[Compiled, tuple[int, ...]]:
@@ -534,6 +557,7 @@ class Kernel(KernelDef):
             if overlap:
                 self.warn_alias(overlap)
                 launcher = plan.compiled.whole_launcher(state.cache())
+        state.last_launcher = launcher
         try:
             return self.rebuild(launcher.run(words, state.config().random_seed))
         except (struct.error, OverflowError):
@@ -592,12 +616,86 @@ def kernel(
         raise QuadrantsSyntaxError(
             "Cant put kernel in front of other annotations (error code: KERNEL_ANNOTATION_ORDER)."
         )
+    if options.get("checkpoints") and not options.get("graph"):
+        raise QuadrantsSyntaxError(
+            "@qd.kernel(checkpoints=True) requires graph=True: the pause / resume model of "
+            "qd.checkpoint applies to graph kernels; write "
+            "@qd.kernel(graph=True, checkpoints=True)."
+        )
     try:
-        k = Kernel(fn)
+        k = CheckpointKernel(fn) if options.get("checkpoints") else Kernel(fn)
     except QdError as e:
         raise _user_facing(e) from None
     k.use_graph = bool(options.get("graph", False))
     return k
+
+
+class CheckpointKernel(Kernel):
+    """`@qd.kernel(graph=True, checkpoints=True)`: each launch returns a `qd.GraphStatus`, and
+    `resume(..., from_checkpoint=label)` starts a launch at that checkpoint (`frontend/graphs.py`
+    lowers the stages)."""
+
+    checkpoints = True
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        __tracebackhide__ = True
+        if graphs.RESUME_ARG in kwargs:
+            raise QdCallError(f"Unexpected argument '{graphs.RESUME_ARG}'")
+        return self.status(super().__call__(*args, **kwargs))
+
+    def resume(self, *args: object, from_checkpoint: object, **kwargs: object) -> GraphStatus:
+        """Launch from the checkpoint labelled `from_checkpoint` (skipping every stage before it in
+        source order)."""
+        __tracebackhide__ = True
+        if isinstance(from_checkpoint, bool) or not isinstance(from_checkpoint, int):
+            raise RuntimeError(  # noqa: TRY004 - Quadrants' type, which programs catch
+                "from_checkpoint= must be an int or IntEnum value matching a "
+                "`qd.checkpoint(cp_id=...)` label in the kernel (typically `status.checkpoint` "
+                f"from the previous launch's GraphStatus); got {from_checkpoint!r}."
+            )
+        try:
+            sig, _, templates = self.bind(args, kwargs)
+            table = self.plan(sig, templates).compiled.checkpoints
+        except QdError as e:
+            raise _user_facing(e) from None
+        labels = table.labels if table is not None else []
+        index = next(
+            (k for k, v in enumerate(labels) if v is not None and v == from_checkpoint), -1
+        )
+        if index < 0:
+            known = [v for v in labels if v is not None]
+            raise RuntimeError(
+                f"from_checkpoint={from_checkpoint!r} does not match any qd.checkpoint(cp_id=...) "
+                f"in kernel {self.name!r}; its labels are {known!r}."
+            )
+        return self.status(Kernel.__call__(self, *args, **kwargs, **{graphs.RESUME_ARG: index}))
+
+    def status(self, paused: object) -> GraphStatus:
+        state.last_yield = paused if isinstance(paused, int) else -1
+        if state.last_yield < 0:
+            return GraphStatus(False)
+        return GraphStatus(True, self.labels_of(state.last_launcher)[state.last_yield])
+
+    def labels_of(self, launcher: object) -> list[object]:
+        """The stage labels of the variant whose launcher ran."""
+        for plan in self.plans.values():
+            c = plan.compiled
+            if c.checkpoints is not None and launcher in (c.launcher, c.whole):
+                return c.checkpoints.labels
+        latest = self.latest.checkpoints if self.latest is not None else None
+        return latest.labels if latest is not None else []
+
+    @property
+    def checkpoint_user_labels_by_cp_id(self) -> list[object]:
+        """Each stage's label by internal index (None for a `for` outside any checkpoint)."""
+        table = self.latest.checkpoints if self.latest is not None else None
+        return list(table.labels) if table is not None else []
+
+    @property
+    def checkpoint_yield_on_args(self) -> list[str | None]:
+        """Each stage's `yield_on=` expression, as written (None for an implicit stage)."""
+        table = self.latest.checkpoints if self.latest is not None else None
+        return list(table.yield_on) if table is not None else []
 
 
 def _kind(a: object) -> str:

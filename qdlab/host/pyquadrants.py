@@ -42,6 +42,29 @@ class Program:
     def synchronize(self) -> None:
         API["sync"]()
 
+    # Quadrants' graph introspection. qdlab has no graph cache: a `graph=True` kernel launches its
+    # tasks as any kernel does, as Quadrants does on the CPU.
+    def get_graph_cache_size(self) -> int:
+        return 0
+
+    def get_graph_cache_used_on_last_call(self) -> bool:
+        return False
+
+    def get_graph_num_nodes_on_last_call(self) -> int:
+        return 0
+
+    def get_graph_num_checkpoints_on_last_call(self) -> int:
+        return 0
+
+    def get_num_offloaded_tasks_on_last_call(self) -> int:
+        """The tasks the latest kernel launch ran."""
+        units = getattr(state.last_launcher, "units", None) or []
+        return sum(len(u.fns) for u in units)
+
+    def get_graph_last_yield_cp_id_on_last_call(self) -> int:
+        """The internal index of the checkpoint that paused the latest launch; -1: none."""
+        return state.last_yield
+
 
 class PyQuadrants:
     """`get_runtime()`: default types, compile counts, the program, and the `materialize` / `clear`

@@ -59,6 +59,12 @@ compile_hooks: list[Callable] = []
 compiled_count = 0
 """Kernel variants compiled since the latest `qd.init` (one per kernel and argument signature:
 Quadrants' `get_num_compiled_functions()`)."""
+last_launcher: object = None
+"""The launcher of the latest kernel launch (its tasks:
+`get_num_offloaded_tasks_on_last_call()`)."""
+last_yield = -1
+"""The internal index of the checkpoint that paused the latest launch of a `checkpoints=True`
+kernel, -1 when none did (`get_graph_last_yield_cp_id_on_last_call()`)."""
 cleared_groups: set[tuple[int, ...]] = set()
 """The groups of fields whose gradients `qd.ad.clear_all_gradients` has cleared since the latest
 `qd.init`: Quadrants compiles a kernel for each new group, which `compiled_count` counts."""
@@ -113,7 +119,7 @@ atexit.register(finish_cache)
 
 
 def init(**kwargs: object) -> Config:
-    global _config, _cache, generation, compiled_count, epoch
+    global _config, _cache, generation, compiled_count, epoch, last_launcher, last_yield
     config = make_config(**kwargs)
     finish_cache()
     _config = config
@@ -126,6 +132,7 @@ def init(**kwargs: object) -> Config:
     _cache = None
     generation += 1
     compiled_count = 0
+    last_launcher, last_yield = None, -1
     cleared_groups.clear()
     runtime.set_threads(_config.cpu_max_num_threads)
     runtime.kernel_mode()  # flush-to-zero from here on this thread, NumPy included, as Quadrants

@@ -72,10 +72,12 @@ ADVICE: dict[str, Advice] = {
         "Not part of qdlab's language; nothing to change.",
     ),
     "concurrent_region": Advice(
-        "The loops sit in a region scheduled to run concurrently (`qd.stream_parallel()`), whose "
-        "tasks share one temporary buffer, so they cannot become independent constructs.",
-        "Remove the `with qd.stream_parallel():` block (the loops then run one after another, each "
-        "split and cached on its own), or move the loops that need splitting out of it.",
+        "The loops sit in a region scheduled to run concurrently (`qd.stream_parallel()`, or a "
+        "`qd.graph.parallel()` section of a `qd.graph.parallel_context()` region), whose tasks "
+        "share one temporary buffer, so they cannot become independent constructs.",
+        "Remove the `with qd.stream_parallel():` / `with qd.graph.parallel_context():` block (the "
+        "loops then run one after another, each split and cached on its own), or move the loops "
+        "that need splitting out of it.",
     ),
     "diagnostic_mode": Advice(
         "A diagnostic that needs the whole kernel is on: line coverage or a control-flow-graph "

@@ -21,6 +21,7 @@ from ...core.errors import QdCompileValueError, QdError, QdTypeError
 from ...core.ranges import NOT_A_PAIR, NOT_AN_INT, axes_order
 from ...core.types import i32, i64, u1
 from .. import ir
+from . import graphs
 from .compile_time import held
 from .scope import FuncReturn, GradOf, array_type, dtype_of, items_of
 
@@ -32,6 +33,9 @@ class Loops:
     `resolve_callee`, `resolve_static`, `lower_body`, `block`, `loc`, `scope`, `config` and its loop
     state (`top_level`, `loop_depth`, `parallel_depth`, `serialize_next`, `loop_name`,
     `block_dim`)."""
+
+    do_while_depth = 0
+    """The `qd.graph.do_while` loops around the statement being lowered."""
 
     def visit_For(self, node: ast.For) -> None:
         if node.orelse:
@@ -341,16 +345,33 @@ class Loops:
         """`while qd.graph.do_while(c):` the body, then again while `c[()]` is not zero: a loop
         whose body's loops run serially (Quadrants launches them as a graph; each order of a
         parallel loop's iterations is one it may run)."""
-        if self.loop_depth != 0:
+        graphs.warn_if_deprecated(test.func, "do_while")
+        if not self.graph:
+            raise self.error(
+                "qd.graph.do_while() requires @qd.kernel(graph=True): write "
+                "`@qd.kernel(graph=True)` on the kernel."
+            )
+        if self.loop_depth != self.do_while_depth:
             raise self.error(
                 "qd.graph.do_while() must be at the kernel top level or directly nested inside "
                 "another qd.graph.do_while(); it cannot appear inside a for-loop."
             )
         if len(test.args) != 1 or test.keywords:
             raise self.error("qd.graph.do_while() takes one argument, a 0-d qd.i32 ndarray.")
-        c = GradOf.unpack(self.visit(test.args[0]))[0]
+        arg = test.args[0]
+        try:
+            c = GradOf.unpack(self.visit(arg))[0]
+        except QdError:
+            c = None
         t = array_type(c) if isinstance(c, ir.Value) and ir.is_array(c) else None
-        if not (t is not None and t.ndim == 0 and not t.element and t.dtype.is_int):
+        if t is None:
+            raise self.error(
+                f"qd.graph.do_while() got {ast.unparse(arg)!r} which does not resolve to an "
+                f"ndarray kernel parameter of {self.kernel.name!r}. The argument must reference "
+                "a 0-d qd.i32 ndarray kernel parameter (e.g. `counter`), a @qd.data_oriented "
+                "member ndarray (e.g. `self.counter`) or a dataclass parameter's member."
+            )
+        if not (t.ndim == 0 and not t.element and t.dtype.is_int):
             raise self.error(
                 "qd.graph.do_while() takes a 0-d integer ndarray (the kernel's argument that the "
                 "body counts down), e.g. `c: qd.types.ndarray(dtype=qd.i32, ndim=0)`.",
@@ -361,8 +382,9 @@ class Loops:
         outer, outer_top = self.block, self.top_level
         self.block, self.top_level = body, False
         self.loop_depth += 1
+        self.do_while_depth += 1
         try:
-            self.lower_body(node.body, body)
+            self.do_while_body(node.body, body)
             again = ast.copy_location(ast.Subscript(test.args[0], ast.Tuple([], ast.Load())), test)
             go_on = self.truth(self.visit(ast.fix_missing_locations(again)))
             stay, exit_ = ir.Block(), ir.Block()
@@ -370,6 +392,7 @@ class Loops:
             exit_.append(ir.Break([], None, {}, None, self.loc))
         finally:
             self.loop_depth -= 1
+            self.do_while_depth -= 1
             self.block, self.top_level = outer, outer_top
 
     def visit_Break(self, node: ast.Break) -> None:

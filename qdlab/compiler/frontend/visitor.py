@@ -41,6 +41,7 @@ from .calls import ArrayFill, Calls
 from .compile_time import CompileTime, sequence_binop
 from .conditionals import Conditionals
 from .fields import Fields, dep_fingerprint
+from .graphs import Checkpoints, Graphs
 from .inlining import Inlining
 from .loops import Loops
 from .printing import Prints
@@ -107,6 +108,7 @@ class Frontend(
     Assignments,
     Calls,
     Loops,
+    Graphs,
     Conditionals,
     CompileTime,
     Prints,
@@ -136,6 +138,9 @@ class Frontend(
         self.parallel_depth = 0  # 1 inside a parallel for's body
         self.top_level = True  # statement is directly in the kernel body
         self.graph = False  # `@qd.kernel(graph=True)`, which refuses `qd.stream_parallel()`
+        self.do_while_depth = 0  # `qd.graph.do_while` loops around the statement
+        self.graph_region = 0  # in a `qd.graph.parallel_context()` region (1), a section (2)
+        self.checkpoints: Checkpoints | None = None  # a `checkpoints=True` kernel's stages
         self.call_sites: list[SourceLoc | None] = []
         """The definition of each `@qd.func` being inlined, outermost first (`views.py` shows
         them)."""
@@ -444,7 +449,9 @@ class Frontend(
         )  # the visitor recurses about 3 frames per nesting level
         try:
             self.check_stream_parallel_only(self.scope.source.tree.body)
-            for s in self.scope.source.tree.body:
+            if self.checkpoints is not None:
+                self.lower_checkpointed_kernel(self.scope.source.tree.body)
+            for s in self.scope.source.tree.body if self.checkpoints is None else ():
                 self.visit(s) if memo is None else memo.lower(self, s)
         except FuncReturn:
             pass  # as in Python (and Quadrants), nothing after the kernel's `return` runs
@@ -524,10 +531,17 @@ class Frontend(
             raise self.error("'with ... as ...' is not supported in Quadrants kernels.")
         if not isinstance(item.context_expr, ast.Call):
             raise self.error("'with' in Quadrants kernels requires a call expression.")
-        if self.resolve_static(item.context_expr.func) is not lang.stream_parallel:
+        callee = self.resolve_static(item.context_expr.func)
+        if callee is lang.graph_parallel_context:
+            return self.graph_parallel_region(node)
+        if callee is lang.graph_parallel:
+            return self.graph_parallel_section(node)
+        if callee is lang.checkpoint:
+            return self.checkpoint_elsewhere(node)
+        if callee is not lang.stream_parallel:
             raise self.error(
-                "'with' in Quadrants kernels only supports qd.stream_parallel() in qdlab "
-                "(qd.checkpoint() and qd.graph.parallel_context() are not supported)."
+                "'with' in Quadrants kernels only supports qd.stream_parallel(), "
+                "qd.graph.parallel_context(), qd.graph.parallel() and qd.checkpoint()."
             )
         if self.scope.is_func:
             raise self.error(

@@ -1,0 +1,1 @@
+"""`quadrants.lang.ast`: the parts of Quadrants' AST compiler that programs and tests import."""
