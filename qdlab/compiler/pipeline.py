@@ -31,7 +31,7 @@ from .frontend.visitor import Frontend
 from .ir import field_params
 from .ir.printer import print_kernel
 from .ir.verify import verify
-from .passes import autodiff, forward_mode, run_passes, validation
+from .passes import autodiff, forward_mode, lower_quant, run_passes, validation
 from .report import dump, make_report
 from .report.explain import KernelReport
 from .runtime import tiers
@@ -392,6 +392,7 @@ def lower_once(
     if ctx is not None:  # unchanged top-level statements are replayed, not lowered
         memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops), cache)
     fe.lower_kernel(values, memo)
+    lower_quant.run(kernel)  # quantised fields' bits in their words
     lowered = Lowered(kernel, source, fe.deps)
     if memo is not None:
         lowered.replayed = frozenset(memo.replayed)

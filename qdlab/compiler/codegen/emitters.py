@@ -119,6 +119,41 @@ def rmw(em: TaskEmitter, name: str, ptr: ll.Value, v: ll.Value, dtype: DType) ->
     return em.b.atomic_rmw(op, ptr, v, "monotonic")
 
 
+BITS = ("bits_set", "bits_add")
+"""Atomics on part of a word, operands (array, *indices, mask, value): `bits_set` replaces the
+bits under the mask with the value's, `bits_add` adds the value and keeps the sum's bits under the
+mask (the rest of the word unchanged); both give the old word."""
+
+
+def _bits(
+    em: TaskEmitter, name: str, ptr: ll.Value, mask: ll.Value, v: ll.Value, atomic: bool
+) -> ll.Value:
+    b = em.b
+
+    def new_of(old: ll.Value) -> ll.Value:
+        x = b.add(old, v) if name == "bits_add" else v
+        return b.or_(b.and_(old, b.not_(mask)), b.and_(x, mask))
+
+    if not atomic:
+        old = b.load(ptr)
+        b.store(new_of(old), ptr)
+        return old
+    nbytes = v.type.width // 8
+    loop = em.fn.append_basic_block("bits")
+    done = em.fn.append_basic_block("bits.done")
+    entry = b.block
+    first = b.load_atomic(ptr, "monotonic", nbytes)
+    b.branch(loop)
+    b.position_at_end(loop)
+    old = b.phi(v.type)
+    old.add_incoming(first, entry)
+    pair = b.cmpxchg(ptr, old, new_of(old), "monotonic", "monotonic")
+    old.add_incoming(b.extract_value(pair, 0), loop)
+    b.cbranch(b.extract_value(pair, 1), done, loop)
+    b.position_at_end(done)
+    return old
+
+
 def _cas_loop(em: TaskEmitter, ptr: ll.Value, v: ll.Value, dtype: DType) -> ll.Value:
     b = em.b
     ity = ll.IntType(max(8, dtype.bits))
@@ -255,6 +290,9 @@ def _atomic(em: TaskEmitter, op: ir.Atomic) -> ll.Value:
         return ll.Constant(lltype(dtype), ll.Undefined)
     ptr = address(em, op)
     dtype = op.result.dtype
+    if op.attrs["op"] in BITS:  # a quantised field's bits in their word (`passes/lower_quant.py`)
+        mask, v = em.get(op.operands[-2]), em.get(op.operands[-1])
+        return _bits(em, op.attrs["op"], ptr, mask, v, op not in em.plan.owned)
     if op in em.plan.owned:  # no other iteration touches this element: a plain read-modify-write
         old = em.b.load(ptr)
         v = em.get(op.operands[-1])

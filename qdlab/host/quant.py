@@ -1,0 +1,255 @@
+"""Quantised fields on the host: `qd.BitpackedFields`, `qd.root.quant_array(...)`, and host access
+(`x[i]`, `to_numpy`) to a field whose elements live in the bits of physical words.
+
+A field made with a quantised dtype (`qd.field(dtype=qd.types.quant.int(13))`) computes in the
+type's compute type (i32, f32); placing it in a `BitpackedFields` (or under a `quant_array`) gives
+each of its scalars a `Slot` in a field of physical words (`core/quant.py`), which holds its
+storage: kernels read and write that word field (`compiler/passes/lower_quant.py`), host access
+runs the same conversions on Python numbers."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core import matrix
+from ..core import quant as q
+from ..core.errors import QdRuntimeError, QdSyntaxError, QdValueError
+from ..core.types import DType
+from .field import Field, MatrixMember
+
+_OPS = q.PyOps()
+
+
+@dataclass(eq=False)
+class QuantInfo:
+    """A quantised field's type and, once placed, each entry's slot."""
+
+    qtype: q.QuantType
+    slots: dict[tuple[int, ...], q.Slot] = field(default_factory=dict)
+
+    def text(self) -> str:
+        return ";".join(f"{k}={s.text()}" for k, s in sorted(self.slots.items()))
+
+
+def quant_of(dtype: object) -> q.QuantType | None:
+    """The quantised type a field's dtype names (itself, or a vector/matrix type's entries')."""
+    if q.is_quant(dtype):
+        return dtype  # type: ignore[return-value]
+    inner = getattr(dtype, "_dtype", None)
+    if isinstance(dtype, matrix.MatrixType) and isinstance(inner, list):
+        flat = [t for row in inner for t in (row if isinstance(row, list) else [row])]
+        if any(q.is_quant(t) for t in flat):
+            raise QdValueError("a matrix field of several quantised types is not supported.")
+    return inner if isinstance(dtype, matrix.MatrixType) and q.is_quant(inner) else None
+
+
+def make_quant(f: Field, qtype: q.QuantType) -> None:
+    """Make `f` (made with the compute type) a quantised field: no gradient, no dual."""
+    f.quant = QuantInfo(qtype)
+    f.grad = f.dual = None
+
+
+def physical(max_num_bits: object) -> DType:
+    if max_num_bits not in q.UNSIGNED:
+        raise QdValueError(f"max_num_bits must be 8, 16, 32 or 64, not {max_num_bits!r}.")
+    return q.UNSIGNED[max_num_bits]  # type: ignore[index]
+
+
+def _entries(arg: object) -> list[tuple[Field, tuple[int, ...]]]:
+    """The (field, entry) scalars a placed argument stands for."""
+    if isinstance(arg, MatrixMember):
+        return [(arg.owner, arg.index)]
+    if not isinstance(arg, Field):
+        raise QdValueError(f"BitpackedFields.place() takes quantised fields, not {arg!r}.")
+    if getattr(arg, "quant", None) is None:
+        raise QdValueError(
+            f"BitpackedFields.place(): field {arg._label()} is not of a quantised type "
+            "(qd.types.quant.int/fixed/float)."
+        )
+    return [(arg, e) for e in itertools.product(*(range(n) for n in arg.element))]
+
+
+class BitpackedFields:
+    """`qd.BitpackedFields(max_num_bits)`: quantised fields packed into one word per cell."""
+
+    def __init__(self, max_num_bits: int) -> None:
+        self.struct = q.BitStruct(physical(max_num_bits))
+        self.fields: list[tuple[Field, tuple[int, ...], int]] = []
+        self.placed = False
+
+    def place(self, *args: object, shared_exponent: bool = False) -> None:
+        """Pack the fields' scalars in order; `shared_exponent=True`: the floats among them share
+        one exponent."""
+        scalars = [s for a in args for s in _entries(a)]
+        shared = -1
+        for f, e in scalars:
+            t = f.quant.qtype  # type: ignore[attr-defined]
+            try:
+                if isinstance(t, q.QuantFloat):
+                    if shared >= 0:
+                        if self.struct.members[shared].qtype != t.exponent:
+                            raise QdRuntimeError(
+                                "QuantFloatTypes with shared exponents must have exactly the "
+                                "same exponent type."
+                            )
+                        exp = shared
+                    else:
+                        exp = self.struct.add(t.exponent)
+                        if shared_exponent:
+                            shared = exp
+                    k = self.struct.add(t)
+                    self.struct.members[k].exponent = exp
+                    self.struct.members[exp].users.append(k)
+                else:
+                    k = self.struct.add(t)
+            except ValueError as err:
+                raise QdRuntimeError(str(err)) from None
+            self.fields.append((f, e, k))
+        if shared_exponent and len(scalars) <= 1:
+            raise QdSyntaxError("At least 2 fields need to be placed when shared_exponent=True")
+
+    def _place(self, level: object, dims: tuple[int, ...], order: object, blocked: bool) -> None:
+        """Place the words at `level` (an SNode) and each field's scalars in them."""
+        if self.placed:
+            raise QdRuntimeError("this BitpackedFields is already placed.")
+        self.placed = True
+        word = Field(self.struct.physical, None, name="bitpacked")
+        word._place(dims, order, level, blocked)  # type: ignore[arg-type]
+        for f, e, k in self.fields:
+            _give_slot(f, e, q.Slot(word, f.quant.qtype, self.struct, k), dims, order, level, blocked)  # type: ignore[attr-defined]
+
+
+def _give_slot(
+    f: Field,
+    entry: tuple[int, ...],
+    slot: q.Slot,
+    dims: tuple[int, ...],
+    order: object,
+    level: object,
+    blocked: bool,
+) -> None:
+    info: QuantInfo = f.quant  # type: ignore[attr-defined]
+    if entry in info.slots:
+        raise QdRuntimeError(f"member {entry} of field {f._label()} is already placed.")
+    info.slots[entry] = slot
+    if len(info.slots) == math.prod(f.element):
+        shapes = {s.word.shape for s in info.slots.values()}  # type: ignore[attr-defined]
+        arrays = {s.array for s in info.slots.values()}
+        if len(shapes) != 1 or len(arrays) != 1:
+            raise QdRuntimeError(f"the members of field {f._label()} are placed in two shapes.")
+        f._place(dims, order, level, blocked)  # type: ignore[arg-type]
+
+
+def place_quant_array(
+    level: object, parent_dims: tuple[int, ...], dims: tuple[int, ...], extents: tuple[int, ...],
+    max_num_bits: int, fields: list[object],
+) -> None:
+    """`parent.quant_array(axes, n, max_num_bits).place(x)`: x's elements packed `n` to a word of
+    the parent's cells; `extents` is the level's extent along each axis of x."""
+    phys = physical(max_num_bits)
+    if len(fields) != 1:
+        raise QdValueError("a quant_array holds one field.")
+    f = fields[0]
+    if not isinstance(f, Field) or getattr(f, "quant", None) is None or f.element:
+        raise QdValueError("quant_array(...).place() takes one scalar field of a quantised type.")
+    t = f.quant.qtype  # type: ignore[attr-defined]
+    if isinstance(t, q.QuantFloat):
+        raise QdValueError("a quant_array holds quantised integers or fixed-point numbers.")
+    if math.prod(extents) * t.bits > phys.bits:
+        raise QdRuntimeError(
+            f"quant_array: {math.prod(extents)} elements of {t.bits} bits do not fit in "
+            f"{phys.bits} bits."
+        )
+    word = Field(phys, None, name="quant_array")
+    word._place(parent_dims, None, level, False)
+    _give_slot(f, (), q.Slot(word, t, None, 0, extents), dims, None, level, False)
+
+
+# Host access --------------------------------------------------------------------------------------
+
+
+def _word_at(slot: q.Slot, index: tuple[int, ...]) -> tuple[np.ndarray, tuple[int, ...], int]:
+    """(the word storage, the word's index, the element's bit offset) of `index`."""
+    w: Field = slot.word  # type: ignore[assignment]
+    arr = w._host() if isinstance(w._storage(), np.ndarray) else w._storage()
+    if not slot.array:
+        return arr, index, 0  # type: ignore[return-value]
+    outer = tuple(i // n for i, n in zip(index, slot.array))
+    lin = 0
+    for i, n in zip(index, slot.array):
+        lin = lin * n + i % n
+    return arr, outer, lin * slot.qtype.bits  # type: ignore[return-value]
+
+
+def _check(f: Field, index: tuple[int, ...]) -> tuple[int, ...]:
+    if len(index) != len(f.shape) or not all(0 <= i < n for i, n in zip(index, f.shape)):
+        raise QdValueError(f"index {index} is out of bounds for field {f._label()} of shape {f.shape}.")
+    return index
+
+
+def read(f: Field, index: tuple[int, ...], entry: tuple[int, ...] = ()) -> object:
+    slot = f.quant.slots[entry]  # type: ignore[attr-defined]
+    arr, at, off = _word_at(slot, _check(f, index))
+    word = _OPS.const(int(arr[at]), slot.physical)
+    return q.decode(_OPS, word, slot, off if slot.array else None)[0]
+
+
+def write(f: Field, index: tuple[int, ...], value: object, entry: tuple[int, ...] = ()) -> None:
+    slot = f.quant.slots[entry]  # type: ignore[attr-defined]
+    arr, at, off = _word_at(slot, _check(f, index))
+    phys = slot.physical
+    old = int(arr[at])
+    word = _OPS.const(old, phys)
+    ct = slot.qtype.compute
+    if isinstance(value, float) and not ct.is_float:
+        v = _OPS.cast((value, q.f32 if ct.bits <= 32 else matrix.DEFAULTS["fp"]), ct)
+    else:
+        v = _OPS.const(value, ct)  # type: ignore[arg-type]
+    bits, mask = q.encode(_OPS, word, slot, v, off if slot.array else None)
+    m = mask[0]
+    arr[at] = (old & ~m) | (bits[0] & m)
+    w: Field = slot.word  # type: ignore[assignment]
+    if not isinstance(w._storage(), np.ndarray):
+        w._store(arr)
+
+
+def indices(f: Field) -> list[tuple[int, ...]]:
+    return list(itertools.product(*(range(n) for n in f.shape)))
+
+
+def to_numpy(f: Field) -> np.ndarray:
+    out = np.zeros(f.shape + f.element, f.dtype.np)
+    for i in indices(f):
+        for e in f.quant.slots:  # type: ignore[attr-defined]
+            out[i + e] = read(f, i, e)
+    return out
+
+
+def from_numpy(f: Field, array: np.ndarray) -> None:
+    for i in indices(f):
+        for e in f.quant.slots:  # type: ignore[attr-defined]
+            write(f, i, array[i + e].item(), e)
+
+
+def get(f: Field, index: tuple[int, ...]) -> object:
+    if not f.element:
+        return read(f, index)
+    vals = np.zeros(f.element, f.dtype.np)
+    for e in f.quant.slots:  # type: ignore[attr-defined]
+        vals[e] = read(f, index, e)
+    return (matrix.Vector if len(f.element) == 1 else matrix.Matrix)(vals)
+
+
+def put(f: Field, index: tuple[int, ...], value: object) -> None:
+    if not f.element:
+        write(f, index, np.asarray(value).item())
+        return
+    if isinstance(value, matrix.Matrix):
+        value = value.entries
+    arr = np.broadcast_to(np.asarray(value, dtype=np.float64 if f.dtype.is_float else np.int64), f.element)
+    for e in f.quant.slots:  # type: ignore[attr-defined]
+        write(f, index, arr[e].item(), e)
