@@ -392,11 +392,11 @@ def lower_once(
     if ctx is not None:  # unchanged top-level statements are replayed, not lowered
         memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops), cache)
     fe.lower_kernel(values, memo)
-    lower_quant.run(kernel)  # quantised fields' bits in their words
     lowered = Lowered(kernel, source, fe.deps)
     if memo is not None:
         lowered.replayed = frozenset(memo.replayed)
         memo.finish()
+    lower_quant.run(kernel)  # quantised fields' bits in their words (after the memo took its IR)
     return lowered
 
 

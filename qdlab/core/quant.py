@@ -152,6 +152,9 @@ class Slot:
     member: int = 0
     array: tuple[int, ...] = ()
     """A quant_array level's extent along each axis of the field (1 where it does not split)."""
+    kept: tuple[bool, ...] = ()
+    """For a quant_array: whether each axis of the field is an axis of its words (one the
+    levels above the quant_array use)."""
 
     @property
     def physical(self) -> DType:

@@ -273,9 +273,9 @@ class Field(FieldBase):
         """Its words in a launch: data pointer, gradient pointer (0 without one), extents. A
         forward-mode launch (`second="dual"`) gives its dual's pointer for the gradient's, a
         validating one (`"checkbit"`) its check bits'."""
-        if self.quant is not None:  # its words' (kernels reach them as fields of their own)
-            word = next(iter(self.quant.slots.values())).word
-            return cast("Field", word)._launch_words(second)
+        if self.quant is not None:  # unused: kernels reach its words as fields of their own
+            word = cast("Field", next(iter(self.quant.slots.values())).word)
+            return array_launch(word._storage(), None, self.shape + self.element)[0]
         arr, grad = self._launch_value(second)
         return array_launch(arr, grad, self._memory_shape(arr))[0]
 

@@ -145,8 +145,13 @@ def _give_slot(
 
 
 def place_quant_array(
-    level: object, parent_dims: tuple[int, ...], dims: tuple[int, ...], extents: tuple[int, ...],
-    max_num_bits: int, fields: list[object],
+    level: object,
+    parent_dims: tuple[int, ...],
+    dims: tuple[int, ...],
+    extents: tuple[int, ...],
+    kept: tuple[bool, ...],
+    max_num_bits: int,
+    fields: list[object],
 ) -> None:
     """`parent.quant_array(axes, n, max_num_bits).place(x)`: x's elements packed `n` to a word of
     the parent's cells; `extents` is the level's extent along each axis of x."""
@@ -166,7 +171,7 @@ def place_quant_array(
         )
     word = Field(phys, None, name="quant_array")
     word._place(parent_dims, None, level, False)
-    _give_slot(f, (), q.Slot(word, t, None, 0, extents), dims, None, level, False)
+    _give_slot(f, (), q.Slot(word, t, None, 0, extents, kept), dims, None, level, False)
 
 
 # Host access --------------------------------------------------------------------------------------
@@ -178,7 +183,7 @@ def _word_at(slot: q.Slot, index: tuple[int, ...]) -> tuple[np.ndarray, tuple[in
     arr = w._host() if isinstance(w._storage(), np.ndarray) else w._storage()
     if not slot.array:
         return arr, index, 0  # type: ignore[return-value]
-    outer = tuple(i // n for i, n in zip(index, slot.array))
+    outer = tuple(i // n for i, n, k in zip(index, slot.array, slot.kept) if k)
     lin = 0
     for i, n in zip(index, slot.array):
         lin = lin * n + i % n

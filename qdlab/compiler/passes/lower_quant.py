@@ -112,13 +112,15 @@ def _lower(kernel: ir.Kernel, op: ir.Op, f: object, words: dict[int, ir.Value]) 
     offset: ir.Value | None = None
     if slot.array:  # a quant_array: the word holds a block of elements
         widx, lin = [], None
-        for v, n in zip(outer, slot.array):
+        for v, n, kept in zip(outer, slot.array, slot.kept):
             if n == 1:
-                widx.append(v)
                 w = o.const(0, i32)
+                if kept:
+                    widx.append(v)
             else:
-                widx.append(o.bin("floordiv", v, o.const(n, i32)))
                 w = o.bin("mod", v, o.const(n, i32))
+                if kept:
+                    widx.append(o.bin("floordiv", v, o.const(n, i32)))
             lin = w if lin is None else o.bin("add", o.bin("mul", lin, o.const(n, i32)), w)
         assert lin is not None
         offset = o.bin("mul", lin, o.const(slot.qtype.bits, i32))
