@@ -427,15 +427,17 @@ def lower_loop_config(fe: Frontend, node: ast.Call) -> None:
             raise fe.error(f"qd.loop_config has no option `{kw.arg}`.")
 
 
-@builtin("block_local", arity=NODE)
+@builtin("block_local", "cache_read_only", arity=NODE)
 def lower_block_local(fe: Frontend, node: ast.Call) -> None:
     """`qd.block_local(a, b)`: Quadrants' hint to cache fields in block-local storage; qdlab has
     none, and the hint changes no value, so it checks that each argument is a field and does
-    nothing."""
+    nothing. `qd.cache_read_only(a)` (a hint that the kernel only reads `a`) likewise."""
+    name = getattr(node.func, "attr", getattr(node.func, "id", "block_local"))
     for a in node.args:
         base = GradOf.unpack(fe.visit(a))[0]
         if not (isinstance(base, ir.Value) and ir.is_array(base)):
-            raise fe.error("qd.block_local takes fields.", QdTypeError)
+            raise fe.error(f"qd.{name} takes fields.", QdTypeError)
+
 
 
 @builtin("graph_do_while", arity=NODE)
