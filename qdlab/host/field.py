@@ -598,7 +598,7 @@ def field(
 ) -> Field:
     """`qd.field(dtype, shape=..., needs_grad=...)`: zero-initialised; `shape=()` for a 0-d field
     (indexed `x[None]`); no shape: placed later by `qd.root.dense(...).place(x)`."""
-    qtype = quant_host().quant_of(dtype)
+    qtype = quant_host().quant_of(dtype)  # its entries' quantised types
     if isinstance(dtype, matrix.MatrixType) and qtype is not None:  # entries: the compute type
         vector = isinstance(dtype, matrix.VectorType)
         dtype = (

@@ -26,30 +26,48 @@ _OPS = q.PyOps()
 
 @dataclass(eq=False)
 class QuantInfo:
-    """A quantised field's type and, once placed, each entry's slot."""
+    """A quantised field's type per entry (`()` for a scalar field) and, once placed, each entry's
+    slot."""
 
-    qtype: q.QuantType
+    types: dict[tuple[int, ...], q.QuantType]
     slots: dict[tuple[int, ...], q.Slot] = field(default_factory=dict)
+
+    @property
+    def compute(self) -> DType:
+        return next(iter(self.types.values())).compute
 
     def text(self) -> str:
         return ";".join(f"{k}={s.text()}" for k, s in sorted(self.slots.items()))
 
 
-def quant_of(dtype: object) -> q.QuantType | None:
-    """The quantised type a field's dtype names (itself, or a vector/matrix type's entries')."""
+def quant_of(dtype: object) -> QuantInfo | None:
+    """The quantised types a field's dtype names: itself, a vector or matrix type's entries' (one
+    type, or one per entry: `qd.Matrix.field(2, 2, dtype=[[qflt, qfxt], [qflt, qfxt]])`)."""
     if q.is_quant(dtype):
-        return dtype  # type: ignore[return-value]
-    inner = getattr(dtype, "_dtype", None)
-    if isinstance(dtype, matrix.MatrixType) and isinstance(inner, list):
-        flat = [t for row in inner for t in (row if isinstance(row, list) else [row])]
-        if any(q.is_quant(t) for t in flat):
-            raise QdValueError("a matrix field of several quantised types is not supported.")
-    return inner if isinstance(dtype, matrix.MatrixType) and q.is_quant(inner) else None
+        return QuantInfo({(): dtype})  # type: ignore[dict-item]
+    if not isinstance(dtype, matrix.MatrixType):
+        return None
+    inner = dtype._dtype
+    shape = dtype.shape
+    entries = list(itertools.product(*(range(n) for n in shape)))
+    if q.is_quant(inner):
+        return QuantInfo({e: inner for e in entries})  # type: ignore[misc]
+    if not isinstance(inner, (list, tuple)):
+        return None
+    rows = [list(r) if isinstance(r, (list, tuple)) else [r] for r in inner]
+    flat = [t for r in rows for t in r]
+    if not any(q.is_quant(t) for t in flat):
+        return None
+    if len(flat) != len(entries) or not all(q.is_quant(t) for t in flat):
+        raise QdValueError(f"a {dtype.to_string()} field needs one quantised type per entry.")
+    if len({t.compute for t in flat}) != 1:
+        raise QdRuntimeError("Member fields of a matrix field must have the same compute type")
+    return QuantInfo(dict(zip(entries, flat)))
 
 
-def make_quant(f: Field, qtype: q.QuantType) -> None:
+def make_quant(f: Field, info: QuantInfo) -> None:
     """Make `f` (made with the compute type) a quantised field: no gradient, no dual."""
-    f.quant = QuantInfo(qtype)
+    f.quant = info
     f.grad = f.dual = None
 
 
@@ -87,7 +105,7 @@ class BitpackedFields:
         scalars = [s for a in args for s in _entries(a)]
         shared = -1
         for f, e in scalars:
-            t = f.quant.qtype  # type: ignore[attr-defined]
+            t = f.quant.types[e]  # type: ignore[attr-defined]
             try:
                 if isinstance(t, q.QuantFloat):
                     if shared >= 0:
@@ -120,7 +138,8 @@ class BitpackedFields:
         word = Field(self.struct.physical, None, name="bitpacked")
         word._place(dims, order, level, blocked)  # type: ignore[arg-type]
         for f, e, k in self.fields:
-            _give_slot(f, e, q.Slot(word, f.quant.qtype, self.struct, k), dims, order, level, blocked)  # type: ignore[attr-defined]
+            slot = q.Slot(word, f.quant.types[e], self.struct, k)  # type: ignore[attr-defined]
+            _give_slot(f, e, slot, dims, order, level, blocked)
 
 
 def _give_slot(
@@ -161,7 +180,7 @@ def place_quant_array(
     f = fields[0]
     if not isinstance(f, Field) or getattr(f, "quant", None) is None or f.element:
         raise QdValueError("quant_array(...).place() takes one scalar field of a quantised type.")
-    t = f.quant.qtype  # type: ignore[attr-defined]
+    t = f.quant.types[()]  # type: ignore[attr-defined]
     if isinstance(t, q.QuantFloat):
         raise QdValueError("a quant_array holds quantised integers or fixed-point numbers.")
     if math.prod(extents) * t.bits > phys.bits:

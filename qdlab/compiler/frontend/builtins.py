@@ -423,7 +423,7 @@ def lower_loop_config(fe: Frontend, node: ast.Call) -> None:
             if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 1024:
                 raise fe.error("qd.loop_config(block_dim=...) needs an integer from 1 to 1024.")
             fe.block_dim = v
-        elif kw.arg not in ("parallelize", "block_dim_adaptive"):
+        elif kw.arg not in ("parallelize", "block_dim_adaptive", "bit_vectorize"):
             raise fe.error(f"qd.loop_config has no option `{kw.arg}`.")
 
 
