@@ -171,7 +171,7 @@ V = TypeVar("V")
 
 
 class Ops(Protocol, Generic[V]):  # type: ignore[misc]
-    def const(self, value: int | float, t: DType) -> V: ...
+    def const(self, value: float, t: DType) -> V: ...
     def bin(self, op: str, a: V, b: V) -> V: ...
     def cast(self, a: V, t: DType) -> V: ...
     def bitcast(self, a: V, t: DType) -> V: ...
@@ -365,9 +365,7 @@ def _f32_exponent(o: Ops, f: V) -> V:
     return o.bin("and", o.bin("shr", bits, o.const(23, u32)), o.const(255, u32))
 
 
-def _encode_shared(
-    o: Ops, word: V, s: BitStruct, exp: int, given: dict[int, V]
-) -> tuple[V, int]:
+def _encode_shared(o: Ops, word: V, s: BitStruct, exp: int, given: dict[int, V]) -> tuple[V, int]:
     """The exponent `exp` shared by several floats and their digits, for a store of `given`
     (member -> value); the others keep their values, read from `word`."""
     phys = o.type_of(word)
@@ -425,6 +423,13 @@ def add_bits(o: Ops, value: V, slot: Slot, offset: int | V | None = None) -> tup
     return o.bin("shl", wide, _at(o, off, phys)), _mask_at(o, q.bits, off, phys), v
 
 
+def widen(o: Ops, v: V, phys: DType) -> V:
+    """An integer in the physical word's width, extended as its own type extends."""
+    t = o.type_of(v)
+    wide = _int(o, v, SIGNED[phys.bits] if t.is_signed else UNSIGNED[phys.bits])
+    return _int(o, wide, phys)
+
+
 def _wrap(x: int, t: DType) -> int:
     """`x` as a value of the integer type `t` (two's complement)."""
     x &= (1 << t.bits) - 1
@@ -444,7 +449,7 @@ class PyOps:
     """`Ops` on Python numbers: each value is (number, dtype), integers wrapped to their type and
     f32 values rounded to f32, as the kernel's machine code computes them."""
 
-    def const(self, value: int | float, t: DType) -> tuple:
+    def const(self, value: float, t: DType) -> tuple:
         return (_wrap(int(value), t) if t.is_int else _round_to(float(value), t), t)
 
     def type_of(self, a: tuple) -> DType:

@@ -334,9 +334,7 @@ class Field(FieldBase):
     ) -> np.ndarray:
         """The elements: a copy, or with `copy=False` / `None` a view of the storage where
         Quadrants gives one (host memory, a dtype DLPack carries, not a 0-d field)."""
-        view = (
-            self._logical(self._storage()) if self.quant is None else quant_host().to_numpy(self)
-        )
+        view = self._logical(self._storage()) if self.quant is None else quant_host().to_numpy(self)
         np_dtype = None if dtype is None else _np_dtype(dtype)
         out = torch_bridge.to_numpy(view, self.dtype.name, np_dtype, copy, bool(self.shape))
         if keep_dims and len(self.element) == 1:

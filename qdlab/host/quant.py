@@ -211,7 +211,9 @@ def _word_at(slot: q.Slot, index: tuple[int, ...]) -> tuple[np.ndarray, tuple[in
 
 def _check(f: Field, index: tuple[int, ...]) -> tuple[int, ...]:
     if len(index) != len(f.shape) or not all(0 <= i < n for i, n in zip(index, f.shape)):
-        raise QdValueError(f"index {index} is out of bounds for field {f._label()} of shape {f.shape}.")
+        raise QdValueError(
+            f"index {index} is out of bounds for field {f._label()} of shape {f.shape}."
+        )
     return index
 
 
@@ -274,6 +276,8 @@ def put(f: Field, index: tuple[int, ...], value: object) -> None:
         return
     if isinstance(value, matrix.Matrix):
         value = value.entries
-    arr = np.broadcast_to(np.asarray(value, dtype=np.float64 if f.dtype.is_float else np.int64), f.element)
+    arr = np.broadcast_to(
+        np.asarray(value, dtype=np.float64 if f.dtype.is_float else np.int64), f.element
+    )
     for e in f.quant.slots:  # type: ignore[attr-defined]
         write(f, index, arr[e].item(), e)

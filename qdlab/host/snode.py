@@ -146,9 +146,7 @@ class SNode:
             extents = tuple(ext.get(a, 1) for a in used)
             above = {a for node in parent.path() for a in node.axes}
             kept = tuple(a in above for a in used)
-            quant.place_quant_array(
-                self, parent.shape, dims, extents, kept, self.quant_bits, flat
-            )
+            quant.place_quant_array(self, parent.shape, dims, extents, kept, self.quant_bits, flat)
             self.fields.extend(f for f in flat if isinstance(f, Field))
             return self
         for f in flat:

@@ -49,9 +49,7 @@ def fixed(
     return q.QuantFixed(digits, _compute(compute, matrix.DEFAULTS["fp"]), builtins.float(scale))
 
 
-def float(
-    exp: object, frac: object, signed: bool = True, compute: object = None
-) -> q.QuantFloat:
+def float(exp: object, frac: object, signed: bool = True, compute: object = None) -> q.QuantFloat:
     """A floating-point number with an `exp`-bit exponent and `frac` bits of digits (the sign
     among them when `signed`), computed in f32."""
     e = _bits(exp, "exp", 8)
@@ -64,4 +62,4 @@ def float(
     return q.QuantFloat(digits, q.QuantInt(e, False, i32), ct)
 
 
-__all__ = ["int", "fixed", "float"]
+__all__ = ["fixed", "float", "int"]

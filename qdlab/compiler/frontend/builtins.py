@@ -439,7 +439,6 @@ def lower_block_local(fe: Frontend, node: ast.Call) -> None:
             raise fe.error(f"qd.{name} takes fields.", QdTypeError)
 
 
-
 @builtin("graph_do_while", arity=NODE)
 def lower_graph_do_while(fe: Frontend, node: ast.Call) -> None:
     raise fe.error(

@@ -8,9 +8,10 @@ unused; each word field a kernel reaches gets a hidden parameter of its own. A l
 and extracts the value (`core/quant.py`); a store computes the new bits and replaces them with an
 atomic masked write (`atomic` op `bits_set`: a compare-and-swap loop, or a plain read-modify-write
 where no other iteration touches the word); `+=` / `-=` on an integer or fixed-point value adds
-its digits within their bits (`bits_add`), as the reference's `atomic_add_partial_bits`. Other
-atomics, and any on a quantised float, are a read, the operation and a masked write (the
-reference demotes those too).
+its digits within their bits (`bits_add`), as the reference's `atomic_add_partial_bits`; the
+other atomics on an integer (`atomic_max`, `atomic_and`...) are one atomic update of its bits too.
+Those on a fixed-point number other than `+=` / `-=`, and any on a quantised float, are a read, the
+operation and a masked write, as the reference demotes them.
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ class IrOps:
         self.new: list[ir.Op] = []
         self.loc = loc
 
-    def emit(self, cls: type[ir.Op], operands: list[ir.Value], t: DType, **attrs: object) -> ir.Value:
+    def emit(
+        self, cls: type[ir.Op], operands: list[ir.Value], t: DType, **attrs: object
+    ) -> ir.Value:
         op = cls(operands, t, dict(attrs), None, self.loc)  # type: ignore[arg-type]
         self.new.append(op)
         return op.out
 
-    def const(self, value: int | float, t: DType) -> ir.Value:
+    def const(self, value: float, t: DType) -> ir.Value:
         v = q.PyOps().const(value, t)[0]
         return self.emit(ir.Const, [], t, value=v)
 
@@ -57,6 +60,11 @@ class IrOps:
 
     def clz(self, a: ir.Value) -> ir.Value:
         return self.emit(ir.Unary, [a], i32, fn="clz")
+
+
+INT_ATOMICS = ("add", "sub", "and", "or", "xor", "min", "max", "mul")
+"""The atomics on a quantised integer done on its bits in one atomic update of the word (the
+reference demotes all but `add` to a read and a write)."""
 
 
 def run(kernel: ir.Kernel) -> None:
@@ -102,8 +110,11 @@ def _lower(kernel: ir.Kernel, op: ir.Op, f: object, words: dict[int, ir.Value]) 
     entry = []
     for v in inner:
         if not isinstance(v.owner, ir.Const):
-            raise _error(op, "an entry of a quantised vector or matrix field must be indexed by a "
-                         "constant (or a static loop).")
+            raise _error(
+                op,
+                "an entry of a quantised vector or matrix field must be indexed by a "
+                "constant (or a static loop).",
+            )
         entry.append(int(v.owner.attrs["value"]))
     slot: q.Slot = info.slots[tuple(entry)]
     o = IrOps(op.loc)
@@ -127,20 +138,26 @@ def _lower(kernel: ir.Kernel, op: ir.Op, f: object, words: dict[int, ir.Value]) 
     else:
         widx = list(outer)
     if isinstance(op, ir.Addr):
-        raise _error(op, "qd.get_addr of a quantised field is not supported (its elements are "
-                     "bits of a word).")
+        raise _error(
+            op,
+            "qd.get_addr of a quantised field is not supported (its elements are bits of a word).",
+        )
 
     def load() -> ir.Value:
         return o.emit(ir.Load, [word_arr, *widx], phys)
 
     def store(word: ir.Value | None, value: ir.Value) -> ir.Value:
-        bits, mask = q.encode(o, word if word is not None else o.const(0, phys), slot, value, offset)
+        bits, mask = q.encode(
+            o, word if word is not None else o.const(0, phys), slot, value, offset
+        )
         return o.emit(ir.Atomic, [word_arr, *widx, mask, bits], phys, op="bits_set")
 
     def shared() -> bool:
-        return isinstance(slot.qtype, q.QuantFloat) and slot.struct is not None and len(
-            slot.struct.members[slot.struct.members[slot.member].exponent].users
-        ) > 1
+        return (
+            isinstance(slot.qtype, q.QuantFloat)
+            and slot.struct is not None
+            and len(slot.struct.members[slot.struct.members[slot.member].exponent].users) > 1
+        )
 
     result: ir.Value | None = None
     if isinstance(op, (ir.Load, ir.VolatileLoad)):
@@ -150,11 +167,19 @@ def _lower(kernel: ir.Kernel, op: ir.Op, f: object, words: dict[int, ir.Value]) 
     else:
         assert isinstance(op, ir.Atomic)
         name, value = op.attrs["op"], op.operands[-1]
-        if name in ("add", "sub") and not isinstance(slot.qtype, q.QuantFloat):
+        qt = slot.qtype
+        whole = isinstance(qt, q.QuantInt) and name in INT_ATOMICS
+        if (name in ("add", "sub") and not isinstance(qt, q.QuantFloat)) or whole:
             if name == "sub":
                 value = o.emit(ir.Unary, [value], value.dtype, fn="neg")
             addend, mask, _ = q.add_bits(o, value, slot, offset)
-            old = o.emit(ir.Atomic, [word_arr, *widx, mask, addend], phys, op="bits_add")
+            bits = "add" if name == "sub" else name
+            attrs: dict[str, object] = {"op": f"bits_{bits}"}
+            if bits in ("min", "max"):  # compared as the compute type compares, unshifted
+                attrs = {"op": f"bits_{'' if value.dtype.is_signed else 'u'}{bits}"}
+                attrs["signed"] = qt.signed  # how the field's bits extend
+                addend = q.widen(o, value, phys)
+            old = o.emit(ir.Atomic, [word_arr, *widx, mask, addend], phys, **attrs)
             result = q.decode(o, old, slot, offset)
         elif name == "xchg":
             old = store(load() if shared() else None, value)
