@@ -8,7 +8,7 @@ exponent); a `quant_array` level holds its elements in one word, element k at bi
 
 The conversions are written once here, against `Ops`, a small set of typed integer and float
 operations: the compiler emits them as qdlab IR (`compiler/passes/lower_quant.py`), and host
-access (`x[i]` outside kernels) runs them on Python numbers (`PyOps`), so both give the same bits.
+access (`x[i]` outside kernels) runs them on Python numbers (`NpOps`, on every element at once), so both give the same bits.
 They follow the reference's LLVM code step by step (`codegen_llvm_quant.cpp`): integers are
 truncated to their bits on store and sign- or zero-extended on load; fixed-point stores round
 half away from zero (`v / scale`, plus 0.5 with the value's sign, truncated); floats round the f32
@@ -18,12 +18,13 @@ below, and a shared exponent is the largest of its members' exponents.
 
 from __future__ import annotations
 
-import math
 import struct
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
-from .types import DType, f32, i8, i16, i32, i64, u8, u16, u32, u64
+import numpy as np
+
+from .types import DType, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64
 
 SIGNED = {8: i8, 16: i16, 32: i32, 64: i64}
 UNSIGNED = {8: u8, 16: u16, 32: u32, 64: u64}
@@ -211,7 +212,7 @@ def to_fixed(o: Ops, v: V, q: QuantFixed) -> V:
     """`int(v / scale + 0.5 * sign(v))`, in the digits' compute type (the reference's rounding)."""
     ct = q.compute
     x = v if o.type_of(v) == ct else o.cast(v, ct)
-    inv = float(_round_to(1.0 / q.scale, ct))
+    inv = float(round_to(1.0 / q.scale, ct))
     scaled = o.bin("mul", x, o.const(inv, ct))
     ib = SIGNED[ct.bits]
     bits = o.bitcast(scaled, ib)
@@ -225,7 +226,7 @@ def to_fixed(o: Ops, v: V, q: QuantFixed) -> V:
 def from_fixed(o: Ops, digits: V, q: QuantFixed) -> V:
     """`float(digits) * scale`, in the compute type."""
     ct = q.compute
-    return o.bin("mul", o.cast(digits, ct), o.const(float(_round_to(q.scale, ct)), ct))
+    return o.bin("mul", o.cast(digits, ct), o.const(float(round_to(q.scale, ct)), ct))
 
 
 def decode_float(o: Ops, word: V, struct: BitStruct, k: int) -> V:
@@ -297,8 +298,8 @@ def _mask(bits: int, offset: int) -> int:
 
 def _mask_at(o: Ops, bits: int, offset: int | V, phys: DType) -> V:
     if isinstance(offset, int):
-        return o.const(_wrap(_mask(bits, offset), phys), phys)
-    return o.bin("shl", o.const(_wrap((1 << bits) - 1, phys), phys), _at(o, offset, phys))
+        return o.const(wrap(_mask(bits, offset), phys), phys)
+    return o.bin("shl", o.const(wrap((1 << bits) - 1, phys), phys), _at(o, offset, phys))
 
 
 def _to_bits(o: Ops, v: V, q: QuantInt | QuantFixed, phys: DType, offset: int | V) -> V:
@@ -310,7 +311,7 @@ def _to_bits(o: Ops, v: V, q: QuantInt | QuantFixed, phys: DType, offset: int | 
         qi = q
     ct = o.type_of(v)
     if qi.bits < ct.bits:
-        v = o.bin("and", v, o.const(_wrap((1 << qi.bits) - 1, ct), ct))
+        v = o.bin("and", v, o.const(wrap((1 << qi.bits) - 1, ct), ct))
     v = _int(o, v, UNSIGNED[ct.bits]) if ct.bits > 1 else v
     v = _int(o, v, phys)
     return o.bin("shl", v, _at(o, offset, phys))
@@ -338,7 +339,7 @@ def encode(o: Ops, word: V, slot: Slot, value: V, offset: int | V | None = None)
                 out = bits if out is None else o.bin("or", out, bits)
                 mask |= part
         assert out is not None
-        return out, o.const(_wrap(mask, phys), phys)
+        return out, o.const(wrap(mask, phys), phys)
     f = o.bitcast(value, i32)
     db = q.digit_bits
     if db < 23:
@@ -357,7 +358,7 @@ def encode(o: Ops, word: V, slot: Slot, value: V, offset: int | V | None = None)
     digits = o.select(o.cmp("ne", exp_bits, zero), digit_bits, zero)
     digits = o.bin("shl", _int(o, o.bitcast(digits, u32), phys), o.const(m.offset, phys))
     mask = _mask(q.exponent.bits, e.offset) | _mask(q.digits.bits, m.offset)
-    return o.bin("or", out, digits), o.const(_wrap(mask, phys), phys)
+    return o.bin("or", out, digits), o.const(wrap(mask, phys), phys)
 
 
 def _f32_exponent(o: Ops, f: V) -> V:
@@ -430,7 +431,7 @@ def widen(o: Ops, v: V, phys: DType) -> V:
     return _int(o, wide, phys)
 
 
-def _wrap(x: int, t: DType) -> int:
+def wrap(x: int, t: DType) -> int:
     """`x` as a value of the integer type `t` (two's complement)."""
     x &= (1 << t.bits) - 1
     if t.is_signed and x >> (t.bits - 1):
@@ -438,78 +439,72 @@ def _wrap(x: int, t: DType) -> int:
     return x
 
 
-def _round_to(x: float, t: DType) -> float:
+def round_to(x: float, t: DType) -> float:
     return struct.unpack("f", struct.pack("f", x))[0] if t.bits == 32 else x
 
 
-# Python numbers -----------------------------------------------------------------------------------
+# NumPy arrays ------------------------------------------------------------------------------------
 
 
-class PyOps:
-    """`Ops` on Python numbers: each value is (number, dtype), integers wrapped to their type and
-    f32 values rounded to f32, as the kernel's machine code computes them."""
+class NpOps:
+    """`Ops` on NumPy arrays (one value per element, so host access converts a whole field at
+    once): integers wrap in their type, f32 values are computed in f32, as the kernel's machine code
+    computes them."""
 
-    def const(self, value: float, t: DType) -> tuple:
-        return (_wrap(int(value), t) if t.is_int else _round_to(float(value), t), t)
+    def const(self, value: float, t: DType) -> np.ndarray:
+        v = wrap(int(value), t) if t.is_int else float(value)
+        return np.array([v], dtype=t.np)
 
-    def type_of(self, a: tuple) -> DType:
-        return a[1]
+    def type_of(self, a: np.ndarray) -> DType:
+        return _DTYPES[a.dtype]
 
-    def bin(self, op: str, a: tuple, b: tuple) -> tuple:
-        x, t = a
-        y = b[0]
-        if t.is_float:
-            r = {"mul": lambda: x * y, "add": lambda: x + y}[op]()
-            return (_round_to(r, t), t)
-        n = t.bits
-        if op in ("shl", "shr"):
-            y &= n - 1
-            if op == "shl":
-                return (_wrap(x << y, t), t)
-            return (_wrap((x if t.is_signed else x & ((1 << n) - 1)) >> y, t), t)
-        r = {
-            "add": lambda: x + y,
-            "sub": lambda: x - y,
-            "mul": lambda: x * y,
-            "and": lambda: x & y,
-            "or": lambda: x | y,
-            "xor": lambda: x ^ y,
-            "min": lambda: min(x, y),
-            "max": lambda: max(x, y),
-        }[op]()
-        return (_wrap(r, t), t)
+    def bin(self, op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        t = self.type_of(a)
+        with np.errstate(all="ignore"):
+            if op in ("shl", "shr"):
+                amount = np.bitwise_and(b, np.array(t.bits - 1, a.dtype))
+                f = np.left_shift if op == "shl" else np.right_shift
+                return f(a, amount).astype(a.dtype)
+            fn = {
+                "add": np.add,
+                "sub": np.subtract,
+                "mul": np.multiply,
+                "and": np.bitwise_and,
+                "or": np.bitwise_or,
+                "xor": np.bitwise_xor,
+                "min": np.minimum,
+                "max": np.maximum,
+            }[op]
+            return fn(a, b).astype(a.dtype)
 
-    def cast(self, a: tuple, t: DType) -> tuple:
-        x, s = a
-        if s.is_float and t.is_float:
-            return (_round_to(x, t), t)
-        if s.is_float:  # saturating, toward zero (qdlab's float-to-int conversion)
-            if math.isnan(x):
-                return (0, t)
-            lo = -(1 << (t.bits - 1)) if t.is_signed else 0
-            hi = (1 << (t.bits - 1)) - 1 if t.is_signed else (1 << t.bits) - 1
-            return (min(max(int(x), lo), hi), t)
-        if t.is_float:
-            return (_round_to(float(x), t), t)
-        return (_wrap(x, t), t)
+    def cast(self, a: np.ndarray, t: DType) -> np.ndarray:
+        s = self.type_of(a)
+        with np.errstate(all="ignore"):
+            if s.is_float and t.is_int:  # toward zero, saturating (qdlab's conversion); NaN: 0
+                lo = -(1 << (t.bits - 1)) if t.is_signed else 0
+                hi = (1 << (t.bits - 1)) - 1 if t.is_signed else (1 << t.bits) - 1
+                x = np.nan_to_num(np.trunc(a.astype(np.float64)), nan=0.0)
+                out = np.where(x <= lo, lo, np.where(x >= hi, hi, 0)).astype(t.np)
+                mid = (x > lo) & (x < hi)
+                out[mid] = x[mid].astype(t.np)
+                return out
+            return a.astype(t.np)
 
-    def bitcast(self, a: tuple, t: DType) -> tuple:
-        x, s = a
-        if s.is_float:
-            x = struct.unpack("<I", struct.pack("<f", x))[0]
-        if t.is_float:
-            return (struct.unpack("<f", struct.pack("<I", x & 0xFFFFFFFF))[0], t)
-        return (_wrap(x, t), t)
+    def bitcast(self, a: np.ndarray, t: DType) -> np.ndarray:
+        return a.view(t.np)
 
-    def select(self, cond: tuple, a: tuple, b: tuple) -> tuple:
-        return a if cond[0] else b
+    def select(self, cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.where(cond.astype(bool), a, b).astype(a.dtype)
 
-    def cmp(self, pred: str, a: tuple, b: tuple) -> tuple:
-        x, y = a[0], b[0]
-        r = {"eq": x == y, "ne": x != y, "lt": x < y, "gt": x > y}[pred]
-        return (int(r), UNSIGNED[8])
+    def cmp(self, pred: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        fn = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "gt": np.greater}[pred]
+        return fn(a, b).astype(np.uint8)
 
-    def clz(self, a: tuple) -> tuple:
-        x, t = a
-        x &= (1 << t.bits) - 1
-        return (t.bits - x.bit_length(), i32)
+    def clz(self, a: np.ndarray) -> np.ndarray:
+        t = self.type_of(a)
+        x = a.view(UNSIGNED[t.bits].np).astype(np.float64)  # exact below 2 ** 53
+        length = np.where(x > 0, np.frexp(x)[1], 0)
+        return (t.bits - length).astype(np.int32)
+
+
+_DTYPES = {t.np: t for t in (*SIGNED.values(), *UNSIGNED.values(), f32, f64)}

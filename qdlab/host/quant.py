@@ -21,7 +21,7 @@ from ..core.errors import QdRuntimeError, QdSyntaxError, QdValueError
 from ..core.types import DType
 from .field import Field, MatrixMember
 
-_OPS = q.PyOps()
+_OPS = q.NpOps()
 
 
 @dataclass(eq=False)
@@ -196,88 +196,110 @@ def place_quant_array(
 # Host access --------------------------------------------------------------------------------------
 
 
-def _word_at(slot: q.Slot, index: tuple[int, ...]) -> tuple[np.ndarray, tuple[int, ...], int]:
-    """(the word storage, the word's index, the element's bit offset) of `index`."""
-    w: Field = slot.word  # type: ignore[assignment]
-    arr = w._host() if isinstance(w._storage(), np.ndarray) else w._storage()
+def _places(
+    f: Field, slot: q.Slot, index: tuple[np.ndarray, ...]
+) -> tuple[tuple[np.ndarray, ...], np.ndarray | None]:
+    """The word index (an array per axis of the words) and, in a quant_array, the bit offset of
+    each element `index` names (one array per axis of `f`)."""
     if not slot.array:
-        return arr, index, 0  # type: ignore[return-value]
+        return index, None
     outer = tuple(i // n for i, n, k in zip(index, slot.array, slot.kept) if k)
-    lin = 0
+    lin = np.zeros_like(index[0]) if index else np.zeros(1, np.int32)
     for i, n in zip(index, slot.array):
         lin = lin * n + i % n
-    return arr, outer, lin * slot.qtype.bits  # type: ignore[return-value]
+    return outer, (lin * slot.qtype.bits).astype(np.int32)
 
 
-def _check(f: Field, index: tuple[int, ...]) -> tuple[int, ...]:
-    if len(index) != len(f.shape) or not all(0 <= i < n for i, n in zip(index, f.shape)):
-        raise QdValueError(
-            f"index {index} is out of bounds for field {f._label()} of shape {f.shape}."
-        )
-    return index
+def _words(slot: q.Slot) -> np.ndarray:
+    w: Field = slot.word  # type: ignore[assignment]
+    return w._host()
 
 
-def read(f: Field, index: tuple[int, ...], entry: tuple[int, ...] = ()) -> object:
-    slot = f.quant.slots[entry]  # type: ignore[attr-defined]
-    arr, at, off = _word_at(slot, _check(f, index))
-    word = _OPS.const(int(arr[at]), slot.physical)
-    return q.decode(_OPS, word, slot, off if slot.array else None)[0]
-
-
-def write(f: Field, index: tuple[int, ...], value: object, entry: tuple[int, ...] = ()) -> None:
-    slot = f.quant.slots[entry]  # type: ignore[attr-defined]
-    arr, at, off = _word_at(slot, _check(f, index))
-    phys = slot.physical
-    old = int(arr[at])
-    word = _OPS.const(old, phys)
-    ct = slot.qtype.compute
-    if isinstance(value, float) and not ct.is_float:
-        v = _OPS.cast((value, q.f32 if ct.bits <= 32 else matrix.DEFAULTS["fp"]), ct)
-    else:
-        v = _OPS.const(value, ct)  # type: ignore[arg-type]
-    bits, mask = q.encode(_OPS, word, slot, v, off if slot.array else None)
-    m = mask[0]
-    arr[at] = (old & ~m) | (bits[0] & m)
+def _put_words(slot: q.Slot, arr: np.ndarray) -> None:
     w: Field = slot.word  # type: ignore[assignment]
     if not isinstance(w._storage(), np.ndarray):
         w._store(arr)
 
 
-def indices(f: Field) -> list[tuple[int, ...]]:
-    return list(itertools.product(*(range(n) for n in f.shape)))
+def _read(f: Field, entry: tuple[int, ...], index: tuple[np.ndarray, ...]) -> np.ndarray:
+    slot = f.quant.slots[entry]  # type: ignore[attr-defined]
+    at, off = _places(f, slot, index)
+    words = np.atleast_1d(_words(slot)[at])
+    return q.decode(_OPS, words, slot, off)
+
+
+def _write(
+    f: Field, entry: tuple[int, ...], index: tuple[np.ndarray, ...], values: np.ndarray
+) -> None:
+    """Store `values` at `index` (each word named once)."""
+    slot = f.quant.slots[entry]  # type: ignore[attr-defined]
+    at, off = _places(f, slot, index)
+    arr = _words(slot)
+    old = np.atleast_1d(arr[at])
+    ct = slot.qtype.compute
+    vals = np.atleast_1d(values)
+    if vals.dtype.kind == "f" and not ct.is_float:  # a float converts as a kernel converts it
+        v = _OPS.cast(vals.astype(np.float64), ct)
+    else:
+        v = _OPS.cast(vals.astype(np.float64 if ct.is_float else np.int64), ct)
+    bits, mask = q.encode(_OPS, old, slot, v, off)
+    arr[at] = (old & ~mask) | (bits & mask)
+    _put_words(slot, arr)
+
+
+def _check(f: Field, index: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    if len(index) != len(f.shape) or not all(0 <= i < n for i, n in zip(index, f.shape)):
+        raise QdValueError(
+            f"index {index} is out of bounds for field {f._label()} of shape {f.shape}."
+        )
+    return tuple(np.array([i], np.int32) for i in index)
+
+
+def _all(f: Field, slot: q.Slot) -> list[tuple[np.ndarray, ...]]:
+    """Every index of `f`, in groups that name each word once (a quant_array's elements of one
+    word go in separate groups)."""
+    grid = [g.ravel().astype(np.int32) for g in np.indices(f.shape)] if f.shape else []
+    if not slot.array:
+        return [tuple(grid)]
+    lin = np.zeros(grid[0].shape if grid else (1,), np.int64)
+    for i, n in zip(grid, slot.array):
+        lin = lin * n + i % n
+    return [tuple(g[lin == k] for g in grid) for k in range(math.prod(slot.array))]
 
 
 def to_numpy(f: Field) -> np.ndarray:
     out = np.zeros(f.shape + f.element, f.dtype.np)
-    for i in indices(f):
-        for e in f.quant.slots:  # type: ignore[attr-defined]
-            out[i + e] = read(f, i, e)
+    for e, slot in f.quant.slots.items():  # type: ignore[attr-defined]
+        for index in _all(f, slot):
+            if f.shape and not len(index[0]):
+                continue
+            out[(*index, *e)] = _read(f, e, index) if f.shape else _read(f, e, ())[0]
     return out
 
 
 def from_numpy(f: Field, array: np.ndarray) -> None:
-    for i in indices(f):
-        for e in f.quant.slots:  # type: ignore[attr-defined]
-            write(f, i, array[i + e].item(), e)
+    array = np.asarray(array)
+    for e, slot in f.quant.slots.items():  # type: ignore[attr-defined]
+        for index in _all(f, slot):
+            if f.shape and not len(index[0]):
+                continue
+            _write(f, e, index, array[(*index, *e)] if f.shape else array[e])
 
 
 def get(f: Field, index: tuple[int, ...]) -> object:
+    at = _check(f, index)
     if not f.element:
-        return read(f, index)
+        return _read(f, (), at)[0].item()
     vals = np.zeros(f.element, f.dtype.np)
     for e in f.quant.slots:  # type: ignore[attr-defined]
-        vals[e] = read(f, index, e)
+        vals[e] = _read(f, e, at)[0]
     return (matrix.Vector if len(f.element) == 1 else matrix.Matrix)(vals)
 
 
 def put(f: Field, index: tuple[int, ...], value: object) -> None:
-    if not f.element:
-        write(f, index, np.asarray(value).item())
-        return
+    at = _check(f, index)
     if isinstance(value, matrix.Matrix):
         value = value.entries
-    arr = np.broadcast_to(
-        np.asarray(value, dtype=np.float64 if f.dtype.is_float else np.int64), f.element
-    )
+    arr = np.broadcast_to(np.asarray(value), f.element)
     for e in f.quant.slots:  # type: ignore[attr-defined]
-        write(f, index, arr[e].item(), e)
+        _write(f, e, at, np.asarray(arr[e]))

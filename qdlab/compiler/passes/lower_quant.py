@@ -37,7 +37,7 @@ class IrOps:
         return op.out
 
     def const(self, value: float, t: DType) -> ir.Value:
-        v = q.PyOps().const(value, t)[0]
+        v = q.wrap(int(value), t) if t.is_int else q.round_to(float(value), t)
         return self.emit(ir.Const, [], t, value=v)
 
     def type_of(self, a: ir.Value) -> DType:
