@@ -8,7 +8,8 @@ exponent); a `quant_array` level holds its elements in one word, element k at bi
 
 The conversions are written once here, against `Ops`, a small set of typed integer and float
 operations: the compiler emits them as qdlab IR (`compiler/passes/lower_quant.py`), and host
-access (`x[i]` outside kernels) runs them on Python numbers (`NpOps`, on every element at once), so both give the same bits.
+access (`x[i]` outside kernels) runs them on NumPy arrays (`NpOps`, every element at once), so
+both give the same bits.
 They follow the reference's LLVM code step by step (`codegen_llvm_quant.cpp`): integers are
 truncated to their bits on store and sign- or zero-extended on load; fixed-point stores round
 half away from zero (`v / scale`, plus 0.5 with the value's sign, truncated); floats round the f32

@@ -136,7 +136,8 @@ mask, value), the value already at the mask's place: `bits_set` replaces those b
 value's; the others combine them with it (`bits_add` adds, wrapping within them; `bits_min` /
 `bits_max` keep the smaller / larger of the field's value (extended as attrs `signed` says) and
 the value, given unshifted, compared as signed numbers, `bits_umin` / `bits_umax` as unsigned
-ones; `bits_mul` multiplies, wrapping). The rest of the word is unchanged; each gives the old word."""
+ones; `bits_mul` multiplies, wrapping). The rest of the word is unchanged; each gives the old
+word."""
 
 
 def _bits(
