@@ -24,6 +24,7 @@ from .cache import BinaryCache, construct_memo, manifest, stmt_memo
 from .cache.construct_memo import Prepared
 from .codegen.offload import Plan, offload
 from .codegen.targets import Target
+from .frontend import quant
 from .frontend.fields import field_paths, field_type
 from .frontend.scope import CallsNeeded, Lowering
 from .frontend.source import Source, source_lines
@@ -31,7 +32,7 @@ from .frontend.visitor import Frontend
 from .ir import field_params
 from .ir.printer import print_kernel
 from .ir.verify import verify
-from .passes import autodiff, forward_mode, lower_quant, run_passes, validation
+from .passes import autodiff, forward_mode, run_passes, validation
 from .report import dump, make_report
 from .report.explain import KernelReport
 from .runtime import tiers
@@ -396,7 +397,7 @@ def lower_once(
     if memo is not None:
         lowered.replayed = frozenset(memo.replayed)
         memo.finish()
-    lower_quant.run(kernel)  # quantised fields' bits in their words (after the memo took its IR)
+    quant.run(kernel)  # quantised fields' bits in their words (after the memo took its IR)
     return lowered
 
 

@@ -7,7 +7,7 @@ placed together by one `qd.BitpackedFields` share one word per cell, one after a
 exponent); a `quant_array` level holds its elements in one word, element k at bit k * bits.
 
 The conversions are written once here, against `Ops`, a small set of typed integer and float
-operations: the compiler emits them as qdlab IR (`compiler/passes/lower_quant.py`), and host
+operations: the compiler emits them as qdlab IR (`compiler/frontend/quant.py`), and host
 access (`x[i]` outside kernels) runs them on NumPy arrays (`NpOps`, every element at once), so
 both give the same bits.
 They follow the reference's LLVM code step by step (`codegen_llvm_quant.cpp`): integers are
@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Protocol, TypeGuard
 
 import numpy as np
 
+from .fields import FieldBase
 from .types import DType, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64
 
 SIGNED = {8: i8, 16: i16, 32: i32, 64: i64}
@@ -101,7 +102,7 @@ class QuantFloat:
 QuantType = QuantInt | QuantFixed | QuantFloat
 
 
-def is_quant(t: object) -> bool:
+def is_quant(t: object) -> TypeGuard[QuantType]:
     return isinstance(t, (QuantInt, QuantFixed, QuantFloat))
 
 
@@ -148,7 +149,7 @@ class Slot:
     element's index of `word` (a host field of physical words); or, for a `quant_array`
     (`struct` None), element bits of the word at the index divided by `array` along each axis."""
 
-    word: object
+    word: FieldBase
     qtype: QuantType
     struct: BitStruct | None = None
     member: int = 0
@@ -160,7 +161,7 @@ class Slot:
 
     @property
     def physical(self) -> DType:
-        return self.struct.physical if self.struct is not None else self.word.dtype  # type: ignore[attr-defined]
+        return self.struct.physical if self.struct is not None else self.word.dtype
 
     def text(self) -> str:
         inner = self.struct.text() if self.struct is not None else f"array{self.array}"
@@ -169,10 +170,11 @@ class Slot:
 
 # The conversions ---------------------------------------------------------------------------------
 
-V = TypeVar("V")
+V = Any
+"""A value of the operations (an IR value, a NumPy array)."""
 
 
-class Ops(Protocol, Generic[V]):  # type: ignore[misc]
+class Ops(Protocol):
     def const(self, value: float, t: DType) -> V: ...
     def bin(self, op: str, a: V, b: V) -> V: ...
     def cast(self, a: V, t: DType) -> V: ...

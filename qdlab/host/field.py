@@ -632,11 +632,16 @@ def field(
     return f
 
 
-def quant_host() -> types.ModuleType:
-    """`host/quant.py` (which imports this module)."""
-    from . import quant
+_quant: list[types.ModuleType] = []
 
-    return quant
+
+def quant_host() -> types.ModuleType:
+    """`host/quant.py`, registered by it on import (it imports this module)."""
+    return _quant[0]
+
+
+def set_quant_host(module: types.ModuleType) -> None:
+    _quant[:] = [module]
 
 
 _declared: list[tuple[Field, str]] = []

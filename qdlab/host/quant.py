@@ -4,14 +4,16 @@
 A field made with a quantised dtype (`qd.field(dtype=qd.types.quant.int(13))`) computes in the
 type's compute type (i32, f32); placing it in a `BitpackedFields` (or under a `quant_array`) gives
 each of its scalars a `Slot` in a field of physical words (`core/quant.py`), which holds its
-storage: kernels read and write that word field (`compiler/passes/lower_quant.py`), host access
+storage: kernels read and write that word field (`compiler/frontend/quant.py`), host access
 runs the same conversions on Python numbers."""
 
 from __future__ import annotations
 
 import itertools
 import math
+import sys
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -19,7 +21,7 @@ from ..core import matrix
 from ..core import quant as q
 from ..core.errors import QdRuntimeError, QdSyntaxError, QdValueError
 from ..core.types import DType
-from .field import Field, MatrixMember
+from .field import Field, MatrixMember, set_quant_host
 
 _OPS = q.NpOps()
 
@@ -44,14 +46,14 @@ def quant_of(dtype: object) -> QuantInfo | None:
     """The quantised types a field's dtype names: itself, a vector or matrix type's entries' (one
     type, or one per entry: `qd.Matrix.field(2, 2, dtype=[[qflt, qfxt], [qflt, qfxt]])`)."""
     if q.is_quant(dtype):
-        return QuantInfo({(): dtype})  # type: ignore[dict-item]
+        return QuantInfo({(): dtype})
     if not isinstance(dtype, matrix.MatrixType):
         return None
     inner = dtype._dtype
     shape = dtype.shape
     entries = list(itertools.product(*(range(n) for n in shape)))
     if q.is_quant(inner):
-        return QuantInfo({e: inner for e in entries})  # type: ignore[misc]
+        return QuantInfo(dict.fromkeys(entries, inner))
     if not isinstance(inner, (list, tuple)):
         return None
     rows = [list(r) if isinstance(r, (list, tuple)) else [r] for r in inner]
@@ -71,10 +73,20 @@ def make_quant(f: Field, info: QuantInfo) -> None:
     f.grad = f.dual = None
 
 
+def _info(f: Field) -> QuantInfo:
+    info = f.quant
+    assert info is not None, f"field {f._label()} is not quantised"
+    return info
+
+
+def _word(slot: q.Slot) -> Field:
+    return cast("Field", slot.word)
+
+
 def physical(max_num_bits: object) -> DType:
-    if max_num_bits not in q.UNSIGNED:
+    if not isinstance(max_num_bits, int) or max_num_bits not in q.UNSIGNED:
         raise QdValueError(f"max_num_bits must be 8, 16, 32 or 64, not {max_num_bits!r}.")
-    return q.UNSIGNED[max_num_bits]  # type: ignore[index]
+    return q.UNSIGNED[max_num_bits]
 
 
 def _entries(arg: object) -> list[tuple[Field, tuple[int, ...]]]:
@@ -105,7 +117,7 @@ class BitpackedFields:
         scalars = [s for a in args for s in _entries(a)]
         shared = -1
         for f, e in scalars:
-            t = f.quant.types[e]  # type: ignore[attr-defined]
+            t = _info(f).types[e]
             try:
                 if isinstance(t, q.QuantFloat):
                     if shared >= 0:
@@ -130,15 +142,17 @@ class BitpackedFields:
         if shared_exponent and len(scalars) <= 1:
             raise QdSyntaxError("At least 2 fields need to be placed when shared_exponent=True")
 
-    def _place(self, level: object, dims: tuple[int, ...], order: object, blocked: bool) -> None:
+    def _place(
+        self, level: object, dims: tuple[int, ...], order: tuple[int, ...] | None, blocked: bool
+    ) -> None:
         """Place the words at `level` (an SNode) and each field's scalars in them."""
         if self.placed:
             raise QdRuntimeError("this BitpackedFields is already placed.")
         self.placed = True
         word = Field(self.struct.physical, None, name="bitpacked")
-        word._place(dims, order, level, blocked)  # type: ignore[arg-type]
+        word._place(dims, order, level, blocked)
         for f, e, k in self.fields:
-            slot = q.Slot(word, f.quant.types[e], self.struct, k)  # type: ignore[attr-defined]
+            slot = q.Slot(word, _info(f).types[e], self.struct, k)
             _give_slot(f, e, slot, dims, order, level, blocked)
 
 
@@ -147,20 +161,20 @@ def _give_slot(
     entry: tuple[int, ...],
     slot: q.Slot,
     dims: tuple[int, ...],
-    order: object,
+    order: tuple[int, ...] | None,
     level: object,
     blocked: bool,
 ) -> None:
-    info: QuantInfo = f.quant  # type: ignore[attr-defined]
+    info = _info(f)
     if entry in info.slots:
         raise QdRuntimeError(f"member {entry} of field {f._label()} is already placed.")
     info.slots[entry] = slot
     if len(info.slots) == math.prod(f.element):
-        shapes = {s.word.shape for s in info.slots.values()}  # type: ignore[attr-defined]
+        shapes = {s.word.shape for s in info.slots.values()}
         arrays = {s.array for s in info.slots.values()}
         if len(shapes) != 1 or len(arrays) != 1:
             raise QdRuntimeError(f"the members of field {f._label()} are placed in two shapes.")
-        f._place(dims, order, level, blocked)  # type: ignore[arg-type]
+        f._place(dims, order, level, blocked)
 
 
 def place_quant_array(
@@ -180,7 +194,7 @@ def place_quant_array(
     f = fields[0]
     if not isinstance(f, Field) or getattr(f, "quant", None) is None or f.element:
         raise QdValueError("quant_array(...).place() takes one scalar field of a quantised type.")
-    t = f.quant.types[()]  # type: ignore[attr-defined]
+    t = _info(f).types[()]
     if isinstance(t, q.QuantFloat):
         raise QdValueError("a quant_array holds quantised integers or fixed-point numbers.")
     if math.prod(extents) * t.bits > phys.bits:
@@ -211,18 +225,17 @@ def _places(
 
 
 def _words(slot: q.Slot) -> np.ndarray:
-    w: Field = slot.word  # type: ignore[assignment]
-    return w._host()
+    return _word(slot)._host()
 
 
 def _put_words(slot: q.Slot, arr: np.ndarray) -> None:
-    w: Field = slot.word  # type: ignore[assignment]
+    w = _word(slot)
     if not isinstance(w._storage(), np.ndarray):
         w._store(arr)
 
 
 def _read(f: Field, entry: tuple[int, ...], index: tuple[np.ndarray, ...]) -> np.ndarray:
-    slot = f.quant.slots[entry]  # type: ignore[attr-defined]
+    slot = _info(f).slots[entry]
     at, off = _places(f, slot, index)
     words = np.atleast_1d(_words(slot)[at])
     return q.decode(_OPS, words, slot, off)
@@ -232,7 +245,7 @@ def _write(
     f: Field, entry: tuple[int, ...], index: tuple[np.ndarray, ...], values: np.ndarray
 ) -> None:
     """Store `values` at `index` (each word named once)."""
-    slot = f.quant.slots[entry]  # type: ignore[attr-defined]
+    slot = _info(f).slots[entry]
     at, off = _places(f, slot, index)
     arr = _words(slot)
     old = np.atleast_1d(arr[at])
@@ -269,7 +282,7 @@ def _all(f: Field, slot: q.Slot) -> list[tuple[np.ndarray, ...]]:
 
 def to_numpy(f: Field) -> np.ndarray:
     out = np.zeros(f.shape + f.element, f.dtype.np)
-    for e, slot in f.quant.slots.items():  # type: ignore[attr-defined]
+    for e, slot in _info(f).slots.items():
         for index in _all(f, slot):
             if f.shape and not len(index[0]):
                 continue
@@ -279,7 +292,7 @@ def to_numpy(f: Field) -> np.ndarray:
 
 def from_numpy(f: Field, array: np.ndarray) -> None:
     array = np.asarray(array)
-    for e, slot in f.quant.slots.items():  # type: ignore[attr-defined]
+    for e, slot in _info(f).slots.items():
         for index in _all(f, slot):
             if f.shape and not len(index[0]):
                 continue
@@ -291,7 +304,7 @@ def get(f: Field, index: tuple[int, ...]) -> object:
     if not f.element:
         return _read(f, (), at)[0].item()
     vals = np.zeros(f.element, f.dtype.np)
-    for e in f.quant.slots:  # type: ignore[attr-defined]
+    for e in _info(f).slots:
         vals[e] = _read(f, e, at)[0]
     return (matrix.Vector if len(f.element) == 1 else matrix.Matrix)(vals)
 
@@ -301,5 +314,8 @@ def put(f: Field, index: tuple[int, ...], value: object) -> None:
     if isinstance(value, matrix.Matrix):
         value = value.entries
     arr = np.broadcast_to(np.asarray(value), f.element)
-    for e in f.quant.slots:  # type: ignore[attr-defined]
+    for e in _info(f).slots:
         _write(f, e, at, np.asarray(arr[e]))
+
+
+set_quant_host(sys.modules[__name__])

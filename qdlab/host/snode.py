@@ -7,8 +7,9 @@ qdlab stores each placed field as its own array of that shape, its axes in memor
 levels give them (`dense(qd.j, 32).dense(qd.i, 16)` is column-major, as in the reference, so
 `qd.get_addr` steps as there); a layout that splits an axis over levels with another between is
 stored in axis order (the same values; `qd.get_addr` is refused on it). How the reference
-interleaves fields placed together in memory is not reproduced. Sparse SNodes (`pointer`,
-`bitmasked`, `dynamic`, `hash`), bit-level and quantised storage are refused by name."""
+interleaves fields placed together in memory is not reproduced. Quantised fields are placed in
+words by `qd.BitpackedFields` or under a `quant_array` level (`host/quant.py`). Sparse SNodes
+(`pointer`, `bitmasked`, `dynamic`, `hash`) and `bit_struct` / `bit_array` are refused by name."""
 
 from __future__ import annotations
 

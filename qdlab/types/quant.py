@@ -44,9 +44,9 @@ def fixed(
     that makes `max_value` the largest value (`max_value / 2 ** (bits - signed)`)."""
     n = _bits(bits, "bits", 32)
     digits = q.QuantInt(n, builtins.bool(signed), i32)
-    if scale is None:
-        scale = max_value / 2 ** (n - 1) if signed else max_value / 2**n
-    return q.QuantFixed(digits, _compute(compute, matrix.DEFAULTS["fp"]), builtins.float(scale))
+    step = max_value / 2 ** (n - 1) if signed else max_value / 2**n
+    given = step if scale is None else scale
+    return q.QuantFixed(digits, _compute(compute, matrix.DEFAULTS["fp"]), builtins.float(given))
 
 
 def float(exp: object, frac: object, signed: bool = True, compute: object = None) -> q.QuantFloat:

@@ -331,7 +331,7 @@ def _atomic(em: TaskEmitter, op: ir.Atomic) -> ll.Value:
         return ll.Constant(lltype(dtype), ll.Undefined)
     ptr = address(em, op)
     dtype = op.result.dtype
-    if op.attrs["op"] in BITS:  # a quantised field's bits in their word (`passes/lower_quant.py`)
+    if op.attrs["op"] in BITS:  # a quantised field's bits in their word (`frontend/quant.py`)
         mask, v = em.get(op.operands[-2]), em.get(op.operands[-1])
         owned = op in em.plan.owned
         return _bits(em, op.attrs["op"], ptr, mask, v, not owned, bool(op.attrs.get("signed")))

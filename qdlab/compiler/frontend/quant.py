@@ -1,7 +1,8 @@
-"""LowerQuant: reads, writes and atomics of quantised fields become operations on their physical
-words, in qdlab's IR, before the split: so every construct, tier and target computes the same bits,
-and the split and the gate see each word as the memory it is (two fields packed in one word are one
-buffer, the word field's hidden parameter).
+"""Quantised fields lowered (the last step of lowering a kernel): reads, writes and atomics of
+quantised fields become operations on their physical words, in qdlab's IR, before the split: so
+every construct, tier and target computes the same bits, and the split and the gate see each word
+as the memory it is (two fields packed in one word are one buffer, the word field's hidden
+parameter).
 
 A quantised field's hidden parameter (added by the frontend, typed by its compute type) is left
 unused; each word field a kernel reaches gets a hidden parameter of its own. A load reads the word
@@ -17,22 +18,24 @@ operation and a masked write, as the reference demotes them.
 from __future__ import annotations
 
 from ...core import quant as q
-from ...core.errors import QdTypeError
+from ...core.errors import QdTypeError, SourceLoc
+from ...core.fields import FieldBase
 from ...core.types import DType, i32, u1
 from .. import ir
+from .fields import field_type
 
 
 class IrOps:
     """`core.quant.Ops` emitting qdlab IR ops, collected in `new`."""
 
-    def __init__(self, loc: object) -> None:
+    def __init__(self, loc: SourceLoc | None) -> None:
         self.new: list[ir.Op] = []
         self.loc = loc
 
     def emit(
         self, cls: type[ir.Op], operands: list[ir.Value], t: DType, **attrs: object
     ) -> ir.Value:
-        op = cls(operands, t, dict(attrs), None, self.loc)  # type: ignore[arg-type]
+        op = cls(operands, t, dict(attrs), None, self.loc)
         self.new.append(op)
         return op.out
 
@@ -83,26 +86,24 @@ def run(kernel: ir.Kernel) -> None:
         _lower(kernel, op, f, words)
 
 
-def _word_param(kernel: ir.Kernel, word: object, words: dict[int, ir.Value]) -> ir.Value:
-    from ..frontend.fields import field_type  # the type a field's hidden parameter has
-
+def _word_param(kernel: ir.Kernel, word: FieldBase, words: dict[int, ir.Value]) -> ir.Value:
     got = words.get(id(word))
     if got is not None:
         return got
-    t = field_type(word)  # type: ignore[arg-type]
+    t = field_type(word)
     index = len(kernel.params)
     name = f"{getattr(word, 'name', 'word')}{index}"
     kernel.params.append(ir.Param(name, t))
     arg = ir.Arg([], t, {"field": True, "index": index}, None, None, name)
     arg.parent = kernel.body
     kernel.body.ops.insert(0, arg)
-    kernel.flags.fields[index] = word  # type: ignore[assignment]
+    kernel.flags.fields[index] = word
     words[id(word)] = arg.out
     return arg.out
 
 
 def _lower(kernel: ir.Kernel, op: ir.Op, f: object, words: dict[int, ir.Value]) -> None:
-    info = f.quant  # type: ignore[attr-defined]
+    info = getattr(f, "quant")  # noqa: B009 - a host field's (`host/quant.py`)
     arr = op.operands[0]
     ndim = arr.array_type.ndim
     indices = op.operands[1 : 1 + arr.array_type.rank]
@@ -186,8 +187,9 @@ def _lower(kernel: ir.Kernel, op: ir.Op, f: object, words: dict[int, ir.Value]) 
             result = q.decode(o, old, slot, offset)
         else:  # read, compute, write (not atomic, as the reference demotes it)
             word = load()
-            result = q.decode(o, word, slot, offset)
-            store(word, o.emit(ir.BinOp, [result, value], result.dtype, op=name))
+            old_value = q.decode(o, word, slot, offset)
+            store(word, o.emit(ir.BinOp, [old_value, value], old_value.dtype, op=name))
+            result = old_value
     block = op.parent
     assert block is not None
     at = block.ops.index(op)
@@ -215,6 +217,4 @@ def _splice_cast(block: ir.Block, before: ir.Op, v: ir.Value, t: DType) -> ir.Va
 
 
 def _error(op: ir.Op, message: str) -> QdTypeError:
-    err = QdTypeError(message)
-    err.loc = op.loc  # type: ignore[attr-defined]
-    return err
+    return QdTypeError(message, op.loc)
