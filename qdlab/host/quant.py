@@ -256,7 +256,8 @@ def _write(
     else:
         v = _OPS.cast(vals.astype(np.float64 if ct.is_float else np.int64), ct)
     bits, mask = q.encode(_OPS, old, slot, v, off)
-    arr[at] = (old & ~mask) | (bits & mask)
+    new = (old & ~mask) | (bits & mask)
+    arr[at] = new.reshape(np.shape(arr[at]))  # a 0-d field's word is one
     _put_words(slot, arr)
 
 

@@ -122,6 +122,28 @@ def test_quant_array_packs_elements_in_words() -> None:
     assert [x[i] for i in range(30)] == [(3 * i + 10) % 8 for i in range(30)]
 
 
+def test_zero_d_fields_from_the_host() -> None:
+    """`qd.root.place(packed)`: one word; host stores and reads, then a kernel's atomics."""
+    x = qd.field(dtype=qd.types.quant.int(13, True))
+    y = qd.field(dtype=qd.types.quant.fixed(bits=19, signed=False, scale=0.1))
+    bp = qd.BitpackedFields(max_num_bits=32)
+    bp.place(x, y)
+    qd.root.place(bp)
+
+    @qd.kernel
+    def foo():
+        for _ in range(10):
+            x[None] -= 4
+            y[None] += 100.1
+
+    x[None] = 3
+    y[None] = 123.4
+    assert (x[None], y[None]) == (3, 123.4000015258789)
+    foo()
+    assert (x[None], y[None]) == (-37, 1124.4000244140625)
+    assert x.to_numpy().tolist() == -37
+
+
 def test_shared_exponent_needs_two_fields() -> None:
     p = qd.field(dtype=qd.types.quant.float(exp=5, frac=10))
     with pytest.raises(qd.QuadrantsCompilationError, match="At least 2 fields"):
