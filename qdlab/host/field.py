@@ -48,7 +48,7 @@ _live: weakref.WeakSet = weakref.WeakSet()
 class Field(FieldBase):
     """A dense field: `shape` outer axes of elements of shape `element` (`()` for scalars)."""
 
-    quant: QuantInfo | None = None
+    _quant: QuantInfo | None = None
     """A quantised field's type and slots (`host/quant.py`): its elements live in words."""
 
     def __init__(
@@ -273,8 +273,8 @@ class Field(FieldBase):
         """Its words in a launch: data pointer, gradient pointer (0 without one), extents. A
         forward-mode launch (`second="dual"`) gives its dual's pointer for the gradient's, a
         validating one (`"checkbit"`) its check bits'."""
-        if self.quant is not None:  # unused: kernels reach its words as fields of their own
-            word = cast("Field", next(iter(self.quant.slots.values())).word)
+        if self._quant is not None:  # unused: kernels reach its words as fields of their own
+            word = cast("Field", next(iter(self._quant.slots.values())).word)
             return array_launch(word._storage(), None, self.shape + self.element)[0]
         arr, grad = self._launch_value(second)
         return array_launch(arr, grad, self._memory_shape(arr))[0]
@@ -320,7 +320,7 @@ class Field(FieldBase):
         return self._logical(arr if isinstance(arr, np.ndarray) else arr.get())
 
     def _store(self, array: np.ndarray) -> None:
-        if self.quant is not None:
+        if self._quant is not None:
             quant_host().from_numpy(self, array)
             return
         arr = self._storage()
@@ -334,7 +334,9 @@ class Field(FieldBase):
     ) -> np.ndarray:
         """The elements: a copy, or with `copy=False` / `None` a view of the storage where
         Quadrants gives one (host memory, a dtype DLPack carries, not a 0-d field)."""
-        view = self._logical(self._storage()) if self.quant is None else quant_host().to_numpy(self)
+        view = (
+            self._logical(self._storage()) if self._quant is None else quant_host().to_numpy(self)
+        )
         np_dtype = None if dtype is None else _np_dtype(dtype)
         out = torch_bridge.to_numpy(view, self.dtype.name, np_dtype, copy, bool(self.shape))
         if keep_dims and len(self.element) == 1:
@@ -382,7 +384,7 @@ class Field(FieldBase):
         return torch_bridge.dlpack(self._logical(self._storage()), versioned)
 
     def fill(self, value: object) -> None:
-        if self.quant is not None:
+        if self._quant is not None:
             self._store(np.broadcast_to(self._element_value(value), self.shape + self.element))
             return
         arr = self._host()
@@ -472,7 +474,7 @@ class Field(FieldBase):
         """A scalar element as a Python number; a vector or matrix element as a `qd.Vector` /
         `qd.Matrix` over the field's own memory, so `m[None][i, j] = v` writes the field (as the
         reference's host accessors do; on the GPU it is a copy)."""
-        if self.quant is not None:
+        if self._quant is not None:
             return quant_host().get(self, self._quant_key(index))
         arr = self._storage()
         key = self._key_of(index)
@@ -489,7 +491,7 @@ class Field(FieldBase):
         return tuple(int(k) for k in key)  # type: ignore[call-overload]
 
     def __setitem__(self, index: object, value: object) -> None:
-        if self.quant is not None:
+        if self._quant is not None:
             quant_host().put(self, self._quant_key(index), value)
             return
         key = self._key_of(index)
@@ -632,16 +634,16 @@ def field(
     return f
 
 
-_quant: list[types.ModuleType] = []
+_quant_module: list[types.ModuleType] = []
 
 
 def quant_host() -> types.ModuleType:
     """`host/quant.py`, registered by it on import (it imports this module)."""
-    return _quant[0]
+    return _quant_module[0]
 
 
 def set_quant_host(module: types.ModuleType) -> None:
-    _quant[:] = [module]
+    _quant_module[:] = [module]
 
 
 _declared: list[tuple[Field, str]] = []

@@ -69,12 +69,12 @@ def quant_of(dtype: object) -> QuantInfo | None:
 
 def make_quant(f: Field, info: QuantInfo) -> None:
     """Make `f` (made with the compute type) a quantised field: no gradient, no dual."""
-    f.quant = info
+    f._quant = info
     f.grad = f.dual = None
 
 
 def _info(f: Field) -> QuantInfo:
-    info = f.quant
+    info = f._quant
     assert info is not None, f"field {f._label()} is not quantised"
     return info
 
@@ -95,7 +95,7 @@ def _entries(arg: object) -> list[tuple[Field, tuple[int, ...]]]:
         return [(arg.owner, arg.index)]
     if not isinstance(arg, Field):
         raise QdValueError(f"BitpackedFields.place() takes quantised fields, not {arg!r}.")
-    if getattr(arg, "quant", None) is None:
+    if getattr(arg, "_quant", None) is None:
         raise QdValueError(
             f"BitpackedFields.place(): field {arg._label()} is not of a quantised type "
             "(qd.types.quant.int/fixed/float)."
@@ -192,7 +192,7 @@ def place_quant_array(
     if len(fields) != 1:
         raise QdValueError("a quant_array holds one field.")
     f = fields[0]
-    if not isinstance(f, Field) or getattr(f, "quant", None) is None or f.element:
+    if not isinstance(f, Field) or getattr(f, "_quant", None) is None or f.element:
         raise QdValueError("quant_array(...).place() takes one scalar field of a quantised type.")
     t = _info(f).types[()]
     if isinstance(t, q.QuantFloat):

@@ -71,7 +71,7 @@ reference demotes all but `add` to a read and a write)."""
 
 
 def run(kernel: ir.Kernel) -> None:
-    quants = {i: f for i, f in kernel.flags.fields.items() if getattr(f, "quant", None)}
+    quants = {i: f for i, f in kernel.flags.fields.items() if getattr(f, "_quant", None)}
     if not quants:
         return
     words: dict[int, ir.Value] = {}
@@ -103,7 +103,7 @@ def _word_param(kernel: ir.Kernel, word: FieldBase, words: dict[int, ir.Value]) 
 
 
 def _lower(kernel: ir.Kernel, op: ir.Op, f: object, words: dict[int, ir.Value]) -> None:
-    info = getattr(f, "quant")  # noqa: B009 - a host field's (`host/quant.py`)
+    info = getattr(f, "_quant")  # noqa: B009 - a host field's (`host/quant.py`)
     arr = op.operands[0]
     ndim = arr.array_type.ndim
     indices = op.operands[1 : 1 + arr.array_type.rank]
