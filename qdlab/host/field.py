@@ -231,6 +231,8 @@ class Field(FieldBase):
         use: host memory, or the GPU's under `qd.init(arch=qd.cuda)`. Every host access comes
         through here, after the runtime's `materialize()` hook."""
         pyquadrants.current.materialize()
+        if self._quant is not None:  # its elements are bits of words: a decoded copy, to read
+            return quant_host().to_numpy(self)
         if self._arr is None:
             why = self._unusable()
             if why is not None:
