@@ -238,6 +238,7 @@ _OTHER = [
     "one",
     "graph_do_while",
     "block_local",
+    "cache_read_only",
 ]
 
 

@@ -14,6 +14,7 @@ import itertools
 import math
 import os
 import sys
+import types
 import uuid
 import weakref
 from collections.abc import Callable
@@ -31,6 +32,7 @@ from .launch import Storage, TorchTensor, array_launch
 from .ndarray import shape_items
 
 if TYPE_CHECKING:
+    from .quant import QuantInfo
     from .snode import SNode
 
 TOKEN = uuid.uuid4().hex[:12]
@@ -45,6 +47,9 @@ _live: weakref.WeakSet = weakref.WeakSet()
 
 class Field(FieldBase):
     """A dense field: `shape` outer axes of elements of shape `element` (`()` for scalars)."""
+
+    _quant: QuantInfo | None = None
+    """A quantised field's type and slots (`host/quant.py`): its elements live in words."""
 
     def __init__(
         self,
@@ -226,6 +231,8 @@ class Field(FieldBase):
         use: host memory, or the GPU's under `qd.init(arch=qd.cuda)`. Every host access comes
         through here, after the runtime's `materialize()` hook."""
         pyquadrants.current.materialize()
+        if self._quant is not None:  # its elements are bits of words: a decoded copy, to read
+            return quant_host().to_numpy(self)
         if self._arr is None:
             why = self._unusable()
             if why is not None:
@@ -268,6 +275,9 @@ class Field(FieldBase):
         """Its words in a launch: data pointer, gradient pointer (0 without one), extents. A
         forward-mode launch (`second="dual"`) gives its dual's pointer for the gradient's, a
         validating one (`"checkbit"`) its check bits'."""
+        if self._quant is not None:  # unused: kernels reach its words as fields of their own
+            word = cast("Field", next(iter(self._quant.slots.values())).word)
+            return array_launch(word._storage(), None, self.shape + self.element)[0]
         arr, grad = self._launch_value(second)
         return array_launch(arr, grad, self._memory_shape(arr))[0]
 
@@ -312,6 +322,9 @@ class Field(FieldBase):
         return self._logical(arr if isinstance(arr, np.ndarray) else arr.get())
 
     def _store(self, array: np.ndarray) -> None:
+        if self._quant is not None:
+            quant_host().from_numpy(self, array)
+            return
         arr = self._storage()
         if isinstance(arr, np.ndarray):
             self._logical(arr)[...] = array
@@ -323,7 +336,9 @@ class Field(FieldBase):
     ) -> np.ndarray:
         """The elements: a copy, or with `copy=False` / `None` a view of the storage where
         Quadrants gives one (host memory, a dtype DLPack carries, not a 0-d field)."""
-        view = self._logical(self._storage())
+        view = (
+            self._logical(self._storage()) if self._quant is None else quant_host().to_numpy(self)
+        )
         np_dtype = None if dtype is None else _np_dtype(dtype)
         out = torch_bridge.to_numpy(view, self.dtype.name, np_dtype, copy, bool(self.shape))
         if keep_dims and len(self.element) == 1:
@@ -371,6 +386,9 @@ class Field(FieldBase):
         return torch_bridge.dlpack(self._logical(self._storage()), versioned)
 
     def fill(self, value: object) -> None:
+        if self._quant is not None:
+            self._store(np.broadcast_to(self._element_value(value), self.shape + self.element))
+            return
         arr = self._host()
         arr[...] = self._element_value(value)
         self._store(arr)
@@ -458,6 +476,8 @@ class Field(FieldBase):
         """A scalar element as a Python number; a vector or matrix element as a `qd.Vector` /
         `qd.Matrix` over the field's own memory, so `m[None][i, j] = v` writes the field (as the
         reference's host accessors do; on the GPU it is a copy)."""
+        if self._quant is not None:
+            return quant_host().get(self, self._quant_key(index))
         arr = self._storage()
         key = self._key_of(index)
         view = self._view_of(arr if isinstance(arr, np.ndarray) else arr.get(), key)
@@ -466,7 +486,16 @@ class Field(FieldBase):
             return int(v) if isinstance(v, bool) else v  # a u1 element reads as 0 / 1, as there
         return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(view)
 
+    def _quant_key(self, index: object) -> tuple[int, ...]:
+        key = (
+            () if index is None else tuple(index) if isinstance(index, (tuple, list)) else (index,)
+        )
+        return tuple(int(k) for k in key)  # type: ignore[call-overload]
+
     def __setitem__(self, index: object, value: object) -> None:
+        if self._quant is not None:
+            quant_host().put(self, self._quant_key(index), value)
+            return
         key = self._key_of(index)
         element = self._element_value(value)
         arr = self._storage()
@@ -571,6 +600,16 @@ def field(
 ) -> Field:
     """`qd.field(dtype, shape=..., needs_grad=...)`: zero-initialised; `shape=()` for a 0-d field
     (indexed `x[None]`); no shape: placed later by `qd.root.dense(...).place(x)`."""
+    qtype = quant_host().quant_of(dtype)  # its entries' quantised types
+    if isinstance(dtype, matrix.MatrixType) and qtype is not None:  # entries: the compute type
+        vector = isinstance(dtype, matrix.VectorType)
+        dtype = (
+            matrix.VectorType(dtype.n, qtype.compute)
+            if vector
+            else matrix.MatrixType(dtype.n, dtype.m, qtype.compute)
+        )
+    elif qtype is not None:  # computed in its compute type, stored in words once placed
+        dtype = qtype.compute
     scalar, element = _element(dtype)
     dims = None if shape is None else _shape(shape)
     if (needs_grad or needs_dual) and not scalar.is_float:
@@ -585,9 +624,28 @@ def field(
     for g in (f.grad, f.dual):
         if g is not None and dims is not None:
             g.placed = True  # a field made with a shape has its gradient and dual placed with it
+    if qtype is not None:
+        if dims is not None:
+            raise QdValueError(
+                "a field of a quantised type is placed by qd.BitpackedFields or a quant_array, "
+                "without a shape."
+            )
+        quant_host().make_quant(f, qtype)
     if not pyquadrants.current.fields_checked:
         _declared.append((f, _declared_at()))
     return f
+
+
+_quant_module: list[types.ModuleType] = []
+
+
+def quant_host() -> types.ModuleType:
+    """`host/quant.py`, registered by it on import (it imports this module)."""
+    return _quant_module[0]
+
+
+def set_quant_host(module: types.ModuleType) -> None:
+    _quant_module[:] = [module]
 
 
 _declared: list[tuple[Field, str]] = []

@@ -7,14 +7,16 @@ qdlab stores each placed field as its own array of that shape, its axes in memor
 levels give them (`dense(qd.j, 32).dense(qd.i, 16)` is column-major, as in the reference, so
 `qd.get_addr` steps as there); a layout that splits an axis over levels with another between is
 stored in axis order (the same values; `qd.get_addr` is refused on it). How the reference
-interleaves fields placed together in memory is not reproduced. Sparse SNodes (`pointer`,
-`bitmasked`, `dynamic`, `hash`), bit-level and quantised storage are refused by name."""
+interleaves fields placed together in memory is not reproduced. Quantised fields are placed in
+words by `qd.BitpackedFields` or under a `quant_array` level (`host/quant.py`). Sparse SNodes
+(`pointer`, `bitmasked`, `dynamic`, `hash`) and `bit_struct` / `bit_array` are refused by name."""
 
 from __future__ import annotations
 
 import math
 
 from ..core.errors import QdRuntimeError, QdValueError
+from . import quant
 from .field import Field, MatrixMember, lazy_dual, lazy_grad, set_implicit_snode
 from .struct_field import StructField
 
@@ -42,7 +44,6 @@ _SPARSE = {
     "dynamic": "a dynamic SNode",
     "hash": "a hash SNode (sparse)",
     "bit_struct": "a bit_struct SNode (quantised types)",
-    "quant_array": "a quant_array SNode (quantised types)",
     "bit_array": "a bit_array SNode (quantised types)",
 }
 
@@ -53,6 +54,8 @@ class SNode:
     def __init__(self, parent: SNode | None, axes_: tuple[int, ...], extents: tuple[int, ...]):
         self._parent, self.axes, self.extents = parent, axes_, extents
         self.fields: list[Field] = []
+        self.quant_bits = 0
+        """For a quant_array level: its words' bits."""
 
     def dense(self, indices: object, dimensions: object) -> SNode:
         """A dense level under this one: `dimensions` (an int, or a one-entry sequence, for every
@@ -69,6 +72,13 @@ class SNode:
                 f"dense({indices!r}, {dimensions!r}): give one positive extent per axis."
             )
         return SNode(self, ax, ints)
+
+    def quant_array(self, indices: object, dimensions: object, max_num_bits: int) -> SNode:
+        """A level whose cells' elements are packed into one word of the level above
+        (`host/quant.py`): place one quantised field under it."""
+        level = self.dense(indices, dimensions)
+        level.quant_bits = max_num_bits
+        return level
 
     def __getattr__(self, name: str) -> object:
         if name in _SPARSE:
@@ -129,7 +139,22 @@ class SNode:
             raise QdValueError(f"a layout of shape {dims} has more than 2**31 - 1 elements.")
         flat = [g for f in fields for g in (f._leaves() if isinstance(f, StructField) else [f])]
         order, blocked = self.memory_order()
+        if self.quant_bits:  # a quant_array level
+            parent = self._parent
+            assert parent is not None
+            ext = dict(zip(self.axes, self.extents))
+            used = sorted({a for node in self.path() for a in node.axes})
+            extents = tuple(ext.get(a, 1) for a in used)
+            above = {a for node in parent.path() for a in node.axes}
+            kept = tuple(a in above for a in used)
+            quant.place_quant_array(self, parent.shape, dims, extents, kept, self.quant_bits, flat)
+            self.fields.extend(f for f in flat if isinstance(f, Field))
+            return self
         for f in flat:
+            if isinstance(f, quant.BitpackedFields):
+                f._place(self, dims, order, blocked)
+                self.fields.extend(g for g, _, _ in f.fields if g.placed and g not in self.fields)
+                continue
             if isinstance(f, MatrixMember):  # one entry's member of a matrix field
                 f._place(dims, order, self, blocked)
                 if f.owner.placed:
@@ -211,6 +236,6 @@ class Unsupported:
         raise QdRuntimeError(f"qd.{self.name}.{attr}: {self.what} are not supported in qdlab.")
 
 
-BitpackedFields = Unsupported("BitpackedFields", "bit-packed fields (quantised types)")
+BitpackedFields = quant.BitpackedFields
 Mesh = Unsupported("Mesh", "meshes")
 MeshInstance = Unsupported("MeshInstance", "meshes")

@@ -79,6 +79,8 @@ def call(
         for name, dtype in types.items():
             if p.grouped:
                 f = getattr(group, name)
+            elif p.quant and name == "A1":
+                f = known[name] if again else quant_field(p.n, known)
             else:
                 f = known[name] if again else qd.field(dtype, shape=p.n)
             f.from_numpy(args[NAMES.index(name)])
@@ -91,7 +93,29 @@ def call(
         ret = fn(*passed, k)
     for name, f in fields.items():
         args[NAMES.index(name)] = f.to_numpy()
+    if p.quant and isinstance(fn, qd.Kernel):  # the word's other half is as it was
+        np.testing.assert_array_equal(
+            fn.fn.__globals__["A1_neighbour"].to_numpy(), neighbour_values(p.n)
+        )
     return args, ret
+
+
+def neighbour_values(n: int) -> np.ndarray:
+    """What the neighbour of a quantised A1 holds (`quant_field`)."""
+    return (np.arange(n, dtype=np.int64) * -40503 + 12345).astype(np.int32)
+
+
+def quant_field(n: int, known: dict) -> object:
+    """A1's field as a quantised 32-bit integer in the high half of a 64-bit word whose low half
+    holds `A1_neighbour` (a module global of the kernel's), set to `neighbour_values(n)`."""
+    neighbour = qd.field(dtype=qd.types.quant.int(32, True))
+    f = qd.field(dtype=qd.types.quant.int(32, True))
+    packed = qd.BitpackedFields(max_num_bits=64)
+    packed.place(neighbour, f)
+    qd.root.dense(qd.i, n).place(packed)
+    neighbour.from_numpy(neighbour_values(n))
+    known["A1_neighbour"] = neighbour
+    return f
 
 
 _QD = {"int32": qd.i32, "float32": qd.f32}

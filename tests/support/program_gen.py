@@ -113,6 +113,7 @@ PATTERNS = (
     "branch_changes_carried",
     "field_fill_in_kernel",
     "template_param_writes_caller",
+    "quant_field",
     *program_funcs.PATTERNS,
 )
 STRUCT_MEMBERS = {"A2": "s.A2", "F0": "s.F0", "V0": "s.inner.V0", "k": "s.k"}
@@ -241,6 +242,9 @@ class Program:
     fields: tuple[str, ...] = ()
     """Arrays held in global fields of the kernel's module (set by the test before each call)."""
     grouped: bool = False
+    quant: bool = False
+    """A1's field is quantised: a 32-bit signed integer packed with a neighbour (whose bits the
+    kernel must not change) in one 64-bit word of a `qd.BitpackedFields`."""
     """The fields are the members of one global struct field `G` (`G[i].A1`, `G.A1[j]`)."""
     pfuncs: list = field(default_factory=list)
     """`@qd.func`s that assign their parameters (`program_funcs.py`), in definition order."""
@@ -1057,6 +1061,8 @@ def programs(draw, max_statements: int = 6, allow_random: bool = True) -> Progra
     else:  # a struct's wrapper passes every array: fields go with plain parameters only
         p.fields = tuple(a for a in FIELD_CANDIDATES if draw(st.integers(0, 2)) == 0)
     p.grouped = bool(p.fields) and draw(st.integers(0, 1)) == 0
+    p.quant = "A1" in p.fields and not p.grouped and draw(st.integers(0, 1)) == 0
+    p.patterns |= {"quant_field"} if p.quant else set()
     p.patterns |= {"global_fields"} if p.fields else set()
     p.patterns |= {"struct_field"} if p.grouped else set()
     p.patterns |= {"vector_field"} if "V0" in p.fields else set()

@@ -69,8 +69,9 @@ def save(
     fields: list[tuple[str, str]] | None = None,
 ) -> None:
     """Store the manifest, unless a dependency is UNKNOWN: that kernel is always compiled (its
-    constructs are found by the content of their IR, which is always right)."""
-    if any(fp == UNKNOWN for _, _, fp in deps):
+    constructs are found by the content of their IR, which is always right); likewise when a field
+    it uses cannot be found again by name (`fields` None: a quantised field's words)."""
+    if any(fp == UNKNOWN for _, _, fp in deps) or fields is None:
         return
     doc = {
         "units": [

@@ -119,6 +119,82 @@ def rmw(em: TaskEmitter, name: str, ptr: ll.Value, v: ll.Value, dtype: DType) ->
     return em.b.atomic_rmw(op, ptr, v, "monotonic")
 
 
+BITS = (
+    "bits_set",
+    "bits_add",
+    "bits_and",
+    "bits_or",
+    "bits_xor",
+    "bits_min",
+    "bits_max",
+    "bits_umin",
+    "bits_umax",
+    "bits_mul",
+)
+"""Atomics on the bits of a word under a mask (a quantised field's), operands (array, *indices,
+mask, value), the value already at the mask's place: `bits_set` replaces those bits with the
+value's; the others combine them with it (`bits_add` adds, wrapping within them; `bits_min` /
+`bits_max` keep the smaller / larger of the field's value (extended as attrs `signed` says) and
+the value, given unshifted, compared as signed numbers, `bits_umin` / `bits_umax` as unsigned
+ones; `bits_mul` multiplies, wrapping). The rest of the word is unchanged; each gives the old
+word."""
+
+
+def _bits(
+    em: TaskEmitter,
+    name: str,
+    ptr: ll.Value,
+    mask: ll.Value,
+    v: ll.Value,
+    atomic: bool,
+    signed: bool = False,
+) -> ll.Value:
+    b = em.b
+    ty = v.type
+    width = ty.width
+
+    def count(fn: str) -> ll.Value:  # the bits below / above the mask
+        false = ll.Constant(ll.IntType(1), 0)
+        return b.call(em.intrinsic(f"llvm.{fn}.i{width}", ty, [ty, ll.IntType(1)]), [mask, false])
+
+    def new_of(old: ll.Value) -> ll.Value:
+        op = name[len("bits_") :]
+        mine = b.and_(old, mask)
+        if op == "set":
+            x = v
+        elif op in ("add", "and", "or", "xor"):
+            x = {"add": b.add, "and": b.and_, "or": b.or_, "xor": b.xor}[op](old, v)
+        elif op == "mul":
+            low = count("cttz")
+            x = b.shl(b.mul(b.lshr(mine, low), b.lshr(b.and_(v, mask), low)), low)
+        else:  # the field's value (extended as its bits are) against the unshifted value
+            top, low = count("ctlz"), count("cttz")
+            up = b.shl(mine, top)
+            value = b.ashr(up, b.add(top, low)) if signed else b.lshr(up, b.add(top, low))
+            pred = "<" if op in ("min", "umin") else ">"
+            cmp = b.icmp_signed if op in ("min", "max") else b.icmp_unsigned
+            x = b.shl(b.select(cmp(pred, v, value), v, value), low)
+        return b.or_(b.and_(old, b.not_(mask)), b.and_(x, mask))
+
+    if not atomic:
+        old = b.load(ptr)
+        b.store(new_of(old), ptr)
+        return old
+    loop = em.fn.append_basic_block("bits")
+    done = em.fn.append_basic_block("bits.done")
+    entry = b.block
+    first = b.load_atomic(ptr, "monotonic", width // 8)
+    b.branch(loop)
+    b.position_at_end(loop)
+    old = b.phi(ty)
+    old.add_incoming(first, entry)
+    pair = b.cmpxchg(ptr, old, new_of(old), "monotonic", "monotonic")
+    old.add_incoming(b.extract_value(pair, 0), loop)
+    b.cbranch(b.extract_value(pair, 1), done, loop)
+    b.position_at_end(done)
+    return old
+
+
 def _cas_loop(em: TaskEmitter, ptr: ll.Value, v: ll.Value, dtype: DType) -> ll.Value:
     b = em.b
     ity = ll.IntType(max(8, dtype.bits))
@@ -255,6 +331,10 @@ def _atomic(em: TaskEmitter, op: ir.Atomic) -> ll.Value:
         return ll.Constant(lltype(dtype), ll.Undefined)
     ptr = address(em, op)
     dtype = op.result.dtype
+    if op.attrs["op"] in BITS:  # a quantised field's bits in their word (`frontend/quant.py`)
+        mask, v = em.get(op.operands[-2]), em.get(op.operands[-1])
+        owned = op in em.plan.owned
+        return _bits(em, op.attrs["op"], ptr, mask, v, not owned, bool(op.attrs.get("signed")))
     if op in em.plan.owned:  # no other iteration touches this element: a plain read-modify-write
         old = em.b.load(ptr)
         v = em.get(op.operands[-1])

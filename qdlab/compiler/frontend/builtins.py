@@ -423,19 +423,20 @@ def lower_loop_config(fe: Frontend, node: ast.Call) -> None:
             if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 1024:
                 raise fe.error("qd.loop_config(block_dim=...) needs an integer from 1 to 1024.")
             fe.block_dim = v
-        elif kw.arg not in ("parallelize", "block_dim_adaptive"):
+        elif kw.arg not in ("parallelize", "block_dim_adaptive", "bit_vectorize"):
             raise fe.error(f"qd.loop_config has no option `{kw.arg}`.")
 
 
-@builtin("block_local", arity=NODE)
+@builtin("block_local", "cache_read_only", arity=NODE)
 def lower_block_local(fe: Frontend, node: ast.Call) -> None:
     """`qd.block_local(a, b)`: Quadrants' hint to cache fields in block-local storage; qdlab has
     none, and the hint changes no value, so it checks that each argument is a field and does
-    nothing."""
+    nothing. `qd.cache_read_only(a)` (a hint that the kernel only reads `a`) likewise."""
+    name = getattr(node.func, "attr", getattr(node.func, "id", "block_local"))
     for a in node.args:
         base = GradOf.unpack(fe.visit(a))[0]
         if not (isinstance(base, ir.Value) and ir.is_array(base)):
-            raise fe.error("qd.block_local takes fields.", QdTypeError)
+            raise fe.error(f"qd.{name} takes fields.", QdTypeError)
 
 
 @builtin("graph_do_while", arity=NODE)

@@ -54,7 +54,11 @@ def dep_fingerprint(value: object) -> str:
         if value._unusable() is not None:
             return UNKNOWN  # the kernel reports why at the line that uses it
         f = value.primal or value
-        return f"field:{field_type(f)}:{f.shape}:{f._index_offset}:{value.primal is not None}"
+        quant = getattr(f, "_quant", None)  # its words and bits, which its lowering compiles in
+        packed = f":{quant.text()}" if quant is not None else ""
+        return (
+            f"field:{field_type(f)}:{f.shape}:{f._index_offset}:{value.primal is not None}{packed}"
+        )
     if isinstance(value, StructFieldBase):
         return f"structfield:{value._signature()}"
     return fingerprint(value)
