@@ -8,11 +8,11 @@ comparator distance `k`): comparator `(a, a + k)` (for `k == p`: `a mod 2p < p`;
 ends up) is the network's own; qdlab gives the same bits:
 
 - when no two equal keys differ (in their key or value bits) and no key is NaN, every correct
-  sort gives those bits: NumPy's argsort on the host, a gather, done;
+  sort gives those bits: an argsort on the host (`_order`), a gather, done;
 - otherwise the same network runs as qdlab kernels: one launch sorts each aligned block of
   `2**BLOCK_BITS` elements through every stage whose comparators stay inside it (`2p <=` the
-  block), in cache; then one launch a remaining stage, its comparators spread over the threads
-  (Quadrants' launch loops over `k`-runs serially, so its late stages run on one core).
+  block), in cache; then one launch a remaining stage, its runs of `k` comparators spread over
+  the threads, each run a branch-free loop that vectorises (the shortest runs unrolled).
 
 Values are permuted through an `i32` index the network carries (one compile per key dtype), then
 gathered on the host, so values of any dtype or element shape work.
@@ -33,9 +33,10 @@ from ..host.field import Field
 from ..host.kernel import kernel
 from ..host.ndarray import Ndarray
 
-BLOCK_BITS = 12
-"""log2 of the block the first launch sorts through its in-block stages: 4096 keys and indices
-stay in a core's L1/L2 cache."""
+BLOCK_BITS = 15
+"""log2 of the block the first launch sorts through its in-block stages: 32768 keys and indices
+(256 KiB for 32-bit keys) stay in a core's L2 cache; on a 2-core EPYC, 2**14 to 2**16 sort
+10**6 and 10**7 pairs ~20% faster than 2**12."""
 
 select = BUILTINS["select"]
 minimum = BUILTINS["min"]

@@ -2,7 +2,7 @@
 them; with distinct keys the values follow NumPy's stable argsort; with equal keys (and NaN) the
 bits are those of Quadrants' odd-even merge sort network, run here as a NumPy oracle one stage at
 a time (and checked against an order measured on quadrants 1.3.3). Random dtypes, lengths across
-the network kernels' block (4096), fields (with offsets) and ndarrays, both paths (host sort,
+the network kernels' blocks, fields (with offsets) and ndarrays, both paths (host sort,
 network kernels); the errors and the deprecation warning."""
 
 from __future__ import annotations
