@@ -33,10 +33,11 @@ from ..host.field import Field
 from ..host.kernel import kernel
 from ..host.ndarray import Ndarray
 
-BLOCK_BITS = 15
-"""log2 of the block the first launch sorts through its in-block stages: 32768 keys and indices
-(256 KiB for 32-bit keys) stay in a core's L2 cache; on a 2-core EPYC, 2**14 to 2**16 sort
-10**6 and 10**7 pairs ~20% faster than 2**12."""
+BLOCK_BITS = 16
+"""log2 of the block the first launch sorts through its in-block stages: 65536 keys and indices
+(512 KiB for 32-bit keys) stay in a core's L2 cache (1 MiB on this project's EPYC, where 2**14 to
+2**16 sort 10**6 and 10**7 pairs ~20% faster than 2**12); the larger the block, the fewer
+launches after it, each of which waits for every thread (costly on a loaded machine)."""
 
 select = BUILTINS["select"]
 minimum = BUILTINS["min"]
