@@ -117,6 +117,7 @@ from .lang import exception as exception  # so that `qd.lang.impl...` chains res
 from .lang import impl as impl
 from .lang import misc as misc
 from .lang import ops as ops
+from .lang import simt
 from .lang import util as util
 from .profile import Profile, profile
 from .types.enums import Layout
@@ -154,6 +155,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "set_logging_level",
     "ad",
     "algorithms",
+    "simt",
     "experimental",
     "interop",
     "linalg",

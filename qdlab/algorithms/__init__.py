@@ -5,6 +5,7 @@ same on both)."""
 
 from __future__ import annotations
 
+from .merge_network import parallel_sort
 from .radix_sort import sort, sort_scratch_slots
 
-__all__ = ["sort", "sort_scratch_slots"]
+__all__ = ["parallel_sort", "sort", "sort_scratch_slots"]

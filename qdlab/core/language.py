@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import platform
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
 from . import matrix
-from .errors import QuadrantsSyntaxError
+from .errors import QdCompileValueError, QuadrantsSyntaxError
 from .matrix import Matrix, MatrixType, Vector, VectorType  # noqa: F401 - language names
 from .ranges import Ndrange
 from .types import DType
@@ -157,6 +158,29 @@ class KernelDef:
     name: str
     autodiff: bool
     """The reverse-mode gradient of the function rather than the function."""
+
+
+class DeviceIntrinsic:
+    """A GPU intrinsic of `qd.simt` (`qd.simt.block.sync`, `subgroup.shuffle`, `warp.ballot`...):
+    qdlab compiles it for no arch yet, so a kernel that calls it is refused while compiling, with
+    Quadrants' CPU words (`qd.block.sync is not supported for arch Arch.x64`), and so is a call
+    from Python. `name` is how the message names it; `arch` gives the current arch's name."""
+
+    def __init__(self, name: str, arch: Callable[[], str]) -> None:
+        self.name = name
+        self.arch = arch
+        self.__name__ = self.__qualname__ = name.rsplit(".", 1)[-1]
+
+    def unsupported(self, arch: str) -> str:
+        if arch == "cpu":
+            arch = "arm64" if platform.machine().lower() in ("arm64", "aarch64") else "x64"
+        return f"{self.name} is not supported for arch Arch.{arch}"
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        raise QdCompileValueError(self.unsupported(self.arch()))
+
+    def __repr__(self) -> str:
+        return f"<GPU intrinsic {self.name}>"
 
 
 class Builtin:

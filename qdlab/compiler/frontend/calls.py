@@ -17,7 +17,13 @@ import numpy as np
 from qdlab.core import language as lang
 from qdlab.core.fields import FieldBase
 
-from ...core.errors import QdError, QdSyntaxError, QdTypeError, QuadrantsTypeError
+from ...core.errors import (
+    QdCompileValueError,
+    QdError,
+    QdSyntaxError,
+    QdTypeError,
+    QuadrantsTypeError,
+)
 from ...core.types import DType, promote, u1
 from .. import ir
 from .builtins import BUILTINS, Typing, python_entry, unary_typing
@@ -78,6 +84,8 @@ class Calls:
         made = self.construct(callee, node)
         if made is not NotImplemented:
             return made
+        if isinstance(callee, lang.DeviceIntrinsic):
+            raise self.error(callee.unsupported(self.config.arch), QdCompileValueError)
         if isinstance(callee, lang.Builtin):
             entry = BUILTINS.get(callee.name)
             if entry is None:
