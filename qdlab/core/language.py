@@ -302,6 +302,37 @@ def rescale_index(a: object, b: object, index: object) -> object:
     raise RuntimeError("qd.rescale_index() can only be used inside a @qd.kernel or @qd.func")
 
 
+def _kernel_only(name: str) -> RuntimeError:
+    return RuntimeError(f"qd.{name}() can only be used inside a @qd.kernel or @qd.func")
+
+
+def is_active(node: object, indices: object) -> object:
+    """`qd.is_active(snode, I)`, in a kernel: whether cell `I` of a pointer or bitmasked SNode is
+    active (1 or 0)."""
+    raise _kernel_only("is_active")
+
+
+def activate(node: object, indices: object) -> None:
+    """`qd.activate(snode, I)`, in a kernel: activate cell `I` (and the cells above it)."""
+    raise _kernel_only("activate")
+
+
+def deactivate(node: object, indices: object) -> None:
+    """`qd.deactivate(snode, I)`, in a kernel: deactivate cell `I`, zero-filling what it holds."""
+    raise _kernel_only("deactivate")
+
+
+def length(node: object, indices: object) -> object:
+    """`qd.length(dynamic_snode, I)`, in a kernel: the length of the dynamic cell under `I`."""
+    raise _kernel_only("length")
+
+
+def append(node: object, indices: object, val: object) -> object:
+    """`qd.append(dynamic_snode, I, v)`, in a kernel: `v` appended to the dynamic cell under
+    `I`; its position (the old length)."""
+    raise _kernel_only("append")
+
+
 def static_assert(cond: object, msg: str | None = None) -> None:
     """`qd.static_assert(cond, msg)`: a compile-time check inside a kernel; outside one, a plain
     assertion."""

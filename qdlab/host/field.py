@@ -25,6 +25,7 @@ from ..compiler.runtime import cuda as cuda_runtime
 from ..core import matrix
 from ..core.errors import QdIndexError, QdRuntimeError, QdSyntaxError, QdValueError
 from ..core.fields import MAX_NUM_INDICES, FieldBase, SNodeGradType
+from ..core.sparse import Level
 from ..core.types import DType, from_numpy, u1
 from . import pyquadrants, state, torch_bridge
 from .launch import Storage, TorchTensor, array_launch
@@ -188,6 +189,65 @@ class Field(FieldBase):
             f._snode = implicit_snode(f.shape)
         return PlacedSNode(self, f._snode)
 
+    @property
+    def sparse_levels(self) -> tuple[Level, ...]:
+        """The sparse levels above its elements (none for a dense layout): what a kernel's write
+        activates and its struct-for tests (`qdlab.core.sparse`)."""
+        f = self.primal or self.dual_of or self
+        level = f._snode
+        return level.activity() if level is not None else ()  # type: ignore[attr-defined]
+
+    def parent(self, n: int = 1) -> object:
+        """`x.parent()`: the level it is placed in; `parent(2)` the one above..."""
+        return self.snode.parent(n)
+
+    def active_cells(self) -> np.ndarray | None:
+        """Per element, whether its cell is active (None: a dense layout, all are)."""
+        levels = self.sparse_levels
+        if not levels:
+            return None
+        shape = self.shape
+        out = np.ones(shape, bool)
+        for lv in levels:
+            mask = np.asarray(lv.mask.to_numpy())
+            grids = np.indices(shape, sparse=True)
+            cell = tuple(grids[p] // d for p, d in lv.cell)
+            cells = mask[cell] if cell else np.broadcast_to(mask, shape)
+            if lv.dyn is not None:
+                p, d = lv.dyn
+                out &= grids[p] // d < cells
+            else:
+                out &= cells != 0
+        return out
+
+    def activate_at(self, key: tuple[int, ...]) -> None:
+        """A host write to element `key` (counted from 0) activates its cell's levels."""
+        for lv in self.sparse_levels:
+            mask = lv.mask
+            assert isinstance(mask, Field)
+            cell = tuple(key[p] // d for p, d in lv.cell)
+            new = 1
+            if lv.dyn is not None:
+                p, d = lv.dyn
+                new = max(int(mask.host()[cell]), key[p] // d + 1)
+            mask[cell or None] = new
+
+    def clear(self) -> None:
+        """Zero every element, active or not (a deactivation's zero-fill)."""
+        arr = self.storage()
+        if isinstance(arr, np.ndarray):
+            arr[...] = 0
+        else:
+            arr.set(np.zeros(arr.shape, self.dtype.np))
+
+    def only_active(self, array: np.ndarray) -> np.ndarray:
+        """`array` where the cells are active and zero elsewhere: a bulk write of a sparse field
+        (`fill`, `from_numpy`) writes its active cells only, as Quadrants' struct-for does."""
+        active = self.active_cells()
+        if active is None:
+            return array
+        return np.where(active.reshape(active.shape + (1,) * len(self.element)), array, 0)
+
     def storage(self) -> Storage:
         """The array that holds the elements (outer shape, then the element's), allocated on first
         use: host memory, or the GPU's under `qd.init(arch=qd.cuda)`. Every host access comes
@@ -323,7 +383,7 @@ class Field(FieldBase):
                         else ""
                     )
                 )
-        self.store(_cast(array, self.dtype))
+        self.store(self.only_active(_cast(array, self.dtype)))
 
     def to_torch(self, device: object = None, copy: bool | None = True) -> object:
         """A torch tensor of the elements: a copy, or with `copy=False` / `None` a zero-copy view
@@ -346,7 +406,7 @@ class Field(FieldBase):
     def fill(self, value: object) -> None:
         arr = self.host()
         arr[...] = self.element_value(value)
-        self.store(arr)
+        self.store(self.only_active(arr))
 
     def element_value(self, value: object) -> np.ndarray:
         """`value` as one element's entries (a scalar fills a vector's), in the field's type; a
@@ -442,6 +502,8 @@ class Field(FieldBase):
     def __setitem__(self, index: object, value: object) -> None:
         key = self.key_of(index)
         element = self.element_value(value)
+        if not isinstance(key, Slack) and self.sparse_levels:
+            self.activate_at(key)
         arr = self.storage()
         if isinstance(arr, np.ndarray):
             if isinstance(key, Slack):
@@ -674,6 +736,10 @@ class PlacedSNode:
     @property
     def ptr(self) -> PlacedSNode:
         return self
+
+    def parent(self, n: int = 1) -> object:
+        """The level `n` steps up from the place node: `parent()` is the one it is placed in."""
+        return self.level if n <= 1 else self.level.parent(n - 1)  # type: ignore[attr-defined]
 
     def is_place(self) -> bool:
         return True

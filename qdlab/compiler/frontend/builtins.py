@@ -542,6 +542,31 @@ def lower_rescale_index(fe: Frontend, node: ast.Call) -> object:
     return fe.make_vec(items, (len(items),))
 
 
+@python_call(lang.is_active, arity=NODE)
+def lower_is_active(fe: Frontend, node: ast.Call) -> object:
+    return fe.sparse_is_active(node)
+
+
+@python_call(lang.activate, arity=NODE)
+def lower_activate(fe: Frontend, node: ast.Call) -> None:
+    fe.sparse_activate(node)
+
+
+@python_call(lang.deactivate, arity=NODE)
+def lower_deactivate(fe: Frontend, node: ast.Call) -> None:
+    fe.sparse_deactivate(node)
+
+
+@python_call(lang.length, arity=NODE)
+def lower_length(fe: Frontend, node: ast.Call) -> object:
+    return fe.sparse_length(node)
+
+
+@python_call(lang.append, arity=NODE)
+def lower_append(fe: Frontend, node: ast.Call) -> object:
+    return fe.sparse_append(node)
+
+
 @python_call(bool, arity=1)
 def lower_bool(fe: Frontend, x: object) -> object:
     return bool(x) if is_number(x) else fe.truth(x)

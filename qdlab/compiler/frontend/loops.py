@@ -23,6 +23,7 @@ from ...core.types import i32, i64, u1
 from .. import ir
 from .compile_time import held
 from .scope import FuncReturn, GradOf, array_type, dtype_of, items_of
+from .sparse import is_snode, levels_of
 
 log = logging.getLogger("qdlab")
 
@@ -59,14 +60,21 @@ class Loops:
         elif call is not None and callee is lang.BUILTINS["ndrange"]:
             dims = [self.ndrange_dim(a) for a in self.spread(call.args)]
             order = self.ndrange_axes(call, len(dims))
+        elif (snode := self.loop_snode(it)) is not None:  # `for i in x.parent()`: its cells
+            dims = [(self.const(0, i32), self.const(n, i32)) for n in snode.shape]
+            self.sparse_guard = (snode.activity(), (0,) * len(dims))
+            self.struct_for = True
         else:
             base = GradOf.unpack(self.loop_array(self.visit(it), it))[0]  # `x.grad` walks x
             if not (isinstance(base, ir.Value) and ir.is_array(base)):
                 raise self.error(
                     "a kernel `for` loops over range(...), qd.ndrange(...), qd.grouped(...), an "
-                    "array, or qd.static(...)."
+                    "array, an SNode, or qd.static(...)."
                 )
             dims = self.loop_extents(base)
+            f = self.field_of(base)
+            if levels_of(f):  # a sparse field: its active cells only
+                self.sparse_guard = (levels_of(f), tuple(f.offset))
             self.struct_for = True
         targets = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
         if not all(isinstance(t, ast.Name) for t in targets):
@@ -86,6 +94,23 @@ class Loops:
 
     struct_for = False
     """The loop being lowered walks an array's indices (`for i in x`), not a range."""
+    sparse_guard: tuple | None = None
+    """The loop being lowered walks a sparse field or SNode: (its sparse levels, the offset of its
+    indices); the body starts by skipping an inactive index."""
+
+    def loop_snode(self, it: ast.expr) -> object:
+        """The SNode a struct-for walks (`for i in ptr`, `for i, j in x.parent()`), or None."""
+        if not isinstance(it, (ast.Name, ast.Attribute, ast.Call)):
+            return None
+        if isinstance(it, ast.Call) and not (
+            isinstance(it.func, ast.Attribute) and it.func.attr == "parent"
+        ):
+            return None
+        try:
+            got = self.resolve_static(it)
+        except QdError:
+            return None
+        return got if is_snode(got) else None
 
     def target_name(self, t: ast.expr) -> str:
         """The name a `for`'s target binds (a tuple target's entry)."""
@@ -197,6 +222,7 @@ class Loops:
         index = ir.Value(i32, names[0] if len(dims) == 1 and not grouped else "_I")
         body = ir.Block([index])
         attrs: dict[str, object] = {"parallel": parallel}
+        guard, self.sparse_guard = self.sparse_guard, None
         if self.struct_for:  # what the gradient kernel's cross-iteration check leaves out
             attrs["struct_for"], self.struct_for = True, False
         if loop_name and self.loop_depth:
@@ -245,6 +271,15 @@ class Loops:
                 if grouped
                 else dict(zip(names, values))
             )
+            if guard is not None:  # a sparse struct-for: an inactive index is skipped
+                levels, offset = guard
+                self.skip_inactive(
+                    levels,
+                    [
+                        self.emit(ir.BinOp, [v, self.const(o, i32)], i32, op="sub") if o else v
+                        for v, o in zip(values, offset)
+                    ],
+                )
             if ndrange:
                 assigned = {
                     t.id

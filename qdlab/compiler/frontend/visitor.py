@@ -65,6 +65,7 @@ from .scope import (
     literal_value,
 )
 from .source import MISSING, Source, resolve_name
+from .sparse import Sparse
 from .struct_fields import StructFieldBase, any_struct_field
 from .struct_values import STRUCTS, StructParts
 from .structs import TEMPLATE, BoundMethod, StructRef
@@ -116,6 +117,7 @@ class Frontend(
     VectorOps,
     StructParts,
     Fields,
+    Sparse,
     Views,
     ast.NodeVisitor,
 ):
@@ -212,6 +214,8 @@ class Frontend(
     ) -> ir.Value | None:
         """Appends an op to the current block; its result, for an op that has one (`result` is its
         type)."""
+        if op_cls is ir.Store or op_cls is ir.Atomic:
+            self.activate_before(op_cls, list(operands))  # a sparse field's write activates
         op = op_cls(list(operands), result, attrs, regions, self.loc, name)
         self.block.append(op)
         return op.result
