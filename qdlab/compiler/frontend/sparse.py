@@ -157,7 +157,7 @@ class Sparse:
     def sparse_is_active(self, node: ast.Call) -> ir.Value:
         snode, idx = self.sparse_target(node, "is_active", ("pointer", "bitmasked"))
         arr = self.field_arg(self.own_level(snode).mask, f"{snode.kind}_activity")
-        return self.emit(ir.Load, [arr, *idx], i32)
+        return self.emit(ir.Load, [arr, *idx], i32, f"{snode.kind}_active")
 
     def sparse_activate(self, node: ast.Call) -> None:
         snode, idx = self.sparse_target(node, "activate", ("pointer", "bitmasked", "dense"))
@@ -166,7 +166,7 @@ class Sparse:
     def sparse_length(self, node: ast.Call) -> ir.Value:
         snode, idx = self.sparse_target(node, "length", ("dynamic",))
         arr = self.field_arg(self.own_level(snode).mask, "dynamic_length")
-        return self.emit(ir.Load, [arr, *idx], i32)
+        return self.emit(ir.Load, [arr, *idx], i32, f"{snode.kind}_active")
 
     def sparse_append(self, node: ast.Call) -> ir.Value:
         """`qd.append(dyn, I, v)`: the length grows by one (an atomic add); `v` goes to the old
