@@ -240,13 +240,16 @@ class Field(FieldBase):
         else:
             arr.set(np.zeros(arr.shape, self.dtype.np))
 
-    def only_active(self, array: np.ndarray) -> np.ndarray:
-        """`array` where the cells are active and zero elsewhere: a bulk write of a sparse field
-        (`fill`, `from_numpy`) writes its active cells only, as Quadrants' struct-for does."""
+    def only_active(self, array: np.ndarray, other: object = None) -> np.ndarray:
+        """`array` where the cells are active, `other` (by default the elements now) elsewhere:
+        a bulk write of a sparse field (`fill`, `from_numpy`) writes its active cells only, and
+        `to_numpy` reads zeros for the inactive ones, as Quadrants' struct-fors do."""
         active = self.active_cells()
         if active is None:
             return array
-        return np.where(active.reshape(active.shape + (1,) * len(self.element)), array, 0)
+        if other is None:
+            other = self.host().copy()
+        return np.where(active.reshape(active.shape + (1,) * len(self.element)), array, other)
 
     def storage(self) -> Storage:
         """The array that holds the elements (outer shape, then the element's), allocated on first
@@ -359,6 +362,8 @@ class Field(FieldBase):
         """The elements: a copy, or with `copy=False` / `None` a view of the storage where
         Quadrants gives one (host memory, a dtype DLPack carries, not a 0-d field)."""
         view = self.logical(self.storage())
+        if self.sparse_levels:  # an inactive cell reads 0 (a bitmasked one keeps its elements)
+            view = self.only_active(np.asarray(view), 0)
         np_dtype = None if dtype is None else _np_dtype(dtype)
         out = torch_bridge.to_numpy(view, self.dtype.name, np_dtype, copy, bool(self.shape))
         if keep_dims and len(self.element) == 1:
@@ -404,7 +409,7 @@ class Field(FieldBase):
         return torch_bridge.dlpack(self.logical(self.storage()), versioned)
 
     def fill(self, value: object) -> None:
-        arr = self.host()
+        arr = self.host().copy() if self.sparse_levels else self.host()
         arr[...] = self.element_value(value)
         self.store(self.only_active(arr))
 

@@ -10,9 +10,10 @@ stored in axis order (the same values; `qd.get_addr` is refused on it). How the 
 interleaves fields placed together in memory is not reproduced.
 
 Sparse levels (`pointer`, `bitmasked`, `dynamic`) keep their activity in a hidden i32 field of
-their own (`qdlab.core.sparse`): a flag per cell, a length per parent cell of a `dynamic` one. The
-elements of an inactive cell are zero; a write activates its cell (and the levels above), a
-deactivation zero-fills the cell. `hash`, bit-level and quantised storage are refused by name."""
+their own (`qdlab.core.sparse`): a flag per cell, a length per parent cell of a `dynamic` one. A
+write activates its cell (and the levels above); deactivating a pointer or dynamic cell zero-fills
+what it holds, a bitmasked one only clears its flag (its elements stay readable, as there).
+`hash`, bit-level and quantised storage are refused by name."""
 
 from __future__ import annotations
 
@@ -201,9 +202,13 @@ class SNode:
         return out
 
     def regions(self) -> list[Region]:
-        """What deactivating one cell of this level clears: the elements of every field placed
-        in it or below, and the activity of every sparse level below (a dynamic level's cell is
-        its parent's: its whole length)."""
+        """What deactivating one cell of this level zero-fills, as Quadrants frees it: for a
+        pointer or dynamic level, the elements of every field placed in it or below and the
+        activity of every sparse level below (a dynamic level's cell is its parent's: its whole
+        length); for a bitmasked level nothing (only its flag is cleared: the elements stay, as
+        a kernel's or `x[i]`'s read of them shows)."""
+        if self.kind == "bitmasked":
+            return []
         mine = ((self._parent or self) if self.kind == "dynamic" else self).extents_by_axis()
         axes_ = sorted(mine)
         out = []
@@ -269,8 +274,9 @@ class SNode:
                 f.fill(0)
             return
         for node in sparse:
-            for f in node.subtree_fields():
-                f.clear()
+            if node.kind != "bitmasked":  # freed: what it holds is zero-filled
+                for f in node.subtree_fields():
+                    f.clear()
             assert node.mask is not None
             node.mask.clear()
 

@@ -1060,9 +1060,10 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
 
 
 def _sparse_statement(draw, p: Program, s: int) -> None:
-    """Blocks of `SP` cleared, cells activated by a loop's writes, a snapshot of one block's
-    activity, some blocks deactivated, then a struct-for over the active cells adding to an
-    array (the reference: `SP` and its block flags `SM` as NumPy arrays)."""
+    """`SP` zeroed and its blocks deactivated, cells activated by a loop's writes, a snapshot of
+    one block's activity, some blocks deactivated (a pointer's zero-filled, a bitmasked one's
+    elements kept), then a struct-for over the active cells adding to an array (the reference:
+    `SP` and its block flags `SM` as NumPy arrays)."""
     if p.struct:
         return  # the test makes `SP` for a kernel called with plain parameters
     if p.sparse is None:
@@ -1072,12 +1073,12 @@ def _sparse_statement(draw, p: Program, s: int) -> None:
     c, d, m = draw(st.integers(-40, 40)), draw(st.integers(0, 2)), draw(st.integers(2, 4))
     blk = draw(st.integers(0, nb - 1))
     name = f"sp{s}"
-    p.emit(f"for b in range({nb}):", "if True:")
+    p.emit(f"for i in range({4 * nb}):", "if True:")  # zeroed (activating every block)...
     p.emit(
-        "qd.deactivate(SP_B, [b])",
-        f"SP = np.zeros({4 * nb}, np.int32); SM = np.zeros({nb}, np.int32)",
-        indent=2,
+        "SP[i] = 0", f"SP = np.zeros({4 * nb}, np.int32); SM = np.zeros({nb}, np.int32)", indent=2
     )
+    p.emit(f"for b in range({nb}):", "if True:")  # ... then deactivated
+    p.emit("qd.deactivate(SP_B, [b])", "pass", indent=2)
     p.emit(f"for i in range({n}):")
     p.emit(f"if {src}[i] > {c}:", indent=2)
     p.emit(f"SP[i] = {src}[i] * 2 + 1", indent=3)
@@ -1086,7 +1087,9 @@ def _sparse_statement(draw, p: Program, s: int) -> None:
     p.ref_lines[-1] = f"    {name} = np.int32(SM[{blk}] * 5)"
     p.emit(f"for b in range({nb}):")
     p.emit(f"if b % {m} == {d}:", indent=2)
-    p.emit("qd.deactivate(SP_B, [b])", "SP[b * 4 : b * 4 + 4] = 0; SM[b] = 0", indent=3)
+    # a pointer's block is zero-filled; a bitmasked cell only loses its flag
+    zero = "SP[b * 4 : b * 4 + 4] = 0; " if p.sparse == "pointer" else ""
+    p.emit("qd.deactivate(SP_B, [b])", f"{zero}SM[b] = 0", indent=3)
     p.emit("for i in SP:", f"for i in range({4 * nb}):")
     p.emit("pass", "if SM[i // 4] == 0: continue", indent=2)
     p.emit(f"if i < {n}:", indent=2)
