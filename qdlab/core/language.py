@@ -302,6 +302,12 @@ def rescale_index(a: object, b: object, index: object) -> object:
     raise RuntimeError("qd.rescale_index() can only be used inside a @qd.kernel or @qd.func")
 
 
+def loop_unique(val: object, covers: object = None) -> object:
+    """`quadrants.lang.misc.loop_unique(v, covers=...)`: a hint that `v` differs between the
+    iterations of the loop (Quadrants may drop atomics on the fields it covers); `v` itself."""
+    return val
+
+
 def _kernel_only(name: str) -> RuntimeError:
     return RuntimeError(f"qd.{name}() can only be used inside a @qd.kernel or @qd.func")
 

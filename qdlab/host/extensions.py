@@ -4,8 +4,9 @@ Quadrants code asks `qd.is_extension_enabled(qd.extension.adstack)` to choose wh
 names extensions in test decorators. The answers are qdlab's own, for the target the active
 `qd.init` chose: both of qdlab's targets have 64-bit types (`data64`), kernel `assert`
 (`assertion`, with `debug=True`) and gradients through loops nested in loops (`adstack`, enabled as
-in Quadrants only under `qd.init(ad_stack_experimental_enabled=True)`); neither has
-sparse or quantised SNodes, meshes, block-local storage or external functions.
+in Quadrants only under `qd.init(ad_stack_experimental_enabled=True)`); the CPU has sparse SNodes
+(`sparse`: pointer, bitmasked, dynamic); neither has quantised SNodes, meshes, block-local storage
+or external functions.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ class Extension(enum.Enum):
     mesh = "mesh"
 
 
-SUPPORTED = {"cpu": {Extension.data64, Extension.assertion, Extension.adstack}}
-SUPPORTED["cuda"] = SUPPORTED["cpu"]
+SUPPORTED = {"cuda": {Extension.data64, Extension.assertion, Extension.adstack}}
+SUPPORTED["cpu"] = SUPPORTED["cuda"] | {Extension.sparse}
 
 
 def is_extension_supported(arch: object, ext: Extension) -> bool:

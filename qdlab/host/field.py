@@ -23,7 +23,13 @@ import numpy as np
 
 from ..compiler.runtime import cuda as cuda_runtime
 from ..core import matrix
-from ..core.errors import QdIndexError, QdRuntimeError, QdSyntaxError, QdValueError
+from ..core.errors import (
+    QdCompileValueError,
+    QdIndexError,
+    QdRuntimeError,
+    QdSyntaxError,
+    QdValueError,
+)
 from ..core.fields import MAX_NUM_INDICES, FieldBase, SNodeGradType
 from ..core.sparse import Level
 from ..core.types import DType, from_numpy, u1
@@ -892,10 +898,17 @@ def _offset(offset: object, dims: tuple[int, ...] | None) -> tuple[int, ...] | N
         return None
     off = tuple(offset) if isinstance(offset, (tuple, list)) else (offset,)
     ints = tuple(o for o in off if isinstance(o, int))
-    if dims is None or len(off) != len(dims) or len(ints) != len(off):
-        raise QdValueError(
-            f"qd.field(offset={offset!r}) needs a shape and one integer per axis of it."
+    if dims is None:  # the reference's messages
+        raise QdCompileValueError(
+            f"qd.field(offset={offset!r}): shape cannot be None when offset is set."
         )
+    if len(off) != len(dims):
+        raise QdCompileValueError(
+            f"qd.field(shape={dims}, offset={offset!r}): The dimensionality of shape and offset "
+            "must be the same."
+        )
+    if len(ints) != len(off):
+        raise QdCompileValueError(f"qd.field(offset={offset!r}): give one integer per axis.")
     return ints if any(ints) else None
 
 

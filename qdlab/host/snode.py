@@ -229,9 +229,16 @@ class SNode:
 
     def place(self, *fields: object, offset: object = None, shape: object = None) -> SNode:
         """Give each field this level's shape (its gradient too); a field is placed once."""
-        if offset is not None:
-            raise QdValueError("place(..., offset=...) is not supported in qdlab; index from 0.")
         dims = self.shape
+        off = None
+        if offset is not None:  # the index of the first element along each axis
+            off = tuple(offset) if isinstance(offset, (tuple, list)) else (offset,) * len(dims)
+            if len(off) != len(dims) or not all(
+                isinstance(o, int) and not isinstance(o, bool) for o in off
+            ):
+                raise QdValueError(
+                    f"place(..., offset={offset!r}): give one integer per axis of {dims}."
+                )
         if math.prod(dims) >= 2**31:
             raise QdValueError(f"a layout of shape {dims} has more than 2**31 - 1 elements.")
         flat = [g for f in fields for g in (f.leaves() if isinstance(f, StructField) else [f])]
@@ -248,6 +255,10 @@ class SNode:
                     f"{type(f).__name__}."
                 )
             f.place(dims, order, self, blocked)
+            if off is not None and any(off):
+                for g in (f, f.grad, f.dual):
+                    if g is not None:
+                        g.given_offset = off
             self.fields.append(f)
         return self
 

@@ -64,6 +64,10 @@ class StructField(StructFieldBase):
     def get_member_field(self, key: str) -> object:
         return self.members[key]
 
+    def parent(self, n: int = 1) -> object:
+        """`s.parent()`: the level its members are placed in (that of the first)."""
+        return self.leaves()[0].parent(n)
+
     def leaves(self) -> list[Field]:  # type: ignore[override]
         """Every scalar, vector and matrix field it holds, nested structs' too, in member order."""
         out: list[Field] = []

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from ..core.language import loop_unique
 from ..host import archs, extensions
+
+__all__ = ["get_host_arch_list", "is_extension_supported", "loop_unique"]
 
 
 def get_host_arch_list() -> list[archs.Arch]:

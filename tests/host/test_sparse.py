@@ -340,3 +340,40 @@ def test_sparse_errors_name_the_call() -> None:
         dynamic_active()
     with pytest.raises(RuntimeError, match="inside a @qd.kernel"):
         qd.is_active(x.parent(), [0])
+
+
+def test_place_offset_under_sparse_levels_and_loop_unique() -> None:
+    from qdlab.lang.misc import loop_unique
+
+    qd.init(arch=qd.cpu, offline_cache=False)
+    a, b, y = qd.field(qd.i32), qd.field(qd.i32), qd.field(qd.i32)
+    qd.root.dense(qd.ij, 4).place(a, offset=(2, -3))
+    p = qd.root.pointer(qd.i, 4)
+    p.dense(qd.i, 2).place(b, offset=-4)
+    qd.root.pointer(qd.i, 8).place(y)
+
+    @qd.kernel
+    def k() -> qd.i32:
+        for i, j in a:
+            a[i, j] = i * 10 + j
+        b[-3] = 5  # storage index 1: block 0
+        s = 0
+        for i in b:
+            s += i + 100
+        return s * 10 + qd.is_active(p, [0])
+
+    @qd.kernel
+    def unique():
+        for i in y:
+            v = loop_unique(y[i] + 2, covers=[])
+            b[v - 6] += 1
+
+    assert (k(), a[2, -3], a[5, 0], b[-3]) == (1931, 17, 50, 5)
+    y[1] = 3
+    y[4] = 3
+    unique()
+    assert b.to_numpy().tolist() == [0, 5, 0, 2, 0, 0, 0, 0]
+    with pytest.raises(qd.QuadrantsCompilationError, match="dimensionality of shape and offset"):
+        qd.field(qd.f32, shape=3, offset=(3, 4))
+    with pytest.raises(qd.QuadrantsCompilationError, match="shape cannot be None"):
+        qd.Vector.field(3, qd.f32, shape=None, offset=(3,))

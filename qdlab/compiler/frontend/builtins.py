@@ -542,6 +542,15 @@ def lower_rescale_index(fe: Frontend, node: ast.Call) -> object:
     return fe.make_vec(items, (len(items),))
 
 
+@python_call(lang.loop_unique, arity=NODE)
+def lower_loop_unique(fe: Frontend, node: ast.Call) -> object:
+    """`loop_unique(v, covers=...)`: `v` (the hint changes no value: every write here stays
+    atomic where it was)."""
+    if len(node.args) not in (1, 2) or any(kw.arg != "covers" for kw in node.keywords):
+        raise fe.error("loop_unique(value, covers=None) takes a value and the fields it covers.")
+    return fe.visit(node.args[0])
+
+
 @python_call(lang.is_active, arity=NODE)
 def lower_is_active(fe: Frontend, node: ast.Call) -> object:
     return fe.sparse_is_active(node)
