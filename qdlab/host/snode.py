@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..core.errors import QdRuntimeError, QdValueError
 from ..core.sparse import Level, Region
 from ..core.types import i32
@@ -73,6 +75,11 @@ class SNode:
         self.mask: Field | None = None
         """A sparse level's activity: a flag per cell, a dynamic one's length per parent cell."""
         self.epoch = state.epoch
+        self.chunk_size = 0
+        """A dynamic level's allocation unit (its extent unless given)."""
+        self.allocated = 0
+        """The most cells (a dynamic level's chunks) seen allocated at once (`_num_dynamically_
+        allocated`): read at each query and before each `deactivate_all`."""
         if kind != "dense" and parent is not None:
             cells = parent.shape if kind == "dynamic" else self.shape
             self.mask = Field(i32, cells, name=f"<{kind} activity>")
@@ -101,7 +108,9 @@ class SNode:
             raise QdValueError(f"dynamic({index!r}, ...) takes one axis.")
         if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
             raise QdValueError(f"dynamic(..., chunk_size={chunk_size!r}): give a positive int.")
-        return self.child("dynamic", index, dimension)
+        node = self.child("dynamic", index, dimension)
+        node.chunk_size = chunk_size if isinstance(chunk_size, int) else node.extents[0]
+        return node
 
     def child(self, kind: str, indices: object, dimensions: object) -> SNode:
         ax = indices.axes if isinstance(indices, Axes) else tuple(indices)  # type: ignore[arg-type]
@@ -285,11 +294,30 @@ class SNode:
                 f.fill(0)
             return
         for node in sparse:
+            node.observe()
             if node.kind != "bitmasked":  # freed: what it holds is zero-filled
                 for f in node.subtree_fields():
                     f.clear()
             assert node.mask is not None
             node.mask.clear()
+
+    @property
+    def _num_dynamically_allocated(self) -> int:
+        """Quadrants' count of the cells (a dynamic level's chunks) its allocator ever handed
+        out, freed ones being reused: here the most seen active at once, when asked and before
+        each `deactivate_all()` (an inactive cell stays counted, as there)."""
+        self.observe()
+        return self.allocated
+
+    def observe(self) -> None:
+        if self.mask is None:
+            return
+        counts = np.asarray(self.mask.to_numpy())
+        if self.kind == "dynamic":
+            now = int((-(-counts // max(1, self.chunk_size))).sum())
+        else:
+            now = int(np.count_nonzero(counts))
+        self.allocated = max(self.allocated, now)
 
     def subtree_fields(self) -> list[Field]:
         return [f for node in self.subtree() for f in node.fields]
