@@ -3,34 +3,45 @@ Quadrants keeps only here, GLSL-style vector and matrix types (`vec3`, `ivec2`, 
 the functions on them, written as `@qd.func`s in the kernel language itself (each is inlined where
 it is called, like any `@qd.func`)."""
 
-from .core.language import BUILTINS, MATH, Builtin, Func, Matrix, Template, VectorType, static
-from .core.matrix import MatrixType
-from .core.types import i32, u32
+from .core.language import BUILTINS as _BUILTINS
+from .core.language import MATH as _MATH
+from .core.language import Builtin as _Builtin
+from .core.language import Func as _Func
+from .core.language import Matrix as _Matrix
+from .core.language import Template as _Template
+from .core.language import VectorType as _VectorType
+from .core.language import static as _static
+from .core.matrix import MatrixType as _MatrixType
+from .core.types import i32 as _i32
+from .core.types import u32 as _u32
 
-loop_config = BUILTINS["loop_config"]
+_loop_config = _BUILTINS["loop_config"]
 
-globals().update({name: BUILTINS[name] for name in MATH})
+_NOT_HERE = ("abs", "rsqrt", "select", "exp2")
+"""Built-ins Quadrants has at `qd.` but not under `qd.math` (`qd.math.abs` is an AttributeError
+there)."""
+globals().update({name: _BUILTINS[name] for name in _MATH if name not in _NOT_HERE})
 pi = 3.141592653589793
 e = 2.718281828459045
 inf = float("inf")
 nan = float("nan")
 
-popcnt, clz, ffs = (Builtin(n) for n in ("popcnt", "clz", "ffs"))
+popcnt, clz, ffs = (_Builtin(n) for n in ("popcnt", "clz", "ffs"))
 """Bit counts of an integer, each an i32: set bits, leading zeros, 1 + the lowest set bit (0 for
 0)."""
 
 
-def _fns(mask: u32, base: u32, offset: i32) -> u32:
+def _fns(mask: _u32, base: _u32, offset: _i32) -> _u32:
     """The position of the |offset|-th set bit of `mask`, searching up from bit `base` (offset > 0)
     or down from it (offset < 0); for offset 0, `base` itself if that bit is set; 0xFFFFFFFF when
     there is no such bit (CUDA's `fns`)."""
-    found = u32(0xFFFFFFFF)
+    found = _u32(0xFFFFFFFF)
     if offset == 0:
         if base < 32 and (mask >> base) & 1:
             found = base
     else:
         left = offset if offset > 0 else -offset
-        loop_config(serialize=True)
+        _loop_config(serialize=True)
         for k in range(32):
             pos = k if offset > 0 else 31 - k
             if left > 0 and (pos >= base if offset > 0 else pos <= base) and (mask >> pos) & 1:
@@ -40,19 +51,20 @@ def _fns(mask: u32, base: u32, offset: i32) -> u32:
     return found
 
 
-fns = Func(_fns)
-vec2, vec3, vec4 = (VectorType(n, "fp") for n in (2, 3, 4))
-ivec2, ivec3, ivec4 = (VectorType(n, "ip") for n in (2, 3, 4))
-uvec2, uvec3, uvec4 = (VectorType(n, "up") for n in (2, 3, 4))
-mat2, mat3, mat4 = (MatrixType(n, n, "fp") for n in (2, 3, 4))
+fns = _Func(_fns)
+vec2, vec3, vec4 = (_VectorType(n, "fp") for n in (2, 3, 4))
+ivec2, ivec3, ivec4 = (_VectorType(n, "ip") for n in (2, 3, 4))
+uvec2, uvec3, uvec4 = (_VectorType(n, "up") for n in (2, 3, 4))
+mat2, mat3, mat4 = (_MatrixType(n, n, "fp") for n in (2, 3, 4))
 """Their entries have the default types of `qd.init` (`default_fp`, `default_ip`, u32), looked up
 when they are used."""
 
-_cos, _sin, _floor, _sqrt, _clamp = (BUILTINS[n] for n in ("cos", "sin", "floor", "sqrt", "clamp"))
+_cos, _sin, _floor, _sqrt, _clamp = (_BUILTINS[n] for n in ("cos", "sin", "floor", "sqrt", "clamp"))
+_exp, _log, _pow, _atan2 = (_BUILTINS[n] for n in ("exp", "log", "pow", "atan2"))
 
 
-def _func(fn: object) -> Func:
-    return Func(fn)  # type: ignore[arg-type]
+def _func(fn: object) -> _Func:
+    return _Func(fn)  # type: ignore[arg-type]
 
 
 @_func
@@ -123,12 +135,12 @@ def mod(x, y):
 
 @_func
 def degrees(x):
-    return x * static(180.0 / pi)
+    return x * _static(180.0 / pi)
 
 
 @_func
 def radians(x):
-    return x * static(pi / 180.0)
+    return x * _static(pi / 180.0)
 
 
 @_func
@@ -137,8 +149,8 @@ def vdir(ang):
 
 
 @_func
-def eye(n: Template):
-    return Matrix.identity(float, n)
+def eye(n: _Template):
+    return _Matrix.identity(float, n)
 
 
 @_func
@@ -196,3 +208,70 @@ def rot_yaw_pitch_roll(yaw, pitch, roll):
 @_func
 def rotation3d(ang_x, ang_y, ang_z):
     return rot_yaw_pitch_roll(ang_z, ang_x, ang_y)
+
+
+# -- complex numbers as 2-vectors (x, y) = x + iy, as Quadrants' `qd.math.cmul` ... ----------------
+
+
+@_func
+def cmul(z1, z2):
+    """The complex product `z1 * z2`."""
+    return vec2(z1[0] * z2[0] - z1[1] * z2[1], z1[0] * z2[1] + z2[0] * z1[1])
+
+
+@_func
+def cconj(z):
+    """The complex conjugate `(x, -y)`."""
+    return vec2(z[0], -z[1])
+
+
+@_func
+def cdiv(z1, z2):
+    """The complex quotient `z1 / z2`."""
+    x1, y1 = z1[0], z1[1]
+    x2, y2 = z2[0], z2[1]
+    return vec2(x1 * x2 + y1 * y2, -x1 * y2 + x2 * y1) / z2.dot(z2)
+
+
+@_func
+def csqrt(z):
+    """The square root with a positive real part (or, both real parts zero, a non-negative
+    imaginary one); 0 for 0."""
+    result = vec2(0.0, 0.0)
+    if z[0] != 0 or z[1] != 0:
+        r = _sqrt(z.norm())
+        a = _atan2(z[1], z[0])
+        result = r * vec2(_cos(a / 2.0), _sin(a / 2.0))
+    return result
+
+
+@_func
+def cinv(z):
+    """The reciprocal `1 / z`."""
+    return cconj(z) / z.dot(z)
+
+
+@_func
+def cpow(z, n):
+    """`z` to the real power `n` (polar form); 0 for 0."""
+    result = vec2(0.0, 0.0)
+    if z[0] != 0 or z[1] != 0:
+        r2 = z.dot(z)
+        a = _atan2(z[1], z[0]) * n
+        result = _pow(r2, n / 2.0) * vec2(_cos(a), _sin(a))
+    return result
+
+
+@_func
+def cexp(z):
+    """The complex exponential `e^z`."""
+    r = _exp(z[0])
+    return vec2(r * _cos(z[1]), r * _sin(z[1]))
+
+
+@_func
+def clog(z):
+    """The complex logarithm, its imaginary part in (-pi, pi]."""
+    ang = _atan2(z[1], z[0])
+    r2 = z.dot(z)
+    return vec2(_log(r2) / 2.0, ang)

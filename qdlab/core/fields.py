@@ -17,9 +17,7 @@ class FieldBase:
     """A field as a kernel sees it: an array of `dtype` elements of shape `element` (`()` for
     scalars) over `shape`, with a `.grad` field when it needs one."""
 
-    dtype: DType
     element: tuple[int, ...]
-    needs_grad: bool
     grad: FieldBase | None
     primal: FieldBase | None
     """For a gradient field, the field it is the gradient of (kernels reach it as `x.grad`)."""
@@ -28,15 +26,27 @@ class FieldBase:
     """Tells this field apart from every other (in this process and in any other)."""
 
     @property
+    def dtype(self) -> DType:
+        raise NotImplementedError
+
+    def has_grad(self) -> bool:
+        """Whether its gradient is allocated."""
+        raise NotImplementedError
+
+    def has_dual(self) -> bool:
+        """Whether its dual (forward mode) is allocated."""
+        raise NotImplementedError
+
+    @property
     def shape(self) -> tuple[int, ...]:
         raise NotImplementedError
 
     @property
-    def offset(self) -> tuple[int, ...]:
+    def _index_offset(self) -> tuple[int, ...]:
         """The index of the first element along each axis (0 unless declared)."""
         raise NotImplementedError
 
-    def unusable(self) -> str | None:
+    def _unusable(self) -> str | None:
         """Why a kernel cannot use this field now (not placed yet, dropped by `qd.reset()`), or
         None."""
         raise NotImplementedError
@@ -49,14 +59,14 @@ class StructFieldBase:
 
     members: dict[str, object]
     struct_type: type
-    made = False
+    _made = False
     """Whether any struct field was made in this process (until then kernels skip looking)."""
 
-    def leaves(self) -> list[FieldBase]:
+    def _leaves(self) -> list[FieldBase]:
         """Every member's field (nested structs' too), in member order."""
         raise NotImplementedError
 
-    def signature(self) -> str:
+    def _signature(self) -> str:
         """Its members' types and its shape (what a manifest checks)."""
         raise NotImplementedError
 
@@ -68,6 +78,14 @@ class TensorBase:
     def held(self) -> object:
         """The ndarray or field this tensor holds."""
         raise NotImplementedError
+
+
+class Layout(enum.Enum):
+    """`qd.Layout`: how a field's or a struct's members sit in memory (never a value)."""
+
+    AOS = 0
+    SOA = 1
+    NULL = 2
 
 
 class AutodiffMode(enum.Enum):

@@ -222,6 +222,7 @@ _OTHER = [
     "atomic_cas",
     "random",
     "randn",
+    "clock_counter",
     "volatile_load",
     "get_addr",
     "cast",

@@ -170,8 +170,9 @@ def as_numpy(a: object) -> np.ndarray:
 
 def scalar_arg(a: Any, t: DType, kernel: str, name: str) -> object:
     """`a` (whatever was passed) as a value of type `t`, or a QdArgumentError: an integer
-    parameter takes an integer (or a float with an integral value) within its range; a float too
-    large for an f32 is infinite, as in Quadrants."""
+    parameter takes an integer (or a float with an integral value) that fits 64 bits (signed, or
+    unsigned for an unsigned type) and wraps it to its type's bits (255 as an i8 is -1), as
+    Quadrants does; a float too large for an f32 is infinite, as in Quadrants."""
     if t.is_float:
         try:
             x = float(a)
@@ -182,17 +183,18 @@ def scalar_arg(a: Any, t: DType, kernel: str, name: str) -> object:
             return math.copysign(math.inf, a)
     if t.bits == 1:
         return bool(a)
-    if isinstance(a, (float, np.floating)):
-        if not (math.isfinite(a) and float(a).is_integer()):
-            raise QdArgumentError(
-                f"kernel `{kernel}`: argument `{name}` is {a!r}, but the parameter is {t}, "
-                "which takes integers only."
-            )
-        a = int(a)
-    info = np.iinfo(t.np)
-    if not info.min <= a <= info.max:
+    if isinstance(a, (float, np.floating)) and not (math.isfinite(a) and float(a).is_integer()):
         raise QdArgumentError(
-            f"kernel `{kernel}`: argument `{name}` is {a}, outside the range of its type {t} "
-            f"({info.min} to {info.max})."
+            f"kernel `{kernel}`: argument `{name}` is {a!r}, but the parameter is {t}, "
+            "which takes integers only."
         )
-    return int(a)
+    a = int(a)
+    lo, hi = (-(2**63), 2**63) if t.is_signed else (0, 2**64)
+    if not lo <= a < hi:
+        raise QdArgumentError(
+            f"kernel `{kernel}`: argument `{name}` is {a}, outside the range that "
+            f"{'a signed' if t.is_signed else 'an unsigned'} integer argument takes "
+            f"({lo} to {hi - 1})."
+        )
+    a &= (1 << t.bits) - 1
+    return a - (1 << t.bits) if t.is_signed and a >> (t.bits - 1) else a

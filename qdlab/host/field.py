@@ -17,7 +17,7 @@ import sys
 import uuid
 import weakref
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
 
@@ -36,6 +36,9 @@ from ..core.types import DType, from_numpy, u1
 from . import pyquadrants, state, torch_bridge
 from .launch import Storage, TorchTensor, array_launch
 from .ndarray import shape_items
+
+if TYPE_CHECKING:
+    from .snode import SNode
 
 TOKEN = uuid.uuid4().hex[:12]
 """Names this process in field fingerprints: a field is never taken for one of another process."""
@@ -62,7 +65,13 @@ class Field(FieldBase):
         needs_dual: bool = False,
         dual_of: Field | None = None,
     ) -> None:
-        self.dtype, self.element, self.name = dtype, element, name
+        self._dtype, self.element, self.name = dtype, element, name
+        if element:  # Quadrants' matrix fields have these instance attributes (a vector: m = 1)
+            self.n, self.m, self.ndim = (
+                element[0],
+                element[1] if len(element) == 2 else 1,
+                len(element),
+            )
         self.given_offset = offset
         """The index of its first element along each axis (`qd.field(..., offset=(-4, 2))`)."""
         self.active = primal is None or needs_grad
@@ -81,7 +90,10 @@ class Field(FieldBase):
         """A matrix field placed member by member (`get_scalar_field`): each member's placement."""
         self._arr: Storage = None
         self._order: tuple[int, ...] | None = None
-        """The axis each axis of memory holds, outermost first, from its dense layout (`layout`)."""
+        """The axis each axis of memory holds, outermost first, from its dense layout
+        (`_memory_layout`)."""
+        self._order_given = False
+        """Its order came from `qd.field(..., order=...)` (the layout tag Quadrants reports)."""
         self._snode: object = None
         self._checkbits: np.ndarray | None = None
         self.blocked = False
@@ -119,38 +131,50 @@ class Field(FieldBase):
 
     # -- what a kernel needs -----------------------------------------------------------------------
     @property
-    def needs_grad(self) -> bool:  # type: ignore[override]
+    def dtype(self) -> DType:
+        """The scalar type of its elements (a vector field's entries' type)."""
+        return self._dtype
+
+    def has_grad(self) -> bool:
+        """Whether its gradient is allocated (`needs_grad=True`, `qd.root.lazy_grad()`,
+        `place(x.grad)`): a method, as in Quadrants."""
         return self.grad is not None and self.grad.active
 
-    @property
     def has_dual(self) -> bool:
-        """Whether its dual is allocated (forward mode reads and writes it)."""
+        """Whether its dual is allocated (forward mode reads and writes it): a method, as in
+        Quadrants."""
         return self.dual is not None and self.dual.active
 
+    def parent(self, n: int = 1) -> object:
+        """The SNode `n` levels above its place, as in Quadrants: for `qd.field(shape=...)`, 1 is
+        its dense level, 2 `qd.root`; past the root, None."""
+        placed = self.snode
+        return placed if n <= 0 else cast("SNode", placed.level).parent(n - 1)
+
     @property
-    def offset(self) -> tuple[int, ...]:
+    def _index_offset(self) -> tuple[int, ...]:
         return self.given_offset or (0,) * len(self.shape)
 
-    def dims(self) -> tuple[int, ...] | None:
+    def _dims(self) -> tuple[int, ...] | None:
         if self.dual_of is not None:
             return self.dual_of._shape
         return self.primal._shape if self.primal is not None else self._shape
 
     @property
     def shape(self) -> tuple[int, ...]:
-        dims = self.dims()
+        dims = self._dims()
         if dims is None:
             raise QdRuntimeError(_NOT_PLACED)
         return dims
 
-    def unusable(self) -> str | None:
+    def _unusable(self) -> str | None:
         if self.epoch != state.epoch:
             return "it was made before the latest qd.init() / qd.reset(), which dropped it"
-        if self.dims() is None or not self.active or not self.placed:
+        if self._dims() is None or not self.active or not self.placed:
             return _NOT_PLACED  # a gradient or dual is placed of its own (`place(x.grad)`)
         return None
 
-    def place(
+    def _place(
         self,
         shape: tuple[int, ...],
         order: tuple[int, ...] | None = None,
@@ -165,21 +189,30 @@ class Field(FieldBase):
             return
         if self._shape is not None:
             raise QdRuntimeError(
-                f"field {self.label()} is already placed (it has shape {self._shape})."
+                f"field {self._label()} is already placed (it has shape {self._shape})."
             )
         self._shape, self._order, self._snode, self.blocked = shape, order, snode, blocked
         self.placed = True
 
     @property
-    def layout(self) -> tuple[int, ...] | None:
-        """Memory axis p holds axis `layout[p]` (a column-major `qd.root.dense(qd.j, m).dense(qd.i,
-        n)` is `(1, 0)`), as the reference lays it out; None: row-major. Kernels index it through
-        its type (`ArrayType.layout`); on the host the storage is a view in axis order. On the GPU
-        qdlab stores every field row-major (the same values; `qd.get_addr` is refused there)."""
+    def _memory_layout(self) -> tuple[int, ...] | None:
+        """Memory axis p holds axis `_memory_layout[p]` (a column-major `qd.root.dense(qd.j,
+        m).dense(qd.i, n)` is `(1, 0)`), as the reference lays it out; None: row-major. Kernels
+        index it through its type (`ArrayType.layout`); on the host the storage is a view in axis
+        order. On the GPU qdlab stores every field row-major (the same values; `qd.get_addr` is
+        refused there)."""
         f = self.primal or self.dual_of or self
         if f._order is None or state.config().arch == "cuda":
             return None
         return f._order
+
+    @property
+    def layout(self) -> tuple[int, ...] | None:
+        """The layout tag, as Quadrants reports it: the axis permutation `qd.field(...,
+        order="ji")` or `qd.tensor(..., layout=...)` gave (`(1, 0)`), else None (a field placed
+        by a column-major `qd.root.dense(...)` layout too: that order is its memory's only)."""
+        f = self.primal or self.dual_of or self
+        return self._memory_layout if f._order_given else None
 
     @property
     def _qd_layout(self) -> tuple[int, ...] | None:
@@ -196,26 +229,22 @@ class Field(FieldBase):
         return PlacedSNode(self, f._snode)
 
     @property
-    def sparse_levels(self) -> tuple[Level, ...]:
+    def _sparse_levels(self) -> tuple[Level, ...]:
         """The sparse levels above its elements (none for a dense layout): what a kernel's write
         activates and its struct-for tests (`qdlab.core.sparse`)."""
         f = self.primal or self.dual_of or self
         level = f._snode
-        return level.activity() if level is not None else ()  # type: ignore[attr-defined]
+        return cast("SNode", level).activity() if level is not None else ()
 
-    def parent(self, n: int = 1) -> object:
-        """`x.parent()`: the level it is placed in; `parent(2)` the one above..."""
-        return self.snode.parent(n)
-
-    def active_cells(self) -> np.ndarray | None:
+    def _active_cells(self) -> np.ndarray | None:
         """Per element, whether its cell is active (None: a dense layout, all are)."""
-        levels = self.sparse_levels
+        levels = self._sparse_levels
         if not levels:
             return None
         shape = self.shape
         out = np.ones(shape, bool)
         for lv in levels:
-            mask = np.asarray(lv.mask.to_numpy())
+            mask = np.asarray(cast(Field, lv.mask).to_numpy())
             grids = np.indices(shape, sparse=True)
             cell = tuple(grids[p] // d for p, d in lv.cell)
             cells = mask[cell] if cell else np.broadcast_to(mask, shape)
@@ -226,47 +255,46 @@ class Field(FieldBase):
                 out &= cells != 0
         return out
 
-    def activate_at(self, key: tuple[int, ...]) -> None:
+    def _activate_at(self, key: tuple[int, ...]) -> None:
         """A host write to element `key` (counted from 0) activates its cell's levels."""
-        for lv in self.sparse_levels:
+        for lv in self._sparse_levels:
             mask = lv.mask
             assert isinstance(mask, Field)
             cell = tuple(key[p] // d for p, d in lv.cell)
             new = 1
             if lv.dyn is not None:
                 p, d = lv.dyn
-                new = max(int(mask.host()[cell]), key[p] // d + 1)
+                new = max(int(mask._host()[cell]), key[p] // d + 1)
             mask[cell or None] = new
 
-    def clear(self) -> None:
+    def _clear(self) -> None:
         """Zero every element, active or not (a deactivation's zero-fill)."""
-        arr = self.storage()
+        arr = self._storage()
         if isinstance(arr, np.ndarray):
             arr[...] = 0
         else:
             arr.set(np.zeros(arr.shape, self.dtype.np))
 
-    def only_active(self, array: np.ndarray, other: object = None) -> np.ndarray:
+    def _only_active(self, array: np.ndarray, other: np.ndarray | int | None = None) -> np.ndarray:
         """`array` where the cells are active, `other` (by default the elements now) elsewhere:
         a bulk write of a sparse field (`fill`, `from_numpy`) writes its active cells only, and
         `to_numpy` reads zeros for the inactive ones, as Quadrants' struct-fors do."""
-        active = self.active_cells()
+        active = self._active_cells()
         if active is None:
             return array
-        if other is None:
-            other = self.host().copy()
-        return np.where(active.reshape(active.shape + (1,) * len(self.element)), array, other)
+        kept = self._host().copy() if other is None else other
+        return np.where(active.reshape(active.shape + (1,) * len(self.element)), array, kept)
 
-    def storage(self) -> Storage:
+    def _storage(self) -> Storage:
         """The array that holds the elements (outer shape, then the element's), allocated on first
         use: host memory, or the GPU's under `qd.init(arch=qd.cuda)`. Every host access comes
         through here, after the runtime's `materialize()` hook."""
         pyquadrants.current.materialize()
         if self._arr is None:
-            why = self.unusable()
+            why = self._unusable()
             if why is not None:
-                raise QdRuntimeError(f"field {self.label()}: {why}.")
-            order = self.layout or tuple(range(len(self.shape)))
+                raise QdRuntimeError(f"field {self._label()}: {why}.")
+            order = self._memory_layout or tuple(range(len(self.shape)))
             dims = tuple(self.shape[a] for a in order)  # memory's order
             if state.config().arch == "cuda" and cuda_runtime.available():
                 self._arr = cuda_runtime.require().zeros(self.shape + self.element, self.dtype.np)
@@ -280,85 +308,77 @@ class Field(FieldBase):
                 size = int(np.prod(padded + self.element, dtype=np.int64))
                 flat = np.zeros(size + SLACK, self.dtype.np)
                 arr = flat[:size].reshape(padded + self.element)
-            if self.layout is not None:  # the host sees it in axis order: a view
+            if self._memory_layout is not None:  # the host sees it in axis order: a view
                 axes = [order.index(d) for d in range(len(order))]
                 arr = arr.transpose(axes + list(range(len(order), arr.ndim)))
             self._arr = arr
         return self._arr
 
-    def memory_shape(self, arr: Storage) -> tuple[int, ...]:
+    def _memory_shape(self, arr: Storage) -> tuple[int, ...]:
         """The storage's extents in memory's order (what a kernel's launch words hold)."""
         shape = tuple(arr.shape)
-        order = self.layout
+        order = self._memory_layout
         if order is None:
             return shape
         return tuple(shape[a] for a in order) + shape[len(order) :]
 
-    def logical(self, arr: Storage) -> Storage:
+    def _logical(self, arr: Storage) -> Storage:
         """The elements of `arr` (the storage, or a host copy of it) within the field's shape."""
         if arr.shape[: len(self.shape)] == self.shape:
             return arr
         return arr[tuple(slice(0, n) for n in self.shape)]
 
-    def launch_words(self, second: str = "grad") -> tuple[int, ...]:
+    def _launch_words(self, second: str = "grad") -> tuple[int, ...]:
         """Its words in a launch: data pointer, gradient pointer (0 without one), extents. A
         forward-mode launch (`second="dual"`) gives its dual's pointer for the gradient's, a
         validating one (`"checkbit"`) its check bits'."""
-        arr, grad = self.launch_value(second)
-        return array_launch(arr, grad, self.memory_shape(arr))[0]
+        arr, grad = self._launch_value(second)
+        return array_launch(arr, grad, self._memory_shape(arr))[0]
 
-    def launch_value(self, second: str = "grad") -> tuple[Storage, Storage]:
+    def _launch_value(self, second: str = "grad") -> tuple[Storage, Storage]:
         """(data, gradient) arrays, as a bound array argument is (the CUDA launcher's form); a
         forward-mode launch gives its dual for the gradient, a validating one its check bits, as
         `launch_words` does."""
-        if second == "checkbit" and self.needs_grad and state.config().arch == "cpu":
-            return self.storage(), self.checkbits()
+        if second == "checkbit" and self.has_grad() and state.config().arch == "cpu":
+            return self._storage(), self._check_bits()
         grad = self.dual if second == "dual" else self.grad  # allocated and active
-        return self.storage(), grad.storage() if grad is not None and grad.active else None
+        return self._storage(), grad._storage() if grad is not None and grad.active else None
 
-    def checkbits(self) -> np.ndarray:
+    def _check_bits(self) -> np.ndarray:
         """One flag per element (of the field's dtype, laid out as its storage): set when a
         kernel under `qd.ad.Tape(validation=True)` read the element since the tape was entered
         (`compiler/passes/validation.py`)."""
         bits = self._checkbits
-        if bits is None or bits.shape != self.storage().shape:
-            bits = self._checkbits = np.zeros_like(self.storage())
+        if bits is None or bits.shape != self._storage().shape:
+            bits = self._checkbits = np.zeros_like(self._storage())
         return bits
 
     def __qd_fingerprint__(self) -> str:
         return f"field:{TOKEN}:{self.uid}"
 
-    def label(self) -> str:
+    def _label(self) -> str:
         return f"`{self.name}`" if self.name else f"#{self.uid}"
 
-    def described(self) -> str:
+    def _described(self) -> str:
         """The field as a message names it: "field `x` of shape (4,)", or without a name, "a
         field of shape (4,)"."""
-        shape = self.shape if self.unusable() is None else "(not placed)"
+        shape = self.shape if self._unusable() is None else "(not placed)"
         return f"field `{self.name}` of shape {shape}" if self.name else f"a field of shape {shape}"
 
     # -- host access -------------------------------------------------------------------------------
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
+    n: int
+    m: int
+    ndim: int
 
-    @property
-    def n(self) -> int:
-        return self.element[0] if self.element else 1
-
-    @property
-    def m(self) -> int:
-        return self.element[1] if len(self.element) == 2 else 1
-
-    def host(self) -> np.ndarray:
+    def _host(self) -> np.ndarray:
         """The elements in host memory: a view of the storage on the CPU, a copy from the GPU."""
-        arr = self.storage()
-        return self.logical(arr if isinstance(arr, np.ndarray) else arr.get())
+        arr = self._storage()
+        return self._logical(arr if isinstance(arr, np.ndarray) else arr.get())
 
-    def store(self, array: np.ndarray) -> None:
-        arr = self.storage()
+    def _store(self, array: np.ndarray) -> None:
+        arr = self._storage()
         if isinstance(arr, np.ndarray):
-            self.logical(arr)[...] = array
+            self._logical(arr)[...] = array
         else:
             arr.set(np.ascontiguousarray(array, self.dtype.np))
 
@@ -367,9 +387,9 @@ class Field(FieldBase):
     ) -> np.ndarray:
         """The elements: a copy, or with `copy=False` / `None` a view of the storage where
         Quadrants gives one (host memory, a dtype DLPack carries, not a 0-d field)."""
-        view = self.logical(self.storage())
-        if self.sparse_levels:  # an inactive cell reads 0 (a bitmasked one keeps its elements)
-            view = self.only_active(np.asarray(view), 0)
+        view = self._logical(self._storage())
+        if self._sparse_levels:  # an inactive cell reads 0 (a bitmasked one keeps its elements)
+            view = self._only_active(np.asarray(view), 0)
         np_dtype = None if dtype is None else _np_dtype(dtype)
         out = torch_bridge.to_numpy(view, self.dtype.name, np_dtype, copy, bool(self.shape))
         if keep_dims and len(self.element) == 1:
@@ -380,7 +400,9 @@ class Field(FieldBase):
         array = np.asarray(array)
         want = self.shape + self.element
         if array.shape != want:
-            if len(self.element) == 1 and array.shape == want + (1,):
+            if array.shape[: len(self.shape)] == self.shape and _column_as(
+                self.element, array.shape[len(self.shape) :]
+            ):
                 array = array.reshape(want)
             else:
                 raise QdValueError(
@@ -394,15 +416,15 @@ class Field(FieldBase):
                         else ""
                     )
                 )
-        self.store(self.only_active(_cast(array, self.dtype)))
+        self._store(self._only_active(_cast(array, self.dtype)))
 
     def to_torch(self, device: object = None, copy: bool | None = True) -> object:
         """A torch tensor of the elements: a copy, or with `copy=False` / `None` a zero-copy view
         of the storage (see `torch_bridge`)."""
-        arr = self.storage()
-        view = self.logical(arr) if isinstance(arr, np.ndarray) else arr
+        arr = self._storage()
+        view = self._logical(arr) if isinstance(arr, np.ndarray) else arr
         return torch_bridge.to_torch(
-            view, device, copy, f"field {self.label()}", self.dtype.name, bool(self.shape)
+            view, device, copy, f"field {self._label()}", self.dtype.name, bool(self.shape)
         )
 
     def from_torch(self, tensor: TorchTensor) -> None:
@@ -412,14 +434,14 @@ class Field(FieldBase):
         """A DLPack capsule over the storage (zero-copy, in axis order); `versioned`: a DLPack
         1.0 one."""
         pyquadrants.current.materialize()
-        return torch_bridge.dlpack(self.logical(self.storage()), versioned)
+        return torch_bridge.dlpack(self._logical(self._storage()), versioned)
 
     def fill(self, value: object) -> None:
-        arr = self.host().copy() if self.sparse_levels else self.host()
-        arr[...] = self.element_value(value)
-        self.store(self.only_active(arr))
+        arr = self._host().copy() if self._sparse_levels else self._host()
+        arr[...] = self._element_value(value)
+        self._store(self._only_active(arr))
 
-    def element_value(self, value: object) -> np.ndarray:
+    def _element_value(self, value: object) -> np.ndarray:
         """`value` as one element's entries (a scalar fills a vector's), in the field's type; a
         QdValueError naming the field when its shape cannot be an element's."""
         if isinstance(value, matrix.Matrix):
@@ -430,7 +452,7 @@ class Field(FieldBase):
         except ValueError:
             what = {0: "a scalar", 1: "a vector", 2: "a matrix"}[len(self.element)]
             raise QdValueError(
-                f"an element of {self.described()} is {what} of {self.dtype} (shape "
+                f"an element of {self._described()} is {what} of {self.dtype} (shape "
                 f"{self.element}); it cannot be given a value of shape {array.shape}."
             ) from None
         return _cast(array, self.dtype)
@@ -444,7 +466,7 @@ class Field(FieldBase):
             )
         self.from_numpy(other.to_numpy())
 
-    def key_of(self, index: object) -> tuple:
+    def _key_of(self, index: object) -> tuple:
         key = (
             () if index is None else tuple(index) if isinstance(index, (tuple, list)) else (index,)
         )
@@ -453,7 +475,7 @@ class Field(FieldBase):
             key = tuple(int(k) for k in np.ravel(first.entries))  # type: ignore[arg-type]
         if len(key) != len(self.shape):
             raise AssertionError("Slicing is not supported on qd.field")
-        arr = self.storage()
+        arr = self._storage()
         ints: list[int] = []
         for k in key:
             if not isinstance(k, (int, np.integer)):
@@ -462,18 +484,18 @@ class Field(FieldBase):
                     "qd.field is not supported so far."
                 )
             ints.append(int(k))
-        out = tuple(k - o for k, o in zip(ints, self.offset))
+        out = tuple(k - o for k, o in zip(ints, self._index_offset))
         if all(0 <= k < n for k, n in zip(out, arr.shape)):  # padded
             return out
-        slack = self.slack_index(out, arr)
+        slack = self._slack_index(out, arr)
         if slack is None:
             raise QdIndexError(
-                f"index {tuple(key)} is out of bounds for field {self.label()} of shape "
+                f"index {tuple(key)} is out of bounds for field {self._label()} of shape "
                 f"{self.shape}."
             )
         return slack
 
-    def slack_index(self, key: tuple[int, ...], arr: Storage) -> tuple | None:
+    def _slack_index(self, key: tuple[int, ...], arr: Storage) -> tuple | None:
         """An index past the padded storage (bounds checks off, on the CPU) that a kernel's
         address arithmetic puts in the slack after it, as the element's place in the flat
         buffer (what Quadrants' host accessor reads there: its root buffer holds the next
@@ -481,7 +503,7 @@ class Field(FieldBase):
         flat = getattr(arr, "base", None)
         if not isinstance(arr, np.ndarray) or flat is None or min(key, default=0) < 0:
             return None
-        if self.layout is not None:  # its memory is not in axis order: no such element
+        if self._memory_layout is not None:  # its memory is not in axis order: no such element
             return None
         linear = 0
         for k, n in zip(key, arr.shape):
@@ -492,7 +514,7 @@ class Field(FieldBase):
             return None
         return Slack(slice(start, start + size), self.element, flat)
 
-    def view_of(self, arr: Storage, key: tuple) -> Storage:
+    def _view_of(self, arr: Storage, key: tuple) -> Storage:
         """The element (or the view of its entries) at a key `key_of` gave."""
         if isinstance(key, Slack):
             return key.flat[key.part].reshape(key.element) if key.element else key.flat[key.part]
@@ -502,23 +524,23 @@ class Field(FieldBase):
         """A scalar element as a Python number; a vector or matrix element as a `qd.Vector` /
         `qd.Matrix` over the field's own memory, so `m[None][i, j] = v` writes the field (as the
         reference's host accessors do; on the GPU it is a copy)."""
-        arr = self.storage()
-        key = self.key_of(index)
-        view = self.view_of(arr if isinstance(arr, np.ndarray) else arr.get(), key)
+        arr = self._storage()
+        key = self._key_of(index)
+        view = self._view_of(arr if isinstance(arr, np.ndarray) else arr.get(), key)
         if not self.element:
             v = view.item() if view.ndim == 0 else view[0].item()
             return int(v) if isinstance(v, bool) else v  # a u1 element reads as 0 / 1, as there
         return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(view)
 
     def __setitem__(self, index: object, value: object) -> None:
-        key = self.key_of(index)
-        element = self.element_value(value)
-        if not isinstance(key, Slack) and self.sparse_levels:
-            self.activate_at(key)
-        arr = self.storage()
+        key = self._key_of(index)
+        element = self._element_value(value)
+        if not isinstance(key, Slack) and self._sparse_levels:
+            self._activate_at(key)
+        arr = self._storage()
         if isinstance(arr, np.ndarray):
             if isinstance(key, Slack):
-                view = self.view_of(arr, key)
+                view = self._view_of(arr, key)
                 view[...] = element
             else:
                 arr[key] = element
@@ -534,7 +556,7 @@ class Field(FieldBase):
         return self.to_numpy(dtype)
 
     def __str__(self) -> str:
-        return str(self.to_numpy()) if self.unusable() is None else "<Field: not placed>"
+        return str(self.to_numpy()) if self._unusable() is None else "<Field: not placed>"
 
     def __repr__(self) -> str:
         return "<qd.field>"
@@ -580,7 +602,7 @@ class MatrixMember:
         placed = self.owner.member_shapes.get(self.index)
         return placed[0] if placed is not None else self.owner.shape
 
-    def place(
+    def _place(
         self,
         shape: tuple[int, ...],
         order: tuple[int, ...] | None = None,
@@ -589,14 +611,14 @@ class MatrixMember:
     ) -> None:
         f = self.owner
         if self.index in f.member_shapes or f.placed:
-            raise QdRuntimeError(f"member {self.index} of field {f.label()} is already placed.")
+            raise QdRuntimeError(f"member {self.index} of field {f._label()} is already placed.")
         f.member_shapes[self.index] = (shape, order, snode, blocked)
         placements = list(f.member_shapes.values())
         if len(placements) == math.prod(f.element) and all(
             p[0] == shape for p in placements
         ):  # every member in one shape: the field has it
             f.member_shapes.clear()
-            f.place(shape, order, snode, blocked)
+            f._place(shape, order, snode, blocked)
 
 
 _NOT_PLACED = (
@@ -627,6 +649,7 @@ def field(
     axes = _order(order, dims)
     f = cls(scalar, dims, element, needs_grad, name, None, _offset(offset, dims), needs_dual)
     f._order = None if axes == tuple(range(len(axes or ()))) else axes
+    f._order_given = f._order is not None
     for g in (f.grad, f.dual):
         if g is not None and dims is not None:
             g.placed = True  # a field made with a shape has its gradient and dual placed with it
@@ -750,7 +773,7 @@ class PlacedSNode:
 
     def parent(self, n: int = 1) -> object:
         """The level `n` steps up from the place node: `parent()` is the one it is placed in."""
-        return self.level if n <= 1 else self.level.parent(n - 1)  # type: ignore[attr-defined]
+        return self.level if n <= 1 else cast("SNode", self.level).parent(n - 1)
 
     def is_place(self) -> bool:
         return True
@@ -764,10 +787,10 @@ class PlacedSNode:
         return SNodeGradType.DUAL if self.field.dual_of is not None else SNodeGradType.PRIMAL
 
     def has_adjoint(self) -> bool:
-        return self.is_primal() and self.field.needs_grad
+        return self.is_primal() and self.field.has_grad()
 
     def has_dual(self) -> bool:
-        return self.is_primal() and self.field.has_dual
+        return self.is_primal() and self.field.has_dual()
 
     def has_adjoint_checkbit(self) -> bool:
         """Whether a `qd.ad.Tape(validation=True)` checks this field's elements: a field with a
@@ -789,7 +812,7 @@ def launch_words(fields: list[Field], second: str = "grad") -> tuple[int, ...]:
     """The launch words of the fields a compiled variant uses (allocating their storage); a
     forward-mode variant's with their duals, a validating one's with their check bits
     (`Field.launch_words`)."""
-    return tuple(w for f in fields for w in f.launch_words(second))
+    return tuple(w for f in fields for w in f._launch_words(second))
 
 
 def lazy_dual() -> None:
@@ -802,7 +825,7 @@ def lazy_dual() -> None:
 def clear_duals() -> None:
     """Zero the dual of every live field (`qd.ad.FwdMode` does on entry)."""
     for f in list(_live):
-        if f.dual is not None and f.has_dual and f.unusable() is None:
+        if f.dual is not None and f.has_dual() and f._unusable() is None:
             f.dual.fill(0)
 
 
@@ -816,7 +839,7 @@ def lazy_grad() -> None:
 def clear_gradients() -> None:
     """Zero the gradient of every live field (`qd.ad.Tape` does, as Quadrants' does)."""
     for f in list(_live):
-        if f.needs_grad and f.unusable() is None:
+        if f.has_grad() and f._unusable() is None:
             f.grad.fill(0)
 
 
@@ -830,7 +853,11 @@ def clear_checkbits() -> None:
 def primal_fields() -> list[Field]:
     """Every live, usable field that holds values (not a gradient or a dual), oldest first."""
     return sorted(
-        (f for f in list(_live) if f.primal is None and f.dual_of is None and f.unusable() is None),
+        (
+            f
+            for f in list(_live)
+            if f.primal is None and f.dual_of is None and f._unusable() is None
+        ),
         key=lambda f: f.uid,
     )
 
@@ -840,7 +867,7 @@ def gradient_groups() -> list[tuple[int, ...]]:
     group): Quadrants compiles one kernel per group to clear them."""
     groups: dict[int, list[int]] = {}
     for f in primal_fields():
-        if f.needs_grad:
+        if f.has_grad():
             groups.setdefault(id(f._snode) if f._snode is not None else -f.uid, []).append(f.uid)
     return [tuple(g) for g in groups.values()]
 
@@ -910,6 +937,16 @@ def _offset(offset: object, dims: tuple[int, ...] | None) -> tuple[int, ...] | N
     if len(ints) != len(off):
         raise QdCompileValueError(f"qd.field(offset={offset!r}): give one integer per axis.")
     return ints if any(ints) else None
+
+
+def _column_as(element: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    """Whether `from_numpy` takes elements of `shape` for a field of column `element` (an
+    `(n,)` vector or an `(n, 1)` matrix), as Quadrants takes them: `(n,)`, `(n, 1)` or `(1, n)`,
+    entries in order."""
+    if len(element) not in (1, 2) or element[1:] not in ((), (1,)):
+        return False
+    n = element[0]
+    return shape in ((n,), (n, 1), (1, n))
 
 
 def _np_dtype(dtype: object) -> np.dtype:

@@ -166,6 +166,10 @@ class Kernel(KernelDef):
         )
         """Each parameter as a launch reads its argument (every variant's plan shares them)."""
         self.key_fns = tuple(p.key for p in self.params)
+        self.array_params = tuple(
+            k for k, p in enumerate(self.params) if p.kind is ARRAY or p.kind is TENSOR
+        )
+        """Positions of the parameters that take an array."""
         """`params`' key functions, read per launch."""
         self.specializations: list[str] = []
         """What tells each compiled variant apart (`qd.explain(k).specializations`)."""
@@ -427,12 +431,16 @@ class Kernel(KernelDef):
                 return self.forward(*args)
             if self.autodiff_mode is AutodiffMode.VALIDATION and self.config().debug:
                 return self.validation(*args)
-            if (self.options or state.config().arch != "cpu") and self.config().arch == "cuda":
-                return self.launch_cuda(args, {})
-            key = self.key(args)
+            cuda = (self.options or state.config().arch != "cpu") and self.config().arch == "cuda"
+            key = None if cuda else self.key(args)
             entry = self.fast.get(key) if key is not None else None
             if entry is not None and entry[0] == state.generation:
                 return self.launch(entry[1], args)
+            fortran = fortran_arrays(args, self.array_params)  # never in a launch cache key
+            if fortran:
+                return self.on_copies(args, fortran)
+            if cuda:
+                return self.launch_cuda(args, {})
             sig, _, templates = self.bind(args, {})
             plan = self.plan(sig, templates)
             key = self.key(args)  # the compile may have taught struct parameters new paths
@@ -441,6 +449,19 @@ class Kernel(KernelDef):
             return self.launch(plan, args)
         except QdError as e:
             raise _user_facing(e) from None
+
+    def on_copies(self, args: tuple, positions: list[int]) -> object:
+        """As Quadrants does for a Fortran-ordered (transposed) NumPy array: the kernel runs on a
+        C-ordered copy, copied back into the argument after the launch."""
+        copies = list(args)
+        for k in positions:
+            copies[k] = np.ascontiguousarray(args[k])
+            copies[k].flags.writeable = args[k].flags.writeable
+        result = self(*copies)
+        for k in positions:
+            if args[k].flags.writeable:
+                np.copyto(args[k], copies[k])
+        return result
 
     def key(self, args: tuple) -> tuple | None:
         """The launch cache's key of these arguments; None when they need binding first."""
@@ -471,7 +492,7 @@ class Kernel(KernelDef):
             if overlap:
                 self.warn_alias(overlap)
                 launcher = compiled.whole_launcher(state.cache())
-        values += [f.launch_value(self.second_buffer) for f in compiled.fields]
+        values += [f._launch_value(self.second_buffer) for f in compiled.fields]
         return self.rebuild(launcher.run_values(values, state.config().random_seed))
 
     def launch(self, plan: LaunchPlan, args: tuple) -> object:
@@ -601,6 +622,18 @@ def _key_fn(a: object) -> typing.Callable[[typing.Any], object]:
     if a is Template or struct_args.is_struct_type(a):
         return struct_args.StructKey(a is not Template)
     return type
+
+
+def fortran_arrays(args: tuple, positions: tuple[int, ...]) -> list[int]:
+    """Positions among `positions` of the NumPy arguments laid out in Fortran order only."""
+    return [
+        k
+        for k in positions
+        if k < len(args)
+        and type(a := args[k]) is np.ndarray
+        and not a.flags.c_contiguous
+        and a.flags.f_contiguous
+    ]
 
 
 def _size(a: object) -> int:

@@ -13,6 +13,7 @@ import numpy.typing as npt
 from ..compiler.runtime import cuda as cuda_runtime
 from ..core import matrix
 from ..core.errors import QuadrantsIndexError, QuadrantsRuntimeError
+from ..core.fields import Layout
 from ..core.types import DTYPES, DType, from_numpy
 from . import buffer_view, pyquadrants, state, torch_bridge
 from .launch import HostArray, Storage, TorchTensor, array_launch
@@ -33,6 +34,17 @@ class ElementType:
 
     def __repr__(self) -> str:
         return f"[Tensor ({', '.join(map(str, self._shape))}) {self.dtype}]"
+
+
+class NdarrayTypeMetadata:
+    """`a.get_type()`: an ndarray's type as a kernel parameter sees it (Quadrants' class of that
+    name): its element type, its shape in memory's order, whether it has a gradient."""
+
+    def __init__(
+        self, element_type: object, shape: tuple[int, ...] | None = None, needs_grad: bool = False
+    ) -> None:
+        self.element_type, self.shape, self.needs_grad = element_type, shape, needs_grad
+        self.layout = Layout.AOS
 
 
 class Ndarray:
@@ -58,21 +70,37 @@ class Ndarray:
         """Launch words (data pointer, gradient pointer, extents) and (data pointer, bytes,
         gradient pointer, gradient bytes), what the launch's overlap check reads: made once, the
         buffer never moves."""
+        self.ndim = self.arr.ndim - len(self.element)
+        """Its outer axes."""
+        self.element_type: ElementType | DType = (
+            ElementType(self.dtype, self.element) if self.element else self.dtype
+        )
+        """The element's type: the dtype, or a vector's or matrix's (`.shape()`), as Quadrants'
+        instance attribute."""
+        if self.element:  # Quadrants' vector and matrix ndarrays have these instance attributes
+            self.n = self.element[0]
+            if len(self.element) == 2:
+                self.m = self.element[1]
         self._sig = (self.dtype.name, self.ndim, needs_grad, self.element) + (
             (self.layout,) if self.layout is not None else ()
         )
 
-    layout: tuple[int, ...] | None = None
-    """`qd.tensor(..., layout=(1, 0))`: the canonical axis each axis of memory holds, outermost
-    first; `arr` is in memory's order, everything else (`shape`, indexing, `to_numpy`) canonical."""
+    _layout: tuple[int, ...] | None = None
 
-    def set_layout(self, layout: tuple[int, ...] | None) -> None:
+    @property
+    def layout(self) -> tuple[int, ...] | None:
+        """`qd.tensor(..., layout=(1, 0))`: the canonical axis each axis of memory holds, outermost
+        first (None: none); `arr` is in memory's order, everything else (`shape`, indexing,
+        `to_numpy`) canonical."""
+        return self._layout
+
+    def _set_layout(self, layout: tuple[int, ...] | None) -> None:
         """Tag an array allocated in memory's order with its layout (its gradient too); None or the
         identity: none."""
         order = None if layout is None else tuple(layout)
-        self.layout = None if order == tuple(range(len(order or ()))) else order
+        self._layout = None if order == tuple(range(len(order or ()))) else order
         if self.grad is not None:
-            self.grad.set_layout(layout)
+            self.grad._set_layout(layout)
         self._made(self.grad is not None)
 
     @property
@@ -82,16 +110,16 @@ class Ndarray:
 
     @_qd_layout.setter
     def _qd_layout(self, layout: tuple[int, ...] | None) -> None:
-        self.set_layout(layout)
+        self._set_layout(layout)
 
-    def canonical(self, a: Storage) -> Storage:
+    def _canonical(self, a: Storage) -> Storage:
         """`a` (in memory's order) with its axes in the canonical order: a view."""
         if self.layout is None:
             return a
         axes = [self.layout.index(d) for d in range(len(self.layout))]
         return a.transpose(axes + list(range(len(axes), a.ndim)))
 
-    def physical(self, a: Storage) -> Storage:
+    def _physical(self, a: Storage) -> Storage:
         """`a` (canonical) with its axes in memory's order: a view."""
         if self.layout is None:
             return a
@@ -109,24 +137,25 @@ class Ndarray:
         )
 
     @property
-    def ndim(self) -> int:
-        return self.arr.ndim - len(self.element)
-
-    @property
     def element_shape(self) -> tuple[int, ...]:
         return self.element
 
-    @property
-    def element_type(self) -> ElementType | DType:
-        return ElementType(self.dtype, self.element) if self.element else self.dtype
+    n: int
+    m: int
 
-    @property
-    def n(self) -> int:
-        return self.element[0]
+    def get_type(self) -> NdarrayTypeMetadata:
+        """Its type as a kernel parameter sees it: element type, outer dimensions, whether it has
+        a gradient (Quadrants' `NdarrayTypeMetadata`)."""
+        outer = tuple(self.arr.shape[: self.ndim])  # memory's order, as there
+        return NdarrayTypeMetadata(self.element_type, outer, self.grad is not None)
 
-    @property
-    def m(self) -> int:
-        return self.element[1] if len(self.element) == 2 else 1
+    def has_grad(self) -> bool:
+        """Whether it was made with `needs_grad=True` (a method, as in Quadrants)."""
+        return self.grad is not None
+
+    def has_dual(self) -> bool:
+        """Whether it has a dual: never (qdlab's ndarrays have none, as Quadrants' 1.3.3)."""
+        return False
 
     def _get_element_size(self) -> int:
         """Bytes per element (a vec3 of f32: 12), as Quadrants' ndarrays answer it."""
@@ -140,47 +169,47 @@ class Ndarray:
         pyquadrants.current.materialize()  # host access: the runtime's hook first, as there
         self.arr[...] = np.asarray(value.entries if isinstance(value, matrix.Matrix) else value)
 
-    def to_numpy(
+    def _to_numpy(
         self, dtype: npt.DTypeLike | None = None, *, copy: bool | None = True
     ) -> np.ndarray:
         """The elements in canonical order: a copy, or with `copy=False` / `None` a view of the
         storage (strided when a layout permutes it), as Quadrants' zero-copy export is."""
-        return torch_bridge.to_numpy(self.canonical(self.arr), self.dtype.name, dtype, copy)
+        return torch_bridge.to_numpy(self._canonical(self.arr), self.dtype.name, dtype, copy)
 
     def to_dlpack(self, versioned: bool = False) -> object:
         """A DLPack capsule over the storage, in canonical order (strided when a layout permutes
         it, as Quadrants exports it); `versioned`: a DLPack 1.0 one."""
         pyquadrants.current.materialize()
-        return torch_bridge.dlpack(self.canonical(self.arr), versioned)
+        return torch_bridge.dlpack(self._canonical(self.arr), versioned)
 
-    def from_numpy(self, array: npt.ArrayLike) -> None:
+    def _from_numpy(self, array: npt.ArrayLike) -> None:
         array = np.asarray(array)
         if array.shape != self.shape + self.element:
             raise ValueError(
                 f"from_numpy: shape {array.shape} does not match the ndarray's "
                 f"{self.shape + self.element}"
             )
-        self.arr[...] = self.physical(array)
+        self.arr[...] = self._physical(array)
 
     def copy_from(self, other: HostArray) -> None:
-        self.from_numpy(other.to_numpy())
+        self._from_numpy(other.to_numpy())
 
-    def to_torch(self, device: object = None, *, copy: bool | None = True) -> object:
+    def _to_torch(self, device: object = None, *, copy: bool | None = True) -> object:
         """A torch tensor of the elements (canonical outer shape, then the element's): a copy, or
         with `copy=False` / `None` a zero-copy view of the storage (see `torch_bridge`), strided
         into the canonical order when a layout permutes it, as Quadrants' DLPack view is."""
         return torch_bridge.to_torch(
-            self.canonical(self.arr), device, copy, "this qd.ndarray", self.dtype.name
+            self._canonical(self.arr), device, copy, "this qd.ndarray", self.dtype.name
         )
 
-    def from_torch(self, tensor: TorchTensor) -> None:
-        self.from_numpy(tensor.detach().cpu().numpy())
+    def _from_torch(self, tensor: TorchTensor) -> None:
+        self._from_numpy(tensor.detach().cpu().numpy())
 
     def __reduce__(self) -> tuple:
         """Pickle by value, as Quadrants does: the dtype's name, the outer and element shapes and
         a canonical NumPy copy of the elements. The copy comes back as a fresh, layout-free array
         without a gradient (`qd.init` must have run where it is unpickled)."""
-        return _unpickle, (self.dtype.name, self.shape, self.element, self.to_numpy())
+        return _unpickle, (self.dtype.name, self.shape, self.element, self._to_numpy())
 
     def __deepcopy__(self, memo: dict) -> Ndarray:
         out = copy.copy(self)
@@ -189,10 +218,10 @@ class Ndarray:
         out._made(self.grad is not None)
         return out
 
-    def index(self, index: object) -> tuple:
+    def _index(self, index: object) -> tuple:
         """A host-side index as a tuple of outer indices (`a[None]` and `a[()]` index a 0-d array;
         an element of a vector ndarray is indexed apart); QuadrantsIndexError for the wrong number
-        of indices. It indexes the canonical view (`canonical(arr)`), slices too. Every element
+        of indices. It indexes the canonical view (`_canonical(arr)`), slices too. Every element
         access comes through here, after the runtime's `materialize()` hook."""
         pyquadrants.current.materialize()
         key = () if index is None else index if isinstance(index, tuple) else (index,)
@@ -205,7 +234,7 @@ class Ndarray:
     def __getitem__(self, index: object) -> object:
         if isinstance(index, slice):  # `data[a:b]`: a view, as in Quadrants
             return buffer_view.of_slice(self, index)
-        view = self.canonical(self.arr)[self.index(index)]
+        view = self._canonical(self.arr)[self._index(index)]
         if not self.element:
             if view.ndim:
                 return view
@@ -216,10 +245,10 @@ class Ndarray:
     def __setitem__(self, index: object, value: object) -> None:
         if isinstance(value, matrix.Matrix):
             value = value.entries
-        self.canonical(self.arr)[self.index(index)] = value
+        self._canonical(self.arr)[self._index(index)] = value
 
     def __array__(self, dtype: npt.DTypeLike | None = None, copy: object = None) -> np.ndarray:
-        out = self.to_numpy()
+        out = self._to_numpy()
         return out if dtype is None else out.astype(dtype)
 
     def __repr__(self) -> str:
@@ -228,19 +257,42 @@ class Ndarray:
         return f"qd.ndarray({what}, {self.shape}{grad})"
 
 
-class ScalarNdarray(Ndarray):
+class HostNdarray(Ndarray):
+    """What every ndarray a program holds is: Quadrants defines the NumPy and torch exchange on
+    its subclasses (`ScalarNdarray`, ...), not on `Ndarray`."""
+
+    def to_numpy(
+        self, dtype: npt.DTypeLike | None = None, *, copy: bool | None = True
+    ) -> np.ndarray:
+        """The elements in canonical order: a copy, or with `copy=False` / `None` a view of the
+        storage (strided when a layout permutes it), as Quadrants' zero-copy export is."""
+        return self._to_numpy(dtype, copy=copy)
+
+    def from_numpy(self, array: npt.ArrayLike) -> None:
+        self._from_numpy(array)
+
+    def to_torch(self, device: object = None, *, copy: bool | None = True) -> object:
+        """A torch tensor of the elements (canonical outer shape, then the element's): a copy, or
+        with `copy=False` / `None` a zero-copy view of the storage (see `torch_bridge`)."""
+        return self._to_torch(device, copy=copy)
+
+    def from_torch(self, tensor: TorchTensor) -> None:
+        self._from_torch(tensor)
+
+
+class ScalarNdarray(HostNdarray):
     """An ndarray of scalars (`qd.ndarray(qd.f32, n)`), as Quadrants names its class."""
 
 
-class VectorNdarray(Ndarray):
+class VectorNdarray(HostNdarray):
     """An ndarray of vectors (`qd.Vector.ndarray(3, qd.f32, n)`)."""
 
 
-class MatrixNdarray(Ndarray):
+class MatrixNdarray(HostNdarray):
     """An ndarray of matrices (`qd.Matrix.ndarray(2, 2, qd.f32, n)`)."""
 
 
-class DeviceNdarray(Ndarray):
+class DeviceNdarray(HostNdarray):
     """`qd.ndarray` whose storage is a CuPy array on the current device; kernels get it by
     pointer."""
 
@@ -253,21 +305,21 @@ class DeviceNdarray(Ndarray):
         self.grad = DeviceNdarray(dtype, _shape(shape)) if needs_grad else None
         self._made(needs_grad)
 
-    def from_numpy(self, array: npt.ArrayLike) -> None:
+    def _from_numpy(self, array: npt.ArrayLike) -> None:
         array = np.asarray(array)
         if array.shape != self.shape + self.element:
             raise ValueError(
                 f"from_numpy: shape {array.shape} does not match the ndarray's "
                 f"{self.shape + self.element}"
             )
-        self.arr.set(np.ascontiguousarray(self.physical(array), self.dtype.np))
+        self.arr.set(np.ascontiguousarray(self._physical(array), self.dtype.np))
 
     def fill(self, value: object) -> None:
         pyquadrants.current.materialize()
         self.arr[...] = self.device_value(value)
 
     def __setitem__(self, index: object, value: object) -> None:
-        self.canonical(self.arr)[self.index(index)] = self.device_value(value)
+        self._canonical(self.arr)[self._index(index)] = self.device_value(value)
 
     def device_value(self, value: object) -> object:
         """A host value (a number, a `qd.Vector`, a NumPy array) on the device: CuPy refuses to
@@ -279,20 +331,20 @@ class DeviceNdarray(Ndarray):
     def __getitem__(self, index: object) -> object:
         if isinstance(index, slice):  # `data[a:b]`: a view, as in Quadrants
             return buffer_view.of_slice(self, index)
-        host = self.canonical(self.arr)[self.index(index)].get()
+        host = self._canonical(self.arr)[self._index(index)].get()
         if not self.element:
             return host.item() if host.ndim == 0 else host
         return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(host)
 
     def __array__(self, dtype: npt.DTypeLike | None = None, copy: object = None) -> np.ndarray:
-        host = self.to_numpy()
+        host = self._to_numpy()
         return host if dtype is None else host.astype(dtype)
 
     def __repr__(self) -> str:
         return "qd.ndarray on cuda" + super().__repr__().removeprefix("qd.ndarray")
 
 
-def ndarray(dtype: object, shape: int | tuple[int, ...], needs_grad: bool = False) -> Ndarray:
+def ndarray(dtype: object, shape: int | tuple[int, ...], needs_grad: bool = False) -> HostNdarray:
     """`qd.ndarray(qd.f32, (n, m))`, `qd.ndarray(qd.math.vec3, n)`: zero-initialised; on the GPU
     under `qd.init(arch=qd.cuda)`."""
     if state.config().arch in ("cuda", "gpu") and cuda_runtime.available():
@@ -308,7 +360,7 @@ matrix.ndarray_maker = ndarray
 
 def _unpickle(
     dtype: str, shape: tuple[int, ...], element: tuple[int, ...], data: object
-) -> Ndarray:
+) -> HostNdarray:
     """The ndarray `Ndarray.__reduce__` pickled: made by `ndarray` (so on the GPU under
     `arch=qd.cuda`), then filled."""
     dt = DTYPES[dtype]

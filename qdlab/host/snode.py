@@ -18,6 +18,8 @@ what it holds, a bitmasked one only clears its flag (its elements stay readable,
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import cast
 
 import numpy as np
 
@@ -103,7 +105,7 @@ class SNode:
     def dynamic(self, index: object, dimension: object, chunk_size: object = None) -> SNode:
         """A dynamic level along one axis: a length per parent cell, grown by `qd.append` or a
         write (`chunk_size` is the reference's allocation unit; it changes no value)."""
-        ax = index.axes if isinstance(index, Axes) else tuple(index)  # type: ignore[arg-type]
+        ax = index.axes if isinstance(index, Axes) else tuple(cast("Iterable[int]", index))
         if len(ax) != 1:
             raise QdValueError(f"dynamic({index!r}, ...) takes one axis.")
         if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
@@ -203,7 +205,8 @@ class SNode:
         return tuple(out)
 
     def subtree(self) -> list[SNode]:
-        out, todo = [], [self]
+        out: list[SNode] = []
+        todo: list[SNode] = [self]
         while todo:
             node = todo.pop()
             out.append(node)
@@ -250,11 +253,11 @@ class SNode:
                 )
         if math.prod(dims) >= 2**31:
             raise QdValueError(f"a layout of shape {dims} has more than 2**31 - 1 elements.")
-        flat = [g for f in fields for g in (f.leaves() if isinstance(f, StructField) else [f])]
+        flat = [g for f in fields for g in (f._leaves() if isinstance(f, StructField) else [f])]
         order, blocked = self.memory_order()
         for f in flat:
             if isinstance(f, MatrixMember):  # one entry's member of a matrix field
-                f.place(dims, order, self, blocked)
+                f._place(dims, order, self, blocked)
                 if f.owner.placed:
                     self.fields.append(f.owner)
                 continue
@@ -263,11 +266,11 @@ class SNode:
                     f"place() takes fields made by qd.field(dtype) without a shape, not "
                     f"{type(f).__name__}."
                 )
-            f.place(dims, order, self, blocked)
+            f._place(dims, order, self, blocked)
             if off is not None and any(off):
                 for g in (f, f.grad, f.dual):
                     if g is not None:
-                        g.given_offset = off
+                        g.given_offset = cast("tuple[int, ...]", off)
             self.fields.append(f)
         return self
 
@@ -297,9 +300,9 @@ class SNode:
             node.observe()
             if node.kind != "bitmasked":  # freed: what it holds is zero-filled
                 for f in node.subtree_fields():
-                    f.clear()
+                    f._clear()
             assert node.mask is not None
-            node.mask.clear()
+            node.mask._clear()
 
     @property
     def _num_dynamically_allocated(self) -> int:

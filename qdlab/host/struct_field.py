@@ -40,13 +40,17 @@ class StructField(StructFieldBase):
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "uid", next(_uids))
         object.__setattr__(self, "key", ("structfield", TOKEN, self.uid))
-        StructFieldBase.made = True
+        object.__setattr__(self, "field_dict", dict(members))
+        """Its members' fields by name (an instance attribute, as in Quadrants)."""
+        StructFieldBase._made = True
 
     # -- members -----------------------------------------------------------------------------------
     def __getattr__(self, name: str) -> object:
         members = self.__dict__.get("members", {})
         if name in members:
             return members[name]
+        if name == "grad":  # as an instance attribute, as in Quadrants; found when it is read, so
+            return self._grad()  # that `qd.root.lazy_grad()` after making the field gives it one
         raise AttributeError(f"struct field has no member `{name}`")
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -57,41 +61,54 @@ class StructField(StructFieldBase):
         """The members' names (a property, as the reference has it)."""
         return list(self.members)
 
-    @property
-    def field_dict(self) -> dict[str, object]:
-        return dict(self.members)
+    field_dict: dict[str, Field | StructField]
+    grad: StructField | None
 
     def get_member_field(self, key: str) -> object:
         return self.members[key]
 
-    def parent(self, n: int = 1) -> object:
-        """`s.parent()`: the level its members are placed in (that of the first)."""
-        return self.leaves()[0].parent(n)
-
-    def leaves(self) -> list[Field]:  # type: ignore[override]
+    def _leaves(self) -> list[Field]:  # type: ignore[override]
         """Every scalar, vector and matrix field it holds, nested structs' too, in member order."""
         out: list[Field] = []
         for m in self.members.values():
-            out.extend(m.leaves() if isinstance(m, StructField) else [m])
+            out.extend(m._leaves() if isinstance(m, StructField) else [m])
         return out
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.leaves()[0].shape
+        return self._leaves()[0].shape
 
     @property
-    def offset(self) -> tuple[int, ...]:
-        return self.leaves()[0].offset
+    def _index_offset(self) -> tuple[int, ...]:
+        return self._leaves()[0]._index_offset
 
     @property
-    def dtype(self) -> type:
-        return self.struct_type
+    def dtype(self) -> object:
+        """Its first member's scalar type, as Quadrants answers (its representative SNode's)."""
+        return self._leaves()[0].dtype
 
     @property
-    def grad(self) -> StructField | None:
-        """The members' gradients as a struct field (with `needs_grad=True`)."""
-        if not all(f.needs_grad for f in self.leaves()):
-            return None
+    def layout(self) -> tuple[int, ...] | None:
+        """None: a struct field has no layout tag of its own, as in Quadrants."""
+        return None
+
+    @property
+    def snode(self) -> object:
+        """Its first member's place, as Quadrants' representative SNode."""
+        return self._leaves()[0].snode
+
+    def parent(self, n: int = 1) -> object:
+        """The SNode `n` levels above its first member's place (`Field.parent`)."""
+        return self._leaves()[0].parent(n)
+
+    def to_dlpack(self, versioned: bool = False) -> object:
+        raise NotImplementedError(
+            "a struct field is no single tensor: export its members (`s.a.to_dlpack()`)."
+        )
+
+    def _grad(self) -> StructField | None:
+        """The members' gradients as a struct field, as Quadrants has one (allocated or not:
+        `has_grad()`) when every member is a float; None when one is not."""
         grads: dict[str, Field | StructField] = {}
         for k, m in self.members.items():
             g = m.grad
@@ -100,30 +117,34 @@ class StructField(StructFieldBase):
             grads[k] = g
         return StructField(self.struct_type, grads, f"{self.name}.grad" if self.name else "")
 
-    @property
     def has_grad(self) -> bool:
-        return self.grad is not None
+        """Whether its members' gradients are allocated (a method, as in Quadrants)."""
+        return all(f.has_grad() for f in self._leaves())
 
-    def signature(self) -> str:
+    def has_dual(self) -> bool:
+        """Whether its members' duals are allocated (forward mode)."""
+        return all(f.has_dual() for f in self._leaves())
+
+    def _signature(self) -> str:
         """Its members' types and shape, as a manifest checks a struct field reached by name."""
         parts = [
-            f"{k}:{m.signature() if isinstance(m, StructField) else (m.dtype, m.element)}"
+            f"{k}:{m._signature() if isinstance(m, StructField) else (m.dtype, m.element)}"
             for k, m in self.members.items()
         ]
-        return f"{self.struct_type.__name__}{{{','.join(parts)}}}{self.shape}{self.offset}"
+        return f"{self.struct_type.__name__}{{{','.join(parts)}}}{self.shape}{self._index_offset}"
 
     def __qd_fingerprint__(self) -> str:
         return f"structfield:{TOKEN}:{self.uid}"
 
     # -- host access -------------------------------------------------------------------------------
     def __getitem__(self, index: object) -> StructElement:
-        self.leaves()[0].key_of(index)  # checks the index
+        self._leaves()[0]._key_of(index)  # checks the index
         return StructElement(self, index)
 
     def __setitem__(self, index: object, value: object) -> None:
         StructElement(self, index).assign(value)
 
-    def missing(self, value: dict) -> str | None:
+    def _missing(self, value: dict) -> str | None:
         """The path of the first member (of a nested struct's too) that a dict of member values
         lacks, or None."""
         for k, m in self.members.items():
@@ -131,7 +152,9 @@ class StructField(StructFieldBase):
                 return k
             given = value[k]
             inner = (
-                m.missing(given) if isinstance(m, StructField) and isinstance(given, dict) else None
+                m._missing(given)
+                if isinstance(m, StructField) and isinstance(given, dict)
+                else None
             )
             if inner is not None:
                 return f"{k}.{inner}"
@@ -160,7 +183,7 @@ class StructField(StructFieldBase):
             m.from_torch(tensors[k])  # every member, as there
 
     def fill(self, value: object) -> None:
-        for f in self.leaves():
+        for f in self._leaves():
             f.fill(value)
 
     def copy_from(self, other: object) -> None:
@@ -210,7 +233,7 @@ class StructElement:
         struct value); a member the dict lacks is a KeyError naming it, as in Quadrants, and then
         nothing is written."""
         if isinstance(value, dict):
-            missing = self._owner.missing(value)
+            missing = self._owner._missing(value)
             if missing is not None:
                 raise KeyError(
                     f"`{missing}`: an element of a {self._owner.struct_type.__name__} field is set "

@@ -97,12 +97,12 @@ class Tape:
             if self.loss.shape:
                 raise RuntimeError(
                     "The loss of `Tape` must be a 0-D field, i.e. scalar; it is "
-                    f"{self.loss.described()}."
+                    f"{self.loss._described()}."
                 )
-            if not self.loss.needs_grad:
+            if not self.loss.has_grad():
                 raise RuntimeError(
                     f"Gradients of loss are not allocated: the loss of `Tape`, "
-                    f"{self.loss.described()}, needs qd.field(..., needs_grad=True)."
+                    f"{self.loss._described()}, needs qd.field(..., needs_grad=True)."
                 )
         elif self.loss is not None:
             if int(np.prod(getattr(self.loss, "shape", None) or np.shape(self.loss))) != 1:  # type: ignore[arg-type]
@@ -326,9 +326,9 @@ class FwdMode:
                     "qd.ad.FwdMode takes scalar fields for its loss and its param; its "
                     f"`{role}` is {type(f).__name__}."
                 )
-            if not f.has_dual:
+            if not f.has_dual():
                 raise QdRuntimeError(
-                    f"qd.ad.FwdMode's `{role}`, {f.described()}, has no dual: make it with "
+                    f"qd.ad.FwdMode's `{role}`, {f._described()}, has no dual: make it with "
                     "needs_dual=True or call qd.root.lazy_dual() first."
                 )
         n = int(np.prod(self.param.shape, dtype=np.int64))

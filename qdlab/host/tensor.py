@@ -25,7 +25,7 @@ from ..core.fields import TensorBase
 from ..core.types import DType
 from .field import Field, field
 from .launch import HostArray
-from .ndarray import Ndarray, ScalarNdarray, ndarray
+from .ndarray import HostNdarray, Ndarray, ScalarNdarray, ndarray
 
 
 class Backend(enum.IntEnum):
@@ -44,9 +44,9 @@ class Tensor(TensorBase):
 
     def __init__(self, impl: object) -> None:
         global made
-        if not isinstance(impl, (Ndarray, Field)):
+        if not isinstance(impl, (HostNdarray, Field)):
             raise TypeError(f"Tensor(impl) requires an Ndarray or Field; got {type(impl).__name__}")
-        self._impl: Ndarray | Field = impl
+        self._impl: HostNdarray | Field = impl
         made = True
 
     def __repr__(self) -> str:
@@ -80,8 +80,8 @@ class Tensor(TensorBase):
     def _extent(self) -> tuple[int, int, int, int]:
         return self._ndarray()._extent
 
-    def _ndarray(self) -> Ndarray:
-        if isinstance(self._impl, Ndarray):
+    def _ndarray(self) -> HostNdarray:
+        if isinstance(self._impl, HostNdarray):
             return self._impl
         raise AttributeError("a field tensor has no launch words of its own")
 
@@ -134,12 +134,11 @@ class Tensor(TensorBase):
 
     def has_grad(self) -> bool:
         """Whether its gradient storage is allocated."""
-        grad = getattr(self._impl, "grad", None)
-        return grad is not None and getattr(grad, "active", True)
+        return self._impl.has_grad()
 
     def has_dual(self) -> bool:
         """Whether its dual storage (forward mode) is allocated."""
-        return bool(getattr(self._impl, "has_dual", False))
+        return self._impl.has_dual()
 
     @cached_property
     def grad(self) -> Tensor | None:
@@ -266,7 +265,7 @@ def tensor(
         raise NotImplementedError(
             f"qd.tensor(layout={order!r}) on the GPU: qdlab lays out host ndarrays only."
         )
-    arr.set_layout(order)
+    arr._set_layout(order)
     return wrap(arr)
 
 
@@ -314,7 +313,7 @@ def with_layout(array: Ndarray | Tensor, layout: Sequence[int]) -> Ndarray:
         raise ValueError(f"layout has {len(order)} entries but ndarray has {ndim} dims")
     if sorted(order) != list(range(ndim)):
         raise ValueError(f"layout={order!r} is not a permutation of range({ndim})")
-    impl.set_layout(order)
+    impl._set_layout(order)
     return impl
 
 

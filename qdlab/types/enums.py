@@ -10,13 +10,7 @@ from __future__ import annotations
 
 import enum
 
-from ..core.fields import AutodiffMode, SNodeGradType
-
-
-class Layout(enum.Enum):
-    AOS = 0
-    SOA = 1
-    NULL = 2
+from ..core.fields import AutodiffMode, Layout, SNodeGradType
 
 
 class BoundaryMode(enum.Enum):

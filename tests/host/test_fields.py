@@ -19,6 +19,24 @@ def _init() -> None:
     qd.init(arch=qd.cpu, offline_cache=False)
 
 
+def test_from_numpy_takes_a_column_three_ways() -> None:
+    """As in Quadrants, a vector field (or an (n, 1) matrix one) takes (n,), (n, 1) or (1, n)
+    elements, entries in order; other shapes are refused."""
+    v = qd.Vector.field(3, qd.i32, shape=(2,))
+    c = qd.Matrix.field(3, 1, qd.i32, shape=(2,))
+    flat = np.arange(6, dtype=np.int32)
+    for f in (v, c):
+        for tail in ((3,), (3, 1), (1, 3)):
+            f.fill(0)
+            f.from_numpy(flat.reshape((2, *tail)))
+            np.testing.assert_array_equal(f.to_numpy().reshape(2, 3), flat.reshape(2, 3))
+    for bad in ((2, 1, 1, 3), (2, 3, 2)):
+        with pytest.raises(ValueError, match="does not match"):
+            v.from_numpy(np.zeros(bad, np.int32))
+    with pytest.raises(ValueError, match="does not match"):
+        qd.Matrix.field(2, 3, qd.i32, shape=(2,)).from_numpy(np.zeros((2, 3, 2), np.int32))
+
+
 def test_declare_and_host_access() -> None:
     x = qd.field(qd.i32, shape=(3, 4))
     v = qd.Vector.field(3, qd.f32, shape=5)
@@ -84,7 +102,7 @@ def test_layout_on_one_axis_and_placed_gradients() -> None:
     fb = qd.FieldsBuilder()
     fb.dense(qd.i, 10).place(out, out.grad)  # placing the gradient allocates it
     fb.finalize()
-    assert out.needs_grad and out.grad.shape == (10,)
+    assert out.has_grad() and out.grad.shape == (10,)
 
 
 def test_needs_grad() -> None:

@@ -202,7 +202,7 @@ def test_scalar_members_are_runtime_values() -> None:
     np.testing.assert_array_equal(x, [1.5] * 4)
     assert len(affine.variants) == 1  # a scalar member is a parameter: no recompile
     with pytest.raises(qd.QuadrantsRuntimeTypeError, match="p.offset"):
-        affine(Params(1.0, 2**40), x)
+        affine(Params(1.0, 2**70), x)  # past 64 bits (within, it wraps)
 
 
 def test_two_members_bound_to_one_buffer_take_the_whole_kernel(caplog) -> None:

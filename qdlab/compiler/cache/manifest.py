@@ -309,7 +309,7 @@ def fields(doc: dict, kernel_fn: object, templates: dict | None = None) -> list[
             if not isinstance(value, FieldBase):
                 return None
             f = value.primal or value
-            if f.unusable() is not None:
+            if f._unusable() is not None:
                 return None
             out.append(f)
             continue
@@ -318,7 +318,7 @@ def fields(doc: dict, kernel_fn: object, templates: dict | None = None) -> list[
         if not isinstance(value, FieldBase):
             return None
         f = value.primal or value
-        if f.unusable() is not None:
+        if f._unusable() is not None:
             return None
         out.append(f)
     return out

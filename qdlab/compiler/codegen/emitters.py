@@ -291,6 +291,10 @@ def _random(em: TaskEmitter, op: ir.Random) -> ll.Value:
     return b.trunc(h, lltype(t)) if t.bits < 64 else h
 
 
+def _clock(em: TaskEmitter, op: ir.Clock) -> ll.Value:
+    return em.cycle_counter()
+
+
 def _print(em: TaskEmitter, op: ir.Op) -> None:
     _call_print(em, op.operands, op.attrs["parts"], op.attrs["specs"])
 
@@ -437,6 +441,7 @@ EMITTERS: dict[type[ir.Op], Callable[[TaskEmitter, Any], ll.Value | None]] = {
     ir.Store: _store,
     ir.Atomic: _atomic,
     ir.Random: _random,
+    ir.Clock: _clock,
     ir.Print: _print,
     ir.Assert: _assert,
     ir.Return: _return,

@@ -185,6 +185,10 @@ class TaskEmitter:
             return existing
         return ll.Function(self.module, ll.FunctionType(ret, args), name)
 
+    def cycle_counter(self) -> ll.Value:
+        """The processor's cycle counter (the time-stamp counter on x86-64)."""
+        return self.b.call(self.intrinsic("llvm.readcyclecounter", I64, []), [], name="clock")
+
     def get(self, v: ir.Value) -> ll.Value:
         if v in self.vals:
             return self.vals[v]

@@ -76,6 +76,10 @@ class PtxTaskEmitter(TaskEmitter):
         fn = self.intrinsic(f"llvm.nvvm.read.ptx.sreg.{name}", I32, [])
         return self.b.zext(self.b.call(fn, []), I64, name=name.replace(".", "_"))
 
+    def cycle_counter(self) -> ll.Value:
+        fn = self.intrinsic("llvm.nvvm.read.ptx.sreg.clock64", I64, [])
+        return self.b.call(fn, [], name="clock")
+
     # -- parallel range-for as a grid-stride loop --------------------------------------------------
     def parallel(self, loop: ir.For) -> None:
         b = self.b

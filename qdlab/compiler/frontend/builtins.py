@@ -29,7 +29,7 @@ from qdlab.core import decompositions
 from qdlab.core import language as lang
 
 from ...core.errors import QdError, QdTypeError, QuadrantsCompilationError
-from ...core.types import DTYPES, DType, i32, u1, u64
+from ...core.types import DTYPES, DType, i32, i64, u1, u64
 from .. import ir
 from .scope import GradOf, Local, array_type, dtype_of, is_number
 from .vectors import VecLocal
@@ -344,6 +344,13 @@ def lower_random(fe: Frontend, node: ast.Call) -> ir.Value:
         raise fe.error("qd.random(dtype) needs a dtype such as qd.f32.", QdTypeError)
     fe.random_sites += 1
     return fe.emit(ir.Random, [], dtype, site=fe.random_sites)
+
+
+@builtin("clock_counter", arity=0)
+def lower_clock_counter(fe: Frontend) -> ir.Value:
+    """Raw cycles or ticks of the processor's counter (not nanoseconds), as Quadrants gives on
+    the CPU (`llvm.readcyclecounter`) and CUDA (`clock64`)."""
+    return fe.emit(ir.Clock, [], i64)
 
 
 @builtin("randn", arity=NODE)

@@ -6,23 +6,26 @@ inlined `@qd.func`) and a few branches.
 from __future__ import annotations
 
 import ast
+import types
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast, overload
 
+import numpy as np
+
 from qdlab.core import language as lang
 from qdlab.core.fields import FieldBase
 
-from ...core.errors import QdError, QdSyntaxError, QdTypeError
+from ...core.errors import QdError, QdSyntaxError, QdTypeError, QuadrantsTypeError
 from ...core.types import DType, promote, u1
 from .. import ir
 from .builtins import BUILTINS, Typing, python_entry, unary_typing
-from .scope import describe, dtype_of, is_number
+from .scope import GradOf, Local, describe, dtype_of, is_number
 from .source import is_lambda
 from .struct_values import members_of
 from .structs import BoundMethod, StructRef
-from .vectors import Vec, VecMethod
+from .vectors import Vec, VecLocal, VecMethod
 from .views import ViewMethod, is_view_type
 
 if TYPE_CHECKING:
@@ -100,7 +103,70 @@ class Calls:
             if func is None:
                 func = _LAMBDAS[callee] = lang.Func(callee)
             return self.inline(func, node)
-        raise self.not_callable(callee)
+        return self.call_python(callee, node)
+
+    def call_python(self, callee: object, node: ast.Call) -> object:
+        """A callable that is not Quadrants' (a plain Python function or method, NumPy's...): as
+        Quadrants does, Python runs it while the kernel compiles. Given arguments known then, it
+        is called and its result is a constant (`np.array(3, dtype=np.int32)` is 3); given a
+        value the kernel computes, a Python function's body runs on the kernel's values, lowered
+        as a @qd.func's (Quadrants runs it on its expressions), and anything else is refused."""
+        fn = callee.__func__ if isinstance(callee, types.MethodType) else callee
+        python = isinstance(fn, types.FunctionType) and hasattr(fn, "__code__")
+        if not callable(callee) or isinstance(callee, (ir.Value, Local, Vec, VecLocal)):
+            raise self.not_callable(callee)
+        runtime = self.runtime_name(node)
+        if runtime is None:
+            return self.python_result(callee, node, self.resolve_static(node))
+        if not python:
+            if runtime.isidentifier():  # held, not computed with: `isinstance(x, tuple)`
+                try:
+                    return self.python_result(callee, node, self.resolve_static(node))
+                except QdError:
+                    pass
+            name = getattr(callee, "__name__", repr(callee))
+            raise self.error(
+                f"{name}() is not a Quadrants function: Python calls it while the kernel "
+                f"compiles, so its arguments must be known then, and `{runtime}` is a value the "
+                "kernel computes. Use the qd.* function of the same name, or a @qd.func.",
+                QdTypeError,
+            )
+        func = _LAMBDAS.get(fn)
+        if func is None:
+            func = _LAMBDAS[fn] = lang.Func(fn)
+        if isinstance(callee, types.MethodType):
+            bound = lang.BoundFunc(func, callee.__self__)
+            return self.call_bound(BoundMethod(func, self.bound_self(bound)), node)
+        return self.inline(func, node)
+
+    def python_result(self, callee: object, node: ast.Call, value: object) -> object:
+        """What a Python call made while compiling gives the kernel: a NumPy scalar or 0-d array
+        as a number; an array of more dimensions is refused, as in Quadrants."""
+        if isinstance(value, np.ndarray):
+            if value.dtype == object:
+                raise self.not_callable(callee)
+            if value.ndim != 0:
+                raise self.error(
+                    "Only 0-dimensional numpy array can be used to initialize a scalar "
+                    f"expression (`{ast.unparse(node)}` gives one of shape {value.shape}).",
+                    QuadrantsTypeError,
+                )
+            value = value[()]
+        return value.item() if isinstance(value, np.generic) else value
+
+    def runtime_name(self, node: ast.Call) -> str | None:
+        """The first thing among a call's arguments that may be a value the kernel computes (a
+        local, a parameter, an element, a call's result): None when all are known while
+        compiling (literals, names of Python values and attributes of them)."""
+        for arg in [*node.args, *(kw.value for kw in node.keywords)]:
+            for n in ast.walk(arg):
+                if isinstance(n, (ast.Subscript, ast.Call, ast.NamedExpr, ast.Lambda)):
+                    return ast.unparse(n)
+                if isinstance(n, ast.Name) and isinstance(
+                    self.find_local(n.id), (Local, ir.Value, Vec, VecLocal, GradOf, StructRef)
+                ):
+                    return n.id
+        return None
 
     def bound_self(self, callee: lang.BoundFunc) -> object:
         """The `self` of a bound func: the kernel's struct argument when it is that object (its

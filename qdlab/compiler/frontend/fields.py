@@ -43,20 +43,20 @@ def field_paths(kernel: ir.Kernel) -> list[tuple[str, str]] | None:
 def field_type(f: FieldBase) -> ArrayType:
     """The type of the hidden parameter a field feeds (its memory's axis order, when its dense
     layout is not row-major, as an ndarray's `layout`)."""
-    layout = getattr(f, "layout", None)
-    return ArrayType(f.dtype, len(f.shape), bool(f.needs_grad), "unsafe", tuple(f.element), layout)
+    layout = getattr(f, "_memory_layout", None)
+    return ArrayType(f.dtype, len(f.shape), f.has_grad(), "unsafe", tuple(f.element), layout)
 
 
 def dep_fingerprint(value: object) -> str:
     """What a manifest checks of a compile-time value: a field by its type and shape (its storage
     is the launch's business, and another process has another one), anything else by content."""
     if isinstance(value, FieldBase):
-        if value.unusable() is not None:
+        if value._unusable() is not None:
             return UNKNOWN  # the kernel reports why at the line that uses it
         f = value.primal or value
-        return f"field:{field_type(f)}:{f.shape}:{f.offset}:{value.primal is not None}"
+        return f"field:{field_type(f)}:{f.shape}:{f._index_offset}:{value.primal is not None}"
     if isinstance(value, StructFieldBase):
-        return f"structfield:{value.signature()}"
+        return f"structfield:{value._signature()}"
     return fingerprint(value)
 
 
@@ -71,7 +71,7 @@ class Fields:
         if not isinstance(value, FieldBase):
             return value
         if value.primal is not None:
-            why = value.unusable()
+            why = value._unusable()
             if why is not None:
                 raise self.error(f"field `{name}` cannot be used: {why}.", QdRuntimeError)
             return GradOf(self.field_arg(value.primal, name, resolvable))
@@ -83,7 +83,7 @@ class Fields:
         for index, g in table.items():
             if g is f:
                 return values[index]
-        why = f.unusable()
+        why = f._unusable()
         if why is not None:
             raise self.error(f"field `{name}` cannot be used: {why}.", QdRuntimeError)
         taken = {p.name for p in self.kernel.params}
@@ -147,7 +147,7 @@ class Fields:
         """(start, stop) per axis of a loop over an array's index space (`for i, j in x`), from a
         field's offset."""
         f = self.field_of(base)
-        offset = f.offset if f is not None else (0,) * array_type(base).ndim
+        offset = f._index_offset if f is not None else (0,) * array_type(base).ndim
         return [
             (self.const(o, i32), self.const(o + s, i32) if not isinstance(s, ir.Value) else s)
             for o, s in zip(offset, self.array_shape(base))
@@ -159,10 +159,10 @@ class Fields:
         column-major dense layout) in memory's order."""
         layout = getattr(getattr(arr, "type", None), "layout", None)
         f = self.field_of(arr)
-        if f is not None and any(f.offset):
+        if f is not None and any(f._index_offset):
             indices = [
                 self.emit(ir.BinOp, [v, self.const(o, i32)], i32, op="sub") if o else v
-                for v, o in zip(indices, f.offset)
+                for v, o in zip(indices, f._index_offset)
             ]
         return [indices[a] for a in layout] if layout is not None else indices
 

@@ -75,7 +75,7 @@ class Loops:
             dims = self.loop_extents(base)
             f = self.field_of(base)
             if levels_of(f):  # a sparse field: its active cells only
-                self.sparse_guard = (levels_of(f), tuple(f.offset))
+                self.sparse_guard = (levels_of(f), tuple(f._index_offset))
             self.struct_for = True
         targets = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
         if not all(isinstance(t, ast.Name) for t in targets):

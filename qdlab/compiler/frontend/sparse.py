@@ -27,7 +27,7 @@ from .scope import array_type, dtype_of
 
 def levels_of(f: object) -> tuple[Level, ...]:
     """The sparse levels above a field's elements (none for a dense one)."""
-    return tuple(getattr(f, "sparse_levels", ()))
+    return tuple(getattr(f, "_sparse_levels", ()))
 
 
 def is_snode(x: object) -> bool:

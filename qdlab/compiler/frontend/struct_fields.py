@@ -39,7 +39,7 @@ class FieldSlot:
 
 def any_struct_field() -> bool:
     """Whether this process has made a struct field (until it has, no statement is rewritten)."""
-    return StructFieldBase.made
+    return StructFieldBase._made
 
 
 class StructFields:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ...core.errors import QdError, QdSyntaxError, QdValueError, QuadrantsCompilationError
 from ...core.fields import StructFieldBase
-from ...core.types import TensorType
+from ...core.types import ArrayType, TensorType
 from .. import ir
 from .vectors import Vec
 from .views import is_view_type
@@ -285,6 +285,11 @@ class Structs:
         for attr in reversed(chain):
             parent = x
             x = self.member(x, attr) if isinstance(x, StructRef) else getattr(x, attr)
+            if attr is chain[0] and (
+                isinstance(x, BoundMethod)
+                or (isinstance(x, ir.Value) and isinstance(x.type, ArrayType))
+            ):
+                return x  # `qd.static(self.f)`, `qd.static(self.a)`: used later as `self.f` is
             if isinstance(x, (ir.Value, Vec, BoundMethod)):
                 raise self.error(
                     f"`{ast.unparse(node)}` is a kernel argument or a @qd.func, not a value known "

@@ -353,6 +353,15 @@ class Random(Op):
     effects = frozenset({"draw"})
 
 
+class Clock(Op):
+    """`qd.clock_counter()`: the hardware cycle counter as an i64, read exactly where written."""
+
+    name = "clock"
+    result: Value
+    pure = False
+    effects = frozenset({"volatile"})
+
+
 class Print(Op):
     """Print `parts` (strings, and None where the next operand goes, printed under the printf
     conversion of `specs` at the same position among the operands)."""

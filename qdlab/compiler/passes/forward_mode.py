@@ -176,7 +176,7 @@ def jvp(kernel: ir.Kernel) -> ir.Kernel:
                 "writes a field's `.dual` itself, which forward mode computes; read it after.",
                 kernel.flags.def_loc,
             )
-    duals = {i for i, f in fields.items() if getattr(f, "has_dual", False)}
+    duals = {i for i, f in fields.items() if f.has_dual()}
     fw = Forward(duals)
     params = [
         ir.Param(p.name, dataclasses.replace(p.type, needs_grad=True))

@@ -27,7 +27,7 @@ def instrument(kernel: ir.Kernel) -> ir.Kernel:
             arr = op.operands[0]
             owner = arr.owner
             f = fields.get(owner.attrs.get("index", -1)) if isinstance(owner, ir.Arg) else None
-            if f is None or not f.needs_grad or f.primal is not None:
+            if f is None or not f.has_grad() or f.primal is not None:
                 continue
             arrays[arr] = f
             if op.attrs.get("grad"):
