@@ -320,6 +320,61 @@ def test_activate_snapshot_deactivate_struct_for_on_every_path(options: dict) ->
         assert r.mode == "whole_kernel"
 
 
+@pytest.mark.parametrize("options", PATHS, ids=["split", "whole", "uncarried", "debug"])
+def test_activation_is_a_side_effect_on_every_path(options: dict) -> None:
+    """The gate's sparse rules: an activation is a write (a write of 0 or an atomic activates; the
+    value `qd.append` returns comes from a side effect a split must hand over, never run twice),
+    a later struct-for visits the cells the earlier constructs (and launches) activated, and a
+    `qd.length` snapshot read after appends is handed over. Values measured on quadrants 1.3.3."""
+    qd.init(arch=qd.cpu, offline_cache=False, **options)
+    x, l_ = qd.field(qd.i32), qd.field(qd.i32)
+    ptr = qd.root.pointer(qd.i, 8)
+    ptr.dense(qd.i, 4).place(x)
+    dyn = qd.root.dynamic(qd.i, 32, chunk_size=4)
+    dyn.place(l_)
+    out = qd.field(qd.i32, shape=8)
+
+    @qd.kernel
+    def a(n: qd.i32) -> qd.i32:
+        k = qd.append(dyn, [], 7)
+        for i in range(n):
+            x[i * 5] = 0
+        for i in range(k + 2):
+            qd.append(dyn, [], i)
+        m = qd.length(dyn, [])
+        cnt = 0
+        for i in x:
+            cnt += 1
+        for i in range(m):
+            out[i % 8] += l_[i]
+        return k * 10000 + m * 100 + cnt
+
+    @qd.kernel
+    def b(n: qd.i32) -> qd.i32:
+        snap = qd.length(dyn, [])
+        for i in range(n):
+            qd.append(dyn, [], 100 + i)
+        qd.activate(ptr, [7])
+        x[1] += 3
+        cnt = 0
+        for i in x:
+            cnt += 1
+        for i in range(snap):
+            out[0] += 1
+        return snap * 10000 + qd.length(dyn, []) * 100 + cnt
+
+    assert (a(3), a(2), b(4)) == (312, 30912, 91316)
+    assert out.to_numpy().tolist() == [27, 0, 2, 7, 0, 1, 2, 3]
+    assert l_.to_numpy()[:14].tolist() == [7, 0, 1, 7, 0, 1, 2, 3, 4, 100, 101, 102, 103, 0]
+    assert x.to_numpy().reshape(8, 4).sum(1).tolist() == [3, 0, 0, 0, 0, 0, 0, 0]
+    if options in ({}, {"debug": True}):
+        assert ("k", "repeated_effect") in [(s.name, s.reason) for s in qd.explain(a).interface]
+        reasons = [s.reason for s in qd.explain(b).interface]
+        assert "overwritten_reread" in reasons
+    elif options:
+        assert qd.explain(a).mode == qd.explain(b).mode == "whole_kernel"
+
+
 def test_sparse_errors_name_the_call() -> None:
     qd.init(arch=qd.cpu, offline_cache=False)
     y = qd.field(qd.f32, shape=8)
