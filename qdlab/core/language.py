@@ -237,6 +237,7 @@ _OTHER = [
     "one",
     "graph_do_while",
     "block_local",
+    "no_activate",
 ]
 
 

@@ -48,6 +48,23 @@ SLACK = 4096
 little past its field corrupts nothing but that slack."""
 _live: weakref.WeakSet = weakref.WeakSet()
 """Every field made since the latest `qd.init` (a Tape clears their gradients)."""
+_tree = {"epoch": -1, "id": 0, "open": False}
+"""The SNode tree fields made now join (`SNode._snode_tree_id`): as in Quadrants, the fields
+made before the first launch or host access form tree 0, and each batch made after one the next
+tree."""
+
+
+def tree_id() -> int:
+    """The tree a field or SNode made now belongs to."""
+    if _tree["epoch"] != state.epoch:
+        _tree.update(epoch=state.epoch, id=0, open=False)
+    _tree["open"] = True
+    return _tree["id"]
+
+
+def _close_tree() -> None:
+    if _tree["open"] and _tree["epoch"] == state.epoch:
+        _tree.update(id=_tree["id"] + 1, open=False)
 
 
 class Field(FieldBase):
@@ -80,6 +97,7 @@ class Field(FieldBase):
         self.epoch = state.epoch
         self.uid = next(_uids)
         self.key = ("field", TOKEN, self.uid)
+        self._tree_id = tree_id()
         """What tells this field apart as a template argument: one specialisation per field."""
         self._shape = shape
         self.placed = shape is not None
@@ -725,6 +743,7 @@ def check_declared() -> None:
 
 
 pyquadrants.CHECKS.append(check_declared)
+pyquadrants.CHECKS.append(_close_tree)
 
 
 def _order(order: object, dims: tuple[int, ...] | None) -> tuple[int, ...] | None:
@@ -770,6 +789,12 @@ class PlacedSNode:
     @property
     def ptr(self) -> PlacedSNode:
         return self
+
+    @property
+    def _snode_tree_id(self) -> int:
+        """The SNode tree its field joined when it was made (`field.tree_id`)."""
+        f = self.field
+        return cast(Field, f.primal or f.dual_of or f)._tree_id
 
     def parent(self, n: int = 1) -> object:
         """The level `n` steps up from the place node: `parent()` is the one it is placed in."""

@@ -27,7 +27,7 @@ from ..core.errors import QdRuntimeError, QdValueError
 from ..core.sparse import Level, Region
 from ..core.types import i32
 from . import state
-from .field import Field, MatrixMember, lazy_dual, lazy_grad, set_implicit_snode
+from .field import Field, MatrixMember, lazy_dual, lazy_grad, set_implicit_snode, tree_id
 from .struct_field import StructField
 
 
@@ -79,6 +79,7 @@ class SNode:
         self.epoch = state.epoch
         self.chunk_size = 0
         """A dynamic level's allocation unit (its extent unless given)."""
+        self._tree = tree_id()
         self.allocated = 0
         """The most cells (a dynamic level's chunks) seen allocated at once (`_num_dynamically_
         allocated`): read at each query and before each `deactivate_all`."""
@@ -203,6 +204,15 @@ class SNode:
                 dyn = (axes_.index(a), mine[a] // full[a])
             out.append(Level(node.kind, node.mask, f"{node.kind}_activity", cell, dyn))
         return tuple(out)
+
+    @property
+    def _snode_tree_id(self) -> int:
+        """The SNode tree it belongs to: that of the first field placed in it or below (the
+        fields made before a launch form one tree), else its own."""
+        for node in self.subtree():
+            for f in node.fields:
+                return f._tree_id
+        return self._tree
 
     def subtree(self) -> list[SNode]:
         out: list[SNode] = []

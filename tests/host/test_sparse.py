@@ -432,3 +432,77 @@ def test_place_offset_under_sparse_levels_and_loop_unique() -> None:
         qd.field(qd.f32, shape=3, offset=(3, 4))
     with pytest.raises(qd.QuadrantsCompilationError, match="shape cannot be None"):
         qd.Vector.field(3, qd.f32, shape=None, offset=(3,))
+
+
+def test_dynamic_methods_no_activate_and_overflow() -> None:
+    """`x[i].append(v)`, `x[i].length()`, `x[i].deactivate()` and the 1-D forms (`y.append(v)`),
+    a vector appended from a list, `qd.no_activate` (a hint), and appends past a dynamic level's
+    extent (the length grows, nothing is stored), as quadrants 1.3.3 gave them."""
+    qd.init(arch=qd.cpu, offline_cache=False, debug=True)
+    n = 6
+    x, y, z = qd.field(int), qd.field(int), qd.field(int)
+    qd.root.dense(qd.i, n).dynamic(qd.j, n).place(x)
+    dyn = qd.root.dynamic(qd.i, n)
+    dyn.place(y)
+    v = qd.Vector.field(2, qd.f32)
+    qd.root.dynamic(qd.i, 8).place(v)
+    qd.root.dynamic(qd.i, 4, chunk_size=2).place(z)
+    guard = qd.field(int, shape=8)
+
+    @qd.kernel
+    def k() -> int:
+        qd.no_activate(dyn)
+        for i in range(n):
+            for j in range(i):
+                x[i].append(j * 10)
+        s = 0
+        for i in range(n):
+            s += x[i].length() * 100
+        x[3].deactivate()
+        for j in range(n):
+            y.append(j + 1)
+        s += y.length()
+        r = v.append([1.5, 2.5])
+        v.append(qd.Vector([3.0, 4.0]))
+        return s + v.length() * 10000 + r
+
+    @qd.kernel
+    def overflow() -> int:
+        s = 0
+        for j in range(6):
+            s = s * 10 + qd.append(z.parent(), [], j + 1)
+        return s * 10 + z.length()
+
+    guard.fill(7)
+    assert k() == 21506
+    assert x.to_numpy().tolist() == [
+        [0] * 6,
+        [0] * 6,
+        [0, 10, 0, 0, 0, 0],
+        [0] * 6,
+        [0, 10, 20, 30, 0, 0],
+        [0, 10, 20, 30, 40, 0],
+    ]
+    assert y.to_numpy().tolist() == [1, 2, 3, 4, 5, 6]
+    assert v.to_numpy()[:3].tolist() == [[1.5, 2.5], [3.0, 4.0], [0.0, 0.0]]
+    assert overflow() == 123456
+    assert z.to_numpy().tolist() == [1, 2, 3, 4] and guard.to_numpy().tolist() == [7] * 8
+
+
+def test_snode_tree_ids_count_launches() -> None:
+    """`x.snode._snode_tree_id`: the fields made before a launch or host access share a tree,
+    each batch after one starts the next (quadrants 1.3.3 gave [0, 0, 1, 1, 2])."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+
+    @qd.kernel
+    def touch(_: qd.template()):
+        pass
+
+    a, b = qd.field(int, shape=()), qd.field(int)
+    qd.root.pointer(qd.i, 4).place(b)
+    touch(a)
+    c, d = qd.field(int, shape=()), qd.field(int, shape=3)
+    assert c[None] == 0
+    e = qd.field(int, shape=())
+    touch(e)
+    assert [f.snode._snode_tree_id for f in (a, b, c, d, e)] == [0, 0, 1, 1, 2]

@@ -32,6 +32,7 @@ from ...core.errors import QdError, QdTypeError, QuadrantsCompilationError
 from ...core.types import DTYPES, DType, i32, i64, u1, u64
 from .. import ir
 from .scope import GradOf, Local, array_type, dtype_of, is_number
+from .sparse import is_snode
 from .vectors import VecLocal
 
 if TYPE_CHECKING:
@@ -436,6 +437,16 @@ def lower_block_local(fe: Frontend, node: ast.Call) -> None:
         base = GradOf.unpack(fe.visit(a))[0]
         if not (isinstance(base, ir.Value) and ir.is_array(base)):
             raise fe.error("qd.block_local takes fields.", QdTypeError)
+
+
+@builtin("no_activate", arity=NODE)
+def lower_no_activate(fe: Frontend, node: ast.Call) -> None:
+    """`qd.no_activate(snode, ...)`: Quadrants' promise that this kernel's writes under those
+    SNodes land in active cells only, so it may skip activating; qdlab's activation of an active
+    cell changes nothing, so it checks that each argument is an SNode and does nothing."""
+    for a in node.args:
+        if not is_snode(fe.resolve_static(a)):
+            raise fe.error("qd.no_activate takes SNodes (`qd.root.dynamic(...)`).", QdTypeError)
 
 
 @builtin("graph_do_while", arity=NODE)

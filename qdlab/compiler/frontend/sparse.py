@@ -16,13 +16,19 @@ from __future__ import annotations
 import ast
 import math
 from itertools import product
+from typing import Any
 
 from ...core.errors import QdTypeError, QdValueError
 from ...core.fields import FieldBase
 from ...core.sparse import Level, Region
 from ...core.types import i32, u1
 from .. import ir
-from .scope import array_type, dtype_of
+from .scope import Local, array_type, dtype_of
+
+SNodeRef = Any
+"""A layout level (`qdlab.host.snode.SNode`, which the compiler does not import)."""
+
+_DYNAMIC_METHODS = ("append", "length", "deactivate")
 
 
 def levels_of(f: object) -> tuple[Level, ...]:
@@ -118,6 +124,20 @@ class Sparse:
                 f"{type(snode).__name__}.",
                 QdTypeError,
             )
+        got = self.visit(node.args[1])
+        entries = getattr(got, "entries", None)
+        items = (
+            list(entries)
+            if entries is not None
+            else (list(got) if isinstance(got, (list, tuple)) else [got])
+        )
+        return snode, self.sparse_cell(snode, items, what, kinds)
+
+    def sparse_cell(
+        self, snode: SNodeRef, items: list, what: str, kinds: tuple[str, ...]
+    ) -> list[ir.Value]:
+        """The cell index of `snode` that `items` name, as i32 values (a dynamic level's cell is
+        its parent's: an index one longer names an element, whose last entry is dropped)."""
         kind = snode.kind
         if kind not in kinds:
             names = {
@@ -130,14 +150,8 @@ class Sparse:
                 f"this is a {kind} node.",
                 QdValueError,
             )
-        ndim = len(snode.parent().shape if kind == "dynamic" else snode.shape)
-        got = self.visit(node.args[1])
-        entries = getattr(got, "entries", None)
-        items = (
-            list(entries)
-            if entries is not None
-            else (list(got) if isinstance(got, (list, tuple)) else [got])
-        )
+        cells = snode.parent() if kind == "dynamic" else snode
+        ndim = len(cells.shape)
         if len(items) != ndim and not (kind == "dynamic" and len(items) == ndim + 1):
             raise self.error(
                 f"qd.{what}: the SNode has {ndim} index axes, the index gives {len(items)}.",
@@ -149,9 +163,52 @@ class Sparse:
             if not dtype_of(v).is_int:
                 raise self.error(f"qd.{what}: an index must be an integer.", QdTypeError)
             idx.append(self.cast(v, i32))
-        return snode, idx
+        return idx
 
-    def own_level(self, snode: object) -> Level:
+    def dynamic_method(self, node: ast.Call) -> object:
+        """`x[I].append(v)`, `x[I].length()`, `x[I].deactivate()` (`x.append(v)`... for a 1-D
+        `x`): Quadrants' methods of a field placed under a dynamic level, indexed by one axis
+        fewer than it has; `qd.append(x.parent(), I, v)`... NotImplemented for anything else."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in _DYNAMIC_METHODS:
+            return NotImplemented
+        target, sub = func.value, None
+        if isinstance(target, ast.Subscript):
+            target, sub = target.value, target.slice
+        root = target
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return NotImplemented
+        if isinstance(self.find_local(root.id), (Local, ir.Value)):
+            return NotImplemented  # a kernel value's method, not a field's
+        base = self.visit(target)
+        f = self.field_of(base) if isinstance(base, ir.Value) and ir.is_array(base) else None
+        if f is None:
+            return NotImplemented
+        snode = f.snode.parent()
+        nidx = 0 if sub is None else len(sub.elts) if isinstance(sub, ast.Tuple) else 1
+        if getattr(snode, "kind", None) != "dynamic" or len(f.shape) != nidx + 1:
+            return NotImplemented
+        want = 1 if func.attr == "append" else 0
+        if len(node.args) != want or node.keywords:
+            raise self.error(f"`.{func.attr}()` of a dynamic field takes {want} argument(s).")
+        items: list = []
+        if sub is not None:
+            elts = sub.elts if isinstance(sub, ast.Tuple) else [sub]
+            for e in elts:
+                got = self.visit(e)
+                entries = getattr(got, "entries", None)
+                items.extend(list(entries) if entries is not None else [got])
+        idx = self.sparse_cell(snode, items, func.attr, ("dynamic",))
+        if func.attr == "append":
+            return self.dynamic_append(snode, idx, node.args[0])
+        if func.attr == "length":
+            return self.dynamic_length(snode, idx)
+        self.deactivate_cell(snode, idx)
+        return None
+
+    def own_level(self, snode: SNodeRef) -> Level:
         return snode.activity()[-1]
 
     def sparse_is_active(self, node: ast.Call) -> ir.Value:
@@ -164,16 +221,24 @@ class Sparse:
         self.activate_levels(snode.activity(), idx)
 
     def sparse_length(self, node: ast.Call) -> ir.Value:
-        snode, idx = self.sparse_target(node, "length", ("dynamic",))
+        return self.dynamic_length(*self.sparse_target(node, "length", ("dynamic",)))
+
+    def dynamic_length(self, snode: SNodeRef, idx: list[ir.Value]) -> ir.Value:
         arr = self.field_arg(self.own_level(snode).mask, "dynamic_length")
-        return self.emit(ir.Load, [arr, *idx], i32, f"{snode.kind}_active")
+        return self.emit(ir.Load, [arr, *idx], i32, "dynamic_active")
 
     def sparse_append(self, node: ast.Call) -> ir.Value:
-        """`qd.append(dyn, I, v)`: the length grows by one (an atomic add); `v` goes to the old
-        length's place of the one field placed under the dynamic level."""
         snode, idx = self.sparse_target(node, "append", ("dynamic",))
         if len(node.args) != 3:
             raise self.error("qd.append(snode, indices, value) takes three arguments.", QdTypeError)
+        return self.dynamic_append(snode, idx, node.args[2])
+
+    def dynamic_append(
+        self, snode: SNodeRef, idx: list[ir.Value], value_node: ast.expr
+    ) -> ir.Value:
+        """`qd.append(dyn, I, v)`: the length grows by one (an atomic add), and `v` goes to the
+        old length's place of the one field placed under the dynamic level when that is within
+        its extent (past it, as in Quadrants, the length still grows and nothing is stored)."""
         fields = snode.subtree_fields()
         if len(fields) != 1:
             raise self.error(
@@ -188,37 +253,49 @@ class Sparse:
             old = self.emit(ir.Atomic, [arr, *idx, self.const(1, i32)], i32, op="add")
         finally:
             self.activating = False
-        value = self.visit(node.args[2])
+        value = self.visit(value_node)
         base = self.field_arg(f, f.name or "field")
         full = snode.extents_by_axis()
         axes_ = sorted(full)
         parent_axes = sorted(snode.parent().extents_by_axis())
+        dyn_axis = snode.axes[0]
         logical = []
         for a in axes_:
-            logical.append(old if a == snode.axes[0] else idx[parent_axes.index(a)])
+            logical.append(old if a == dyn_axis else idx[parent_axes.index(a)])
         dtype = dtype_of(base)
         entries = getattr(value, "entries", None)
+        if isinstance(value, (list, tuple)):  # `v.append([1.5, 2.5])`
+            entries = [e for row in value for e in (row if isinstance(row, list) else [row])]
         element = array_type(base).element
         values = list(entries) if entries is not None else [value] * max(1, math.prod(element))
+        values = [self.cast(self.value(e, dtype), dtype) for e in values]
         layout = array_type(base).layout
         memory = logical if layout is None else [logical[a] for a in layout]
+        fits = self.emit(ir.Cmp, [old, self.const(full[dyn_axis], i32)], u1, pred="lt")
+        store, skip = ir.Block(), ir.Block()
+        self.block.append(ir.If([fits], None, {}, [store, skip], self.loc))
+        outer, self.block = self.block, store
         self.activating = True  # the atomic add above is the activation
         try:
-            for k, e in zip(product(*(range(n) for n in element)), values):
-                v = self.cast(self.value(e, dtype), dtype)
+            for k, v in zip(product(*(range(n) for n in element)), values):
                 elem = [self.const(j, i32) for j in k]
                 self.emit(ir.Store, [base, *memory, *elem, v])
         finally:
             self.activating = False
+            self.block = outer
         return old
 
     def sparse_deactivate(self, node: ast.Call) -> None:
         snode, idx = self.sparse_target(node, "deactivate", ("pointer", "bitmasked", "dynamic"))
+        self.deactivate_cell(snode, idx)
+
+    def deactivate_cell(self, snode: SNodeRef, idx: list[ir.Value]) -> None:
         self.activating = True
         try:
             for region in snode.regions():
                 self.zero_region(region, idx)
-            arr = self.field_arg(self.own_level(snode).mask, f"{snode.kind}_activity")
+            kind = snode.kind
+            arr = self.field_arg(self.own_level(snode).mask, f"{kind}_activity")
             self.emit(ir.Store, [arr, *idx, self.const(0, i32)])
         finally:
             self.activating = False
