@@ -506,3 +506,40 @@ def test_snode_tree_ids_count_launches() -> None:
     e = qd.field(int, shape=())
     touch(e)
     assert [f.snode._snode_tree_id for f in (a, b, c, d, e)] == [0, 0, 1, 1, 2]
+
+
+@pytest.mark.parametrize("options", PATHS, ids=["split", "whole", "uncarried", "debug"])
+def test_struct_for_walks_active_blocks(options: dict) -> None:
+    """A struct-for under a pointer level walks its active blocks (a serial loop over each
+    block's cells): offsets, a pointer over one axis of two, a bitmasked level below the block,
+    `qd.grouped` and a `continue` in the body give what the flat walk gives (NumPy here)."""
+    qd.init(arch=qd.cpu, offline_cache=False, **options)
+    a, b, c = qd.field(qd.i32), qd.field(qd.i32), qd.field(qd.i32)
+    qd.root.pointer(qd.i, 4).dense(qd.ij, (4, 6)).place(a, offset=(-5, 2))
+    qd.root.pointer(qd.ij, 3).bitmasked(qd.ij, 4).place(b)
+    qd.root.pointer(qd.i, 6).place(c)
+
+    @qd.kernel
+    def walk() -> qd.i32:
+        a[-4, 3] = 1
+        a[6, 7] = 2
+        b[1, 2] = 3
+        b[9, 10] = 4
+        b[9, 11] = 5
+        c[4] = 6
+        s = 0
+        for i, j in a:
+            s += (i + 10) * 100 + j
+        for I in qd.grouped(b):
+            if b[I] == 4:
+                continue
+            s += (I[0] * 20 + I[1]) * 10000
+        for i in c:
+            s += i * 1000000
+        return s
+
+    rows_a = [(i, j) for i in range(-5, -1) for j in range(2, 8)]
+    rows_a += [(i, j) for i in range(3, 7) for j in range(2, 8)]
+    want = sum((i + 10) * 100 + j for i, j in rows_a)
+    want += (1 * 20 + 2) * 10000 + (9 * 20 + 11) * 10000 + 4 * 1000000
+    assert walk() == want

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import collections.abc
 import logging
+import math
 
 import numpy as np
 
@@ -63,7 +64,7 @@ class Loops:
         elif (snode := self.loop_snode(it)) is not None:  # `for i in x.parent()`: its cells
             dims = [(self.const(0, i32), self.const(n, i32)) for n in snode.shape]
             if snode.activity():
-                self.sparse_guard = (snode.activity(), (0,) * len(dims))
+                self.sparse_guard = (snode.activity(), (0,) * len(dims), tuple(snode.shape))
             self.struct_for = True
         else:
             base = GradOf.unpack(self.loop_array(self.visit(it), it))[0]  # `x.grad` walks x
@@ -75,7 +76,7 @@ class Loops:
             dims = self.loop_extents(base)
             f = self.field_of(base)
             if levels_of(f):  # a sparse field: its active cells only
-                self.sparse_guard = (levels_of(f), tuple(f._index_offset))
+                self.sparse_guard = (levels_of(f), tuple(f._index_offset), tuple(f.shape))
             self.struct_for = True
         targets = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
         if not all(isinstance(t, ast.Name) for t in targets):
@@ -97,7 +98,7 @@ class Loops:
     """The loop being lowered walks an array's indices (`for i in x`), not a range."""
     sparse_guard: tuple | None = None
     """The loop being lowered walks a sparse field or SNode: (its sparse levels, the offset of its
-    indices); the body starts by skipping an inactive index."""
+    indices, its shape); the body starts by skipping an inactive index."""
 
     def loop_snode(self, it: ast.expr) -> object:
         """The SNode a struct-for walks (`for i in ptr`, `for i, j in x.parent()`), or None."""
@@ -204,7 +205,14 @@ class Loops:
         parallel = self.top_level and not self.serialize_next
         loop_name, self.serialize_next, self.loop_name = self.loop_name, False, None
         block_dim, self.block_dim = self.block_dim, None
-        if len(dims) == 1:
+        guard, self.sparse_guard = self.sparse_guard, None
+        blocks = None
+        if guard is not None and parallel and order == list(range(len(dims))):
+            blocks = self.sparse_blocks(guard[0], guard[2])
+        if blocks is not None:  # a parallel loop over the blocks, a serial one in each
+            begin, end = self.const(0, i32), self.const(math.prod(blocks[2]), i32)
+            extents = []
+        elif len(dims) == 1:
             begin, end = dims[0]
             extents = []
         else:
@@ -223,7 +231,6 @@ class Loops:
         index = ir.Value(i32, names[0] if len(dims) == 1 and not grouped else "_I")
         body = ir.Block([index])
         attrs: dict[str, object] = {"parallel": parallel}
-        guard, self.sparse_guard = self.sparse_guard, None
         if self.struct_for:  # what the gradient kernel's cross-iteration check leaves out
             attrs["struct_for"], self.struct_for = True, False
         if loop_name and self.loop_depth:
@@ -245,7 +252,11 @@ class Loops:
         self.for_depth += 1
         self.parallel_depth += parallel
         try:
-            if extents:
+            if blocks is not None:
+                assert guard is not None
+                values, body, storage = self.enter_block(blocks, index, dims, names, grouped)
+                guard = (tuple(lv for lv in guard[0] if lv is not blocks[0]), None, storage)
+            elif extents:
                 source = ast.unparse(node.iter)
                 self.emit(
                     ir.Assert,
@@ -272,11 +283,13 @@ class Loops:
                 if grouped
                 else dict(zip(names, values))
             )
-            if guard is not None:  # a sparse struct-for: an inactive index is skipped
-                levels, offset = guard
+            if guard is not None and guard[0]:  # a sparse struct-for: skip an inactive index
+                levels, offset = guard[0], guard[1]
                 self.skip_inactive(
                     levels,
-                    [
+                    guard[2]
+                    if offset is None
+                    else [
                         self.emit(ir.BinOp, [v, self.const(o, i32)], i32, op="sub") if o else v
                         for v, o in zip(values, offset)
                     ],

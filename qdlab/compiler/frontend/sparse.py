@@ -85,6 +85,72 @@ class Sparse:
             return v
         return self.emit(ir.BinOp, [v, self.const(d, i32)], i32, op="floordiv")
 
+    # -- struct-for over blocks --------------------------------------------------------------------
+    def sparse_blocks(
+        self, levels: tuple[Level, ...], shape: tuple[int, ...]
+    ) -> tuple[Level, tuple[int, ...], tuple[int, ...]] | None:
+        """How a struct-for over a sparse index space of `shape` walks it block by block: (the
+        outermost pointer or bitmasked level whose cells hold more than one index, a block's
+        extent per axis, the number of blocks per axis), or None when no level has such cells
+        (each index is its own cell: the flat loop tests each)."""
+        for lv in levels:
+            if lv.dyn is not None or not any(d > 1 for _, d in lv.cell):
+                continue
+            size = list(shape)
+            for p, d in lv.cell:
+                size[p] = d
+            if any(n % b for n, b in zip(shape, size)):
+                return None
+            return lv, tuple(size), tuple(n // b for n, b in zip(shape, size))
+        return None
+
+    def enter_block(
+        self,
+        blocks: tuple[Level, tuple[int, ...], tuple[int, ...]],
+        index: ir.Value,
+        dims: list[tuple[ir.Value, ir.Value]],
+        names: list[str],
+        grouped: bool | str,
+    ) -> tuple[list[ir.Value], ir.Block, list[ir.Value]]:
+        """In the body of the loop over the blocks (`index` counts them): skip an inactive block,
+        then open a serial loop over its indices. Returns the struct-for's index values (offset as
+        `dims` begin), the inner loop's body, and the indices counted from 0."""
+        lv, size, count = blocks
+        block = self.unflatten(index, count)
+        arr = self.field_arg(lv.mask, lv.name)
+        got = self.emit(ir.Load, [arr, *(block[p] for p, _ in lv.cell)], i32)
+        active = self.emit(ir.Cmp, [got, self.const(0, i32)], u1, pred="ne")
+        stay, skip = ir.Block(), ir.Block()
+        self.block.append(ir.If([active], None, {}, [stay, skip], self.loc))
+        skip.append(ir.Continue([], None, {}, None, self.loc))
+        cell = ir.Value(i32, "_L")
+        inner = ir.Block([cell])
+        span = [self.const(0, i32), self.const(math.prod(size), i32)]
+        self.block.append(ir.For(span, None, {"parallel": False}, [inner], self.loc))
+        self.block = inner
+        local = self.unflatten(cell, size)
+        storage, values = [], []
+        for a, (b, n) in enumerate(zip(block, size)):
+            start = self.emit(ir.BinOp, [b, self.const(n, i32)], i32, op="mul")
+            at = self.emit(ir.BinOp, [start, local[a]], i32, op="add")
+            storage.append(at)
+            name = names[a] if not grouped and a < len(names) else f"_I{a}"
+            values.append(self.emit(ir.BinOp, [at, dims[a][0]], i32, name, op="add"))
+        return values, inner, storage
+
+    def unflatten(self, flat: ir.Value, extents: tuple[int, ...]) -> list[ir.Value]:
+        """A row-major flat index into one index per axis (the last fastest)."""
+        out: list[ir.Value] = [flat] * len(extents)
+        rem = flat
+        for a in range(len(extents) - 1, -1, -1):
+            n = extents[a]
+            if a:
+                out[a] = self.emit(ir.BinOp, [rem, self.const(n, i32)], i32, op="mod")
+                rem = self.emit(ir.BinOp, [rem, self.const(n, i32)], i32, op="floordiv")
+            else:
+                out[a] = rem
+        return out
+
     # -- activity tests ----------------------------------------------------------------------------
     def active_test(self, levels: tuple[Level, ...], idx: list[ir.Value]) -> ir.Value:
         """Whether every level above index `idx` (counted from 0) is active: a u1."""
