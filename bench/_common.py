@@ -68,13 +68,18 @@ def emit(result: dict[str, Any]) -> None:
 
 
 def run_worker(
-    script: str, backend: str, extra: list[str] | None = None, timeout_s: float = 1800
+    script: str,
+    backend: str,
+    extra: list[str] | None = None,
+    timeout_s: float = 1800,
+    python: str | None = None,
 ) -> dict[str, Any]:
-    """Parent side: run ``script --worker backend``; return its JSON or ``{"error": ...}``.
+    """Parent side: run ``script --worker backend`` (under ``python``, by default this one);
+    return its JSON or ``{"error": ...}``.
 
     ``{"error": NOT_IMPORTABLE}`` when the backend cannot be imported/initialised.
     """
-    cmd = [sys.executable, script, "--worker", backend, *(extra or [])]
+    cmd = [python or sys.executable, script, "--worker", backend, *(extra or [])]
     try:
         proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:

@@ -66,19 +66,37 @@ class Sparse:
     def activate_levels(self, levels: tuple[Level, ...], idx: list[ir.Value]) -> None:
         self.activating = True
         try:
-            for lv in levels:
+            for lv in levels:  # written only when it changes: no store to a shared line
                 arr = self.field_arg(lv.mask, lv.name)
                 cell = [self.scaled(idx[p], d) for p, d in lv.cell]
+                now = self.emit(ir.Load, [arr, *cell], i32)
                 if lv.dyn is not None:
                     p, d = lv.dyn
                     grown = self.emit(
                         ir.BinOp, [self.scaled(idx[p], d), self.const(1, i32)], i32, op="add"
                     )
-                    self.emit(ir.Atomic, [arr, *cell, grown], i32, op="max")
+                    short = self.emit(ir.Cmp, [now, grown], u1, pred="lt")
+                    self.when(short, ir.Atomic, [arr, *cell, grown], op="max")
                 else:
-                    self.emit(ir.Store, [arr, *cell, self.const(1, i32)])
+                    off = self.emit(ir.Cmp, [now, self.const(0, i32)], u1, pred="eq")
+                    self.when(off, ir.Store, [arr, *cell, self.const(1, i32)])
         finally:
             self.activating = False
+
+    def when(
+        self, test: ir.Value, op_cls: type[ir.Op], operands: list[ir.Value], **attrs: object
+    ) -> None:
+        """`if test: <op>` (its result, if any, unused)."""
+        then, other = ir.Block(), ir.Block()
+        self.block.append(ir.If([test], None, {}, [then, other], self.loc))
+        outer, self.block = self.block, then
+        try:
+            if op_cls is ir.Atomic:
+                self.emit(op_cls, operands, i32, **attrs)
+            else:
+                self.emit(op_cls, operands, **attrs)
+        finally:
+            self.block = outer
 
     def scaled(self, v: ir.Value, d: int) -> ir.Value:
         if d == 1:
