@@ -144,6 +144,9 @@ class Frontend(
         self.serialize_next = False
         self.loop_name: str | None = None
         self.block_dim: int | None = None
+        self.sparse_guard: tuple | None = None  # set here: the statement memo compares `vars()`
+        self.activating = False
+        self.struct_for = False
         self.random_sites = 0
         self.memo: StatementMemo | None = None
         """Replays the kernel's unchanged top-level statements (`lower_kernel`)."""
