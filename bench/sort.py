@@ -1,5 +1,5 @@
 """`qd.algorithms.parallel_sort` of key/value fields: qdlab, Quadrants (its worker runs under the
-Python named by `QDLAB_BENCH_QUADRANTS_PYTHON`, default /work/gvenv/bin/python) and NumPy's
+Python named by `QDLAB_BENCH_QUADRANTS_PYTHON`, default this one) and NumPy's
 stable argsort plus a gather, on the same data, in one run.
 
 Two inputs per size: random i32 keys in [0, 2**31) with their index as the value (equal keys
@@ -30,7 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import JSON_MARK, emit, fmt, markdown_table, report
 
-QUADRANTS_PYTHON = os.environ.get("QDLAB_BENCH_QUADRANTS_PYTHON", "/work/gvenv/bin/python")
+QUADRANTS_PYTHON = os.environ.get("QDLAB_BENCH_QUADRANTS_PYTHON", sys.executable)
 CASES = ("ties", "distinct")
 
 

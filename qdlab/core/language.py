@@ -263,6 +263,7 @@ _OTHER = [
     "graph_do_while",
     "block_local",
     "cache_read_only",
+    "no_activate",
 ]
 
 
@@ -372,6 +373,43 @@ def rescale_index(a: object, b: object, index: object) -> object:
     shape, axis by axis (`I[k] // (a.shape[k] // b.shape[k])` to a coarser field,
     `I[k] * (b.shape[k] // a.shape[k])` to a finer one)."""
     raise RuntimeError("qd.rescale_index() can only be used inside a @qd.kernel or @qd.func")
+
+
+def loop_unique(val: object, covers: object = None) -> object:
+    """`quadrants.lang.misc.loop_unique(v, covers=...)`: a hint that `v` differs between the
+    iterations of the loop (Quadrants may drop atomics on the fields it covers); `v` itself."""
+    return val
+
+
+def _kernel_only(name: str) -> RuntimeError:
+    return RuntimeError(f"qd.{name}() can only be used inside a @qd.kernel or @qd.func")
+
+
+def is_active(node: object, indices: object) -> object:
+    """`qd.is_active(snode, I)`, in a kernel: whether cell `I` of a pointer or bitmasked SNode is
+    active (1 or 0)."""
+    raise _kernel_only("is_active")
+
+
+def activate(node: object, indices: object) -> None:
+    """`qd.activate(snode, I)`, in a kernel: activate cell `I` (and the cells above it)."""
+    raise _kernel_only("activate")
+
+
+def deactivate(node: object, indices: object) -> None:
+    """`qd.deactivate(snode, I)`, in a kernel: deactivate cell `I`, zero-filling what it holds."""
+    raise _kernel_only("deactivate")
+
+
+def length(node: object, indices: object) -> object:
+    """`qd.length(dynamic_snode, I)`, in a kernel: the length of the dynamic cell under `I`."""
+    raise _kernel_only("length")
+
+
+def append(node: object, indices: object, val: object) -> object:
+    """`qd.append(dynamic_snode, I, v)`, in a kernel: `v` appended to the dynamic cell under
+    `I`; its position (the old length)."""
+    raise _kernel_only("append")
 
 
 def static_assert(cond: object, msg: str | None = None) -> None:

@@ -5,8 +5,8 @@ names extensions in test decorators. The answers are qdlab's own, for the target
 `qd.init` chose: both of qdlab's targets have 64-bit types (`data64`), kernel `assert`
 (`assertion`, with `debug=True`) and gradients through loops nested in loops (`adstack`, enabled as
 in Quadrants only under `qd.init(ad_stack_experimental_enabled=True)`); the CPU has quantised
-types (`quant`, `quant_basic`); neither has sparse SNodes, meshes, block-local storage or external
-functions.
+types (`quant`, `quant_basic`) and sparse SNodes (`sparse`: pointer, bitmasked, dynamic); neither
+has hash SNodes, meshes, block-local storage or external functions.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class Extension(enum.Enum):
 
 
 SUPPORTED = {"cuda": {Extension.data64, Extension.assertion, Extension.adstack}}
-SUPPORTED["cpu"] = SUPPORTED["cuda"] | {Extension.quant, Extension.quant_basic}
+SUPPORTED["cpu"] = SUPPORTED["cuda"] | {Extension.quant, Extension.quant_basic, Extension.sparse}
 
 
 def is_extension_supported(arch: object, ext: Extension) -> bool:

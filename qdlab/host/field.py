@@ -24,8 +24,15 @@ import numpy as np
 
 from ..compiler.runtime import cuda as cuda_runtime
 from ..core import matrix
-from ..core.errors import QdIndexError, QdRuntimeError, QdSyntaxError, QdValueError
+from ..core.errors import (
+    QdCompileValueError,
+    QdIndexError,
+    QdRuntimeError,
+    QdSyntaxError,
+    QdValueError,
+)
 from ..core.fields import MAX_NUM_INDICES, FieldBase, SNodeGradType
+from ..core.sparse import Level
 from ..core.types import DType, from_numpy, u1
 from . import pyquadrants, state, torch_bridge
 from .launch import Storage, TorchTensor, array_launch
@@ -43,6 +50,23 @@ SLACK = 4096
 little past its field corrupts nothing but that slack."""
 _live: weakref.WeakSet = weakref.WeakSet()
 """Every field made since the latest `qd.init` (a Tape clears their gradients)."""
+_tree = {"epoch": -1, "id": 0, "open": False}
+"""The SNode tree fields made now join (`SNode._snode_tree_id`): as in Quadrants, the fields
+made before the first launch or host access form tree 0, and each batch made after one the next
+tree."""
+
+
+def tree_id() -> int:
+    """The tree a field or SNode made now belongs to."""
+    if _tree["epoch"] != state.epoch:
+        _tree.update(epoch=state.epoch, id=0, open=False)
+    _tree["open"] = True
+    return _tree["id"]
+
+
+def _close_tree() -> None:
+    if _tree["open"] and _tree["epoch"] == state.epoch:
+        _tree.update(id=_tree["id"] + 1, open=False)
 
 
 class Field(FieldBase):
@@ -78,6 +102,7 @@ class Field(FieldBase):
         self.epoch = state.epoch
         self.uid = next(_uids)
         self.key = ("field", TOKEN, self.uid)
+        self._tree_id = tree_id()
         """What tells this field apart as a template argument: one specialisation per field."""
         self._shape = shape
         self.placed = shape is not None
@@ -226,6 +251,63 @@ class Field(FieldBase):
             f._snode = implicit_snode(f.shape)
         return PlacedSNode(self, f._snode)
 
+    @property
+    def _sparse_levels(self) -> tuple[Level, ...]:
+        """The sparse levels above its elements (none for a dense layout): what a kernel's write
+        activates and its struct-for tests (`qdlab.core.sparse`)."""
+        f = self.primal or self.dual_of or self
+        level = f._snode
+        return cast("SNode", level).activity() if level is not None else ()
+
+    def _active_cells(self) -> np.ndarray | None:
+        """Per element, whether its cell is active (None: a dense layout, all are)."""
+        levels = self._sparse_levels
+        if not levels:
+            return None
+        shape = self.shape
+        out = np.ones(shape, bool)
+        for lv in levels:
+            mask = np.asarray(cast(Field, lv.mask).to_numpy())
+            grids = np.indices(shape, sparse=True)
+            cell = tuple(grids[p] // d for p, d in lv.cell)
+            cells = mask[cell] if cell else np.broadcast_to(mask, shape)
+            if lv.dyn is not None:
+                p, d = lv.dyn
+                out &= grids[p] // d < cells
+            else:
+                out &= cells != 0
+        return out
+
+    def _activate_at(self, key: tuple[int, ...]) -> None:
+        """A host write to element `key` (counted from 0) activates its cell's levels."""
+        for lv in self._sparse_levels:
+            mask = lv.mask
+            assert isinstance(mask, Field)
+            cell = tuple(key[p] // d for p, d in lv.cell)
+            new = 1
+            if lv.dyn is not None:
+                p, d = lv.dyn
+                new = max(int(mask._host()[cell]), key[p] // d + 1)
+            mask[cell or None] = new
+
+    def _clear(self) -> None:
+        """Zero every element, active or not (a deactivation's zero-fill)."""
+        arr = self._storage()
+        if isinstance(arr, np.ndarray):
+            arr[...] = 0
+        else:
+            arr.set(np.zeros(arr.shape, self.dtype.np))
+
+    def _only_active(self, array: np.ndarray, other: np.ndarray | int | None = None) -> np.ndarray:
+        """`array` where the cells are active, `other` (by default the elements now) elsewhere:
+        a bulk write of a sparse field (`fill`, `from_numpy`) writes its active cells only, and
+        `to_numpy` reads zeros for the inactive ones, as Quadrants' struct-fors do."""
+        active = self._active_cells()
+        if active is None:
+            return array
+        kept = self._host().copy() if other is None else other
+        return np.where(active.reshape(active.shape + (1,) * len(self.element)), array, kept)
+
     def _storage(self) -> Storage:
         """The array that holds the elements (outer shape, then the element's), allocated on first
         use: host memory, or the GPU's under `qd.init(arch=qd.cuda)`. Every host access comes
@@ -336,9 +418,12 @@ class Field(FieldBase):
     ) -> np.ndarray:
         """The elements: a copy, or with `copy=False` / `None` a view of the storage where
         Quadrants gives one (host memory, a dtype DLPack carries, not a 0-d field)."""
-        view = (
-            self._logical(self._storage()) if self._quant is None else quant_host().to_numpy(self)
-        )
+        if self._quant is not None:
+            view = quant_host().to_numpy(self)
+        else:
+            view = self._logical(self._storage())
+        if self._sparse_levels:  # an inactive cell reads 0 (a bitmasked one keeps its elements)
+            view = self._only_active(np.asarray(view), 0)
         np_dtype = None if dtype is None else _np_dtype(dtype)
         out = torch_bridge.to_numpy(view, self.dtype.name, np_dtype, copy, bool(self.shape))
         if keep_dims and len(self.element) == 1:
@@ -365,7 +450,7 @@ class Field(FieldBase):
                         else ""
                     )
                 )
-        self._store(_cast(array, self.dtype))
+        self._store(self._only_active(_cast(array, self.dtype)))
 
     def to_torch(self, device: object = None, copy: bool | None = True) -> object:
         """A torch tensor of the elements: a copy, or with `copy=False` / `None` a zero-copy view
@@ -389,9 +474,9 @@ class Field(FieldBase):
         if self._quant is not None:
             self._store(np.broadcast_to(self._element_value(value), self.shape + self.element))
             return
-        arr = self._host()
+        arr = self._host().copy() if self._sparse_levels else self._host()
         arr[...] = self._element_value(value)
-        self._store(arr)
+        self._store(self._only_active(arr))
 
     def _element_value(self, value: object) -> np.ndarray:
         """`value` as one element's entries (a scalar fills a vector's), in the field's type; a
@@ -494,10 +579,15 @@ class Field(FieldBase):
 
     def __setitem__(self, index: object, value: object) -> None:
         if self._quant is not None:
-            quant_host().put(self, self._quant_key(index), value)
+            qkey = self._quant_key(index)
+            quant_host().put(self, qkey, value)
+            if self._sparse_levels:
+                self._activate_at(qkey)
             return
         key = self._key_of(index)
         element = self._element_value(value)
+        if not isinstance(key, Slack) and self._sparse_levels:
+            self._activate_at(key)
         arr = self._storage()
         if isinstance(arr, np.ndarray):
             if isinstance(key, Slack):
@@ -715,6 +805,7 @@ def check_declared() -> None:
 
 
 pyquadrants.CHECKS.append(check_declared)
+pyquadrants.CHECKS.append(_close_tree)
 
 
 def _order(order: object, dims: tuple[int, ...] | None) -> tuple[int, ...] | None:
@@ -760,6 +851,16 @@ class PlacedSNode:
     @property
     def ptr(self) -> PlacedSNode:
         return self
+
+    @property
+    def _snode_tree_id(self) -> int:
+        """The SNode tree its field joined when it was made (`field.tree_id`)."""
+        f = self.field
+        return cast(Field, f.primal or f.dual_of or f)._tree_id
+
+    def parent(self, n: int = 1) -> object:
+        """The level `n` steps up from the place node: `parent()` is the one it is placed in."""
+        return self.level if n <= 1 else cast("SNode", self.level).parent(n - 1)
 
     def is_place(self) -> bool:
         return True
@@ -911,10 +1012,17 @@ def _offset(offset: object, dims: tuple[int, ...] | None) -> tuple[int, ...] | N
         return None
     off = tuple(offset) if isinstance(offset, (tuple, list)) else (offset,)
     ints = tuple(o for o in off if isinstance(o, int))
-    if dims is None or len(off) != len(dims) or len(ints) != len(off):
-        raise QdValueError(
-            f"qd.field(offset={offset!r}) needs a shape and one integer per axis of it."
+    if dims is None:  # the reference's messages
+        raise QdCompileValueError(
+            f"qd.field(offset={offset!r}): shape cannot be None when offset is set."
         )
+    if len(off) != len(dims):
+        raise QdCompileValueError(
+            f"qd.field(shape={dims}, offset={offset!r}): The dimensionality of shape and offset "
+            "must be the same."
+        )
+    if len(ints) != len(off):
+        raise QdCompileValueError(f"qd.field(offset={offset!r}): give one integer per axis.")
     return ints if any(ints) else None
 
 

@@ -8,16 +8,27 @@ levels give them (`dense(qd.j, 32).dense(qd.i, 16)` is column-major, as in the r
 `qd.get_addr` steps as there); a layout that splits an axis over levels with another between is
 stored in axis order (the same values; `qd.get_addr` is refused on it). How the reference
 interleaves fields placed together in memory is not reproduced. Quantised fields are placed in
-words by `qd.BitpackedFields` or under a `quant_array` level (`host/quant.py`). Sparse SNodes
-(`pointer`, `bitmasked`, `dynamic`, `hash`) and `bit_struct` / `bit_array` are refused by name."""
+words by `qd.BitpackedFields` or under a `quant_array` level (`host/quant.py`).
+
+Sparse levels (`pointer`, `bitmasked`, `dynamic`) keep their activity in a hidden i32 field of
+their own (`qdlab.core.sparse`): a flag per cell, a length per parent cell of a `dynamic` one. A
+write activates its cell (and the levels above); deactivating a pointer or dynamic cell zero-fills
+what it holds, a bitmasked one only clears its flag (its elements stay readable, as there).
+`hash` and `bit_struct` / `bit_array` storage are refused by name."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import cast
+
+import numpy as np
 
 from ..core.errors import QdRuntimeError, QdValueError
-from . import quant
-from .field import Field, MatrixMember, lazy_dual, lazy_grad, set_implicit_snode
+from ..core.sparse import Level, Region
+from ..core.types import i32
+from . import quant, state
+from .field import Field, MatrixMember, lazy_dual, lazy_grad, set_implicit_snode, tree_id
 from .struct_field import StructField
 
 
@@ -39,27 +50,74 @@ i, j, k, l = Axes(0), Axes(1), Axes(2), Axes(3)
 ij, ik, jk, ijk, ijkl = Axes(0, 1), Axes(0, 2), Axes(1, 2), Axes(0, 1, 2), Axes(0, 1, 2, 3)
 
 _SPARSE = {
-    "pointer": "a pointer SNode (sparse)",
-    "bitmasked": "a bitmasked SNode (sparse)",
-    "dynamic": "a dynamic SNode",
     "hash": "a hash SNode (sparse)",
     "bit_struct": "a bit_struct SNode (quantised types)",
     "bit_array": "a bit_array SNode (quantised types)",
 }
 
 
-class SNode:
-    """One level of a dense layout tree (the root has no axes)."""
+_sparse_nodes: list[SNode] = []
+"""Every sparse level made since the latest `qd.init` (`qd.deactivate_all_snodes()`)."""
 
-    def __init__(self, parent: SNode | None, axes_: tuple[int, ...], extents: tuple[int, ...]):
-        self._parent, self.axes, self.extents = parent, axes_, extents
+
+class SNode:
+    """One level of a layout tree (the root has no axes): `kind` is dense, pointer, bitmasked or
+    dynamic."""
+
+    def __init__(
+        self,
+        parent: SNode | None,
+        axes_: tuple[int, ...],
+        extents: tuple[int, ...],
+        kind: str = "dense",
+    ):
+        self._parent, self.axes, self.extents, self.kind = parent, axes_, extents, kind
         self.fields: list[Field] = []
         self.quant_bits = 0
         """For a quant_array level: its words' bits."""
+        self.children: list[SNode] = []
+        self.mask: Field | None = None
+        """A sparse level's activity: a flag per cell, a dynamic one's length per parent cell."""
+        self.epoch = state.epoch
+        self.chunk_size = 0
+        """A dynamic level's allocation unit (its extent unless given)."""
+        self._tree = tree_id()
+        self.allocated = 0
+        """The most cells (a dynamic level's chunks) seen allocated at once (`_num_dynamically_
+        allocated`): read at each query and before each `deactivate_all`."""
+        if kind != "dense" and parent is not None:
+            cells = parent.shape if kind == "dynamic" else self.shape
+            self.mask = Field(i32, cells, name=f"<{kind} activity>")
+            if not any(n.epoch == state.epoch for n in _sparse_nodes[-1:]):
+                _sparse_nodes.clear()  # those of an earlier `qd.init` are gone with their fields
+            _sparse_nodes.append(self)
 
     def dense(self, indices: object, dimensions: object) -> SNode:
         """A dense level under this one: `dimensions` (an int, or a one-entry sequence, for every
         axis, or one per axis)."""
+        return self.child("dense", indices, dimensions)
+
+    def pointer(self, indices: object, dimensions: object) -> SNode:
+        """A pointer level: a write to a cell activates it (its block, zero-filled)."""
+        return self.child("pointer", indices, dimensions)
+
+    def bitmasked(self, indices: object, dimensions: object) -> SNode:
+        """A bitmasked level: one activity flag per cell."""
+        return self.child("bitmasked", indices, dimensions)
+
+    def dynamic(self, index: object, dimension: object, chunk_size: object = None) -> SNode:
+        """A dynamic level along one axis: a length per parent cell, grown by `qd.append` or a
+        write (`chunk_size` is the reference's allocation unit; it changes no value)."""
+        ax = index.axes if isinstance(index, Axes) else tuple(cast("Iterable[int]", index))
+        if len(ax) != 1:
+            raise QdValueError(f"dynamic({index!r}, ...) takes one axis.")
+        if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
+            raise QdValueError(f"dynamic(..., chunk_size={chunk_size!r}): give a positive int.")
+        node = self.child("dynamic", index, dimension)
+        node.chunk_size = chunk_size if isinstance(chunk_size, int) else node.extents[0]
+        return node
+
+    def child(self, kind: str, indices: object, dimensions: object) -> SNode:
         ax = indices.axes if isinstance(indices, Axes) else tuple(indices)  # type: ignore[arg-type]
         dims = (
             tuple(dimensions) if isinstance(dimensions, (tuple, list)) else (dimensions,) * len(ax)
@@ -69,9 +127,11 @@ class SNode:
         ints = tuple(d for d in dims if isinstance(d, int) and not isinstance(d, bool) and d > 0)
         if len(dims) != len(ax) or len(ints) != len(dims):
             raise QdValueError(
-                f"dense({indices!r}, {dimensions!r}): give one positive extent per axis."
+                f"{kind}({indices!r}, {dimensions!r}): give one positive extent per axis."
             )
-        return SNode(self, ax, ints)
+        node = SNode(self, ax, ints, kind)
+        self.children = [c for c in self.children if c.epoch == state.epoch] + [node]
+        return node
 
     def quant_array(self, indices: object, dimensions: object, max_num_bits: int) -> SNode:
         """A level whose cells' elements are packed into one word of the level above
@@ -121,20 +181,95 @@ class SNode:
         used = sorted({a for node in self.path() for a in node.axes})
         return dict(enumerate(used))
 
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """The shape of a field placed here."""
+    def extents_by_axis(self) -> dict[int, int]:
+        """Per axis used on the path to this level, the product of the path's extents."""
         ext: dict[int, int] = {}
         for node in self.path():
             for a, n in zip(node.axes, node.extents):
                 ext[a] = ext.get(a, 1) * n
+        return ext
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape of a field placed here."""
+        ext = self.extents_by_axis()
         return tuple(ext[a] for a in sorted(ext))  # the axes used, in axis order
+
+    def activity(self) -> tuple[Level, ...]:
+        """The sparse levels on the path to this one (itself included), each mapped from this
+        level's index space (its `shape`): what says whether an index here is active."""
+        mine = self.extents_by_axis()
+        axes_ = sorted(mine)
+        out = []
+        for node in self.path():
+            if node.mask is None:
+                continue
+            theirs = (node.parent() or node).extents_by_axis() if node.kind == "dynamic" else None
+            ext = theirs if theirs is not None else node.extents_by_axis()
+            cell = tuple((axes_.index(a), mine[a] // ext[a]) for a in sorted(ext))
+            dyn = None
+            if node.kind == "dynamic":
+                a, full = node.axes[0], node.extents_by_axis()
+                dyn = (axes_.index(a), mine[a] // full[a])
+            out.append(Level(node.kind, node.mask, f"{node.kind}_activity", cell, dyn))
+        return tuple(out)
+
+    @property
+    def _snode_tree_id(self) -> int:
+        """The SNode tree it belongs to: that of the first field placed in it or below (the
+        fields made before a launch form one tree), else its own."""
+        for node in self.subtree():
+            for f in node.fields:
+                return f._tree_id
+        return self._tree
+
+    def subtree(self) -> list[SNode]:
+        out: list[SNode] = []
+        todo: list[SNode] = [self]
+        while todo:
+            node = todo.pop()
+            out.append(node)
+            todo.extend(node.children)
+        return out
+
+    def regions(self) -> list[Region]:
+        """What deactivating one cell of this level zero-fills, as Quadrants frees it: for a
+        pointer or dynamic level, the elements of every field placed in it or below and the
+        activity of every sparse level below (a dynamic level's cell is its parent's: its whole
+        length); for a bitmasked level nothing (only its flag is cleared: the elements stay, as
+        a kernel's or `x[i]`'s read of them shows)."""
+        if self.kind == "bitmasked":
+            return []
+        mine = ((self._parent or self) if self.kind == "dynamic" else self).extents_by_axis()
+        axes_ = sorted(mine)
+        out = []
+        for node in self.subtree():
+            arrays: list[tuple[Field, dict[int, int], str]] = [
+                (f, node.extents_by_axis(), f.name or "field") for f in node.fields
+            ]
+            if node is not self and node.mask is not None:
+                cells = node.parent() if node.kind == "dynamic" else node
+                arrays.append((node.mask, (cells or node).extents_by_axis(), f"{node.kind}_mask"))
+            for f, ext, name in arrays:
+                axes_spec = tuple(
+                    (axes_.index(a), ext[a] // mine[a]) if a in mine else (-1, ext[a])
+                    for a in sorted(ext)
+                )
+                out.append(Region(f, name, axes_spec))
+        return out
 
     def place(self, *fields: object, offset: object = None, shape: object = None) -> SNode:
         """Give each field this level's shape (its gradient too); a field is placed once."""
-        if offset is not None:
-            raise QdValueError("place(..., offset=...) is not supported in qdlab; index from 0.")
         dims = self.shape
+        off = None
+        if offset is not None:  # the index of the first element along each axis
+            off = tuple(offset) if isinstance(offset, (tuple, list)) else (offset,) * len(dims)
+            if len(off) != len(dims) or not all(
+                isinstance(o, int) and not isinstance(o, bool) for o in off
+            ):
+                raise QdValueError(
+                    f"place(..., offset={offset!r}): give one integer per axis of {dims}."
+                )
         if math.prod(dims) >= 2**31:
             raise QdValueError(f"a layout of shape {dims} has more than 2**31 - 1 elements.")
         flat = [g for f in fields for g in (f._leaves() if isinstance(f, StructField) else [f])]
@@ -166,6 +301,10 @@ class SNode:
                     f"{type(f).__name__}."
                 )
             f._place(dims, order, self, blocked)
+            if off is not None and any(off):
+                for g in (f, f.grad, f.dual):
+                    if g is not None:
+                        g.given_offset = cast("tuple[int, ...]", off)
             self.fields.append(f)
         return self
 
@@ -184,13 +323,49 @@ class SNode:
         return node
 
     def deactivate_all(self) -> None:
-        """Dense cells are always active; the reference zeroes them."""
-        for node in [self]:
-            for f in node.fields:
+        """Deactivate every cell of the sparse levels here and below, zero-filling what they
+        hold; a layout with no sparse level has its own fields zeroed."""
+        sparse = [n for n in self.subtree() if n.mask is not None]
+        if not sparse:
+            for f in self.fields:
                 f.fill(0)
+            return
+        for node in sparse:
+            node.observe()
+            if node.kind != "bitmasked":  # freed: what it holds is zero-filled
+                for f in node.subtree_fields():
+                    f._clear()
+            assert node.mask is not None
+            node.mask._clear()
+
+    @property
+    def _num_dynamically_allocated(self) -> int:
+        """Quadrants' count of the cells (a dynamic level's chunks) its allocator ever handed
+        out, freed ones being reused: here the most seen active at once, when asked and before
+        each `deactivate_all()` (an inactive cell stays counted, as there)."""
+        self.observe()
+        return self.allocated
+
+    def observe(self) -> None:
+        if self.mask is None:
+            return
+        counts = np.asarray(self.mask.to_numpy())
+        if self.kind == "dynamic":
+            now = int((-(-counts // max(1, self.chunk_size))).sum())
+        else:
+            now = int(np.count_nonzero(counts))
+        self.allocated = max(self.allocated, now)
+
+    def subtree_fields(self) -> list[Field]:
+        return [f for node in self.subtree() for f in node.fields]
 
     def __repr__(self) -> str:
-        return f"<qd.SNode dense {self.shape}>" if self.axes else "<qd.root>"
+        return f"<qd.SNode {self.kind} {self.shape}>" if self.axes else "<qd.root>"
+
+    def __str__(self) -> str:
+        if self._parent is None:
+            return "qd.root"
+        return f"{self._parent} => {self.kind} {list(self.shape)}"
 
 
 def implicit(shape: tuple[int, ...]) -> SNode:
@@ -201,7 +376,14 @@ def implicit(shape: tuple[int, ...]) -> SNode:
 
 root = SNode(None, (), ())
 set_implicit_snode(implicit)
-"""`qd.root`: the top of every dense layout (each `dense(...)` call is a new branch)."""
+"""`qd.root`: the top of every layout (each `dense(...)` call is a new branch)."""
+
+
+def deactivate_all_snodes() -> None:
+    """`qd.deactivate_all_snodes()`: every sparse level's cells deactivated (zero-filled)."""
+    for node in _sparse_nodes:
+        if node.epoch == state.epoch:
+            node.deactivate_all()
 
 
 class FieldsBuilder(SNode):

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from ..core.language import BUILTINS, loop_unique
 from ..host import archs, extensions
+
+__all__ = ["get_host_arch_list", "is_extension_supported", "loop_unique", "no_activate"]
+
+no_activate = BUILTINS["no_activate"]
 
 
 def get_host_arch_list() -> list[archs.Arch]:

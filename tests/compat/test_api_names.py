@@ -1,6 +1,6 @@
 """Names at Quadrants' paths: `qd.Matrix`'s swizzles are class properties (`dir(qd.Matrix)` lists
 them, read and write), a matrix's shape is instance attributes, `qd.Struct`'s `entries` / `items` /
-`methods`, `qd.ScalarNdarray`, `qd.interop`, `qd.sparse` (not supported: a clear error) and
+`methods`, `qd.ScalarNdarray`, `qd.interop`, `qd.sparse` (a bitmasked grid) and
 `qd.lang.matrix._generate_swizzle_patterns`."""
 
 from __future__ import annotations
@@ -29,5 +29,7 @@ def test_struct_properties_and_modules() -> None:
     a = qd.ndarray(qd.f32, (2,))
     assert isinstance(a, qd.ScalarNdarray) and isinstance(a, qd.Ndarray)
     assert qd.interop.get_mps_command_queue() == 0
-    with pytest.raises(NotImplementedError, match="qd.sparse.grid"):
-        qd.sparse.grid({"m": qd.f32}, (4, 4))
+    g = qd.sparse.grid({"pos": qd.math.vec2, "mass": qd.f32}, shape=(10, 10))
+    g[0, 0].mass = 1.0  # a write activates its cell
+    g[3, 4].pos = qd.math.vec2(1.0, 2.0)
+    assert qd.sparse.usage(g) == pytest.approx(0.02) and g.mass.to_numpy()[0, 0] == 1.0

@@ -53,7 +53,7 @@ def test_extensions_answer_for_qdlabs_cpu() -> None:
     ext = qd.extension
     assert {e.name for e in ext} >= {"adstack", "assertion", "data64", "sparse", "quant", "bls"}
     assert qd.is_extension_enabled(ext.data64) and qd.is_extension_enabled(ext.assertion)
-    assert not qd.is_extension_enabled(ext.sparse)
+    assert qd.is_extension_enabled(ext.sparse) and qd.is_extension_enabled(ext.quant)
     # adstack is supported on the CPU but enabled, as in Quadrants, only with its option
     assert qd.is_extension_supported(qd.cpu, ext.adstack)
     qd.init(arch=qd.cpu)

@@ -175,9 +175,6 @@ def test_root_dense_nested_shapes() -> None:
 @pytest.mark.parametrize(
     ("call", "what"),
     [
-        (lambda: qd.root.pointer(qd.i, 4), "pointer"),
-        (lambda: qd.root.bitmasked(qd.ij, (2, 2)), "bitmasked"),
-        (lambda: qd.root.dense(qd.i, 4).dynamic(qd.j, 8), "dynamic"),
         (lambda: qd.root.hash(qd.i, 4), "hash"),
         (lambda: qd.root.bit_struct(num_bits=32), "bit_struct"),
     ],

@@ -88,6 +88,11 @@ def call(
             fn.fn.__globals__[name] = f
         if p.grouped:
             fn.fn.__globals__["G"] = group
+        if p.sparse and not again:  # `SP`: blocks of 4 under a pointer or bitmasked level
+            sp = qd.field(qd.i32)
+            level = getattr(qd.root, p.sparse)(qd.i, p.blocks)
+            level.dense(qd.i, 4).place(sp)
+            known["SP"], known["SP_B"] = sp, level
     passed = [a for name, a in zip(NAMES, args) if name not in fields]
     with np.errstate(all="ignore"):
         ret = fn(*passed, k)
@@ -293,6 +298,39 @@ def check_reloaded(
 )
 @given(p=programs())
 def test_every_path_equals_numpy(p: Program, tmp_path_factory) -> None:
+    run_program(p, tmp_path_factory.mktemp("gen", numbered=True))
+
+
+SPARSE_KINDS = (
+    "sparse",
+    "sparse",
+    "sparse",
+    "sparse",
+    "loop",
+    "def",
+    "snapshot",
+    "store",
+    "if",
+    "return",
+    "atomic",
+)
+
+
+@settings(
+    max_examples=max(4, int(os.environ.get("QDLAB_PROGRAMS", "300")) // 4),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.data_too_large,
+    ],
+)
+@given(p=programs(kinds=SPARSE_KINDS))
+def test_sparse_programs_equal_numpy(p: Program, tmp_path_factory) -> None:
+    """Programs that activate a sparse field's cells in one loop, snapshot a block's activity,
+    deactivate blocks in a later loop and struct-for over the active cells: every path agrees
+    with NumPy."""
     run_program(p, tmp_path_factory.mktemp("gen", numbered=True))
 
 

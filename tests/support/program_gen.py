@@ -22,7 +22,11 @@ V0 may instead be a global `qd.field` the kernel reads and writes by name (the t
 fills it and reads it back around each call), so every statement above also runs on fields, next
 to ndarrays; in half of those the fields are the members of one struct field `G`, reached as
 `G[i].A1` and `G.A1[j]`. A struct local's members are updated by `+=` and atomics in a parallel
-loop. `Program.patterns` names the ones a program uses.
+loop. A program with plain parameters may also use a sparse field `SP` (blocks of 4 under a
+`pointer` or `bitmasked` level `SP_B`, made by the test): one loop activates cells by writing
+them, a later one deactivates blocks, a snapshot reads a block's activity in between, and a
+struct-for over `SP` visits the active cells (the reference keeps the activity in a NumPy
+array). `Program.patterns` names the ones a program uses.
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ KINDS = [
     "carried_branch",
     "fill",
     "template_ref",
+    "sparse",
 ]
 PATTERNS = (
     "if_else",
@@ -114,6 +119,8 @@ PATTERNS = (
     "field_fill_in_kernel",
     "template_param_writes_caller",
     "quant_field",
+    "sparse_pointer",
+    "sparse_bitmasked",
     *program_funcs.PATTERNS,
 )
 STRUCT_MEMBERS = {"A2": "s.A2", "F0": "s.F0", "V0": "s.inner.V0", "k": "s.k"}
@@ -248,6 +255,13 @@ class Program:
     """The fields are the members of one global struct field `G` (`G[i].A1`, `G.A1[j]`)."""
     pfuncs: list = field(default_factory=list)
     """`@qd.func`s that assign their parameters (`program_funcs.py`), in definition order."""
+    sparse: str | None = None
+    """The level above the sparse field `SP`'s blocks of 4 (`pointer` or `bitmasked`), made by
+    the test as `SP_B`, or None when the program uses none."""
+
+    @property
+    def blocks(self) -> int:
+        return (self.n + 3) // 4
 
     def emit(self, kernel: str, ref: str | None = None, indent: int = 1) -> None:
         self.kernel_lines.append("    " * indent + kernel)
@@ -335,6 +349,7 @@ class Program:
                         f"{a} = None  # a global field, made by the test"
                         for a in (("G",) if self.grouped else self.fields)
                     ),
+                    *(["SP = None", "SP_B = None"] if self.sparse else []),
                     "",
                     "@qd.kernel",
                     f"def {'kernel' if self.struct else 'prog'}({params}){ret}:",
@@ -947,6 +962,8 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         value = f"{v}.5" if arr in FLOAT_ARRAYS else str(v)
         p.emit(f"{arr}.fill({value})", f"{arr}[:] = {value}")
         p.patterns.add("field_fill_in_kernel")
+    elif kind == "sparse":
+        _sparse_statement(draw, p, s)
     elif kind == "half_extreme":
         # halves reduced by min or max over a loop: an atomic on a local of a parallel loop, or a
         # plain assignment in a serial one (LLVM's vectorizer once aborted the process on both)
@@ -1050,8 +1067,50 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         p.patterns.add("after_return")
 
 
+def _sparse_statement(draw, p: Program, s: int) -> None:
+    """`SP` zeroed and its blocks deactivated, cells activated by a loop's writes, a snapshot of
+    one block's activity, some blocks deactivated (a pointer's zero-filled, a bitmasked one's
+    elements kept), then a struct-for over the active cells adding to an array (the reference:
+    `SP` and its block flags `SM` as NumPy arrays)."""
+    if p.struct:
+        return  # the test makes `SP` for a kernel called with plain parameters
+    if p.sparse is None:
+        p.sparse = draw(st.sampled_from(["pointer", "bitmasked"]))
+    n, nb = p.n, p.blocks
+    src, dst = draw(st.sampled_from(INT_ARRAYS)), draw(st.sampled_from(INT_ARRAYS))
+    c, d, m = draw(st.integers(-40, 40)), draw(st.integers(0, 2)), draw(st.integers(2, 4))
+    blk = draw(st.integers(0, nb - 1))
+    name = f"sp{s}"
+    p.emit(f"for i in range({4 * nb}):", "if True:")  # zeroed (activating every block)...
+    p.emit(
+        "SP[i] = 0", f"SP = np.zeros({4 * nb}, np.int32); SM = np.zeros({nb}, np.int32)", indent=2
+    )
+    p.emit(f"for b in range({nb}):", "if True:")  # ... then deactivated
+    p.emit("qd.deactivate(SP_B, [b])", "pass", indent=2)
+    p.emit(f"for i in range({n}):")
+    p.emit(f"if {src}[i] > {c}:", indent=2)
+    p.emit(f"SP[i] = {src}[i] * 2 + 1", indent=3)
+    p.emit("pass", "SM[i // 4] = 1", indent=3)
+    _int_def(p, name, f"qd.is_active(SP_B, [{blk}]) * 5")
+    p.ref_lines[-1] = f"    {name} = np.int32(SM[{blk}] * 5)"
+    p.emit(f"for b in range({nb}):")
+    p.emit(f"if b % {m} == {d}:", indent=2)
+    # a pointer's block is zero-filled; a bitmasked cell only loses its flag
+    zero = "SP[b * 4 : b * 4 + 4] = 0; " if p.sparse == "pointer" else ""
+    p.emit("qd.deactivate(SP_B, [b])", f"{zero}SM[b] = 0", indent=3)
+    p.emit("for i in SP:", f"for i in range({4 * nb}):")
+    p.emit("pass", "if SM[i // 4] == 0: continue", indent=2)
+    p.emit(f"if i < {n}:", indent=2)
+    p.emit(f"{dst}[i] = {dst}[i] + SP[i] + {name}", indent=3)
+    p.patterns.add(f"sparse_{p.sparse}")
+    p.scalars.append(name)
+
+
 @st.composite
-def programs(draw, max_statements: int = 6, allow_random: bool = True) -> Program:
+def programs(
+    draw, max_statements: int = 6, allow_random: bool = True, kinds: tuple[str, ...] = ()
+) -> Program:
+    """A random program; `kinds`: its statements drawn from these only (all of KINDS if empty)."""
     n = draw(st.sampled_from([1, 3, 8, 33, 64] + ([20000] if draw(st.integers(0, 9)) == 0 else [])))
     p = Program(n, alias=draw(st.integers(0, 3)) == 0, struct=draw(st.integers(0, 2)) == 0)
     if p.alias:
@@ -1066,7 +1125,7 @@ def programs(draw, max_statements: int = 6, allow_random: bool = True) -> Progra
     p.patterns |= {"global_fields"} if p.fields else set()
     p.patterns |= {"struct_field"} if p.grouped else set()
     p.patterns |= {"vector_field"} if "V0" in p.fields else set()
-    kinds = [k for k in KINDS if allow_random or k not in ("random", "shared_random")]
+    kinds = [k for k in kinds or KINDS if allow_random or k not in ("random", "shared_random")]
     for s in range(draw(st.integers(1, max_statements))):
         _statement(draw, p, s, draw(st.sampled_from(kinds)))
     if p.returns and not p.returned:

@@ -32,6 +32,7 @@ from ...core.errors import QdError, QdTypeError, QuadrantsCompilationError
 from ...core.types import DTYPES, DType, i32, i64, u1, u64
 from .. import ir
 from .scope import GradOf, Local, array_type, dtype_of, is_number
+from .sparse import is_snode
 from .vectors import VecLocal
 
 if TYPE_CHECKING:
@@ -439,6 +440,16 @@ def lower_block_local(fe: Frontend, node: ast.Call) -> None:
             raise fe.error(f"qd.{name} takes fields.", QdTypeError)
 
 
+@builtin("no_activate", arity=NODE)
+def lower_no_activate(fe: Frontend, node: ast.Call) -> None:
+    """`qd.no_activate(snode, ...)`: Quadrants' promise that this kernel's writes under those
+    SNodes land in active cells only, so it may skip activating; qdlab's activation of an active
+    cell changes nothing, so it checks that each argument is an SNode and does nothing."""
+    for a in node.args:
+        if not is_snode(fe.resolve_static(a)):
+            raise fe.error("qd.no_activate takes SNodes (`qd.root.dynamic(...)`).", QdTypeError)
+
+
 @builtin("graph_do_while", arity=NODE)
 def lower_graph_do_while(fe: Frontend, node: ast.Call) -> None:
     raise fe.error(
@@ -572,6 +583,40 @@ def lower_rescale_index(fe: Frontend, node: ast.Call) -> object:
         elif sa[k] < sb[k]:
             items[k] = fe.binop("mul", items[k], sb[k] // sa[k])
     return fe.make_vec(items, (len(items),))
+
+
+@python_call(lang.loop_unique, arity=NODE)
+def lower_loop_unique(fe: Frontend, node: ast.Call) -> object:
+    """`loop_unique(v, covers=...)`: `v` (the hint changes no value: every write here stays
+    atomic where it was)."""
+    if len(node.args) not in (1, 2) or any(kw.arg != "covers" for kw in node.keywords):
+        raise fe.error("loop_unique(value, covers=None) takes a value and the fields it covers.")
+    return fe.visit(node.args[0])
+
+
+@python_call(lang.is_active, arity=NODE)
+def lower_is_active(fe: Frontend, node: ast.Call) -> object:
+    return fe.sparse_is_active(node)
+
+
+@python_call(lang.activate, arity=NODE)
+def lower_activate(fe: Frontend, node: ast.Call) -> None:
+    fe.sparse_activate(node)
+
+
+@python_call(lang.deactivate, arity=NODE)
+def lower_deactivate(fe: Frontend, node: ast.Call) -> None:
+    fe.sparse_deactivate(node)
+
+
+@python_call(lang.length, arity=NODE)
+def lower_length(fe: Frontend, node: ast.Call) -> object:
+    return fe.sparse_length(node)
+
+
+@python_call(lang.append, arity=NODE)
+def lower_append(fe: Frontend, node: ast.Call) -> object:
+    return fe.sparse_append(node)
 
 
 @python_call(bool, arity=1)

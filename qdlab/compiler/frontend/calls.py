@@ -59,6 +59,9 @@ class Calls:
 
     def lower_call(self, node: ast.Call) -> object:
         fe = cast("Frontend", self)  # the built-ins' lowerings take the frontend this is part of
+        made = fe.dynamic_method(node)  # `x[i].append(v)`: before `x[i]` is read as an element
+        if made is not NotImplemented:
+            return made
         callee = self.resolve_callee(node.func)
         if callee is None:
             callee = self.visit(node.func)

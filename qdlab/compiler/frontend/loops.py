@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import collections.abc
 import logging
+import math
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from .. import ir
 from . import graphs
 from .compile_time import held
 from .scope import FuncReturn, GradOf, array_type, dtype_of, items_of
+from .sparse import is_snode, levels_of
 
 log = logging.getLogger("qdlab")
 
@@ -63,14 +65,22 @@ class Loops:
         elif call is not None and callee is lang.BUILTINS["ndrange"]:
             dims = [self.ndrange_dim(a) for a in self.spread(call.args)]
             order = self.ndrange_axes(call, len(dims))
+        elif (snode := self.loop_snode(it)) is not None:  # `for i in x.parent()`: its cells
+            dims = [(self.const(0, i32), self.const(n, i32)) for n in snode.shape]
+            if snode.activity():
+                self.sparse_guard = (snode.activity(), (0,) * len(dims), tuple(snode.shape))
+            self.struct_for = True
         else:
             base = GradOf.unpack(self.loop_array(self.visit(it), it))[0]  # `x.grad` walks x
             if not (isinstance(base, ir.Value) and ir.is_array(base)):
                 raise self.error(
                     "a kernel `for` loops over range(...), qd.ndrange(...), qd.grouped(...), an "
-                    "array, or qd.static(...)."
+                    "array, an SNode, or qd.static(...)."
                 )
             dims = self.loop_extents(base)
+            f = self.field_of(base)
+            if levels_of(f):  # a sparse field: its active cells only
+                self.sparse_guard = (levels_of(f), tuple(f._index_offset), tuple(f.shape))
             self.struct_for = True
         targets = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
         if not all(isinstance(t, ast.Name) for t in targets):
@@ -90,6 +100,23 @@ class Loops:
 
     struct_for = False
     """The loop being lowered walks an array's indices (`for i in x`), not a range."""
+    sparse_guard: tuple | None = None
+    """The loop being lowered walks a sparse field or SNode: (its sparse levels, the offset of its
+    indices, its shape); the body starts by skipping an inactive index."""
+
+    def loop_snode(self, it: ast.expr) -> object:
+        """The SNode a struct-for walks (`for i in ptr`, `for i, j in x.parent()`), or None."""
+        if not isinstance(it, (ast.Name, ast.Attribute, ast.Call)):
+            return None
+        if isinstance(it, ast.Call) and not (
+            isinstance(it.func, ast.Attribute) and it.func.attr == "parent"
+        ):
+            return None
+        try:
+            got = self.resolve_static(it)
+        except QdError:
+            return None
+        return got if is_snode(got) else None
 
     def target_name(self, t: ast.expr) -> str:
         """The name a `for`'s target binds (a tuple target's entry)."""
@@ -182,7 +209,14 @@ class Loops:
         parallel = self.top_level and not self.serialize_next
         loop_name, self.serialize_next, self.loop_name = self.loop_name, False, None
         block_dim, self.block_dim = self.block_dim, None
-        if len(dims) == 1:
+        guard, self.sparse_guard = self.sparse_guard, None
+        blocks = None
+        if guard is not None and parallel and order == list(range(len(dims))):
+            blocks = self.sparse_blocks(guard[0], guard[2])
+        if blocks is not None:  # a parallel loop over the blocks, a serial one in each
+            begin, end = self.const(0, i32), self.const(math.prod(blocks[2]), i32)
+            extents = []
+        elif len(dims) == 1:
             begin, end = dims[0]
             extents = []
         else:
@@ -222,7 +256,11 @@ class Loops:
         self.for_depth += 1
         self.parallel_depth += parallel
         try:
-            if extents:
+            if blocks is not None:
+                assert guard is not None
+                values, body, storage = self.enter_block(blocks, index, dims, names, grouped)
+                guard = (tuple(lv for lv in guard[0] if lv is not blocks[0]), None, storage)
+            elif extents:
                 source = ast.unparse(node.iter)
                 self.emit(
                     ir.Assert,
@@ -249,6 +287,17 @@ class Loops:
                 if grouped
                 else dict(zip(names, values))
             )
+            if guard is not None and guard[0]:  # a sparse struct-for: skip an inactive index
+                levels, offset = guard[0], guard[1]
+                self.skip_inactive(
+                    levels,
+                    guard[2]
+                    if offset is None
+                    else [
+                        self.emit(ir.BinOp, [v, self.const(o, i32)], i32, op="sub") if o else v
+                        for v, o in zip(values, offset)
+                    ],
+                )
             if ndrange:
                 assigned = {
                     t.id

@@ -67,6 +67,7 @@ from .scope import (
     literal_value,
 )
 from .source import MISSING, Source, resolve_name
+from .sparse import Sparse
 from .struct_fields import StructFieldBase, any_struct_field
 from .struct_values import STRUCTS, StructParts
 from .structs import TEMPLATE, BoundMethod, StructRef
@@ -119,6 +120,7 @@ class Frontend(
     VectorOps,
     StructParts,
     Fields,
+    Sparse,
     Views,
     ast.NodeVisitor,
 ):
@@ -148,6 +150,9 @@ class Frontend(
         self.serialize_next = False
         self.loop_name: str | None = None
         self.block_dim: int | None = None
+        self.sparse_guard: tuple | None = None  # set here: the statement memo compares `vars()`
+        self.activating = False
+        self.struct_for = False
         self.random_sites = 0
         self.memo: StatementMemo | None = None
         """Replays the kernel's unchanged top-level statements (`lower_kernel`)."""
@@ -218,6 +223,8 @@ class Frontend(
     ) -> ir.Value | None:
         """Appends an op to the current block; its result, for an op that has one (`result` is its
         type)."""
+        if op_cls is ir.Store or op_cls is ir.Atomic:
+            self.activate_before(op_cls, list(operands))  # a sparse field's write activates
         op = op_cls(list(operands), result, attrs, regions, self.loc, name)
         self.block.append(op)
         return op.result
