@@ -1,14 +1,15 @@
-"""`qd.linalg.SparseSolver` (direct: LLT, LDLT, LU) and `qd.linalg.SparseCG`, on SciPy.
+"""`qd.linalg.SparseSolver` (direct: LLT, LDLT, LU) and `qd.linalg.SparseCG`.
 
 Quadrants factors with Eigen: SimplicialLLT / SimplicialLDLT, which read only the lower triangle
-of the matrix, and SparseLU. SciPy has no sparse Cholesky, so all three use SuperLU (`splu`):
+of the matrix, and SparseLU. Here:
 
-- LLT and LDLT factor the symmetric matrix the lower triangle stands for, in SuperLU's symmetric
-  mode (the fill-reducing ordering applied to rows and columns alike, diagonal pivots only). Its
-  U's diagonal then holds the pivots D of L D L^T: LLT succeeds (`info()`) when they are all
-  positive (the matrix is positive definite), LDLT when none is zero.
-- LU is SuperLU with partial pivoting, like Eigen's SparseLU.
-- Orderings: 'AMD' is SuperLU's minimum degree on A^T + A, 'COLAMD' its COLAMD.
+- LLT and LDLT are QDLDL (the `qdldl` package, OSQP's sparse L D L^T with SuiteSparse's AMD
+  ordering, in double precision) on the symmetric matrix the lower triangle stands for. Its
+  pivots D decide `info()`: LLT succeeds when they are all positive (the matrix is positive
+  definite, and L sqrt(D) is its Cholesky factor), LDLT when none is zero (QDLDL stops there).
+  The ordering is always AMD (Eigen's 'COLAMD' for a symmetric matrix only changes the fill).
+- LU is SciPy's SuperLU with partial pivoting, like Eigen's SparseLU; 'AMD' is SuperLU's minimum
+  degree on A^T + A, 'COLAMD' its COLAMD.
 
 A solve after a failed factorization gives NaNs (Eigen gives whatever the partial factor does).
 `SparseCG` is Eigen's ConjugateGradient as Quadrants calls it: Jacobi preconditioner, the
@@ -21,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import qdldl
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
@@ -32,7 +34,19 @@ from .sparse_matrix import DTYPES, SparseMatrix
 
 SOLVER_TYPES = ("LLT", "LDLT", "LU")
 ORDERINGS = {"AMD": "MMD_AT_PLUS_A", "COLAMD": "COLAMD"}
-"""Quadrants' orderings, as SuperLU's `permc_spec`."""
+"""Quadrants' orderings, as SuperLU's `permc_spec` (LU)."""
+
+
+def _symmetric_upper(a: Any) -> sp.csc_matrix:
+    """The upper triangle (CSC, float64) of the symmetric matrix whose lower triangle is `a`'s,
+    every diagonal entry stored (QDLDL needs them, zero or not)."""
+    n = a.shape[0]
+    low = sp.tril(a, format="coo")
+    diag = np.arange(n)
+    rows = np.concatenate([low.col, diag])
+    cols = np.concatenate([low.row, diag])
+    vals = np.concatenate([low.data.astype(np.float64), np.zeros(n)])
+    return sp.csc_matrix((vals, (rows, cols)), shape=(n, n))
 
 
 def _rhs(b: object, what: str) -> np.ndarray:
@@ -65,6 +79,7 @@ class SparseSolver:
         self.ordering = ordering
         self.matrix: SparseMatrix | None = None
         self.factor: Any = None
+        self._pattern: tuple[np.ndarray, np.ndarray] | None = None
         self.success = False
 
     def _check(self, sparse_matrix: object) -> SparseMatrix:
@@ -90,32 +105,38 @@ class SparseSolver:
         self.factorize(sparse_matrix)
 
     def analyze_pattern(self, sparse_matrix: SparseMatrix) -> None:
-        """Check the matrix; SuperLU orders it as part of `factorize`."""
+        """Check the matrix; the ordering is computed as part of `factorize` (for LLT and LDLT a
+        matrix of the last factorized one's pattern reuses its ordering and elimination tree)."""
         self.matrix = self._check(sparse_matrix)
 
     def factorize(self, sparse_matrix: SparseMatrix) -> None:
         self.matrix = self._check(sparse_matrix)
+        previous, pattern = self.factor, self._pattern
         self.factor, self.success = None, False
         a = self.matrix.matrix
-        permc = ORDERINGS[self.ordering]
         try:
             if self.solver_type == "LU":
-                self.factor = spla.splu(sp.csc_matrix(a), permc_spec=permc)
+                self.factor = spla.splu(sp.csc_matrix(a), permc_spec=ORDERINGS[self.ordering])
                 self.success = True
                 return
-            lower = sp.tril(a, format="csc")
-            sym = sp.csc_matrix(lower + sp.tril(a, -1, format="csc").T)
-            factor = spla.splu(
-                sym, permc_spec=permc, diag_pivot_thresh=0.0, options={"SymmetricMode": True}
+            upper = _symmetric_upper(a)
+            same = (
+                isinstance(previous, qdldl.Solver)
+                and pattern is not None
+                and np.array_equal(pattern[0], upper.indptr)
+                and np.array_equal(pattern[1], upper.indices)
             )
-        except RuntimeError:  # SuperLU: the matrix is singular
+            if same:
+                previous.update(upper, upper=True)
+                factor = previous
+            else:
+                factor = qdldl.Solver(upper, upper=True)
+        except (RuntimeError, ValueError):  # a zero pivot (QDLDL), a singular matrix (SuperLU)
             return
-        pivots = factor.U.diagonal()
-        symmetric = bool(np.array_equal(factor.perm_r, factor.perm_c))
-        if self.solver_type == "LLT":
-            ok = symmetric and bool(np.all(pivots > 0))
-        else:
-            ok = bool(np.all(pivots != 0) & np.all(np.isfinite(pivots)))
+        self._pattern = (upper.indptr, upper.indices)
+        pivots = factor.factors()[1]
+        ok = bool(np.all(np.isfinite(pivots)))
+        ok = ok and bool(np.all(pivots > 0) if self.solver_type == "LLT" else np.all(pivots != 0))
         self.factor, self.success = factor, ok
 
     def solve(self, b: object) -> Any:
@@ -131,7 +152,8 @@ class SparseSolver:
             )
         np_dtype = DTYPES[self.dtype]
         if self.success:
-            x = self.factor.solve(rhs.astype(np_dtype)).astype(np_dtype, copy=False)
+            t = np_dtype if self.solver_type == "LU" else np.float64  # QDLDL is double only
+            x = self.factor.solve(rhs.astype(t)).astype(np_dtype, copy=False)
         else:
             x = np.full(self.matrix.m, np.nan, np_dtype)
         if isinstance(b, Ndarray):
