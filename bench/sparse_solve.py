@@ -1,15 +1,15 @@
 """Build and solve a 2-D Poisson system with qd.linalg: qdlab, Quadrants, the libraries directly.
 
-Why this script exists: `qd.linalg` in qdlab is SciPy's sparse arrays, QDLDL (LLT, LDLT) and SuperLU
-(LU) where Quadrants has Eigen, so its cost is what matters next to the reference's. This times, on
-the 5-point Laplacian of an N x N grid (N = 316: 99,856 unknowns, 499,280 triplets), each step a
-program takes: a kernel that adds the triplets to a `SparseMatrixBuilder` (compiled beforehand),
-`build()`, `SparseSolver.compute()` (ordering and factorization) and `solve()`, for the LLT, LDLT
-and LU solvers in f64 with the AMD ordering; then the same matrix made from NumPy triplets
-(`coo_array` -> CSC) and factored by the libraries directly: `qdldl.Solver` on its upper triangle
-(qdlab's floor for LLT and LDLT) and SuperLU's `splu` in symmetric mode (what qdlab's LLT and LDLT
-called before QDLDL). Each Quadrants-API backend runs in its own process (Quadrants with
-`--quadrants-python`, default this Python); each time is the median of `--reps`.
+Why this script exists: `qd.linalg` in qdlab is SciPy's sparse arrays, CHOLMOD (LLT, LDLT) and
+SuperLU (LU) where Quadrants has Eigen, so its cost is what matters next to the reference's. This
+times, on the 5-point Laplacian of an N x N grid (N = 316: 99,856 unknowns, 499,280 triplets), each
+step a program takes: a kernel that adds the triplets to a `SparseMatrixBuilder` (compiled
+beforehand), `build()`, `SparseSolver.compute()` (ordering and factorization) and `solve()`, for the
+LLT, LDLT and LU solvers in f64 with the AMD ordering; then the same matrix made from NumPy triplets
+(`coo_array` -> CSC) and factored by the libraries directly: CHOLMOD's supernodal L L^T through
+`cvxopt.cholmod` (qdlab's floor for LLT and LDLT) and SuperLU's `splu` in symmetric mode (what
+qdlab's LLT and LDLT called before). Each Quadrants-API backend runs in its own process (Quadrants
+with `--quadrants-python`, default this Python); each time is the median of `--reps`.
 
 Usage: ``.venv/bin/python bench/sparse_solve.py [--n 316] [--reps 3] [--quadrants-python PY]``
 """
@@ -86,10 +86,11 @@ def worker_body(qd: Any, n: int, reps: int) -> dict[str, Any]:
 
 
 def direct(n: int, reps: int, library: str) -> dict[str, Any]:
-    """The same matrix from NumPy triplets, factored by `library` ('qdldl' or 'superlu')."""
-    import qdldl  # lazy: only the parent needs them
+    """The same matrix from NumPy triplets, factored by `library` ('cholmod' or 'superlu')."""
+    import cvxopt  # lazy: only the parent needs them
     import scipy.sparse as sp
     import scipy.sparse.linalg as spla
+    from cvxopt import cholmod
 
     size = n * n
     i, j = np.divmod(np.arange(size), n)
@@ -109,8 +110,16 @@ def direct(n: int, reps: int, library: str) -> dict[str, Any]:
         t1 = time.perf_counter()
         A = sp.coo_array((vals_a, (rows_a, cols_a)), shape=(size, size)).tocsc()
         t2 = time.perf_counter()
-        if library == "qdldl":
-            f = qdldl.Solver(sp.triu(A, format="csc"), upper=True)
+        if library == "cholmod":
+            low = sp.tril(A, format="coo")
+            m = cvxopt.spmatrix(
+                cvxopt.matrix(low.data),
+                cvxopt.matrix(low.row.astype(np.int64)),
+                cvxopt.matrix(low.col.astype(np.int64)),
+                (size, size),
+            )
+            f = cholmod.symbolic(m, uplo="L")
+            cholmod.numeric(m, f)
         else:
             f = spla.splu(
                 A,
@@ -119,7 +128,12 @@ def direct(n: int, reps: int, library: str) -> dict[str, Any]:
                 options={"SymmetricMode": True},
             )
         t3 = time.perf_counter()
-        x = f.solve(b)
+        if library == "cholmod":
+            xc = cvxopt.matrix(b)
+            cholmod.solve(f, xc)
+            x = np.array(xc).reshape(-1)
+        else:
+            x = f.solve(b)
         t4 = time.perf_counter()
         for step, dt in zip(STEPS, (0.0, t2 - t1, t3 - t2, t4 - t3)):
             times[step].append(dt)
@@ -145,7 +159,7 @@ def main() -> None:
         "qdlab": run_worker(__file__, "qdlab", extra),
         "quadrants": run_worker(__file__, "quadrants", extra, python=args.quadrants_python),
     }
-    libs = {lib: direct(args.n, args.reps, lib) for lib in ("qdldl", "superlu")}
+    libs = {lib: direct(args.n, args.reps, lib) for lib in ("cholmod", "superlu")}
     load1 = os.getloadavg()
     rows = []
     for solver_type in SOLVERS:
@@ -172,7 +186,7 @@ def main() -> None:
         "step",
         "qdlab ms",
         "quadrants ms",
-        "qdldl ms",
+        "cholmod ms",
         "superlu ms",
         "qdlab / quadrants",
     ]
@@ -187,13 +201,14 @@ def main() -> None:
             if isinstance(v, dict)
         ),
         (
-            "qdldl, superlu: the same triplets as NumPy arrays (no kernel, so no fill step), "
-            "`coo_array(...).tocsc()`, then `qdldl.Solver` on the upper triangle (as qdlab's LLT "
-            "and LDLT call it) or `splu` in symmetric mode (as they called it before)."
+            "cholmod, superlu: the same triplets as NumPy arrays (no kernel, so no fill step), "
+            "`coo_array(...).tocsc()`, then CHOLMOD's supernodal L L^T on the lower triangle "
+            "(`cvxopt.cholmod`, as qdlab's LLT and LDLT call it on a positive definite matrix) "
+            "or `splu` in symmetric mode (as they called it before)."
         ),
         (
-            "quadrants: Eigen's SimplicialLLT / SimplicialLDLT / SparseLU; qdlab: QDLDL for LLT "
-            "and LDLT, SciPy's SuperLU for LU (docs/lang/linalg.md says why)."
+            "quadrants: Eigen's SimplicialLLT / SimplicialLDLT / SparseLU; qdlab: CHOLMOD for "
+            "LLT and LDLT, SciPy's SuperLU for LU (docs/lang/linalg.md says why)."
         ),
         (
             f"Load average (1, 5, 15 min) at the start: {', '.join(f'{x:.1f}' for x in load0)}; "
@@ -206,7 +221,7 @@ def main() -> None:
             notes.append(f"{k}: {res['error']}")
     report(
         f"{time.strftime('%Y-%m-%d')}-sparse-solve",
-        "Sparse build and solve: qdlab vs Quadrants vs SciPy",
+        "Sparse build and solve: qdlab vs Quadrants vs the libraries directly",
         markdown_table(header, rows),
         notes,
     )
