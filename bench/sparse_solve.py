@@ -1,19 +1,22 @@
-"""Build and solve a 2-D Poisson system with qd.linalg: qdlab vs Quadrants vs SciPy directly.
+"""Build and solve a 2-D Poisson system with qd.linalg: qdlab, Quadrants, the libraries directly.
 
-Why this script exists: `qd.linalg` in qdlab is SciPy's sparse arrays and SuperLU where Quadrants
-has Eigen, so its cost is what matters next to the reference's. This times, on the 5-point
-Laplacian of an N x N grid (N = 316: 99,856 unknowns, 499,280 triplets), each step a program
-takes: a kernel that adds the triplets to a `SparseMatrixBuilder` (compiled beforehand), `build()`,
-`SparseSolver.compute()` (ordering and factorization) and `solve()`, for the LLT, LDLT and LU
-solvers in f64 with the AMD ordering; then the same matrix made and factored by SciPy directly
-(`coo_array` -> CSC, `splu`), qdlab's floor. Each Quadrants-API backend runs in its own process
-(Quadrants with `--quadrants-python`, default this Python); each time is the median of `--reps`.
+Why this script exists: `qd.linalg` in qdlab is SciPy's sparse arrays, CHOLMOD (LLT, LDLT) and
+SuperLU (LU) where Quadrants has Eigen, so its cost is what matters next to the reference's. This
+times, on the 5-point Laplacian of an N x N grid (N = 316: 99,856 unknowns, 499,280 triplets), each
+step a program takes: a kernel that adds the triplets to a `SparseMatrixBuilder` (compiled
+beforehand), `build()`, `SparseSolver.compute()` (ordering and factorization) and `solve()`, for the
+LLT, LDLT and LU solvers in f64 with the AMD ordering; then the same matrix made from NumPy triplets
+(`coo_array` -> CSC) and factored by the libraries directly: CHOLMOD's supernodal L L^T through
+`cvxopt.cholmod` (qdlab's floor for LLT and LDLT) and SuperLU's `splu` in symmetric mode (what
+qdlab's LLT and LDLT called before). Each Quadrants-API backend runs in its own process (Quadrants
+with `--quadrants-python`, default this Python); each time is the median of `--reps`.
 
 Usage: ``.venv/bin/python bench/sparse_solve.py [--n 316] [--reps 3] [--quadrants-python PY]``
 """
 
 # No `from __future__ import annotations`: kernel annotations must be real objects.
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -82,10 +85,12 @@ def worker_body(qd: Any, n: int, reps: int) -> dict[str, Any]:
     return out
 
 
-def scipy_direct(n: int, reps: int) -> dict[str, Any]:
-    """The same matrix from NumPy triplets, factored by SuperLU as qdlab's LLT calls it."""
-    import scipy.sparse as sp  # lazy: only the parent needs SciPy
+def direct(n: int, reps: int, library: str) -> dict[str, Any]:
+    """The same matrix from NumPy triplets, factored by `library` ('cholmod' or 'superlu')."""
+    import cvxopt  # lazy: only the parent needs them
+    import scipy.sparse as sp
     import scipy.sparse.linalg as spla
+    from cvxopt import cholmod
 
     size = n * n
     i, j = np.divmod(np.arange(size), n)
@@ -105,11 +110,30 @@ def scipy_direct(n: int, reps: int) -> dict[str, Any]:
         t1 = time.perf_counter()
         A = sp.coo_array((vals_a, (rows_a, cols_a)), shape=(size, size)).tocsc()
         t2 = time.perf_counter()
-        f = spla.splu(
-            A, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True}
-        )
+        if library == "cholmod":
+            low = sp.tril(A, format="coo")
+            m = cvxopt.spmatrix(
+                cvxopt.matrix(low.data),
+                cvxopt.matrix(low.row.astype(np.int64)),
+                cvxopt.matrix(low.col.astype(np.int64)),
+                (size, size),
+            )
+            f = cholmod.symbolic(m, uplo="L")
+            cholmod.numeric(m, f)
+        else:
+            f = spla.splu(
+                A,
+                permc_spec="MMD_AT_PLUS_A",
+                diag_pivot_thresh=0.0,
+                options={"SymmetricMode": True},
+            )
         t3 = time.perf_counter()
-        x = f.solve(b)
+        if library == "cholmod":
+            xc = cvxopt.matrix(b)
+            cholmod.solve(f, xc)
+            x = np.array(xc).reshape(-1)
+        else:
+            x = f.solve(b)
         t4 = time.perf_counter()
         for step, dt in zip(STEPS, (0.0, t2 - t1, t3 - t2, t4 - t3)):
             times[step].append(dt)
@@ -130,29 +154,42 @@ def main() -> None:
         worker_main(args.worker, lambda qd: worker_body(qd, args.n, args.reps))
         return
     extra = ["--n", str(args.n), "--reps", str(args.reps)]
+    load0 = os.getloadavg()
     results = {
         "qdlab": run_worker(__file__, "qdlab", extra),
         "quadrants": run_worker(__file__, "quadrants", extra, python=args.quadrants_python),
     }
-    direct = scipy_direct(args.n, args.reps)
+    libs = {lib: direct(args.n, args.reps, lib) for lib in ("cholmod", "superlu")}
+    load1 = os.getloadavg()
     rows = []
     for solver_type in SOLVERS:
         ours, ref = results["qdlab"].get(solver_type), results["quadrants"].get(solver_type)
         for step in (*STEPS, "total"):
             q = sum(ours[s] for s in STEPS) if ours and step == "total" else (ours or {}).get(step)
             r = sum(ref[s] for s in STEPS) if ref and step == "total" else (ref or {}).get(step)
-            sp_t = sum(direct[s] for s in STEPS) if step == "total" else direct[step]
+            lib_t = {
+                lib: sum(d[s] for s in STEPS) if step == "total" else d[step]
+                for lib, d in libs.items()
+            }
             rows.append(
                 [
                     solver_type if step == "fill" else "",
                     step,
                     fmt(q * 1e3 if q is not None else None),
                     fmt(r * 1e3 if r is not None else None),
-                    fmt(sp_t * 1e3) if solver_type == "LLT" else "",
+                    *(fmt(t * 1e3) if solver_type == "LLT" else "" for t in lib_t.values()),
                     fmt(q / r, 2) if q is not None and r else "n/a",
                 ]
             )
-    header = ["solver", "step", "qdlab ms", "quadrants ms", "scipy ms", "qdlab / quadrants"]
+    header = [
+        "solver",
+        "step",
+        "qdlab ms",
+        "quadrants ms",
+        "cholmod ms",
+        "superlu ms",
+        "qdlab / quadrants",
+    ]
     notes = [
         f"2-D Poisson, {args.n}x{args.n} grid: {args.n**2} unknowns, f64, AMD ordering; median of "
         f"{args.reps}. Residuals max|Ax - b|: "
@@ -164,12 +201,19 @@ def main() -> None:
             if isinstance(v, dict)
         ),
         (
-            "scipy: the same triplets as NumPy arrays (no kernel), `coo_array(...).tocsc()` and "
-            "`splu` in symmetric mode, as qdlab's LLT calls it (its fill step is zero)."
+            "cholmod, superlu: the same triplets as NumPy arrays (no kernel, so no fill step), "
+            "`coo_array(...).tocsc()`, then CHOLMOD's supernodal L L^T on the lower triangle "
+            "(`cvxopt.cholmod`, as qdlab's LLT and LDLT call it on a positive definite matrix) "
+            "or `splu` in symmetric mode (as they called it before)."
         ),
         (
-            "quadrants: Eigen's SimplicialLLT / SimplicialLDLT / SparseLU; qdlab: SciPy's SuperLU "
-            "(docs/lang/linalg.md says why)."
+            "quadrants: Eigen's SimplicialLLT / SimplicialLDLT / SparseLU; qdlab: CHOLMOD for "
+            "LLT and LDLT, SciPy's SuperLU for LU (docs/lang/linalg.md says why)."
+        ),
+        (
+            f"Load average (1, 5, 15 min) at the start: {', '.join(f'{x:.1f}' for x in load0)}; "
+            f"at the end: {', '.join(f'{x:.1f}' for x in load1)} ({os.cpu_count()} cores, "
+            "shared with other work)."
         ),
     ]
     for k, res in results.items():
@@ -177,7 +221,7 @@ def main() -> None:
             notes.append(f"{k}: {res['error']}")
     report(
         f"{time.strftime('%Y-%m-%d')}-sparse-solve",
-        "Sparse build and solve: qdlab vs Quadrants vs SciPy",
+        "Sparse build and solve: qdlab vs Quadrants vs the libraries directly",
         markdown_table(header, rows),
         notes,
     )

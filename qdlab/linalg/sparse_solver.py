@@ -1,14 +1,18 @@
-"""`qd.linalg.SparseSolver` (direct: LLT, LDLT, LU) and `qd.linalg.SparseCG`, on SciPy.
+"""`qd.linalg.SparseSolver` (direct: LLT, LDLT, LU) and `qd.linalg.SparseCG`.
 
 Quadrants factors with Eigen: SimplicialLLT / SimplicialLDLT, which read only the lower triangle
-of the matrix, and SparseLU. SciPy has no sparse Cholesky, so all three use SuperLU (`splu`):
+of the matrix, and SparseLU. Here:
 
-- LLT and LDLT factor the symmetric matrix the lower triangle stands for, in SuperLU's symmetric
-  mode (the fill-reducing ordering applied to rows and columns alike, diagonal pivots only). Its
-  U's diagonal then holds the pivots D of L D L^T: LLT succeeds (`info()`) when they are all
-  positive (the matrix is positive definite), LDLT when none is zero.
-- LU is SuperLU with partial pivoting, like Eigen's SparseLU.
-- Orderings: 'AMD' is SuperLU's minimum degree on A^T + A, 'COLAMD' its COLAMD.
+- LLT and LDLT are CHOLMOD (SuiteSparse, through `cvxopt.cholmod`, in double precision) on the
+  lower triangle, ordered by CHOLMOD's AMD. LLT is its supernodal L L^T, which stops at a pivot
+  that is not positive (`info()` False: the matrix is not positive definite), as Eigen's does.
+  LDLT tries the same L L^T first (a positive definite matrix, the usual case, gets the fast
+  supernodal factor; its D is positive) and otherwise CHOLMOD's simplicial L D L^T, which stops
+  at a zero pivot only, as Eigen's. A factorization of the pattern of the previous one reuses its
+  symbolic analysis (ordering and elimination tree).
+- LU is SciPy's SuperLU with partial pivoting, like Eigen's SparseLU; 'AMD' is SuperLU's minimum
+  degree on A^T + A, 'COLAMD' its COLAMD. (For LLT and LDLT the ordering is CHOLMOD's AMD either
+  way: Eigen's COLAMD on a symmetric matrix only changes the fill.)
 
 A solve after a failed factorization gives NaNs (Eigen gives whatever the partial factor does).
 `SparseCG` is Eigen's ConjugateGradient as Quadrants calls it: Jacobi preconditioner, the
@@ -20,9 +24,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import cvxopt
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from cvxopt import cholmod
 
 from ..core.errors import QuadrantsRuntimeError
 from ..core.types import f32, f64
@@ -32,7 +38,42 @@ from .sparse_matrix import DTYPES, SparseMatrix
 
 SOLVER_TYPES = ("LLT", "LDLT", "LU")
 ORDERINGS = {"AMD": "MMD_AT_PLUS_A", "COLAMD": "COLAMD"}
-"""Quadrants' orderings, as SuperLU's `permc_spec`."""
+"""Quadrants' orderings, as SuperLU's `permc_spec` (LU)."""
+
+
+SUPERNODAL_LLT, SIMPLICIAL_LDLT = 2, 0
+"""CHOLMOD's `supernodal` option: L L^T by supernodes, or L D L^T column by column."""
+
+
+def _lower(a: Any) -> tuple[Any, tuple[np.ndarray, np.ndarray]]:
+    """The lower triangle of `a` as a CHOLMOD (cvxopt, double) matrix, and its pattern."""
+    low = sp.tril(a, format="csc")
+    low.sort_indices()
+    n = a.shape[0]
+    cols = np.repeat(np.arange(n, dtype=np.int64), np.diff(low.indptr))
+    m = cvxopt.spmatrix(
+        cvxopt.matrix(low.data.astype(np.float64)),
+        cvxopt.matrix(low.indices.astype(np.int64)),
+        cvxopt.matrix(cols),
+        (n, n),
+    )
+    return m, (low.indptr, low.indices)
+
+
+def _factor(m: Any, supernodal: int, symbolic: Any) -> Any:
+    """CHOLMOD's factor of `m` (`symbolic`, or a new analysis when None); ArithmeticError at a
+    pivot it cannot take. The module-wide option is restored."""
+    old = cholmod.options.get("supernodal")
+    cholmod.options["supernodal"] = supernodal
+    try:
+        f = cholmod.symbolic(m, uplo="L") if symbolic is None else symbolic
+        cholmod.numeric(m, f)
+        return f
+    finally:
+        if old is None:
+            del cholmod.options["supernodal"]
+        else:
+            cholmod.options["supernodal"] = old
 
 
 def _rhs(b: object, what: str) -> np.ndarray:
@@ -65,6 +106,8 @@ class SparseSolver:
         self.ordering = ordering
         self.matrix: SparseMatrix | None = None
         self.factor: Any = None
+        self._pattern: tuple[np.ndarray, np.ndarray] | None = None
+        self._symbolic: dict[int, Any] = {}
         self.success = False
 
     def _check(self, sparse_matrix: object) -> SparseMatrix:
@@ -90,33 +133,38 @@ class SparseSolver:
         self.factorize(sparse_matrix)
 
     def analyze_pattern(self, sparse_matrix: SparseMatrix) -> None:
-        """Check the matrix; SuperLU orders it as part of `factorize`."""
+        """Check the matrix; the analysis (ordering, elimination tree) is made by `factorize` and
+        kept for the next matrix of the same pattern."""
         self.matrix = self._check(sparse_matrix)
 
     def factorize(self, sparse_matrix: SparseMatrix) -> None:
         self.matrix = self._check(sparse_matrix)
         self.factor, self.success = None, False
         a = self.matrix.matrix
-        permc = ORDERINGS[self.ordering]
-        try:
-            if self.solver_type == "LU":
-                self.factor = spla.splu(sp.csc_matrix(a), permc_spec=permc)
-                self.success = True
+        if self.solver_type == "LU":
+            try:
+                self.factor = spla.splu(sp.csc_matrix(a), permc_spec=ORDERINGS[self.ordering])
+            except RuntimeError:  # SuperLU: the matrix is singular
                 return
-            lower = sp.tril(a, format="csc")
-            sym = sp.csc_matrix(lower + sp.tril(a, -1, format="csc").T)
-            factor = spla.splu(
-                sym, permc_spec=permc, diag_pivot_thresh=0.0, options={"SymmetricMode": True}
-            )
-        except RuntimeError:  # SuperLU: the matrix is singular
+            self.success = True
             return
-        pivots = factor.U.diagonal()
-        symmetric = bool(np.array_equal(factor.perm_r, factor.perm_c))
-        if self.solver_type == "LLT":
-            ok = symmetric and bool(np.all(pivots > 0))
-        else:
-            ok = bool(np.all(pivots != 0) & np.all(np.isfinite(pivots)))
-        self.factor, self.success = factor, ok
+        m, pattern = _lower(a)
+        old = self._pattern
+        if old is None or not all(np.array_equal(x, y) for x, y in zip(old, pattern)):
+            self._pattern, self._symbolic = pattern, {}
+        modes = [SUPERNODAL_LLT] + ([SIMPLICIAL_LDLT] if self.solver_type == "LDLT" else [])
+        for mode in modes:
+            try:
+                factor = _factor(m, mode, self._symbolic.get(mode))
+            except ArithmeticError:  # a pivot not positive (L L^T), zero (L D L^T)
+                continue
+            except ValueError:  # an empty matrix
+                return
+            self._symbolic[mode] = factor
+            if mode == SUPERNODAL_LLT and not np.all(np.isfinite(np.array(cholmod.diag(factor)))):
+                return
+            self.factor, self.success = factor, True
+            return
 
     def solve(self, b: object) -> Any:
         """x with A x = b: a NumPy array of the solver's dtype for a NumPy array or a field `b`,
@@ -130,8 +178,12 @@ class SparseSolver:
                 f"{self.matrix.n}x{self.matrix.m}."
             )
         np_dtype = DTYPES[self.dtype]
-        if self.success:
+        if self.success and self.solver_type == "LU":
             x = self.factor.solve(rhs.astype(np_dtype)).astype(np_dtype, copy=False)
+        elif self.success:
+            x_cvx = cvxopt.matrix(rhs.astype(np.float64))
+            cholmod.solve(self.factor, x_cvx)
+            x = np.array(x_cvx).reshape(-1).astype(np_dtype)
         else:
             x = np.full(self.matrix.m, np.nan, np_dtype)
         if isinstance(b, Ndarray):

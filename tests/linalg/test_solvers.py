@@ -68,6 +68,56 @@ def test_llt_and_ldlt_read_the_lower_triangle_and_report_failure() -> None:
         assert not s.info()
 
 
+@pytest.mark.parametrize(
+    "a, llt, ldlt",
+    [
+        ([[0.0, 1.0], [1.0, 0.0]], False, None),
+        ([[1.0, 0.0], [0.0, 0.0]], False, None),
+        ([[1.0, 1.0], [1.0, 0.0]], False, [1.0, 0.0]),
+        ([[0.0, 1.0], [1.0, 1.0]], False, None),
+        ([[2.0, 1.0, 0.0], [1.0, 0.0, 1.0], [0.0, 1.0, 2.0]], False, [0.5, 0.0, 0.5]),
+        ([[0.0, 1.0, 0.0], [1.0, 2.0, 1.0], [0.0, 1.0, 2.0]], False, None),
+    ],
+)
+def test_llt_ldlt_pivots_as_quadrants(a: list, llt: bool, ldlt: list | None) -> None:
+    """info() and x for b = 1, measured on quadrants 1.3.3 (Eigen's Simplicial solvers): LLT fails
+    on a pivot that is not positive, LDLT on a zero one (a missing diagonal entry is a zero)."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+    A = build(np.array(a))
+    s = qd.linalg.SparseSolver(dtype=qd.f64, solver_type="LLT")
+    s.compute(A)
+    assert s.info() == llt
+    s = qd.linalg.SparseSolver(dtype=qd.f64, solver_type="LDLT")
+    s.compute(A)
+    assert s.info() == (ldlt is not None)
+    if ldlt is not None:
+        np.testing.assert_allclose(s.solve(np.ones(len(a))), ldlt, atol=1e-15)
+
+
+@pytest.mark.parametrize("solver_type", ["LLT", "LDLT"])
+def test_refactorize_the_same_pattern(solver_type: str) -> None:
+    """factorize() again with new values (the pattern's ordering reused), a failing matrix in
+    between, then a matrix of another pattern: each solve is the new matrix's."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+    rng = np.random.default_rng(7)
+    s = qd.linalg.SparseSolver(dtype=qd.f32, solver_type=solver_type)
+    tri = np.eye(8, k=1) + np.eye(8, k=-1)
+    for scale in (4.0, -0.5, 9.0):
+        a = scale * np.eye(8) + tri * rng.random()
+        s.analyze_pattern(build(a, qd.f32))
+        s.factorize(build(a, qd.f32))
+        assert s.info() == (scale > 0 or solver_type == "LDLT")
+        if s.info():
+            x = s.solve(np.ones(8, np.float32))
+            assert x.dtype == np.float32
+            np.testing.assert_allclose(x, np.linalg.solve(a, np.ones(8)), rtol=1e-5)
+    a = 3.0 * np.eye(8) + np.eye(8, k=2)
+    a = a + a.T
+    s.compute(build(a, qd.f32))
+    assert s.info()
+    np.testing.assert_allclose(s.solve(np.ones(8)), np.linalg.solve(a, np.ones(8)), rtol=1e-5)
+
+
 def test_solver_errors() -> None:
     qd.init(arch=qd.cpu, offline_cache=False)
     with pytest.raises(qd.QuadrantsRuntimeError, match="QR with AMD is not supported"):
