@@ -149,3 +149,76 @@ def polar_decompose(A, dt: Template):
             for k in static(range(n)):
                 P[i, j] += V[i, k] * sig[k] * V[j, k]
     return (U @ V.transpose()).cast(dt), P.cast(dt)
+
+
+@_func
+def unit_entries(a, b, c, dt: Template, real: Template):
+    """[a, b, c, 0] scaled to unit length, the last entry (and `b` when `real`) a literal zero, as
+    Quadrants' `eig` normalises it: a zero vector gives NaNs but keeps those zeros."""
+    v = Matrix([a, b, c]).cast(dt)
+    inv = 1.0 / sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    out = Matrix([v[0] * inv, v[1] * inv, v[2] * inv, 0.0]).cast(dt)
+    if static(real):
+        out[1] = 0.0
+    return out
+
+
+@_func
+def eig(A, dt: Template):
+    """`qd.eig` of a 2x2 real matrix, as Quadrants computes it: (the eigenvalues as the rows of a
+    2x2 matrix, [real, imaginary]; the eigenvectors as the columns of a 4x2 matrix, each entry
+    [real, imaginary] in turn), from the trace and the determinant."""
+    tr = A[0, 0] + A[1, 1]
+    det = A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]
+    gap = tr * tr - 4 * det
+    l1 = Matrix.zero(dt, 2)
+    l2 = Matrix.zero(dt, 2)
+    v1 = Matrix.zero(dt, 4)
+    v2 = Matrix.zero(dt, 4)
+    if gap > 0:
+        root = sqrt(gap)
+        l1 = Matrix([tr + root, 0.0]).cast(dt) * 0.5
+        l2 = Matrix([tr - root, 0.0]).cast(dt) * 0.5
+        if A[0, 0] == l1[0] and A[1, 0] == 0.0 and A[0, 1] == 0.0 and A[1, 1] == l1[0]:
+            v1 = Matrix([0.0, 0.0, 1.0, 0.0]).cast(dt)
+            v2 = Matrix([1.0, 0.0, 0.0, 0.0]).cast(dt)
+        else:
+            v1 = unit_entries(A[0, 0] - l2[0], 0.0, A[1, 0], dt, True)
+            v2 = unit_entries(A[0, 0] - l1[0], 0.0, A[1, 0], dt, True)
+    else:
+        root = sqrt(-gap)
+        l1 = Matrix([tr, root]).cast(dt) * 0.5
+        l2 = Matrix([tr, -root]).cast(dt) * 0.5
+        v1 = unit_entries(A[0, 0] - l2[0], -l2[1], A[1, 0], dt, False)
+        v2 = unit_entries(A[0, 0] - l1[0], -l1[1], A[1, 0], dt, False)
+    values = Matrix.zero(dt, 2, 2)
+    vectors = Matrix.zero(dt, 4, 2)
+    for k in static(range(2)):
+        values[0, k] = l1[k]
+        values[1, k] = l2[k]
+    for k in static(range(4)):
+        vectors[k, 0] = v1[k]
+        vectors[k, 1] = v2[k]
+    return values, vectors
+
+
+@_func
+def make_spd(A, dt: Template):
+    """`qd.make_spd`: the symmetric `A` with its negative eigenvalues clamped to zero,
+    `Q diag(max(w, 0)) Q^T` (the nearest positive semi-definite matrix in the Frobenius norm)."""
+    n = static(A.n)
+    out = Matrix.zero(dt, n, n)
+    if static(n == 1):
+        if A[0, 0] > 0.0:
+            out[0, 0] = A[0, 0]
+    else:
+        w, V = jacobi(A)
+        for k in static(range(n)):
+            w[k] = max(w[k], 0.0)
+        for i in static(range(n)):
+            for j in static(range(n)):
+                acc = 0.0
+                for k in static(range(n)):
+                    acc += V[i, k] * w[k] * V[j, k]
+                out[i, j] = acc
+    return out

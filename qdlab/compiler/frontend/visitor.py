@@ -128,6 +128,8 @@ class Frontend(
         self.default_fp: DType = lowering.config.default_fp
         self.default_ip: DType = lowering.config.default_ip
         self.block = kernel.body
+        self.stopped_grads: dict[ir.Block, set[ir.Value]] = {}
+        """The fields `qd.stop_grad` named in each block being lowered."""
         self.scope = Scope(source, kernel.name, lowering.globals)
         self.loc: SourceLoc | None = None
         self.loop_depth = 0  # runtime loops enclosing the current statement
@@ -402,6 +404,9 @@ class Frontend(
         finally:
             self.scope.frames.pop()
             self.block, self.top_level = outer_block, outer_top
+        stopped = self.stopped_grads.pop(block, None) if block is not outer_block else None
+        if stopped:  # `qd.stop_grad(x)` in this block: its reads of x (nested ones too) give none
+            mark_stopped(block, stopped)
 
     def kernel_arguments(self, params: list[ir.Param]) -> dict[str, object]:
         """What each of the kernel's parameters is in its body: a template argument's value, the
@@ -447,6 +452,9 @@ class Frontend(
             ) from None
         finally:
             sys.setrecursionlimit(limit)
+        stopped = self.stopped_grads.pop(self.kernel.body, None)
+        if stopped:
+            mark_stopped(self.kernel.body, stopped)
 
     # -- statements --------------------------------------------------------------------------------
     def visit_Expr(self, node: ast.Expr) -> None:
@@ -806,3 +814,13 @@ class Frontend(
 
     def visit_Call(self, node: ast.Call) -> object:
         return self.lower_call(node)
+
+
+def mark_stopped(block: ir.Block, arrays: set[ir.Value]) -> None:
+    """Marks `stop_grad` every load of one of `arrays` in `block` and the blocks nested in it (not
+    in the functions it calls): the reverse mode adds no gradient to the array there."""
+    for op in block.ops:
+        if isinstance(op, (ir.Load, ir.VolatileLoad)) and op.operands[0] in arrays:
+            op.attrs["stop_grad"] = True
+        for region in op.regions:
+            mark_stopped(region, arrays)
