@@ -1,6 +1,6 @@
 """Per-thread decompositions of small matrices, written in the kernel language itself:
-`qd.sym_eig` (2x2 to 4x4), `qd.svd` and `qd.polar_decompose` (2x2 and 3x3). The frontend inlines
-them where a kernel calls them, like any `@qd.func`.
+`qd.sym_eig` and `qd.make_spd` (up to 4x4), `qd.eig` (2x2), `qd.svd` and `qd.polar_decompose` (2x2
+and 3x3). The frontend inlines them where a kernel calls them, like any `@qd.func`.
 
 All three rest on cyclic Jacobi rotations of a symmetric matrix, unrolled at compile time and
 computed in f64 whatever the input type (results are cast back to `dt`), so f32 inputs keep f32
@@ -21,7 +21,7 @@ from .types import f64
 abs_, sqrt = BUILTINS["abs"], BUILTINS["sqrt"]
 TINY = 1e-300
 """Below this an off-diagonal entry is zero already."""
-SWEEPS = {2: 4, 3: 6, 4: 8}
+SWEEPS = {1: 0, 2: 4, 3: 6, 4: 8}
 """Jacobi sweeps per size: convergence is quadratic, so these reach f64 precision."""
 
 

@@ -34,6 +34,8 @@ LAYERS = (
             "qdlab.interop",
             "qdlab.sparse",
             "qdlab.compat",
+            "qdlab.profiler",
+            "qdlab.tools",
             "qdlab.run",
             "qdlab._logging",
             "qdlab._tensor",

@@ -478,7 +478,7 @@ for _name in ("block_local", "cache_read_only", "mesh_local"):
 def lower_stop_grad(fe: Frontend, node: ast.Call) -> None:
     """`qd.stop_grad(x)`: in the block it is called in (and the blocks nested in it, before and
     after the call), the reverse-mode gradient does not flow into field `x` through its reads.
-    The frontend marks those loads `stop_grad` when the block is done (`Frontend.lower_body`)."""
+    The frontend marks those loads `stop_grad` once the kernel is lowered (`mark_stopped`)."""
     fe.stopped_grads.setdefault(fe.block, set()).update(fields_of(fe, node, "stop_grad"))
 
 
@@ -515,12 +515,16 @@ def lower_graph_do_while(fe: Frontend, node: ast.Call) -> None:
 
 
 # -- decompositions (@qd.funcs of qdlab.core.decompositions) ---------------------------------------
+SYM_EIG_SIZES = (
+    "Symmetric eigen solver supports sizes from 1×1 to 4×4 in qdlab (Quadrants' supports sizes "
+    "up to 6×6: its unrolled 5×5 and 6×6 sweeps take qdlab minutes to compile)."
+)
 SIZES_MESSAGE = {
     "svd": "SVD only supports 2×2 and 3×3 matrices.",
     "polar_decompose": "Polar decomposition only supports 2×2 and 3×3 matrices.",
-    "sym_eig": "Symmetric eigen solver supports sizes from 2×2 to 4×4.",
+    "sym_eig": SYM_EIG_SIZES,
     "eig": "Eigen solver only supports 2×2 matrices.",
-    "make_spd": "qd.make_spd supports sizes from 1×1 to 4×4 in qdlab.",
+    "make_spd": SYM_EIG_SIZES,
 }
 """A decomposition's error for a matrix of a size it does not take, in Quadrants' words."""
 
@@ -553,7 +557,7 @@ def _decomposition(name: str, sizes: tuple[int, ...]) -> Callable[..., object]:
 for _name, _sizes in (
     ("svd", (2, 3)),
     ("polar_decompose", (2, 3)),
-    ("sym_eig", (2, 3, 4)),
+    ("sym_eig", (1, 2, 3, 4)),
     ("eig", (2,)),
     ("make_spd", (1, 2, 3, 4)),
 ):

@@ -129,7 +129,8 @@ class Frontend(
         self.default_ip: DType = lowering.config.default_ip
         self.block = kernel.body
         self.stopped_grads: dict[ir.Block, set[ir.Value]] = {}
-        """The fields `qd.stop_grad` named in each block being lowered."""
+        """The fields `qd.stop_grad` named in each block: once the kernel is lowered, their reads
+        in that block and the blocks nested in it are marked (`mark_stopped`)."""
         self.scope = Scope(source, kernel.name, lowering.globals)
         self.loc: SourceLoc | None = None
         self.loop_depth = 0  # runtime loops enclosing the current statement
@@ -404,9 +405,6 @@ class Frontend(
         finally:
             self.scope.frames.pop()
             self.block, self.top_level = outer_block, outer_top
-        stopped = self.stopped_grads.pop(block, None) if block is not outer_block else None
-        if stopped:  # `qd.stop_grad(x)` in this block: its reads of x (nested ones too) give none
-            mark_stopped(block, stopped)
 
     def kernel_arguments(self, params: list[ir.Param]) -> dict[str, object]:
         """What each of the kernel's parameters is in its body: a template argument's value, the
@@ -452,9 +450,8 @@ class Frontend(
             ) from None
         finally:
             sys.setrecursionlimit(limit)
-        stopped = self.stopped_grads.pop(self.kernel.body, None)
-        if stopped:
-            mark_stopped(self.kernel.body, stopped)
+        for block, stopped in self.stopped_grads.items():  # `qd.stop_grad(x)` calls
+            mark_stopped(block, stopped)
 
     # -- statements --------------------------------------------------------------------------------
     def visit_Expr(self, node: ast.Expr) -> None:
