@@ -25,7 +25,7 @@ def frexp32(x: qd.f32) -> V2:
 
 @qd.kernel
 def frexp64(x: qd.f64) -> qd.i32:
-    m, e = qd.frexp(x)
+    _m, e = qd.frexp(x)
     return e
 
 
@@ -45,7 +45,7 @@ def test_frexp_of_a_vector_is_an_error() -> None:
 
     @qd.kernel
     def k() -> qd.f32:
-        m, e = qd.frexp(qd.Vector([1.0, 2.0]))
+        m, _e = qd.frexp(qd.Vector([1.0, 2.0]))
         return m[0]
 
     with pytest.raises(qd.QuadrantsTypeError, match="qd.frexp takes a scalar"):
@@ -100,7 +100,7 @@ def test_eig_of_3x3_is_an_error() -> None:
 
     @qd.kernel
     def k(A: qd.types.matrix(3, 3, qd.f32)) -> qd.f32:
-        w, v = qd.eig(A)
+        w, _v = qd.eig(A)
         return w[0, 0]
 
     with pytest.raises(qd.QuadrantsTypeError, match="only supports 2×2"):
