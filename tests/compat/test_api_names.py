@@ -57,7 +57,12 @@ def test_quadrants_names_beside_the_language(tmp_path, capsys) -> None:
     ply.add_face_id()
     ply.export_frame_ascii(7, str(tmp_path / "mesh.ply"))
     text = (tmp_path / "mesh_000007.ply").read_text().splitlines()
-    assert text[:4] == ["ply", "format ascii 1.0", "comment created by PLYWriter", "element vertex 3"]
+    assert text[:4] == [
+        "ply",
+        "format ascii 1.0",
+        "comment created by PLYWriter",
+        "element vertex 3",
+    ]
     assert text[-4:] == ["0.0 0.0 0.0 ", "1.0 0.0 0.0 ", "0.0 1.0 0.0 ", "3 0 1 2 0 "]
     ply.export(str(tmp_path / "mesh.ply"))
     data = (tmp_path / "mesh.ply").read_bytes()
