@@ -1,5 +1,5 @@
 """Per-thread decompositions of small matrices, written in the kernel language itself:
-`qd.sym_eig` and `qd.make_spd` (up to 4x4), `qd.eig` (2x2), `qd.svd` and `qd.polar_decompose` (2x2
+`qd.sym_eig` and `qd.make_spd` (up to 6x6), `qd.eig` (2x2), `qd.svd` and `qd.polar_decompose` (2x2
 and 3x3). The frontend inlines them where a kernel calls them, like any `@qd.func`.
 
 All three rest on cyclic Jacobi rotations of a symmetric matrix, unrolled at compile time and
@@ -19,10 +19,13 @@ from .language import BUILTINS, Func, Matrix, Template, static
 from .types import f64
 
 abs_, sqrt = BUILTINS["abs"], BUILTINS["sqrt"]
+loop_config = BUILTINS["loop_config"]
 TINY = 1e-300
 """Below this an off-diagonal entry is zero already."""
 SWEEPS = {1: 0, 2: 4, 3: 6, 4: 8}
 """Jacobi sweeps per size: convergence is quadratic, so these reach f64 precision."""
+SWEEPS_LOOPS = 12
+"""Sweeps of the runtime-loop Jacobi (5x5, 6x6)."""
 
 
 def _func(fn: Callable) -> Func:
@@ -70,6 +73,60 @@ def jacobi(S):
 
 
 @_func
+def jacobi_loops(S):
+    """`jacobi` with runtime loops, for 5x5 and 6x6 (unrolled, their sweeps would be thousands of
+    statements): the same rotations, `SWEEPS_LOOPS` serial sweeps."""
+    n = static(S.n)
+    W = S.cast(f64)
+    V = Matrix.identity(f64, n)
+    loop_config(serialize=True)
+    for _sweep in range(SWEEPS_LOOPS):
+        for p in range(n):
+            for q in range(p + 1, n):
+                apq = W[p, q]
+                if abs_(apq) > TINY:
+                    theta = (W[q, q] - W[p, p]) / (2.0 * apq)
+                    t = 1.0 / (abs_(theta) + sqrt(theta * theta + 1.0))
+                    if theta < 0.0:
+                        t = -t
+                    c = 1.0 / sqrt(t * t + 1.0)
+                    s = t * c
+                    for k in range(n):
+                        wkp = W[k, p]
+                        wkq = W[k, q]
+                        W[k, p] = c * wkp - s * wkq
+                        W[k, q] = s * wkp + c * wkq
+                    for k in range(n):
+                        wpk = W[p, k]
+                        wqk = W[q, k]
+                        W[p, k] = c * wpk - s * wqk
+                        W[q, k] = s * wpk + c * wqk
+                    W[p, q] = 0.0
+                    W[q, p] = 0.0
+                    for k in range(n):
+                        vkp = V[k, p]
+                        vkq = V[k, q]
+                        V[k, p] = c * vkp - s * vkq
+                        V[k, q] = s * vkp + c * vkq
+    w = Matrix.zero(f64, n)
+    for i in static(range(n)):
+        w[i] = W[i, i]
+    return w, V
+
+
+@_func
+def eigen_pairs(S):
+    """The Jacobi eigenpairs of symmetric S (f64): unrolled up to 4x4, runtime loops above."""
+    w = Matrix.zero(f64, static(S.n))
+    V = Matrix.identity(f64, static(S.n))
+    if static(S.n <= 4):
+        w, V = jacobi(S)
+    else:
+        w, V = jacobi_loops(S)
+    return w, V
+
+
+@_func
 def sorted_columns(w, V, descending: Template):
     """Eigenvalues `w` sorted (with the columns of V), and V kept a rotation."""
     n = static(w.n)
@@ -91,7 +148,7 @@ def sorted_columns(w, V, descending: Template):
 
 @_func
 def sym_eig(A, dt: Template):
-    w, V = jacobi(A)
+    w, V = eigen_pairs(A)
     w, V = sorted_columns(w, V, False)
     return w.cast(dt), V.cast(dt)
 
@@ -212,7 +269,7 @@ def make_spd(A, dt: Template):
         if A[0, 0] > 0.0:
             out[0, 0] = A[0, 0]
     else:
-        w, V = jacobi(A)
+        w, V = eigen_pairs(A)
         for k in static(range(n)):
             w[k] = max(w[k], 0.0)
         for i in static(range(n)):

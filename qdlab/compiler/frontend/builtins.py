@@ -515,10 +515,7 @@ def lower_graph_do_while(fe: Frontend, node: ast.Call) -> None:
 
 
 # -- decompositions (@qd.funcs of qdlab.core.decompositions) ---------------------------------------
-SYM_EIG_SIZES = (
-    "Symmetric eigen solver supports sizes from 1×1 to 4×4 in qdlab (Quadrants' supports sizes "
-    "up to 6×6: its unrolled 5×5 and 6×6 sweeps take qdlab minutes to compile)."
-)
+SYM_EIG_SIZES = "Symmetric eigen solver currently supports sizes up to 6×6."
 SIZES_MESSAGE = {
     "svd": "SVD only supports 2×2 and 3×3 matrices.",
     "polar_decompose": "Polar decomposition only supports 2×2 and 3×3 matrices.",
@@ -557,9 +554,9 @@ def _decomposition(name: str, sizes: tuple[int, ...]) -> Callable[..., object]:
 for _name, _sizes in (
     ("svd", (2, 3)),
     ("polar_decompose", (2, 3)),
-    ("sym_eig", (1, 2, 3, 4)),
+    ("sym_eig", (1, 2, 3, 4, 5, 6)),
     ("eig", (2,)),
-    ("make_spd", (1, 2, 3, 4)),
+    ("make_spd", (1, 2, 3, 4, 5, 6)),
 ):
     builtin(_name, arity=NODE)(_decomposition(_name, _sizes))
 

@@ -252,3 +252,38 @@ def test_real_func_method_of_a_data_oriented_class() -> None:
         @qd.real_func
         def loose(i, j: qd.i32) -> qd.i32:
             return i + j
+
+
+@pytest.mark.slow
+def test_make_spd_and_sym_eig_of_5x5_against_numpy() -> None:
+    """5x5 and 6x6 run the Jacobi sweeps in loops (a minute or more to compile)."""
+    qd.init(arch=qd.cpu, default_fp=qd.f64, offline_cache=False)
+    rng = np.random.default_rng(5)
+    m = rng.standard_normal((5, 5))
+    m = m + m.T
+    a = qd.Matrix.field(5, 5, dtype=qd.f64, shape=())
+    w = qd.Vector.field(5, dtype=qd.f64, shape=())
+    s = qd.Matrix.field(5, 5, dtype=qd.f64, shape=())
+    a.from_numpy(m)
+
+    @qd.kernel
+    def run():
+        w[None], _ = qd.sym_eig(a[None], qd.f64)
+        s[None] = qd.make_spd(a[None], qd.f64)
+
+    run()
+    e, v = np.linalg.eigh(m)
+    np.testing.assert_allclose(np.sort(w.to_numpy()), e, atol=1e-12)
+    np.testing.assert_allclose(s.to_numpy(), v @ np.diag(np.clip(e, 0, None)) @ v.T, atol=1e-12)
+
+
+def test_make_spd_of_7x7_is_an_error() -> None:
+    qd.init(arch=qd.cpu, offline_cache=False)
+    a = qd.Matrix.field(7, 7, dtype=qd.f64, shape=())
+
+    @qd.kernel
+    def run():
+        _ = qd.make_spd(a[None], qd.f64)
+
+    with pytest.raises(qd.QuadrantsTypeError, match="up to 6×6"):
+        run()
