@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace as _Namespace  # (`import types` would hide qd.types)
 
-from . import ad, algorithms, experimental, interop, linalg, math, sparse, types
+from . import ad, algorithms, experimental, interop, linalg, math, profiler, sparse, tools, types
 from ._logging import (
     CRITICAL,
     DEBUG,
@@ -65,6 +65,7 @@ from .core.language import (
     graph_parallel_context,
     is_active,
     length,
+    pyfunc,
     real_func,
     ref,
     rescale_index,
@@ -82,12 +83,13 @@ from .host.api import (
     clear_cache,
     clock_freq_hz,
     compile_ptx,
+    dump_compile_config,
     explain,
     init,
     reset,
     sync,
 )
-from .host.archs import Arch, amdgpu, arm64, cpu, cuda, gpu, metal, vulkan, x64
+from .host.archs import Arch, amdgpu, arm64, cpu, cuda, gpu, metal, python, vulkan, x64
 from .host.buffer_view import BufferView
 from .host.data_oriented import data_oriented, pure
 from .host.extensions import Extension as extension
@@ -108,10 +110,16 @@ from .host.snode import (
     ij,
     ijk,
     ijkl,
+    ijl,
     ik,
+    ikl,
+    il,
     j,
     jk,
+    jkl,
+    jl,
     k,
+    kl,
     l,
     root,
 )
@@ -126,10 +134,11 @@ from .lang import ops as ops
 from .lang import simt
 from .lang import util as util
 from .profile import Profile, profile
-from .types.enums import Layout
+from .types.enums import DeviceCapability, Format, Layout
 
 int8, int16, int32, int64 = i8, i16, i32, i64
-uint8, uint16, uint32, uint64 = u8, u16, u32, u64
+uint1, uint8, uint16, uint32, uint64 = u1, u8, u16, u32, u64
+x86_64 = x64
 float16, float32, float64 = f16, f32, f64
 
 globals().update(BUILTINS)
@@ -177,7 +186,13 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "ij",
     "ijk",
     "ijkl",
+    "ijl",
     "ik",
+    "ikl",
+    "il",
+    "jkl",
+    "jl",
+    "kl",
     "j",
     "jk",
     "k",
@@ -282,7 +297,16 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "u32",
     "u64",
     "x64",
+    "x86_64",
     "arm64",
+    "python",
+    "uint1",
+    "DeviceCapability",
+    "Format",
+    "dump_compile_config",
+    "profiler",
+    "pyfunc",
+    "tools",
     *BUILTINS,
 ]
 

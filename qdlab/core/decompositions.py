@@ -1,6 +1,6 @@
 """Per-thread decompositions of small matrices, written in the kernel language itself:
-`qd.sym_eig` (2x2 to 4x4), `qd.svd` and `qd.polar_decompose` (2x2 and 3x3). The frontend inlines
-them where a kernel calls them, like any `@qd.func`.
+`qd.sym_eig` and `qd.make_spd` (up to 6x6), `qd.eig` (2x2), `qd.svd` and `qd.polar_decompose` (2x2
+and 3x3). The frontend inlines them where a kernel calls them, like any `@qd.func`.
 
 All three rest on cyclic Jacobi rotations of a symmetric matrix, unrolled at compile time and
 computed in f64 whatever the input type (results are cast back to `dt`), so f32 inputs keep f32
@@ -21,10 +21,13 @@ from .language import BUILTINS, Func, Matrix, Template, static
 from .types import f64
 
 abs_, sqrt = BUILTINS["abs"], BUILTINS["sqrt"]
+loop_config = BUILTINS["loop_config"]
 TINY = 1e-300
 """Below this an off-diagonal entry is zero already."""
-SWEEPS = {2: 4, 3: 6, 4: 8}
+SWEEPS = {1: 0, 2: 4, 3: 6, 4: 8}
 """Jacobi sweeps per size: convergence is quadratic, so these reach f64 precision."""
+SWEEPS_LOOPS = 12
+"""Sweeps of the runtime-loop Jacobi (5x5, 6x6)."""
 
 
 def _func(fn: Callable) -> Func:
@@ -72,6 +75,60 @@ def jacobi(S):
 
 
 @_func
+def jacobi_loops(S):
+    """`jacobi` with runtime loops, for 5x5 and 6x6 (unrolled, their sweeps would be thousands of
+    statements): the same rotations, `SWEEPS_LOOPS` serial sweeps."""
+    n = static(S.n)
+    W = S.cast(f64)
+    V = Matrix.identity(f64, n)
+    loop_config(serialize=True)
+    for _sweep in range(SWEEPS_LOOPS):
+        for p in range(n):
+            for q in range(p + 1, n):
+                apq = W[p, q]
+                if abs_(apq) > TINY:
+                    theta = (W[q, q] - W[p, p]) / (2.0 * apq)
+                    t = 1.0 / (abs_(theta) + sqrt(theta * theta + 1.0))
+                    if theta < 0.0:
+                        t = -t
+                    c = 1.0 / sqrt(t * t + 1.0)
+                    s = t * c
+                    for k in range(n):
+                        wkp = W[k, p]
+                        wkq = W[k, q]
+                        W[k, p] = c * wkp - s * wkq
+                        W[k, q] = s * wkp + c * wkq
+                    for k in range(n):
+                        wpk = W[p, k]
+                        wqk = W[q, k]
+                        W[p, k] = c * wpk - s * wqk
+                        W[q, k] = s * wpk + c * wqk
+                    W[p, q] = 0.0
+                    W[q, p] = 0.0
+                    for k in range(n):
+                        vkp = V[k, p]
+                        vkq = V[k, q]
+                        V[k, p] = c * vkp - s * vkq
+                        V[k, q] = s * vkp + c * vkq
+    w = Matrix.zero(f64, n)
+    for i in static(range(n)):
+        w[i] = W[i, i]
+    return w, V
+
+
+@_func
+def eigen_pairs(S):
+    """The Jacobi eigenpairs of symmetric S (f64): unrolled up to 4x4, runtime loops above."""
+    w = Matrix.zero(f64, static(S.n))
+    V = Matrix.identity(f64, static(S.n))
+    if static(S.n <= 4):
+        w, V = jacobi(S)
+    else:
+        w, V = jacobi_loops(S)
+    return w, V
+
+
+@_func
 def sorted_columns(w, V, descending: Template):
     """Eigenvalues `w` sorted (with the columns of V), and V kept a rotation."""
     n = static(w.n)
@@ -93,7 +150,7 @@ def sorted_columns(w, V, descending: Template):
 
 @_func
 def sym_eig(A, dt: Template):
-    w, V = jacobi(A)
+    w, V = eigen_pairs(A)
     w, V = sorted_columns(w, V, False)
     return w.cast(dt), V.cast(dt)
 
@@ -222,3 +279,76 @@ def solve(A, b, dt: Template):
     Ab = combine(A, b, dt)
     eliminate = static(gauss_2x2 if A.n == 2 else gauss_3x3)
     return eliminate(Ab, dt)
+
+
+@_func
+def unit_entries(a, b, c, dt: Template, real: Template):
+    """[a, b, c, 0] scaled to unit length, the last entry (and `b` when `real`) a literal zero, as
+    Quadrants' `eig` normalises it: a zero vector gives NaNs but keeps those zeros."""
+    v = Matrix([a, b, c]).cast(dt)
+    inv = 1.0 / sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    out = Matrix([v[0] * inv, v[1] * inv, v[2] * inv, 0.0]).cast(dt)
+    if static(real):
+        out[1] = 0.0
+    return out
+
+
+@_func
+def eig(A, dt: Template):
+    """`qd.eig` of a 2x2 real matrix, as Quadrants computes it: (the eigenvalues as the rows of a
+    2x2 matrix, [real, imaginary]; the eigenvectors as the columns of a 4x2 matrix, each entry
+    [real, imaginary] in turn), from the trace and the determinant."""
+    tr = A[0, 0] + A[1, 1]
+    det = A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]
+    gap = tr * tr - 4 * det
+    l1 = Matrix.zero(dt, 2)
+    l2 = Matrix.zero(dt, 2)
+    v1 = Matrix.zero(dt, 4)
+    v2 = Matrix.zero(dt, 4)
+    if gap > 0:
+        root = sqrt(gap)
+        l1 = Matrix([tr + root, 0.0]).cast(dt) * 0.5
+        l2 = Matrix([tr - root, 0.0]).cast(dt) * 0.5
+        if A[0, 0] == l1[0] and A[1, 0] == 0.0 and A[0, 1] == 0.0 and A[1, 1] == l1[0]:
+            v1 = Matrix([0.0, 0.0, 1.0, 0.0]).cast(dt)
+            v2 = Matrix([1.0, 0.0, 0.0, 0.0]).cast(dt)
+        else:
+            v1 = unit_entries(A[0, 0] - l2[0], 0.0, A[1, 0], dt, True)
+            v2 = unit_entries(A[0, 0] - l1[0], 0.0, A[1, 0], dt, True)
+    else:
+        root = sqrt(-gap)
+        l1 = Matrix([tr, root]).cast(dt) * 0.5
+        l2 = Matrix([tr, -root]).cast(dt) * 0.5
+        v1 = unit_entries(A[0, 0] - l2[0], -l2[1], A[1, 0], dt, False)
+        v2 = unit_entries(A[0, 0] - l1[0], -l1[1], A[1, 0], dt, False)
+    values = Matrix.zero(dt, 2, 2)
+    vectors = Matrix.zero(dt, 4, 2)
+    for k in static(range(2)):
+        values[0, k] = l1[k]
+        values[1, k] = l2[k]
+    for k in static(range(4)):
+        vectors[k, 0] = v1[k]
+        vectors[k, 1] = v2[k]
+    return values, vectors
+
+
+@_func
+def make_spd(A, dt: Template):
+    """`qd.make_spd`: the symmetric `A` with its negative eigenvalues clamped to zero,
+    `Q diag(max(w, 0)) Q^T` (the nearest positive semi-definite matrix in the Frobenius norm)."""
+    n = static(A.n)
+    out = Matrix.zero(dt, n, n)
+    if static(n == 1):
+        if A[0, 0] > 0.0:
+            out[0, 0] = A[0, 0]
+    else:
+        w, V = eigen_pairs(A)
+        for k in static(range(n)):
+            w[k] = max(w[k], 0.0)
+        for i in static(range(n)):
+            for j in static(range(n)):
+                acc = 0.0
+                for k in static(range(n)):
+                    acc += V[i, k] * w[k] * V[j, k]
+                out[i, j] = acc
+    return out

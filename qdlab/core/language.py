@@ -90,6 +90,20 @@ def func(fn: Callable | None = None, **options: object) -> Func | Callable[[Call
     return Func(fn, requires_top_level=top)
 
 
+class PyFunc(Func):
+    """`@qd.pyfunc`: a `@qd.func` that Python may call too: in a kernel it is inlined like any
+    func; outside one, the Python function runs as it is."""
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        __tracebackhide__ = True
+        return self.fn(*args, **kwargs)
+
+
+def pyfunc(fn: Callable) -> PyFunc:
+    """`@qd.pyfunc`."""
+    return PyFunc(fn)
+
+
 class RealFunc(Func):
     """`@qd.real_func`: a function with Quadrants' real-call semantics. Every parameter is
     annotated (checked here, as Quadrants does when it decorates), arguments are passed by value
@@ -98,7 +112,10 @@ class RealFunc(Func):
 
     def __init__(self, fn: Callable) -> None:
         super().__init__(fn)
-        for p in inspect.signature(fn).parameters.values():
+        params = list(inspect.signature(fn).parameters.values())
+        if self.classfunc:
+            params = params[1:]  # a method's `self`, as in Quadrants (a data-oriented object)
+        for p in params:
             if p.annotation is inspect.Parameter.empty:
                 raise QuadrantsSyntaxError(
                     "Quadrants kernels parameters must be type annotated: parameter "
@@ -264,6 +281,14 @@ _OTHER = [
     "block_local",
     "cache_read_only",
     "no_activate",
+    "frexp",
+    "stop_grad",
+    "assume_in_range",
+    "mesh_local",
+    "mesh_patch_idx",
+    "global_thread_idx",
+    "eig",
+    "make_spd",
 ]
 
 

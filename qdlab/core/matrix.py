@@ -483,6 +483,7 @@ _HOST_MATH: dict[str, Callable] = {
     "exp2": np.exp2,
     "isnan": np.isnan,
     "isinf": np.isinf,
+    "frexp": lambda x: tuple(_wrap(part) for part in np.frexp(x)),
     "sign": np.sign,
     "fract": lambda x: x - np.floor(x),
     "rsqrt": lambda x: 1 / np.sqrt(x),

@@ -11,6 +11,7 @@ from ..compiler.report.explain import KernelReport
 from ..compiler.runtime import cuda as cuda_runtime
 from ..compiler.runtime import tiers
 from ..core import keys
+from ..core.inert import INERT, RENAMED
 from . import archs, pyquadrants, state, struct_args
 from .kernel import Kernel
 
@@ -73,6 +74,15 @@ class Settings:
 
 
 cfg = Settings()
+
+
+def dump_compile_config() -> None:
+    """`qd.dump_compile_config()`: prints every option `qd.cfg` answers, `name=value` a line in
+    name order, as Quadrants prints its compile config (its settings and the options qdlab keeps
+    without effect; qdlab's own settings under their qdlab names)."""
+    names = sorted(set(state.config().as_dict()) | set(RENAMED) | set(INERT))
+    lines = [f"{n}={getattr(cfg, n)}" for n in names if not n.startswith("_")]
+    print("\n".join(lines))
 
 
 def sync() -> None:

@@ -1,9 +1,10 @@
 """Backend names, as Quadrants has them, and which of qdlab's two targets each one runs on.
 
-Quadrants names eight archs. `qd.cpu` is the host's own CPU arch (`qd.x64` or `qd.arm64`, the very
-same object), and `qd.gpu` is a list of the GPU archs, tried in order. qdlab compiles for the host
-CPU and for CUDA: `qd.init(arch=...)` resolves every name to one of those two targets (the
-`arch` of `Config`), falling back to the CPU, with one warning, for an arch it has no backend for.
+Quadrants names eight archs, and `qd.python` (its PyTorch-backed interpreter). `qd.cpu` is the
+host's own CPU arch (`qd.x64` or `qd.arm64`, the very same object), and `qd.gpu` is a list of
+the GPU archs, tried in order. qdlab compiles for the host CPU and for CUDA: `qd.init(arch=...)`
+resolves every name to one of those two targets (the `arch` of `Config`), falling back to the
+CPU, with one warning, for an arch it has no backend for.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class Arch(enum.IntEnum):
 
     x64 = 0
     arm64 = 1
+    python = 3
     cuda = 4
     metal = 5
     amdgpu = 7
@@ -36,9 +38,10 @@ class Arch(enum.IntEnum):
         return f"Arch.{self.name}"
 
 
-x64, arm64, cuda, vulkan, metal, amdgpu = (
+x64, arm64, python, cuda, vulkan, metal, amdgpu = (
     Arch.x64,
     Arch.arm64,
+    Arch.python,
     Arch.cuda,
     Arch.vulkan,
     Arch.metal,
@@ -48,7 +51,7 @@ cpu = arm64 if platform.machine().lower() in ("arm64", "aarch64") else x64
 """The host's CPU arch: `qd.cpu is qd.x64` on an x86-64 machine, as in Quadrants."""
 gpu = [cuda, metal, vulkan, amdgpu]
 """Quadrants' `qd.gpu`: the GPU archs, the first one available is used."""
-ALL = {a.name: a for a in (x64, arm64, cuda, vulkan, metal, amdgpu)}
+ALL = {a.name: a for a in (x64, arm64, python, cuda, vulkan, metal, amdgpu)}
 TARGETS = ("cpu", "cuda")
 """What `Config.arch` holds: the host CPU or CUDA."""
 

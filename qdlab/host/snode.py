@@ -48,6 +48,14 @@ def axes(*indices: int) -> Axes:
 
 i, j, k, l = Axes(0), Axes(1), Axes(2), Axes(3)
 ij, ik, jk, ijk, ijkl = Axes(0, 1), Axes(0, 2), Axes(1, 2), Axes(0, 1, 2), Axes(0, 1, 2, 3)
+il, jl, kl, ijl, ikl, jkl = (
+    Axes(0, 3),
+    Axes(1, 3),
+    Axes(2, 3),
+    Axes(0, 1, 3),
+    Axes(0, 2, 3),
+    Axes(1, 2, 3),
+)
 
 _SPARSE = {
     "hash": "a hash SNode (sparse)",

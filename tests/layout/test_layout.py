@@ -35,6 +35,8 @@ LAYERS = (
             "qdlab.sparse",
             "qdlab.linalg",
             "qdlab.compat",
+            "qdlab.profiler",
+            "qdlab.tools",
             "qdlab.run",
             "qdlab._logging",
             "qdlab._tensor",

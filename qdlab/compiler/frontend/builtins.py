@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Final, TypeVar, cast
 
 import numpy as np
 
-from qdlab.core import decompositions
+from qdlab.core import decompositions, float_parts
 from qdlab.core import language as lang
 
 from ...core.errors import QdError, QdTypeError, QuadrantsCompilationError
-from ...core.types import DTYPES, DType, i32, i64, u1, u64
+from ...core.types import DTYPES, DType, f32, i32, i64, u1, u64
 from .. import ir
 from .scope import GradOf, Local, array_type, dtype_of, is_number
 from .sparse import is_snode
@@ -273,6 +273,25 @@ def like(fe: Frontend, x: object, k: int) -> object:
     return fe.const(k, dtype_of(fe.value(x)))
 
 
+@builtin("frexp", arity=1)
+def lower_frexp(fe: Frontend, x: object) -> object:
+    """`m, e = qd.frexp(x)`: `x == m * 2**e`, `0.5 <= |m| < 1`, m of x's float type (an integer is
+    converted to `default_fp` first), e an i32; as `np.frexp`."""
+    if fe.is_vec(x):
+        raise fe.error("qd.frexp takes a scalar; call it on each entry of a vector.", QdTypeError)
+    v = fe.value(x)
+    t = dtype_of(v)
+    if not t.is_float:
+        v, t = fe.cast(v, fe.default_fp), fe.default_fp
+    wide = t if t.bits in (32, 64) else f32  # an f16 goes through f32: the same parts
+    it = DTYPES[f"i{wide.bits}"]
+    m, e = cast(
+        tuple,
+        fe.inline_call(float_parts.frexp, [fe.cast(v, wide), wide, wide.bits, it], {}, "qd.frexp"),
+    )
+    return (fe.cast(fe.value(m), t) if wide is not t else m), e
+
+
 # -- effects ---------------------------------------------------------------------------------------
 ATOMICS = {
     "atomic_add": "add",
@@ -428,16 +447,65 @@ def lower_loop_config(fe: Frontend, node: ast.Call) -> None:
             raise fe.error(f"qd.loop_config has no option `{kw.arg}`.")
 
 
-@builtin("block_local", "cache_read_only", arity=NODE)
-def lower_block_local(fe: Frontend, node: ast.Call) -> None:
-    """`qd.block_local(a, b)`: Quadrants' hint to cache fields in block-local storage; qdlab has
-    none, and the hint changes no value, so it checks that each argument is a field and does
-    nothing. `qd.cache_read_only(a)` (a hint that the kernel only reads `a`) likewise."""
-    name = getattr(node.func, "attr", getattr(node.func, "id", "block_local"))
+def _hint(name: str) -> Callable[..., object]:
+    def lower(fe: Frontend, node: ast.Call) -> None:
+        """`qd.block_local(a, b)`, `qd.cache_read_only(...)`, `qd.mesh_local(...)`: Quadrants'
+        hints to cache fields in faster storage; qdlab has none, and a hint changes no value, so
+        it checks that each argument is a field and does nothing."""
+        fields_of(fe, node, name)
+
+    return lower
+
+
+def fields_of(fe: Frontend, node: ast.Call, name: str) -> list[ir.Value]:
+    """The arrays a call's arguments name (`qd.stop_grad(x)`, the caching hints); an argument that
+    is no field is a QuadrantsTypeError."""
+    if node.keywords:
+        raise fe.error(f"qd.{name} takes fields, and no keyword arguments.", QdTypeError)
+    out = []
     for a in node.args:
         base = GradOf.unpack(fe.visit(a))[0]
         if not (isinstance(base, ir.Value) and ir.is_array(base)):
             raise fe.error(f"qd.{name} takes fields.", QdTypeError)
+        out.append(base)
+    return out
+
+
+for _name in ("block_local", "cache_read_only", "mesh_local"):
+    builtin(_name, arity=NODE)(_hint(_name))
+
+
+@builtin("stop_grad", arity=NODE)
+def lower_stop_grad(fe: Frontend, node: ast.Call) -> None:
+    """`qd.stop_grad(x)`: in the block it is called in (and the blocks nested in it, before and
+    after the call), the reverse-mode gradient does not flow into field `x` through its reads.
+    The frontend marks those loads `stop_grad` once the kernel is lowered (`mark_stopped`)."""
+    fe.stopped_grads.setdefault(fe.block, set()).update(fields_of(fe, node, "stop_grad"))
+
+
+@builtin("assume_in_range", arity=4)
+def lower_assume_in_range(
+    fe: Frontend, val: object, base: object, low: object, high: object
+) -> object:
+    """`qd.assume_in_range(val, base, low, high)`: Quadrants' hint that `val` lies in
+    `[base + low, base + high)`, for its block-local caching; the value itself, untouched."""
+    return val
+
+
+@builtin("mesh_patch_idx", arity=0)
+def lower_mesh_patch_idx(fe: Frontend) -> object:
+    raise fe.error(
+        "qd.mesh_patch_idx() is only valid within mesh-for loops.", QuadrantsCompilationError
+    )
+
+
+@builtin("global_thread_idx", arity=0)
+def lower_global_thread_idx(fe: Frontend) -> object:
+    raise fe.error(
+        "qd.global_thread_idx() (the id of the thread running this iteration) is not supported in "
+        "qdlab: a loop's work is split into chunks, not given to numbered threads.",
+        QuadrantsCompilationError,
+    )
 
 
 @builtin("no_activate", arity=NODE)
@@ -458,10 +526,13 @@ def lower_graph_do_while(fe: Frontend, node: ast.Call) -> None:
 
 
 # -- decompositions (@qd.funcs of qdlab.core.decompositions) ---------------------------------------
+SYM_EIG_SIZES = "Symmetric eigen solver currently supports sizes up to 6×6."
 SIZES_MESSAGE = {
     "svd": "SVD only supports 2×2 and 3×3 matrices.",
     "polar_decompose": "Polar decomposition only supports 2×2 and 3×3 matrices.",
-    "sym_eig": "Symmetric eigen solver supports sizes from 2×2 to 4×4.",
+    "sym_eig": SYM_EIG_SIZES,
+    "eig": "Eigen solver only supports 2×2 matrices.",
+    "make_spd": SYM_EIG_SIZES,
 }
 """A decomposition's error for a matrix of a size it does not take, in Quadrants' words."""
 
@@ -491,7 +562,13 @@ def _decomposition(name: str, sizes: tuple[int, ...]) -> Callable[..., object]:
     return lower
 
 
-for _name, _sizes in (("svd", (2, 3)), ("polar_decompose", (2, 3)), ("sym_eig", (2, 3, 4))):
+for _name, _sizes in (
+    ("svd", (2, 3)),
+    ("polar_decompose", (2, 3)),
+    ("sym_eig", (1, 2, 3, 4, 5, 6)),
+    ("eig", (2,)),
+    ("make_spd", (1, 2, 3, 4, 5, 6)),
+):
     builtin(_name, arity=NODE)(_decomposition(_name, _sizes))
 
 

@@ -133,6 +133,9 @@ class Frontend(
         self.default_fp: DType = lowering.config.default_fp
         self.default_ip: DType = lowering.config.default_ip
         self.block = kernel.body
+        self.stopped_grads: dict[ir.Block, set[ir.Value]] = {}
+        """The fields `qd.stop_grad` named in each block: once the kernel is lowered, their reads
+        in that block and the blocks nested in it are marked (`mark_stopped`)."""
         self.scope = Scope(source, kernel.name, lowering.globals)
         self.loc: SourceLoc | None = None
         self.loop_depth = 0  # runtime loops enclosing the current statement
@@ -470,6 +473,8 @@ class Frontend(
             ) from None
         finally:
             sys.setrecursionlimit(limit)
+        for block, stopped in self.stopped_grads.items():  # `qd.stop_grad(x)` calls
+            mark_stopped(block, stopped)
 
     # -- statements --------------------------------------------------------------------------------
     def visit_Expr(self, node: ast.Expr) -> None:
@@ -836,3 +841,13 @@ class Frontend(
 
     def visit_Call(self, node: ast.Call) -> object:
         return self.lower_call(node)
+
+
+def mark_stopped(block: ir.Block, arrays: set[ir.Value]) -> None:
+    """Marks `stop_grad` every load of one of `arrays` in `block` and the blocks nested in it (not
+    in the functions it calls): the reverse mode adds no gradient to the array there."""
+    for op in block.ops:
+        if isinstance(op, (ir.Load, ir.VolatileLoad)) and op.operands[0] in arrays:
+            op.attrs["stop_grad"] = True
+        for region in op.regions:
+            mark_stopped(region, arrays)

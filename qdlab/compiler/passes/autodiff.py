@@ -291,7 +291,7 @@ class Reverser:
         if isinstance(op, (ir.Load, ir.VolatileLoad)):
             arr = op.operands[0]
             at = arr.array_type
-            if at.needs_grad:
+            if at.needs_grad and not op.attrs.get("stop_grad"):
                 idx = [a.primal(v) for v in op.indices]
                 a.emit(ir.Atomic, [a.primal(arr), *idx, g], at.dtype, op="add", grad=True)
             return
