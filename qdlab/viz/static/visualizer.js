@@ -32,10 +32,14 @@ function reveal(el) {
 function zoom(box, factor) {
     var svg = box.querySelector(".qd-graph-view > div:not([hidden]) svg") || box.querySelector("svg");
     if (!svg) return;
+    // zoom 1: as wide as the view, between data-least and data-natural (render.fit); else a
+    // multiple of the width it has now, panned by scrolling the view.
     var z = factor ? (parseFloat(svg.getAttribute("data-zoom")) || 1) * factor : 1;
+    var now = svg.getBoundingClientRect().width;
     svg.setAttribute("data-zoom", z);
-    svg.style.width = z * 100 + "%";
+    svg.style.width = z === 1 ? "100%" : now * factor + "px";
     svg.style.maxWidth = z === 1 ? svg.getAttribute("data-natural") : "none";
+    svg.style.minWidth = z === 1 ? svg.getAttribute("data-least") : "0";
 }
 
 function select(index) {
