@@ -25,7 +25,9 @@ function reveal(el) {
     var pane = el.closest(".qd-scroll");
     if (!pane) return;
     var a = el.getBoundingClientRect(), b = pane.getBoundingClientRect();
-    if (a.top < b.top || a.bottom > b.bottom) pane.scrollTop += a.top - b.top - b.height / 3;
+    // a third of the way down, or less for a tall element: its top is never cut off
+    var above = Math.min(b.height / 3, Math.max(4, (b.height - a.height) / 2));
+    if (a.top < b.top || a.bottom > b.bottom) pane.scrollTop += a.top - b.top - above;
     if (a.left < b.left || a.right > b.right) pane.scrollLeft += a.left - b.left - 20;
 }
 
