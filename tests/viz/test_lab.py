@@ -289,9 +289,7 @@ def test_widget_in_jupyterlab(lab: str, browser) -> None:
     assert root.locator("select").input_value().startswith("construct 3 ")  # the recompiled one
     root.locator(".lm-TabBar-tab", has_text="graph").first.click()
     page.wait_for_timeout(500)
-    _readable(
-        _text_heights(root, ".qdlab-construct-graph .qdlab-graph"), "six: visualizer graph tab"
-    )
+    _readable(_text_heights(root, ".widget-tab-contents .qdlab-graph"), "six: visualizer graph tab")
     titles = root.locator(".qdlab-construct-graph svg").first.locator("g.cluster > title")
     order = [t for t in titles.all_text_contents() if t.startswith("cluster_c")]
     assert order == [f"cluster_c{k}" for k in range(6)]
