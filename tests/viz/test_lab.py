@@ -104,7 +104,34 @@ KERNEL = "Python 3 (ipykernel)"
 """The kernel chosen in JupyterLab's "Select Kernel" dialog when it asks (a slow kernel start)."""
 
 
+def _start_session(lab: str, path: str) -> None:
+    """Start the notebook's kernel (`python3`, named explicitly) through the server's sessions API
+    before the page opens it: JupyterLab then attaches to that session instead of choosing a
+    kernel itself, which on busy cores it did by asking in a "Select Kernel" dialog."""
+    import json
+
+    body = {"path": path, "name": path, "type": "notebook", "kernel": {"name": "python3"}}
+    req = urllib.request.Request(
+        lab + "api/sessions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(req, timeout=120) as r:
+        kernel = json.load(r)["kernel"]["id"]
+    import time
+
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:  # the kernel has started and answers
+        with urllib.request.urlopen(lab + f"api/kernels/{kernel}", timeout=30) as r:
+            if json.load(r)["execution_state"] == "idle":
+                return
+        time.sleep(0.5)
+
+
 def _run_all(page, url: str) -> None:
+    lab, path = url.split("/lab/workspaces/", 1)
+    _start_session(lab + "/", path.split("/tree/", 1)[1].split("?")[0])
     page.set_default_timeout(120_000)
     page.goto(url, timeout=180_000)
     page.locator(".jp-Notebook").wait_for(timeout=180_000)
@@ -179,16 +206,17 @@ def _dismiss_dialogs(page) -> None:
 
 
 def _stop_kernels(url: str) -> None:
-    """Shut down every kernel the server runs, so that the next notebook's starts alone (on two
-    busy cores, kernels left running made JupyterLab ask which kernel to use)."""
+    """Shut down every session and kernel the server runs, so that the next notebook's starts
+    alone (on two busy cores, kernels left running made JupyterLab ask which kernel to use)."""
     import json
 
-    with urllib.request.urlopen(url + "api/kernels", timeout=10) as r:
-        kernels = json.load(r)
-    for k in kernels:
-        req = urllib.request.Request(url + f"api/kernels/{k['id']}", method="DELETE")
-        with contextlib.suppress(OSError):
-            urllib.request.urlopen(req, timeout=10).close()
+    for what in ("sessions", "kernels"):
+        with urllib.request.urlopen(url + f"api/{what}", timeout=30) as r:
+            items = json.load(r)
+        for k in items:
+            req = urllib.request.Request(url + f"api/{what}/{k['id']}", method="DELETE")
+            with contextlib.suppress(OSError):
+                urllib.request.urlopen(req, timeout=30).close()
 
 
 def _too_wide(page) -> list[str]:
