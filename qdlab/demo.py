@@ -32,21 +32,29 @@ def execute(
     path: Path, cache_dir: str, timeout_s: int = 300, kernel_name: str = "python3"
 ) -> object:
     """Run a notebook top to bottom in a Jupyter kernel (`python3`: this interpreter's); return the
-    executed notebook."""
+    executed notebook.
+
+    The kernel talks to this process over Unix sockets in a private temporary directory (IPC
+    transport) where the platform has them, not over loopback TCP: nobody else on the machine can
+    connect, and ipykernel does not warn "Kernel is running over TCP without encryption" on the
+    terminal for each notebook."""
     import nbclient  # lazy: the demo alone runs notebooks
     import nbformat  # lazy: the demo alone runs notebooks
+    from jupyter_client.manager import KernelManager  # lazy: as nbclient
 
     nb = nbformat.read(path, as_version=4)
     env = dict(os.environ, QDLAB_CACHE_DIR=cache_dir)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    client = nbclient.NotebookClient(
-        nb,
-        kernel_name=kernel_name,
-        timeout=timeout_s,
-        store_widget_state=True,
-        resources={"metadata": {"path": str(path.parent)}},
-    )
-    client.execute(env=env)
+    with tempfile.TemporaryDirectory(prefix="qdlab-kernel-") as sockets:  # mode 0700
+        ipc = {"transport": "ipc", "ip": os.path.join(sockets, "k")} if os.name == "posix" else {}
+        client = nbclient.NotebookClient(
+            nb,
+            km=KernelManager(kernel_name=kernel_name, **ipc),
+            timeout=timeout_s,
+            store_widget_state=True,
+            resources={"metadata": {"path": str(path.parent)}},
+        )
+        client.execute(env=env)
     return nb
 
 

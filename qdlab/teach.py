@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .compiler.report.explain import KernelReport
+from .core.words import plural
 from .host.api import explain
 from .host.kernel import Kernel
 
@@ -129,7 +130,7 @@ def check_split(kernel: Kernel, expect: str | None) -> Verdict:
         if expect == "per_offload":
             return Verdict(
                 True,
-                f"`{name}` is split into {len(report.constructs)} constructs",
+                f"`{name}` is split into {plural(len(report.constructs), 'construct')}",
                 ["Each construct is compiled and cached on its own."],
             )
         return Verdict(True, f"`{name}` falls back with `{expect}`", _fallback_words(report)[:2])
@@ -141,7 +142,8 @@ def check_split(kernel: Kernel, expect: str | None) -> Verdict:
             f"`{name}` is split, so it does not fall back with `{expect}`",
             [
                 (
-                    f"The gate found nothing unsafe in its {len(report.constructs)} constructs. "
+                    "The gate found nothing unsafe in its "
+                    f"{plural(len(report.constructs), 'construct')}. "
                     "Look again at which values cross from one construct to another."
                 )
             ],

@@ -315,13 +315,17 @@ class QdMagics(Magics):
     @argument(
         "command",
         nargs="?",
-        choices=("cache", "explain", "config"),
+        choices=("cache", "explain", "config", "server"),
         help=(
             "cache [clear]: the construct cache; explain NAME: a kernel's summary; config: qd.init "
-            "settings"
+            "settings; server [stop]: the compile server's status, or stop it"
         ),
     )
-    @argument("args", nargs="*", help="`clear` after cache; the kernel's name after explain")
+    @argument(
+        "args",
+        nargs="*",
+        help="`clear` after cache; the kernel's name after explain; `stop` after server",
+    )
     @argument(
         "--diff",
         action="store_true",
@@ -330,7 +334,7 @@ class QdMagics(Magics):
     )
     @line_magic
     def qdlab(self, line: str) -> None:
-        """qdlab's state: `%qdlab cache`, `%qdlab cache clear`, `%qdlab explain NAME`, `%qdlab config`."""  # noqa: E501 - IPython prints this docstring as `%qdlab --help`
+        """qdlab's state: `%qdlab cache`, `%qdlab cache clear`, `%qdlab explain NAME`, `%qdlab config`, `%qdlab server`, `%qdlab server stop`."""  # noqa: E501 - IPython prints this docstring as `%qdlab --help`
         args = parse_argstring(self.qdlab, line)
         if args.help or args.command is None:
             print(self.qdlab.parser.format_help())
@@ -340,6 +344,8 @@ class QdMagics(Magics):
             if args.args:
                 raise UsageError("%qdlab config takes no arguments")
             display(ConfigView(state.config()))
+        elif args.command == "server":
+            print(self.server(args.args))
         else:
             summary = self.explain(args.args)
             display(summary)
@@ -358,6 +364,19 @@ class QdMagics(Magics):
             f"cleared {old.entries} entries ({old.bytes / 1024:.1f} KiB); "
             "constructs already loaded in this process stay loaded",
         )
+
+    def server(self, rest: list[str]) -> str:
+        """The compile server's status, or (`stop`) what stopping it did."""
+        from ..compiler.codegen import server  # lazy: only this command asks for it
+
+        if not rest:
+            return str(server.status())
+        if rest != ["stop"]:
+            raise UsageError(f"%qdlab server takes `stop` or nothing, not {' '.join(rest)!r}")
+        was = server.stop()
+        if was.pid is None:
+            return f"{was}: nothing to stop"
+        return f"compile server stopped (pid {was.pid}); {server.status()}"
 
     def explain(self, rest: list[str]) -> KernelSummary:
         if len(rest) != 1:

@@ -15,6 +15,8 @@ import sys
 import threading
 import time
 
+from ..core.words import plural
+
 DELAY_S = 0.5
 
 
@@ -66,7 +68,8 @@ class Progress:
         with self._lock:
             self.ready[name] = ready = self.ready.get(name, 0) + 1
             self.label = (
-                f"kernel {self.done + 1}/{len(self.names)} {name}: {ready}/{total} constructs "
+                f"kernel {self.done + 1}/{len(self.names)} {name}: "
+                f"{ready}/{plural(total, 'construct')} "
                 f"ready (construct {index} {status})"
             )
             if self.widget is not None:

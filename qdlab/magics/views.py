@@ -15,6 +15,7 @@ from ..compiler.cache import CacheStats
 from ..compiler.report.explain import KernelReport
 from ..core.config import Config
 from ..core.inert import WHY as INERT_WHY
+from ..core.words import plural
 from ..host.kernel import Kernel
 
 HEAD = ("#", "lines", "kind", "status", "ms", "key")
@@ -92,7 +93,7 @@ class KernelSummary(View):
         saved = sum(self.known_ms.get(c.cache_key, 0.0) for c in reused)
         untimed = sum(c.cache_key not in self.known_ms for c in reused)
         text = (
-            f"{len(r.constructs)} constructs: {r.compiled} compiled, {r.reused} reused; "
+            f"{plural(len(r.constructs), 'construct')}: {r.compiled} compiled, {r.reused} reused; "
             f"{spent:.1f} ms compiling, ~{saved:.1f} ms saved"
         )
         return text + (f" (+{untimed} reused not timed in this session)" if untimed else "")

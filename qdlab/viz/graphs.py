@@ -8,9 +8,11 @@ statement 3, `c1_s2` is statement 2 recomputed inside construct 1, `cluster_c1` 
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from ..compiler.report.explain import KernelReport, Statement
+from ..core.words import plural
 from .model import Edit, Part, edits, parts, report_of, source_lines, statement_at
 from .render import Graph
 
@@ -100,15 +102,17 @@ def _start(name: str, title: str, rankdir: str = "TB") -> Graph:
 
 
 def _legend(g: Graph, entries: list[tuple[str, dict[str, str]]]) -> None:
+    """The colours' key, its entries on one rank: a row under a top-down graph, a column beside a
+    left-to-right one (never a line as long as the graph is wide or tall)."""
     with g.subgraph(name="cluster_legend") as lg:
         lg.attr(label="legend", style="dashed", color="#bdc1c6", id="legend")
-        previous = None
         for name, attrs in entries:
-            lg.node(f"legend_{name.replace(' ', '_').replace(':', '')}", name, **attrs)
-            key = f"legend_{name.replace(' ', '_').replace(':', '')}"
-            if previous is not None:
-                lg.edge(previous, key, style="invis")
-            previous = key
+            lg.node(_key(name), name, **attrs)
+
+
+def _key(name: str) -> str:
+    """The node name of a legend entry."""
+    return f"legend_{name.replace(' ', '_').replace(':', '')}"
 
 
 class _Marks:
@@ -132,13 +136,14 @@ def construct_graph(kernel: object) -> Graph:
     by_index = {s.index: s for s in report.statements}
     owner = {i: p for p in drawn for i in p.own}
     marks = _Marks(report)
-    title = f"construct graph of `{report.kernel}`: {report.mode}, {len(drawn)} constructs" + (
-        f", fallback {marks.fallback.code}" if marks.fallback else ""
+    title = (
+        f"construct graph of `{report.kernel}`: {report.mode}, {plural(len(drawn), 'construct')}"
+        + (f", fallback {marks.fallback.code}" if marks.fallback else "")
     )
-    # Left to right: the kernel's parameters and shared definitions on the left, one construct
-    # cluster below the other on the right, so the graph is as wide as one construct however many
-    # there are, and scales to the output's width.
-    g = _start(f"constructs_{report.kernel}", title, rankdir="LR")
+    # Top down: the kernel's parameters and shared definitions on top, then one construct cluster
+    # below the other in source order (`_stack`), so the graph is as wide as its widest construct
+    # however many there are and grows downward; it is shown at a readable size (`render.fit`).
+    g = _start(f"constructs_{report.kernel}", title)
 
     def node(where: Graph, name: str, s: Statement, **extra: str) -> None:
         attrs = {**_style(s), **extra}
@@ -150,11 +155,13 @@ def construct_graph(kernel: object) -> Graph:
     for s in report.statements:
         if s.index not in owner:
             node(g, f"s{s.index}", s)
+    args = next((s.index for s in report.statements if s.kind == "args"), None)
     for p in drawn:
         border, fill = STATUS_COLOURS[p.status]
+        reads = _parameters(report, p.own + p.slice)
         with g.subgraph(name=f"cluster_c{p.index}") as c:
             c.attr(
-                label=p.label,
+                label=p.label + (f"\nreads {_wrap(', '.join(reads), 56)}" if reads else ""),
                 color=border,
                 fillcolor=fill,
                 style="filled,rounded",
@@ -186,25 +193,14 @@ def construct_graph(kernel: object) -> Graph:
                 )
     for p in drawn:
         copies = set(p.slice) if report.mode == "per_offload" else set()
-        for i in sorted(copies):
-            g.edge(
-                f"s{i}",
-                f"c{p.index}_s{i}",
-                dir="back",
-                style="dashed",
-                color=RECOMPUTED,
-                arrowtail="odot",
-                tooltip="recomputed from the original definition",
-            )
+        inside = copies | set(p.own)
+        for i in sorted(copies) + p.own:
+            head = f"c{p.index}_s{i}" if i in copies else f"s{i}"
             for d in by_index[i].uses:
-                g.edge(
-                    f"c{p.index}_s{d}" if d in copies else f"s{d}",
-                    f"c{p.index}_s{i}",
-                    color="#5f6368",
-                )
-        for i in p.own:
-            for d in by_index[i].uses:
-                g.edge(f"c{p.index}_s{d}" if d in copies else f"s{d}", f"s{i}", color="#5f6368")
+                if d == args:
+                    continue  # the parameters it reads are in the cluster's label
+                if d in inside:  # edges from outside the cluster would cross the graph
+                    g.edge(f"c{p.index}_s{d}" if d in copies else f"s{d}", head, color="#5f6368")
     for i, s in by_index.items():
         if i not in owner:
             for d in s.uses:
@@ -233,7 +229,46 @@ def construct_graph(kernel: object) -> Graph:
             ),
         ]
     _legend(g, legend)
+    _stack(g, report, drawn, [_key(name) for name, _ in legend])  # the legend at the bottom
     return g
+
+
+def _parameters(report: KernelReport, statements: list[int]) -> list[str]:
+    """The kernel parameters named in the source lines of `statements`, in signature order."""
+    args = next((s for s in report.statements if s.kind == "args"), None)
+    if args is None:
+        return []
+    by_index = {s.index: s for s in report.statements}
+    spans = [by_index[i].lines for i in statements if i in by_index]
+    text = "\n".join(t for n, t in source_lines(report) if any(lo <= n <= hi for lo, hi in spans))
+    return [n for n in args.defines if re.search(rf"\b{re.escape(n)}\b", text)]
+
+
+def _stack(g: Graph, report: KernelReport, drawn: list[Part], last: list[str]) -> None:
+    """Invisible edges that make the graph one column in source order: the statements outside
+    every construct (the parameters, shared definitions) one under the other, then the construct
+    clusters one under the other, each group's nodes all above the next group's (through an
+    invisible point), instead of side by side in the order dot likes."""
+    copies = report.mode == "per_offload"
+    owned = {i for p in drawn for i in p.own}
+    groups = [[f"s{s.index}"] for s in report.statements if s.index not in owned]
+    groups += [
+        [f"c{p.index}_s{i}" for i in p.slice if copies] + [f"s{i}" for i in p.own] for p in drawn
+    ]
+    groups.append(last)
+    for group in groups:
+        g.node(group[-1], group="spine")
+    for k, (before, after) in enumerate(itertools.pairwise(groups)):
+        # each group's last node (a construct's loop) straight under the one before: one column
+        g.edge(before[-1], after[-1], style="invis", weight="8")
+        if len(before) == 1 and len(after) == 1:
+            continue
+        gap = f"gap_{k}"
+        g.node(gap, "", shape="point", width="0", height="0", style="invis")
+        for name in before:
+            g.edge(name, gap, style="invis", weight="4")
+        for name in after:
+            g.edge(gap, name, style="invis", weight="4")
 
 
 def _cluster_key(status: str) -> dict[str, str]:
@@ -351,10 +386,11 @@ def slice_graph(kernel: object, index: int) -> Graph:
         f"slice_{report.kernel}_{index}",
         f"slice of construct {index} of `{report.kernel}`: "
         f"{len(p.slice)} recomputed, {len(p.own)} own",
-        rankdir="LR",
     )
     args = next((s for s in report.statements if s.kind == "args"), None)
     params = args.defines if args is not None else []
+    if len(params) > 6:  # a row of every parameter would be wider than any screen
+        params = _parameters(report, sorted(keep))
     with g.subgraph(name="cluster_args") as a:
         a.attr(label="kernel parameters", style="dashed", color="#bdc1c6")
         for name in params:

@@ -28,17 +28,25 @@ def script() -> str:
     return html.escape(text, quote=True)
 
 
+READABLE = 0.85
+"""The smallest scale a graph is shown at (its 10 pt text stays about 11 px high): a graph wider
+than its view at that scale is panned inside the view (scroll, or the zoom buttons), never
+shrunk further and never widening the page."""
+
+
 def fit(svg: str) -> str:
-    """`svg` scaled to the width it is shown in (never wider than drawn): graphviz's absolute
-    `width`/`height` become 100% and auto, its viewBox keeps the proportions."""
+    """`svg` scaled to the width it is shown in, between `READABLE` and its drawn size: graphviz's
+    absolute `width`/`height` become 100% and auto, its viewBox keeps the proportions."""
     svg = svg[svg.index("<svg") :]
     head, rest = svg.split(">", 1)
     m = re.search(r'width="([\d.]+)pt"', head)
-    natural = f"{float(m.group(1)) * 4 / 3:.0f}px" if m else "none"
+    px = float(m.group(1)) * 4 / 3 if m else None
+    natural = f"{px:.0f}px" if px else "none"
+    least = f"{px * READABLE:.0f}px" if px else "0"
     head = re.sub(r'\s(width|height)="[^"]*"', "", head)
     return (
-        f'{head} width="100%" data-natural="{natural}" '
-        f'style="max-width:{natural};height:auto;display:block">{rest}'
+        f'{head} width="100%" data-natural="{natural}" data-least="{least}" '
+        f'style="max-width:{natural};min-width:{least};height:auto;display:block">{rest}'
     )
 
 
@@ -75,8 +83,9 @@ class Graph(graphviz.Digraph):
         )
 
     def html(self, height: str = "") -> str:
-        """The graph scaled to the width of the page, with zoom buttons (scroll to pan), or the
-        install hint and the DOT text. `height` caps the view (it then scrolls)."""
+        """The graph scaled to the width of the page (never below `READABLE`), with zoom buttons
+        (scroll to pan), or the install hint and the DOT text. `height` caps the view (it then
+        scrolls)."""
         svg = self.svg()
         if svg is None:
             return f"<pre class='qdlab-missing-dot'>{html.escape(self.missing_dot())}</pre>"
@@ -87,7 +96,7 @@ class Graph(graphviz.Digraph):
             f"<button data-act='{act}' title='{tip}' style='{TOOL}'>{text}</button>"
             for act, text, tip in (
                 ("zoom-out", "−", "zoom out"),
-                ("fit", "fit", "fit the width"),
+                ("fit", "fit", "as wide as the view, text kept readable"),
                 ("zoom-in", "+", "zoom in (scroll to pan)"),
             )
         )

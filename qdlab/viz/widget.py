@@ -20,6 +20,7 @@ from importlib import resources
 import ipywidgets as widgets
 
 from ..compiler.report.explain import KernelReport
+from ..core.words import plural
 from ..host import state
 from .fallbacks import advice
 from .graphs import (
@@ -77,11 +78,19 @@ def _rows(rows: list[Row], mapped: set[int]) -> str:
     return "".join(out)
 
 
-def listing(title: str, main: list[Row], other: list[Row], mapped: set[int], toggle: str) -> str:
-    """A code pane: `main` shown, `other` (everything, or the unoptimised form) behind a toggle;
-    rows coloured by source line, with search and copy."""
+def listing(
+    title: str, main: list[Row], other: list[Row], mapped: set[int], toggle: str, part: bool
+) -> str:
+    """A code pane: `main` shown, `other` behind a toggle (everything `main` is `part` of, else
+    another form: the LLVM IR as emitted); rows coloured by source line, with search and copy."""
     on, off = toggle.split("|")
-    count = f"{len(main)} of {len(other)} lines" if other else f"{len(main)} lines"
+    count = (
+        f"{len(main)} lines"
+        if not other
+        else f"{len(main)} of {len(other)} lines"
+        if part
+        else f"{len(main)} lines ({len(other)} {off})"
+    )
     button = (
         f"<button data-act='all' data-on='{on}' data-off='{off}'>{off}</button>" if other else ""
     )
@@ -273,7 +282,8 @@ class SplitVisualizer(widgets.VBox):
             else r.compile_ms
         )
         what = (
-            f"split into {len(r.constructs)} constructs, {r.compiled} compiled, {r.reused} reused; "
+            f"split into {plural(len(r.constructs), 'construct')}, {r.compiled} compiled, "
+            f"{r.reused} reused; "
             f"{spent:.1f} ms compiling"
             if r.mode == "per_offload"
             else f"compiled whole in {spent:.1f} ms"
@@ -315,7 +325,7 @@ class SplitVisualizer(widgets.VBox):
                 f"<span class='qd-gutter'>{n:4d}</span>{html.escape(text)}</div>"
             )
         key = (
-            "<div style='font-size:11px;margin-top:4px'>"
+            "<div class='qd-key' style='font-size:11px;margin-top:4px'>"
             "<span style='box-shadow:inset 4px 0 #f29900;padding-left:8px'>own lines</span> "
             "<span style='box-shadow:inset 4px 0 #1a73e8;padding-left:8px'>recomputed (slice)"
             "</span> <span style='background:#fad2cf'>&nbsp;fallback&nbsp;</span> · hover or "
@@ -400,6 +410,7 @@ class SplitVisualizer(widgets.VBox):
             llvm_rows(emitted),
             self._mapped(),
             "optimized|as emitted",
+            part=False,
         )
 
     def _tab_assembly(self, p: Part) -> str:
@@ -412,6 +423,7 @@ class SplitVisualizer(widgets.VBox):
             asm_rows(asm, filtered=False),
             self._mapped(),
             "filtered|directives",
+            part=True,
         )
 
     def _tab_diff(self, p: Part) -> str:
@@ -428,8 +440,8 @@ class SplitVisualizer(widgets.VBox):
             )
         old, new = e.previous.report, p.report
         head = (
-            f"<p>Construct {p.index} ({EDIT_WORDS[e.change]}) against construct "
-            f"{e.previous.index} of the previous compile.</p>"
+            f"<p>Construct {p.index} against construct {e.previous.index} of the previous "
+            f"compile: {EDIT_WORDS[e.change]}.</p>"
         )
         out = [head]
         for title, stage, rows in (

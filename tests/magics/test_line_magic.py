@@ -1,4 +1,4 @@
-"""`%qdlab cache|explain|config`, loading the extension, and the progress indicator."""
+"""`%qdlab cache|explain|config|server`, loading the extension, and the progress indicator."""
 
 from __future__ import annotations
 
@@ -185,3 +185,46 @@ def test_fast_compiles_show_no_progress():
         p.step("a", "1 compiled, 0 reused")
         assert p.finish() is False
     assert cap.outputs == []
+
+
+@pytest.mark.process
+def test_server_status_and_stop(shell, tmp_path, monkeypatch):
+    """`%qdlab server` says whether this user's compile server runs (its pid and idle time-out),
+    `%qdlab server stop` stops it: its socket goes and the process leaves."""
+    import os
+    import subprocess
+    import time
+
+    from qdlab.compiler.codegen import server
+
+    directory = tmp_path / "srv"
+    directory.mkdir(mode=0o700)
+    monkeypatch.setenv("QDLAB_COMPILE_SERVER_DIR", str(directory))
+    monkeypatch.setenv("QDLAB_COMPILE_SERVER_IDLE_S", "120")
+    _, cap = run(shell, "%qdlab server")
+    assert cap.stdout.startswith("compile server: not running")
+    path = server.address()
+    code = "from qdlab.compiler.codegen import server; server.main()"
+    proc = subprocess.Popen([sys.executable, "-c", code, path, server.tag()], env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 60
+        while not os.path.exists(path) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        _, cap = run(shell, "%qdlab server")
+        assert f"compile server: running, pid {proc.pid}, socket {path}" in cap.stdout
+        assert "leaves after 120 s without a request (QDLAB_COMPILE_SERVER_IDLE_S)" in cap.stdout
+        _, cap = run(shell, "%qdlab server stop")
+        assert cap.stdout.startswith(f"compile server stopped (pid {proc.pid})"), cap.stdout
+        assert "not running" in cap.stdout
+        assert proc.wait(timeout=10) == 0 and not os.path.exists(path)
+        _, cap = run(shell, "%qdlab server stop")
+        assert "nothing to stop" in cap.stdout
+        result, cap = run(shell, "%qdlab server restart")
+        assert result.error_in_exec is not None and "takes `stop` or nothing" in cap.stderr
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    monkeypatch.setenv("QDLAB_COMPILE_SERVER", "0")
+    _, cap = run(shell, "%qdlab server")
+    assert cap.stdout.startswith("compile server: off")

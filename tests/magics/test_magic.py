@@ -236,7 +236,7 @@ def fill(x: qd.types.NDArray):
     assert result.success
     [update] = cap.outputs
     assert update.update and update.transient["display_id"] == display_id
-    assert update.data["text/plain"].startswith("fill: per_offload, 1 constructs: 1 compiled")
+    assert update.data["text/plain"].startswith("fill: per_offload, 1 construct: 1 compiled")
     shell.user_ns["y"] = np.zeros(2, np.float32)
     result, cap = run(shell, "fill(y)")
     assert result.success and len(shell.user_ns["fill"].variants) == 2

@@ -29,3 +29,29 @@ def test_demo(tmp_path, capsys: pytest.CaptureFixture) -> None:
 def test_missing_notebooks(tmp_path, capsys: pytest.CaptureFixture) -> None:
     assert demo.main(["--notebooks", str(tmp_path / "nowhere"), "--out", str(tmp_path)]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+@pytest.mark.process
+def test_kernel_is_quiet_about_transport(tmp_path) -> None:
+    """The notebooks' kernel runs over private Unix sockets: ipykernel's "Kernel is running over
+    TCP without encryption" warning (twice on the demo's terminal, once per notebook) is gone."""
+    import subprocess
+    import sys
+
+    import nbformat
+
+    path = tmp_path / "tiny.ipynb"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    nbformat.write(nb, path)
+    code = (
+        "import sys; from pathlib import Path; from qdlab import demo; "
+        f"nb = demo.execute(Path({str(path)!r}), {str(tmp_path / 'cache')!r}, timeout_s=60); "
+        "print(nb.cells[0].outputs[0].text, end='')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "42"
+    assert "without encryption" not in done.stderr, done.stderr
+    assert not [p for p in tmp_path.iterdir() if "ipc" in p.name or p.name.startswith("k-")]

@@ -85,3 +85,20 @@ def test_07_starter_code_is_not_yet_correct(tmp_path) -> None:
     nb, _ = run("07_exercises.ipynb", tmp_path)
     verdicts = [t for t in texts(nb) if t.startswith(("correct:", "not yet:"))]
     assert sum(t.startswith("not yet:") for t in verdicts) == 5
+
+
+@pytest.mark.process
+def test_01_words_hold_whatever_the_cache_holds(tmp_path) -> None:
+    """Notebook 01's text under saxpy's summary names what the summary says, on a first run (an
+    empty cache: both compiled) and on a second one with the same cache (both reused)."""
+    from qdlab.demo import execute
+
+    path = NOTEBOOKS[0].parent / "01_quickstart.ipynb"
+    words = " ".join(c.source for c in nbformat.read(path, as_version=4).cells)
+    assert "compiled just now" not in words
+    for _ in range(2):
+        nb = execute(path, str(tmp_path / "cache"), timeout_s=120)
+        saxpy = next(t for t in texts(nb) if t.startswith("saxpy: per_offload"))
+        said = saxpy.split("2 constructs: ", 1)[1].split(";")[0]
+        assert f'("{said}")' in words, said
+    assert said == "0 compiled, 2 reused"

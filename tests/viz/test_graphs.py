@@ -26,8 +26,8 @@ def test_shared_definition_is_recomputed_into_both_loops(K) -> None:
         assert {"compiled": COMPILED, "reused": REUSED}[status] in body and f"· {status}" in body
         assert "recomputed" in node(g, f"c{c}_s1", within=f"cluster_c{c}")
         assert "k = s * 0.5" in node(g, f"c{c}_s1")
-        back = edges(g, "s1", f"c{c}_s1")
-        assert back and "dir=back" in back[0][2]
+        assert "line 16" in node(g, f"c{c}_s1")  # where the copy comes from: no edge across
+        assert not edges(g, "s1", f"c{c}_s1")  # the graph (a long edge would widen it)
         assert edges(g, f"c{c}_s1", f"s{3 + c}"), "the loop uses the recomputed copy"
     assert (
         "k = s * 0.5" in node(g, "s1")
@@ -35,6 +35,32 @@ def test_shared_definition_is_recomputed_into_both_loops(K) -> None:
     )
     assert not red_edges(g) and "fallback" not in clusters(g)
     assert "legend_compiled" in g.source and "legend_reused" in g.source
+
+
+@pytest.mark.process  # runs dot
+def test_constructs_stack_top_down_in_source_order(many) -> None:
+    """One column: the parameters' node, then construct 0, 1, 2... each below the one before
+    (dot placed them side by side, in the order it liked), the parameters each construct reads
+    in its label instead of an edge from the kernel's node to each of them."""
+    g = construct_graph(qd.explain(many.many_loops))
+    assert "rankdir=TB" in g.source
+    svg = g.svg()
+    tops = {
+        int(m.group(1)): float(m.group(2))
+        for m in re.finditer(
+            r"<title>cluster_c(\d+)</title>.*?<path[^>]*d=\"M[\d.-]+,(-?[\d.]+)", svg, re.DOTALL
+        )
+    }
+    assert sorted(tops) == list(range(50))
+    ys = [tops[k] for k in range(50)]
+    assert ys == sorted(ys), "each construct below the one before"
+    assert "reads x, o" in cluster(g, "cluster_c0")
+    inside = {
+        n for c in clusters(g) for n in re.findall(r"^\t+(\w+) \[", cluster(g, c), re.MULTILINE)
+    }
+    assert not [e for e in edges(g, "s0") if e[1] in inside and "invis" not in e[2]]
+    width = float(re.search(r'<svg width="([\d.]+)pt', svg).group(1))
+    assert width < 600, f"as wide as one construct, not {width:.0f} pt"
 
 
 def test_dot_text_is_the_same_every_time(K) -> None:

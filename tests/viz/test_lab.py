@@ -89,6 +89,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory):
         "--ServerApp.ip=127.0.0.1",
         "--IdentityProvider.token=",
         "--ServerApp.password=",
+        "--ServerApp.disable_check_xsrf=True",  # the test's own POST/DELETE of sessions, kernels
         f"--ServerApp.root_dir={root}",
         f"--LabApp.workspaces_dir={root / '.workspaces'}",
         "--LabApp.news_url=",
@@ -98,68 +99,116 @@ def lab(tmp_path_factory: pytest.TempPathFactory):
         yield url
 
 
+TIMEOUT_MS = int(os.environ.get("QDLAB_LAB_TIMEOUT_MS", "600000"))
+"""How long Run All may take (generous: the tests must pass beside CPU-bound work)."""
+KERNEL = "Python 3 (ipykernel)"
+"""The kernel chosen in JupyterLab's "Select Kernel" dialog when it asks (a slow kernel start)."""
+
+
+def _start_session(lab: str, path: str) -> None:
+    """Start the notebook's kernel (`python3`, named explicitly) through the server's sessions API
+    before the page opens it: JupyterLab then attaches to that session instead of choosing a
+    kernel itself, which on busy cores it did by asking in a "Select Kernel" dialog."""
+    import json
+
+    body = {"path": path, "name": path, "type": "notebook", "kernel": {"name": "python3"}}
+    req = urllib.request.Request(
+        lab + "api/sessions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    urllib.request.urlopen(req, timeout=120).close()  # the page waits for it to be idle
+
+
 def _run_all(page, url: str) -> None:
-    page.goto(url, timeout=60_000)
-    page.locator(".jp-Notebook").wait_for(timeout=60_000)
-    idle = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
-    idle.wait_for(timeout=60_000)
+    lab, path = url.split("/lab/workspaces/", 1)
+    _start_session(lab + "/", path.split("/tree/", 1)[1].split("?")[0])
+    page.set_default_timeout(120_000)
+    page.goto(url, timeout=180_000)
+    page.locator(".jp-Notebook").wait_for(timeout=180_000)
+    _kernel_ready(page)
     started = """() => Array.from(document.querySelectorAll('.jp-CodeCell .jp-InputPrompt'))
         .some(e => /\\[(\\*|\\d+)\\]/.test(e.textContent))"""
-    for _ in range(4):  # a click while the kernel is still starting can be lost: click again
-        _dismiss_dialogs(page)
+    for _ in range(6):  # a click while the kernel is still starting can be lost: click again
+        _kernel_ready(page)
         try:
-            page.get_by_role("menuitem", name="Run", exact=True).click(timeout=15_000)
-            page.get_by_role("menuitem", name="Run All Cells", exact=True).click(timeout=15_000)
-            page.wait_for_function(started, timeout=15_000)
+            page.get_by_role("menuitem", name="Run", exact=True).click(timeout=30_000)
+            page.get_by_role("menuitem", name="Run All Cells", exact=True).click(timeout=30_000)
+            page.wait_for_function(started, timeout=30_000)
             break
         except Exception:  # noqa: BLE001 - playwright's TimeoutError (a dialog over the menu,
             page.keyboard.press("Escape")  # a lost click): try the menu again
     page.wait_for_function(  # every code cell has run: its prompt shows an execution count
         """() => { const p = Array.from(document.querySelectorAll('.jp-CodeCell .jp-InputPrompt'));
             return p.length > 0 && p.every(e => /\\[\\d+\\]/.test(e.textContent)); }""",
-        timeout=int(os.environ.get("QDLAB_LAB_TIMEOUT_MS", "240000")),
+        timeout=TIMEOUT_MS,
+        polling=500,
     )
-    idle.wait_for(timeout=60_000)
+    _kernel_ready(page)
     page.wait_for_timeout(1500)
+    _dismiss_dialogs(page)
     news = page.get_by_role("button", name="No", exact=True)  # JupyterLab's news question
     if news.count():
         news.first.click()
 
 
+def _kernel_ready(page, timeout_s: float = 300) -> None:
+    """Wait for the notebook's kernel to be idle, answering JupyterLab's dialogs on the way: its
+    "Select Kernel" question (asked when the kernel is slow to start, as on busy cores) gets
+    `KERNEL` chosen explicitly, its news question a No."""
+    import time
+
+    idle = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        _dismiss_dialogs(page)
+        if idle.count() and not page.locator(".jp-Dialog").count():
+            return
+        page.wait_for_timeout(500)
+    raise AssertionError(f"the kernel was not idle within {timeout_s:.0f} s")
+
+
 def _dismiss_dialogs(page) -> None:
-    """Answer a dialog JupyterLab opened on its own (its news question, a kernel choice) so that
-    it does not sit over the menu."""
     dialogs = page.locator(".jp-Dialog")
     for _ in range(3):
         if not dialogs.count():
             return
-        print("dialog:", dialogs.first.inner_text()[:300].replace("\n", " | "))
-        text = dialogs.first.inner_text()
-        buttons = dialogs.first.locator(".jp-Dialog-footer button")
+        dialog = dialogs.first
+        text = dialog.inner_text()
+        print("dialog:", text[:300].replace("\n", " | "))
+        buttons = dialog.locator(".jp-Dialog-footer button")
         names = [buttons.nth(k).inner_text().strip() for k in range(buttons.count())]
-        # a kernel choice (the kernel was slow to start): take the default one, Python 3
-        wanted = ("Select",) if "Select Kernel" in text else ("No", "Ok", "OK", "Dismiss")
+        if "Select Kernel" in text:
+            picker = dialog.locator("select")
+            if picker.count():
+                labels = picker.first.locator("option").all_inner_texts()
+                chosen = next((x for x in labels if x.strip() == KERNEL), None)
+                chosen = chosen or next(x for x in labels if x.startswith("Python 3"))
+                picker.first.select_option(label=chosen)
+            wanted: tuple[str, ...] = ("Select",)
+        else:
+            wanted = ("No", "Ok", "OK", "Dismiss")
         choice = next((n for n in wanted if n in names), None)
         if choice is None:
             page.keyboard.press("Escape")
         else:
             buttons.nth(names.index(choice)).click(force=True)
         page.wait_for_timeout(1000)
-    idle = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
-    idle.wait_for(timeout=60_000)  # the kernel chosen has started
 
 
 def _stop_kernels(url: str) -> None:
-    """Shut down every kernel the server runs, so that the next notebook's starts alone (on two
-    busy cores, kernels left running made JupyterLab ask which kernel to use)."""
+    """Shut down every session and kernel the server runs, so that the next notebook's starts
+    alone (on two busy cores, kernels left running made JupyterLab ask which kernel to use)."""
     import json
 
-    with urllib.request.urlopen(url + "api/kernels", timeout=10) as r:
-        kernels = json.load(r)
-    for k in kernels:
-        req = urllib.request.Request(url + f"api/kernels/{k['id']}", method="DELETE")
-        with contextlib.suppress(OSError):
-            urllib.request.urlopen(req, timeout=10).close()
+    for what in ("sessions", "kernels"):
+        with urllib.request.urlopen(url + f"api/{what}", timeout=30) as r:
+            items = json.load(r)
+        for k in items:
+            req = urllib.request.Request(url + f"api/{what}/{k['id']}", method="DELETE")
+            with contextlib.suppress(OSError):
+                urllib.request.urlopen(req, timeout=30).close()
 
 
 def _too_wide(page) -> list[str]:
@@ -168,6 +217,47 @@ def _too_wide(page) -> list[str]:
         """() => Array.from(document.querySelectorAll('.jp-OutputArea-output')).filter(
             o => o.scrollWidth > o.clientWidth + 2).map(o => o.className + ' ' + o.scrollWidth
             + ' > ' + o.clientWidth)"""
+    )
+
+
+def _text_heights(scope, selector: str) -> list[float]:
+    """The rendered heights (px) of the SVG text elements under `selector` that are drawn (a
+    hidden view's are 0), wherever they are scrolled to."""
+    return scope.evaluate(
+        """(root, sel) => Array.from(root.querySelectorAll(sel + ' text'))
+            .map(t => t.getBoundingClientRect().height).filter(h => h > 0)""",
+        selector,
+    )
+
+
+MEDIAN_PX, P10_PX = 11.0, 9.0
+"""Graph text must be at least this high: at the median, and at the 10th percentile."""
+
+
+def _readable(heights: list[float], where: str) -> None:
+    """Assert the graph text of `where` is readable, and note its numbers in
+    test-results/text-heights.txt."""
+    import statistics
+
+    assert heights, f"{where}: no graph text drawn"
+    ordered = sorted(heights)
+    median = statistics.median(ordered)
+    p10 = ordered[int(0.1 * (len(ordered) - 1))]
+    line = f"{where}: {len(ordered)} texts, median {median:.1f} px, p10 {p10:.1f} px"
+    print(line)
+    RESULTS.mkdir(exist_ok=True)
+    with (RESULTS / "text-heights.txt").open("a") as f:
+        f.write(line + "\n")
+    assert median >= MEDIAN_PX and p10 >= P10_PX, line
+
+
+def _page_scrolls_sideways(page) -> list[str]:
+    """The notebook's scrolling panes that scroll sideways (an output wider than the page)."""
+    return page.evaluate(
+        """() => Array.from(document.querySelectorAll(
+            '.jp-WindowedPanel-outer, .jp-Notebook, .jp-NotebookPanel, body'))
+            .filter(e => e.scrollWidth > e.clientWidth + 2)
+            .map(e => e.className + ' ' + e.scrollWidth + ' > ' + e.clientWidth)"""
     )
 
 
@@ -197,6 +287,12 @@ def test_widget_in_jupyterlab(lab: str, browser) -> None:
     widths = [graphs.nth(k).bounding_box()["width"] for k in range(graphs.count())]
     print(f"output area {area:.0f} px; graphs drawn {[round(w) for w in widths]} px wide")
     assert max(widths) <= area + 1
+    assert _page_scrolls_sideways(page) == []
+    out = page.locator(".jp-Notebook").first
+    _readable(
+        _text_heights(out, ".qdlab-graph:not(.qdlab-split-visualizer .qdlab-graph)"),
+        "visualizer.ipynb graphs",
+    )
     folded = page.locator(".qdlab-graph g.node[id^='qd_expand_l']")
     expect(folded.first).to_contain_text("unchanged constructs")
     edit = folded.first.locator("xpath=ancestor::div[contains(@class,'qdlab-graph')]")
@@ -211,6 +307,12 @@ def test_widget_in_jupyterlab(lab: str, browser) -> None:
     root.scroll_into_view_if_needed()
     expect(root).to_be_visible(timeout=30_000)
     assert root.locator("select").input_value().startswith("construct 3 ")  # the recompiled one
+    root.locator(".lm-TabBar-tab", has_text="graph").first.click()
+    page.wait_for_timeout(500)
+    _readable(_text_heights(root, ".widget-tab-contents .qdlab-graph"), "six: visualizer graph tab")
+    titles = root.locator(".qdlab-construct-graph svg").first.locator("g.cluster > title")
+    order = [t for t in titles.all_text_contents() if t.startswith("cluster_c")]
+    assert order == [f"cluster_c{k}" for k in range(6)]
     box = root.bounding_box()
     assert box["width"] <= area + 1 and box["height"] <= 900 - 150
     sizes = set()
@@ -224,6 +326,15 @@ def test_widget_in_jupyterlab(lab: str, browser) -> None:
                 l => l.scrollWidth > l.clientWidth + 1).map(l => l.textContent)"""
         )
         assert cut == [], f"tab labels cut: {cut}"
+        # a pane's content wider than its pane is cut (the key under the source, a listing's
+        # line count: "236 of 89 li")
+        wider = root.evaluate(
+            """r => Array.from(r.querySelectorAll('.widget-html-content')).filter(
+                c => c.offsetWidth && c.getBoundingClientRect().width >
+                c.parentElement.getBoundingClientRect().width + 1)
+                .map(c => c.innerText.slice(0, 80))"""
+        )
+        assert wider == [], f"cut on the {tab} tab: {wider}"
         assert _too_wide(page) == []
     assert len(sizes) == 1, f"the widget changed size between tabs: {sizes}"
 
@@ -277,7 +388,8 @@ def test_notebooks_fit(lab: str, browser, name: str) -> None:
     assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
     errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")
     assert errors.count() == 0, errors.first.inner_text()
-    assert _too_wide(page) == []
+    assert _too_wide(page) == [] and _page_scrolls_sideways(page) == []
+    _readable(_text_heights(page.locator(".jp-Notebook").first, ".qdlab-graph"), name)
     page.screenshot(path=str(RESULTS / f"lab-{name}.png"), full_page=True)
     page.close()
     _stop_kernels(lab)

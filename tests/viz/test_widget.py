@@ -125,6 +125,13 @@ def test_code_tabs_colour_rows_by_source_line(K) -> None:
     filtered = asm.split("<div class='qd-full'>")[0]
     assert ".cfi_startproc" not in filtered and ".loc" not in filtered
     assert "onmouseover=" in view.source.value and "onmouseover=" in asm
+    # the optimized LLVM IR is not a part of the IR as emitted: no "236 of 89 lines"
+    llvm = view.contents("LLVM IR")
+    assert re.search(r"<span>\d+ lines \(\d+ as emitted\)</span>", llvm), llvm[:600]
+    assert re.search(r"<span>(\d+) of (\d+) lines</span>", asm)
+    shown, every = map(int, re.search(r"<span>(\d+) of (\d+) lines</span>", asm).groups())
+    assert shown <= every
+    assert "class='qd-key'" in view.source.value  # the key under the source (wraps, not cut)
     view.close()
 
 
@@ -138,6 +145,7 @@ def test_diff_tab_and_recompiled_construct_selected(E) -> None:
     assert view.selector.value == 1
     diff = view.contents("diff")
     assert "qd-add" in diff and "3.0" in diff and "edited (recompiled)" in diff
+    assert "(edited (" not in diff and "previous compile: edited (recompiled)." in diff
     assert "LLVM IR (optimized)" in diff and "assembly (filtered)" in diff
     view.select(0)
     assert "unchanged since the previous compile" in view.contents("diff")

@@ -25,6 +25,8 @@ The socket lives in a directory only this user can enter (`$XDG_RUNTIME_DIR/qdla
 the server is code this process runs, so nobody else may answer. The server exits after
 `QDLAB_COMPILE_SERVER_IDLE_S` (300) seconds without a request, or when its socket is removed or
 taken by a newer server. `QDLAB_COMPILE_SERVER=0` turns it off (nothing is started or asked).
+`status` says whether one runs (its pid, from the socket's peer credentials) and `stop` removes its
+socket and waits for it to leave (`%qdlab server`, `%qdlab server stop`).
 
 The wire format is a header (magic, kind, level, count) and `count` length-prefixed items each
 way; an answer's items carry the seconds LLVM took, and each object item starts with the SHA-256
@@ -33,6 +35,7 @@ of the text it answers and of the object that follows.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -43,6 +46,7 @@ import struct
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -310,6 +314,80 @@ def _answers(path: str) -> bool:
         return False
 
 
+# -- status and stop (`%qdlab server`) ------------------------------------------------------------
+
+
+IDLE_S = 300.0
+"""How long a server waits without a request before it leaves (`QDLAB_COMPILE_SERVER_IDLE_S`)."""
+
+
+def idle_s() -> float:
+    return float(os.environ.get("QDLAB_COMPILE_SERVER_IDLE_S", IDLE_S))
+
+
+@dataclass(frozen=True)
+class Status:
+    """This user's compile server for this compiler, as seen from here."""
+
+    path: str | None
+    """Its socket; None when the server is off (`QDLAB_COMPILE_SERVER=0`) or has no private
+    directory."""
+    pid: int | None
+    """The process listening on the socket (this user's), or None when none answers."""
+    idle_s: float
+
+    def __str__(self) -> str:
+        if self.path is None:
+            return "compile server: off (QDLAB_COMPILE_SERVER=0, or no private socket directory)"
+        if self.pid is None:
+            return (
+                f"compile server: not running (a process that compiles with the disk cache on "
+                f"starts it as it exits; socket {self.path})"
+            )
+        return (
+            f"compile server: running, pid {self.pid}, socket {self.path}; it leaves after "
+            f"{self.idle_s:g} s without a request (QDLAB_COMPILE_SERVER_IDLE_S)"
+        )
+
+
+def status() -> Status:
+    path = address()
+    return Status(path, _listener(path) if path is not None else None, idle_s())
+
+
+def _listener(path: str) -> int | None:
+    """The pid of this user's process that accepts a connection on `path`, or None."""
+    peercred = getattr(socket, "SO_PEERCRED", None)
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(1.0)
+            sock.connect(path)
+            if peercred is None:
+                return -1  # it answers; its pid is not known on this platform
+            pid, uid, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, peercred, 12))
+    except OSError:
+        return None
+    return pid if uid == os.getuid() else None
+
+
+def stop(wait_s: float = 5.0) -> Status:
+    """Stop the server: its socket is removed (so no process asks it again) and it leaves at its
+    next look, within `_CHECK_S`; waits for that up to `wait_s`. The status before the stop."""
+    was = status()
+    if was.path is None or was.pid is None:
+        return was
+    with contextlib.suppress(OSError):
+        os.unlink(was.path)
+    until = time.monotonic() + wait_s
+    while was.pid > 0 and time.monotonic() < until:
+        try:
+            os.kill(was.pid, 0)
+        except OSError:
+            break
+        time.sleep(0.05)
+    return was
+
+
 # -- the server ----------------------------------------------------------------------------------
 
 
@@ -332,8 +410,8 @@ def main() -> None:
     os.replace(fresh, path)  # clients see a ready server or none
     ours = os.stat(path).st_ino
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # optimising children reap themselves
-    idle_s = float(os.environ.get("QDLAB_COMPILE_SERVER_IDLE_S", "300"))
-    listener.settimeout(min(_CHECK_S, idle_s))
+    idle = idle_s()
+    listener.settimeout(min(_CHECK_S, idle))
     last = time.monotonic()
     while True:
         try:
@@ -345,7 +423,7 @@ def main() -> None:
                 gone = True
             if gone:
                 return
-            if time.monotonic() - last > idle_s:
+            if time.monotonic() - last > idle:
                 os.unlink(path)
                 return
             continue

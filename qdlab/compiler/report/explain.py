@@ -11,6 +11,7 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ...core.words import plural
 from ..split.gate import Fallback
 
 
@@ -174,9 +175,8 @@ class KernelReport:
         head = f"KernelReport({self.kernel}: {self.mode}"
         if self.fallback:
             head += f", fallback={self.fallback.code} at line {self.fallback.lineno}"
-        head += (
-            f", {len(self.constructs)} constructs, {self.compiled} compiled, {self.reused} reused)"
-        )
+        head += f", {plural(len(self.constructs), 'construct')}, {self.compiled} compiled, "
+        head += f"{self.reused} reused)"
         table = "\n".join("  " + "  ".join(r) for r in self.summary_rows())
         if len(self.specializations) > 1 or any(": " in s for s in self.specializations):
             table += "".join(

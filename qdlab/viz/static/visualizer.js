@@ -25,17 +25,23 @@ function reveal(el) {
     var pane = el.closest(".qd-scroll");
     if (!pane) return;
     var a = el.getBoundingClientRect(), b = pane.getBoundingClientRect();
-    if (a.top < b.top || a.bottom > b.bottom) pane.scrollTop += a.top - b.top - b.height / 3;
+    // a third of the way down, or less for a tall element: its top is never cut off
+    var above = Math.min(b.height / 3, Math.max(4, (b.height - a.height) / 2));
+    if (a.top < b.top || a.bottom > b.bottom) pane.scrollTop += a.top - b.top - above;
     if (a.left < b.left || a.right > b.right) pane.scrollLeft += a.left - b.left - 20;
 }
 
 function zoom(box, factor) {
     var svg = box.querySelector(".qd-graph-view > div:not([hidden]) svg") || box.querySelector("svg");
     if (!svg) return;
+    // zoom 1: as wide as the view, between data-least and data-natural (render.fit); else a
+    // multiple of the width it has now, panned by scrolling the view.
     var z = factor ? (parseFloat(svg.getAttribute("data-zoom")) || 1) * factor : 1;
+    var now = svg.getBoundingClientRect().width;
     svg.setAttribute("data-zoom", z);
-    svg.style.width = z * 100 + "%";
+    svg.style.width = z === 1 ? "100%" : now * factor + "px";
     svg.style.maxWidth = z === 1 ? svg.getAttribute("data-natural") : "none";
+    svg.style.minWidth = z === 1 ? svg.getAttribute("data-least") : "0";
 }
 
 function select(index) {
