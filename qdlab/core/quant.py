@@ -26,7 +26,7 @@ from typing import Any, Protocol, TypeGuard
 import numpy as np
 
 from .fields import FieldBase
-from .types import DType, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64
+from .types import INT_OPS, DType, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64
 
 SIGNED = {8: i8, 16: i16, 32: i32, 64: i64}
 UNSIGNED = {8: u8, 16: u16, 32: u32, 64: u64}
@@ -468,17 +468,7 @@ class NpOps:
                 amount = np.bitwise_and(b, np.array(t.bits - 1, a.dtype))
                 f = np.left_shift if op == "shl" else np.right_shift
                 return f(a, amount).astype(a.dtype)
-            fn = {
-                "add": np.add,
-                "sub": np.subtract,
-                "mul": np.multiply,
-                "and": np.bitwise_and,
-                "or": np.bitwise_or,
-                "xor": np.bitwise_xor,
-                "min": np.minimum,
-                "max": np.maximum,
-            }[op]
-            return fn(a, b).astype(a.dtype)
+            return INT_OPS[op](a, b).astype(a.dtype)
 
     def cast(self, a: np.ndarray, t: DType) -> np.ndarray:
         s = self.type_of(a)

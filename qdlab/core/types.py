@@ -67,6 +67,19 @@ DTYPES = {t.name: t for t in (i8, i16, i32, i64, u1, u8, u16, u32, u64, f16, f32
 _FROM_NUMPY = {t.np: t for t in DTYPES.values()}
 
 
+INT_OPS = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+    "xor": np.bitwise_xor,
+    "min": np.minimum,
+    "max": np.maximum,
+}
+"""Integer binary ops as NumPy computes them on scalars or arrays of the op's own type (wrapping as
+the generated code does): constant folding and the host side of quantised fields use them."""
+
 SMALLEST_NORMAL = {32: float(np.finfo(np.float32).tiny), 64: float(np.finfo(np.float64).tiny)}
 """The smallest normal f32 and f64: kernels flush results below it to zero, as Quadrants does."""
 

@@ -12,19 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from ...core.types import DType, flush_subnormal
+from ...core.types import INT_OPS, DType, flush_subnormal
 from .. import ir
 
-INT_FOLDS = {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "and": np.bitwise_and,
-    "or": np.bitwise_or,
-    "xor": np.bitwise_xor,
-    "min": np.minimum,
-    "max": np.maximum,
-}
+INT_FOLDS = INT_OPS
 FLOAT_FOLDS = {
     "add": np.add,
     "sub": np.subtract,
