@@ -3,6 +3,9 @@ and NumPy and against what the real quadrants 1.3.3 prints and returns on the sa
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -133,3 +136,15 @@ def test_build_from_ndarray_and_mmwrite(tmp_path) -> None:
     assert path.read_text() == (  # column by column, as quadrants writes a col_major matrix
         "%%MatrixMarket matrix coordinate real general\n%\n2 2 3\n1 1 5\n2 1 2\n1 2 3\n"
     )
+
+
+@pytest.mark.process
+def test_import_qdlab_loads_neither_scipy_nor_cvxopt():
+    """`qd.linalg`'s names load on first use: `import qdlab` stays fast, and a program (Genesis)
+    that never solves a sparse system runs where SciPy or cvxopt is not installed."""
+    code = (
+        "import sys, qdlab as qd\n"
+        "assert 'scipy' not in sys.modules and 'cvxopt' not in sys.modules\n"
+        "assert qd.linalg.SparseSolver.__name__ == 'SparseSolver' and 'cvxopt' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
