@@ -1,17 +1,21 @@
 """`qd.sparse`: Quadrants' sparse grids: `grid`, a struct field placed on a bitmasked SNode, and
 `usage`, the fraction of its cells that are active."""
 
-from __future__ import annotations
+import math as _math
 
-import math
+from .core.language import BUILTINS as _BUILTINS
+from .core.language import is_active as _is_active
+from .core.language import static as _static
+from .core.language import template as _template
+from .core.types import f32 as _f32
+from .host.kernel import kernel as _kernel
+from .host.snode import ij as _ij
+from .host.snode import ijk as _ijk
+from .host.snode import root as _root
+from .host.struct_types import Struct as _Struct
 
-from .core.language import BUILTINS, is_active, static, template
-from .core.types import f32
-from .host.kernel import kernel
-from .host.snode import ij, ijk, root
-from .host.struct_types import Struct
-
-grouped = BUILTINS["grouped"]
+_grouped = _BUILTINS["grouped"]
+"""(Names this module uses are private: `dir(qd.sparse)` is `grid` and `usage`, as in Quadrants.)"""
 
 __all__ = ["grid", "usage"]
 
@@ -21,16 +25,16 @@ def grid(field_dict: dict, shape: tuple) -> object:
     struct field whose cells are a bitmasked level's (a write activates one)."""
     if len(shape) not in (2, 3):
         raise ValueError("Only 2D and 3D sparse grids are supported")
-    x = Struct.field(field_dict)
-    root.bitmasked(ij if len(shape) == 2 else ijk, tuple(shape)).place(x)
+    x = _Struct.field(field_dict)
+    _root.bitmasked(_ij if len(shape) == 2 else _ijk, tuple(shape)).place(x)
     return x
 
 
-@kernel
-def usage(x: template()) -> f32:  # type: ignore[valid-type]
+@_kernel
+def usage(x: _template()) -> _f32:  # type: ignore[valid-type]
     """The fraction (in [0, 1]) of a sparse grid's cells that are active."""
     cnt = 0
-    for I in grouped(x.parent()):
-        if is_active(x.parent(), I):
+    for I in _grouped(x.parent()):
+        if _is_active(x.parent(), I):
             cnt += 1
-    return cnt / static(float(math.prod(x.shape)))
+    return cnt / _static(float(_math.prod(x.shape)))

@@ -34,6 +34,7 @@ def test_struct_properties_and_modules() -> None:
     g[0, 0].mass = 1.0  # a write activates its cell
     g[3, 4].pos = qd.math.vec2(1.0, 2.0)
     assert qd.sparse.usage(g) == pytest.approx(0.02) and g.mass.to_numpy()[0, 0] == 1.0
+    assert [s for s in dir(qd.sparse) if not s.startswith("_")] == ["grid", "usage"]  # as Quadrants
 
 
 def test_quadrants_names_beside_the_language(tmp_path, capsys) -> None:
