@@ -11,12 +11,14 @@ from IPython.utils.capture import capture_output
 from magic_cells import edited, run, six_loops
 
 import qdlab as qd
+from qdlab.compiler.runtime import tiers
 from qdlab.host import state
 from qdlab.magics import magic, progress
 
 
 def test_cache_stats_and_clear(shell, tmp_path):
     run(shell, "%%qdkernel\n" + six_loops())
+    tiers.settle_all()  # the optimised objects are stored when they land: count after them
     result, cap = run(shell, "%qdlab cache")
     assert result.success
     [out] = cap.outputs
