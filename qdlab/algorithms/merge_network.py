@@ -56,26 +56,12 @@ DEPRECATION = (
 
 
 @func
-def _exchange(keys: template(), idx: template(), a: i32, b: i32, has_idx: template()):
-    """Comparator `(a, b)`, `a < b`: swap when `keys[a] > keys[b]` (NaN never swaps), branch-free
-    (in cache, a mispredicted branch costs more than the two stores)."""
-    ka = keys[a]
-    kb = keys[b]
-    swap = ka > kb
-    keys[a] = select(swap, kb, ka)
-    keys[b] = select(swap, ka, kb)
-    if static(has_idx):
-        ia = idx[a]
-        ib = idx[b]
-        idx[a] = select(swap, ib, ia)
-        idx[b] = select(swap, ia, ib)
-
-
-@func
 def _exchange_when(
     keys: template(), idx: template(), a: i32, b: i32, live: i32, has_idx: template()
 ):
-    """`_exchange`, a comparator only where `live` is non-zero (branch-free: it vectorises)."""
+    """Comparator `(a, b)`, `a < b`, where `live` is non-zero: swap when `keys[a] > keys[b]` (NaN
+    never swaps), branch-free (it vectorises; in cache, a mispredicted branch costs more than the
+    two stores). A constant `live` folds away."""
     ka = keys[a]
     kb = keys[b]
     swap = (ka > kb) & (live != 0)
@@ -169,7 +155,7 @@ def _run(
         base += k
     if log_k == log_p or ((base + k) >> (log_p + 1)) == (base >> (log_p + 1)):
         for i in range(minimum(k, n - base - k)):
-            _exchange(keys, idx, lo + base + i, lo + base + i + k, has_idx)
+            _exchange_when(keys, idx, lo + base + i, lo + base + i + k, 1, has_idx)
 
 
 @kernel

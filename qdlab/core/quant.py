@@ -49,42 +49,40 @@ class QuantInt:
         return f"q{'i' if self.signed else 'u'}{self.bits}"
 
 
+class _Digits:
+    """A quantised type stored as its `digits` integer: its bits and signedness are the digits'."""
+
+    digits: QuantInt
+
+    @property
+    def bits(self) -> int:
+        return self.digits.bits
+
+    @property
+    def signed(self) -> bool:
+        return self.digits.signed
+
+
 @dataclass(frozen=True)
-class QuantFixed:
+class QuantFixed(_Digits):
     """`qd.types.quant.fixed(...)`: `digits * scale`, computed in `compute` (a float type)."""
 
     digits: QuantInt
     compute: DType
     scale: float
 
-    @property
-    def bits(self) -> int:
-        return self.digits.bits
-
-    @property
-    def signed(self) -> bool:
-        return self.digits.signed
-
     def __str__(self) -> str:
         return f"qfxt{self.digits}s{self.scale!r}"
 
 
 @dataclass(frozen=True)
-class QuantFloat:
+class QuantFloat(_Digits):
     """`qd.types.quant.float(exp, frac, signed)`: a float with an `exp`-bit exponent (its own, or
     shared with other floats of its word) and `frac` bits of digits (the sign among them)."""
 
     digits: QuantInt
     exponent: QuantInt
     compute: DType
-
-    @property
-    def bits(self) -> int:
-        return self.digits.bits
-
-    @property
-    def signed(self) -> bool:
-        return self.digits.signed
 
     @property
     def digit_bits(self) -> int:
