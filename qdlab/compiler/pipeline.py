@@ -66,6 +66,9 @@ class KernelSpec:
     its key names by type, having no content of their own to key on."""
     graph: bool = False
     """`@qd.kernel(graph=True)`: launched as any kernel, but `qd.stream_parallel()` is refused."""
+    signature: str = ""
+    """The signature the manifest is keyed on (`struct_args.manifest_signature`): the argument
+    types and the template arguments by content; the statement memo keys on it too."""
     checkpoints: bool = False
     """`@qd.kernel(graph=True, checkpoints=True)`: its `qd.checkpoint` stages pause and resume
     (`frontend/graphs.py`); the last parameter is the hidden resume point, the return the pause."""
@@ -402,7 +405,7 @@ def lower_once(
     ctx = None if spec.checkpoints else stmt_memo.context(spec, source, config.as_dict())
     memo = None
     if ctx is not None:  # unchanged top-level statements are replayed, not lowered
-        memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops), cache)
+        memo = stmt_memo.Memo(ctx, spec.fn, len(kernel.body.ops), cache, spec.templates, source)
     fe.lower_kernel(values, memo)
     lowered = Lowered(kernel, source, fe.deps, fe.checkpoints)
     if memo is not None:

@@ -358,7 +358,9 @@ class Kernel(KernelDef):
         state.compiled_count += 1
         previous = state.history.get(self.name)
         signature, by_members = struct_args.manifest_signature(self.param_names, sig, templates)
-        spec = dataclasses.replace(self.spec(sig, templates), by_members=by_members)
+        spec = dataclasses.replace(
+            self.spec(sig, templates), by_members=by_members, signature=signature
+        )
         with collector.spaced_out():
             compiled = compile_cached(
                 spec,

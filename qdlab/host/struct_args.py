@@ -177,7 +177,7 @@ def template_key(v: object) -> object:
     """What tells two template arguments apart: plain values by value, anything else by its content
     (a `repr` can hide a difference, and an identity can hide a mutation); a value whose content
     cannot be described gets a key of its own on every call, so it always compiles anew rather than
-    run stale code."""
+    run stale code (one that says UNKNOWN: it names nothing another process could meet again)."""
     if isinstance(v, (int, float, bool, str, type(None))):
         return (type(v).__name__, v)
     if isinstance(v, (FieldBase, StructField)):
@@ -185,7 +185,7 @@ def template_key(v: object) -> object:
     if isinstance(v, tuple):
         return tuple(template_key(x) for x in v)
     fp = content(v)
-    return (type(v).__name__, fp if fp != UNKNOWN else next(_unique))
+    return (type(v).__name__, fp if fp != UNKNOWN else f"{UNKNOWN}#{next(_unique)}")
 
 
 _unique = itertools.count()

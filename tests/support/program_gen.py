@@ -121,6 +121,7 @@ PATTERNS = (
     "quant_field",
     "sparse_pointer",
     "sparse_bitmasked",
+    "kernel_body_in_func",
     *program_funcs.PATTERNS,
 )
 STRUCT_MEMBERS = {"A2": "s.A2", "F0": "s.F0", "V0": "s.inner.V0", "k": "s.k"}
@@ -255,6 +256,9 @@ class Program:
     """The fields are the members of one global struct field `G` (`G[i].A1`, `G.A1[j]`)."""
     pfuncs: list = field(default_factory=list)
     """`@qd.func`s that assign their parameters (`program_funcs.py`), in definition order."""
+    body_func: bool = False
+    """The kernel's body is a `@qd.func` `body` the kernel calls as its one statement (as every
+    Genesis kernel calls its solver's functions): the statement memo replays its statements."""
     sparse: str | None = None
     """The level above the sparse field `SP`'s blocks of 4 (`pointer` or `bitmasked`), made by
     the test as `SP_B`, or None when the program uses none."""
@@ -321,6 +325,11 @@ class Program:
             lines = [self.as_members(line) for line in lines]
         if any("to_int_alias(" in line for line in lines):
             lines = ["    to_int_alias = qd.static(to_int)", *lines]
+        body: list[str] = []
+        if self.body_func:
+            names = ", ".join(d.split(":")[0] for d in declared)
+            body = ["", "", "@qd.func", f"def body({params}):", *lines, ""]
+            lines = [f"    body({names})"]
         wrapper: list[str] = []
         if self.struct:
             plain = ", ".join(a for a in INT_ARRAYS + FLOAT_ARRAYS if a not in STRUCT_MEMBERS)
@@ -350,6 +359,7 @@ class Program:
                         for a in (("G",) if self.grouped else self.fields)
                     ),
                     *(["SP = None", "SP_B = None"] if self.sparse else []),
+                    *body,
                     "",
                     "@qd.kernel",
                     f"def {'kernel' if self.struct else 'prog'}({params}){ret}:",
@@ -1130,6 +1140,8 @@ def programs(
         _statement(draw, p, s, draw(st.sampled_from(kinds)))
     if p.returns and not p.returned:
         p.emit("return 0")
+    p.body_func = not p.returns and not p.struct and draw(st.integers(0, 2)) == 0
+    p.patterns |= {"kernel_body_in_func"} if p.body_func else set()
     return p
 
 

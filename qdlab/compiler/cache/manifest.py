@@ -219,7 +219,7 @@ def deps_hold(
                 continue
             owner = owners.get(owner_path, MISSING)
             if owner is MISSING:
-                owner = owners[owner_path] = _function(fn, owner_path, templates)
+                owner = owners[owner_path] = function(fn, owner_path, templates)
             if fp == UNKNOWN or owner is None:
                 return False
             if name.startswith(evaluations.PREFIX):
@@ -269,7 +269,7 @@ def _unloc(loc: list | None, filename: str, first_line: int) -> SourceLoc | None
     return SourceLoc(kernel, filename, first_line + offset, col, text)
 
 
-def _function(kernel_fn: object, owner_path: str, templates: dict | None = None) -> object | None:
+def function(kernel_fn: object, owner_path: str, templates: dict | None = None) -> object | None:
     """The function a dependency was read in: the kernel, or a @qd.func reached from it by
     `owner_path` (its first step may start at a template argument: `self.f`)."""
     fn = kernel_fn
@@ -314,7 +314,7 @@ def fields(doc: dict, kernel_fn: object, templates: dict | None = None) -> list[
                 return None
             out.append(f)
             continue
-        owner = _function(kernel_fn, owner_path, templates)
+        owner = function(kernel_fn, owner_path, templates)
         value = resolve_dotted(owner, name) if owner is not None else MISSING
         if not isinstance(value, FieldBase):
             return None

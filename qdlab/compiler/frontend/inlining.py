@@ -33,15 +33,23 @@ class Inlining:
             )
         args = self.template_refs(func, node.args, self.visit_args(node.args))
         kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords}
-        return self.inline_call(func, args, kwargs, self.call_path(node.func, None))
+        return self.inline_call(func, args, kwargs, self.call_path(node.func, None), site=node)
 
     def inline_call(
-        self, func: lang.Func, args: list, kwargs: dict, via: str, method: bool = False
+        self,
+        func: lang.Func,
+        args: list,
+        kwargs: dict,
+        via: str,
+        method: bool = False,
+        site: ast.Call | None = None,
     ) -> object:
         """The body of @qd.func `func` lowered here with these argument values; its result. A
         method's `self` (a struct local, a field's element) is the caller's own when `method` (a
         func defined in the class body), as in the reference: the body's writes to it stay;
-        every other struct is passed by value."""
+        every other struct is passed by value. A call that is a whole statement of the kernel's
+        top level (`site`) has its body's statements replayed by the statement memo when they
+        did not change (`stmt_memo.Memo.nests`)."""
         if self.inline_depth > 32:
             raise self.error("@qd.func calls nest too deeply (recursion is not supported).")
         if getattr(func, "requires_top_level", False) and not self.top_level:
@@ -119,12 +127,17 @@ class Inlining:
             owner,
         )
         self.record("<source>", func)
+        memo = self.memo
+        if memo is not None:
+            memo.note(owner, source)
         self.inline_depth += 1
         call = self.loc
         self.call_sites.append(source.loc(source.tree, source.tree.name))
         try:
             if isinstance(func, lang.RealFunc):
                 self.real_body(func, source, annotations)
+            elif memo is not None and site is not None and memo.nests(self, site):
+                memo.lower_body(self, source.tree.body)
             else:
                 for s in source.tree.body:
                     self.visit(s)

@@ -37,6 +37,7 @@ class Loops:
     `block_dim`)."""
 
     do_while_depth = 0
+    static_loops: list[tuple[int, int]]
     """The `qd.graph.do_while` loops around the statement being lowered."""
 
     def visit_For(self, node: ast.For) -> None:
@@ -332,7 +333,7 @@ class Loops:
                 f"qd.static loop unrolls {len(items)} times; the limit is "
                 f"{self.config.unrolling_limit}."
             )
-        statics = self.__dict__.setdefault("static_loops", [])
+        statics = self.static_loops
         statics.append((self.loop_depth, self.in_runtime_if))
         try:
             for item in items:
@@ -354,7 +355,7 @@ class Loops:
     def static_jump(self, kind: str) -> None:
         """`break`/`continue` of the innermost loop when that is a qd.static one: unrolling stops,
         or goes on with the next item; under a runtime `if` it cannot be decided while compiling."""
-        statics = self.__dict__.get("static_loops")
+        statics = self.static_loops
         if not statics or statics[-1][0] != self.loop_depth:
             return
         if statics[-1][1] != self.in_runtime_if:

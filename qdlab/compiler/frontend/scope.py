@@ -40,10 +40,16 @@ element are atomic."""
 
 
 class StatementMemo(Protocol):
-    """Lowers a top-level statement, or replays what an unchanged one gave before
-    (`compiler.cache.stmt_memo.Memo`)."""
+    """Lowers a top-level statement, or replays what an unchanged one gave before; and the
+    statements of a `@qd.func` that such a statement calls (`compiler.cache.stmt_memo.Memo`)."""
 
     def lower(self, fe: Any, node: ast.stmt) -> None: ...
+
+    def note(self, owner: str, source: Any) -> None: ...
+
+    def nests(self, fe: Any, site: ast.Call) -> bool: ...
+
+    def lower_body(self, fe: Any, stmts: list[ast.stmt]) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -157,6 +157,8 @@ class Frontend(
         self.activating = False
         self.struct_for = False
         self.random_sites = 0
+        self.inline_depth = 0  # set here, as every attribute: the statement memo compares `vars()`
+        self.static_loops: list[tuple[int, int]] = []  # (loop depth, runtime ifs) of qd.static fors
         self.memo: StatementMemo | None = None
         """Replays the kernel's unchanged top-level statements (`lower_kernel`)."""
         self.deps: set[tuple[str, str, str]] = set()
