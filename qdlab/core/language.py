@@ -454,7 +454,15 @@ class ArrayAnnotation:
     boundary: str = "unsafe"
 
 
-class NDArray:
+class _AnnotationClass(type):
+    """`isinstance(ann, qd.types.NDArray)`: true of every ndarray annotation, as in Quadrants (where
+    the annotations are instances of that class)."""
+
+    def __instancecheck__(cls, x: object) -> bool:
+        return isinstance(x, ArrayAnnotation)
+
+
+class NDArray(metaclass=_AnnotationClass):
     """Annotation for ndarray parameters: `NDArray[qd.f32, 2]`, `NDArray[qd.f32]`, or bare
     `NDArray`."""
 
@@ -540,6 +548,10 @@ class NdarrayAnnotations:
 
     def __getitem__(self, item: object) -> ArrayAnnotation:
         return NDArray[item]
+
+    def __instancecheck__(self, x: object) -> bool:
+        """`isinstance(ann, qd.types.ndarray)`, as with `qd.types.NDArray`."""
+        return isinstance(x, ArrayAnnotation)
 
 
 class Template:

@@ -257,7 +257,7 @@ class Field(FieldBase):
         activates and its struct-for tests (`qdlab.core.sparse`)."""
         f = self.primal or self.dual_of or self
         level = f._snode
-        return cast("SNode", level).activity() if level is not None else ()
+        return cast("SNode", level)._activity() if level is not None else ()
 
     def _active_cells(self) -> np.ndarray | None:
         """Per element, whether its cell is active (None: a dense layout, all are)."""

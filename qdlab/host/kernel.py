@@ -98,6 +98,9 @@ class Kernel(KernelDef):
             }[autodiff]
         )
         self.__name__ = self.name
+        self.__qualname__ = fn.__qualname__ + self.name[len(fn.__name__) :]
+        """As functools.wraps gives it (`Outer.<locals>.k`): what an argument's error names."""
+        self.__module__ = fn.__module__
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn  # what it wraps, as functools.wraps says (pytest collects it so)
         self.autodiff = autodiff  # type: ignore[assignment]
@@ -260,7 +263,11 @@ class Kernel(KernelDef):
             if isinstance(ann, ArrayAnnotation):
                 index = self.param_names.index(name)
                 arr, grad, t = array_arg(
-                    a, ann, self.name, name, lambda index=index: annotation_loc(self.fn, index)
+                    a,
+                    ann,
+                    self.__qualname__,
+                    name,
+                    lambda index=index: annotation_loc(self.fn, index),
                 )
                 sig.append(t)
                 values.append((arr, grad))
@@ -289,16 +296,16 @@ class Kernel(KernelDef):
                 loc = annotation_loc(self.fn, self.param_names.index(name))
 
                 def convert(x: object, t: DType, name: str = name) -> object:
-                    return scalar_arg(x, t, self.name, name)
+                    return scalar_arg(x, t, self.__qualname__, name)
 
-                t, entries = vector_args.bind(a, ann, convert, self.name, name, loc)
+                t, entries = vector_args.bind(a, ann, convert, self.__qualname__, name, loc)
                 sig.append(t)
                 values.append(entries)
             else:
                 ann = scalar_type(ann)
                 if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):
                     sig.append(ann)
-                    values.append(scalar_arg(a, ann, self.name, name))
+                    values.append(scalar_arg(a, ann, self.__qualname__, name))
                 else:
                     raise QdTypeError(
                         f"kernel `{self.name}`: argument `{name}` must be a number ({ann}), "

@@ -18,6 +18,7 @@ what it holds, a bitmasked one only clears its flag (its elements stay readable,
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterable
 from typing import cast
@@ -30,6 +31,8 @@ from ..core.types import i32
 from . import quant, state
 from .field import Field, MatrixMember, lazy_dual, lazy_grad, set_implicit_snode, tree_id
 from .struct_field import StructField
+
+log = logging.getLogger("qdlab")
 
 
 class Axes:
@@ -103,15 +106,15 @@ class SNode:
     def dense(self, indices: object, dimensions: object) -> SNode:
         """A dense level under this one: `dimensions` (an int, or a one-entry sequence, for every
         axis, or one per axis)."""
-        return self.child("dense", indices, dimensions)
+        return self._child("dense", indices, dimensions)
 
     def pointer(self, indices: object, dimensions: object) -> SNode:
         """A pointer level: a write to a cell activates it (its block, zero-filled)."""
-        return self.child("pointer", indices, dimensions)
+        return self._child("pointer", indices, dimensions)
 
     def bitmasked(self, indices: object, dimensions: object) -> SNode:
         """A bitmasked level: one activity flag per cell."""
-        return self.child("bitmasked", indices, dimensions)
+        return self._child("bitmasked", indices, dimensions)
 
     def dynamic(self, index: object, dimension: object, chunk_size: object = None) -> SNode:
         """A dynamic level along one axis: a length per parent cell, grown by `qd.append` or a
@@ -121,11 +124,11 @@ class SNode:
             raise QdValueError(f"dynamic({index!r}, ...) takes one axis.")
         if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
             raise QdValueError(f"dynamic(..., chunk_size={chunk_size!r}): give a positive int.")
-        node = self.child("dynamic", index, dimension)
+        node = self._child("dynamic", index, dimension)
         node.chunk_size = chunk_size if isinstance(chunk_size, int) else node.extents[0]
         return node
 
-    def child(self, kind: str, indices: object, dimensions: object) -> SNode:
+    def _child(self, kind: str, indices: object, dimensions: object) -> SNode:
         ax = indices.axes if isinstance(indices, Axes) else tuple(indices)  # type: ignore[arg-type]
         dims = (
             tuple(dimensions) if isinstance(dimensions, (tuple, list)) else (dimensions,) * len(ax)
@@ -160,19 +163,19 @@ class SNode:
             return refuse
         raise AttributeError(name)
 
-    def path(self) -> list[SNode]:
+    def _path(self) -> list[SNode]:
         out, node = [], self
         while node is not None:
             out.append(node)
             node = node._parent
         return out[::-1]
 
-    def memory_order(self) -> tuple[tuple[int, ...] | None, bool]:
+    def _memory_order(self) -> tuple[tuple[int, ...] | None, bool]:
         """(the axis each axis of memory holds for a field placed here, outermost first, or None
         when that is axis order; whether an axis is split over levels with another between, which
         is no order of whole axes). `dense(qd.j, 32).dense(qd.i, 16)` is column-major: `(1, 0)`."""
         seq: list[int] = []
-        for node in self.path():
+        for node in self._path():
             for a in node.axes:
                 if seq and seq[-1] == a:
                     continue  # the same axis again right away: still one axis of memory
@@ -186,13 +189,13 @@ class SNode:
     def _physical_index_position(self) -> dict[int, int]:
         """The reference's map from a placed field's axes to the index space's (`qd.i` is 0,
         `qd.j` 1, ...), for the axes its levels use."""
-        used = sorted({a for node in self.path() for a in node.axes})
+        used = sorted({a for node in self._path() for a in node.axes})
         return dict(enumerate(used))
 
-    def extents_by_axis(self) -> dict[int, int]:
+    def _extents_by_axis(self) -> dict[int, int]:
         """Per axis used on the path to this level, the product of the path's extents."""
         ext: dict[int, int] = {}
-        for node in self.path():
+        for node in self._path():
             for a, n in zip(node.axes, node.extents):
                 ext[a] = ext.get(a, 1) * n
         return ext
@@ -200,24 +203,24 @@ class SNode:
     @property
     def shape(self) -> tuple[int, ...]:
         """The shape of a field placed here."""
-        ext = self.extents_by_axis()
+        ext = self._extents_by_axis()
         return tuple(ext[a] for a in sorted(ext))  # the axes used, in axis order
 
-    def activity(self) -> tuple[Level, ...]:
+    def _activity(self) -> tuple[Level, ...]:
         """The sparse levels on the path to this one (itself included), each mapped from this
         level's index space (its `shape`): what says whether an index here is active."""
-        mine = self.extents_by_axis()
+        mine = self._extents_by_axis()
         axes_ = sorted(mine)
         out = []
-        for node in self.path():
+        for node in self._path():
             if node.mask is None:
                 continue
-            theirs = (node.parent() or node).extents_by_axis() if node.kind == "dynamic" else None
-            ext = theirs if theirs is not None else node.extents_by_axis()
+            theirs = (node.parent() or node)._extents_by_axis() if node.kind == "dynamic" else None
+            ext = theirs if theirs is not None else node._extents_by_axis()
             cell = tuple((axes_.index(a), mine[a] // ext[a]) for a in sorted(ext))
             dyn = None
             if node.kind == "dynamic":
-                a, full = node.axes[0], node.extents_by_axis()
+                a, full = node.axes[0], node._extents_by_axis()
                 dyn = (axes_.index(a), mine[a] // full[a])
             out.append(Level(node.kind, node.mask, f"{node.kind}_activity", cell, dyn))
         return tuple(out)
@@ -226,12 +229,12 @@ class SNode:
     def _snode_tree_id(self) -> int:
         """The SNode tree it belongs to: that of the first field placed in it or below (the
         fields made before a launch form one tree), else its own."""
-        for node in self.subtree():
+        for node in self._subtree():
             for f in node.fields:
                 return f._tree_id
         return self._tree
 
-    def subtree(self) -> list[SNode]:
+    def _subtree(self) -> list[SNode]:
         out: list[SNode] = []
         todo: list[SNode] = [self]
         while todo:
@@ -240,7 +243,7 @@ class SNode:
             todo.extend(node.children)
         return out
 
-    def regions(self) -> list[Region]:
+    def _regions(self) -> list[Region]:
         """What deactivating one cell of this level zero-fills, as Quadrants frees it: for a
         pointer or dynamic level, the elements of every field placed in it or below and the
         activity of every sparse level below (a dynamic level's cell is its parent's: its whole
@@ -248,16 +251,16 @@ class SNode:
         a kernel's or `x[i]`'s read of them shows)."""
         if self.kind == "bitmasked":
             return []
-        mine = ((self._parent or self) if self.kind == "dynamic" else self).extents_by_axis()
+        mine = ((self._parent or self) if self.kind == "dynamic" else self)._extents_by_axis()
         axes_ = sorted(mine)
         out = []
-        for node in self.subtree():
+        for node in self._subtree():
             arrays: list[tuple[Field, dict[int, int], str]] = [
-                (f, node.extents_by_axis(), f.name or "field") for f in node.fields
+                (f, node._extents_by_axis(), f.name or "field") for f in node.fields
             ]
             if node is not self and node.mask is not None:
                 cells = node.parent() if node.kind == "dynamic" else node
-                arrays.append((node.mask, (cells or node).extents_by_axis(), f"{node.kind}_mask"))
+                arrays.append((node.mask, (cells or node)._extents_by_axis(), f"{node.kind}_mask"))
             for f, ext, name in arrays:
                 axes_spec = tuple(
                     (axes_.index(a), ext[a] // mine[a]) if a in mine else (-1, ext[a])
@@ -281,14 +284,14 @@ class SNode:
         if math.prod(dims) >= 2**31:
             raise QdValueError(f"a layout of shape {dims} has more than 2**31 - 1 elements.")
         flat = [g for f in fields for g in (f._leaves() if isinstance(f, StructField) else [f])]
-        order, blocked = self.memory_order()
+        order, blocked = self._memory_order()
         if self.quant_bits:  # a quant_array level
             parent = self._parent
             assert parent is not None
             ext = dict(zip(self.axes, self.extents))
-            used = sorted({a for node in self.path() for a in node.axes})
+            used = sorted({a for node in self._path() for a in node.axes})
             extents = tuple(ext.get(a, 1) for a in used)
-            above = {a for node in parent.path() for a in node.axes}
+            above = {a for node in parent._path() for a in node.axes}
             kept = tuple(a in above for a in used)
             quant.place_quant_array(self, parent.shape, dims, extents, kept, self.quant_bits, flat)
             self.fields.extend(f for f in flat if isinstance(f, Field))
@@ -333,15 +336,15 @@ class SNode:
     def deactivate_all(self) -> None:
         """Deactivate every cell of the sparse levels here and below, zero-filling what they
         hold; a layout with no sparse level has its own fields zeroed."""
-        sparse = [n for n in self.subtree() if n.mask is not None]
+        sparse = [n for n in self._subtree() if n.mask is not None]
         if not sparse:
             for f in self.fields:
                 f.fill(0)
             return
         for node in sparse:
-            node.observe()
+            node._observe()
             if node.kind != "bitmasked":  # freed: what it holds is zero-filled
-                for f in node.subtree_fields():
+                for f in node._subtree_fields():
                     f._clear()
             assert node.mask is not None
             node.mask._clear()
@@ -351,10 +354,10 @@ class SNode:
         """Quadrants' count of the cells (a dynamic level's chunks) its allocator ever handed
         out, freed ones being reused: here the most seen active at once, when asked and before
         each `deactivate_all()` (an inactive cell stays counted, as there)."""
-        self.observe()
+        self._observe()
         return self.allocated
 
-    def observe(self) -> None:
+    def _observe(self) -> None:
         if self.mask is None:
             return
         counts = np.asarray(self.mask.to_numpy())
@@ -364,8 +367,8 @@ class SNode:
             now = int(np.count_nonzero(counts))
         self.allocated = max(self.allocated, now)
 
-    def subtree_fields(self) -> list[Field]:
-        return [f for node in self.subtree() for f in node.fields]
+    def _subtree_fields(self) -> list[Field]:
+        return [f for node in self._subtree() for f in node.fields]
 
     def __repr__(self) -> str:
         return f"<qd.SNode {self.kind} {self.shape}>" if self.axes else "<qd.root>"
@@ -394,13 +397,59 @@ def deactivate_all_snodes() -> None:
             node.deactivate_all()
 
 
-class FieldsBuilder(SNode):
-    """`qd.FieldsBuilder()`: a layout tree of its own; `finalize()` makes its fields usable."""
+class FieldsBuilder:
+    """`qd.FieldsBuilder()`: a layout tree of its own under `root`, built with the SNode calls
+    until `finalize()`, after which it takes no more levels (a later call is an error)."""
 
     def __init__(self) -> None:
-        super().__init__(None, (), ())
+        self.root = SNode(None, (), ())
+        self.finalized = False
+        self.empty = True
+
+    def _grow(self) -> SNode:
+        """The root, for one more level or field: refused once finalised."""
+        if self.finalized:
+            raise QdRuntimeError("FieldsBuilder finalized: it takes no more levels or fields.")
+        self.empty = False
+        return self.root
+
+    def dense(self, indices: object, dimensions: object) -> SNode:
+        return self._grow().dense(indices, dimensions)
+
+    def pointer(self, indices: object, dimensions: object) -> SNode:
+        return self._grow().pointer(indices, dimensions)
+
+    def bitmasked(self, indices: object, dimensions: object) -> SNode:
+        return self._grow().bitmasked(indices, dimensions)
+
+    def dynamic(self, index: object, dimension: object, chunk_size: object = None) -> SNode:
+        return self._grow().dynamic(index, dimension, chunk_size)
+
+    def quant_array(self, indices: object, dimensions: object, max_num_bits: int) -> SNode:
+        return self._grow().quant_array(indices, dimensions, max_num_bits)
+
+    def place(self, *fields: object, offset: object = None) -> None:
+        self._grow().place(*fields, offset=offset)
+
+    def lazy_grad(self) -> None:
+        self._grow().lazy_grad()
+
+    def lazy_dual(self) -> None:
+        self._grow().lazy_dual()
+
+    def deactivate_all(self) -> None:
+        """Deactivate every sparse cell of the tree (nothing before `finalize()`)."""
+        if not self.finalized:
+            log.warning("FieldsBuilder.deactivate_all() does nothing before finalize().")
+            return
+        self.root.deactivate_all()
 
     def finalize(self, raise_warning: bool = True) -> SNodeTree:
+        if self.finalized:
+            raise QdRuntimeError("FieldsBuilder finalized: finalize() is called once.")
+        if self.empty and raise_warning:
+            log.warning("Finalizing an empty FieldsBuilder.")
+        self.finalized = True
         return SNodeTree()
 
 

@@ -131,3 +131,10 @@ def test_scalar_type_groups_and_builtin_names_are_quadrants() -> None:
         return qd.cast(qd.cast(x, bool), qd.i32) * 10 + qd.cast(qd.cast(x, int), qd.i32)
 
     assert [truth(123.4), truth(0.0)] == [133, 0]
+
+
+def test_ndarray_annotations_are_instances_of_their_names() -> None:
+    """As in Quadrants, where `qd.types.ndarray` is `qd.types.NDArray`, the annotations' class."""
+    for ann in (qd.types.NDArray[qd.f32, 1], qd.types.ndarray(qd.i32, ndim=2), qd.types.ndarray()):
+        assert isinstance(ann, qd.types.NDArray) and isinstance(ann, qd.types.ndarray)
+    assert not isinstance(qd.f32, qd.types.NDArray) and not isinstance(3, qd.types.ndarray)

@@ -473,3 +473,28 @@ def test_dense_takes_one_extent_for_every_axis() -> None:
     assert x.shape == (4, 4)
     with pytest.raises(ValueError, match="one positive extent per axis"):
         qd.root.dense(qd.ijk, (4, 5))
+
+
+def test_fields_builder_refuses_levels_after_finalize() -> None:
+    x, y = qd.field(qd.i32), qd.field(qd.i32)
+    fb = qd.FieldsBuilder()
+    assert fb.place(x) is None  # as in Quadrants: place() on the builder returns nothing
+    tree = fb.finalize()
+    tree.destroy()
+    assert fb.finalized and x.shape == ()
+    with pytest.raises(qd.QuadrantsRuntimeError, match="FieldsBuilder finalized"):
+        fb.dense(qd.i, 4).place(y)
+    with pytest.raises(qd.QuadrantsRuntimeError, match="FieldsBuilder finalized"):
+        fb.finalize()
+
+
+def test_snode_and_fields_builder_public_names() -> None:
+    """The methods a user calls, as Quadrants lists them; qdlab's own helpers are private."""
+
+    def public(cls: type) -> list[str]:
+        return sorted(n for n in dir(cls) if not n.startswith("_"))
+
+    levels = ["bitmasked", "deactivate_all", "dense", "dynamic", "lazy_dual", "lazy_grad"]
+    levels += ["place", "pointer", "quant_array"]
+    assert public(qd.SNode) == sorted([*levels, "parent", "shape"])
+    assert public(qd.FieldsBuilder) == sorted([*levels, "finalize"])

@@ -40,6 +40,7 @@ LAYERS = (
             "qdlab.run",
             "qdlab._logging",
             "qdlab._tensor",
+            "qdlab._test_tools",
             "qdlab",
         ),
     ),

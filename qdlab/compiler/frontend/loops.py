@@ -68,8 +68,8 @@ class Loops:
             order = self.ndrange_axes(call, len(dims))
         elif (snode := self.loop_snode(it)) is not None:  # `for i in x.parent()`: its cells
             dims = [(self.const(0, i32), self.const(n, i32)) for n in snode.shape]
-            if snode.activity():
-                self.sparse_guard = (snode.activity(), (0,) * len(dims), tuple(snode.shape))
+            if snode._activity():
+                self.sparse_guard = (snode._activity(), (0,) * len(dims), tuple(snode.shape))
             self.struct_for = True
         else:
             base = GradOf.unpack(self.loop_array(self.visit(it), it))[0]  # `x.grad` walks x

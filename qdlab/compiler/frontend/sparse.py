@@ -38,7 +38,7 @@ def levels_of(f: object) -> tuple[Level, ...]:
 
 def is_snode(x: object) -> bool:
     """An SNode (a layout level, or `x.snode`), which a kernel takes by itself, not as an array."""
-    return callable(getattr(x, "activity", None)) and not isinstance(x, FieldBase)
+    return callable(getattr(x, "_activity", None)) and not isinstance(x, FieldBase)
 
 
 class Sparse:
@@ -293,7 +293,7 @@ class Sparse:
         return None
 
     def own_level(self, snode: SNodeRef) -> Level:
-        return snode.activity()[-1]
+        return snode._activity()[-1]
 
     def sparse_is_active(self, node: ast.Call) -> ir.Value:
         snode, idx = self.sparse_target(node, "is_active", ("pointer", "bitmasked"))
@@ -302,7 +302,7 @@ class Sparse:
 
     def sparse_activate(self, node: ast.Call) -> None:
         snode, idx = self.sparse_target(node, "activate", ("pointer", "bitmasked", "dense"))
-        self.activate_levels(snode.activity(), idx)
+        self.activate_levels(snode._activity(), idx)
 
     def sparse_length(self, node: ast.Call) -> ir.Value:
         return self.dynamic_length(*self.sparse_target(node, "length", ("dynamic",)))
@@ -323,7 +323,7 @@ class Sparse:
         """`qd.append(dyn, I, v)`: the length grows by one (an atomic add), and `v` goes to the
         old length's place of the one field placed under the dynamic level when that is within
         its extent (past it, as in Quadrants, the length still grows and nothing is stored)."""
-        fields = snode.subtree_fields()
+        fields = snode._subtree_fields()
         if len(fields) != 1:
             raise self.error(
                 "qd.append: the dynamic SNode must hold one field (place one field under it).",
@@ -339,9 +339,9 @@ class Sparse:
             self.activating = False
         value = self.visit(value_node)
         base = self.field_arg(f, f.name or "field")
-        full = snode.extents_by_axis()
+        full = snode._extents_by_axis()
         axes_ = sorted(full)
-        parent_axes = sorted(snode.parent().extents_by_axis())
+        parent_axes = sorted(snode.parent()._extents_by_axis())
         dyn_axis = snode.axes[0]
         logical = []
         for a in axes_:
@@ -376,7 +376,7 @@ class Sparse:
     def deactivate_cell(self, snode: SNodeRef, idx: list[ir.Value]) -> None:
         self.activating = True
         try:
-            for region in snode.regions():
+            for region in snode._regions():
                 self.zero_region(region, idx)
             kind = snode.kind
             arr = self.field_arg(self.own_level(snode).mask, f"{kind}_activity")
