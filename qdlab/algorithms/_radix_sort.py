@@ -19,7 +19,7 @@ from ._reduce import (
     _reduce_depth_for_n,
     at_least_one,
     check_op_depth,
-    validate_log256_max_n,
+    depth_for,
 )
 
 bit_cast = BUILTINS["bit_cast"]
@@ -167,15 +167,15 @@ def sort(
         _twiddle(keys, count, key_dtype, width, False)
 
 
-def sort_scratch_slots(n: int, log256_max_n: int | None = None) -> int:
+def sort_scratch_slots(n: int, log256_max_n: template() = None) -> int:
     """The u32 scratch slots `sort` needs for `n` keys, by the reference's formula (tile histograms
-    plus its scan's partials; qdlab's sort uses the first 256), so one allocation fits both."""
-    if log256_max_n is None:
-        log256_max_n = _min_log256_for_n(n)
-    validate_log256_max_n(log256_max_n)
+    plus its scan's partials; qdlab's sort uses the first 256), so one allocation fits both.
+    Callable on the host and, with `log256_max_n` given, in a kernel."""
+    depth = static(depth_for(n, log256_max_n))
     hist_len = (n + BLOCK_DIM - 1) // BLOCK_DIM * RADIX_DIGITS
-    cursor = nn = hist_len
-    for _ in range(log256_max_n - 1):
+    cursor = hist_len
+    nn = hist_len
+    for _ in static(range(depth - 1)):
         nn = (nn + BLOCK_DIM - 1) // BLOCK_DIM
-        cursor += nn
+        cursor = cursor + nn
     return at_least_one(cursor)

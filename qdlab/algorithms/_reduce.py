@@ -114,25 +114,34 @@ def at_least_one(slots: int) -> int:
 
 def level_partials_slots(n: int, start_cursor: int = 0) -> int:
     """The scratch the per-level partials of an `n`-element scan take above `start_cursor`:
-    each level turns the count into `ceil(t / BLOCK_DIM)` partials, kept while more than one."""
+    each level turns the count into `ceil(t / BLOCK_DIM)` partials, kept while more than one.
+    Branch-free, so it also compiles in a kernel on a count the kernel reads."""
     cursor = start_cursor
     t = n
-    for _ in range(MAX_SCRATCH_LEVELS):
+    for _ in static(range(MAX_SCRATCH_LEVELS)):
         t = (t + BLOCK_DIM - 1) // BLOCK_DIM
         cursor = cursor + t * (t > 1)
     return cursor
 
 
-def reduce_scratch_slots(n: int, log256_max_n: int | None = None) -> int:
-    """Scratch slots `reduce_{add,min,max}` take for `n` elements (`u32` slots for 4-byte dtypes,
-    `u64` for 8-byte ones): the partials of each level but the last, at least 1. Without
-    `log256_max_n`, the smallest depth that covers `n`."""
+def depth_for(n: int, log256_max_n: int | None) -> int:
+    """The capacity a slot helper sizes for: the given one (checked), or the smallest covering
+    `n`, which needs `n` known (on the host, or a constant in a kernel), as in the reference."""
     if log256_max_n is None:
         log256_max_n = _reduce_depth_for_n(n)
     validate_log256_max_n(log256_max_n)
+    return log256_max_n
+
+
+def reduce_scratch_slots(n: int, log256_max_n: template() = None) -> int:
+    """Scratch slots `reduce_{add,min,max}` take for `n` elements (`u32` slots for 4-byte dtypes,
+    `u64` for 8-byte ones): the partials of each level but the last, at least 1. Without
+    `log256_max_n`, the smallest depth that covers `n`. Callable on the host and, with
+    `log256_max_n` given, in a kernel (`n` then may be a count the kernel reads)."""
+    depth = static(depth_for(n, log256_max_n))
     cursor = 0
     cur = n
-    for _ in range(log256_max_n - 1):
+    for _ in static(range(depth - 1)):
         cur = (cur + (BLOCK_DIM - 1)) // BLOCK_DIM
         cursor = cursor + cur
     return at_least_one(cursor)

@@ -15,15 +15,14 @@ from ._reduce import (
     BLOCK_DIM,
     MAX,
     MIN,
-    _reduce_depth_for_n,
     at_least_one,
     cast,
     check_dtype,
     check_op_depth,
+    depth_for,
     fold,
     level_partials_slots,
     typed_identity,
-    validate_log256_max_n,
 )
 
 
@@ -93,18 +92,17 @@ def scan_total_scratch_slots(n: int, partials_cursor: int) -> int:
     return level_partials_slots(n, partials_cursor)
 
 
-def exclusive_scan_scratch_slots(n: int, log256_max_n: int | None = None) -> int:
+def exclusive_scan_scratch_slots(n: int, log256_max_n: template() = None) -> int:
     """Scratch slots `exclusive_scan_{add,min,max}` take for `n` elements (`u32` slots for 4-byte
     dtypes, `u64` for 8-byte ones): the first level's `ceil(n / 256)` partials and those of the
-    `log256_max_n - 2` levels above, at least 1."""
-    if log256_max_n is None:
-        log256_max_n = _reduce_depth_for_n(n)
-    validate_log256_max_n(log256_max_n)
-    if log256_max_n <= 1:
-        return 1
-    cursor = (n + (BLOCK_DIM - 1)) // BLOCK_DIM
-    cur = cursor
-    for _ in range(log256_max_n - 2):
-        cur = (cur + (BLOCK_DIM - 1)) // BLOCK_DIM
-        cursor = cursor + cur
+    `log256_max_n - 2` levels above, at least 1. Callable on the host and, with `log256_max_n`
+    given, in a kernel."""
+    depth = static(depth_for(n, log256_max_n))
+    cursor = 0
+    if static(depth > 1):
+        cursor = (n + (BLOCK_DIM - 1)) // BLOCK_DIM
+        cur = cursor
+        for _ in static(range(depth - 2)):
+            cur = (cur + (BLOCK_DIM - 1)) // BLOCK_DIM
+            cursor = cursor + cur
     return at_least_one(cursor)

@@ -383,3 +383,29 @@ def test_scratch_slots_are_the_references() -> None:
     with pytest.raises(TypeError, match="takes 1 positional argument but 2 were given"):
         slots: Any = A.select_scratch_slots
         slots(5, 2)
+
+
+def test_scratch_slots_in_a_kernel_on_a_count_it_reads() -> None:
+    """The helpers are branch-free, so (with the depth given) a kernel computes them on a count
+    it reads; the values are the real quadrants' from the same kernel."""
+    count, got = qd.field(qd.i32, 1), qd.field(qd.i32, 5)
+
+    @qd.kernel
+    def slots():
+        got[0] = A.reduce_scratch_slots(count[0], 3)
+        got[1] = A.exclusive_scan_scratch_slots(count[0], 3)
+        got[2] = A.select_scratch_slots(count[0])
+        got[3] = A.reduce_by_key_scratch_slots(count[0])
+        got[4] = A.sort_scratch_slots(count[0], 3)
+
+    want = {
+        0: [1, 1, 1, 1, 1],
+        1: [2, 2, 2, 1, 258],
+        257: [3, 3, 259, 259, 515],
+        70000: [276, 276, 70276, 70276, 70420],
+        1_000_000: [3923, 3923, 1003923, 1003923, 1004115],
+    }
+    for n, slots_n in want.items():
+        count[0] = n
+        slots()
+        assert got.to_numpy().tolist() == slots_n, n
