@@ -19,13 +19,13 @@ from ..core.errors import QdCompileNotImplementedError, QdCompileValueError
 from ..core.language import BUILTINS, func, static, template
 from ..core.types import f32, f64, i32, i64, u32, u64
 
+cast = BUILTINS["cast"]
+bit_cast = BUILTINS["bit_cast"]
+
 BLOCK_DIM = 256
 """The reference's tile: each level of its staircase divides the count by this many."""
 MAX_LOG256_MAX_N = 4
 """The deepest staircase the reference accepts: 256**4 = 2**32 covers any i32-indexed tensor."""
-cast = BUILTINS["cast"]
-bit_cast = BUILTINS["bit_cast"]
-
 MAX_SCRATCH_LEVELS = 8
 """Levels the branch-free slot arithmetic unrolls (256**8 = 2**64: past any tensor)."""
 
@@ -97,7 +97,7 @@ def identity_bits(dtype: object, op: str) -> int:
     return value & ((1 << (8 * width)) - 1)
 
 
-def _reduce_depth_for_n(n: int) -> int:
+def reduce_depth_for_n(n: int) -> int:
     """The smallest `log256_max_n >= 1` with `256 ** log256_max_n >= n`."""
     depth = 1
     cap = BLOCK_DIM
@@ -105,6 +105,10 @@ def _reduce_depth_for_n(n: int) -> int:
         cap *= BLOCK_DIM
         depth += 1
     return depth
+
+
+_reduce_depth_for_n = reduce_depth_for_n
+"""At the reference's private path too: its tests size their ops with it."""
 
 
 def at_least_one(slots: int) -> int:
@@ -128,7 +132,7 @@ def depth_for(n: int, log256_max_n: int | None) -> int:
     """The capacity a slot helper sizes for: the given one (checked), or the smallest covering
     `n`, which needs `n` known (on the host, or a constant in a kernel), as in the reference."""
     if log256_max_n is None:
-        log256_max_n = _reduce_depth_for_n(n)
+        log256_max_n = reduce_depth_for_n(n)
     validate_log256_max_n(log256_max_n)
     return log256_max_n
 
