@@ -153,6 +153,11 @@ class QdCompileValueError(QuadrantsCompilationError, ValueError):
     ValueError through, or wraps it in a QuadrantsCompilationError)."""
 
 
+class QdCompileNotImplementedError(QuadrantsCompilationError, NotImplementedError):
+    """A construct the kernel compiles asks for something its library does not offer (an
+    algorithm's dtype): Quadrants' NotImplementedError, raised while compiling."""
+
+
 class QdValueError(QdError, ValueError):
     """A kernel argument has the right kind but an unusable value (dtype, ndim, memory layout,
     size)."""

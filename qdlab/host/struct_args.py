@@ -74,8 +74,8 @@ def is_struct(v: object) -> bool:
     one by one: a dataclass or data-oriented instance, or an instance of a class of the user's own
     (not a number, container, function, class, module, enum, or an object of qdlab or NumPy)."""
     t = type(v)
-    if t in SCALARS or isinstance(v, (type, types.ModuleType, tuple, list, dict)):
-        return False
+    if t in SCALARS or isinstance(v, (type, types.ModuleType, tuple, list, dict, DType)):
+        return False  # a DType is a (frozen) dataclass, but a template value, not a struct
     if dataclasses.is_dataclass(v) or is_data_oriented(t):
         return True
     module = (getattr(t, "__module__", None) or "builtins").split(".")[0]

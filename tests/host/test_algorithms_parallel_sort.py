@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import qdlab as qd
-from qdlab.algorithms import merge_network
+from qdlab.algorithms import _merge_network as merge_network
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

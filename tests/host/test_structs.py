@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import warnings
 
 import numpy as np
 import pytest
@@ -356,6 +357,26 @@ def test_a_dataclass_passed_to_a_template_warns() -> None:
     with pytest.warns(DeprecationWarning, match="qd.Template-annotated kernel parameter"):
         run(Foo(x))
     np.testing.assert_array_equal(x.to_numpy(), [0, 1, 2, 3])
+
+
+def test_a_dtype_passed_to_a_template_is_a_dtype() -> None:
+    """A dtype is a frozen dataclass inside qdlab, but to a kernel a template value, as in
+    Quadrants (whose algorithm tests pass theirs so): `qd.cast` and `qd.static` see the dtype, one
+    specialisation each, with no dataclass warning (Quadrants: `qd.cast(3, qd.i32) / 2` is 1.5)."""
+
+    @qd.kernel
+    def run(dtype: qd.template(), x: F32):
+        for i in range(x.shape[0]):
+            x[i] = qd.cast(3.75, dtype) / 2 + qd.static(10 if dtype == qd.i32 else 0)
+
+    x = np.zeros(2, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        run(qd.i32, x)
+        np.testing.assert_array_equal(x, [11.5, 11.5])
+        run(qd.f32, x)
+        np.testing.assert_array_equal(x, [1.875, 1.875])
+    assert len(run.variants) == 2
 
 
 def test_a_cycle_in_a_template_object_is_walked_once() -> None:

@@ -105,7 +105,9 @@ class CompileTime:
             if isinstance(got, RuntimeRef):  # `qd.static(x)`, `static_assert(x)`: x is not known
                 got._refuse()
             value = held(got)
-        except QdError:
+        except QdError as e:
+            if e.loc is None:  # a library's check (`qd.algorithms`' capacity): at this line
+                raise self.error(e.message, type(e)) from None
             raise
         except Exception as e:  # noqa: BLE001 - whatever the user's expression raises is reported
             raise self.error(

@@ -248,8 +248,11 @@ def _unambiguous(keys: np.ndarray, order: np.ndarray, values: np.ndarray | None)
     return not bool((flat[0] != flat[1]).any())
 
 
-def _host(x: object, what: str) -> tuple[np.ndarray, Callable[[], None] | None]:
-    """(a writable host view of the elements, a callable storing it back or None)."""
+def host_view(
+    x: object, what: str, who: str = "parallel_sort"
+) -> tuple[np.ndarray, Callable[[], None] | None]:
+    """(a writable host view of the elements of field or ndarray `x`, a callable storing it back
+    or None); `what` and `who` name the argument and the function in the error."""
     if isinstance(x, Field):
         arr = x._storage()
         if isinstance(arr, np.ndarray):
@@ -263,8 +266,7 @@ def _host(x: object, what: str) -> tuple[np.ndarray, Callable[[], None] | None]:
         copy = x.to_numpy()
         return copy, lambda: x.from_numpy(copy)
     raise QuadrantsTypeError(
-        f"qd.algorithms.parallel_sort: {what} must be a qd.field or qd.ndarray, not "
-        f"{type(x).__name__}"
+        f"qd.algorithms.{who}: {what} must be a qd.field or qd.ndarray, not {type(x).__name__}"
     )
 
 
@@ -273,7 +275,7 @@ def parallel_sort(keys: object, values: object = None) -> None:
     ndarray of at least as many elements, of any dtype) is permuted alike. Deprecated in
     Quadrants (it warns, as there); the order of equal keys is Quadrants' network's."""
     warnings.warn(DEPRECATION, DeprecationWarning, stacklevel=2)
-    k, store_keys = _host(keys, "keys")
+    k, store_keys = host_view(keys, "keys")
     if getattr(keys, "element", ()):
         raise QuadrantsTypeError(
             "qd.algorithms.parallel_sort: keys must hold scalars, not vectors or matrices "
@@ -284,7 +286,7 @@ def parallel_sort(keys: object, values: object = None) -> None:
             f"qd.algorithms.parallel_sort: keys must be 1-D, got shape {tuple(k.shape)}"
         )
     n = int(k.shape[0])
-    v, store_values = (None, None) if values is None else _host(values, "values")
+    v, store_values = (None, None) if values is None else host_view(values, "values")
     if v is not None and (v.ndim < 1 or v.shape[0] < n):
         raise QuadrantsIndexError(
             f"qd.algorithms.parallel_sort: values (shape {tuple(v.shape)}) must have at least "

@@ -14,14 +14,18 @@ from __future__ import annotations
 
 from ..core.language import BUILTINS, func, static, template
 from ..core.types import f32, f64, i32, i64, u32, u64
+from ._reduce import (
+    BLOCK_DIM,
+    at_least_one,
+    check_op_depth,
+    depth_for,
+    reduce_depth_for_n,
+)
 
 bit_cast = BUILTINS["bit_cast"]
 
-BLOCK_DIM = 256
 RADIX_BITS = 8
 RADIX_DIGITS = 1 << RADIX_BITS
-MAX_LOG256_MAX_N = 4
-"""The deepest scan the reference accepts: 256**4 = 2**32 covers any i32-indexed array."""
 
 
 def key_width(dtype: object) -> int:
@@ -32,12 +36,10 @@ def key_width(dtype: object) -> int:
     raise NotImplementedError(f"sort key dtype {dtype} not supported")
 
 
-def check_depth(log256_max_n: int) -> None:
-    if log256_max_n > MAX_LOG256_MAX_N:
-        raise ValueError(
-            f"log256_max_n={log256_max_n} exceeds the maximum of {MAX_LOG256_MAX_N}: tensors are "
-            "indexed by signed 32-bit integers, and 256 ** 4 == 2**32 already covers that range."
-        )
+def _min_log256_for_n(n: int) -> int:
+    """The smallest `log256_max_n >= 1` with `256 ** log256_max_n >= n` (at the reference's
+    private path: its tests size their sorts with it)."""
+    return reduce_depth_for_n(n)
 
 
 @func
@@ -131,7 +133,7 @@ def sort(
 ):
     """Sort `keys[0:n[()]]` (with `values` when `has_values`); see the module's docstring.
     `n` is a 0-d i32 array read on the device; `key_dtype` one of u32 i32 f32 u64 i64 f64."""
-    static(check_depth(log256_max_n))
+    static(check_op_depth(log256_max_n))
     width = static(key_width(key_dtype))
     twiddle = static(key_dtype in (i32, f32, i64, f64))
     count = n[()]
@@ -166,19 +168,15 @@ def sort(
         _twiddle(keys, count, key_dtype, width, False)
 
 
-def sort_scratch_slots(n: int, log256_max_n: int | None = None) -> int:
+def sort_scratch_slots(n: int, log256_max_n: template() = None) -> int:
     """The u32 scratch slots `sort` needs for `n` keys, by the reference's formula (tile histograms
-    plus its scan's partials; qdlab's sort uses the first 256), so one allocation fits both."""
-    if log256_max_n is None:
-        log256_max_n = 1
-        cap = RADIX_DIGITS
-        while cap < n:
-            cap *= RADIX_DIGITS
-            log256_max_n += 1
-    check_depth(log256_max_n)
+    plus its scan's partials; qdlab's sort uses the first 256), so one allocation fits both.
+    Callable on the host and, with `log256_max_n` given, in a kernel."""
+    depth = static(depth_for(n, log256_max_n))
     hist_len = (n + BLOCK_DIM - 1) // BLOCK_DIM * RADIX_DIGITS
-    cursor = nn = hist_len
-    for _ in range(log256_max_n - 1):
+    cursor = hist_len
+    nn = hist_len
+    for _ in static(range(depth - 1)):
         nn = (nn + BLOCK_DIM - 1) // BLOCK_DIM
-        cursor += nn
-    return cursor + (cursor < 1)
+        cursor = cursor + nn
+    return at_least_one(cursor)
