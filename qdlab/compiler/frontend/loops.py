@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import collections.abc
 import logging
-import math
 
 import numpy as np
 
@@ -214,7 +213,7 @@ class Loops:
         if guard is not None and parallel and order == list(range(len(dims))):
             blocks = self.sparse_blocks(guard[0], guard[2])
         if blocks is not None:  # a parallel loop over the blocks, a serial one in each
-            begin, end = self.const(0, i32), self.const(math.prod(blocks[2]), i32)
+            begin, end = self.const(0, i32), self.const(self.block_count(blocks), i32)
             extents = []
         elif len(dims) == 1:
             begin, end = dims[0]
@@ -259,7 +258,8 @@ class Loops:
             if blocks is not None:
                 assert guard is not None
                 values, body, storage = self.enter_block(blocks, index, dims, names, grouped)
-                guard = (tuple(lv for lv in guard[0] if lv is not blocks[0]), None, storage)
+                walked = [id(blocks[0]), id(blocks[3])]  # tested by the walk itself
+                guard = (tuple(lv for lv in guard[0] if id(lv) not in walked), None, storage)
             elif extents:
                 source = ast.unparse(node.iter)
                 self.emit(
