@@ -10,8 +10,9 @@ stored in axis order (the same values; `qd.get_addr` is refused on it). How the 
 interleaves fields placed together in memory is not reproduced. Quantised fields are placed in
 words by `qd.BitpackedFields` or under a `quant_array` level (`host/quant.py`).
 
-Sparse levels (`pointer`, `bitmasked`, `dynamic`) keep their activity in a hidden i32 field of
-their own (`qdlab.core.sparse`): a flag per cell, a length per parent cell of a `dynamic` one. A
+Sparse levels (`pointer`, `bitmasked`, `dynamic`) keep their activity in a hidden field of their
+own (`qdlab.core.sparse`): an i32 flag per cell, a bit per cell of a `bitmasked` one (u32 words), a
+length per parent cell of a `dynamic` one. A
 write activates its cell (and the levels above); deactivating a pointer or dynamic cell zero-fills
 what it holds, a bitmasked one only clears its flag (its elements stay readable, as there).
 `hash` and `bit_struct` / `bit_array` storage are refused by name."""
