@@ -265,3 +265,47 @@ def launch_on(blocks: int) -> int:
         return n
 
     return k()
+
+
+def test_a_write_to_the_visited_cell_emits_no_activation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a struct-for, a write with the loop's own indices to a field of the same levels is to
+    an active cell: no activity op is emitted for it (the stencil's store), and the values are
+    those measured on the reference."""
+    texts: list[str] = []
+    prepare = pipeline.prepare
+
+    def spy(*args: object, **kwargs: object) -> pipeline.Prepared:
+        got = prepare(*args, **kwargs)  # type: ignore[arg-type]
+        texts.append(got.text)
+        return got
+
+    monkeypatch.setattr(pipeline, "prepare", spy)
+    qd.init(arch=qd.cpu, offline_cache=False)
+    x, y = qd.field(qd.i32), qd.field(qd.i32)
+    qd.root.pointer(qd.i, 4).bitmasked(qd.i, 16).place(x, y)
+
+    @qd.kernel
+    def fill():
+        for i in range(64):
+            if i % 3 == 0:
+                x[i] = i
+
+    @qd.kernel
+    def double():
+        for i in x:
+            y[i] = x[i] * 2 + x[i - 1] if i > 0 else 5
+            y[i] += 1
+
+    @qd.kernel
+    def stats() -> qd.i32:
+        s = 0
+        for i in y:
+            s += y[i] * (i + 1) + 1
+        return s
+
+    fill()
+    texts.clear()
+    double()
+    assert texts and not any("atomic %bitmasked_activity" in t for t in texts)
+    assert stats() == 61726
+    assert y.to_numpy()[:8].tolist() == [6, 0, 0, 7, 0, 0, 13, 0]

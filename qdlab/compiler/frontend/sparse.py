@@ -56,6 +56,12 @@ class Sparse:
 
     activating = False
     """Inside an emission of activity ops: their own stores activate nothing."""
+    known_active: tuple = ()
+    """Inside a sparse struct-for's body: per enclosing one, (its loop depth, its index values,
+    {(mask id, cell map)} of its levels): the cell it visits is active, so a write there with
+    those very indices activates nothing. Forgotten at a deactivation or a call (which might
+    deactivate), and used at the body's own depth only (a nested loop may come round again after
+    a deactivation written below the write)."""
 
     # -- writes ------------------------------------------------------------------------------------
     def activate_before(self, op_cls: type[ir.Op], operands: list[ir.Value]) -> None:
@@ -70,7 +76,21 @@ class Sparse:
         memory = list(operands[1 : 1 + n])
         layout = array_type(operands[0]).layout
         logical = memory if layout is None else [memory[layout.index(a)] for a in range(n)]
-        self.activate_levels(levels, logical)
+        if not self.visited(levels, logical):
+            self.activate_levels(levels, logical)
+
+    def visited(self, levels: tuple[Level, ...], idx: list[ir.Value]) -> bool:
+        """Whether index `idx` of these levels is the cell an enclosing struct-for visits now
+        (`known_active`)."""
+        for depth, values, cells in self.known_active:
+            if (
+                depth == self.loop_depth
+                and len(values) == len(idx)
+                and all(a is b for a, b in zip(values, idx))
+                and all((id(lv.mask), lv.cell) in cells for lv in levels)
+            ):
+                return True
+        return False
 
     def activate_levels(self, levels: tuple[Level, ...], idx: list[ir.Value]) -> None:
         self.activating = True
@@ -474,6 +494,7 @@ class Sparse:
         self.deactivate_cell(snode, idx)
 
     def deactivate_cell(self, snode: SNodeRef, idx: list[ir.Value]) -> None:
+        self.known_active = ()
         self.activating = True
         try:
             for region in snode.regions():
