@@ -309,3 +309,33 @@ def test_a_write_to_the_visited_cell_emits_no_activation(monkeypatch: pytest.Mon
     assert texts and not any("atomic %bitmasked_activity" in t for t in texts)
     assert stats() == 61726
     assert y.to_numpy()[:8].tolist() == [6, 0, 0, 7, 0, 0, 13, 0]
+
+
+def test_words_walked_under_an_offset() -> None:
+    """A field placed with an offset under pointer and bitmasked levels: the word walk's indices
+    start where the field's do."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+    x, y = qd.field(qd.i32), qd.field(qd.i32)
+    qd.root.pointer(qd.ij, 2).bitmasked(qd.ij, 8).place(x, y, offset=(-5, 3))
+
+    @qd.kernel
+    def fill():
+        for i, j in qd.ndrange((-5, 11), (3, 19)):
+            if (i * 3 + j) % 7 == 0:
+                x[i, j] = i * 100 + j
+
+    @qd.kernel
+    def copy():
+        for i, j in x:
+            y[i, j] = x[i, j] + 1
+
+    @qd.kernel
+    def total() -> qd.i64:
+        t = qd.cast(0, qd.i64)
+        for i, j in y:
+            t += y[i, j] * (i + 10) * (j + 1) + 1
+        return t
+
+    fill()
+    copy()
+    assert (total(), int(y.to_numpy().sum())) == (2239365, 9812)
