@@ -32,7 +32,7 @@ from ..core.errors import (
     QdValueError,
 )
 from ..core.fields import MAX_NUM_INDICES, FieldBase, SNodeGradType
-from ..core.sparse import Level
+from ..core.sparse import Level, flags, locate
 from ..core.types import DType, from_numpy, u1
 from . import pyquadrants, state, torch_bridge
 from .launch import Storage, TorchTensor, array_launch
@@ -268,6 +268,8 @@ class Field(FieldBase):
         out = np.ones(shape, bool)
         for lv in levels:
             mask = np.asarray(cast(Field, lv.mask).to_numpy())
+            if lv.own:
+                mask = flags(lv, mask)
             grids = np.indices(shape, sparse=True)
             cell = tuple(grids[p] // d for p, d in lv.cell)
             cells = mask[cell] if cell else np.broadcast_to(mask, shape)
@@ -285,6 +287,10 @@ class Field(FieldBase):
             assert isinstance(mask, Field)
             cell = tuple(key[p] // d for p, d in lv.cell)
             new = 1
+            if lv.own:  # its bit in a word
+                word, bit = locate(lv, cell)
+                mask[word] = int(mask._host()[word]) | bit
+                continue
             if lv.dyn is not None:
                 p, d = lv.dyn
                 new = max(int(mask._host()[cell]), key[p] // d + 1)

@@ -10,8 +10,9 @@ stored in axis order (the same values; `qd.get_addr` is refused on it). How the 
 interleaves fields placed together in memory is not reproduced. Quantised fields are placed in
 words by `qd.BitpackedFields` or under a `quant_array` level (`host/quant.py`).
 
-Sparse levels (`pointer`, `bitmasked`, `dynamic`) keep their activity in a hidden i32 field of
-their own (`qdlab.core.sparse`): a flag per cell, a length per parent cell of a `dynamic` one. A
+Sparse levels (`pointer`, `bitmasked`, `dynamic`) keep their activity in a hidden field of their
+own (`qdlab.core.sparse`): an i32 flag per cell, a bit per cell of a `bitmasked` one (u32 words), a
+length per parent cell of a `dynamic` one. A
 write activates its cell (and the levels above); deactivating a pointer or dynamic cell zero-fills
 what it holds, a bitmasked one only clears its flag (its elements stay readable, as there).
 `hash` and `bit_struct` / `bit_array` storage are refused by name."""
@@ -26,8 +27,8 @@ from typing import cast
 import numpy as np
 
 from ..core.errors import QdRuntimeError, QdValueError
-from ..core.sparse import Level, Region
-from ..core.types import i32
+from ..core.sparse import Level, Region, count_active, mask_shape
+from ..core.types import i32, u32
 from . import quant, state
 from .field import Field, MatrixMember, lazy_dual, lazy_grad, set_implicit_snode, tree_id
 from .struct_field import StructField
@@ -88,7 +89,8 @@ class SNode:
         """For a quant_array level: its words' bits."""
         self.children: list[SNode] = []
         self.mask: Field | None = None
-        """A sparse level's activity: a flag per cell, a dynamic one's length per parent cell."""
+        """A sparse level's activity: a flag per cell (a bit for a bitmasked one,
+        `qdlab.core.sparse`), a dynamic one's length per parent cell."""
         self.epoch = state.epoch
         self.chunk_size = 0
         """A dynamic level's allocation unit (its extent unless given)."""
@@ -97,8 +99,11 @@ class SNode:
         """The most cells (a dynamic level's chunks) seen allocated at once (`_num_dynamically_
         allocated`): read at each query and before each `deactivate_all`."""
         if kind != "dense" and parent is not None:
-            cells = parent.shape if kind == "dynamic" else self.shape
-            self.mask = Field(i32, cells, name=f"<{kind} activity>")
+            if kind == "bitmasked":
+                self.mask = Field(u32, mask_shape(self.shape, self._own()), name="<bitmask>")
+            else:
+                cells = parent.shape if kind == "dynamic" else self.shape
+                self.mask = Field(i32, cells, name=f"<{kind} activity>")
             if not any(n.epoch == state.epoch for n in _sparse_nodes[-1:]):
                 _sparse_nodes.clear()  # those of an earlier `qd.init` are gone with their fields
             _sparse_nodes.append(self)
@@ -206,6 +211,14 @@ class SNode:
         ext = self._extents_by_axis()
         return tuple(ext[a] for a in sorted(ext))  # the axes used, in axis order
 
+    def _own(self) -> tuple[int, ...]:
+        """Its own extent per axis of its cells (those of `shape`): 1 along an axis it does not
+        split."""
+        ext = dict.fromkeys(self._extents_by_axis(), 1)
+        for a, n in zip(self.axes, self.extents):
+            ext[a] *= n
+        return tuple(ext[a] for a in sorted(ext))
+
     def _activity(self) -> tuple[Level, ...]:
         """The sparse levels on the path to this one (itself included), each mapped from this
         level's index space (its `shape`): what says whether an index here is active."""
@@ -222,7 +235,8 @@ class SNode:
             if node.kind == "dynamic":
                 a, full = node.axes[0], node._extents_by_axis()
                 dyn = (axes_.index(a), mine[a] // full[a])
-            out.append(Level(node.kind, node.mask, f"{node.kind}_activity", cell, dyn))
+            own = node._own() if node.kind == "bitmasked" else ()
+            out.append(Level(node.kind, node.mask, f"{node.kind}_activity", cell, dyn, own))
         return tuple(out)
 
     @property
@@ -258,15 +272,20 @@ class SNode:
             arrays: list[tuple[Field, dict[int, int], str]] = [
                 (f, node._extents_by_axis(), f.name or "field") for f in node.fields
             ]
+            words: tuple[tuple[int, int], ...] = ()
             if node is not self and node.mask is not None:
                 cells = node.parent() if node.kind == "dynamic" else node
-                arrays.append((node.mask, (cells or node)._extents_by_axis(), f"{node.kind}_mask"))
+                ext = (cells or node)._extents_by_axis()
+                if node.kind == "bitmasked":  # its words per parent cell, whole
+                    ext = {a: n // o for (a, n), o in zip(sorted(ext.items()), node._own())}
+                    words = ((-1, cast(Field, node.mask).shape[-1]),)
+                arrays.append((node.mask, ext, f"{node.kind}_mask"))
             for f, ext, name in arrays:
                 axes_spec = tuple(
                     (axes_.index(a), ext[a] // mine[a]) if a in mine else (-1, ext[a])
                     for a in sorted(ext)
                 )
-                out.append(Region(f, name, axes_spec))
+                out.append(Region(f, name, axes_spec + (words if f is node.mask else ())))
         return out
 
     def place(self, *fields: object, offset: object = None, shape: object = None) -> SNode:
@@ -361,7 +380,9 @@ class SNode:
         if self.mask is None:
             return
         counts = np.asarray(self.mask.to_numpy())
-        if self.kind == "dynamic":
+        if self.kind == "bitmasked":
+            now = count_active(counts)
+        elif self.kind == "dynamic":
             now = int((-(-counts // max(1, self.chunk_size))).sum())
         else:
             now = int(np.count_nonzero(counts))

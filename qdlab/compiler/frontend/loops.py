@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import collections.abc
 import logging
-import math
 
 import numpy as np
 
@@ -211,11 +210,12 @@ class Loops:
         loop_name, self.serialize_next, self.loop_name = self.loop_name, False, None
         block_dim, self.block_dim = self.block_dim, None
         guard, self.sparse_guard = self.sparse_guard, None
+        visits = guard[0] if guard is not None and not any(guard[1]) else ()
         blocks = None
         if guard is not None and parallel and order == list(range(len(dims))):
             blocks = self.sparse_blocks(guard[0], guard[2])
         if blocks is not None:  # a parallel loop over the blocks, a serial one in each
-            begin, end = self.const(0, i32), self.const(math.prod(blocks[2]), i32)
+            begin, end = self.const(0, i32), self.const(self.block_count(blocks), i32)
             extents = []
         elif len(dims) == 1:
             begin, end = dims[0]
@@ -235,6 +235,7 @@ class Loops:
             )
         index = ir.Value(i32, names[0] if len(dims) == 1 and not grouped else "_I")
         body = ir.Block([index])
+        known = self.known_active
         attrs: dict[str, object] = {"parallel": parallel}
         if self.struct_for:  # what the gradient kernel's cross-iteration check leaves out
             attrs["struct_for"], self.struct_for = True, False
@@ -260,7 +261,8 @@ class Loops:
             if blocks is not None:
                 assert guard is not None
                 values, body, storage = self.enter_block(blocks, index, dims, names, grouped)
-                guard = (tuple(lv for lv in guard[0] if lv is not blocks[0]), None, storage)
+                walked = [id(blocks[0]), id(blocks[3])]  # tested by the walk itself
+                guard = (tuple(lv for lv in guard[0] if id(lv) not in walked), None, storage)
             elif extents:
                 source = ast.unparse(node.iter)
                 self.emit(
@@ -299,6 +301,9 @@ class Loops:
                         for v, o in zip(values, offset)
                     ],
                 )
+            if visits:  # a write to the cell visited activates nothing
+                cells = frozenset((id(lv.mask), lv.cell) for lv in visits)
+                self.known_active += ((self.loop_depth, tuple(values), cells),)
             if ndrange:
                 assigned = {
                     t.id
@@ -314,6 +319,8 @@ class Loops:
             self.for_depth -= 1
             self.parallel_depth -= parallel
             self.block, self.top_level = outer, outer_top
+            now = self.known_active  # the enclosing loops' entries, unless the body forgot them
+            self.known_active = known if now[: len(known)] == known else ()
         self.after_loop(returns)
 
     def static_for(self, node: ast.For, it: ast.Call) -> None:

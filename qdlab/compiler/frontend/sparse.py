@@ -2,13 +2,19 @@
 level's hidden activity field, emitted here, before any pass, so the split's backward slice and
 the gate see an activation or a deactivation as a write and an activity test as a read.
 
-- A store or atomic to a field under sparse levels first activates them: a store of 1 to each
-  pointer / bitmasked level's flag of the cell, an atomic max of a dynamic level's length.
+- A store or atomic to a field under sparse levels first activates them, each only when it is
+  not active yet (no store to a shared line): a store of 1 to a pointer level's flag of the cell,
+  an atomic `or` of its bit into a bitmasked level's word (cells of one word may be activated by
+  several threads at once), an atomic max of a dynamic level's length.
 - `qd.deactivate(snode, I)` zero-fills what the cell holds (the elements of each field below, the
-  activity of each sparse level below), then clears its flag; reads need no test, since an
-  inactive cell's elements are zero.
-- A struct-for over a sparse field or SNode walks its whole index space and skips an index whose
-  levels are not all active (`if not active: continue` at the top of the body).
+  activity of each sparse level below), then clears its flag (an atomic `and` of a bitmasked
+  level's word); reads need no test, since an inactive cell's elements are zero.
+- A struct-for over a sparse field or SNode skips an index whose levels are not all active (`if
+  not active: continue` at the top of the body). A parallel one walks the blocks of its outermost
+  sparse level, skipping an inactive block; where the level below is the last one and bitmasked,
+  with one cell per index and a block per parent cell, it walks that level's words, skipping a
+  zero word and visiting the set bits of the others (a bitmasked level alone: its words, in
+  parallel).
 """
 
 from __future__ import annotations
@@ -20,8 +26,8 @@ from typing import Any
 
 from ...core.errors import QdTypeError, QdValueError
 from ...core.fields import FieldBase
-from ...core.sparse import Level, Region
-from ...core.types import i32, u1
+from ...core.sparse import WORD_BITS, Level, Region
+from ...core.types import LocalType, i32, u1, u32
 from .. import ir
 from .scope import Local, array_type, dtype_of
 
@@ -29,6 +35,9 @@ SNodeRef = Any
 """A layout level (`qdlab.host.snode.SNode`, which the compiler does not import)."""
 
 _DYNAMIC_METHODS = ("append", "length", "deactivate")
+
+Blocks = tuple[Level | None, tuple[int, ...], tuple[int, ...], Level | None]
+"""How a parallel struct-for walks a sparse index space (`Sparse.sparse_blocks`)."""
 
 
 def levels_of(f: object) -> tuple[Level, ...]:
@@ -47,6 +56,12 @@ class Sparse:
 
     activating = False
     """Inside an emission of activity ops: their own stores activate nothing."""
+    known_active: tuple = ()
+    """Inside a sparse struct-for's body: per enclosing one, (its loop depth, its index values,
+    {(mask id, cell map)} of its levels): the cell it visits is active, so a write there with
+    those very indices activates nothing. Forgotten at a deactivation or a call (which might
+    deactivate), and used at the body's own depth only (a nested loop may come round again after
+    a deactivation written below the write)."""
 
     # -- writes ------------------------------------------------------------------------------------
     def activate_before(self, op_cls: type[ir.Op], operands: list[ir.Value]) -> None:
@@ -61,7 +76,21 @@ class Sparse:
         memory = list(operands[1 : 1 + n])
         layout = array_type(operands[0]).layout
         logical = memory if layout is None else [memory[layout.index(a)] for a in range(n)]
-        self.activate_levels(levels, logical)
+        if not self.visited(levels, logical):
+            self.activate_levels(levels, logical)
+
+    def visited(self, levels: tuple[Level, ...], idx: list[ir.Value]) -> bool:
+        """Whether index `idx` of these levels is the cell an enclosing struct-for visits now
+        (`known_active`)."""
+        for depth, values, cells in self.known_active:
+            if (
+                depth == self.loop_depth
+                and len(values) == len(idx)
+                and all(a is b for a, b in zip(values, idx))
+                and all((id(lv.mask), lv.cell) in cells for lv in levels)
+            ):
+                return True
+        return False
 
     def activate_levels(self, levels: tuple[Level, ...], idx: list[ir.Value]) -> None:
         self.activating = True
@@ -69,6 +98,13 @@ class Sparse:
             for lv in levels:  # written only when it changes: no store to a shared line
                 arr = self.field_arg(lv.mask, lv.name)
                 cell = [self.scaled(idx[p], d) for p, d in lv.cell]
+                if lv.own:
+                    word, bit = self.bit_of(lv, cell)
+                    now = self.emit(ir.Load, [arr, *word], u32)
+                    mine = self.emit(ir.BinOp, [now, bit], u32, op="and")
+                    off = self.emit(ir.Cmp, [mine, self.const(0, u32)], u1, pred="eq")
+                    self.when(off, ir.Atomic, [arr, *word, bit], op="or")
+                    continue
                 now = self.emit(ir.Load, [arr, *cell], i32)
                 if lv.dyn is not None:
                     p, d = lv.dyn
@@ -92,7 +128,7 @@ class Sparse:
         outer, self.block = self.block, then
         try:
             if op_cls is ir.Atomic:
-                self.emit(op_cls, operands, i32, **attrs)
+                self.emit(op_cls, operands, dtype_of(operands[-1]), **attrs)
             else:
                 self.emit(op_cls, operands, **attrs)
         finally:
@@ -103,14 +139,55 @@ class Sparse:
             return v
         return self.emit(ir.BinOp, [v, self.const(d, i32)], i32, op="floordiv")
 
+    def bit_of(self, lv: Level, cell: list[ir.Value]) -> tuple[list[ir.Value], ir.Value]:
+        """Where a bitmasked level keeps the flag of `cell` (`qdlab.core.sparse.locate`): the
+        word's indices in its mask, and the bit as a u32."""
+        parent, n = [], None
+        for c, o in zip(cell, lv.own):
+            parent.append(self.scaled(c, o))
+            if o == 1:
+                continue
+            local = self.emit(ir.BinOp, [c, self.const(o, i32)], i32, op="mod")
+            if n is not None:
+                n = self.emit(ir.BinOp, [n, self.const(o, i32)], i32, op="mul")
+                local = self.emit(ir.BinOp, [n, local], i32, op="add")
+            n = local
+        if n is None:
+            return [*parent, self.const(0, i32)], self.const(1, u32)
+        word = self.scaled(n, WORD_BITS)
+        at = self.emit(ir.BinOp, [n, self.const(WORD_BITS, i32)], i32, op="mod")
+        bit = self.emit(ir.BinOp, [self.const(1, u32), self.cast(at, u32)], u32, op="shl")
+        return [*parent, word], bit
+
+    def flag_test(self, lv: Level, cell: list[ir.Value], name: str = "") -> ir.Value:
+        """Whether cell `cell` of a pointer or bitmasked level is active: a u1 (`name` names the
+        load of the flag or the word, what a split hands over)."""
+        arr = self.field_arg(lv.mask, lv.name)
+        if not lv.own:
+            got = self.emit(ir.Load, [arr, *cell], i32, name)
+            return self.emit(ir.Cmp, [got, self.const(0, i32)], u1, pred="ne")
+        word, bit = self.bit_of(lv, cell)
+        got = self.emit(ir.Load, [arr, *word], u32, name)
+        mine = self.emit(ir.BinOp, [got, bit], u32, op="and")
+        return self.emit(ir.Cmp, [mine, self.const(0, u32)], u1, pred="ne")
+
+    def skip_unless(self, test: ir.Value, leave: type[ir.Op] = ir.Continue) -> None:
+        """`if not test: continue` (the innermost loop's next iteration), or `break`."""
+        stay, skip = ir.Block(), ir.Block()
+        self.block.append(ir.If([test], None, {}, [stay, skip], self.loc))
+        skip.append(leave([], None, {}, None, self.loc))
+
     # -- struct-for over blocks --------------------------------------------------------------------
-    def sparse_blocks(
-        self, levels: tuple[Level, ...], shape: tuple[int, ...]
-    ) -> tuple[Level, tuple[int, ...], tuple[int, ...]] | None:
-        """How a struct-for over a sparse index space of `shape` walks it block by block: (the
+    def sparse_blocks(self, levels: tuple[Level, ...], shape: tuple[int, ...]) -> Blocks | None:
+        """How a parallel struct-for over a sparse index space of `shape` walks it: (the
         outermost pointer or bitmasked level whose cells hold more than one index, a block's
-        extent per axis, the number of blocks per axis), or None when no level has such cells
-        (each index is its own cell: the flat loop tests each)."""
+        extent per axis, the number of blocks per axis, the bitmasked level whose words are walked
+        in each block), or None: the flat loop tests each index.
+
+        The words are walked where the last level is bitmasked with one cell per index and one
+        parent cell per block; a bitmasked level alone (its cells the indices) is walked word by
+        word with no block level (a block is then its parent cell)."""
+        whole = tuple((p, 1) for p in range(len(shape)))
         for lv in levels:
             if lv.dyn is not None or not any(d > 1 for _, d in lv.cell):
                 continue
@@ -119,33 +196,50 @@ class Sparse:
                 size[p] = d
             if any(n % b for n, b in zip(shape, size)):
                 return None
-            return lv, tuple(size), tuple(n // b for n, b in zip(shape, size))
+            rest = [x for x in levels if x is not lv]
+            walk = None
+            if len(rest) == 1 and rest[0].cell == whole and rest[0].own == tuple(size):
+                walk = rest[0]
+            return lv, tuple(size), tuple(n // b for n, b in zip(shape, size)), walk
+        if len(levels) == 1 and levels[0].own and levels[0].cell == whole:
+            own = levels[0].own
+            return None, own, tuple(n // o for n, o in zip(shape, own)), levels[0]
         return None
+
+    def block_count(self, blocks: Blocks) -> int:
+        """The iterations of the parallel loop: the blocks (a bitmasked level alone: its
+        words)."""
+        lv, _, count, walk = blocks
+        return math.prod(count) * (walk.words if lv is None and walk is not None else 1)
 
     def enter_block(
         self,
-        blocks: tuple[Level, tuple[int, ...], tuple[int, ...]],
+        blocks: Blocks,
         index: ir.Value,
         dims: list[tuple[ir.Value, ir.Value]],
         names: list[str],
         grouped: bool | str,
     ) -> tuple[list[ir.Value], ir.Block, list[ir.Value]]:
         """In the body of the loop over the blocks (`index` counts them): skip an inactive block,
-        then open a serial loop over its indices. Returns the struct-for's index values (offset as
-        `dims` begin), the inner loop's body, and the indices counted from 0."""
-        lv, size, count = blocks
+        then open a serial loop over its indices, or over the set bits of its words. Returns the
+        struct-for's index values (offset as `dims` begin), the inner loop's body, and the
+        indices counted from 0."""
+        lv, size, count, walk = blocks
+        word: ir.Value | None = None
+        if lv is None and walk is not None:  # a word per iteration
+            word = self.emit(ir.BinOp, [index, self.const(walk.words, i32)], i32, op="mod")
+            index = self.scaled(index, walk.words)
         block = self.unflatten(index, count)
-        arr = self.field_arg(lv.mask, lv.name)
-        got = self.emit(ir.Load, [arr, *(block[p] for p, _ in lv.cell)], i32)
-        active = self.emit(ir.Cmp, [got, self.const(0, i32)], u1, pred="ne")
-        stay, skip = ir.Block(), ir.Block()
-        self.block.append(ir.If([active], None, {}, [stay, skip], self.loc))
-        skip.append(ir.Continue([], None, {}, None, self.loc))
-        cell = ir.Value(i32, "_L")
-        inner = ir.Block([cell])
-        span = [self.const(0, i32), self.const(math.prod(size), i32)]
-        self.block.append(ir.For(span, None, {"parallel": False}, [inner], self.loc))
-        self.block = inner
+        if lv is not None:
+            self.skip_unless(self.flag_test(lv, [block[p] for p, _ in lv.cell]))
+        if walk is None:
+            cell = ir.Value(i32, "_L")
+            inner = ir.Block([cell])
+            span = [self.const(0, i32), self.const(math.prod(size), i32)]
+            self.block.append(ir.For(span, None, {"parallel": False}, [inner], self.loc))
+            self.block = inner
+        else:
+            cell, inner = self.walk_bits(walk, block, word)
         local = self.unflatten(cell, size)
         storage, values = [], []
         for a, (b, n) in enumerate(zip(block, size)):
@@ -155,6 +249,36 @@ class Sparse:
             name = names[a] if not grouped and a < len(names) else f"_I{a}"
             values.append(self.emit(ir.BinOp, [at, dims[a][0]], i32, name, op="add"))
         return values, inner, storage
+
+    def walk_bits(
+        self, walk: Level, block: list[ir.Value], word: ir.Value | None
+    ) -> tuple[ir.Value, ir.Block]:
+        """The set bits of a bitmasked level's words in parent cell `block` (of word `word`, or
+        of each in a serial loop), lowest first: a loop that takes the lowest set bit off a local
+        copy of the word before the body runs (so a `continue` goes on to the next). Returns the
+        cell's number in the block and the loop's body."""
+        if word is None:
+            word = ir.Value(i32, "_W")
+            words = ir.Block([word])
+            span = [self.const(0, i32), self.const(walk.words, i32)]
+            self.block.append(ir.For(span, None, {"parallel": False}, [words], self.loc))
+            self.block = words
+        arr = self.field_arg(walk.mask, walk.name)
+        bits = self.emit(ir.Load, [arr, *block, word], u32)
+        self.skip_unless(self.emit(ir.Cmp, [bits, self.const(0, u32)], u1, pred="ne"))
+        rest = self.emit(ir.Alloca, (), LocalType(u32), "_bits")
+        self.emit(ir.LocalStore, [rest, bits])
+        body = ir.Block()
+        self.block.append(ir.Loop([], None, {}, [body], self.loc))
+        self.block = body
+        left = self.emit(ir.LocalLoad, [rest], u32)
+        self.skip_unless(self.emit(ir.Cmp, [left, self.const(0, u32)], u1, pred="ne"), ir.Break)
+        less = self.emit(ir.BinOp, [left, self.const(1, u32)], u32, op="sub")
+        self.emit(ir.LocalStore, [rest, self.emit(ir.BinOp, [left, less], u32, op="and")])
+        low = self.emit(ir.Unary, [left], i32, fn="ffs")  # 1 + the lowest set bit's index
+        first = self.emit(ir.BinOp, [word, self.const(WORD_BITS, i32)], i32, op="mul")
+        at = self.emit(ir.BinOp, [first, low], i32, op="add")
+        return self.emit(ir.BinOp, [at, self.const(1, i32)], i32, "_L", op="sub"), body
 
     def unflatten(self, flat: ir.Value, extents: tuple[int, ...]) -> list[ir.Value]:
         """A row-major flat index into one index per axis (the last fastest)."""
@@ -174,14 +298,13 @@ class Sparse:
         """Whether every level above index `idx` (counted from 0) is active: a u1."""
         out: ir.Value | None = None
         for lv in levels:
-            arr = self.field_arg(lv.mask, lv.name)
             cell = [self.scaled(idx[p], d) for p, d in lv.cell]
-            got = self.emit(ir.Load, [arr, *cell], i32)
             if lv.dyn is not None:
+                got = self.emit(ir.Load, [self.field_arg(lv.mask, lv.name), *cell], i32)
                 p, d = lv.dyn
                 test = self.emit(ir.Cmp, [self.scaled(idx[p], d), got], u1, pred="lt")
             else:
-                test = self.emit(ir.Cmp, [got, self.const(0, i32)], u1, pred="ne")
+                test = self.flag_test(lv, cell)
             out = test if out is None else self.emit(ir.BinOp, [out, test], u1, op="and")
         assert out is not None
         return out
@@ -189,10 +312,7 @@ class Sparse:
     def skip_inactive(self, levels: tuple[Level, ...], idx: list[ir.Value]) -> None:
         """At the top of a struct-for's body: go on to the next index when this one is not
         active."""
-        active = self.active_test(levels, idx)
-        stay, skip = ir.Block(), ir.Block()
-        self.block.append(ir.If([active], None, {}, [stay, skip], self.loc))
-        skip.append(ir.Continue([], None, {}, None, self.loc))
+        self.skip_unless(self.active_test(levels, idx))
 
     # -- qd.is_active / activate / deactivate / length / append ------------------------------------
     def sparse_target(self, node: ast.Call, what: str, kinds: tuple[str, ...]) -> tuple:
@@ -297,8 +417,8 @@ class Sparse:
 
     def sparse_is_active(self, node: ast.Call) -> ir.Value:
         snode, idx = self.sparse_target(node, "is_active", ("pointer", "bitmasked"))
-        arr = self.field_arg(self.own_level(snode).mask, f"{snode.kind}_activity")
-        return self.emit(ir.Load, [arr, *idx], i32, f"{snode.kind}_active")
+        test = self.flag_test(self.own_level(snode), idx, f"{snode.kind}_active")
+        return self.emit(ir.Select, [test, self.const(1, i32), self.const(0, i32)], i32)
 
     def sparse_activate(self, node: ast.Call) -> None:
         snode, idx = self.sparse_target(node, "activate", ("pointer", "bitmasked", "dense"))
@@ -374,13 +494,19 @@ class Sparse:
         self.deactivate_cell(snode, idx)
 
     def deactivate_cell(self, snode: SNodeRef, idx: list[ir.Value]) -> None:
+        self.known_active = ()
         self.activating = True
         try:
             for region in snode._regions():
                 self.zero_region(region, idx)
-            kind = snode.kind
-            arr = self.field_arg(self.own_level(snode).mask, f"{kind}_activity")
-            self.emit(ir.Store, [arr, *idx, self.const(0, i32)])
+            lv = self.own_level(snode)
+            arr = self.field_arg(lv.mask, lv.name)
+            if lv.own:  # its bit off, the other cells' bits kept
+                word, bit = self.bit_of(lv, idx)
+                keep = self.emit(ir.Unary, [bit], u32, fn="bitnot")
+                self.emit(ir.Atomic, [arr, *word, keep], u32, op="and")
+            else:
+                self.emit(ir.Store, [arr, *idx, self.const(0, i32)])
         finally:
             self.activating = False
 

@@ -155,6 +155,7 @@ class Frontend(
         self.block_dim: int | None = None
         self.sparse_guard: tuple | None = None  # set here: the statement memo compares `vars()`
         self.activating = False
+        self.known_active: tuple = ()
         self.struct_for = False
         self.random_sites = 0
         self.inline_depth = 0  # set here, as every attribute: the statement memo compares `vars()`
@@ -230,6 +231,8 @@ class Frontend(
         type)."""
         if op_cls is ir.Store or op_cls is ir.Atomic:
             self.activate_before(op_cls, list(operands))  # a sparse field's write activates
+        elif op_cls is ir.Call:
+            self.known_active = ()  # a real function might deactivate
         op = op_cls(list(operands), result, attrs, regions, self.loc, name)
         self.block.append(op)
         return op.result

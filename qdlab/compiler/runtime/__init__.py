@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import itertools
 import logging
 import os
 import platform
@@ -139,8 +140,11 @@ def _libm() -> ctypes.CDLL | None:
 
 
 class Pool:
-    """Threads that run the chunks of a parallel task (the caller runs chunk 0), all in the
-    denormal mode kernels run in."""
+    """Threads that run the chunks of a parallel task, all in the denormal mode kernels run in.
+    Each thread, the caller too, takes the next chunk not yet taken until none is left, and the
+    caller waits only for the chunks others took: on a busy host, a worker the system has not
+    woken by then leaves its chunk to the caller instead of holding the launch up (the chunks,
+    and so a reduction's partials and their fold, are the same whoever runs them)."""
 
     def __init__(self, threads: int) -> None:
         self.threads = max(1, min(threads, MAX_CHUNKS))
@@ -154,10 +158,19 @@ class Pool:
         n = self.threads
         if self.executor is None or n == 1:
             return fn(words, tmp, 0, 1)
-        futures = [self.executor.submit(fn, words, tmp, c, n) for c in range(1, n)]
-        status = fn(words, tmp, 0, n)
+        chunks = itertools.count()  # `next` on it is atomic: each chunk is taken once
+
+        def take() -> int:
+            status = 0
+            while (c := next(chunks)) < n:
+                status |= fn(words, tmp, c, n)
+            return status
+
+        futures = [self.executor.submit(take) for _ in range(1, n)]
+        status = take()
         for f in futures:
-            status |= f.result()
+            if not f.cancel():  # not started: nothing left for it
+                status |= f.result()
         return status
 
 

@@ -1,0 +1,49 @@
+"""The CPU pool runs a parallel task's chunks on whichever thread is free first: a worker that
+has not started (here: held by another job) leaves its chunk to the caller, and the chunks, each
+run once, are the same whoever runs them."""
+
+from __future__ import annotations
+
+import threading
+
+from qdlab.compiler.runtime import Pool
+
+
+def test_a_busy_worker_leaves_its_chunk_to_the_caller() -> None:
+    pool = Pool(2)
+    assert pool.executor is not None
+    hold = threading.Event()
+    busy = pool.executor.submit(hold.wait, 30)  # the pool's one worker thread, held
+    ran: list[tuple[int, int, str]] = []
+
+    def task(words: int, tmp: int, chunk: int, nchunks: int) -> int:
+        ran.append((chunk, nchunks, threading.current_thread().name))
+        return 2 if chunk == 1 else 0
+
+    try:
+        status = pool.run(task, 0, 0, 100)  # returns without the held worker
+        assert status == 2
+        assert sorted(c for c, _, _ in ran) == [0, 1] and {n for _, n, _ in ran} == {2}
+        assert {name for _, _, name in ran} == {threading.current_thread().name}
+    finally:
+        hold.set()
+        busy.result()
+        pool.executor.shutdown()
+
+
+def test_every_chunk_runs_once() -> None:
+    pool = Pool(4)
+    seen: list[int] = []
+    lock = threading.Lock()
+
+    def task(words: int, tmp: int, chunk: int, nchunks: int) -> int:
+        with lock:
+            seen.append(chunk)
+        return 0
+
+    for _ in range(50):
+        seen.clear()
+        assert pool.run(task, 0, 0, 100) == 0
+        assert sorted(seen) == [0, 1, 2, 3]
+    assert pool.executor is not None
+    pool.executor.shutdown()
