@@ -149,8 +149,8 @@ def run_program(p: Program, folder) -> None:
             CHECKED["runtime_fallback"] += bool(report.runtime_fallbacks)
             if p.helper_value is not None:
                 check_reloaded(p, folder, arrays, k, "helper_changed", p.helper_value + 5)
-            if p.real_func:
-                check_reloaded(p, folder, arrays, k, "real_funcs_edited", edit_funcs=True)
+            if p.real_func or any(not f.vector for f in p.pfuncs):  # a body, a default
+                check_reloaded(p, folder, arrays, k, "funcs_edited", edit_funcs=True)
     results.append(moved_again(p, folder, arrays, k))
     results += [full, *upgraded]
     (first, first_ret), *rest = results

@@ -6,7 +6,8 @@ A parameter of a `@qd.func` is a variable of its body, passed by value: assigned
 a `for` or `while` loop, by `+=`, by unpacking, or with the result of another such func, the value
 it holds at the `return` is what the func returns, and the caller's variable is untouched. The
 funcs take two i32 parameters (annotated or not; an annotated one truncates a float assigned to
-it) or an ivec3 and an i32, return after their last statement, and later funcs call earlier ones.
+it) and a third that defaults to a module global, or an ivec3 and an i32, return after their last
+statement, and later funcs call earlier ones.
 A `for` in a func called at the kernel's top level is a parallel loop there, so a `for` body only
 adds to a parameter an amount that does not read it (a reduction, the same in any order); a `while`
 is bounded by a trip counter.
@@ -28,7 +29,11 @@ PATTERNS = (
     "func_param_truncated",
     "func_param_nested_call",
     "func_param_vector",
+    "func_param_default",
 )
+PF_D = "PF_D = {}"
+"""The module global the scalar funcs' last parameter defaults to: 1, or 2 in a reload that edits
+the funcs (a default is a value the `def` made, which the func's text does not show)."""
 
 
 @dataclass
@@ -129,12 +134,13 @@ def param_func(draw, earlier: list[ParamFunc], used: set[str]) -> ParamFunc:
     annotated = draw(st.booleans())
     ann = ": qd.i32" if annotated else ""
     ret = " -> qd.i32" if annotated and draw(st.booleans()) else ""
-    f.kernel += ["", "", "@qd.func", f"def {f.name}(n{ann}, m{ann}){ret}:"]
-    f.ref += ["", "", f"def {f.name}(n, m):", "    n, m = np.int32(n), np.int32(m)"]
+    f.kernel += ["", "", "@qd.func", f"def {f.name}(n{ann}, m{ann}, d=PF_D){ret}:"]
+    f.ref += ["", "", f"def {f.name}(n, m, d=PF_D):", "    n, m = np.int32(n), np.int32(m)"]
     for _ in range(draw(st.integers(1, 3))):
         _scalar_statement(draw, f, earlier, used)
     result = draw(st.sampled_from(["n", "m", "n - m", "n * 3 + m"]))
-    f.emit(f"return {result}", f"return np.int32({result})")
+    f.emit(f"return {result} + d", f"return np.int32({result} + np.int32(d))")
+    used.add("func_param_default")
     return f
 
 

@@ -319,7 +319,8 @@ class Program:
         typed += ACC_FUNC.splitlines() if self.acc_func else []
         real_src = edited(REAL_FUNC, EDITED_REAL_FUNCS) if edit_funcs else REAL_FUNC
         real = real_src.splitlines() if self.real_func else []
-        pfuncs = [line for f in self.pfuncs for line in f.kernel]
+        default = [program_funcs.PF_D.format(2 if edit_funcs else 1)] if self.pfuncs else []
+        pfuncs = default + [line for f in self.pfuncs for line in f.kernel]
         lines = self.kernel_lines or ["    pass"]
         if self.grouped:
             lines = [self.as_members(line) for line in lines]
@@ -407,6 +408,7 @@ class Program:
                     "def _range(n):",
                     "    return map(np.int32, range(n))",
                     *(ACC_FUNC_REF.splitlines() if self.acc_func else []),
+                    *default,
                     *(line for f in self.pfuncs for line in f.ref),
                     "",
                     "",

@@ -35,7 +35,7 @@ from ...core.errors import SourceLoc
 from .. import runtime
 from ..frontend import evaluations
 from ..frontend.fields import dep_fingerprint
-from ..frontend.fingerprint import UNKNOWN, fingerprint, source_digest
+from ..frontend.fingerprint import UNKNOWN, fingerprint, func_fingerprint
 from ..frontend.source import MISSING, resolve_dotted
 from ..frontend.structs import FROM_TEMPLATE, METHOD, PARAM, STRUCT, TEMPLATE, StructRef
 from . import BinaryCache, persist
@@ -330,7 +330,7 @@ def _lookup_fingerprint(fn: object, name: str, seen: dict[int, tuple[object, str
     reused for the same object (`seen`: attribute reads are trusted not to change objects, as
     `evaluations` trusts them)."""
     if name == "<source>":
-        return "func:" + source_digest(fn)
+        return func_fingerprint(fn)
     value = resolve_dotted(fn, name)
     if value is MISSING:
         return "missing"

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Protocol
 from ...core.errors import SourceLoc
 from ...core.types import i32
 from .. import ir
-from ..frontend.fingerprint import source_digest
+from ..frontend.fingerprint import func_fingerprint
 from . import manifest, persist
 
 if TYPE_CHECKING:
@@ -470,8 +470,12 @@ class Memo:
         _, part, _ = self.current[-1]
         self.nested.add(len(self.current))
         outer, scope = self.levels[-1], fe.scope
-        own = "func:" + source_digest(scope.source.fn)  # the function found by its name
-        read = frozenset(d for d in fe.deps if d[:2] != (scope.owner, "<source>") and d[2] != own)
+        fn = scope.source.fn
+        own = func_fingerprint(fn)  # the function found by its name
+        read = frozenset(fe.deps)
+        if getattr(fn, "__defaults__", None) is None and not getattr(fn, "__kwdefaults__", None):
+            # no defaults, whose values would bind parameters: all it holds is its text
+            read = frozenset(d for d in read if d[:2] != (scope.owner, "<source>") and d[2] != own)
         self.levels.append(_Level((*outer.path, part, _header(scope.source)), outer.deps | read))
         try:
             for s in stmts:

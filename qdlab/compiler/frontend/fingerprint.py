@@ -23,7 +23,8 @@ What a fingerprint describes:
   already used (qdlab's own struct layouts are read once per class too, `member_annotations`).
   Other classes and functions it reaches are described afresh at every check, not with it;
 - a `@qd.func` or kernel by a digest of its source, read again when its code object or its file
-  changed (the compiler reads that source, not the function object);
+  changed (the compiler reads that source, not the function object); a `@qd.func`'s parameter
+  defaults by their values too;
 - Python's, installed packages' and qdlab's functions and classes by a stamp of their file, taken
   again when the file's size or time changes; modules and qd built-ins by name.
 
@@ -154,7 +155,7 @@ class _Fingerprint:
             items = ",".join(f"{k}={f(x)}" for k, x in vars(v).items() if not _unsaid(k, x))
             return f"class:{v.__qualname__}({f(v.__bases__)},{items})"
         if isinstance(v, Func):
-            return "func:" + source_digest(v.fn)
+            return func_fingerprint(v.fn)
         if isinstance(v, BoundFunc):
             return f"boundfunc({f(v.func)},{f(v.__self__)})"
         if isinstance(v, KernelDef):
@@ -518,6 +519,14 @@ def _cell(cell: types.CellType) -> object:
 
 
 _digests: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def func_fingerprint(fn: object) -> str:
+    """A `@qd.func`'s fingerprint: its source, and the values of its parameters' defaults (made
+    when its `def` ran, from names its text does not show: `def f(x, c=D)` with `D` rebound)."""
+    text = "func:" + source_digest(fn)
+    defaults = (getattr(fn, "__defaults__", None), getattr(fn, "__kwdefaults__", None))
+    return text if defaults == (None, None) else f"{text}:{fingerprint(defaults)}"
 
 
 def source_digest(fn: object) -> str:

@@ -226,3 +226,38 @@ def test_a_new_process_edit_inside_a_func_replays_the_rest_from_disk(tmp_path) -
     a, replayed = outs[1]
     np.testing.assert_array_equal(np.asarray(a, np.float32)[1], X * np.float32(5.0))
     assert replayed == 4
+
+
+DEFAULTS = """
+import qdlab as qd
+
+D = {k1}
+
+@qd.func
+def scale(x: qd.types.NDArray[qd.f32, 1], a: qd.types.NDArray[qd.f32, 1], c=D):
+    for i in range(x.shape[0]):
+        a[i] = x[i] * c
+"""
+
+DEFAULTS_KERNEL = """
+import qdlab as qd
+
+@qd.kernel
+def k(x: qd.types.NDArray[qd.f32, 1], a: qd.types.NDArray[qd.f32, 1]):
+    scale(x, a)
+"""
+
+
+@pytest.mark.parametrize("memo", ["1", "0"])
+def test_a_func_default_changed_with_its_text_unchanged_is_compiled_again(
+    tmp_path, monkeypatch, memo
+) -> None:
+    """`def f(x, c=D)` with `D` rebound: the default is a value the `def` made, which its text
+    does not show; the manifest and the memo check it (they once served the old one)."""
+    monkeypatch.setenv("QDLAB_STMT_MEMO", memo)
+    for d in (1.0, 2.0):
+        h = helpers(tmp_path, d, text=DEFAULTS)
+        k = load(tmp_path, DEFAULTS_KERNEL, scale=h.scale).k
+        a = np.zeros(X.size, np.float32)
+        k(X, a)
+        np.testing.assert_array_equal(a, X * np.float32(d))
