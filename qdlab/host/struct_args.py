@@ -32,6 +32,7 @@ from ..core import abi
 from ..core.errors import QdArgumentError, QdTypeError, QdValueError
 from ..core.fields import FieldBase
 from ..core.language import ArrayAnnotation, BoundFunc, Func, KernelDef, MatrixType
+from ..core.matrix import Matrix, Vector
 from ..core.types import ArrayType, DType, TensorType
 from . import struct_types, vector_args
 from .array_args import (
@@ -45,7 +46,7 @@ from .array_args import (
 )
 from .launch import array_launch, launch_params
 from .struct_field import StructField
-from .tensor import Tensor, unwrap
+from .tensor import MatrixTensor, Tensor, VectorTensor, unwrap
 
 if TYPE_CHECKING:
     from ..compiler.pipeline import Compiled
@@ -184,11 +185,51 @@ def template_key(v: object) -> object:
         return v.key  # one specialisation per field
     if isinstance(v, tuple):
         return tuple(template_key(x) for x in v)
+    if type(v) in TENSORS and vars(v).keys() == {"_impl"}:  # what it holds, not its data
+        return ("tensor", template_key(v._impl))  # type: ignore[attr-defined]
     fp = content(v)
     return (type(v).__name__, fp if fp != UNKNOWN else f"{UNKNOWN}#{next(_unique)}")
 
 
 _unique = itertools.count()
+TENSORS = (Tensor, VectorTensor, MatrixTensor)
+"""The `qd.Tensor` wrappers: one with nothing but what it wraps is keyed as that (its field or
+ndarray), never by its data, which is run-time data the compiled code does not hold."""
+
+
+def launch_key(v: object) -> object:
+    """`template_key`'s distinctions in a launch key, which describes a struct's values at every
+    launch: a small numeric NumPy array, or a `qd.Vector` / `qd.Matrix` of one, by what its content
+    describes (dtype, shape, bytes; the vector's attributes) without the walk (a Genesis MPM step
+    spent half its time describing such members); anything else as `template_key`."""
+    t = type(v)
+    if t is np.ndarray:
+        key = numbers(v)
+        if key is not None:
+            return key
+    elif (t is Vector or t is Matrix) and vars(v).keys() == MATRIX_ATTRS:
+        m = cast(Matrix, v)
+        key = numbers(m.entries)
+        if key is not None and type(m.dt) in (DType, type(None)):
+            if type(m.ndim) is int and type(m.n) is int and type(m.m) is int:
+                return (t, m.dt, m.ndim, m.n, m.m, key)
+    return template_key(v)
+
+
+MATRIX_ATTRS = {"entries", "dt", "ndim", "n", "m"}
+"""What a `qd.Matrix` holds (`launch_key` describes one holding anything else by content)."""
+NUMBER_KINDS, NUMBER_BYTES = frozenset("biufc"), 4096
+
+
+def numbers(a: object) -> tuple | None:
+    """A NumPy array of numbers (not a subclass, at most NUMBER_BYTES) by dtype, shape and bytes;
+    None for anything else."""
+    if type(a) is not np.ndarray:
+        return None
+    arr = cast(np.ndarray, a)
+    if arr.dtype.kind not in NUMBER_KINDS or arr.nbytes > NUMBER_BYTES:
+        return None
+    return (np.ndarray, arr.dtype, arr.shape, arr.tobytes())
 
 
 def summary(v: Any) -> object:
@@ -203,7 +244,7 @@ def summary(v: Any) -> object:
         return v
     if isinstance(v, BoundFunc):  # `obj.f`: the func, and the object by what it holds
         return (v.func, template_key(v.__self__))
-    return template_key(v)
+    return launch_key(v)
 
 
 def method(v: Any) -> object:
@@ -466,7 +507,7 @@ class StructKey:
             return paths.key(a)
         if self.typed or is_struct(a):
             raise TypeError("a struct of a type not seen yet")
-        return template_key(a)
+        return launch_key(a)
 
 
 ZERO, ARRAY_WORDS, VECTOR_WORDS, SCALAR_WORD = "zero", "array", "vector", "scalar"
@@ -474,7 +515,7 @@ ZERO, ARRAY_WORDS, VECTOR_WORDS, SCALAR_WORD = "zero", "array", "vector", "scala
 SUMMARY: dict[str, Callable[[Any], object]] = {
     STRUCT: type,
     VALUE: summary,
-    OPAQUE: template_key,
+    OPAQUE: launch_key,
     METHOD: method,
 }
 """How a member path that is not a parameter is summarised in a launch key."""
