@@ -210,9 +210,9 @@ def launch_key(v: object) -> object:
     elif (t is Vector or t is Matrix) and vars(v).keys() == MATRIX_ATTRS:
         m = cast(Matrix, v)
         key = numbers(m.entries)
-        if key is not None and type(m.dt) in (DType, type(None)):
-            if type(m.ndim) is int and type(m.n) is int and type(m.m) is int:
-                return (t, m.dt, m.ndim, m.n, m.m, key)
+        shape = (m.ndim, m.n, m.m)
+        if key is not None and type(m.dt) in (DType, type(None)) and set(map(type, shape)) == {int}:
+            return (t, m.dt, *shape, key)
     return template_key(v)
 
 
