@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 import numpy as np
 
-from ..compiler import ir
 from ..compiler.frontend.fingerprint import UNKNOWN, fingerprint
 from ..compiler.frontend.structs import METHOD, OPAQUE, PARAM, STRUCT, VALUE, Member, StructRef
 from ..core import abi
@@ -44,7 +43,7 @@ from .array_args import (
     scalar_arg,
     scalar_type,
 )
-from .launch import array_launch, launch_params
+from .launch import array_launch, is_member, launch_params
 from .struct_field import StructField
 from .tensor import MatrixTensor, Tensor, VectorTensor, unwrap
 
@@ -549,12 +548,6 @@ def learn(kernel: Kernel, compiled: Compiled, templates: dict) -> tuple[Members 
     return None, changed
 
 
-def is_member(p: ir.Param) -> bool:
-    """Whether a kernel parameter is a struct member's (`s.x`, `self.v`): the fields' hidden
-    parameters, which come after every member's, have names without a dot."""
-    return "." in p.name
-
-
 def lasts(value: object) -> bool:
     """Whether a member value's launch words stay what they are as long as it is the same object:
     a number (immutable) or a qdlab ndarray, bare or in a tensor (its words are made when it is
@@ -613,6 +606,8 @@ class Members:
                 operator.attrgetter(*(f"{p}._extent" for p in paths)),
                 len(paths) == 1,
             )
+        self.last_nd: tuple[tuple, list] | None = None
+        """The `ndarrays` launch words of the last launch, and the member words made of them."""
         self.written = {i - self.first for i in compiled.written if i >= self.first}
         self.last: tuple[dict[int, tuple], list, list[tuple[int, Any]]] | None = None
         """The member values of the last general fill, its words and extents, while every value is
@@ -627,9 +622,11 @@ class Members:
             out[k] = (values,) if single else values
         return out
 
-    def fill(self, args: tuple, words: list, extents: list | None) -> bool:
-        """Append the member words and record their extents for the alias check; False when a
-        value does not fit (a vector of the wrong size): the caller binds the slow way."""
+    def words(self, args: tuple, extents: list | None) -> list | None:
+        """The member words, and their extents recorded for the alias check; None when a value
+        does not fit (a vector of the wrong size): the caller binds the slow way. While the
+        members are the objects of the last launch, the very list it returned (the launcher packs
+        it only when it is another object, `Launcher.run_parts`)."""
         if self.ndarrays is not None:
             k, get_words, get_extents, single = self.ndarrays
             try:
@@ -637,23 +634,28 @@ class Members:
             except AttributeError:  # a NumPy array among them: the general way
                 parts = None
             if parts is not None:
-                words.extend(itertools.chain.from_iterable((parts,) if single else parts))
+                parts = (parts,) if single else parts
                 if extents is not None:
                     got = get_extents(args[k])
                     extents[self.first :] = (got,) if single else got
-                return True
+                last_nd = self.last_nd
+                if last_nd is not None and all(map(operator.is_, parts, last_nd[0])):
+                    return last_nd[1]
+                out = list(itertools.chain.from_iterable(parts))
+                self.last_nd = (parts, out)
+                return out
         values = self.read(args)
         last = self.last
         if last is not None and all(
             len(v) == len(w) and all(map(operator.is_, v, w))
             for v, w in zip(values.values(), last[0].values())
         ):
-            words.extend(last[1])
             if extents is not None:
                 for i, extent in last[2]:
                     extents[i] = extent
-            return True
-        start, found = len(words), []
+            return last[1]
+        words: list = []
+        found = []
         for i, (kind, slot) in enumerate(zip(self.kinds, self.slots)):
             if kind is ZERO:
                 words.extend(slot)
@@ -679,13 +681,13 @@ class Members:
             elif kind is VECTOR_WORDS:
                 entries = vector_args.entries(a)
                 if len(entries) != self.sizes[i]:
-                    return False
+                    return None
                 words.extend(entries)
             else:
                 words.append(a)
         lasting = all(lasts(v) for vs in values.values() for v in vs)
-        self.last = (values, words[start:], found) if lasting else None
-        return True
+        self.last = (values, words, found) if lasting else None
+        return words
 
     def checked(self, args: tuple) -> list:
         """The member words of a launch whose words did not pack: each value converted to its
