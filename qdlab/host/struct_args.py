@@ -184,8 +184,8 @@ def template_key(v: object) -> object:
         return v.key  # one specialisation per field
     if isinstance(v, tuple):
         return tuple(template_key(x) for x in v)
-    if type(v) in TENSORS and vars(v).keys() == {"_impl"}:  # what it holds, not its data
-        return ("tensor", template_key(v._impl))  # type: ignore[attr-defined]
+    if isinstance(v, Tensor) and type(v) in TENSORS and vars(v).keys() == {"_impl"}:
+        return ("tensor", template_key(v._impl))  # what it holds, not its data
     fp = content(v)
     return (type(v).__name__, fp if fp != UNKNOWN else f"{UNKNOWN}#{next(_unique)}")
 
