@@ -21,6 +21,7 @@ or a torch tensor's at each launch).
 
 from __future__ import annotations
 
+import itertools
 import struct
 
 from .types import ArrayType, DType, TensorType
@@ -101,6 +102,14 @@ def words_struct(params: list) -> struct.Struct:
         else:
             fmt += _scalar_format(t)
     return struct.Struct(fmt)
+
+
+def segment_structs(params: list, cuts: tuple[int, ...]) -> list[tuple[struct.Struct, int]]:
+    """`words_struct` of each run of `params` the parameter indices `cuts` divide them into, with
+    the byte offset it packs at (every parameter fills whole words)."""
+    bounds = [0, *cuts, len(params)]
+    starts = [*arg_words(params), sum(param_words(p.type) for p in params)]
+    return [(words_struct(params[a:b]), 8 * starts[a]) for a, b in itertools.pairwise(bounds)]
 
 
 def array_words(data: int, grad: int, shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -12,6 +12,7 @@ import os
 import struct
 import types
 import typing
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -551,9 +552,12 @@ class Kernel(KernelDef):
                 words.extend(entries)
             else:
                 words.append(a if kind is SCALAR else 0)  # a number: the key checked its type
-        if plan.members is not None and not plan.members.fill(args, words, extents):
-            return self.rebuild(self.relaunch(plan, args))  # struct members, after the rest
-        words.extend(plan.field_words)  # fields' hidden parameters come last
+        members: Sequence = ()
+        if plan.members is not None:  # struct members, after the rest
+            got = plan.members.words(args, extents)
+            if got is None:
+                return self.rebuild(self.relaunch(plan, args))
+            members = got
         for k in plan.written:
             a = args[k]
             if type(a) not in NDARRAYS and not as_numpy(a).flags.writeable:
@@ -568,7 +572,8 @@ class Kernel(KernelDef):
                 launcher = plan.compiled.whole_launcher(state.cache())
         state.last_launcher = launcher
         try:
-            return self.rebuild(launcher.run(words, state.config().random_seed))
+            parts = (words, members, plan.field_words)  # fields' hidden parameters come last
+            return self.rebuild(launcher.run_parts(parts, plan.cuts, state.config().random_seed))
         except (struct.error, OverflowError):
             pass  # a value its word cannot hold (2**40 for an i32, 2.0 for an int, a 2**31 extent)
         return self.rebuild(self.relaunch(plan, args, launcher))

@@ -109,6 +109,12 @@ class Param:
     """Entries of a vector or matrix parameter (0 for the others)."""
 
 
+def is_member(p: ir.Param) -> bool:
+    """Whether a kernel parameter is a struct member's (`s.x`, `self.v`): the fields' hidden
+    parameters, which come after every member's, have names without a dot."""
+    return "." in p.name
+
+
 @dataclass(eq=False)
 class LaunchPlan:
     """One compiled variant of a kernel as its launches use it, made once when it is compiled."""
@@ -131,6 +137,8 @@ class LaunchPlan:
     written: tuple[int, ...]
     """The kernel's own array parameters it writes, when their arguments are checked for
     read-only arrays at launch (empty otherwise)."""
+    cuts: tuple[int, int]
+    """Where the launch parameters' struct members and fields begin (`Launcher.run_parts`)."""
 
     @classmethod
     def make(
@@ -140,7 +148,9 @@ class LaunchPlan:
         field_words: tuple[int, ...],
         members: Members | None,
     ) -> LaunchPlan:
-        types = [p.type for p in launch_params(compiled)[: len(params)]]
+        launched = launch_params(compiled)
+        types = [p.type for p in launched[: len(params)]]
+        members_end = len(params) + sum(map(is_member, launched[len(params) :]))
         return cls(
             compiled,
             compiled.launcher,
@@ -153,4 +163,5 @@ class LaunchPlan:
             tuple(sorted(k for k in compiled.written if k < len(params)))
             if compiled.readonly_check
             else (),
+            (len(params), members_end),
         )

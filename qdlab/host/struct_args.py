@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 import numpy as np
 
-from ..compiler import ir
 from ..compiler.frontend.fingerprint import UNKNOWN, fingerprint
 from ..compiler.frontend.structs import METHOD, OPAQUE, PARAM, STRUCT, VALUE, Member, StructRef
 from ..core import abi
 from ..core.errors import QdArgumentError, QdTypeError, QdValueError
 from ..core.fields import FieldBase
 from ..core.language import ArrayAnnotation, BoundFunc, Func, KernelDef, MatrixType
+from ..core.matrix import Matrix, Vector
 from ..core.types import ArrayType, DType, TensorType
 from . import struct_types, vector_args
 from .array_args import (
@@ -43,9 +43,9 @@ from .array_args import (
     scalar_arg,
     scalar_type,
 )
-from .launch import array_launch, launch_params
+from .launch import array_launch, is_member, launch_params
 from .struct_field import StructField
-from .tensor import Tensor, unwrap
+from .tensor import MatrixTensor, Tensor, VectorTensor, unwrap
 
 if TYPE_CHECKING:
     from ..compiler.pipeline import Compiled
@@ -184,11 +184,51 @@ def template_key(v: object) -> object:
         return v.key  # one specialisation per field
     if isinstance(v, tuple):
         return tuple(template_key(x) for x in v)
+    if isinstance(v, Tensor) and type(v) in TENSORS and vars(v).keys() == {"_impl"}:
+        return ("tensor", template_key(v._impl))  # what it holds, not its data
     fp = content(v)
     return (type(v).__name__, fp if fp != UNKNOWN else f"{UNKNOWN}#{next(_unique)}")
 
 
 _unique = itertools.count()
+TENSORS = (Tensor, VectorTensor, MatrixTensor)
+"""The `qd.Tensor` wrappers: one with nothing but what it wraps is keyed as that (its field or
+ndarray), never by its data, which is run-time data the compiled code does not hold."""
+
+
+def launch_key(v: object) -> object:
+    """`template_key`'s distinctions in a launch key, which describes a struct's values at every
+    launch: a small numeric NumPy array, or a `qd.Vector` / `qd.Matrix` of one, by what its content
+    describes (dtype, shape, bytes; the vector's attributes) without the walk (a Genesis MPM step
+    spent half its time describing such members); anything else as `template_key`."""
+    t = type(v)
+    if t is np.ndarray:
+        key = numbers(v)
+        if key is not None:
+            return key
+    elif (t is Vector or t is Matrix) and vars(v).keys() == MATRIX_ATTRS:
+        m = cast(Matrix, v)
+        key = numbers(m.entries)
+        shape = (m.ndim, m.n, m.m)
+        if key is not None and type(m.dt) in (DType, type(None)) and set(map(type, shape)) == {int}:
+            return (t, m.dt, *shape, key)
+    return template_key(v)
+
+
+MATRIX_ATTRS = {"entries", "dt", "ndim", "n", "m"}
+"""What a `qd.Matrix` holds (`launch_key` describes one holding anything else by content)."""
+NUMBER_KINDS, NUMBER_BYTES = frozenset("biufc"), 4096
+
+
+def numbers(a: object) -> tuple | None:
+    """A NumPy array of numbers (not a subclass, at most NUMBER_BYTES) by dtype, shape and bytes;
+    None for anything else."""
+    if type(a) is not np.ndarray:
+        return None
+    arr = cast(np.ndarray, a)
+    if arr.dtype.kind not in NUMBER_KINDS or arr.nbytes > NUMBER_BYTES:
+        return None
+    return (np.ndarray, arr.dtype, arr.shape, arr.tobytes())
 
 
 def summary(v: Any) -> object:
@@ -203,7 +243,7 @@ def summary(v: Any) -> object:
         return v
     if isinstance(v, BoundFunc):  # `obj.f`: the func, and the object by what it holds
         return (v.func, template_key(v.__self__))
-    return template_key(v)
+    return launch_key(v)
 
 
 def method(v: Any) -> object:
@@ -466,7 +506,7 @@ class StructKey:
             return paths.key(a)
         if self.typed or is_struct(a):
             raise TypeError("a struct of a type not seen yet")
-        return template_key(a)
+        return launch_key(a)
 
 
 ZERO, ARRAY_WORDS, VECTOR_WORDS, SCALAR_WORD = "zero", "array", "vector", "scalar"
@@ -474,7 +514,7 @@ ZERO, ARRAY_WORDS, VECTOR_WORDS, SCALAR_WORD = "zero", "array", "vector", "scala
 SUMMARY: dict[str, Callable[[Any], object]] = {
     STRUCT: type,
     VALUE: summary,
-    OPAQUE: template_key,
+    OPAQUE: launch_key,
     METHOD: method,
 }
 """How a member path that is not a parameter is summarised in a launch key."""
@@ -506,12 +546,6 @@ def learn(kernel: Kernel, compiled: Compiled, templates: dict) -> tuple[Members 
     if any(is_member(p) for p in launched):
         return Members(kernel, compiled), changed
     return None, changed
-
-
-def is_member(p: ir.Param) -> bool:
-    """Whether a kernel parameter is a struct member's (`s.x`, `self.v`): the fields' hidden
-    parameters, which come after every member's, have names without a dot."""
-    return "." in p.name
 
 
 def lasts(value: object) -> bool:
@@ -572,6 +606,8 @@ class Members:
                 operator.attrgetter(*(f"{p}._extent" for p in paths)),
                 len(paths) == 1,
             )
+        self.last_nd: tuple[tuple, list] | None = None
+        """The `ndarrays` launch words of the last launch, and the member words made of them."""
         self.written = {i - self.first for i in compiled.written if i >= self.first}
         self.last: tuple[dict[int, tuple], list, list[tuple[int, Any]]] | None = None
         """The member values of the last general fill, its words and extents, while every value is
@@ -586,9 +622,11 @@ class Members:
             out[k] = (values,) if single else values
         return out
 
-    def fill(self, args: tuple, words: list, extents: list | None) -> bool:
-        """Append the member words and record their extents for the alias check; False when a
-        value does not fit (a vector of the wrong size): the caller binds the slow way."""
+    def words(self, args: tuple, extents: list | None) -> list | None:
+        """The member words, and their extents recorded for the alias check; None when a value
+        does not fit (a vector of the wrong size): the caller binds the slow way. While the
+        members are the objects of the last launch, the very list it returned (the launcher packs
+        it only when it is another object, `Launcher.run_parts`)."""
         if self.ndarrays is not None:
             k, get_words, get_extents, single = self.ndarrays
             try:
@@ -596,23 +634,28 @@ class Members:
             except AttributeError:  # a NumPy array among them: the general way
                 parts = None
             if parts is not None:
-                words.extend(itertools.chain.from_iterable((parts,) if single else parts))
+                parts = (parts,) if single else parts
                 if extents is not None:
                     got = get_extents(args[k])
                     extents[self.first :] = (got,) if single else got
-                return True
+                last_nd = self.last_nd
+                if last_nd is not None and all(map(operator.is_, parts, last_nd[0])):
+                    return last_nd[1]
+                out = list(itertools.chain.from_iterable(parts))
+                self.last_nd = (parts, out)
+                return out
         values = self.read(args)
         last = self.last
         if last is not None and all(
             len(v) == len(w) and all(map(operator.is_, v, w))
             for v, w in zip(values.values(), last[0].values())
         ):
-            words.extend(last[1])
             if extents is not None:
                 for i, extent in last[2]:
                     extents[i] = extent
-            return True
-        start, found = len(words), []
+            return last[1]
+        words: list = []
+        found = []
         for i, (kind, slot) in enumerate(zip(self.kinds, self.slots)):
             if kind is ZERO:
                 words.extend(slot)
@@ -638,13 +681,13 @@ class Members:
             elif kind is VECTOR_WORDS:
                 entries = vector_args.entries(a)
                 if len(entries) != self.sizes[i]:
-                    return False
+                    return None
                 words.extend(entries)
             else:
                 words.append(a)
         lasting = all(lasts(v) for vs in values.values() for v in vs)
-        self.last = (values, words[start:], found) if lasting else None
-        return True
+        self.last = (values, words, found) if lasting else None
+        return words
 
     def checked(self, args: tuple) -> list:
         """The member words of a launch whose words did not pack: each value converted to its

@@ -1,0 +1,98 @@
+"""Launch keys of a struct's compile-time members (`struct_args.launch_key`): a small numeric NumPy
+array and a `qd.Vector` / `qd.Matrix` of one are keyed by dtype, shape and bytes instead of the
+general fingerprint, and a `qd.Tensor` by what it wraps, not its data. A member changed in place
+still compiles anew, an unchanged one does not, and results equal those of the general
+description (the fast path turned off)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import qdlab as qd
+from qdlab.host import struct_args
+
+
+@qd.data_oriented
+class Solver:
+    def __init__(self) -> None:
+        self.offset = np.array([1, 2, 3], np.int32)  # read at compile time: baked in
+        self.gravity = qd.Vector([0.0, 0.0, -9.5])
+        self.scale = qd.Matrix([[2.0, 0.0], [0.0, 3.0]])
+        self.g = qd.Tensor(qd.Vector.field(3, qd.f32, shape=()))  # run-time data
+        self.out = qd.field(qd.f32, shape=8)
+
+    @qd.kernel
+    def step(self):
+        for i in qd.static(range(3)):
+            self.out[i] = self.offset[i] + self.gravity[i]
+        self.out[3] = self.scale[0, 0] + self.scale[1, 1]
+        self.out[4] += self.g[None][0]
+
+
+def run(s: Solver) -> list[np.ndarray]:
+    """The kernel's output after each of a sequence of launches, members changed between them."""
+    seen = []
+    for k in range(6):
+        if k == 2:
+            s.offset[1] = 20  # in place
+        if k == 3:
+            s.gravity = qd.Vector([0.0, 1.0, -9.5])
+        if k == 4:
+            s.scale.entries[1, 1] = 5.0  # in place
+        if k == 5:
+            s.offset = s.offset.astype(np.float64) + 0.5  # another dtype
+        s.g[None] = [float(k), 0.0, 0.0]  # data only: no new variant
+        s.step()
+        seen.append(s.out.to_numpy().copy())
+    return seen
+
+
+def test_members_changed_in_place_recompile_and_match_the_general_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    qd.init(arch=qd.cpu)
+    fast = run(Solver())
+    variants = len(Solver.step.specializations)  # type: ignore[attr-defined]
+    assert variants == 5  # the first, and one per compile-time change (k = 2, 3, 4, 5)
+    assert fast[0][:5].tolist() == [1.0, 2.0, -6.5, 5.0, 0.0]
+    assert fast[2][:5].tolist() == [1.0, 20.0, -6.5, 5.0, 0.0 + 1.0 + 2.0]
+    assert fast[4][:4].tolist() == [1.0, 21.0, -6.5, 7.0]
+    assert fast[5][:3].tolist() == [1.5, 21.5, -6.0]
+    qd.init(arch=qd.cpu)
+    monkeypatch.setattr(struct_args, "numbers", lambda a: None)  # the general description
+    slow = run(Solver())
+    for a, b in zip(fast, slow):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_tensor_data_makes_no_variant() -> None:
+    qd.init(arch=qd.cpu)
+    s = Solver()
+    s.step()
+    before = len(Solver.step.specializations)  # type: ignore[attr-defined]
+    for k in range(4):
+        s.g[None] = [float(k), 1.0, 2.0]
+        s.step()
+    assert len(Solver.step.specializations) == before  # type: ignore[attr-defined]
+    assert s.out[4] == 0.0 + 1.0 + 2.0 + 3.0
+
+
+def test_launch_key_distinctions() -> None:
+    key = struct_args.launch_key
+    a = np.array([1, 2, 3], np.int32)
+    assert key(a) == key(a.copy())
+    assert key(a) != key(a.astype(np.int64))
+    assert key(a) != key(a.reshape(1, 3))
+    assert key(np.array([0.0])) != key(np.array([-0.0]))
+    assert key(a[::2]) == key(np.array([1, 3], np.int32))  # the elements, not the buffer
+    v = qd.Vector([1.0, 2.0])
+    assert key(v) == key(qd.Vector([1.0, 2.0])) != key(qd.Vector([1.0, 2.5]))
+    assert key(v) != key(qd.Vector([1.0, 2.0], qd.f32))  # its dtype
+    assert key(v) != key(qd.Matrix([[1.0], [2.0]]))
+    v.extra = 1  # type: ignore[attr-defined]  # anything else it holds: the general description
+    assert key(v) == struct_args.template_key(v)
+    objects = np.array([1, "a"], dtype=object)
+    assert key(objects) == struct_args.template_key(objects)
+    big = np.zeros(struct_args.NUMBER_BYTES // 8 + 1)
+    assert key(big) == struct_args.template_key(big)
