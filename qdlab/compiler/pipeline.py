@@ -210,8 +210,13 @@ def compile_cached(
     except (OSError, TypeError):
         return compile_kernel(spec, config, cache, target, previous, on_construct)
     filename = getattr(getattr(spec.fn, "__code__", None), "co_filename", "")
+    # the return annotation's value: its text (`-> dt`) does not show which type `dt` names
+    returns = f"{spec.returns!r}:{spec.return_shapes!r}:{spec.graph}"
     mkey = keys.manifest_key(
-        "".join(lines), f"{spec.name}:{spec.autodiff}:{signature}", config, target.parts()
+        "".join(lines),
+        f"{spec.name}:{spec.autodiff}:{signature}->{returns}",
+        config,
+        target.parts(),
     )
     doc = manifest.load(cache, mkey, spec.fn, spec.templates)
     found = manifest.fields(doc, spec.fn, spec.templates) if doc is not None else None

@@ -147,10 +147,15 @@ def run_program(p: Program, folder) -> None:
             CHECKED["split" if report.mode == "per_offload" else "fallback"] += 1
             CHECKED["interface"] += bool(report.interface)
             CHECKED["runtime_fallback"] += bool(report.runtime_fallbacks)
+            if isinstance(kernel, qd.Kernel):  # compiled as the first load was, not fresh: the
+                kernel.options.pop("fresh", None)  # reloads below meet the manifest it leaves
+                call(kernel, p, arrays, k, again=True)  # (the inits above emptied its memory)
             if p.helper_value is not None:
                 check_reloaded(p, folder, arrays, k, "helper_changed", p.helper_value + 5)
             if p.real_func or any(not f.vector for f in p.pfuncs):  # a body, a default
                 check_reloaded(p, folder, arrays, k, "funcs_edited", edit_funcs=True)
+            if p.returns:  # `-> RET_T` reads the same, RET_T now names qd.f32
+                check_reloaded(p, folder, arrays, k, "return_retyped", ret_f32=True)
     results.append(moved_again(p, folder, arrays, k))
     results += [full, *upgraded]
     (first, first_ret), *rest = results
@@ -266,11 +271,12 @@ def check_reloaded(
     what: str,
     helper_value: int | None = None,
     edit_funcs: bool = False,
+    ret_f32: bool = False,
 ) -> None:
     """The same module loaded again with one thing changed (the helper's global, a constant in each
     real_func's body), in the same process and cache: the manifest, the memos and the constructs may
     be reused, but never with the old value or code baked in."""
-    kernel, reference = load(p, folder, helper_value, again=True, edit_funcs=edit_funcs)
+    kernel, reference = load(p, folder, helper_value, True, 0, edit_funcs, ret_f32)
     got, got_ret = call(kernel, p, arrays, k)
     if p.uses_random:
         qd.init(arch=qd.cpu, offline_cache=False, per_offload=False, random_seed=7)

@@ -286,7 +286,9 @@ class Program:
     def others(self, arr: str) -> tuple[str, ...]:
         return tuple(a for a in INT_ARRAYS if a not in self.same(arr))
 
-    def source(self, helper_value: int | None = None, edit_funcs: bool = False) -> tuple[str, str]:
+    def source(
+        self, helper_value: int | None = None, edit_funcs: bool = False, ret_f32: bool = False
+    ) -> tuple[str, str]:
         value = self.helper_value if helper_value is None else helper_value
         helper = (
             ["", f"HELPER_C = {value}", "", "", "def helper():", "    return HELPER_C * 2 + 1", ""]
@@ -310,7 +312,7 @@ class Program:
             declared = [d for d in declared if d.split(":")[0] not in STRUCT_MEMBERS]
             declared.append("s: Args")
         params = ", ".join(declared)
-        ret = " -> qd.i32" if self.returns else ""
+        ret = " -> RET_T" if self.returns else ""  # a reload makes it f32 (`ret_f32`)
         typed = (
             ["", "", "@qd.func", "def to_int(x: qd.i32) -> qd.i32:", "    return x * 2 + 1", ""]
             if self.typed_func
@@ -320,6 +322,7 @@ class Program:
         real_src = edited(REAL_FUNC, EDITED_REAL_FUNCS) if edit_funcs else REAL_FUNC
         real = real_src.splitlines() if self.real_func else []
         default = [program_funcs.PF_D.format(2 if edit_funcs else 1)] if self.pfuncs else []
+        ret_t = [f"RET_T = qd.{'f32' if ret_f32 else 'i32'}"] if self.returns else []
         pfuncs = default + [line for f in self.pfuncs for line in f.kernel]
         lines = self.kernel_lines or ["    pass"]
         if self.grouped:
@@ -355,6 +358,7 @@ class Program:
                     *typed,
                     *real,
                     *pfuncs,
+                    *ret_t,
                     *(
                         f"{a} = None  # a global field, made by the test"
                         for a in (("G",) if self.grouped else self.fields)
@@ -377,6 +381,11 @@ class Program:
             .replace("qd.static(helper())", "helper()")
             for line in self.ref_lines
         ]
+        if ret_f32:  # RET_T is f32 there: the kernel converts the value it returns
+            body = [
+                f"    return np.float32({line[11:]})" if line.startswith("    return ") else line
+                for line in body
+            ]
         ref = (
             "\n".join(
                 [
@@ -1154,12 +1163,14 @@ def load(
     again: bool = False,
     moved: int = 0,
     edit_funcs: bool = False,
+    ret_f32: bool = False,
 ) -> tuple[object, object]:
     """Write the program's two forms to files and import them: (qdlab kernel, reference function).
     `again` rewrites the files of the previous load under the same module names, as an edited file
     looks to a new process; `moved` puts that many comment lines above the kernel's module (every
-    line number moves, nothing else changes); `edit_funcs` changes a constant in each real_func."""
-    kernel_src, ref_src = p.source(helper_value, edit_funcs)
+    line number moves, nothing else changes); `edit_funcs` changes a constant in each real_func;
+    `ret_f32` makes the global the kernel's return annotation names (`-> RET_T`) qd.f32."""
+    kernel_src, ref_src = p.source(helper_value, edit_funcs, ret_f32)
     if p.helper_file:
         write_helper_file(folder, p.helper_value if helper_value is None else helper_value)
     kernel_src = "# moved\n" * moved + kernel_src

@@ -101,6 +101,24 @@ def test_gradient_and_primal_have_their_own_manifests(tmp_path) -> None:
     assert y.to_numpy().tolist() == [1, 4, 9] and x.grad.to_numpy().tolist() == [2, 4, 6]
 
 
+def test_the_return_annotation_is_part_of_the_key(tmp_path) -> None:
+    """`-> dt` reads the same whatever type `dt` names: a kernel defined again (or in a new process)
+    with `dt` now f32 must not be served the i32 kernel (the host read its i32 result as f32)."""
+    src = """
+        import qdlab as qd
+
+        def make(dt):
+            @qd.kernel
+            def k(a: qd.i32, b: qd.f32) -> dt:
+                return a * b
+            return k
+    """
+    make = load(tmp_path, src).make
+    assert make(qd.i32)(3, 0.4) == 1
+    assert make(qd.f32)(3, 0.4) == pytest.approx(1.2)
+    assert make(qd.i32)(3, 0.4) == 1
+
+
 def test_fingerprints_describe_content_not_names() -> None:
     from qdlab.compiler.cache.manifest import fingerprint
 
