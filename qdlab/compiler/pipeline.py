@@ -362,8 +362,9 @@ def split_and_gate(
     over through the interface buffer instead, and the kernel is split again, until the gate is
     satisfied or names a reason that no hand-over removes."""
     iface = split.Interface()
+    uses = split.DefUse.of(kernel)  # the kernel is the same at each try; only `iface` grows
     while True:
-        constructs = split.constructs(kernel, iface)
+        constructs = split.constructs(kernel, iface, uses)
         facts = gate.Facts(kernel, constructs, config, spec.autodiff is Autodiff.REVERSE)
         fallback = gate.check(facts) if config.per_offload else None
         if (

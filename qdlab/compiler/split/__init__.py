@@ -11,6 +11,7 @@ into a kernel of its own that depends on the kernel's arguments alone.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from dataclasses import dataclass, field
 
@@ -69,6 +70,51 @@ def has_effect(op: ir.Op) -> bool:
     return any(o.effects & CONSTRUCT_EFFECTS for o in op.walk())
 
 
+@dataclass
+class DefUse:
+    """What slicing asks of each top-level statement, found in one walk of the kernel: slicing
+    every construct by walking its statements again, and every earlier statement for each local
+    read, was cubic in the kernel's size (a kernel returning a 1024-vector: minutes), and the
+    pipeline splits the same kernel again after each hand-over."""
+
+    position: dict[ir.Op, int]
+    """Each top-level op's position in the kernel body."""
+    writes: list[frozenset[ir.Value]]
+    """The locals each top-level op writes (`local_writes`)."""
+    writers: dict[ir.Value, list[int]]
+    """For each local: the positions that write it, ascending."""
+    uses: list[tuple[tuple[bool, ir.Value], ...]]
+    """For each position, in walk order and each once: (False, value) for an operand defined by a
+    top-level op, (True, local) for a local read."""
+    effect: list[bool]
+    """For each position: whether it has an effect that makes its segment a construct."""
+
+    @classmethod
+    def of(cls, kernel: ir.Kernel) -> DefUse:
+        ops = kernel.body.ops
+        position = {op: p for p, op in enumerate(ops)}
+        writes = local_writes(ops)
+        writers: dict[ir.Value, list[int]] = {}
+        for p, refs in enumerate(writes):
+            for ref in refs:
+                writers.setdefault(ref, []).append(p)
+        uses = []
+        effect = []
+        for op in ops:
+            seen: dict[tuple[bool, ir.Value], None] = {}
+            hit = False
+            for inner in op.walk():
+                hit = hit or bool(inner.effects & CONSTRUCT_EFFECTS)
+                for v in inner.operands:
+                    if isinstance(v.owner, ir.Op) and v.owner in position:
+                        seen[(False, v)] = None
+                if "local_read" in inner.effects:
+                    seen[(True, inner.operands[0])] = None
+            uses.append(tuple(seen))
+            effect.append(hit)
+        return cls(position, writes, writers, uses, effect)
+
+
 def segments(kernel: ir.Kernel) -> list[list[int]]:
     out: list[list[int]] = []
     run: list[int] = []
@@ -122,23 +168,26 @@ def _publishes(op: ir.Op, published: dict[ir.Value, str]) -> bool:
     return op.result is not None and op.result in published and not ir.is_local(op.result)
 
 
-def constructs(kernel: ir.Kernel, iface: Interface | None = None) -> list[Construct]:
+def constructs(
+    kernel: ir.Kernel, iface: Interface | None = None, uses: DefUse | None = None
+) -> list[Construct]:
+    """The kernel's constructs, each with its backward slice; `uses` is the kernel's `DefUse`, for a
+    caller that splits the same kernel more than once."""
     ops = kernel.body.ops
     published = iface.published if iface else {}
+    du = uses if uses is not None else DefUse.of(kernel)
     out = []
     for seg in segments(kernel):
         if isinstance(ops[seg[0]], CONTAINERS) or any(
-            has_effect(ops[p]) or _publishes(ops[p], published) for p in seg
+            du.effect[p] or _publishes(ops[p], published) for p in seg
         ):
             own = [
                 p for p in seg if not isinstance(ops[p], ir.Arg)
             ]  # parameters belong to every slice
             out.append(Construct(len(out), kind_of(kernel, own), own))
-    owned = sorted(p for c in out for p in c.positions)
-    writes = local_writes(ops)
-    position = {op: p for p, op in enumerate(ops)}
+    owned = {p for c in out for p in c.positions}
     for c in out:
-        backward_slice(kernel, c, published, owned, writes, position)
+        backward_slice(kernel, c, published, owned, du)
     return out
 
 
@@ -146,50 +195,50 @@ def backward_slice(
     kernel: ir.Kernel,
     c: Construct,
     published: dict | None = None,
-    owned: list[int] | None = None,
-    writes: list[frozenset[ir.Value]] | None = None,
-    position: dict[ir.Op, int] | None = None,
+    owned: set[int] | None = None,
+    uses: DefUse | None = None,
 ) -> None:
     """Fill `c.slice_positions`: operand definitions, and earlier top-level writers of every local
     read.
 
     A published value is read from the interface, so its definition is not recomputed. A carried
-    local is read from the interface as the last construct before this one left it; only its writers
-    after that one are. A construct that exports a local reads it as it ends, since its own writes
-    may not run (a `while` with no trips, an `if` without `else`).
+    local is read from the interface as the last construct before this one left it (the last of
+    the `owned` positions, those of every construct, to write it); only its writers after that one
+    are. A construct that exports a local reads it as it ends, since its own writes may not run (a
+    `while` with no trips, an `if` without `else`).
     """
-    ops = kernel.body.ops
     published = published or {}
-    writes = writes if writes is not None else local_writes(ops)
-    position = position if position is not None else {op: p for p, op in enumerate(ops)}
-    included = set(c.positions)
+    owned = owned or set()
+    du = uses if uses is not None else DefUse.of(kernel)
+    own = set(c.positions)
+    included = set(own)
     work = list(c.positions)
     start = c.positions[0]
     for v in published:
-        if (ir.is_local(v) and any(v in writes[p] for p in c.positions)) or (
-            not ir.is_local(v)
-            and isinstance(v.owner, ir.Op)
-            and position.get(v.owner) in c.positions
+        if (ir.is_local(v) and any(v in du.writes[p] for p in c.positions)) or (
+            not ir.is_local(v) and isinstance(v.owner, ir.Op) and du.position.get(v.owner) in own
         ):
             c.exports.append(v)
 
     def reads_local(ref: ir.Value, p: int) -> None:
         """Position `p` reads local `ref`: pull in its earlier writers, or import it where it is
         published."""
+        writers = du.writers.get(ref, [])
         first = 0
         if ref in published:
-            last = max((q for q in owned or () if q < start and ref in writes[q]), default=-1)
+            before = writers[: bisect.bisect_left(writers, start)]
+            last = next((q for q in reversed(before) if q in owned), -1)
             if last >= 0:
                 first = last + 1
                 if ref not in c.imports:
                     c.imports.append(ref)
-        for q in range(first, p):
-            if q not in included and ref in writes[q]:
+        for q in writers[bisect.bisect_left(writers, first) : bisect.bisect_left(writers, p)]:
+            if q in own:
+                continue
+            if q not in included:
                 included.add(q)
                 work.append(q)
-                c.local_writers.setdefault(q, []).append((ref, p))
-            elif q in included and q not in c.positions and ref in writes[q]:
-                c.local_writers.setdefault(q, []).append((ref, p))
+            c.local_writers.setdefault(q, []).append((ref, p))
 
     for v in c.exports:
         if ir.is_local(
@@ -198,24 +247,18 @@ def backward_slice(
             reads_local(v, c.positions[-1] + 1)
     while work:
         p = work.pop()
-        for inner in ops[p].walk():
-            for v in inner.operands:
-                d = v.owner
-                if (
-                    v in published
-                    and not ir.is_local(v)
-                    and isinstance(d, ir.Op)
-                    and position.get(d) not in c.positions
-                ):
-                    if v not in c.imports:
-                        c.imports.append(v)
-                    continue
-                if isinstance(d, ir.Op) and d in position and position[d] not in included:
-                    included.add(position[d])
-                    work.append(position[d])
-            if "local_read" in inner.effects:
-                reads_local(inner.operands[0], p)
-    c.slice_positions = sorted(included - set(c.positions))
+        for is_read, v in du.uses[p]:
+            if is_read:
+                reads_local(v, p)
+                continue
+            d = du.position[ir.defining_op(v)]
+            if v in published and not ir.is_local(v) and d not in own:
+                if v not in c.imports:
+                    c.imports.append(v)
+            elif d not in included:
+                included.add(d)
+                work.append(d)
+    c.slice_positions = sorted(included - own)
 
 
 def slice_kernel(

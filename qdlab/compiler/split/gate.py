@@ -16,6 +16,7 @@ no row.
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -71,6 +72,23 @@ class Facts:
     def writes(self) -> list[frozenset[ir.Value]]:
         """The locals each top-level op writes (`split.local_writes`)."""
         return local_writes(self.ops)
+
+    @functools.cached_property
+    def array_writes(self) -> list[list[ir.Op]]:
+        """The ops writing array memory in each top-level op (walked once, not once a read)."""
+        return [[w for w in op.walk() if "write" in w.effects] for op in self.ops]
+
+    @functools.cached_property
+    def loop_writes(self) -> dict[int, dict[ir.Value, ir.Op]]:
+        """For a top-level position, asked once: the first write of each local inside a loop
+        nested in it (`_loop_writes`)."""
+        return {}
+
+    def write_in_loop(self, q: int, ref: ir.Value) -> ir.Op | None:
+        """The first write of local `ref` inside a loop nested in the op at position `q`."""
+        if q not in self.loop_writes:
+            self.loop_writes[q] = _loop_writes(self.ops[q])
+        return self.loop_writes[q].get(ref)
 
     @functools.cached_property
     def rereads(self) -> list[tuple[Construct, int, ir.Op, ir.Op]]:
@@ -131,7 +149,7 @@ def carried_value(f: Facts) -> Finding | None:
             if q in c.positions:
                 continue
             for ref, p in reads:
-                loop_write = _write_in_loop(f.ops[q], ref)
+                loop_write = f.write_in_loop(q, ref)
                 if loop_write is not None:
                     return Finding(
                         _first_read(f.ops[p], ref),
@@ -313,16 +331,19 @@ def disjoint_pairs(facts: Facts) -> set[tuple[int, bool, int, bool]]:
 def _rereads(f: Facts) -> Iterator[tuple[Construct, int, ir.Op, ir.Op]]:
     """(construct, slice position, read, write): a read recomputed in the construct's slice, and a
     write to array memory between where the read stands and where the construct starts."""
+    writing = [r for r, ws in enumerate(f.array_writes) if ws]
     for c in f.constructs:
         start = c.positions[0]
         for q in c.slice_positions:
+            between = writing[bisect.bisect_right(writing, q) : bisect.bisect_left(writing, start)]
+            if not between:
+                continue
             for load in f.ops[q].walk():
                 if load.effects & {"read", "write"} != {"read"}:
                     continue
-                for r in range(q + 1, start):
-                    for w in f.ops[r].walk():
-                        if "write" in w.effects:
-                            yield c, q, load, w
+                for r in between:
+                    for w in f.array_writes[r]:
+                        yield c, q, load, w
 
 
 def _loc(x: ir.Op | SourceLoc | None) -> SourceLoc | None:
@@ -375,18 +396,18 @@ def _writes(op: ir.Op, ref: ir.Value) -> bool:
     return "local_write" in op.effects and op.operands[0] is ref
 
 
-def _write_in_loop(op: ir.Op, ref: ir.Value) -> ir.Op | None:
-    def visit(o: ir.Op, in_loop: bool) -> ir.Op | None:
-        if in_loop and _writes(o, ref):
-            return o
-        for r in o.regions:
-            for inner in r.ops:
-                hit = visit(inner, in_loop or isinstance(o, (ir.For, ir.Loop)))
-                if hit is not None:
-                    return hit
-        return None
-
-    return visit(op, False)
+def _loop_writes(op: ir.Op) -> dict[ir.Value, ir.Op]:
+    """The first write (in program order) of each local inside a loop nested in `op`, not inside
+    the functions it calls."""
+    out: dict[ir.Value, ir.Op] = {}
+    stack = [(op, False)]
+    while stack:
+        o, in_loop = stack.pop()
+        if in_loop and "local_write" in o.effects:
+            out.setdefault(o.operands[0], o)
+        inner = in_loop or isinstance(o, (ir.For, ir.Loop))
+        stack.extend((i, inner) for r in reversed(o.regions) for i in reversed(r.ops))
+    return out
 
 
 def _first_read(op: ir.Op, ref: ir.Value) -> ir.Op:
