@@ -164,9 +164,14 @@ class Kernel(KernelDef):
             hints.get("return") if struct_types.members_of(hints.get("return")) else None
         )
         """A `@qd.dataclass` / `qd.types.struct` return type (its leaves are the return words)."""
+        in_tuple = struct_types.tuple_return(hints.get("return"))
+        self.return_tuple = in_tuple[1] if in_tuple is not None else None
+        """For a tuple return holding a struct: each element's struct type (None for the others)."""
         parts = (
             struct_types.return_parts(self.return_struct)
             if self.return_struct is not None
+            else in_tuple[0]
+            if in_tuple is not None
             else vector_args.return_parts(hints.get("return"))
         )
         if parts is None:
@@ -602,6 +607,8 @@ class Kernel(KernelDef):
             result = vector_args.rebuild(result, self.return_shapes, self.returns)
         if self.return_struct is not None:
             return struct_types.rebuild(self.return_struct, result)
+        if self.return_tuple is not None:
+            return struct_types.rebuild_tuple(self.return_tuple, result)
         return result
 
     def warn_alias(self, overlap: list[tuple[str, str]]) -> None:

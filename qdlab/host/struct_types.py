@@ -121,6 +121,40 @@ def return_parts(t: type) -> list | None:
     return parts
 
 
+def tuple_return(ann: object) -> tuple[list, list[type | None]] | None:
+    """For a tuple return annotation with a struct among its elements (`tuple[qd.f32, S]`):
+    each element's parts (as `return_parts` gives them) and each element's struct type (None for
+    a scalar, vector or matrix); None for any other annotation, or one that is not a return
+    type."""
+    elements = vector_args.tuple_elements(ann)
+    if elements is None or not any(is_struct_type(e) for e in elements):
+        return None
+    parts: list = []
+    structs: list[type | None] = []
+    for e in elements:
+        part = return_parts(e) if is_struct_type(e) else vector_args.return_parts(e)
+        if part is None:
+            return None
+        parts.extend(part)
+        structs.append(e if is_struct_type(e) else None)
+    return parts, structs
+
+
+def rebuild_tuple(structs: list[type | None], values: object) -> tuple:
+    """A tuple return from its parts' values (numbers, `qd.Vector`s), a struct element built from
+    as many parts as it has leaves."""
+    todo = list(values) if isinstance(values, tuple) else [values]
+    out: list = []
+    for t in structs:
+        if t is None:
+            out.append(todo.pop(0))
+            continue
+        n = len(return_parts(t) or [])
+        out.append(rebuild(t, tuple(todo[:n])))
+        del todo[:n]
+    return tuple(out)
+
+
 def rebuild(t: type, leaves: object) -> object:
     """A struct return from its leaves (numbers, `qd.Vector`s), in member order."""
     todo = list(leaves) if isinstance(leaves, tuple) else [leaves]

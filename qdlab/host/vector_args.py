@@ -174,6 +174,14 @@ def _element_key(k: int, a: object) -> tuple:
     raise TypeError("not a fast-path array")
 
 
+def tuple_elements(ann: object) -> tuple | None:
+    """The element types of a tuple return annotation: `tuple[a, b]`, `typing.Tuple[a, b]` or the
+    plain `(a, b)`, as Quadrants reads each; None for any other annotation."""
+    if typing.get_origin(ann) is tuple:
+        return typing.get_args(ann)
+    return ann if isinstance(ann, tuple) else None
+
+
 def return_parts(ann: object) -> list[tuple[list[DType], tuple[int, ...]]] | None:
     """Each return value's entry types and shape (`()` for a scalar); None for an annotation that is
     not a return type."""
@@ -188,9 +196,10 @@ def return_parts(ann: object) -> list[tuple[list[DType], tuple[int, ...]]] | Non
         return [([ann], ())]  # type: ignore[list-item]  # default_ip / default_fp at compile time
     if ann is bool:
         return [([u1], ())]
-    if typing.get_origin(ann) is tuple:
+    elements = tuple_elements(ann)
+    if elements is not None:
         out: list[tuple[list[DType], tuple[int, ...]]] = []
-        for a in typing.get_args(ann):
+        for a in elements:
             part = return_parts(a)
             if part is None:
                 return None

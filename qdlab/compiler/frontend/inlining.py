@@ -9,7 +9,7 @@ import ast
 from qdlab.core import language as lang
 
 from ...core import binding
-from ...core.errors import QdCallError, QdCompileValueError, QdError
+from ...core.errors import QdCallError, QdCompileValueError, QdError, QdSyntaxError
 from ...core.types import ArrayType, DType
 from .. import ir
 from .fingerprint import UNKNOWN
@@ -150,9 +150,15 @@ class Inlining:
             self.call_sites.pop()
             returned, self.scope = self.scope.returned, outer
         result = returned[0] if returned else None
+        ret_ann = annotations.get("return")
+        if result is None and ret_ann is not None and not isinstance(func, lang.RealFunc):
+            raise QdSyntaxError(
+                "Function has a return type but does not have a return statement; end it with "
+                "`return ...`.",
+                source.loc(source.tree, source.tree.name),
+            ).called_from(call)
         if isinstance(result, StructLocal):  # returned by value
             result = self.struct_value(result)
-        ret_ann = annotations.get("return")
         if isinstance(ret_ann, lang.MatrixType) and result is not None:
             result = self.from_type(ret_ann, [result])
         elif isinstance(ret_ann, DType) and result is not None:

@@ -274,29 +274,51 @@ class Vectors:
 
     def return_values(self, value: object) -> list:
         """A kernel's return values, each vector or matrix one flattened into its entries (and a
-        struct into its members, `struct_values.py`)."""
-        value = self.struct_leaves(value)
-        values = list(value) if isinstance(value, tuple) else [value]
+        struct into its members, `struct_values.py`). A struct of a declared type returned where
+        the return type's leaf has another dtype is an error, as in Quadrants (a scalar is cast)."""
+        flat: list = []
+        typed: list[str | None] = []  # per leaf: the declared struct type it came from
+        for x in value if isinstance(value, tuple) else (value,):
+            sv = self.struct_value(x)
+            if sv is None:
+                flat.append(x)
+                typed.append(None)
+                continue
+            leaves = self.struct_leaves(sv)
+            leaves = leaves if isinstance(leaves, tuple) else (leaves,)
+            flat.extend(leaves)
+            anonymous = getattr(sv.type, "__qd_anonymous_struct__", False)
+            typed.extend([None if anonymous else sv.type.__name__] * len(leaves))
+        values = flat
         shapes = self.lowering.return_shapes or [()] * len(self.kernel.returns)
         if len(values) != len(shapes) and len(shapes) == 1 and shapes[0]:
-            values = [value]  # `return (1, 2, 3)` for a vec3
+            values, typed = [value], [None]  # `return (1, 2, 3)` for a vec3
         if len(values) != len(shapes):
             raise self.error(
                 f"expected {len(shapes)} return values, got {len(values)}.", QdTypeError
             )
         out: list = []
-        for x, shape in zip(values, shapes):
-            if not shape:
-                out.append(x)
-                continue
-            v = self.vec_of(x)
-            if v is None or v.shape != shape:
-                raise self.error(
-                    f"this kernel returns a {describe_shape(shape)} (shape {shape}), not "
-                    f"{what_of(v or x)}.",
-                    QdTypeError,
-                )
-            out.extend(v.entries)
+        for x, shape, struct in zip(values, shapes, typed):
+            entries = [x]
+            if shape:
+                v = self.vec_of(x)
+                if v is None or v.shape != shape:
+                    raise self.error(
+                        f"this kernel returns a {describe_shape(shape)} (shape {shape}), not "
+                        f"{what_of(v or x)}.",
+                        QdTypeError,
+                    )
+                entries = list(v.entries)
+            for e in entries:
+                want = self.type_dtype(self.kernel.returns[len(out)])
+                got = getattr(e, "type", None)
+                if struct is not None and isinstance(got, DType) and got != want:
+                    raise self.error(
+                        f"Return value of type {struct} cannot be converted into the required "
+                        f"type: it holds a {got} where the return type has a {want}.",
+                        QdTypeError,
+                    )
+                out.append(e)
         return out
 
     # -- locals ------------------------------------------------------------------------------------

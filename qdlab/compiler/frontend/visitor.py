@@ -476,6 +476,15 @@ class Frontend(
                 "through a local (`s = a + b`, then `s += c`).",
                 getattr(e, "loc", None),
             ) from None
+        else:
+            if self.kernel.returns and not any(
+                isinstance(op, ir.Return) for op in self.kernel.body.ops
+            ):
+                raise QdSyntaxError(
+                    "Kernel has a return type but does not have a return statement; end it with "
+                    "`return ...`.",
+                    self.kernel.flags.def_loc,
+                )
         finally:
             sys.setrecursionlimit(limit)
         for block, stopped in self.stopped_grads.items():  # `qd.stop_grad(x)` calls
@@ -582,7 +591,12 @@ class Frontend(
         if self.scope.is_func:
             return self.func_return(node)
         if not self.top_level:
-            raise self.error("a kernel can only `return` at its top level, as its last statement.")
+            raise self.error(
+                "Return inside non-static if/for is not supported: a kernel can only `return` at "
+                "its top level, as its last statement."
+            )
+        if isinstance(node.value, ast.Constant) and node.value.value is None:
+            node = ast.Return(None)  # `return None` is a bare `return`, as in Quadrants
         if not self.kernel.returns:
             if node.value is not None:
                 raise self.error(
@@ -590,6 +604,11 @@ class Frontend(
                     QdTypeError,
                 )
             raise FuncReturn()
+        if node.value is None:
+            raise self.error(
+                "Kernel has a return type but does not have a return statement; this `return` "
+                "gives no value."
+            )
         value = self.visit(node.value)
         values = self.return_values(value)
         if len(values) != len(self.kernel.returns):

@@ -532,7 +532,7 @@ def test_return_in_loop_of_func_points_at_the_func() -> None:
     with pytest.raises(qd.QdSyntaxError) as info:
         calls_func_returning_in_loop(np.zeros(4, np.float32))
     exc = info.value
-    assert "`return` inside a loop or a runtime `if` is not supported in a @qd.func" in exc.message
+    assert "Return inside non-static if/for is not supported in a @qd.func" in exc.message
     assert "assign to a local and return it at the end" in exc.message
     assert_points_at(exc, returns_in_loop.fn, "returns_in_loop", "return x", "return")
     assert_user_facing(exc)
