@@ -231,7 +231,9 @@ class StructElement:
     def assign(self, value: object) -> None:
         """`s[i] = S(...)`, or a dict with every member's value (of a nested struct's, a dict or a
         struct value); a member the dict lacks is a KeyError naming it, as in Quadrants, and then
-        nothing is written."""
+        nothing is written. A `qd.Struct(...)` value is taken as the dict of its members."""
+        if getattr(type(value), "__qd_anonymous_struct__", False):
+            value = dict(vars(value))
         if isinstance(value, dict):
             missing = self._owner._missing(value)
             if missing is not None:

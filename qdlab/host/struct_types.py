@@ -33,8 +33,12 @@ def is_struct_type(t: object) -> TypeGuard[type]:
 def convert(value: object, t: object, name: str) -> object:
     """A member's value as its type holds it."""
     if is_struct_type(t):
+        if getattr(type(value), "__qd_anonymous_struct__", False):
+            value = dict(vars(value))  # `qd.Struct(a=1)`: its members
         if isinstance(value, dict):
             return t(**value)
+        if isinstance(value, (int, float, np.generic, Matrix, list, tuple)):
+            return t(value)  # as `t(value)` in Quadrants: its first member, the others zero
         if not isinstance(value, t):
             raise QdTypeError(
                 f"member `{name}` must be a {t.__name__}, not {type(value).__name__}."

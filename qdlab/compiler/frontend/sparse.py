@@ -29,7 +29,7 @@ from ...core.fields import FieldBase
 from ...core.sparse import WORD_BITS, Level, Region
 from ...core.types import LocalType, i32, u1, u32
 from .. import ir
-from .scope import Local, array_type, dtype_of
+from .scope import Local, array_type, describe, dtype_of
 
 SNodeRef = Any
 """A layout level (`qdlab.host.snode.SNode`, which the compiler does not import)."""
@@ -386,7 +386,9 @@ class Sparse:
             return NotImplemented
         if isinstance(self.find_local(root.id), (Local, ir.Value)):
             return NotImplemented  # a kernel value's method, not a field's
-        base = self.visit(target)
+        sf = self.peek_struct_field(target)
+        arrays = self.member_arrays(sf, target) if sf is not None else None
+        base = _first_leaf(arrays) if arrays is not None else self.visit(target)
         f = self.field_of(base) if isinstance(base, ir.Value) and ir.is_array(base) else None
         if f is None:
             return NotImplemented
@@ -406,7 +408,7 @@ class Sparse:
                 items.extend(list(entries) if entries is not None else [got])
         idx = self.sparse_cell(snode, items, func.attr, ("dynamic",))
         if func.attr == "append":
-            return self.dynamic_append(snode, idx, node.args[0])
+            return self.dynamic_append(snode, idx, node.args[0], arrays)
         if func.attr == "length":
             return self.dynamic_length(snode, idx)
         self.deactivate_cell(snode, idx)
@@ -438,18 +440,23 @@ class Sparse:
         return self.dynamic_append(snode, idx, node.args[2])
 
     def dynamic_append(
-        self, snode: SNodeRef, idx: list[ir.Value], value_node: ast.expr
+        self,
+        snode: SNodeRef,
+        idx: list[ir.Value],
+        value_node: ast.expr,
+        arrays: dict[str, object] | None = None,
     ) -> ir.Value:
         """`qd.append(dyn, I, v)`: the length grows by one (an atomic add), and `v` goes to the
         old length's place of the one field placed under the dynamic level when that is within
-        its extent (past it, as in Quadrants, the length still grows and nothing is stored)."""
+        its extent (past it, as in Quadrants, the length still grows and nothing is stored). For
+        a struct field (`arrays`: its members' fields, all under the level), `v` is a struct
+        value, each member stored to its member's field."""
         fields = snode._subtree_fields()
-        if len(fields) != 1:
+        if arrays is None and len(fields) != 1:
             raise self.error(
                 "qd.append: the dynamic SNode must hold one field (place one field under it).",
                 QdValueError,
             )
-        f = fields[0]
         lv = self.own_level(snode)
         arr = self.field_arg(lv.mask, "dynamic_length")
         self.activating = True
@@ -458,7 +465,17 @@ class Sparse:
         finally:
             self.activating = False
         value = self.visit(value_node)
-        base = self.field_arg(f, f.name or "field")
+        if arrays is None:
+            f = fields[0]
+            targets = [(self.field_arg(f, f.name or "field"), value)]
+        else:
+            struct = self.struct_value(value)
+            if struct is None:
+                raise self.error(
+                    f"`.append()` of a struct field takes a struct value, not {describe(value)}.",
+                    QdTypeError,
+                )
+            targets = list(_member_pairs(arrays, struct.members))
         full = snode._extents_by_axis()
         axes_ = sorted(full)
         parent_axes = sorted(snode.parent()._extents_by_axis())
@@ -466,28 +483,35 @@ class Sparse:
         logical = []
         for a in axes_:
             logical.append(old if a == dyn_axis else idx[parent_axes.index(a)])
-        dtype = dtype_of(base)
-        entries = getattr(value, "entries", None)
-        if isinstance(value, (list, tuple)):  # `v.append([1.5, 2.5])`
-            entries = [e for row in value for e in (row if isinstance(row, list) else [row])]
-        element = array_type(base).element
-        values = list(entries) if entries is not None else [value] * max(1, math.prod(element))
-        values = [self.cast(self.value(e, dtype), dtype) for e in values]
-        layout = array_type(base).layout
-        memory = logical if layout is None else [logical[a] for a in layout]
+        stores = [self.element_values(base, v) for base, v in targets]
         fits = self.emit(ir.Cmp, [old, self.const(full[dyn_axis], i32)], u1, pred="lt")
         store, skip = ir.Block(), ir.Block()
         self.block.append(ir.If([fits], None, {}, [store, skip], self.loc))
         outer, self.block = self.block, store
         self.activating = True  # the atomic add above is the activation
         try:
-            for k, v in zip(product(*(range(n) for n in element)), values):
-                elem = [self.const(j, i32) for j in k]
-                self.emit(ir.Store, [base, *memory, *elem, v])
+            for (base, _), values in zip(targets, stores):
+                layout = array_type(base).layout
+                memory = logical if layout is None else [logical[a] for a in layout]
+                element = array_type(base).element
+                for k, v in zip(product(*(range(n) for n in element)), values):
+                    elem = [self.const(j, i32) for j in k]
+                    self.emit(ir.Store, [base, *memory, *elem, v])
         finally:
             self.activating = False
             self.block = outer
         return old
+
+    def element_values(self, base: ir.Value, value: object) -> list[ir.Value]:
+        """`value` as the entries of one element of field `base`, each of its dtype (a scalar is
+        every entry)."""
+        dtype = dtype_of(base)
+        entries = getattr(value, "entries", None)
+        if isinstance(value, (list, tuple)):  # `v.append([1.5, 2.5])`
+            entries = [e for row in value for e in (row if isinstance(row, list) else [row])]
+        element = array_type(base).element
+        values = list(entries) if entries is not None else [value] * max(1, math.prod(element))
+        return [self.cast(self.value(e, dtype), dtype) for e in values]
 
     def sparse_deactivate(self, node: ast.Call) -> None:
         snode, idx = self.sparse_target(node, "deactivate", ("pointer", "bitmasked", "dynamic"))
@@ -547,3 +571,23 @@ class Sparse:
                 self.emit(ir.Store, [arr, *memory, *elem, zero])
         finally:
             self.block = outer
+
+
+def _first_leaf(arrays: dict[str, object]) -> object:
+    """The first member's field of a struct field's (nested) member dict."""
+    first: object = arrays
+    while isinstance(first, dict):
+        first = next(iter(first.values()))
+    return first
+
+
+def _member_pairs(arrays: dict[str, object], members: dict[str, object]) -> list[tuple]:
+    """(member's field, member's value) for each scalar, vector or matrix member, in order."""
+    out: list[tuple] = []
+    for k, a in arrays.items():
+        m = members[k]
+        if isinstance(a, dict):
+            out.extend(_member_pairs(a, getattr(m, "members", {})))
+        else:
+            out.append((a, m))
+    return out

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from qdlab.core import language as lang
 
-from ...core.errors import QdTypeError
+from ...core.errors import QdTypeError, QuadrantsSyntaxError
 from ...core.types import LocalType
 from .. import ir
 from .scope import Local, describe, dtype_of
@@ -80,32 +80,39 @@ class StructValues:
         )
 
     def anonymous_struct(self, node: ast.Call) -> StructValue:
-        """`qd.Struct(a=v, b=2)`: a struct whose members have the types of their values."""
-        if node.args:
+        """`qd.Struct(a=v, b=2)`, `qd.Struct({"a": v, "b": {"c": 1}})`: a struct whose members have
+        the types of their values (a dict's, a nested struct's)."""
+        args = self.visit_args(node.args)
+        if len(args) == 1 and not node.keywords and isinstance(args[0], dict):
+            given = dict(args[0])
+        elif not args and all(kw.arg is not None for kw in node.keywords):
+            given = {kw.arg: self.visit(kw.value) for kw in node.keywords}
+        else:
             raise self.error(
-                "qd.Struct(...) in a kernel takes its members by keyword.", QdTypeError
+                "Custom structs need to be initialized using either dictionary or keyword "
+                "arguments: qd.Struct({'a': 1}) or qd.Struct(a=1).",
+                QuadrantsSyntaxError,
             )
+        return self.struct_of(given)
+
+    def struct_of(self, given: dict) -> StructValue:
+        """An anonymous struct of the members `given` (a dict among them: a nested struct)."""
         members: dict[str, object] = {}
         types: dict[str, object] = {}
-        for kw in node.keywords:
-            x = self.visit(kw.value)
-            v = self.struct_value(x)
+        for k, x in given.items():
+            v = self.struct_of(x) if isinstance(x, dict) else self.struct_value(x)
             if v is None:
                 vec = self.vec_of(x)
                 v = vec if vec is not None else self.value(x)
-            if kw.arg is None:
-                raise self.error(
-                    "qd.Struct(...) in a kernel takes its members by keyword.", QdTypeError
-                )
-            members[kw.arg] = v
-            types[kw.arg] = (
+            members[k] = v
+            types[k] = (
                 v.type
                 if isinstance(v, StructValue)
                 else self.vec_type(v)
                 if isinstance(v, Vec)
                 else v.type
             )
-        t = type("Struct", (), {"__qd_struct__": types})
+        t = type("Struct", (), {"__qd_struct__": types, "__qd_anonymous_struct__": True})
         return StructValue(t, members)
 
     def vec_type(self, v: Vec) -> object:
@@ -122,9 +129,20 @@ class StructValues:
                 return StructValue(
                     t, {k: self.member_value(k, mt, None) for k, mt in fields.items()}
                 )
+            if isinstance(x, dict):  # `{"linedir": v, "length": 1}`: its members by name
+                x = self.struct_of(x)
             value = self.struct_value(x)
-            if value is None:
-                raise self.error(f"member `{name}` is a {t.__name__}, not {x!r}.", QdTypeError)
+            if value is None:  # as `t(x)`: its first member `x`, the others zero (Quadrants')
+                first = next(iter(fields), None)
+                return StructValue(
+                    t,
+                    {
+                        k: self.member_value(k, mt, x if k == first else None)
+                        for k, mt in fields.items()
+                    },
+                )
+            if value.type is not t and getattr(value.type, "__qd_anonymous_struct__", False):
+                value = self.retyped(value, t, name)
             return value
         if isinstance(t, lang.MatrixType):
             return self.from_type(t, [0 if x is None else x])
@@ -203,9 +221,21 @@ class StructValues:
                 members[k] = Local(ref, self.parallel_depth)
         return StructLocal(v.type, members)
 
+    def retyped(self, v: StructValue, t: type, name: str) -> StructValue:
+        """`v` as a struct of type `t`: an anonymous struct (`qd.Struct(a=1)`) of the same member
+        names, in the same order, is one, each member converted (as in Quadrants)."""
+        fields = members_of(t) or {}
+        if not getattr(v.type, "__qd_anonymous_struct__", False) or list(v.members) != list(fields):
+            raise self.error(f"`{name}` is a {t.__name__}; it cannot be given {v!r}.", QdTypeError)
+        return StructValue(
+            t, {k: self.member_value(k, mt, v.members[k]) for k, mt in fields.items()}
+        )
+
     def store_struct(self, local: StructLocal, x: object, name: str) -> None:
         v = self.struct_value(x)
-        if v is None or v.type is not local.type:
+        if v is not None and v.type is not local.type:
+            v = self.retyped(v, local.type, name)
+        if v is None:
             raise self.error(
                 f"`{name}` is a {local.type.__name__}; it cannot be given {x!r}.", QdTypeError
             )
