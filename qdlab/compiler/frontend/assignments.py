@@ -215,6 +215,8 @@ class Assignments(Updates):
         elif isinstance(target, ast.Tuple):
             if isinstance(value, Vec):
                 value = tuple(value.rows())
+            elif isinstance(value, list):  # a Python list the kernel names: `a, b = coeffs`
+                value = tuple(value)
             if not isinstance(value, tuple) or len(value) != len(target.elts):
                 raise self.error(f"cannot unpack {describe(value)} into {len(target.elts)} names.")
             for t, v in zip(target.elts, value):

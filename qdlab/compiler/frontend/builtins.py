@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import builtins as py
 import math
-from collections.abc import Callable
+from collections.abc import Callable, KeysView, ValuesView
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Final, TypeVar, cast
@@ -732,11 +732,14 @@ def lower_abs(fe: Frontend, x: object) -> object:
 
 @python_call(sum, arity=ANY)
 def lower_sum(fe: Frontend, *args: object) -> object:
-    """`sum(items, start=0)` of a list or tuple (`sum([x[i] for i in range(3)])`), or of a
-    vector's entries / a matrix's rows, added up as Python does, left to right."""
+    """`sum(items, start=0)` of a list, tuple or dict view (`sum([x[i] for i in range(3)])`,
+    `sum(d.values())`), or of a vector's entries / a matrix's rows, added up as Python does, left
+    to right."""
     if not 1 <= len(args) <= 2:
         raise fe.error("sum() takes an iterable and an optional start value.", QdTypeError)
     items, total = args[0], args[1] if len(args) == 2 else 0
+    if isinstance(items, (dict, KeysView, ValuesView)):  # `sum(d.values())` of a kernel's dict
+        items = list(items)
     if fe.is_vec(items):
         items = fe.need_vec(items, "sum()").rows()
     if not isinstance(items, (list, tuple)):

@@ -502,6 +502,8 @@ class Vectors:
         return out
 
     def dict_key(self, node: ast.expr) -> object:
+        """A key known at compile time as itself; a value known at run time (`{x[j]: ...}`) as a
+        key of its own, equal to no other, as Quadrants keys such a dict by the expression."""
         key = self.visit(node)
         if isinstance(key, ir.Value) and isinstance(key.owner, ir.Const):
             key = key.owner.attrs["value"]
@@ -509,7 +511,7 @@ class Vectors:
             hash(key)
         except TypeError:
             key = None
-        if key is None or isinstance(key, (ir.Value, Vec)):
+        if key is None or isinstance(key, Vec):
             raise self.error(
                 "a dict key in a kernel must be known at compile time (a literal, a template "
                 "argument or a qd.static loop variable).",

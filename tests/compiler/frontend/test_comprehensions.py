@@ -60,6 +60,37 @@ def test_dicts_and_static_unpacking(mode: dict) -> None:
         k(2, a, b)  # no such key
 
 
+@pytest.mark.parametrize("mode", MODES, ids=["split", "whole"])
+def test_runtime_dict_keys_and_unpacking_a_list(mode: dict) -> None:
+    """A dict keyed by values known at run time has an entry per key expression (Quadrants keys
+    it by the expression), `sum(d.values())` adds them; `p, q, r = lst` unpacks a Python list.
+    The values are quadrants 1.3.3's."""
+    qd.init(arch=qd.cpu, offline_cache=False, **mode)
+    x = qd.field(qd.i32, shape=(8,))
+    x.from_numpy(np.arange(8, dtype=np.int32) * 2)
+    lst = [5, 6.5, 7]
+
+    @qd.kernel
+    def by_value() -> qd.i32:
+        a = {x[j]: x[j] * 10 + j for j in range(8) if j % 2 == 1 if j > 2}
+        return sum(a.values())
+
+    @qd.kernel
+    def unpack() -> qd.f32:
+        p, q, r = lst
+        return p * 100 + q * 10 + r
+
+    @qd.kernel
+    def lookup() -> qd.i32:
+        a = {x[j]: j for j in range(2)}
+        return a[x[1]]
+
+    assert by_value() == 315
+    assert unpack() == 572.0
+    with pytest.raises(qd.QuadrantsCompilationError):
+        lookup()  # a key known only at run time is no other expression's
+
+
 def test_static_assignment_errors() -> None:
     qd.init(arch=qd.cpu, offline_cache=False)
 
