@@ -312,7 +312,7 @@ def branch_writes_two_locals(out: I32, k: qd.i32):
     n = k
     m = -5
     if k > 0:
-        n, m = m, m  # writes `m`, which the last construct recomputes, and `n`, which it imports
+        n, m = m, m  # noqa: PLW0127 -- writes `m`, which the last construct recomputes, and `n`, which it imports
     while n < 4:
         n = n + 4
     out[0] = n + m
@@ -321,7 +321,7 @@ def branch_writes_two_locals(out: I32, k: qd.i32):
 @qd.func
 def swapped_then_stepped(n: qd.i32, m: qd.i32):
     if (2 * 2) > -2:
-        n, m = m, m
+        n, m = m, m  # noqa: PLW0127
     w = 0
     while n < 4 and w < 6:
         n = n + 4
