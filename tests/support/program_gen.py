@@ -59,6 +59,7 @@ KINDS = [
     "floop",
     "reduce",
     "carried_read",
+    *["branch_two_locals"] * 3,
     "if",
     "atomic",
     "random",
@@ -113,6 +114,7 @@ PATTERNS = (
     "vector_field",
     "shared_element_reduction",
     "carried_read_before_change",
+    "recomputed_branch_writes_imported_local",
     "struct_local_member",
     "half_extreme_loop",
     "branch_changes_carried",
@@ -827,6 +829,29 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         p.emit(f"{dst}[i] = {dst}[i] + {d}", indent=2)
         p.patterns.add("carried_read_before_change")
         p.scalars += [name, d]
+    elif kind == "branch_two_locals":
+        # a top-level `if` writing two locals, a loop then changing one of them (handed over), and
+        # a construct reading both: its slice recomputes the `if` for the other one, which must
+        # not overwrite the handed-over value (it did: the random programs found it)
+        x, y, j = f"x{s}", f"y{s}", f"j{s}"
+        _int_def(p, x, int_expr(draw, p, None, 1, tuple(INT_ARRAYS)))
+        _int_def(p, y, str(draw(st.integers(-9, 3))))
+        cond = int_expr(draw, p, None, 1, tuple(INT_ARRAYS)) if draw(st.booleans()) else "k + 99"
+        p.emit(f"if {cond} > {draw(st.integers(-5, 5))}:")
+        if draw(st.booleans()):
+            p.emit(f"{x}, {y} = {y}, {y}", indent=2)
+        else:
+            _int_def(p, x, f"{y} + {draw(st.integers(-3, 3))}", 2)
+            _int_def(p, y, f"{y} * 2", 2)
+        _int_def(p, j, "0")
+        p.emit(f"while {x} < 4 and {j} < {draw(st.integers(1, 4))}:")
+        _int_def(p, x, f"{x} + 4", 2)
+        _int_def(p, j, f"{j} + 1", 2)
+        dst = draw(st.sampled_from(INT_ARRAYS))
+        p.emit(f"for i in range({n}):")
+        p.emit(f"{dst}[i] = {dst}[i] + {x} * 3 + {y}", indent=2)
+        p.patterns.add("recomputed_branch_writes_imported_local")
+        p.scalars += [x, y]
     elif kind == "if":
         cond = int_expr(draw, p, None, 1)
         arr = draw(st.sampled_from(INT_ARRAYS))

@@ -38,6 +38,10 @@ class Construct:
     """For each position in the slice: the locals whose earlier writers pulled it in."""
     imports: list[ir.Value] = field(default_factory=list)
     """Published values and carried locals it reads from the interface instead of recomputing."""
+    imported_after: dict[ir.Value, int] = field(default_factory=dict)
+    """For each carried local it imports: the position of the last construct's write before it,
+    where the slice takes the interface's value (statements recomputed before that position may
+    write the local too; a value taken earlier would be overwritten by theirs)."""
     exports: list[ir.Value] = field(default_factory=list)
     """Published values and carried locals it writes to the interface when it ends."""
 
@@ -228,10 +232,11 @@ def backward_slice(
         if ref in published:
             before = writers[: bisect.bisect_left(writers, start)]
             last = next((q for q in reversed(before) if q in owned), -1)
-            if last >= 0:
+            if 0 <= last < p:  # a read before `last` (a recomputed statement's) sees earlier writes
                 first = last + 1
                 if ref not in c.imports:
                     c.imports.append(ref)
+                    c.imported_after[ref] = last
         for q in writers[bisect.bisect_left(writers, first) : bisect.bisect_left(writers, p)]:
             if q in own:
                 continue
@@ -267,7 +272,8 @@ def slice_kernel(
     """Clone the construct's slice, in source order, into a kernel of its own.
 
     Imported values are read from their interface slot where they were defined; an imported local is
-    loaded right after its storage is created; exports are written to their slots at the end.
+    stored from its slot where the construct that wrote it last stands (after it, where the slice
+    recomputes that statement too); exports are written to their slots at the end.
     """
     out = ir.Kernel(
         f"{kernel.name}_c{c.index}", kernel.params, kernel.returns, ir.Block(), kernel.flags.copy()
@@ -277,8 +283,11 @@ def slice_kernel(
     position = {op: p for p, op in enumerate(ops)}
     value_imports = {position[ir.defining_op(v)]: v for v in c.imports if not ir.is_local(v)}
     slots = slots if slots is not None else {}  # none: the construct imports and exports nothing
-    local_imports = {v for v in c.imports if ir.is_local(v)}
-    for p in sorted(set(c.all_positions) | set(value_imports)):
+    import_at: dict[int, list[ir.Value]] = {}
+    for ref, q in c.imported_after.items():
+        import_at.setdefault(q, []).append(ref)
+    included = set(c.all_positions)
+    for p in sorted(included | set(value_imports) | set(import_at)):
         if p in value_imports:
             v = value_imports[p]
             slot, key = slots[v]
@@ -288,9 +297,9 @@ def slice_kernel(
             out.body.append(load)
             mapping[v] = load.result
             continue
-        ir.clone_ops([ops[p]], mapping, out.body)
-        ref = ops[p].result
-        if ref is not None and ref in local_imports:
+        if p in included:
+            ir.clone_ops([ops[p]], mapping, out.body)
+        for ref in import_at.get(p, ()):  # the local as the construct that wrote it last left it
             slot, key = slots[ref]
             load = ir.InterfaceLoad(
                 [], ref.element, {"slot": slot, "key": key}, None, ops[p].loc, ref.name

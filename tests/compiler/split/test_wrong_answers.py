@@ -305,3 +305,45 @@ def test_a_statement_another_construct_runs_is_not_recomputed_on_what_it_left(k,
         return out.tolist()
 
     assert on_every_path(run) == {p: [want] for p in PATHS}
+
+
+@qd.kernel
+def branch_writes_two_locals(out: I32, k: qd.i32):
+    n = k
+    m = -5
+    if k > 0:
+        n, m = m, m  # noqa: PLW0127 -- writes `m`, which the last construct recomputes, and `n`, which it imports
+    while n < 4:
+        n = n + 4
+    out[0] = n + m
+
+
+@qd.func
+def swapped_then_stepped(n: qd.i32, m: qd.i32):
+    if (2 * 2) > -2:
+        n, m = m, m  # noqa: PLW0127
+    w = 0
+    while n < 4 and w < 6:
+        n = n + 4
+        w += 1
+    return n * 3 + m
+
+
+@qd.kernel
+def func_branch_writes_two_params(k: qd.i32) -> qd.i32:
+    return swapped_then_stepped(k, -5)
+
+
+@pytest.mark.parametrize("k, want", [(2, 2), (-1, 2), (0, -1)])
+def test_a_recomputed_statement_does_not_overwrite_an_imported_local(k, want):
+    """`n` is handed over from the `while`; the last construct recomputes the `if` for `m`, and that
+    `if` also writes `n`: the interface's value was taken before it and overwritten (-10 for 2, as
+    the loop never ran). The slice now takes `n` where the `while` stood. The same in a @qd.func
+    whose parameters are reassigned under `if` (found by the random programs, 1,500 of them)."""
+
+    def run():
+        out = np.zeros(1, np.int32)
+        branch_writes_two_locals(out, k)
+        return out.tolist() + [func_branch_writes_two_params(k)]
+
+    assert on_every_path(run) == {p: [want, 16] for p in PATHS}
