@@ -4,6 +4,7 @@ kind of argument, and never baked into the kernel's source for the next signatur
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import qdlab as qd
 
@@ -27,3 +28,76 @@ def test_presence_of_each_argument_is_its_own_signature() -> None:
     assert present(f, None) == 1
     assert present(None, None) == 100
     assert present(np.zeros(3, np.float32), x) == 11
+
+
+G = None
+
+
+@qd.func
+def func_presence(t: qd.template()) -> qd.i32:
+    r = 0
+    if qd.static(t is None):
+        r = 1
+    return r
+
+
+@qd.kernel
+def scalar_is_none(x: qd.i32) -> qd.i32:
+    return 1 if qd.static(x is None) else 2
+
+
+@qd.kernel
+def scalar_is_not_none(x: qd.i32) -> qd.i32:
+    return 1 if qd.static(None is not x) else 2
+
+
+@qd.kernel
+def local_is_none(x: qd.i32) -> qd.i32:
+    y = x
+    return 1 if qd.static(y is None) else 2
+
+
+@qd.kernel
+def global_is_none() -> qd.i32:
+    return 1 if qd.static(G is None) else 2
+
+
+@qd.kernel
+def template_is_global(t: qd.template()) -> qd.i32:
+    return 1 if qd.static(t is G) else 2
+
+
+@qd.kernel
+def through_func() -> qd.i32:
+    return func_presence(None)
+
+
+@qd.kernel
+def template_presence(t: qd.template()) -> qd.i32:
+    return 1 if qd.static(t is not None) else 2
+
+
+@pytest.mark.parametrize(
+    ("kernel", "args", "op"),
+    [
+        (scalar_is_none, (3,), "is"),  # was silently False: the other branch ran
+        (scalar_is_not_none, (3,), "is not"),  # was silently True
+        (local_is_none, (3,), "is"),
+        (global_is_none, (), "is"),
+        (template_is_global, (None,), "is"),
+        (through_func, (), "is"),
+    ],
+)
+def test_identity_in_static_is_only_for_a_kernel_parameter_and_none(
+    kernel: object, args: tuple, op: str
+) -> None:
+    """As Quadrants: only `param is None` with a template or array parameter of the kernel."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+    with pytest.raises(qd.QuadrantsSyntaxError, match=f'Operator "{op}" inside `qd.static`'):
+        kernel(*args)  # type: ignore[operator]
+
+
+def test_template_presence_is_known_while_compiling() -> None:
+    qd.init(arch=qd.cpu, offline_cache=False)
+    assert template_presence(None) == 2
+    assert template_presence(3) == 1
