@@ -4,6 +4,10 @@ Folding uses NumPy scalars of the op's own type, so it rounds and wraps exactly 
 code does, and flushes subnormal float operands and results to zero as kernels run
 (`types.flush_subnormal`). Only ops whose compile-time result is certain to equal the run-time one
 are folded (no transcendental functions, no division by a constant zero).
+
+Integer `//` and `%` of two i32 or i64 constants fold toward zero, as C divides: Quadrants folds
+them so (`x = -7` then `x // 2` is -3, `x % 2` is -1), while at run time it floors (-4 and 1). The
+generated code floors; this pass gives the reference's values where it sees two constants.
 """
 
 from __future__ import annotations
@@ -34,6 +38,9 @@ CMP_FOLDS = {
 }
 
 
+TRUNCATED = ("floordiv", "mod")
+"""Integer ops that Quadrants folds toward zero (see the module's docstring)."""
+
 Foldable = ir.BinOp | ir.Cmp | ir.Cast | ir.Unary
 
 
@@ -49,8 +56,18 @@ def _python(x: Any, t: DType) -> int | float:
     return flush_subnormal(float(x), t) if t.is_float else int(x)
 
 
+def truncated(op: str, a: int, b: int, t: DType) -> int:
+    """`a // b` (`op` "floordiv") or `a % b` ("mod") rounded toward zero, wrapped to `t`."""
+    q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+    value = q if op == "floordiv" else a - q * b
+    return int(np.array(value).astype(np.int64).astype(t.np)[()]) if t.is_signed else value
+
+
 def fold(op: Foldable) -> int | float | None:
     t = op.result.dtype
+    if isinstance(op, ir.BinOp) and op.attrs["op"] in TRUNCATED and t.is_int and t.bits >= 32:
+        a, b = (int(scalar(v)) for v in op.operands)
+        return None if b == 0 else truncated(op.attrs["op"], a, b, t)
     if isinstance(op, ir.BinOp):
         table = FLOAT_FOLDS if t.is_float else INT_FOLDS
         fn = table.get(op.attrs["op"])

@@ -65,6 +65,53 @@ kernel k(out: ndarray<i32, 1>) {
 """,
     ),
     Case(
+        "fold_divide_toward_zero",
+        FoldConstants,
+        "i32/i64 `//` and `%` of constants round toward zero, as Quadrants folds them; i16 floors",
+        """\
+kernel k(out: ndarray<i32, 1>, w: ndarray<i64, 1>, h: ndarray<i16, 1>) {
+  %out = arg {index=0} : ndarray<i32, 1>
+  %w = arg {index=1} : ndarray<i64, 1>
+  %h = arg {index=2} : ndarray<i16, 1>
+  %0 = const {value=-7} : i32
+  %1 = const {value=2} : i32
+  %2 = binop %0, %1 {op='floordiv'} : i32
+  %3 = binop %0, %1 {op='mod'} : i32
+  %4 = const {value=-9223372036854775808} : i64
+  %5 = const {value=-1} : i64
+  %6 = binop %4, %5 {op='floordiv'} : i64
+  %7 = const {value=-7} : i16
+  %8 = const {value=2} : i16
+  %9 = binop %7, %8 {op='floordiv'} : i16
+  store %out, %1, %2 {grad=False}
+  store %out, %1, %3 {grad=False}
+  store %w, %5, %6 {grad=False}
+  store %h, %8, %9 {grad=False}
+}
+""",
+        """\
+kernel k(out: ndarray<i32, 1>, w: ndarray<i64, 1>, h: ndarray<i16, 1>) {
+  %out = arg {index=0} : ndarray<i32, 1>
+  %w = arg {index=1} : ndarray<i64, 1>
+  %h = arg {index=2} : ndarray<i16, 1>
+  %0 = const {value=-7} : i32
+  %1 = const {value=2} : i32
+  %2 = const {value=-3} : i32
+  %3 = const {value=-1} : i32
+  %4 = const {value=-9223372036854775808} : i64
+  %5 = const {value=-1} : i64
+  %6 = const {value=-9223372036854775808} : i64
+  %7 = const {value=-7} : i16
+  %8 = const {value=2} : i16
+  %9 = binop %7, %8 {op='floordiv'} : i16
+  store %out, %1, %2 {grad=False}
+  store %out, %1, %3 {grad=False}
+  store %w, %5, %6 {grad=False}
+  store %h, %8, %9 {grad=False}
+}
+""",
+    ),
+    Case(
         "fold_f32",
         FoldConstants,
         "f32 constants fold in f32 (0.1 + 0.2 rounds to the nearest f32), negation included",
