@@ -143,6 +143,7 @@ class Frontend(
         self.parallel_depth = 0  # 1 inside a parallel for's body
         self.top_level = True  # statement is directly in the kernel body
         self.graph = False  # `@qd.kernel(graph=True)`, which refuses `qd.stream_parallel()`
+        self.in_stream = False  # in a `with qd.stream_parallel():` block, which cannot nest
         self.do_while_depth = 0  # `qd.graph.do_while` loops around the statement
         self.graph_region = 0  # in a `qd.graph.parallel_context()` region (1), a section (2)
         self.checkpoints: Checkpoints | None = None  # a `checkpoints=True` kernel's stages
@@ -569,6 +570,10 @@ class Frontend(
                 "qd.stream_parallel() is not compatible with graph=True kernels. Streams and "
                 "graphs cannot be combined; remove graph=True or the qd.stream_parallel() block."
             )
+        if self.in_stream:
+            raise self.error(
+                "Nested stream_parallel blocks are not supported.", QuadrantsCompilationError
+            )
         if not self.top_level:
             raise self.error(
                 "`with qd.stream_parallel():` must be at the top of a kernel (nesting it, or "
@@ -576,7 +581,11 @@ class Frontend(
             )
         if self.kernel.flags.concurrent_region is None:  # the first one
             self.kernel.flags.concurrent_region = self.loc
-        self.lower_body(node.body, self.block)
+        self.in_stream = True
+        try:
+            self.lower_body(node.body, self.block)
+        finally:
+            self.in_stream = False
 
     def visit_Return(self, node: ast.Return) -> None:
         if self.scope.is_func:
