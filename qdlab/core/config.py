@@ -136,7 +136,8 @@ KNOWN = sorted({*SETTINGS, *INERT, *RENAMED} - {"inert", "fresh"})
 
 def make_config(**kwargs: object) -> Config:
     """The config `qd.init(**kwargs)` makes: unknown names are Quadrants' KeyError (also a
-    TypeError) naming the closest known option; Quadrants' inert options are recorded; `arch` is a target name ("cpu", "cuda")."""
+    TypeError) naming the closest known option; Quadrants' inert options are recorded; `arch` is
+    a target name ("cpu", "cuda")."""
     if "default_up" in kwargs:
         raise TypeError(
             "qd.init(): `default_up` is always the unsigned type of `default_ip`; set "
