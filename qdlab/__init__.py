@@ -134,6 +134,7 @@ from .lang import misc as misc
 from .lang import ops as ops
 from .lang import simt
 from .lang import util as util
+from .lang.simt._tile import outer
 from .profile import Profile, profile
 from .types.enums import DeviceCapability, Format, Layout
 
@@ -172,6 +173,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "ad",
     "algorithms",
     "simt",
+    "outer",
     "experimental",
     "interop",
     "linalg",
