@@ -54,9 +54,10 @@ class Inlining:
             raise self.error("@qd.func calls nest too deeply (recursion is not supported).")
         if getattr(func, "requires_top_level", False) and not self.top_level:
             raise self.error(
-                f"@qd.func `{func.__name__}` is marked requires_top_level=True: call it at the top "
-                "level of the kernel, not inside a runtime for, if or while (there its loops would "
-                "no longer run in parallel)."
+                f"`{func.__name__}` is decorated with requires_top_level=True and must be called "
+                "at the top level of a @qd.kernel (or directly inside a `while "
+                "qd.graph.do_while(...)` body). It cannot be nested inside a runtime for / if / "
+                "while: there its loops would no longer run in parallel."
             )
         real = isinstance(func, lang.RealFunc)
         called = real and self.calls_needed(func)  # a recursive one: `real_calls.py`
