@@ -28,7 +28,8 @@ class Inlining:
         starred = [k for k, a in enumerate(node.args) if isinstance(a, ast.Starred)]
         if starred and (starred[-1] != len(node.args) - 1 or len(starred) > 1 or node.keywords):
             raise self.error(
-                "STARNOTLAST: a `*args` argument of a @qd.func call must be its last argument, "
+                "* args can only be present as the last argument of a function (error code: "
+                "STARNOTLAST): a `*args` argument of a @qd.func call must be its last argument, "
                 "with no keyword arguments after it."
             )
         args = self.template_refs(func, node.args, self.visit_args(node.args))

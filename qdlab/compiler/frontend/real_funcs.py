@@ -181,8 +181,9 @@ class RealFuncs(RealCalls):
             self.scope.frames
         ) > 1:
             raise self.error(
-                "`return` inside a loop or a runtime `if` is not supported in a @qd.func; "
-                "assign to a local and return it at the end (or make it a @qd.real_func)."
+                "Return inside non-static if/for is not supported: `return` inside a loop or a "
+                "runtime `if` is not supported in a @qd.func; assign to a local and return it at "
+                "the end (or make it a @qd.real_func)."
             )
         self.scope.returned.append(self.visit(node.value) if node.value is not None else None)
         raise FuncReturn()

@@ -362,8 +362,10 @@ class Vectors:
                         isinstance(e.owner, ir.Arg) for e in b.entries
                     ):
                         raise self.error(
-                            f"kernel argument `{name}` cannot be assigned; copy it into a local "
-                            f"first (`{name}_ = {name}`)."
+                            f'Kernel argument "{name}" is immutable in the kernel. If you want '
+                            "to change its value, please create a new variable: kernel argument "
+                            f"`{name}` cannot be assigned; copy it into a local first "
+                            f"(`{name}_ = {name}`)."
                         )
                     local = self.new_vec_local(name, b)
                     frame[name] = local

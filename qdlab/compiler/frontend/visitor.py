@@ -196,8 +196,15 @@ class Frontend(
         return cls(message, self.loc)
 
     def generic_visit(self, node: ast.AST) -> object:
-        what = REFUSED.get(type(node).__name__, f"`{type(node).__name__}`")
-        raise self.error(f"{what} is not supported in a kernel.")
+        name = type(node).__name__  # Quadrants' words first, then which construct it is
+        what = REFUSED.get(name, f"`{name}`")
+        if name == "FunctionDef":
+            owner = "qd.func" if self.scope.is_func else "qd.kernel"
+            raise self.error(
+                f"Function definition is not allowed in '{owner}': {what} is not "
+                "supported in a kernel."
+            )
+        raise self.error(f'Unsupported node "{name}": {what} is not supported in a kernel.')
 
     @overload
     def emit(
@@ -558,8 +565,8 @@ class Frontend(
             return self.checkpoint_elsewhere(node)
         if callee is not lang.stream_parallel:
             raise self.error(
-                "'with' in Quadrants kernels only supports qd.stream_parallel(), "
-                "qd.graph.parallel_context(), qd.graph.parallel() and qd.checkpoint()."
+                "'with' in Quadrants kernels only supports qd.stream_parallel(), qd.checkpoint(), "
+                "qd.graph.parallel_context(), or qd.graph.parallel()"
             )
         if self.scope.is_func:
             raise self.error(
