@@ -101,3 +101,28 @@ def test_template_presence_is_known_while_compiling() -> None:
     qd.init(arch=qd.cpu, offline_cache=False)
     assert template_presence(None) == 2
     assert template_presence(3) == 1
+
+
+@qd.kernel
+def optional_array(a: qd.types.NDArray[qd.f32, 1] | None) -> qd.i32:
+    r = -1
+    if qd.static(a is not None):
+        r = qd.i32(a[0])
+    return r
+
+
+@qd.kernel
+def optional_tensor(a: qd.Tensor | None, t: qd.types.Template | None) -> qd.i32:
+    return (1 if qd.static(a is None) else 0) + (10 if qd.static(t is None) else 0)
+
+
+def test_optional_annotations_take_none() -> None:
+    """`X | None` on an ndarray, `qd.Tensor` or template parameter, as Quadrants takes it
+    (expected values are the reference's)."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+    x = qd.ndarray(qd.f32, shape=(3,))
+    x[0] = 7.0
+    assert optional_array(None) == -1
+    assert optional_array(x) == 7
+    assert optional_tensor(None, None) == 11
+    assert optional_tensor(x, 3) == 0
