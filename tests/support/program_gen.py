@@ -1093,12 +1093,21 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
 
 
 def _const_divide_statement(draw, p: Program, s: int) -> None:
-    """A local assigned a literal, and `//` and `%` of it, `qd.i32(literal)`s, literals and `k`:
-    Quadrants folds the integer `//` and `%` of two constants toward zero, as C divides, and
+    """A local assigned a literal (and maybe again, `//=` a literal or a term), and `//` and `%` of
+    it, `qd.i32(literal)`s, literals and `k`: Quadrants folds the integer `//` and `%` of two
+    constants toward zero, as C divides, a local's last constant store forwarded to its loads, and
     floors where an operand is known only at run time (`CInt` is the reference's constant)."""
     name = f"cd{s}"
     a = draw(st.integers(-20, 20))
     p.emit(f"{name} = {a}", f"{name} = CInt({a})")
+    for _ in range(draw(st.integers(0, 2))):  # assigned again: its last store is what is read
+        if draw(st.booleans()):
+            d = draw(st.integers(-9, 9)) | 1
+            op = draw(st.sampled_from(["//", "%"]))
+            p.emit(f"{name} {op}= {d}", f"{name} = {name} {op} {d}")
+        else:
+            kernel, ref = _const_term(draw, name, 1)
+            p.emit(f"{name} = {kernel}", f"{name} = {ref}")
     kernel, ref = _const_term(draw, name, 0)
     arr = draw(st.sampled_from(INT_ARRAYS))
     at = draw(st.integers(0, p.n - 1))

@@ -107,3 +107,61 @@ def test_recorded_reference_cases() -> None:
     assert list(literals()) == [-4, -3]
     assert list(floats()) == [-4.0, 0.5]
     assert list(narrow()) == [-4, 1]  # i16 is not folded so: it floors
+
+
+def test_a_local_assigned_again_divides_as_quadrants() -> None:
+    """A local's last constant store is forwarded to its loads (where Quadrants forwards it:
+    straight-line code and `if` branches, not into a loop), then folded toward zero; each value
+    is the reference's output for the same kernel."""
+    f = qd.field(qd.i32, shape=4)
+
+    @qd.kernel
+    def two_stores() -> qd.i32:
+        x = -7
+        x = x + 0
+        return x // 2
+
+    @qd.kernel
+    def twice() -> qd.i32:
+        x = -7
+        x //= 2
+        x //= 2
+        return x
+
+    @qd.kernel
+    def reassigned() -> qd.i32:
+        x = -7
+        x = -9
+        return x % 4
+
+    @qd.kernel
+    def in_if(c: qd.i32) -> qd.i32:
+        x = -7
+        y = 0
+        if c > 0:
+            y = x // 2
+        x = 1
+        return y
+
+    @qd.kernel
+    def into_a_loop():
+        x = -7
+        for i in range(2):
+            f[i] = x // 2  # x is stored again below: read at run time, floored
+        x = 5
+        f[3] = x
+
+    @qd.kernel
+    def carried() -> qd.i32:
+        x = -7
+        for i in range(1):
+            x = x // 2
+        return x
+
+    assert two_stores() == -3
+    assert twice() == -1
+    assert reassigned() == -1
+    assert in_if(1) == -3
+    into_a_loop()
+    assert f.to_numpy().tolist() == [-4, -4, 0, 5]
+    assert carried() == -4
