@@ -16,7 +16,7 @@ are just loaded and stored take part: one reduced into atomically is left alone.
 from __future__ import annotations
 
 from .. import ir
-from .fold_constants import FoldConstants, all_constant
+from .fold_constants import FOLDABLE, FoldConstants, all_constant
 
 
 class ForwardStores:
@@ -62,7 +62,7 @@ class ForwardStores:
             if op.parent is None:
                 continue  # folded away while forwarding an earlier load
             if isinstance(op, ir.LocalStore) and op.operands[0] in plain:
-                value = op.operands[1]
+                value = self.settle(op.operands[1])
                 if isinstance(value.owner, ir.Const):
                     known[op.operands[0]] = value
                 else:
@@ -75,6 +75,20 @@ class ForwardStores:
                     self.walk(region, dict(inner), plain, stored_in)
                 for ref in stored_in.get(op, ()):
                     known.pop(ref, None)
+
+    def settle(self, v: ir.Value) -> ir.Value:
+        """`v`, or the constant it folds to (`qd.i32(-7)`, a sum of constants): what a store of it
+        gives the local, as FoldConstants, which runs after this pass, would leave it."""
+        op = v.owner
+        if not isinstance(op, FOLDABLE) or op.parent is None:
+            return v
+        for operand in list(op.operands):
+            self.settle(operand)
+        const = self.fold.replace(op) if all_constant(op) else None  # type: ignore[arg-type]
+        if const is None:
+            return v
+        self.changed = True
+        return const.result
 
     def forward(self, load: ir.LocalLoad, value: ir.Value) -> None:
         """`load` replaced by `value`, then each op that leaves with constant operands folded, and
