@@ -15,7 +15,7 @@ reads it at run time and floors.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -99,7 +99,7 @@ def fold(op: Foldable, truncate: bool = True) -> int | float | None:
     return None
 
 
-def all_constant(op: ir.Op) -> bool:
+def all_constant(op: ir.Op) -> TypeGuard[Foldable]:
     """`op` is one this pass folds, and each of its operands is a constant."""
     if not isinstance(op, FOLDABLE):
         return False

@@ -84,7 +84,7 @@ class ForwardStores:
             return v
         for operand in list(op.operands):
             self.settle(operand)
-        const = self.fold.replace(op) if all_constant(op) else None  # type: ignore[arg-type]
+        const = self.fold.replace(op) if all_constant(op) else None
         if const is None:
             return v
         self.changed = True
@@ -99,8 +99,7 @@ class ForwardStores:
         self.changed = True
         while work:
             op = work.pop()
-            if op.parent is None or not all_constant(op):
-                continue
-            const = self.fold.replace(op)  # type: ignore[arg-type]
-            if const is not None:
-                work.extend(const.result.users)
+            if op.parent is not None and all_constant(op):
+                const = self.fold.replace(op)
+                if const is not None:
+                    work.extend(const.result.users)
