@@ -33,6 +33,7 @@ from .core.errors import (
     QdCompileValueError,
     QdError,
     QdIndexError,
+    QdInitOptionError,
     QdNameError,
     QdRecursionError,
     QdRuntimeError,
@@ -133,6 +134,7 @@ from .lang import misc as misc
 from .lang import ops as ops
 from .lang import simt
 from .lang import util as util
+from .lang.simt._tile import outer
 from .profile import Profile, profile
 from .types.enums import DeviceCapability, Format, Layout
 
@@ -171,6 +173,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "ad",
     "algorithms",
     "simt",
+    "outer",
     "experimental",
     "interop",
     "linalg",
@@ -227,6 +230,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "QdCallError",
     "QdCompileValueError",
     "QdIndexError",
+    "QdInitOptionError",
     "QdNameError",
     "QdRecursionError",
     "QdRuntimeError",

@@ -33,7 +33,7 @@ from .frontend.visitor import Frontend
 from .ir import field_params
 from .ir.printer import print_kernel
 from .ir.verify import verify
-from .passes import autodiff, forward_mode, run_passes, validation
+from .passes import CONSTRUCT_SIMPLIFY, autodiff, forward_mode, run_passes, validation
 from .report import dump, make_report
 from .report.explain import KernelReport
 from .runtime import tiers
@@ -433,7 +433,7 @@ def prepare(k: ir.Kernel, config: Config, target: Target, owned: bool = False) -
     else:
         canonical = ir.Kernel("construct", k.params, k.returns, ir.Block(), k.flags.copy())
         ir.clone_ops(k.body.ops, {}, canonical.body)
-    run_passes(canonical)
+    run_passes(canonical, CONSTRUCT_SIMPLIFY)  # its `//` and `%` were folded in the kernel
     text = print_kernel(canonical)
     key = keys.construct_key(text, config, target.parts())
     return Prepared(

@@ -182,3 +182,8 @@ class QdRecursionError(QdRuntimeError, RecursionError):
 
 class QdIndexError(QdAssertionError, IndexError):
     """An array index out of range (debug mode); Quadrants reports it as an assertion error too."""
+
+
+class QdInitOptionError(KeyError, TypeError):
+    """An option `qd.init` does not know. Quadrants raises a KeyError (whose text is quoted);
+    TypeError, which qdlab raised before, is kept as a base."""

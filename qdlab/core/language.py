@@ -453,6 +453,21 @@ class ArrayAnnotation:
     needs_grad: bool | None = None
     boundary: str = "unsafe"
 
+    def __or__(self, other: object) -> OptionalArray:
+        if other is not None:
+            return NotImplemented
+        return OptionalArray(self)
+
+    __ror__ = __or__
+
+
+@dataclass(frozen=True)
+class OptionalArray:
+    """`qd.types.NDArray[...] | None`: an ndarray parameter that may be given None, tested in the
+    kernel by `qd.static(a is None)` as Quadrants allows."""
+
+    array: ArrayAnnotation
+
 
 class _AnnotationClass(type):
     """`isinstance(ann, qd.types.NDArray)`: true of every ndarray annotation, as in Quadrants (where

@@ -173,10 +173,39 @@ class VectorType(MatrixType):
         super().__init__(n, 1, dtype)
 
 
-def vector(n: int | None = None, dtype: object = None) -> VectorType:
+class UnpackedVectorType(VectorType):
+    """`qd.types.vector(n, dtype, unpacked=True)`: a `@qd.dataclass` member stored as n scalars on
+    the GPU (`_r0`, `_r1`... in Quadrants). Its values are a vector's, so the dataclass holds the
+    plain type (`packed`); anywhere else it is refused, as in Quadrants."""
+
+    def packed(self) -> VectorType:
+        return VectorType(self.n, self._dtype)
+
+    def refuse(self, what: str) -> QuadrantsSyntaxError:
+        return QuadrantsSyntaxError(
+            f"cannot {what} a vector declared with unpacked=True; the unpacked layout is only "
+            "honored on ``@qd.dataclass`` field annotations. Either drop ``unpacked=True`` or use "
+            "the type in an annotation like ``r: qd.types.vector(N, dtype, unpacked=True)`` on a "
+            "class decorated with @qd.dataclass."
+        )
+
+    def __call__(self, *args: object) -> Matrix:
+        raise self.refuse("instantiate")
+
+    def ndarray(self, shape: object, needs_grad: bool = False) -> object:
+        raise self.refuse("create an ndarray of")
+
+    def field(self, *args: object, **kwargs: object) -> object:
+        raise self.refuse("create a field of")
+
+    def to_string(self) -> str:
+        return f"VectorType[{self.n}, {self.dtype or ''}, unpacked=True]"
+
+
+def vector(n: int | None = None, dtype: object = None, unpacked: bool = False) -> VectorType:
     """`qd.types.vector(n, dtype)`; `qd.types.vector()` annotates an ndarray of vectors of any
-    size and dtype."""
-    return VectorType(n, dtype)
+    size and dtype; `unpacked=True` only a `@qd.dataclass` member (`UnpackedVectorType`)."""
+    return UnpackedVectorType(n, dtype) if unpacked else VectorType(n, dtype)
 
 
 def matrix(n: int | None = None, m: int | None = None, dtype: object = None) -> MatrixType:

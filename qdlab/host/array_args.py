@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import struct
+import types
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +20,7 @@ from ..core.language import (
     ArrayAnnotation,
     MatrixType,
     NDArray,
+    OptionalArray,
     Template,
     sparse_matrix_builder,
     template,
@@ -125,7 +127,15 @@ def array_arg(
 
 
 def annotation(ann: object) -> object:
-    """A parameter's annotation as the kernel reads it (None: not one a plain parameter takes)."""
+    """A parameter's annotation as the kernel reads it (None: not one a plain parameter takes).
+    `X | None` (`qd.Tensor`, `qd.types.Template`, `NDArray[...]`) takes None as Quadrants does:
+    a template, or a `qd.Tensor`, which takes an ndarray, a field or None."""
+    if isinstance(ann, OptionalArray):
+        return Tensor
+    args = typing.get_args(ann) if isinstance(ann, types.UnionType) else ()
+    if len(args) == 2 and type(None) in args:
+        inner = annotation(next(a for a in args if a is not type(None)))
+        return inner if inner in (Tensor, Template) else None
     if isinstance(ann, ArrayAnnotation):
         return ann
     if ann is NDArray:

@@ -43,6 +43,7 @@ from ..core.language import (
     MatrixType,
     Template,
 )
+from ..core.matrix import UnpackedVectorType
 from ..core.types import ArrayType, DType, i32
 from . import (
     collector,
@@ -286,8 +287,9 @@ class Kernel(KernelDef):
                 if holds_ndarray(a):
                     raise QdArgumentError(
                         f"kernel `{self.name}`: argument `{name}` is or holds a qd.ndarray; "
-                        "Ndarray shouldn't be passed in via qd.template(): annotate the "
-                        "parameter qd.types.NDArray[dtype, ndim] instead (one per ndarray)."
+                        "Ndarray shouldn't be passed in via `qd.template()`, please annotate "
+                        "your kernel using `qd.types.ndarray(...)` instead (one "
+                        "qd.types.NDArray[dtype, ndim] parameter per ndarray)."
                     )
                 if isinstance(a, float) and state.config().raise_on_templated_floats:
                     raise QdValueError(
@@ -298,6 +300,8 @@ class Kernel(KernelDef):
                 templates[name] = a
                 sig.append(("template", struct_args.template_key(a)))
                 values.append(None)
+            elif isinstance(ann, UnpackedVectorType):
+                raise ann.refuse("instantiate")
             elif isinstance(ann, MatrixType):
                 loc = annotation_loc(self.fn, self.param_names.index(name))
 

@@ -31,7 +31,7 @@ from ..core import abi
 from ..core.errors import QdArgumentError, QdTypeError, QdValueError
 from ..core.fields import FieldBase
 from ..core.language import ArrayAnnotation, BoundFunc, Func, KernelDef, MatrixType
-from ..core.matrix import Matrix, Vector
+from ..core.matrix import Matrix, UnpackedVectorType, Vector
 from ..core.types import ArrayType, DType, TensorType
 from . import struct_types, vector_args
 from .array_args import (
@@ -101,7 +101,11 @@ def member_annotations(cls: type) -> dict[str, object]:
             hints.update(inspect.get_annotations(klass, eval_str=True))
     except Exception:  # noqa: BLE001 - an annotation naming what its module cannot see
         hints = {}
-    return {f.name: hints.get(f.name, f.type) for f in dataclasses.fields(cls)}
+    out = {f.name: hints.get(f.name, f.type) for f in dataclasses.fields(cls)}
+    for t in out.values():
+        if isinstance(t, UnpackedVectorType):  # only a @qd.dataclass member, as in Quadrants
+            raise t.refuse("instantiate")
+    return out
 
 
 def is_frozen(t: type) -> bool:

@@ -93,6 +93,14 @@ def test_an_unknown_option_names_the_closest() -> None:
         qd.init(arch=qd.cpu, default_up=qd.u64)
 
 
+def test_an_unknown_option_is_quadrants_key_error() -> None:
+    """Quadrants raises a KeyError naming them in the order given; qdlab's is also a TypeError."""
+    with pytest.raises(KeyError, match="Unrecognized keyword argument.s. for qd.init: zz, foo_bar"):
+        qd.init(arch=qd.cpu, zz=1, foo_bar=2)
+    with pytest.raises(qd.QdInitOptionError):
+        qd.init(arch=qd.cpu, foo_bar=2)
+
+
 def test_log_level_sets_the_qdlab_logger() -> None:
     qd.init(arch=qd.cpu, offline_cache=False, log_level="error")
     assert logging.getLogger("qdlab").level == logging.ERROR

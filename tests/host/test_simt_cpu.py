@@ -90,3 +90,37 @@ def test_deprecated_names_warn_once_and_forward(monkeypatch) -> None:
     with pytest.raises(ValueError, match="qd.simt.subgroup.mem_fence is not supported"):
         monkeypatch.setattr(subgroup, "_memory_barrier_deprecation_warned", True)
         subgroup.memory_barrier()
+
+
+def test_register_tiles_exist_and_are_refused_on_the_cpu() -> None:
+    """`qd.simt.Tile16x16` / `Tile32x32` and `qd.outer` exist; making a tile in a kernel on the
+    CPU is Quadrants' QuadrantsSyntaxError, at the line that makes it."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+    a = qd.ndarray(qd.f32, (16, 16))
+
+    @qd.kernel
+    def sizes() -> qd.i32:
+        return qd.simt.Tile16x16.SIZE + qd.simt.Tile32x32.SIZE
+
+    @qd.kernel
+    def cholesky(a: qd.types.NDArray[qd.f32, 2]):
+        for i in range(16):
+            t = qd.simt.Tile16x16.zeros(dtype=qd.f32)
+            t[:] = a[0:16, 0:16]
+            t -= qd.outer(a[0:16, 0], a[0:16, 0])
+            a[0:16, 0:16] = t
+
+    @qd.kernel
+    def identity(a: qd.types.NDArray[qd.f32, 2]):
+        for i in range(32):
+            t = qd.simt.Tile32x32.eye()
+            a[0:16, 0:16] = t
+
+    assert sizes() == 48
+    with pytest.raises(qd.QuadrantsSyntaxError, match="Tile16x16 requires a GPU backend") as e:
+        cholesky(a)
+    assert "t = qd.simt.Tile16x16.zeros(dtype=qd.f32)" in str(e.value)
+    with pytest.raises(qd.QuadrantsSyntaxError, match="Tile32x32 requires a GPU backend"):
+        identity(a)
+    with pytest.raises(TypeError, match="does not support composition"):
+        qd.outer(1, 2) + qd.outer(3, 4)

@@ -129,3 +129,20 @@ def test_stream_parallel_rules() -> None:
         in_func()
     documented()
     assert np.all(a.to_numpy() == 4.0)
+
+
+def test_nested_stream_parallel_is_refused() -> None:
+    """As Quadrants: a compile error, not a second block run inside the first."""
+    a = qd.field(qd.f32, shape=(4,))
+
+    @qd.kernel
+    def nested():
+        with qd.stream_parallel():
+            for i in range(4):
+                a[i] = 1.0
+            with qd.stream_parallel():
+                for i in range(4):
+                    a[i] = 2.0
+
+    with pytest.raises(qd.QuadrantsCompilationError, match="Nested stream_parallel blocks"):
+        nested()

@@ -78,6 +78,7 @@ KINDS = [
     "fill",
     "template_ref",
     "sparse",
+    "const_divide",
 ]
 PATTERNS = (
     "if_else",
@@ -124,6 +125,7 @@ PATTERNS = (
     "sparse_pointer",
     "sparse_bitmasked",
     "kernel_body_in_func",
+    "const_floordiv",
     *program_funcs.PATTERNS,
 )
 STRUCT_MEMBERS = {"A2": "s.A2", "F0": "s.F0", "V0": "s.inner.V0", "k": "s.k"}
@@ -551,8 +553,8 @@ MATH_REF_TEXT = (
 """How the reference writes what `math_expr` writes, in this order."""
 KINDS += ["floop", "fdef"]  # more float statements, where these expressions go
 MATH_IMPORT = (
-    "from program_gen import ref_abs, ref_cosf, ref_expf, ref_logf, ref_pow, ref_pow2, ref_sinf, "
-    "ref_sqrt, ref_tanhf"
+    "from program_gen import CInt, ref_abs, ref_cosf, ref_expf, ref_logf, ref_pow, ref_pow2, "
+    "ref_sinf, ref_sqrt, ref_tanhf"
 )
 
 
@@ -1091,6 +1093,8 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         p.emit(f"{out}[i] = {out}[i] + {name}", indent=2)
         p.patterns.add("snapshot")
         p.scalars.append(name)
+    elif kind == "const_divide":
+        _const_divide_statement(draw, p, s)
     elif kind == "return":
         if p.returned:
             return
@@ -1111,6 +1115,121 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         )
     if p.returned and kind != "return":
         p.patterns.add("after_return")
+
+
+def _const_divide_statement(draw, p: Program, s: int) -> None:
+    """A local assigned a literal (and maybe again, `//=` a literal or a term), and `//` and `%` of
+    it, `qd.i32(literal)`s, literals and `k`: Quadrants folds the integer `//` and `%` of two
+    constants toward zero, as C divides, a local's last constant store forwarded to its loads, and
+    floors where an operand is known only at run time (`CInt` is the reference's constant)."""
+    name = f"cd{s}"
+    a = draw(st.integers(-20, 20))
+    p.emit(f"{name} = {a}", f"{name} = CInt({a})")
+    for _ in range(draw(st.integers(0, 2))):  # assigned again: its last store is what is read
+        if draw(st.booleans()):
+            d = draw(st.integers(-9, 9)) | 1
+            op = draw(st.sampled_from(["//", "%"]))
+            p.emit(f"{name} {op}= {d}", f"{name} = {name} {op} {d}")
+        else:
+            kernel, ref = _const_term(draw, name, 1)
+            p.emit(f"{name} = {kernel}", f"{name} = {ref}")
+    kernel, ref = _const_term(draw, name, 0)
+    arr = draw(st.sampled_from(INT_ARRAYS))
+    at = draw(st.integers(0, p.n - 1))
+    p.emit(f"{arr}[{at}] = {kernel}", f"{arr}[{at}] = np.int32(int({ref}))")
+    p.patterns.add("const_floordiv")
+
+
+def _const_term(draw, local: str, depth: int) -> tuple[str, str]:
+    """(kernel text, reference text) of an i32 term of `_const_divide_statement`."""
+    kinds = ["local", "cast", "literal", "k"] + (["bin"] * 3 if depth < 2 else [])
+    kind = draw(st.sampled_from(kinds))
+    if kind == "local":
+        return local, local
+    if kind == "k":
+        return "k", "k"
+    v = draw(st.integers(-20, 20))
+    if kind == "cast":
+        return f"qd.i32({v})", f"CInt({v})"
+    if kind == "literal":
+        return str(v), str(v)
+    op = draw(st.sampled_from(["//", "%", "//", "%", "+", "-", "*"]))
+    (ka, ra), (kb, rb) = _const_term(draw, local, depth + 1), _const_term(draw, local, depth + 1)
+    if op in ("//", "%") and "k" not in kb:  # a constant zero divisor is refused by Quadrants
+        kb, rb = f"({kb} | 1)", f"({rb} | 1)"
+    return f"({ka} {op} {kb})", f"({ra} {op} {rb})"
+
+
+class CInt:
+    """An i32 that the kernel holds as a compile-time constant: a local assigned a literal,
+    `qd.i32(literal)`, or an op of such and Python ints. Its `//` and `%` with another round
+    toward zero, as Quadrants folds them; with a run-time value (an np.int32) they floor."""
+
+    __array_ufunc__ = None  # np.int32 `op` CInt: NumPy hands it to the reflected method
+
+    def __init__(self, v: int) -> None:
+        self.v = (int(v) + 2**31) % 2**32 - 2**31
+
+    def __int__(self) -> int:
+        return self.v
+
+    def _op(self, other: object, op: str, swap: bool) -> object:
+        if isinstance(other, (CInt, int)):
+            a, b = self.v, int(other)  # type: ignore[arg-type]
+            a, b = (b, a) if swap else (a, b)
+            if op in ("//", "%"):
+                q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+                return CInt(q if op == "//" else a - q * b)
+            return CInt(CINT_OPS[op](a, b))
+        a, b = np.int32(self.v), other
+        a, b = (b, a) if swap else (a, b)
+        return CINT_OPS[op](a, b)
+
+    def __add__(self, o: object) -> object:
+        return self._op(o, "+", False)
+
+    def __radd__(self, o: object) -> object:
+        return self._op(o, "+", True)
+
+    def __sub__(self, o: object) -> object:
+        return self._op(o, "-", False)
+
+    def __rsub__(self, o: object) -> object:
+        return self._op(o, "-", True)
+
+    def __mul__(self, o: object) -> object:
+        return self._op(o, "*", False)
+
+    def __rmul__(self, o: object) -> object:
+        return self._op(o, "*", True)
+
+    def __floordiv__(self, o: object) -> object:
+        return self._op(o, "//", False)
+
+    def __rfloordiv__(self, o: object) -> object:
+        return self._op(o, "//", True)
+
+    def __mod__(self, o: object) -> object:
+        return self._op(o, "%", False)
+
+    def __rmod__(self, o: object) -> object:
+        return self._op(o, "%", True)
+
+    def __or__(self, o: object) -> object:
+        return self._op(o, "|", False)
+
+    def __ror__(self, o: object) -> object:
+        return self._op(o, "|", True)
+
+
+CINT_OPS = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "//": lambda a, b: a // b,
+    "%": lambda a, b: a % b,
+    "|": lambda a, b: a | b,
+}
 
 
 def _sparse_statement(draw, p: Program, s: int) -> None:

@@ -72,8 +72,9 @@ class Assignments(Updates):
                 and isinstance(existing.owner, ir.Arg)
             ):
                 raise self.error(
-                    f"kernel argument `{name}` cannot be assigned; copy it into a local first "
-                    f"(`{name}_ = {name}`)."
+                    f'Kernel argument "{name}" is immutable in the kernel. If you want to change '
+                    "its value, please create a new variable: kernel argument "
+                    f"`{name}` cannot be assigned; copy it into a local first (`{name}_ = {name}`)."
                 )
             if isinstance(existing, ir.Value):
                 raise self.error(f"loop index `{name}` cannot be assigned in the loop body.")

@@ -12,7 +12,7 @@ import numpy as np
 
 from qdlab.core import language as lang
 
-from ...core.errors import QdError, QdRuntimeError, QuadrantsCompilationError
+from ...core.errors import QdError, QdRuntimeError, QuadrantsCompilationError, QuadrantsSyntaxError
 from ...core.types import DType
 from .. import ir
 from . import evaluations
@@ -87,6 +87,7 @@ class CompileTime:
         return env
 
     def resolve_static(self, node: ast.expr) -> object:
+        self.check_identity(node)
         env = self.python_env()
         node = written = self.array_presence(node)
         node = self.static_func_calls(node, env)
@@ -192,6 +193,45 @@ class CompileTime:
             self.deps.add((self.scope.owner, *evaluations.unknown()))
         else:
             self.record(name, value)
+
+    def check_identity(self, node: ast.expr) -> None:
+        """`is` / `is not` inside `qd.static` may only compare a kernel's own template or array
+        parameter with None, as Quadrants allows: anything else (a runtime scalar, which Python
+        would silently find `is not None`, a local, a global, a func's parameter) is refused."""
+        for n in ast.walk(node):
+            if not isinstance(n, ast.Compare):
+                continue
+            operands = (n.left, *n.comparators)
+            for i, op in enumerate(n.ops):
+                if isinstance(op, (ast.Is, ast.IsNot)) and not self.presence_operands(
+                    *operands[i : i + 2]
+                ):
+                    name = "is" if isinstance(op, ast.Is) else "is not"
+                    self.loc = self.scope.source.loc(n, self.scope.name)
+                    raise self.error(
+                        f'Operator "{name}" inside `qd.static` compares a direct kernel argument '
+                        "against `None`. The argument must be annotated `qd.Tensor | None`, "
+                        "`qd.types.Template | None`, or `qd.types.NDArray[...] | None`.",
+                        QuadrantsSyntaxError,
+                    )
+
+    def presence_operands(self, left: ast.expr, right: ast.expr) -> bool:
+        """One side is None and the other names a template or array parameter of the kernel."""
+        if isinstance(left, ast.Constant) and left.value is None:
+            left, right = right, left
+        if not (isinstance(right, ast.Constant) and right.value is None):
+            return False
+        if self.scope.is_func or not isinstance(left, ast.Name):
+            return False
+        name = left.id
+        if any(name in frame for frame in self.scope.frames[1:]):
+            return False  # a local of an inner block with the parameter's name
+        if name not in {a.arg for a in self.scope.source.tree.args.args}:
+            return False
+        if name in self.lowering.templates:
+            return True
+        x = GradOf.unpack(self.scope.frames[0].get(name))[0]
+        return isinstance(x, ir.Value) and ir.is_array(x)
 
     def array_presence(self, node: ast.expr) -> ast.expr:
         """`x is None` / `x is not None` on an array the kernel was given (a `qd.Tensor`

@@ -28,7 +28,8 @@ class Inlining:
         starred = [k for k, a in enumerate(node.args) if isinstance(a, ast.Starred)]
         if starred and (starred[-1] != len(node.args) - 1 or len(starred) > 1 or node.keywords):
             raise self.error(
-                "STARNOTLAST: a `*args` argument of a @qd.func call must be its last argument, "
+                "* args can only be present as the last argument of a function (error code: "
+                "STARNOTLAST): a `*args` argument of a @qd.func call must be its last argument, "
                 "with no keyword arguments after it."
             )
         args = self.template_refs(func, node.args, self.visit_args(node.args))
@@ -54,9 +55,10 @@ class Inlining:
             raise self.error("@qd.func calls nest too deeply (recursion is not supported).")
         if getattr(func, "requires_top_level", False) and not self.top_level:
             raise self.error(
-                f"@qd.func `{func.__name__}` is marked requires_top_level=True: call it at the top "
-                "level of the kernel, not inside a runtime for, if or while (there its loops would "
-                "no longer run in parallel)."
+                f"`{func.__name__}` is decorated with requires_top_level=True and must be called "
+                "at the top level of a @qd.kernel (or directly inside a `while "
+                "qd.graph.do_while(...)` body). It cannot be nested inside a runtime for / if / "
+                "while: there its loops would no longer run in parallel."
             )
         real = isinstance(func, lang.RealFunc)
         called = real and self.calls_needed(func)  # a recursive one: `real_calls.py`

@@ -41,7 +41,10 @@ class Loops:
 
     def visit_For(self, node: ast.For) -> None:
         if node.orelse:
-            raise self.error("`for` with `else` is not supported in a kernel.")
+            raise self.error(
+                "'else' clause for 'for' not supported in Quadrants kernels: `for` with `else` "
+                "is not supported in a kernel."
+            )
         it = node.iter
         while isinstance(it, ast.IfExp) and (pick := self.static_condition(it.test)) is not None:
             it = it.body if pick else it.orelse  # `range(n) if qd.static(c) else qd.static(...)`
@@ -367,15 +370,18 @@ class Loops:
             return
         if statics[-1][1] != self.in_runtime_if:
             raise self.error(
-                f"You are trying to `{kind}` a static `for` loop under a runtime `if`: a qd.static "
-                "loop is unrolled while compiling, so it cannot stop at run time; use a runtime "
-                "`for`, or a static `if qd.static(...)`."
+                f"You are trying to `{kind}` a static `for` loop, but the `{kind}` statement is "
+                "inside a non-static `if`: a qd.static loop is unrolled while compiling, so it "
+                "cannot stop at run time; use a runtime `for`, or a static `if qd.static(...)`."
             )
         raise StaticJump(kind)
 
     def visit_While(self, node: ast.While) -> None:
         if node.orelse:
-            raise self.error("`while` with `else` is not supported in a kernel.")
+            raise self.error(
+                "'else' clause for 'while' not supported in Quadrants kernels: `while` with "
+                "`else` is not supported in a kernel."
+            )
         test = node.test
         if isinstance(test, ast.Call) and self.resolve_callee(test.func) is lang.BUILTINS.get(
             "graph_do_while"

@@ -247,8 +247,10 @@ class VectorOps:
 
         if n == 1:
             return Vec((self.value(b("truediv", 1.0, e(0, 0))),), (1, 1))
+        if n > 12:
+            raise self.error(f"inverse() supports matrices up to 12x12, not {n}x{n}.", QdTypeError)
         if n > 4:
-            raise self.error(f"inverse() supports matrices up to 4x4, not {n}x{n}.", QdTypeError)
+            return self.inverse_lu(v, n)
         inv_det = b("truediv", 1.0, self.det(v, n))
         if n == 2:
             adj = [e(1, 1), self.unary("neg", e(0, 1)), self.unary("neg", e(1, 0)), e(0, 0)]
@@ -269,6 +271,47 @@ class VectorOps:
                     c = self.cofactor3(e, i + 1, j + 1)
                     adj.append(c if (i + j) % 2 == 0 else self.unary("neg", c))
         return Vec(tuple(self.value(b("mul", inv_det, a)) for a in adj), (n, n))
+
+    def inverse_lu(self, v: Vec, n: int) -> Vec:
+        """The reference's inverse from 5x5 up: Gauss elimination with partial pivoting (the first
+        row of largest |entry|), the same operations in the same order, so the same bits; its
+        runtime row swap is a select per entry here. Entries stay the matrix's type."""
+        b, t = self.binop, dtype_of(self.value(v.at(0, 0)))
+
+        def put(x: object) -> ir.Value:
+            return self.cast(self.value(x), t)
+
+        a = [[put(v.at(i, j)) for j in range(n)] for i in range(n)]
+        e = [[put(1 if i == j else 0) for j in range(n)] for i in range(n)]
+        for k in range(n):
+            pivot: object = k
+            pivot_abs = self.unary("abs", a[k][k])
+            for p in range(k + 1, n):
+                cur_abs = self.unary("abs", a[p][k])
+                bigger = self.compare("gt", cur_abs, pivot_abs)
+                pivot_abs = self.select(bigger, cur_abs, pivot_abs)
+                pivot = self.select(bigger, p, pivot)
+            for r in range(k + 1, n):  # at most one row is the pivot: swap it with row k
+                swap = self.compare("eq", pivot, r)
+                for m in (a, e):
+                    for j in range(n):
+                        mk, mr = m[k][j], m[r][j]
+                        m[k][j], m[r][j] = self.select(swap, mr, mk), self.select(swap, mk, mr)
+            for i in range(k + 1, n):
+                f = b("truediv", a[i][k], a[k][k])
+                a[i][k] = put(f)
+                for j in range(k + 1, n):
+                    a[i][j] = put(b("sub", a[i][j], b("mul", f, a[k][j])))
+                for j in range(n):
+                    e[i][j] = put(b("sub", e[i][j], b("mul", f, e[k][j])))
+        inv: list[list[object]] = [[None] * n for _ in range(n)]
+        for col in range(n):
+            for i in range(n - 1, -1, -1):
+                acc: object = e[i][col]
+                for j in range(i + 1, n):
+                    acc = b("sub", acc, b("mul", a[i][j], inv[j][col]))
+                inv[i][col] = put(b("truediv", acc, a[i][i]))
+        return Vec(tuple(inv[i][j] for i in range(n) for j in range(n)), (n, n))
 
     def reduce(self, v: Vec, op: str) -> object:
         acc: object = v.entries[0]

@@ -21,7 +21,8 @@ import numpy as np
 
 from qdlab.core import language as lang
 
-from ...core.errors import QdTypeError
+from ...core.errors import QdTypeError, QuadrantsSyntaxError
+from ...core.matrix import UnpackedVectorType
 from ...core.types import DType, LocalType, TensorType, f32, promote, u1
 from .. import ir
 from .scope import array_type, dtype_of, items_of
@@ -383,8 +384,10 @@ class Vectors:
                         isinstance(e.owner, ir.Arg) for e in b.entries
                     ):
                         raise self.error(
-                            f"kernel argument `{name}` cannot be assigned; copy it into a local "
-                            f"first (`{name}_ = {name}`)."
+                            f'Kernel argument "{name}" is immutable in the kernel. If you want '
+                            "to change its value, please create a new variable: kernel argument "
+                            f"`{name}` cannot be assigned; copy it into a local first "
+                            f"(`{name}_ = {name}`)."
                         )
                     local = self.new_vec_local(name, b)
                     frame[name] = local
@@ -408,6 +411,8 @@ class Vectors:
                 raise self.error(f"qd.{callee.__name__}() needs a list of entries.", QdTypeError)
             dt = self.type_dtype(args[1] if len(args) > 1 else kwargs.get("dt"))
             return self.from_nested(args[0], dt, callee is lang.Vector)
+        if isinstance(callee, UnpackedVectorType):
+            raise self.error(callee.refuse("instantiate").message, QuadrantsSyntaxError)
         if isinstance(callee, lang.MatrixType):
             return self.from_type(callee, self.visit_args(node.args))
         for name, factory in FACTORIES.items():

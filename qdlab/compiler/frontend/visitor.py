@@ -143,6 +143,7 @@ class Frontend(
         self.parallel_depth = 0  # 1 inside a parallel for's body
         self.top_level = True  # statement is directly in the kernel body
         self.graph = False  # `@qd.kernel(graph=True)`, which refuses `qd.stream_parallel()`
+        self.in_stream = False  # in a `with qd.stream_parallel():` block, which cannot nest
         self.do_while_depth = 0  # `qd.graph.do_while` loops around the statement
         self.graph_region = 0  # in a `qd.graph.parallel_context()` region (1), a section (2)
         self.checkpoints: Checkpoints | None = None  # a `checkpoints=True` kernel's stages
@@ -195,8 +196,15 @@ class Frontend(
         return cls(message, self.loc)
 
     def generic_visit(self, node: ast.AST) -> object:
-        what = REFUSED.get(type(node).__name__, f"`{type(node).__name__}`")
-        raise self.error(f"{what} is not supported in a kernel.")
+        name = type(node).__name__  # Quadrants' words first, then which construct it is
+        what = REFUSED.get(name, f"`{name}`")
+        if name == "FunctionDef":
+            owner = "qd.func" if self.scope.is_func else "qd.kernel"
+            raise self.error(
+                f"Function definition is not allowed in '{owner}': {what} is not "
+                "supported in a kernel."
+            )
+        raise self.error(f'Unsupported node "{name}": {what} is not supported in a kernel.')
 
     @overload
     def emit(
@@ -566,8 +574,8 @@ class Frontend(
             return self.checkpoint_elsewhere(node)
         if callee is not lang.stream_parallel:
             raise self.error(
-                "'with' in Quadrants kernels only supports qd.stream_parallel(), "
-                "qd.graph.parallel_context(), qd.graph.parallel() and qd.checkpoint()."
+                "'with' in Quadrants kernels only supports qd.stream_parallel(), qd.checkpoint(), "
+                "qd.graph.parallel_context(), or qd.graph.parallel()"
             )
         if self.scope.is_func:
             raise self.error(
@@ -578,6 +586,10 @@ class Frontend(
                 "qd.stream_parallel() is not compatible with graph=True kernels. Streams and "
                 "graphs cannot be combined; remove graph=True or the qd.stream_parallel() block."
             )
+        if self.in_stream:
+            raise self.error(
+                "Nested stream_parallel blocks are not supported.", QuadrantsCompilationError
+            )
         if not self.top_level:
             raise self.error(
                 "`with qd.stream_parallel():` must be at the top of a kernel (nesting it, or "
@@ -585,7 +597,11 @@ class Frontend(
             )
         if self.kernel.flags.concurrent_region is None:  # the first one
             self.kernel.flags.concurrent_region = self.loc
-        self.lower_body(node.body, self.block)
+        self.in_stream = True
+        try:
+            self.lower_body(node.body, self.block)
+        finally:
+            self.in_stream = False
 
     def visit_Return(self, node: ast.Return) -> None:
         if self.scope.is_func:

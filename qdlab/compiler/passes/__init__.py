@@ -9,17 +9,29 @@ from ..ir import Kernel
 from .eliminate_common_subexpressions import EliminateCommonSubexpressions
 from .eliminate_dead_code import EliminateDeadCode
 from .fold_constants import FoldConstants
+from .forward_stores import ForwardStores
 from .lower_powers import LowerPowers
 from .promote_locals import PromoteLocals
 
 SIMPLIFY = (
     PromoteLocals(),
+    ForwardStores(),
     FoldConstants(),
     LowerPowers(),
     EliminateCommonSubexpressions(),
     EliminateDeadCode(),
 )
 """The simplify pipeline, in order."""
+
+CONSTRUCT_SIMPLIFY = (
+    PromoteLocals(),
+    FoldConstants(truncate=False),
+    LowerPowers(),
+    EliminateCommonSubexpressions(),
+    EliminateDeadCode(),
+)
+"""SIMPLIFY for a construct's slice: integer `//` and `%` are folded in the whole kernel only
+(`fold_constants.py`)."""
 
 OnPass = Callable[[str, Kernel], None]
 

@@ -4,11 +4,18 @@ Folding uses NumPy scalars of the op's own type, so it rounds and wraps exactly 
 code does, and flushes subnormal float operands and results to zero as kernels run
 (`types.flush_subnormal`). Only ops whose compile-time result is certain to equal the run-time one
 are folded (no transcendental functions, no division by a constant zero).
+
+Integer `//` and `%` of two i32 or i64 constants fold toward zero, as C divides: Quadrants folds
+them so (`x = -7` then `x // 2` is -3, `x % 2` is -1), while at run time it floors (-4 and 1). The
+generated code floors; this pass gives the reference's values where it sees two constants in the
+whole kernel. A construct's slice (`truncate=False`) leaves them to the code: a local its slice
+recomputes may be constant there (assigned once in it) and not in the kernel, where Quadrants
+reads it at run time and floors.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -34,7 +41,11 @@ CMP_FOLDS = {
 }
 
 
+TRUNCATED = ("floordiv", "mod")
+"""Integer ops that Quadrants folds toward zero (see the module's docstring)."""
+
 Foldable = ir.BinOp | ir.Cmp | ir.Cast | ir.Unary
+FOLDABLE = (ir.BinOp, ir.Cmp, ir.Cast, ir.Unary)
 
 
 def scalar(v: ir.Value) -> Any:
@@ -49,8 +60,20 @@ def _python(x: Any, t: DType) -> int | float:
     return flush_subnormal(float(x), t) if t.is_float else int(x)
 
 
-def fold(op: Foldable) -> int | float | None:
+def truncated(op: str, a: int, b: int, t: DType) -> int:
+    """`a // b` (`op` "floordiv") or `a % b` ("mod") rounded toward zero, wrapped to `t`."""
+    q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+    value = q if op == "floordiv" else a - q * b
+    return int(np.array(value).astype(np.int64).astype(t.np)[()]) if t.is_signed else value
+
+
+def fold(op: Foldable, truncate: bool = True) -> int | float | None:
     t = op.result.dtype
+    if isinstance(op, ir.BinOp) and op.attrs["op"] in TRUNCATED:
+        if not (truncate and t.is_int and t.bits >= 32):
+            return None
+        a, b = (int(scalar(v)) for v in op.operands)
+        return None if b == 0 else truncated(op.attrs["op"], a, b, t)
     if isinstance(op, ir.BinOp):
         table = FLOAT_FOLDS if t.is_float else INT_FOLDS
         fn = table.get(op.attrs["op"])
@@ -76,7 +99,21 @@ def fold(op: Foldable) -> int | float | None:
     return None
 
 
+def all_constant(op: ir.Op) -> TypeGuard[Foldable]:
+    """`op` is one this pass folds, and each of its operands is a constant."""
+    if not isinstance(op, FOLDABLE):
+        return False
+    for v in op.operands:  # a loop, not all(...): this runs for every op of the kernel
+        if not isinstance(v.owner, ir.Const):
+            return False
+    return True
+
+
 class FoldConstants:
+    def __init__(self, truncate: bool = True) -> None:
+        self.truncate = truncate
+        """Fold integer `//` and `%` of constants (toward zero); see the module's docstring."""
+
     name = "fold-constants"
     feeds = frozenset({"eliminate-common-subexpressions", "eliminate-dead-code"})
     """A new constant may equal another; a folded op's operands may be left unused. Its own work
@@ -84,22 +121,16 @@ class FoldConstants:
 
     def run(self, kernel: ir.Kernel) -> bool:
         changed = False
-        foldable, const = (ir.BinOp, ir.Cmp, ir.Cast, ir.Unary), ir.Const
         for op in list(kernel.walk()):
-            if not isinstance(op, foldable) or op.parent is None:
-                continue
-            for v in op.operands:  # a loop, not all(...): this runs for every op of the kernel
-                if not isinstance(v.owner, const):
-                    break
-            else:
-                changed |= self.replace(op)
+            if op.parent is not None and all_constant(op):
+                changed |= self.replace(op) is not None
         return changed
 
-    def replace(self, op: Foldable) -> bool:
-        """`op` (in a block) replaced by the constant it folds to, if it folds."""
-        value = fold(op)
+    def replace(self, op: Foldable) -> ir.Const | None:
+        """`op` (in a block) replaced by the constant it folds to, if it folds: that constant."""
+        value = fold(op, self.truncate)
         if value is None:
-            return False
+            return None
         const = ir.Const([], op.result.type, {"value": value}, None, op.loc, op.result.name)
         block = op.parent
         assert block is not None
@@ -107,4 +138,4 @@ class FoldConstants:
         const.parent = block
         ir.replace_all_uses(op.result, const.result)
         ir.erase(op)
-        return True
+        return const

@@ -185,3 +185,51 @@ def unrolled_sum() -> qd.i32:
 
 def test_a_python_object_indexed_by_a_static_index() -> None:
     assert unrolled_sum() == 18
+
+
+@qd.kernel
+def raises_in_kernel() -> qd.i32:
+    raise ValueError("x")
+
+
+@qd.kernel
+def for_else() -> qd.i32:
+    s = 0
+    for i in range(3):
+        s += i
+    else:  # noqa: PLW0120 - refused: this is the construct under test
+        s = 100
+    return s
+
+
+@qd.kernel
+def assigns_argument(n: qd.i32) -> qd.i32:
+    n += 1
+    return n
+
+
+@qd.kernel
+def defines_function() -> qd.i32:
+    def f() -> int:
+        return 1
+
+    return f()
+
+
+@pytest.mark.parametrize(
+    ("kernel", "args", "words"),
+    [
+        (raises_in_kernel, (), 'Unsupported node "Raise"'),
+        (for_else, (), "'else' clause for 'for' not supported"),
+        (assigns_argument, (1,), 'Kernel argument "n" is immutable in the kernel'),
+        (defines_function, (), "Function definition is not allowed in 'qd.kernel'"),
+    ],
+)
+def test_unsupported_python_is_refused_in_quadrants_words(
+    kernel: object, args: tuple, words: str
+) -> None:
+    """The words the reference's user guide lists for each refusal come first."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+    with pytest.raises(qd.QuadrantsSyntaxError) as e:
+        kernel(*args)  # type: ignore[operator]
+    assert words in str(e.value)

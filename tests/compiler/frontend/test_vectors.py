@@ -299,3 +299,83 @@ def test_a_grouped_index_is_a_vector(mode: str) -> None:
     i, j, k = np.meshgrid(np.arange(2), np.arange(3), np.arange(2), indexing="ij")
     np.testing.assert_array_equal(x.to_numpy()[..., 0], i + j + k)
     np.testing.assert_array_equal(x.to_numpy()[..., 1], i * 100 + np.maximum(np.maximum(i, j), k))
+
+
+@pytest.mark.parametrize("n", [5, 8, 12])
+def test_inverse_up_to_12x12_pivots_as_quadrants(n: int) -> None:
+    """From 5x5, Quadrants' Gauss elimination with partial pivoting: a zero leading entry swaps
+    rows, and the result inverts the matrix (f64: to 1e-12)."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+
+    @qd.kernel
+    def inverse(a: qd.types.NDArray[qd.f64, 2], out: qd.types.NDArray[qd.f64, 2]):
+        m = qd.Matrix.zero(qd.f64, n, n)
+        for i in qd.static(range(n)):
+            for j in qd.static(range(n)):
+                m[i, j] = a[i, j]
+        r = m.inverse()
+        for i in qd.static(range(n)):
+            for j in qd.static(range(n)):
+                out[i, j] = r[i, j]
+
+    def inverted(a: np.ndarray) -> np.ndarray:
+        out = np.zeros_like(a)
+        inverse(a, out)
+        return out
+
+    a = np.random.default_rng(n).normal(size=(n, n)) + n * np.eye(n)
+    a[0, 0] = 0.0
+    np.testing.assert_allclose(inverted(a) @ a, np.eye(n), atol=1e-12)
+    perm = np.eye(n)[::-1].copy()  # every column's pivot is a later row
+    np.testing.assert_array_equal(inverted(perm), perm.T)
+
+
+def test_inverse_5x5_bits_are_quadrants() -> None:
+    """The reference's bits for this f32 5x5 (quadrants 1.3.3, fast_math=False: qdlab never uses
+    fast-math), its first column needing a row swap."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+
+    @qd.kernel
+    def inverse(a: qd.types.NDArray[qd.f32, 2], out: qd.types.NDArray[qd.f32, 2]):
+        m = qd.Matrix.zero(qd.f32, 5, 5)
+        for i in qd.static(range(5)):
+            for j in qd.static(range(5)):
+                m[i, j] = a[i, j]
+        r = m.inverse()
+        for i in qd.static(range(5)):
+            for j in qd.static(range(5)):
+                out[i, j] = r[i, j]
+
+    a = (np.arange(25).reshape(5, 5) % 7 - 3).astype(np.float32) + np.diag(
+        np.arange(5, dtype=np.float32)
+    )
+    out = np.zeros((5, 5), np.float32)
+    inverse(a, out)
+    want = [
+        "0x3e115ce3",
+        "0x3e450c20",
+        "0x3ea7f98b",
+        "0xbd9b0db8",
+        "0x3e97d2c8",
+        "0xbf4b8206",
+        "0xbe8e21ee",
+        "0xbf23211e",
+        "0x3e6559a3",
+        "0xbeebcf8d",
+        "0xbf614ff7",
+        "0xbf17d2c8",
+        "0xbf225261",
+        "0x3d8e21e8",
+        "0xbee08139",
+        "0x3ec9e48d",
+        "0x3e9fe629",
+        "0x3eef0a80",
+        "0x3dfbf652",
+        "0x3e89497f",
+        "0xbf85a72d",
+        "0xbf122b9e",
+        "0xbf6c9e4b",
+        "0x3e9497d2",
+        "0xbef0a7fd",
+    ]
+    assert [hex(x) for x in out.view(np.uint32).ravel().tolist()] == want

@@ -17,6 +17,7 @@ from qdlab.compiler.passes import (
     EliminateCommonSubexpressions,
     EliminateDeadCode,
     FoldConstants,
+    ForwardStores,
     LowerPowers,
     PromoteLocals,
     run_passes,
@@ -61,6 +62,103 @@ kernel k(out: ndarray<i32, 1>) {
   %5 = const {value=0} : i32
   store %out, %5, %2 {grad=False}
   store %out, %1, %4 {grad=False}
+}
+""",
+    ),
+    Case(
+        "fold_divide_toward_zero",
+        FoldConstants,
+        "i32/i64 `//` and `%` of constants round toward zero, as Quadrants folds them; i16 floors",
+        """\
+kernel k(out: ndarray<i32, 1>, w: ndarray<i64, 1>, h: ndarray<i16, 1>) {
+  %out = arg {index=0} : ndarray<i32, 1>
+  %w = arg {index=1} : ndarray<i64, 1>
+  %h = arg {index=2} : ndarray<i16, 1>
+  %0 = const {value=-7} : i32
+  %1 = const {value=2} : i32
+  %2 = binop %0, %1 {op='floordiv'} : i32
+  %3 = binop %0, %1 {op='mod'} : i32
+  %4 = const {value=-9223372036854775808} : i64
+  %5 = const {value=-1} : i64
+  %6 = binop %4, %5 {op='floordiv'} : i64
+  %7 = const {value=-7} : i16
+  %8 = const {value=2} : i16
+  %9 = binop %7, %8 {op='floordiv'} : i16
+  store %out, %1, %2 {grad=False}
+  store %out, %1, %3 {grad=False}
+  store %w, %5, %6 {grad=False}
+  store %h, %8, %9 {grad=False}
+}
+""",
+        """\
+kernel k(out: ndarray<i32, 1>, w: ndarray<i64, 1>, h: ndarray<i16, 1>) {
+  %out = arg {index=0} : ndarray<i32, 1>
+  %w = arg {index=1} : ndarray<i64, 1>
+  %h = arg {index=2} : ndarray<i16, 1>
+  %0 = const {value=-7} : i32
+  %1 = const {value=2} : i32
+  %2 = const {value=-3} : i32
+  %3 = const {value=-1} : i32
+  %4 = const {value=-9223372036854775808} : i64
+  %5 = const {value=-1} : i64
+  %6 = const {value=-9223372036854775808} : i64
+  %7 = const {value=-7} : i16
+  %8 = const {value=2} : i16
+  %9 = binop %7, %8 {op='floordiv'} : i16
+  store %out, %1, %2 {grad=False}
+  store %out, %1, %3 {grad=False}
+  store %w, %5, %6 {grad=False}
+  store %h, %8, %9 {grad=False}
+}
+""",
+    ),
+    Case(
+        "forward_stores",
+        ForwardStores,
+        "a local's last constant store reaches its loads in straight-line code and `if` branches "
+        "(folding what it completes), not in a loop",
+        """\
+kernel k(out: ndarray<i32, 1>, c: u1) {
+  %out = arg {index=0} : ndarray<i32, 1>
+  %c = arg {index=1} : u1
+  %x = alloca : local<i32>
+  %0 = const {value=-7} : i32
+  local_store %x, %0
+  %1 = local_load %x : i32
+  %2 = const {value=2} : i32
+  %3 = binop %1, %2 {op='floordiv'} : i32
+  local_store %x, %3
+  if %c {
+    %4 = local_load %x : i32
+    store %out, %2, %4 {grad=False}
+  }
+  %5 = const {value=0} : i32
+  %6 = const {value=4} : i32
+  for %5, %6 {parallel=False} (%i: i32) {
+    %7 = local_load %x : i32
+    store %out, %i, %7 {grad=False}
+  }
+}
+""",
+        """\
+kernel k(out: ndarray<i32, 1>, c: u1) {
+  %out = arg {index=0} : ndarray<i32, 1>
+  %c = arg {index=1} : u1
+  %x = alloca : local<i32>
+  %0 = const {value=-7} : i32
+  local_store %x, %0
+  %1 = const {value=2} : i32
+  %2 = const {value=-3} : i32
+  local_store %x, %2
+  if %c {
+    store %out, %1, %2 {grad=False}
+  }
+  %3 = const {value=0} : i32
+  %4 = const {value=4} : i32
+  for %3, %4 {parallel=False} (%i: i32) {
+    %5 = local_load %x : i32
+    store %out, %i, %5 {grad=False}
+  }
 }
 """,
     ),
@@ -470,8 +568,9 @@ def test_the_simplify_pipeline_on_text() -> None:
 
     run_passes(kernel, on_pass=check)
     assert print_kernel(kernel) == PIPELINE_AFTER
-    assert seen[:5] == [
+    assert seen[:6] == [
         "promote-locals",
+        "forward-stores",
         "fold-constants",
         "lower-powers",
         "eliminate-common-subexpressions",
