@@ -77,6 +77,7 @@ from .core.language import (
 )
 from .core.language import types as namespace
 from .core.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
+from .host import python_core as _python_core
 from .host.api import (
     cache_stats,
     cfg,
@@ -145,9 +146,11 @@ globals().update(BUILTINS)
 _lib = _Namespace(
     core=_Namespace(
         QuadrantsRuntimeError=QuadrantsRuntimeError, get_max_num_indices=lambda: MAX_NUM_INDICES
-    )
+    ),
+    utils=_Namespace(import_qd_python_core=lambda: _python_core),
 )
-"""Where Quadrants' tests find its runtime error class (`qd._lib.core.QuadrantsRuntimeError`)."""
+"""Where Quadrants' tests find its runtime error class (`qd._lib.core.QuadrantsRuntimeError`) and
+its core module's version and folder (`qd._lib.utils.import_qd_python_core()`)."""
 namespace.struct = staticmethod(struct)  # `qd.types.struct`: the namespace is the language's
 del exception, impl, misc, namespace, ops, util  # reached as `qd.lang.<name>`, as in Quadrants
 

@@ -7,6 +7,7 @@ import os
 from dataclasses import asdict, dataclass, fields
 from functools import cached_property
 
+from .errors import QdOptionError
 from .inert import INERT, RENAMED
 from .types import DType, f32, f64, i32
 
@@ -134,18 +135,19 @@ KNOWN = sorted({*SETTINGS, *INERT, *RENAMED} - {"inert", "fresh"})
 
 
 def make_config(**kwargs: object) -> Config:
-    """The config `qd.init(**kwargs)` makes: unknown names are a TypeError naming the closest known
-    option; Quadrants' inert options are recorded; `arch` is a target name ("cpu", "cuda")."""
+    """The config `qd.init(**kwargs)` makes: unknown names are a KeyError (and TypeError) naming
+    the closest known option; Quadrants' inert options are recorded; `arch` is a target name
+    ("cpu", "cuda")."""
     if "default_up" in kwargs:
-        raise TypeError(
+        raise QdOptionError(
             "qd.init(): `default_up` is always the unsigned type of `default_ip`; set "
             "default_ip instead."
         )
     unknown = sorted(set(kwargs) - {*SETTINGS, *INERT, *RENAMED} - {"inert"})
     if unknown:
         hints = [difflib.get_close_matches(u, KNOWN, n=1) for u in unknown]
-        raise TypeError(
-            f"qd.init() got unknown option(s) {', '.join(unknown)}"
+        raise QdOptionError(
+            f"Unrecognized keyword argument(s) for qd.init: {', '.join(unknown)}"
             + "".join(f"; did you mean `{h[0]}`?" for h in hints if h)
             + f" (known: {', '.join(KNOWN)})"
         )
@@ -156,7 +158,7 @@ def make_config(**kwargs: object) -> Config:
     arch = kwargs.get("arch", "cpu")
     if arch not in ARCHS:
         raise ValueError(f"Config.arch must be one of {', '.join(ARCHS)}, not {arch!r}")
-    if os.environ.get("QDLAB_DUMP_IR") == "1":
+    if "1" in (os.environ.get("QDLAB_DUMP_IR"), os.environ.get("QD_DUMP_IR")):
         kwargs.setdefault("dump_ir", True)
     if os.environ.get("QDLAB_DUMP_CFG") == "1":
         kwargs.setdefault("dump_cfg", True)

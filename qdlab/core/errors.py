@@ -182,3 +182,11 @@ class QdRecursionError(QdRuntimeError, RecursionError):
 
 class QdIndexError(QdAssertionError, IndexError):
     """An array index out of range (debug mode); Quadrants reports it as an assertion error too."""
+
+
+class QdOptionError(KeyError, TypeError):
+    """A `qd.init` option that does not exist: Quadrants' KeyError, and a TypeError (a wrong keyword
+    argument) for code that catches that."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])  # KeyError would show the message's repr
