@@ -7,7 +7,13 @@ Both report a mistake in Quadrants' words (`Missing argument 'b'`, `Unexpected a
 from __future__ import annotations
 
 import inspect
+import linecache
 from collections.abc import Callable
+
+from .errors import QdSyntaxError, SourceLoc
+
+ANNOTATION_ERRORS = (NameError, AttributeError, SyntaxError)
+"""What evaluating an annotation raises that Quadrants reports as an invalid annotation."""
 
 
 class BindError(Exception):
@@ -20,6 +26,26 @@ def parameters(fn: Callable) -> tuple[list[str], dict[str, object]]:
     return [p.name for p in params], {
         p.name: p.default for p in params if p.default is not inspect.Parameter.empty
     }
+
+
+def evaluated_annotations(fn: Callable) -> dict[str, object]:
+    """`fn`'s annotations, evaluated (string annotations included); one naming nothing, or not
+    Python, is `invalid_annotation`. Anything else an annotation raises goes on as raised."""
+    try:
+        return inspect.get_annotations(fn, eval_str=True)
+    except ANNOTATION_ERRORS as e:
+        raise invalid_annotation(fn, e) from None
+
+
+def invalid_annotation(fn: Callable, e: Exception, loc: SourceLoc | None = None) -> QdSyntaxError:
+    """Quadrants' QuadrantsSyntaxError for an annotation of `fn` that does not evaluate, at `loc`
+    (else at the `def`)."""
+    if loc is None:
+        code = fn.__code__  # type: ignore[attr-defined]
+        line = linecache.getline(code.co_filename, code.co_firstlineno)
+        loc = SourceLoc(fn.__name__, code.co_filename, code.co_firstlineno, 0, line)
+    qualname = getattr(fn, "__qualname__", fn.__name__)
+    return QdSyntaxError(f"Invalid type annotation in `{qualname}`: {e}", loc)
 
 
 def bind(names: list[str], defaults: dict[str, object], args: tuple, kwargs: dict) -> list:

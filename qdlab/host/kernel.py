@@ -133,6 +133,9 @@ class Kernel(KernelDef):
         """Defined in a class body: its first parameter is the instance (`Kernel.__get__`)."""
         try:
             hints = inspect.get_annotations(fn, eval_str=True)
+        except binding.ANNOTATION_ERRORS as e:
+            which = unevaluable(fn, self.param_names)
+            raise binding.invalid_annotation(fn, e, annotation_loc(fn, which)) from None
         except Exception as e:  # noqa: BLE001 - a user's annotation may raise anything
             raise QdError(
                 f"kernel `{self.name}`: cannot evaluate its annotations ({e}).",

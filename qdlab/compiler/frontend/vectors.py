@@ -360,10 +360,7 @@ class Vectors:
                     if not self.scope.is_func and any(
                         isinstance(e.owner, ir.Arg) for e in b.entries
                     ):
-                        raise self.error(
-                            f"kernel argument `{name}` cannot be assigned; copy it into a local "
-                            f"first (`{name}_ = {name}`)."
-                        )
+                        raise self.immutable_argument(name)
                     local = self.new_vec_local(name, b)
                     frame[name] = local
                     return local

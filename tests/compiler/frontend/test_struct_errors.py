@@ -143,7 +143,7 @@ def make() -> S:
     [
         (rebinds_member, "s.x = s.x", qd.QuadrantsSyntaxError, "member `s.x` of struct argument"),
         (rebinds_scalar_member, "s.n += 1", qd.QuadrantsSyntaxError, "member `s.n`"),
-        (rebinds_struct, "s = 3", qd.QuadrantsSyntaxError, "`s` is struct argument `s`"),
+        (rebinds_struct, "s = 3", qd.QuadrantsSyntaxError, 'Kernel argument "s" is immutable'),
         (reads_missing_member, "s.y", qd.QuadrantsCompilationError, "has no member `y`"),
         (statics_an_ndarray, "s.x.shape[0]", qd.QuadrantsCompilationError, "qd.static needs"),
         (uses_struct_as_number, "s + 1", qd.QuadrantsTypeError, "cannot be used as a value"),
