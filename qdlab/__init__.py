@@ -28,6 +28,7 @@ from ._logging import (
 from .core import __version__ as __version__
 from .core.errors import (
     QdArgumentError,
+    QdArgumentTypeError,
     QdAssertionError,
     QdCallError,
     QdCompileValueError,
@@ -225,6 +226,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "Ndarray",
     "ScalarNdarray",
     "QdArgumentError",
+    "QdArgumentTypeError",
     "QdAssertionError",
     "QdError",
     "QdCallError",

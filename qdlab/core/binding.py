@@ -28,12 +28,17 @@ def parameters(fn: Callable) -> tuple[list[str], dict[str, object]]:
     }
 
 
-def evaluated_annotations(fn: Callable) -> dict[str, object]:
-    """`fn`'s annotations, evaluated (string annotations included); one naming nothing, or not
-    Python, is `invalid_annotation`. Anything else an annotation raises goes on as raised."""
+def check_annotations(fn: Callable) -> None:
+    """`fn`'s annotations evaluate (string annotations included); one naming nothing, or not
+    Python, is `invalid_annotation`, as Quadrants refuses it when it decorates. qdlab also takes
+    the name of the class whose body defines `fn` (a method returning its own struct type), which
+    exists only once the body has run. Anything else an annotation raises goes on as raised."""
     try:
-        return inspect.get_annotations(fn, eval_str=True)
+        inspect.get_annotations(fn, eval_str=True)
     except ANNOTATION_ERRORS as e:
+        parts = getattr(fn, "__qualname__", "").split(".")
+        if isinstance(e, NameError) and len(parts) > 1 and e.name == parts[-2]:
+            return
         raise invalid_annotation(fn, e) from None
 
 

@@ -167,6 +167,12 @@ class QdArgumentError(QuadrantsRuntimeTypeError):
     """A scalar argument that its parameter's type cannot hold (out of range, not integral)."""
 
 
+class QdArgumentTypeError(QdArgumentError, QdTypeError):
+    """A kernel argument of a kind its parameter does not take (a str or a fraction for an
+    integer, a float for an array): Quadrants' QuadrantsRuntimeTypeError, and the QdTypeError
+    qdlab raised for it before."""
+
+
 class QdRuntimeError(QuadrantsRuntimeError):
     """A kernel failed while running."""
 

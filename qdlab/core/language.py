@@ -17,7 +17,7 @@ from enum import Enum
 from typing import Any
 
 from . import matrix
-from .binding import evaluated_annotations
+from .binding import check_annotations
 from .errors import QdCompileValueError, QuadrantsSyntaxError
 from .matrix import Matrix, MatrixType, Vector, VectorType  # noqa: F401 - language names
 from .ranges import Ndrange
@@ -29,7 +29,7 @@ class Func:
 
     def __init__(self, fn: Callable, requires_top_level: bool = False) -> None:
         if hasattr(fn, "__code__"):
-            evaluated_annotations(fn)  # one naming nothing is refused here, as in Quadrants
+            check_annotations(fn)  # one naming nothing is refused here, as in Quadrants
         self.fn = fn
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__

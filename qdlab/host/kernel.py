@@ -27,6 +27,7 @@ from ..core.config import Config
 from ..core.errors import (
     QdAnnotationError,
     QdArgumentError,
+    QdArgumentTypeError,
     QdCallError,
     QdError,
     QdTypeError,
@@ -62,6 +63,7 @@ from .array_args import (
     array_arg,
     array_key,
     as_numpy,
+    not_convertible,
     scalar_arg,
     scalar_type,
 )
@@ -307,13 +309,14 @@ class Kernel(KernelDef):
                 values.append(entries)
             else:
                 ann = scalar_type(ann)
+                index = self.param_names.index(name)
                 if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):
                     sig.append(ann)
-                    values.append(scalar_arg(a, ann, self.__qualname__, name))
+                    values.append(scalar_arg(a, ann, self.__qualname__, name, index))
                 else:
-                    raise QdTypeError(
-                        f"kernel `{self.name}`: argument `{name}` must be a number ({ann}), "
-                        f"not {type(a).__name__}."
+                    head = not_convertible(self.name, name, index, a, ann)
+                    raise QdArgumentTypeError(
+                        f"{head} must be a number ({ann}), not {type(a).__name__}."
                     )
         return tuple(sig), values, templates
 

@@ -705,14 +705,20 @@ def test_non_contiguous_array() -> None:
 
 def test_scalar_where_an_array_is_expected() -> None:
     exc = _call_error(lambda: fill(1.0, 1.0), TypeError)
-    assert "kernel `fill`: argument `a` must be a qd.ndarray or a NumPy array, not float." in str(
-        exc
+    assert isinstance(exc, qd.QuadrantsRuntimeTypeError)
+    assert (
+        "kernel `fill`: Invalid type for argument a, got 1.0: argument `a` must be a qd.ndarray "
+        "or a NumPy array, not float." in str(exc)
     )
 
 
 def test_array_where_a_scalar_is_expected() -> None:
     exc = _call_error(lambda: fill(np.zeros(4, np.float32), np.zeros(2)), TypeError)
-    assert "kernel `fill`: argument `s` must be a number (f32), not ndarray." in str(exc)
+    assert isinstance(exc, qd.QuadrantsRuntimeTypeError)
+    assert (
+        "kernel `fill`: Argument (1,) (type=<class 'numpy.ndarray'>) cannot be converted into "
+        "required type f32: argument `s` must be a number (f32), not ndarray." in str(exc)
+    )
 
 
 def test_call_errors_leave_the_kernel_usable() -> None:
