@@ -9,6 +9,8 @@ from __future__ import annotations
 import inspect
 import linecache
 from collections.abc import Callable
+from types import FunctionType
+from typing import cast
 
 from .errors import QdSyntaxError, SourceLoc
 
@@ -46,7 +48,7 @@ def invalid_annotation(fn: Callable, e: Exception, loc: SourceLoc | None = None)
     """Quadrants' QuadrantsSyntaxError for an annotation of `fn` that does not evaluate, at `loc`
     (else at the `def`)."""
     if loc is None:
-        code = fn.__code__  # type: ignore[attr-defined]
+        code = cast("FunctionType", fn).__code__
         line = linecache.getline(code.co_filename, code.co_firstlineno)
         loc = SourceLoc(fn.__name__, code.co_filename, code.co_firstlineno, 0, line)
     qualname = getattr(fn, "__qualname__", fn.__name__)

@@ -56,7 +56,8 @@ def init(arch: object = None, **options: object) -> SpecialConfig | None:
     if config.option("_test_mode"):
         return SpecialConfig(
             log_level=config.log_level or "info",
-            **{f: config.option(f) for f in ("gdb_trigger", "short_circuit_operators")},
+            gdb_trigger=bool(config.option("gdb_trigger")),
+            short_circuit_operators=bool(config.option("short_circuit_operators")),
             print_full_traceback=bool(config.option("print_full_traceback")),
             unrolling_limit=config.unrolling_limit,
         )

@@ -24,6 +24,6 @@ def is_extension_supported(arch: archs.Arch, ext: extensions.Extension) -> bool:
 def _check_ir_load_envs_against_caching(cfg: object, src_ll_cache: bool) -> None:
     """Quadrants' check that `QD_LOAD_IR` / `QUADRANTS_LOAD_PTX` come with caching off, for a
     config with an `arch` (`qd.cuda`...) and `offline_cache` (`core/environ.py`)."""
-    arch = cfg.arch  # type: ignore[attr-defined]
+    arch, offline_cache = vars(cfg)["arch"], bool(vars(cfg)["offline_cache"])
     name = arch.name if isinstance(arch, archs.Arch) else str(arch)
-    environ.check_ir_load_against_caching(name, bool(cfg.offline_cache), src_ll_cache)  # type: ignore[attr-defined]
+    environ.check_ir_load_against_caching(name, offline_cache, src_ll_cache)
