@@ -88,8 +88,9 @@ class SNode:
         self.quant_bits = 0
         """For a quant_array level: its words' bits."""
         self.children: list[SNode] = []
-        self.members: list[object] = []
-        """The levels made under it and what was placed in it, in order (`snode_layout.py`)."""
+        self.members: list[tuple[int, int, object]] = []
+        """(`qd.init` epoch, layout tree, item) of each level made under it and each thing placed
+        in it, in order (`snode_layout.py`)."""
         self.mask: Field | None = None
         """A sparse level's activity: a flag per cell (a bit for a bitmasked one,
         `qdlab.core.sparse`), a dynamic one's length per parent cell."""
@@ -149,7 +150,7 @@ class SNode:
             )
         node = SNode(self, ax, ints, kind)
         self.children = [c for c in self.children if c.epoch == state.epoch] + [node]
-        self.members.append(node)
+        self.members.append((state.epoch, tree_id(), node))
         return node
 
     def quant_array(self, indices: object, dimensions: object, max_num_bits: int) -> SNode:
@@ -339,7 +340,7 @@ class SNode:
                     if g is not None:
                         g.given_offset = cast("tuple[int, ...]", off)
             self.fields.append(f)
-        self.members.extend(flat)
+        self.members.extend((state.epoch, tree_id(), f) for f in flat)
         return self
 
     def lazy_grad(self) -> None:

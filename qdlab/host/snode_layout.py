@@ -62,15 +62,13 @@ def _is_level(member: object) -> bool:
 
 
 def members(node: SNode, tree: int | None = None) -> list[object]:
-    """What was put under `node`, in order; under a root, those of layout tree `tree` made
-    since the latest `qd.init`."""
-    if node._parent is not None:
-        return list(node.members)
+    """What was put under `node` since the latest `qd.init`, in order; under a root, only what
+    belongs to layout tree `tree`."""
+    root = node._parent is None
     return [
         m
-        for m in node.members
-        if getattr(m, "epoch", state.epoch) == state.epoch
-        and getattr(m, "_tree", getattr(m, "_tree_id", tree)) == tree
+        for epoch, in_tree, m in node.members
+        if epoch == state.epoch and (not root or in_tree == tree)
     ]
 
 
@@ -123,7 +121,7 @@ def _fields_under(member: object) -> list[object]:
     if isinstance(member, MatrixMember):
         return [member.owner]
     if _is_level(member):
-        return [f for m in cast("SNode", member).members for f in _fields_under(m)]
+        return [f for m in members(cast("SNode", member)) for f in _fields_under(m)]
     return [member]
 
 
