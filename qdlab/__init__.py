@@ -28,6 +28,7 @@ from ._logging import (
 from .core import __version__ as __version__
 from .core.errors import (
     QdArgumentError,
+    QdArgumentTypeError,
     QdAssertionError,
     QdCallError,
     QdCompileValueError,
@@ -78,6 +79,7 @@ from .core.language import (
 )
 from .core.language import types as namespace
 from .core.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
+from .host import python_core as _python_core
 from .host.api import (
     cache_stats,
     cfg,
@@ -147,9 +149,11 @@ globals().update(BUILTINS)
 _lib = _Namespace(
     core=_Namespace(
         QuadrantsRuntimeError=QuadrantsRuntimeError, get_max_num_indices=lambda: MAX_NUM_INDICES
-    )
+    ),
+    utils=_Namespace(import_qd_python_core=lambda: _python_core),
 )
-"""Where Quadrants' tests find its runtime error class (`qd._lib.core.QuadrantsRuntimeError`)."""
+"""Where Quadrants' tests find its runtime error class (`qd._lib.core.QuadrantsRuntimeError`) and
+its core module's version and folder (`qd._lib.utils.import_qd_python_core()`)."""
 namespace.struct = staticmethod(struct)  # `qd.types.struct`: the namespace is the language's
 del exception, impl, misc, namespace, ops, util  # reached as `qd.lang.<name>`, as in Quadrants
 
@@ -225,6 +229,7 @@ __all__ = [  # noqa: PLE0604 - `*BUILTINS` adds the built-ins' names (its keys a
     "Ndarray",
     "ScalarNdarray",
     "QdArgumentError",
+    "QdArgumentTypeError",
     "QdAssertionError",
     "QdError",
     "QdCallError",

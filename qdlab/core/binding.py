@@ -7,7 +7,15 @@ Both report a mistake in Quadrants' words (`Missing argument 'b'`, `Unexpected a
 from __future__ import annotations
 
 import inspect
+import linecache
 from collections.abc import Callable
+from types import FunctionType
+from typing import cast
+
+from .errors import QdSyntaxError, SourceLoc
+
+ANNOTATION_ERRORS = (NameError, AttributeError, SyntaxError)
+"""What evaluating an annotation raises that Quadrants reports as an invalid annotation."""
 
 
 class BindError(Exception):
@@ -20,6 +28,31 @@ def parameters(fn: Callable) -> tuple[list[str], dict[str, object]]:
     return [p.name for p in params], {
         p.name: p.default for p in params if p.default is not inspect.Parameter.empty
     }
+
+
+def check_annotations(fn: Callable) -> None:
+    """`fn`'s annotations evaluate (string annotations included); one naming nothing, or not
+    Python, is `invalid_annotation`, as Quadrants refuses it when it decorates. qdlab also takes
+    the name of the class whose body defines `fn` (a method returning its own struct type), which
+    exists only once the body has run. Anything else an annotation raises goes on as raised."""
+    try:
+        inspect.get_annotations(fn, eval_str=True)
+    except ANNOTATION_ERRORS as e:
+        parts = getattr(fn, "__qualname__", "").split(".")
+        if isinstance(e, NameError) and len(parts) > 1 and e.name == parts[-2]:
+            return
+        raise invalid_annotation(fn, e) from None
+
+
+def invalid_annotation(fn: Callable, e: Exception, loc: SourceLoc | None = None) -> QdSyntaxError:
+    """Quadrants' QuadrantsSyntaxError for an annotation of `fn` that does not evaluate, at `loc`
+    (else at the `def`)."""
+    if loc is None:
+        code = cast("FunctionType", fn).__code__
+        line = linecache.getline(code.co_filename, code.co_firstlineno)
+        loc = SourceLoc(fn.__name__, code.co_filename, code.co_firstlineno, 0, line)
+    qualname = getattr(fn, "__qualname__", fn.__name__)
+    return QdSyntaxError(f"Invalid type annotation in `{qualname}`: {e}", loc)
 
 
 def bind(names: list[str], defaults: dict[str, object], args: tuple, kwargs: dict) -> list:

@@ -139,7 +139,7 @@ def make_config(**kwargs: object) -> Config:
     TypeError) naming the closest known option; Quadrants' inert options are recorded; `arch` is
     a target name ("cpu", "cuda")."""
     if "default_up" in kwargs:
-        raise TypeError(
+        raise QdOptionError(
             "qd.init(): `default_up` is always the unsigned type of `default_ip`; set "
             "default_ip instead."
         )
@@ -158,7 +158,7 @@ def make_config(**kwargs: object) -> Config:
     arch = kwargs.get("arch", "cpu")
     if arch not in ARCHS:
         raise ValueError(f"Config.arch must be one of {', '.join(ARCHS)}, not {arch!r}")
-    if os.environ.get("QDLAB_DUMP_IR") == "1":
+    if "1" in (os.environ.get("QDLAB_DUMP_IR"), os.environ.get("QD_DUMP_IR")):
         kwargs.setdefault("dump_ir", True)
     if os.environ.get("QDLAB_DUMP_CFG") == "1":
         kwargs.setdefault("dump_cfg", True)

@@ -167,6 +167,12 @@ class QdArgumentError(QuadrantsRuntimeTypeError):
     """A scalar argument that its parameter's type cannot hold (out of range, not integral)."""
 
 
+class QdArgumentTypeError(QdArgumentError, QdTypeError):
+    """A kernel argument of a kind its parameter does not take (a str or a fraction for an
+    integer, a float for an array): Quadrants' QuadrantsRuntimeTypeError, and the QdTypeError
+    qdlab raised for it before."""
+
+
 class QdRuntimeError(QuadrantsRuntimeError):
     """A kernel failed while running."""
 
@@ -185,5 +191,8 @@ class QdIndexError(QdAssertionError, IndexError):
 
 
 class QdInitOptionError(KeyError, TypeError):
-    """An option `qd.init` does not know. Quadrants raises a KeyError (whose text is quoted);
-    TypeError, which qdlab raised before, is kept as a base."""
+    """An option `qd.init` does not know: Quadrants raises a KeyError; TypeError (a wrong keyword
+    argument), which qdlab raised before, is kept as a base for code that catches that."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])  # KeyError would show the message's repr

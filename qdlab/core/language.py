@@ -17,6 +17,7 @@ from enum import Enum
 from typing import Any
 
 from . import matrix
+from .binding import check_annotations
 from .errors import QdCompileValueError, QuadrantsSyntaxError
 from .matrix import Matrix, MatrixType, Vector, VectorType  # noqa: F401 - language names
 from .ranges import Ndrange
@@ -27,6 +28,8 @@ class Func:
     """`@qd.func`: inlined into every kernel (or func) that calls it."""
 
     def __init__(self, fn: Callable, requires_top_level: bool = False) -> None:
+        if hasattr(fn, "__code__"):
+            check_annotations(fn)  # one naming nothing is refused here, as in Quadrants
         self.fn = fn
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
+import warnings
 
 from ..compiler.cache import CacheStats
 from ..compiler.codegen.targets import CudaTarget
@@ -10,23 +12,80 @@ from ..compiler.pipeline import compile_kernel
 from ..compiler.report.explain import KernelReport
 from ..compiler.runtime import cuda as cuda_runtime
 from ..compiler.runtime import tiers
-from ..core import keys
+from ..core import environ, keys
+from ..core.config import Config, make_config
 from ..core.inert import INERT, RENAMED
-from . import archs, pyquadrants, state, struct_args
+from . import archs, pyquadrants, python_core, state, struct_args
 from .kernel import Kernel
 
+log = logging.getLogger("qdlab")
 
-def init(arch: object = None, **options: object) -> None:
+
+@dataclasses.dataclass(frozen=True)
+class SpecialConfig:
+    """What `qd.init(_test_mode=True)` returns, as Quadrants' does: the options of its Python
+    side, as this `qd.init` set them."""
+
+    log_level: str
+    gdb_trigger: bool
+    short_circuit_operators: bool
+    print_full_traceback: bool
+    unrolling_limit: int
+
+
+def init(arch: object = None, **options: object) -> SpecialConfig | None:
     """Start (or restart) qdlab with these settings; kernels recompile under them on their next
     call.
 
     `arch` is any of Quadrants' arch names (`qd.cpu`, `qd.gpu`, `qd.cuda`, `qd.vulkan`...; see
     `archs.target_of` for the fallback to the CPU). Every option Quadrants' `init` takes is
     accepted; those with no effect here are recorded (`qd.cfg.<name>`) and listed by
-    `%qdlab config`.
+    `%qdlab config`. The `QD_*` environment variables set options as in Quadrants
+    (`core/environ.py`); `require_version` is checked against the Quadrants version qdlab
+    implements.
     """
+    if options.get("require_version") is not None:
+        python_core.check_require_version(str(options["require_version"]))
+    options, overridden = environ.read(options)
+    for line in overridden:
+        log.warning(line)
+    config = make_config(arch=archs.target_of(environ.arch(arch)), **options)
+    _check_caching(config)
     _restart()
-    state.init(arch=archs.target_of(arch), **options)
+    state.init(config)
+    if config.option("_test_mode"):
+        return SpecialConfig(
+            log_level=config.log_level or "info",
+            gdb_trigger=bool(config.option("gdb_trigger")),
+            short_circuit_operators=bool(config.option("short_circuit_operators")),
+            print_full_traceback=bool(config.option("print_full_traceback")),
+            unrolling_limit=config.unrolling_limit,
+        )
+    return None
+
+
+def _check_caching(config: Config) -> None:
+    """What `qd.init` says of caching beside IR dumps and IR loads, as Quadrants says it: a
+    kernel served from the cache is not compiled, so its IR is neither shown nor replaced."""
+    if (
+        (config.print_ir or config.dump_ir)
+        and config.offline_cache
+        and log.isEnabledFor(logging.WARNING)
+    ):
+        warnings.warn(
+            "Even with print_ir/QD_DUMP_IR enabled, already cached kernels won't get their IRs "
+            "shown. You might want to disable caching with offline_cache=False. "
+            "[warning_code=DUMP_IR_CACHE_MISMATCH]",
+            UserWarning,
+            stacklevel=3,
+        )
+    arch = archs.arch_of(config.arch).name
+    src_ll_cache = bool(config.option("src_ll_cache"))
+    if environ.check_ir_load_against_caching(arch, config.offline_cache, src_ll_cache):
+        log.warning(
+            "qdlab does not read replacement IR or PTX (QD_LOAD_IR, QUADRANTS_LOAD_PTX): kernels "
+            "compile from their source"
+        )
 
 
 def reset() -> None:

@@ -6,6 +6,7 @@ themselves."""
 from __future__ import annotations
 
 import math
+import reprlib
 import struct
 import types
 import typing
@@ -15,7 +16,13 @@ from typing import Any
 import numpy as np
 
 from ..compiler.runtime import cuda as cuda_runtime
-from ..core.errors import QdArgumentError, QdTypeError, QdValueError, SourceLoc
+from ..core.errors import (
+    QdArgumentError,
+    QdArgumentTypeError,
+    QdTypeError,
+    QdValueError,
+    SourceLoc,
+)
 from ..core.language import (
     ArrayAnnotation,
     MatrixType,
@@ -67,9 +74,9 @@ def array_arg(
                 f"kernel `{kernel}`: argument `{name}` cannot be read through DLPack ({e})."
             ) from None
     else:
-        raise QdTypeError(
-            f"kernel `{kernel}`: argument `{name}` must be a qd.ndarray or a NumPy array, not "
-            f"{type(a).__name__}."
+        raise QdArgumentTypeError(
+            f"kernel `{kernel}`: Invalid type for argument {name}, got {reprlib.repr(a)}: "
+            f"argument `{name}` must be a qd.ndarray or a NumPy array, not {type(a).__name__}."
         )
     dtype = from_numpy(arr.dtype)
     if dtype is None:
@@ -187,11 +194,23 @@ def as_numpy(a: object) -> np.ndarray:
     return np.asarray(a) if hasattr(a, "__array_interface__") else np.from_dlpack(a)  # type: ignore[arg-type]
 
 
-def scalar_arg(a: Any, t: DType, kernel: str, name: str) -> object:
+def not_convertible(kernel: str, name: str, index: int | None, a: object, t: DType) -> str:
+    """The head of the error for argument `a` that parameter `name` (number `index`) of type `t`
+    cannot take, in Quadrants' words where the index is known."""
+    if index is None:
+        return f"kernel `{kernel}`: argument `{name}`"
+    return (
+        f"kernel `{kernel}`: Argument ({index},) (type={type(a)}) cannot be converted into "
+        f"required type {t}: argument `{name}`"
+    )
+
+
+def scalar_arg(a: Any, t: DType, kernel: str, name: str, index: int | None = None) -> object:
     """`a` (whatever was passed) as a value of type `t`, or a QdArgumentError: an integer
     parameter takes an integer (or a float with an integral value) that fits 64 bits (signed, or
     unsigned for an unsigned type) and wraps it to its type's bits (255 as an i8 is -1), as
-    Quadrants does; a float too large for an f32 is infinite, as in Quadrants."""
+    Quadrants does; a float too large for an f32 is infinite, as in Quadrants. `index` is the
+    parameter's position, which Quadrants' words name."""
     if t.is_float:
         try:
             x = float(a)
@@ -203,8 +222,8 @@ def scalar_arg(a: Any, t: DType, kernel: str, name: str) -> object:
     if t.bits == 1:
         return bool(a)
     if isinstance(a, (float, np.floating)) and not (math.isfinite(a) and float(a).is_integer()):
-        raise QdArgumentError(
-            f"kernel `{kernel}`: argument `{name}` is {a!r}, but the parameter is {t}, "
+        raise QdArgumentTypeError(
+            f"{not_convertible(kernel, name, index, a, t)} is {a!r}, but the parameter is {t}, "
             "which takes integers only."
         )
     a = int(a)

@@ -64,7 +64,13 @@ def tree_id() -> int:
     return _tree["id"]
 
 
-def _close_tree() -> None:
+def live_fields() -> list[Field]:
+    """The fields alive now, of every `qd.init` (check `epoch`)."""
+    return list(_live)
+
+
+def close_tree() -> None:
+    """End the layout tree being built: what is made from here on belongs to the next one."""
     if _tree["open"] and _tree["epoch"] == state.epoch:
         _tree.update(id=_tree["id"] + 1, open=False)
 
@@ -811,7 +817,8 @@ def check_declared() -> None:
 
 
 pyquadrants.CHECKS.append(check_declared)
-pyquadrants.CHECKS.append(_close_tree)
+pyquadrants.CHECKS.append(close_tree)
+pyquadrants.TREE_FINISHERS.append(close_tree)
 
 
 def _order(order: object, dims: tuple[int, ...] | None) -> tuple[int, ...] | None:
@@ -865,8 +872,35 @@ class PlacedSNode:
         return cast(Field, f.primal or f.dual_of or f)._tree_id
 
     def parent(self, n: int = 1) -> object:
-        """The level `n` steps up from the place node: `parent()` is the one it is placed in."""
-        return self.level if n <= 1 else cast("SNode", self.level).parent(n - 1)
+        """The level `n` steps up from the place node: `parent()` is the one it is placed in,
+        `parent(0)` the place node itself."""
+        if n <= 0:
+            return self
+        return self.level if n == 1 else cast("SNode", self.level).parent(n - 1)
+
+    def __eq__(self, other: object) -> bool:
+        """The same field's place node (each `x.snode` is a new view of it)."""
+        if not isinstance(other, PlacedSNode):
+            return NotImplemented
+        return other.field is self.field and other.level is self.level
+
+    def __hash__(self) -> int:
+        return hash((id(self.field), id(self.level)))
+
+    def __str__(self) -> str:
+        return f"{self.level} => place {list(self.field.shape)}"
+
+    def _path_from_root(self) -> list[object]:
+        return [*cast("SNode", self.level)._path(), self]
+
+    @property
+    def _cell_size_bytes(self) -> int:
+        return 0  # a place node has no cell of its own, as in Quadrants
+
+    @property
+    def _offset_bytes_in_parent_cell(self) -> int:
+        """Where its field's scalars start in a cell of the level it is placed in."""
+        return cast("SNode", self.level)._offset_of(self.field)
 
     def is_place(self) -> bool:
         return True

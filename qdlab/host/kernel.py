@@ -27,6 +27,7 @@ from ..core.config import Config
 from ..core.errors import (
     QdAnnotationError,
     QdArgumentError,
+    QdArgumentTypeError,
     QdCallError,
     QdError,
     QdTypeError,
@@ -63,6 +64,7 @@ from .array_args import (
     array_arg,
     array_key,
     as_numpy,
+    not_convertible,
     scalar_arg,
     scalar_type,
 )
@@ -134,6 +136,9 @@ class Kernel(KernelDef):
         """Defined in a class body: its first parameter is the instance (`Kernel.__get__`)."""
         try:
             hints = inspect.get_annotations(fn, eval_str=True)
+        except binding.ANNOTATION_ERRORS as e:
+            which = unevaluable(fn, self.param_names)
+            raise binding.invalid_annotation(fn, e, annotation_loc(fn, which)) from None
         except Exception as e:  # noqa: BLE001 - a user's annotation may raise anything
             raise QdError(
                 f"kernel `{self.name}`: cannot evaluate its annotations ({e}).",
@@ -313,13 +318,14 @@ class Kernel(KernelDef):
                 values.append(entries)
             else:
                 ann = scalar_type(ann)
+                index = self.param_names.index(name)
                 if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):
                     sig.append(ann)
-                    values.append(scalar_arg(a, ann, self.__qualname__, name))
+                    values.append(scalar_arg(a, ann, self.__qualname__, name, index))
                 else:
-                    raise QdTypeError(
-                        f"kernel `{self.name}`: argument `{name}` must be a number ({ann}), "
-                        f"not {type(a).__name__}."
+                    head = not_convertible(self.name, name, index, a, ann)
+                    raise QdArgumentTypeError(
+                        f"{head} must be a number ({ann}), not {type(a).__name__}."
                     )
         return tuple(sig), values, templates
 

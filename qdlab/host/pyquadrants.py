@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from .api import Settings
 
 CHECKS: list[Callable[[], None]] = []
+TREE_FINISHERS: list[Callable[[], None]] = []
+"""What ends the layout tree being built (`field.close_tree`, registered as it loads)."""
 """What `materialize()` checks (`field.check_declared`, which registers itself as it loads)."""
 API: dict = {}
 """`cfg` (`qd.cfg`) and `sync` (`qd.sync`), which `qdlab.host.api` puts here as it loads (it imports
@@ -77,6 +79,12 @@ class PyQuadrants:
         """The program's first materialize passed its checks (`field.check_declared`): as in
         Quadrants, the fields declared after it are not checked."""
         self.prog = Program()
+
+    def materialize_root_fb(self, is_first_call: bool) -> None:
+        """Quadrants' finalization of the layout tree under `qd.root`: the levels made from here
+        on form a tree of their own."""
+        for finish in TREE_FINISHERS:
+            finish()
 
     def materialize(self) -> None:
         """Storage must exist from here on (see the module's docstring for when it is called):

@@ -29,7 +29,7 @@ import numpy as np
 from ..core.errors import QdRuntimeError, QdValueError
 from ..core.sparse import Level, Region, count_active, mask_shape
 from ..core.types import i32, u32
-from . import quant, state
+from . import quant, snode_layout, state
 from .field import Field, MatrixMember, lazy_dual, lazy_grad, set_implicit_snode, tree_id
 from .struct_field import StructField
 
@@ -88,6 +88,9 @@ class SNode:
         self.quant_bits = 0
         """For a quant_array level: its words' bits."""
         self.children: list[SNode] = []
+        self.members: list[tuple[int, int, object]] = []
+        """(`qd.init` epoch, layout tree, item) of each level made under it and each thing placed
+        in it, in order (`snode_layout.py`)."""
         self.mask: Field | None = None
         """A sparse level's activity: a flag per cell (a bit for a bitmasked one,
         `qdlab.core.sparse`), a dynamic one's length per parent cell."""
@@ -147,6 +150,7 @@ class SNode:
             )
         node = SNode(self, ax, ints, kind)
         self.children = [c for c in self.children if c.epoch == state.epoch] + [node]
+        self.members.append((state.epoch, tree_id(), node))
         return node
 
     def quant_array(self, indices: object, dimensions: object, max_num_bits: int) -> SNode:
@@ -336,6 +340,7 @@ class SNode:
                     if g is not None:
                         g.given_offset = cast("tuple[int, ...]", off)
             self.fields.append(f)
+        self.members.extend((state.epoch, tree_id(), f) for f in flat)
         return self
 
     def lazy_grad(self) -> None:
@@ -345,6 +350,28 @@ class SNode:
     def lazy_dual(self) -> None:
         """Allocate the dual of every float field (forward mode: `qd.ad.FwdMode`)."""
         lazy_dual()
+
+    @property
+    def _cell_size_bytes(self) -> int:
+        """The bytes of one of its cells in Quadrants' layout (`snode_layout.py`)."""
+        return snode_layout.cell_size_bytes(self)
+
+    @property
+    def _offset_bytes_in_parent_cell(self) -> int:
+        """Where it starts in a cell of its parent, in Quadrants' layout."""
+        return snode_layout.offset_bytes_in_parent_cell(self._parent, self)
+
+    def _offset_of(self, member: object) -> int:
+        """Where `member` (a level under it, a field placed in it) starts in one of its cells."""
+        return snode_layout.offset_bytes_in_parent_cell(self, member)
+
+    def _get_children(self) -> list[object]:
+        """The levels under it and the place nodes of the fields placed in it."""
+        levels = [c for c in self.children if c.epoch == state.epoch]
+        return [*levels, *(f.snode for f in self.fields)]
+
+    def _path_from_root(self) -> list[SNode]:
+        return self._path()
 
     def parent(self, n: int = 1) -> SNode | None:
         node: SNode | None = self
@@ -421,6 +448,11 @@ def deactivate_all_snodes() -> None:
 class FieldsBuilder:
     """`qd.FieldsBuilder()`: a layout tree of its own under `root`, built with the SNode calls
     until `finalize()`, after which it takes no more levels (a later call is an error)."""
+
+    @staticmethod
+    def _finalized_roots() -> list[SNode]:
+        """The roots of the trees finalized so far: in qdlab every tree hangs under `qd.root`."""
+        return [root]
 
     def __init__(self) -> None:
         self.root = SNode(None, (), ())

@@ -118,9 +118,10 @@ def cache_dir() -> Path:
 atexit.register(finish_cache)
 
 
-def init(**kwargs: object) -> Config:
+def init(config: Config | None = None) -> Config:
+    """Start a new program under `config` (the defaults when None)."""
     global _config, _cache, generation, compiled_count, epoch, last_launcher, last_yield
-    config = make_config(**kwargs)
+    config = config if config is not None else make_config()
     finish_cache()
     _config = config
     epoch += 1

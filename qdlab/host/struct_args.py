@@ -28,7 +28,7 @@ import numpy as np
 from ..compiler.frontend.fingerprint import UNKNOWN, fingerprint
 from ..compiler.frontend.structs import METHOD, OPAQUE, PARAM, STRUCT, VALUE, Member, StructRef
 from ..core import abi
-from ..core.errors import QdArgumentError, QdTypeError, QdValueError
+from ..core.errors import QdArgumentError, QdArgumentTypeError, QdTypeError, QdValueError
 from ..core.fields import FieldBase
 from ..core.language import ArrayAnnotation, BoundFunc, Func, KernelDef, MatrixType
 from ..core.matrix import Matrix, UnpackedVectorType, Vector
@@ -361,6 +361,19 @@ class StructArg:
         return Member(VALUE, v)
 
 
+def described(t: type) -> str:
+    """A struct type with its members (`Struct(center: vec3, radius: f32)`), else its name: two
+    `qd.types.struct` types share the name `Struct`."""
+    members = struct_types.members_of(t)
+    if not members:
+        return t.__name__
+    return f"{t.__name__}({', '.join(f'{k}: {_type_name(v)}' for k, v in members.items())})"
+
+
+def _type_name(t: object) -> str:
+    return getattr(t, "__name__", None) or str(t)
+
+
 def bind(kernel: Kernel, name: str, a: object, typed: type | None) -> tuple[tuple, StructRef]:
     """A struct argument's entry in the kernel's signature, and the StructRef its compile reads;
     the signature holds its member parameters and the content of its compile-time members."""
@@ -370,9 +383,9 @@ def bind(kernel: Kernel, name: str, a: object, typed: type | None) -> tuple[tupl
                 f"kernel `{kernel.name}`: argument `{name}` must be a BufferView (`data[a:b]`, "
                 f"`qd.BufferView(data, offset, size)`), not {type(a).__name__}."
             )
-        raise QdTypeError(
-            f"kernel `{kernel.name}`: argument `{name}` must be a {typed.__name__}, not "
-            f"{type(a).__name__}."
+        raise QdArgumentTypeError(
+            f"kernel `{kernel.name}`: Argument {type(a)} cannot be converted into required type "
+            f"{described(typed)}: argument `{name}` is of type {described(type(a))}."
         )
     if typed is None and dataclasses.is_dataclass(a) and not is_data_oriented(a):
         warnings.warn(

@@ -10,3 +10,8 @@ logical_not = Builtin("logical_not")
 add = Builtin("add")
 """`a + b` as a function."""
 abs = BUILTINS["abs"]
+atomic_add, atomic_sub, atomic_mul = (BUILTINS[f"atomic_{op}"] for op in ("add", "sub", "mul"))
+atomic_min, atomic_max = BUILTINS["atomic_min"], BUILTINS["atomic_max"]
+atomic_and, atomic_or, atomic_xor = (BUILTINS[f"atomic_{op}"] for op in ("and", "or", "xor"))
+atomic_exchange, atomic_cas = BUILTINS["atomic_exchange"], BUILTINS["atomic_cas"]
+"""The atomics, the very objects `qd.atomic_add`... are."""

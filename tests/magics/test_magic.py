@@ -181,7 +181,10 @@ def test_run_with_bad_arguments_is_one_short_error(shell):
     result, cap = run(shell, '%%qdkernel --run "six(1, 2)"\n' + six_loops())
     assert isinstance(result.error_in_exec, qd.QdTypeError)
     assert cap.stdout.strip().splitlines() == [
-        "QdTypeError: kernel `six`: argument `x` must be a qd.ndarray or a NumPy array, not int."
+        (
+            "QdArgumentTypeError: kernel `six`: Invalid type for argument x, got 1: argument `x` "
+            "must be a qd.ndarray or a NumPy array, not int."
+        )
     ]
 
 

@@ -71,11 +71,7 @@ class Assignments(Updates):
                 and existing.owner is not None
                 and isinstance(existing.owner, ir.Arg)
             ):
-                raise self.error(
-                    f'Kernel argument "{name}" is immutable in the kernel. If you want to change '
-                    "its value, please create a new variable: kernel argument "
-                    f"`{name}` cannot be assigned; copy it into a local first (`{name}_ = {name}`)."
-                )
+                raise self.immutable_argument(name)
             if isinstance(existing, ir.Value):
                 raise self.error(f"loop index `{name}` cannot be assigned in the loop body.")
         if vec is not None:

@@ -51,6 +51,9 @@ class Loops:
         call = it if isinstance(it, ast.Call) else None
         callee = self.resolve_callee(call.func) if call is not None else None
         if call is not None and callee is lang.static:
+            inner = call.args[0] if len(call.args) == 1 else None
+            if isinstance(inner, ast.Call) and self.resolve_callee(inner.func) is lang.static:
+                raise self.error("'qd.static' cannot be nested: write `qd.static(x)` once.")
             return self.static_for(node, call)
         grouped: bool | str = call is not None and callee is lang.BUILTINS["grouped"]
         if grouped and call is not None:
@@ -89,6 +92,13 @@ class Loops:
         if not all(isinstance(t, ast.Name) for t in targets):
             raise self.error("loop targets must be plain names.")
         names = [t.id for t in targets if isinstance(t, ast.Name)]
+        if not (call is not None and callee is lang.BUILTINS["ndrange"]):  # range, struct fors
+            for name in names:
+                if self.find_local(name) is not None:
+                    raise self.error(
+                        f"Variable '{name}' is already declared in the outer scope and cannot be "
+                        "used as loop variable"
+                    )
         if grouped and len(names) != 1:
             raise self.error("a qd.grouped loop has one target, the index vector.")
         if not grouped and len(names) != len(dims):

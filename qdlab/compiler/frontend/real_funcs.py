@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from qdlab.core import language as lang
 
-from ...core.errors import QdTypeError
+from ...core.errors import QdError, QdTypeError
 from ...core.types import ArrayType, DType, LocalType, i32, u1
 from .. import ir
 from .real_calls import RealCalls
@@ -148,13 +148,25 @@ class RealFuncs(RealCalls):
             self.scope.returned.append(self.load_vec_local(state.result))
 
     def check_not_a_parameter(self, name: str, existing: object) -> None:
-        """An assignment to a real_func's scalar parameter is refused, in Quadrants' words."""
+        """An assignment to a kernel's parameter (a template one too), or a real_func's scalar
+        one, is refused, in Quadrants' words; a @qd.func's parameters are its own copies."""
         state: RealCall | None = getattr(self.scope, "real", None)
         if state is not None and existing is not None and state.immutable.get(name) is existing:
-            raise self.error(
-                f'Kernel argument "{name}" is immutable in the kernel. If you want to change its '
-                "value, please create a new variable."
-            )
+            raise self.immutable_argument(name)
+        frames = self.scope.frames
+        if (
+            not self.scope.is_func
+            and name in getattr(self, "arguments", ())
+            and name in frames[0]
+            and not any(name in f for f in frames[1:])
+        ):
+            raise self.immutable_argument(name)
+
+    def immutable_argument(self, name: str) -> QdError:
+        return self.error(
+            f'Kernel argument "{name}" is immutable in the kernel. If you want to change its '
+            f"value, please create a new variable (`{name}_ = {name}`)."
+        )
 
     def func_return(self, node: ast.Return) -> None:
         """`return` in a @qd.func or @qd.real_func body."""

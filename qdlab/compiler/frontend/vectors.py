@@ -383,12 +383,7 @@ class Vectors:
                     if not self.scope.is_func and any(
                         isinstance(e.owner, ir.Arg) for e in b.entries
                     ):
-                        raise self.error(
-                            f'Kernel argument "{name}" is immutable in the kernel. If you want '
-                            "to change its value, please create a new variable: kernel argument "
-                            f"`{name}` cannot be assigned; copy it into a local first "
-                            f"(`{name}_ = {name}`)."
-                        )
+                        raise self.immutable_argument(name)
                     local = self.new_vec_local(name, b)
                     frame[name] = local
                     return local

@@ -87,7 +87,7 @@ REFUSED = {
     "With": "`with`",
     "Lambda": "`lambda`",
     "ClassDef": "a class definition",
-    "FunctionDef": "a nested function",
+    "AsyncFunctionDef": "a nested function",
     "Yield": "`yield`",
     "SetComp": "a set comprehension",
     "GeneratorExp": "a generator expression",
@@ -196,15 +196,16 @@ class Frontend(
         return cls(message, self.loc)
 
     def generic_visit(self, node: ast.AST) -> object:
-        name = type(node).__name__  # Quadrants' words first, then which construct it is
-        what = REFUSED.get(name, f"`{name}`")
-        if name == "FunctionDef":
-            owner = "qd.func" if self.scope.is_func else "qd.kernel"
-            raise self.error(
-                f"Function definition is not allowed in '{owner}': {what} is not "
-                "supported in a kernel."
-            )
-        raise self.error(f'Unsupported node "{name}": {what} is not supported in a kernel.')
+        kind = type(node).__name__
+        what = REFUSED.get(kind, f"`{kind}`")
+        raise self.error(f'Unsupported node "{kind}": {what} is not supported in a kernel.')
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        where = "qd.func" if self.scope.is_func else "qd.kernel"
+        raise self.error(
+            f"Function definition is not allowed in '{where}'. Define `{node.name}` outside, "
+            "as a @qd.func."
+        )
 
     @overload
     def emit(

@@ -77,7 +77,11 @@ def test_a_value_its_parameter_cannot_hold(
         kernel(value)
     exc = info.value
     assert isinstance(exc, TypeError) and isinstance(exc, qd.QuadrantsRuntimeTypeError)
-    assert exc.message.startswith(f"kernel `echo_{dtype}`: argument `x` is {message}")
+    assert exc.message.startswith(f"kernel `echo_{dtype}`: ")
+    assert f"argument `x` is {message}" in exc.message
+    if isinstance(value, float):  # Quadrants' words, and a TypeError as for any wrong kind
+        assert isinstance(exc, qd.QdArgumentTypeError) and isinstance(exc, qd.QdTypeError)
+        assert "cannot be converted into required type i32" in exc.message
     assert_user_facing(exc, __file__)
     assert kernel(True) == 1  # the kernel is fine afterwards
 
@@ -136,3 +140,37 @@ def test_an_extent_beyond_i32_is_refused(warm: bool) -> None:
     )
     assert_user_facing(info.value, __file__)
     assert first(np.full(4, 9, np.uint8)) == 9
+
+
+@qd.kernel
+def takes_i32_f32_array(a: qd.i32, b: qd.f32, c: qd.types.ndarray()) -> qd.f32:
+    return a + b + c[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [  # Quadrants 1.3.3's words for each (recorded), then qdlab's
+        (
+            (1.2, 1.0, None),
+            "Argument (0,) (type=<class 'float'>) cannot be converted into required type i32",
+        ),
+        (
+            (1, "x", None),
+            "Argument (1,) (type=<class 'str'>) cannot be converted into required type f32",
+        ),
+        (
+            (1, None, None),
+            "Argument (1,) (type=<class 'NoneType'>) cannot be converted into required type f32",
+        ),
+        ((1, 1.0, 1.2), "Invalid type for argument c, got 1.2"),
+        ((1, 1.0, [1, 2]), "Invalid type for argument c, got [1, 2]"),
+    ],
+)
+def test_an_argument_of_the_wrong_kind_in_quadrants_words(args: tuple, words: str) -> None:
+    array = np.ones(1, np.float32) if args[2] is None else args[2]
+    with pytest.raises(qd.QuadrantsRuntimeTypeError) as info:
+        takes_i32_f32_array(args[0], args[1], array)
+    exc = info.value
+    assert isinstance(exc, qd.QdTypeError)  # what qdlab raised before
+    assert exc.message.startswith(f"kernel `takes_i32_f32_array`: {words}")
+    assert takes_i32_f32_array(1, 2.0, np.ones(1, np.float32)) == 4.0  # still usable

@@ -143,7 +143,7 @@ def make() -> S:
     [
         (rebinds_member, "s.x = s.x", qd.QuadrantsSyntaxError, "member `s.x` of struct argument"),
         (rebinds_scalar_member, "s.n += 1", qd.QuadrantsSyntaxError, "member `s.n`"),
-        (rebinds_struct, "s = 3", qd.QuadrantsSyntaxError, "`s` is struct argument `s`"),
+        (rebinds_struct, "s = 3", qd.QuadrantsSyntaxError, 'Kernel argument "s" is immutable'),
         (reads_missing_member, "s.y", qd.QuadrantsCompilationError, "has no member `y`"),
         (statics_an_ndarray, "s.x.shape[0]", qd.QuadrantsCompilationError, "qd.static needs"),
         (uses_struct_as_number, "s + 1", qd.QuadrantsTypeError, "cannot be used as a value"),
@@ -176,8 +176,25 @@ def test_member_of_the_wrong_dtype_names_the_member() -> None:
         k(S([1.0, 2.0], 4))  # type: ignore[arg-type]
     with pytest.raises(qd.QuadrantsTypeError, match="member `s.n` must be a number"):
         k(S(np.zeros(4, np.float32), "four"))  # type: ignore[arg-type]
-    with pytest.raises(qd.QuadrantsTypeError, match="argument `s` must be a S, not int"):
+    with pytest.raises(qd.QuadrantsRuntimeTypeError, match=r"argument `s` is of type int\."):
         k(3)  # type: ignore[arg-type]
+
+
+def test_a_struct_of_another_type_in_quadrants_words() -> None:
+    sphere = qd.types.struct(center=qd.math.vec3, radius=float)
+    circle = qd.types.struct(center=qd.math.vec2, radius=float)
+
+    @qd.kernel
+    def foo(s: sphere):
+        pass
+
+    with pytest.raises(qd.QuadrantsRuntimeTypeError) as info:  # Quadrants' type and first words
+        foo(circle(center=qd.math.vec2([1, 2]), radius=2.33))
+    assert info.value.message == (
+        "kernel `foo`: Argument <class 'qd.types.struct.Struct'> cannot be converted into required "
+        "type Struct(center: VectorType[3, f32], radius: float): argument `s` is of type "
+        "Struct(center: VectorType[2, f32], radius: float)."
+    )
 
 
 def test_a_data_oriented_member_of_a_dataclass_points_to_templates() -> None:

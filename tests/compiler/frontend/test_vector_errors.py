@@ -311,7 +311,7 @@ CASES = [
         assigns_an_entry_of_an_argument,
         "v[0] = 1.0",
         "v[0] = 1.0",
-        "kernel argument `v` cannot be assigned",
+        'Kernel argument "v" is immutable in the kernel',
         qd.QdSyntaxError,
     ),
 ]
