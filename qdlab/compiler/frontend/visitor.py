@@ -808,7 +808,23 @@ class Frontend(
             raise self.error(f"operator {type(node.op).__name__} is not supported in a kernel.")
         left, right = self.visit(node.left), self.visit(node.right)
         combined = sequence_binop(node.op, left, right)
-        return combined if combined is not None else self.binop(op, left, right)
+        return combined if combined is not None else self.checked_binop(op, left, right)
+
+    def checked_binop(self, op: str, a: object, b: object) -> object:
+        """`a op b` as the user wrote it: under `debug=True` an integer `+ - * <<` is marked
+        `overflow`, and its code prints Quadrants' "Addition overflow detected in ..." (with the
+        line) when the result wraps."""
+        out = self.binop(op, a, b)
+        if (
+            self.config.debug
+            and op in ir.OVERFLOW_CHECKED
+            and isinstance(out, ir.Value)
+            and isinstance(out.owner, ir.BinOp)
+            and out.dtype.is_int
+            and out.dtype.bits > 1
+        ):
+            out.owner.attrs["overflow"] = True
+        return out
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> object:
         x = self.visit(node.operand)
