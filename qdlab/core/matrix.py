@@ -124,7 +124,24 @@ class MatrixType:
     def element_type(self) -> DType | None:
         return self.dtype
 
+    unpacked = False
+    """`qd.types.vector(n, dtype, unpacked=True)`: only a `@qd.dataclass` member's type, which the
+    struct stores as n scalar members `_<name>0` ... (`obj.r[i]`, `i` known at compile time, is
+    `obj._r<i>`)."""
+    unpacked_made = False
+    """Whether this process has made an unpacked vector type (until then no kernel statement is
+    searched for `obj.r[i]`)."""
+
+    def refuse_unpacked(self, what: str) -> None:
+        if self.unpacked:
+            raise QuadrantsSyntaxError(
+                f"{what} of `qd.types.vector({self.n}, {self.dtype}, unpacked=True)`: a vector "
+                "type declared with unpacked=True is only a member's type in a @qd.dataclass (its "
+                "entries are stored as scalar members); declare it without unpacked=True."
+            )
+
     def __call__(self, *args: object) -> Matrix:
+        self.refuse_unpacked("a value")
         if not args:
             raise QuadrantsSyntaxError(
                 "Custom type instances need to be created with an initial value."
@@ -138,10 +155,12 @@ class MatrixType:
         return (Vector if self.ndim == 1 else Matrix)(arr, self.dtype)
 
     def ndarray(self, shape: object, needs_grad: bool = False) -> object:
+        self.refuse_unpacked("an ndarray")
         return _host(ndarray_maker)(self, shape, needs_grad)
 
     def field(self, *args: object, **kwargs: object) -> object:
         """`vec3.field(shape=n)`: a field of this vector or matrix type."""
+        self.refuse_unpacked("a field")
         return _host(field_maker)(self, *args, **kwargs)
 
     def to_string(self) -> str:
@@ -169,14 +188,17 @@ class VectorType(MatrixType):
 
     ndim = 1
 
-    def __init__(self, n: int | None = None, dtype: object = None) -> None:
+    def __init__(self, n: int | None = None, dtype: object = None, unpacked: bool = False) -> None:
         super().__init__(n, 1, dtype)
+        if unpacked:
+            self.unpacked = MatrixType.unpacked_made = True
 
 
-def vector(n: int | None = None, dtype: object = None) -> VectorType:
+def vector(n: int | None = None, dtype: object = None, *, unpacked: bool = False) -> VectorType:
     """`qd.types.vector(n, dtype)`; `qd.types.vector()` annotates an ndarray of vectors of any
-    size and dtype."""
-    return VectorType(n, dtype)
+    size and dtype; `unpacked=True` (a `@qd.dataclass` member's type only) stores its entries as
+    scalar members."""
+    return VectorType(n, dtype, unpacked)
 
 
 def matrix(n: int | None = None, m: int | None = None, dtype: object = None) -> MatrixType:

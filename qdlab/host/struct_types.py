@@ -91,9 +91,12 @@ def dataclass(cls: type) -> type:
     for name in hints:
         if name in vars(cls):
             raise QdSyntaxError("Default value in @dataclass is not supported.")
+    members, groups = unpack(hints)
     namespace = {k: v for k, v in vars(cls).items() if k not in ("__dict__", "__weakref__")}
     namespace.update(
-        __qd_struct__=dict(hints),
+        __qd_struct__=members,
+        _unpacked_groups=groups,
+        members=dict(members),
         __init__=_init,
         __repr__=_repr,
         __eq__=_eq,
@@ -101,6 +104,38 @@ def dataclass(cls: type) -> type:
         field=classmethod(struct_field),
     )
     return type(cls.__name__, cls.__bases__, namespace)
+
+
+def unpacked_name(group: str, index: int) -> str:
+    """The scalar member that holds entry `index` of unpacked vector member `group`."""
+    return f"_{group}{index}"
+
+
+def unpack(hints: dict[str, object]) -> tuple[dict[str, object], dict[str, tuple]]:
+    """A struct's members with each `qd.types.vector(n, dtype, unpacked=True)` member as n scalar
+    members (`r` as `_r0` ... `_r<n-1>`), and the unpacked groups, name -> (n, dtype, naming), as
+    Quadrants' `_unpacked_groups`; a name that two members would share is refused."""
+    members: dict[str, object] = {}
+    groups: dict[str, tuple] = {}
+    for name, t in hints.items():
+        if isinstance(t, MatrixType) and t.unpacked:
+            groups[name] = (t.n, t.dtype, unpacked_name)
+            for i in range(t.n or 0):
+                sub = unpacked_name(name, i)
+                if sub in members:
+                    raise QdSyntaxError(
+                        f"unpacked vector field {name!r} would expand to a synthetic field {sub!r} "
+                        "that collides with another member of the same struct; rename one of them."
+                    )
+                members[sub] = t.dtype
+        elif name in members:
+            raise QdSyntaxError(
+                f"member name {name!r} collides with a synthetic field of an earlier vector field "
+                "declared with unpacked=True; rename one of them."
+            )
+        else:
+            members[name] = t
+    return members, groups
 
 
 def struct(**members: object) -> type:

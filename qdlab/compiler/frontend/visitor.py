@@ -168,7 +168,8 @@ class Frontend(
 
     # -- infrastructure ----------------------------------------------------------------------------
     def visit(self, node: ast.AST) -> object:
-        node = self.unstruct(node) if isinstance(node, ast.stmt) and any_struct_field() else node
+        if isinstance(node, ast.stmt) and (any_struct_field() or lang.MatrixType.unpacked_made):
+            node = self.unstruct(node)
         outer = self.loc
         if hasattr(node, "lineno"):
             self.loc = self.scope.source.loc(node, self.scope.name)
