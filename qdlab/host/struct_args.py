@@ -445,8 +445,10 @@ def learned_key(kernel: Kernel, name: str, a: object) -> str:
     another, so it compiles anew rather than run stale code."""
     key = kernel.params[kernel.param_names.index(name)].key
     paths = key.by_type.get(type(a)) if isinstance(key, StructKey) else None
-    try:
-        return f"paths:{paths.key(a)!r}" if paths is not None else f"{UNKNOWN}:{next(_unique)}"
+    if paths is None:
+        return f"{UNKNOWN}:{next(_unique)}"
+    try:  # by value, not by instance: instances holding the same values share the code
+        return f"paths:{(paths.by_value(a) if paths.per_instance else paths.key(a))!r}"
     except (AttributeError, TypeError):  # a path it no longer has: compiled anew
         return f"{UNKNOWN}:{next(_unique)}"
 

@@ -256,3 +256,34 @@ def test_tokens_leave_with_their_objects_and_are_never_reused() -> None:
     gc.collect()
     assert len(struct_args._tokens) == before
     assert struct_args.instance_token(1.5) is None  # no weak references: keyed by value
+
+
+def test_an_object_of_undescribable_content_is_keyed_by_the_values_it_holds() -> None:
+    """A solver holding a lock (content no fingerprint describes) is keyed by the member paths its
+    compiles read: instances holding equal values share one variant, other values compile theirs,
+    and a change stays baked for the instance, as for any data-oriented object."""
+    import threading
+
+    @qd.data_oriented
+    class Solver:
+        def __init__(self, n: int) -> None:
+            self.lock = threading.Lock()
+            self.n = n
+            self.out = qd.field(qd.i32, shape=1)
+
+        @qd.kernel
+        def run(self):
+            self.out[0] = self.n * 10
+
+    qd.init(arch=qd.cpu)
+    a, b, c = Solver(1), Solver(2), Solver(1)
+    for s in (a, b, c):
+        s.run()
+    assert [s.out.to_numpy()[0] for s in (a, b, c)] == [10, 20, 10]
+    a.n = 5
+    a.run()
+    assert a.out.to_numpy()[0] == 10
+    d = Solver(5)
+    d.run()
+    assert d.out.to_numpy()[0] == 50
+    assert len(Solver.run.variants) <= 4
