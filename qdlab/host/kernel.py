@@ -209,6 +209,16 @@ class Kernel(KernelDef):
         return {slot: plan.compiled for slot, plan in self.plans.items()}
 
     @property
+    def mapper(self) -> types.SimpleNamespace:
+        """Quadrants' `kernel.mapper` as its tests read it: `.mapping`, one entry per compiled
+        specialisation (since the latest `qd.init`), keyed per parameter as Quadrants keys it (an
+        ndarray by `(dtype, ndim, needs_grad, boundary, layout)`), valued by its number."""
+        if self.generation != state.generation:
+            return types.SimpleNamespace(mapping={})
+        keys = [tuple(map(_mapper_feature, sig)) for sig, _ in self.plans]
+        return types.SimpleNamespace(mapping={k: n for n, k in enumerate(dict.fromkeys(keys))})
+
+    @property
     def _primal(self) -> Kernel:
         return self
 
@@ -710,6 +720,13 @@ class CheckpointKernel(Kernel):
         """Each stage's `yield_on=` expression, as written (None for an implicit stage)."""
         table = self.latest.checkpoints if self.latest is not None else None
         return list(table.yield_on) if table is not None else []
+
+
+def _mapper_feature(entry: object) -> object:
+    """A signature entry as Quadrants' template mapper keys the argument (`Kernel.mapper`)."""
+    if isinstance(entry, ArrayType):
+        return (entry.dtype, entry.ndim, entry.needs_grad, entry.boundary, entry.layout)
+    return entry
 
 
 def _kind(a: object) -> str:
