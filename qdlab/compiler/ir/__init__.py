@@ -218,7 +218,14 @@ class BinOp(Op):
     name = "binop"
     result: Value
 
+    @property
+    def effects(self) -> frozenset[str]:
+        """None, but "io" for a checked op: its report must print once, so no construct
+        recomputes it."""
+        return _REPORTS if self.attrs.get("overflow") else _PURE
 
+
+_PURE, _REPORTS = frozenset(), frozenset({"io"})
 OVERFLOW_CHECKED = {
     "add": "Addition",
     "sub": "Subtraction",

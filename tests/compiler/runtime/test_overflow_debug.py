@@ -119,3 +119,23 @@ def test_without_debug_nothing_is_checked_and_compiler_ops_never_report(capfd) -
     capfd.readouterr()
     draws(x)
     assert "overflow" not in capfd.readouterr().out
+
+
+@qd.kernel
+def shared(a: qd.i32, x: qd.types.NDArray[qd.i32, 1], y: qd.types.NDArray[qd.i32, 1]):
+    c = a * 1000000
+    for i in range(4):
+        x[i] = c + i
+    for i in range(4):
+        y[i] = c - i
+
+
+def test_a_checked_value_two_constructs_read_reports_once(capfd) -> None:
+    """A report is an effect: a split kernel hands the value over instead of recomputing it (which
+    would report it once per construct)."""
+    x, y = np.zeros(4, np.int32), np.zeros(4, np.int32)
+    capfd.readouterr()
+    shared(5000, x, y)
+    assert capfd.readouterr().out.count("Multiplication overflow detected") == 1
+    assert x.tolist() == [705032704 + i for i in range(4)]
+    assert y.tolist() == [705032704 - i for i in range(4)]
