@@ -139,7 +139,7 @@ def make_config(**kwargs: object) -> Config:
     TypeError) naming the closest known option; Quadrants' inert options are recorded; `arch` is
     a target name ("cpu", "cuda")."""
     if "default_up" in kwargs:
-        raise QdOptionError(
+        raise QdInitOptionError(
             "qd.init(): `default_up` is always the unsigned type of `default_ip`; set "
             "default_ip instead."
         )

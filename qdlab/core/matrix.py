@@ -124,7 +124,28 @@ class MatrixType:
     def element_type(self) -> DType | None:
         return self.dtype
 
+    unpacked = False
+    """`qd.types.vector(n, dtype, unpacked=True)`: only a `@qd.dataclass` member's type, which the
+    struct stores as n scalar members `_<name>0` ... (`obj.r[i]`, `i` known at compile time, is
+    `obj._r<i>`)."""
+    unpacked_made = False
+    """Whether this process has made an unpacked vector type (until then no kernel statement is
+    searched for `obj.r[i]`)."""
+
+    def refuse_unpacked(self, what: str) -> None:
+        """Quadrants' refusal (its words) to `what` ("instantiate", "create a field of" ...) an
+        unpacked vector type."""
+        if self.unpacked:
+            raise QuadrantsSyntaxError(
+                f"cannot {what} a vector declared with unpacked=True; the unpacked layout is "
+                "only honored on ``@qd.dataclass`` field annotations. Either drop "
+                "``unpacked=True`` or use the type in an annotation like ``r: "
+                "qd.types.vector(N, dtype, unpacked=True)`` on a class decorated with "
+                "@qd.dataclass."
+            )
+
     def __call__(self, *args: object) -> Matrix:
+        self.refuse_unpacked("instantiate")
         if not args:
             raise QuadrantsSyntaxError(
                 "Custom type instances need to be created with an initial value."
@@ -138,10 +159,12 @@ class MatrixType:
         return (Vector if self.ndim == 1 else Matrix)(arr, self.dtype)
 
     def ndarray(self, shape: object, needs_grad: bool = False) -> object:
+        self.refuse_unpacked("create an ndarray of")
         return _host(ndarray_maker)(self, shape, needs_grad)
 
     def field(self, *args: object, **kwargs: object) -> object:
         """`vec3.field(shape=n)`: a field of this vector or matrix type."""
+        self.refuse_unpacked("create a field of")
         return _host(field_maker)(self, *args, **kwargs)
 
     def to_string(self) -> str:
@@ -169,43 +192,17 @@ class VectorType(MatrixType):
 
     ndim = 1
 
-    def __init__(self, n: int | None = None, dtype: object = None) -> None:
+    def __init__(self, n: int | None = None, dtype: object = None, unpacked: bool = False) -> None:
         super().__init__(n, 1, dtype)
+        if unpacked:
+            self.unpacked = MatrixType.unpacked_made = True
 
 
-class UnpackedVectorType(VectorType):
-    """`qd.types.vector(n, dtype, unpacked=True)`: a `@qd.dataclass` member stored as n scalars on
-    the GPU (`_r0`, `_r1`... in Quadrants). Its values are a vector's, so the dataclass holds the
-    plain type (`packed`); anywhere else it is refused, as in Quadrants."""
-
-    def packed(self) -> VectorType:
-        return VectorType(self.n, self._dtype)
-
-    def refuse(self, what: str) -> QuadrantsSyntaxError:
-        return QuadrantsSyntaxError(
-            f"cannot {what} a vector declared with unpacked=True; the unpacked layout is only "
-            "honored on ``@qd.dataclass`` field annotations. Either drop ``unpacked=True`` or use "
-            "the type in an annotation like ``r: qd.types.vector(N, dtype, unpacked=True)`` on a "
-            "class decorated with @qd.dataclass."
-        )
-
-    def __call__(self, *args: object) -> Matrix:
-        raise self.refuse("instantiate")
-
-    def ndarray(self, shape: object, needs_grad: bool = False) -> object:
-        raise self.refuse("create an ndarray of")
-
-    def field(self, *args: object, **kwargs: object) -> object:
-        raise self.refuse("create a field of")
-
-    def to_string(self) -> str:
-        return f"VectorType[{self.n}, {self.dtype or ''}, unpacked=True]"
-
-
-def vector(n: int | None = None, dtype: object = None, unpacked: bool = False) -> VectorType:
+def vector(n: int | None = None, dtype: object = None, *, unpacked: bool = False) -> VectorType:
     """`qd.types.vector(n, dtype)`; `qd.types.vector()` annotates an ndarray of vectors of any
-    size and dtype; `unpacked=True` only a `@qd.dataclass` member (`UnpackedVectorType`)."""
-    return UnpackedVectorType(n, dtype) if unpacked else VectorType(n, dtype)
+    size and dtype; `unpacked=True` (a `@qd.dataclass` member's type only) stores its entries as
+    scalar members."""
+    return VectorType(n, dtype, unpacked)
 
 
 def matrix(n: int | None = None, m: int | None = None, dtype: object = None) -> MatrixType:

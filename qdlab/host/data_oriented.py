@@ -15,11 +15,34 @@ if TYPE_CHECKING:
     from .kernel import Kernel
 
 
-def data_oriented(cls: type) -> type:
+def data_oriented(
+    cls: type | None = None, *, stable_members: bool = False, template_primitives: bool = True
+) -> typing.Any:
     """`@qd.data_oriented`: marks a class whose instances kernels take as `self` or as a
-    `qd.template()` argument."""
-    cls.__qd_data_oriented__ = True
-    return cls
+    `qd.template()` argument. Its primitive members (`int`, `float`, `bool`) are compile-time
+    values, baked per instance when a kernel first compiles for it (a later change to one is not
+    seen, as in Quadrants); `template_primitives=False` makes each one the kernel reads a run-time
+    scalar argument instead (an `int` or `bool` a `default_ip`, a `float` a `default_fp`), read
+    at every launch. `stable_members` is Quadrants' hint that member arrays are never reassigned:
+    qdlab keys launches on them either way."""
+
+    def mark(c: type) -> type:
+        c.__qd_data_oriented__ = True
+        c.__qd_template_primitives__ = bool(template_primitives)
+        return c
+
+    del stable_members
+    return mark if cls is None else mark(cls)
+
+
+def lifts_primitives(obj: object) -> bool:
+    """Whether `obj` is of a class decorated `@qd.data_oriented(template_primitives=False)` (the
+    nearest decorated class in its MRO decides)."""
+    for klass in type(obj).__mro__:
+        flag = vars(klass).get("__qd_template_primitives__")
+        if flag is not None:
+            return flag is False
+    return False
 
 
 def pure(fn: object) -> object:

@@ -44,7 +44,6 @@ from ..core.language import (
     MatrixType,
     Template,
 )
-from ..core.matrix import UnpackedVectorType
 from ..core.types import ArrayType, DType, i32
 from . import (
     collector,
@@ -220,6 +219,16 @@ class Kernel(KernelDef):
         return {slot: plan.compiled for slot, plan in self.plans.items()}
 
     @property
+    def mapper(self) -> types.SimpleNamespace:
+        """Quadrants' `kernel.mapper` as its tests read it: `.mapping`, one entry per compiled
+        specialisation (since the latest `qd.init`), keyed per parameter as Quadrants keys it (an
+        ndarray by `(dtype, ndim, needs_grad, boundary, layout)`), valued by its number."""
+        if self.generation != state.generation:
+            return types.SimpleNamespace(mapping={})
+        keys = [tuple(map(_mapper_feature, sig)) for sig, _ in self.plans]
+        return types.SimpleNamespace(mapping={k: n for n, k in enumerate(dict.fromkeys(keys))})
+
+    @property
     def _primal(self) -> Kernel:
         return self
 
@@ -305,9 +314,8 @@ class Kernel(KernelDef):
                 templates[name] = a
                 sig.append(("template", struct_args.template_key(a)))
                 values.append(None)
-            elif isinstance(ann, UnpackedVectorType):
-                raise ann.refuse("instantiate")
             elif isinstance(ann, MatrixType):
+                ann.refuse_unpacked("instantiate")
                 loc = annotation_loc(self.fn, self.param_names.index(name))
 
                 def convert(x: object, t: DType, name: str = name) -> object:
@@ -727,6 +735,13 @@ class CheckpointKernel(Kernel):
         """Each stage's `yield_on=` expression, as written (None for an implicit stage)."""
         table = self.latest.checkpoints if self.latest is not None else None
         return list(table.yield_on) if table is not None else []
+
+
+def _mapper_feature(entry: object) -> object:
+    """A signature entry as Quadrants' template mapper keys the argument (`Kernel.mapper`)."""
+    if isinstance(entry, ArrayType):
+        return (entry.dtype, entry.ndim, entry.needs_grad, entry.boundary, entry.layout)
+    return entry
 
 
 def _kind(a: object) -> str:

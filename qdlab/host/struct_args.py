@@ -20,6 +20,7 @@ import itertools
 import operator
 import types
 import warnings
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
@@ -31,7 +32,7 @@ from ..core import abi
 from ..core.errors import QdArgumentError, QdArgumentTypeError, QdTypeError, QdValueError
 from ..core.fields import FieldBase
 from ..core.language import ArrayAnnotation, BoundFunc, Func, KernelDef, MatrixType
-from ..core.matrix import Matrix, UnpackedVectorType, Vector
+from ..core.matrix import Matrix, Vector
 from ..core.types import ArrayType, DType, TensorType
 from . import struct_types, vector_args
 from .array_args import (
@@ -43,6 +44,7 @@ from .array_args import (
     scalar_arg,
     scalar_type,
 )
+from .data_oriented import lifts_primitives
 from .launch import array_launch, is_member, launch_params
 from .struct_field import StructField
 from .tensor import MatrixTensor, Tensor, VectorTensor, unwrap
@@ -52,6 +54,9 @@ if TYPE_CHECKING:
     from .kernel import Kernel
 
 SCALARS = (bool, int, float, str, type(None))
+PRIMITIVES = (bool, int, float)
+"""The members a data-oriented object bakes per instance, or (`template_primitives=False`) passes
+as scalar parameters: exactly these types (a NumPy scalar is a compile-time value either way)."""
 MAX_MEMBERS = 10_000
 """Objects one walk of a struct visits at most (a struct holding itself is walked once)."""
 
@@ -103,8 +108,8 @@ def member_annotations(cls: type) -> dict[str, object]:
         hints = {}
     out = {f.name: hints.get(f.name, f.type) for f in dataclasses.fields(cls)}
     for t in out.values():
-        if isinstance(t, UnpackedVectorType):  # only a @qd.dataclass member, as in Quadrants
-            raise t.refuse("instantiate")
+        if isinstance(t, MatrixType):  # unpacked: only a @qd.dataclass member, as in Quadrants
+            t.refuse_unpacked("instantiate")
     return out
 
 
@@ -250,6 +255,48 @@ def summary(v: Any) -> object:
     return launch_key(v)
 
 
+def baked(v: Any) -> object:
+    """A compile-time member value of a data-oriented object in a launch key: a primitive as
+    BAKED, since the object's instance token stands for it (`Paths.key`): Quadrants bakes it when
+    the kernel first compiles for that instance and serves that code to the instance after it
+    changes; anything else as `summary`."""
+    return BAKED if type(v) in SCALARS or isinstance(v, np.generic) else summary(v)
+
+
+def frozen(v: Any) -> object:
+    """A primitive that `template_primitives=False` made a scalar parameter, in a launch key: its
+    type is the one of the kernel's first compile for the instance (a float where an integer was
+    is refused at launch, `Members.checked`), so it keys nothing."""
+    return None
+
+
+BAKED = "baked"
+_tokens: dict[int, tuple[weakref.ref, int]] = {}
+"""id of a data-oriented object -> (a weak reference to it, its token); an entry leaves with its
+object."""
+_token_count = itertools.count()
+
+
+def instance_token(a: object) -> int | None:
+    """A number for `a` that no other object alive or dead ever gets in this process; None for an
+    object with no weak references (which is then keyed by its primitives' values)."""
+    entry = _tokens.get(id(a))
+    if entry is not None and entry[0]() is a:
+        return entry[1]
+    i = id(a)
+
+    def gone(ref: weakref.ref) -> None:
+        if _tokens.get(i, (None,))[0] is ref:
+            del _tokens[i]
+
+    try:
+        ref = weakref.ref(a, gone)
+    except TypeError:
+        return None
+    _tokens[i] = (ref, next(_token_count))
+    return _tokens[i][1]
+
+
 def method(v: Any) -> object:
     """A method path (`self.f`, or `self.g = self.f`) in a launch key: the func it calls; its
     object is the struct, whose own paths are keyed."""
@@ -268,6 +315,9 @@ class StructArg:
         """The struct as the frontend sees it."""
         self.values: list[str] = []
         """The content of a dataclass's compile-time members (an object's is its whole content)."""
+        self.lifts = lifts_primitives(value)
+        """`@qd.data_oriented(template_primitives=False)`: the primitives it holds, on itself or
+        on the structs it holds, are scalar parameters."""
 
     def declare(self) -> None:
         """Walk the struct once: each member that is a kernel argument becomes a parameter."""
@@ -358,6 +408,8 @@ class StructArg:
             return Member(STRUCT, v)
         if isinstance(v, BoundFunc) and v.__self__ is owner:  # `self.f`, `self.g = self.f`
             return Member(METHOD, v.func)
+        if self.lifts and owner is not None and type(v) in PRIMITIVES:
+            return Member(PARAM, v, scalar_type(float if type(v) is float else int))
         return Member(VALUE, v)
 
 
@@ -410,8 +462,10 @@ def learned_key(kernel: Kernel, name: str, a: object) -> str:
     another, so it compiles anew rather than run stale code."""
     key = kernel.params[kernel.param_names.index(name)].key
     paths = key.by_type.get(type(a)) if isinstance(key, StructKey) else None
-    try:
-        return f"paths:{paths.key(a)!r}" if paths is not None else f"{UNKNOWN}:{next(_unique)}"
+    if paths is None:
+        return f"{UNKNOWN}:{next(_unique)}"
+    try:  # by value, not by instance: instances holding the same values share the code
+        return f"paths:{(paths.by_value(a) if paths.per_instance else paths.key(a))!r}"
     except (AttributeError, TypeError):  # a path it no longer has: compiled anew
         return f"{UNKNOWN}:{next(_unique)}"
 
@@ -449,6 +503,9 @@ class Paths:
         self.summaries: tuple = ()
         self.sigs: operator.attrgetter | None = None
         """When every path read is an array: one getter of their `qd.ndarray` signatures."""
+        self.per_instance = False
+        """Whether keys start with the argument's `instance_token` (a data-oriented object's
+        primitives, baked or frozen per instance)."""
         self.used: set[str] = set()
         """A frozen dataclass type's: the flattened names of the members read (`frozen_plan`)."""
         self.last: tuple[tuple, tuple, list[int]] | None = None
@@ -478,6 +535,7 @@ class Paths:
         self.last = None
         self.get = operator.attrgetter(*(".".join(p) for p in self.kinds))
         self.summaries = tuple(self.kinds.values())
+        self.per_instance = any(f is baked or f is frozen for f in self.summaries)
         arrays = all(f is array_key for f in self.summaries)
         self.sigs = (
             operator.attrgetter(*(".".join((*p, "_sig")) for p in self.kinds)) if arrays else None
@@ -485,6 +543,24 @@ class Paths:
         return True
 
     def key(self, a: object) -> tuple:
+        if self.per_instance:
+            token = instance_token(a)
+            if token is None:
+                return ("by value", *self.by_value(a))
+            return (token, *self.by_path(a))
+        return self.by_path(a)
+
+    def by_value(self, a: object) -> tuple:
+        """The key with the primitives `baked` stands for described by value."""
+        if self.get is None:
+            return (self.type,)
+        values = self.get(a) if len(self.summaries) > 1 else (self.get(a),)
+        return (
+            self.type,
+            *[summary(v) if f is baked else f(v) for f, v in zip(self.summaries, values)],
+        )
+
+    def by_path(self, a: object) -> tuple:
         if self.sigs is not None:
             try:
                 return (self.type, self.sigs(a))  # all qd.ndarrays: one C call
@@ -547,11 +623,19 @@ def learn(kernel: Kernel, compiled: Compiled, templates: dict) -> tuple[Members 
         ref, key = templates.get(name), kernel.params[k].key
         if not isinstance(ref, StructRef) or not isinstance(key, StructKey):
             continue
+        lifted = lifts_primitives(ref.value)
+        per_instance = is_data_oriented(ref.value)
         paths = {
             path: (
-                array_key if isinstance(params.get(".".join((name, *path))), ArrayType) else type
+                array_key
+                if isinstance(params.get(".".join((name, *path))), ArrayType)
+                else frozen
+                if lifted and isinstance(params.get(".".join((name, *path))), DType)
+                else type
             )
             if kind == PARAM
+            else baked
+            if kind == VALUE and per_instance
             else SUMMARY[kind]
             for (root, path), kind in compiled.members.items()
             if root == name
@@ -717,6 +801,14 @@ class Members:
                 continue
             a, t = values[slot[0]][slot[1]], p.type
             if isinstance(t, DType):
+                if type(a) is float and not t.is_float and lifts_primitives(args[slot[0]]):
+                    raise QdTypeError(
+                        f"kernel `{self.kernel}`: primitive member `{p.name}` of a "
+                        "@qd.data_oriented(template_primitives=False) object was lifted as an "
+                        f"integer kernel argument (its type at first compile), but is now a float "
+                        f"({a!r}); coercing it would truncate. Keep the member's type stable "
+                        "across launches, or use the default template_primitives=True."
+                    )
                 words.append(scalar_arg(a, t, self.kernel, p.name))
             elif isinstance(t, TensorType):
                 entries = vector_args.entries(a)

@@ -10,7 +10,7 @@ state: each attribute reads or changes `qdlab.host.state`.
 from __future__ import annotations
 
 from ..core.errors import QuadrantsSyntaxError
-from ..core.language import qd_bool, qd_float, qd_int
+from ..core.language import call_internal, qd_bool, qd_float, qd_int
 from ..host import api, pyquadrants, state
 from ..host.kernel import Kernel
 from ..host.pyquadrants import Program, PyQuadrants
@@ -20,6 +20,7 @@ __all__ = [
     "Program",
     "PyQuadrants",
     "QuadrantsSyntaxError",
+    "call_internal",
     "current_cfg",
     "get_max_shared_memory_bytes",
     "get_runtime",

@@ -368,9 +368,10 @@ def test_an_object_no_fingerprint_describes_is_keyed_by_what_its_kernels_read() 
         h.run(a)
     assert state.compiled_count <= compiled + 1
     assert h.out.to_numpy().tolist() == [0, 2, 4, 6]
-    h.scale = 3
-    h.run(a)
-    assert h.out.to_numpy().tolist() == [0, 3, 6, 9]
+    other = Holder()
+    other.scale = 3
+    other.run(a)
+    assert other.out.to_numpy().tolist() == [0, 3, 6, 9]
 
 
 @qd.data_oriented

@@ -126,6 +126,7 @@ PATTERNS = (
     "sparse_bitmasked",
     "kernel_body_in_func",
     "const_floordiv",
+    "data_oriented_primitive",
     *program_funcs.PATTERNS,
 )
 STRUCT_MEMBERS = {"A2": "s.A2", "F0": "s.F0", "V0": "s.inner.V0", "k": "s.k"}
@@ -146,6 +147,19 @@ class Args:
     k: qd.i32
     inner: Inner
 """
+KNOB_CLASS = """
+
+@qd.data_oriented
+class Knob:
+    def __init__(self, c):
+        self.c = c
+
+
+KNOBS = (Knob(helper() * 3 - 1), Knob(helper() * 3 + 4))
+"""
+"""Two instances of a data-oriented class whose primitive `c` (read as `knob.c`) the kernel bakes
+per instance; the wrapper passes `KNOBS[k & 1]`, and a reload (the helper's value changed) makes
+new ones with other values, which must never run the code compiled for the old."""
 ACC_FUNC = """
 
 @qd.func
@@ -263,6 +277,8 @@ class Program:
     body_func: bool = False
     """The kernel's body is a `@qd.func` `body` the kernel calls as its one statement (as every
     Genesis kernel calls its solver's functions): the statement memo replays its statements."""
+    knob: bool = False
+    """The kernel takes `knob: qd.template()`, a `Knob` (`KNOB_CLASS`), and reads `knob.c`."""
     sparse: str | None = None
     """The level above the sparse field `SP`'s blocks of 4 (`pointer` or `bitmasked`), made by
     the test as `SP_B`, or None when the program uses none."""
@@ -315,6 +331,8 @@ class Program:
         if self.struct:
             declared = [d for d in declared if d.split(":")[0] not in STRUCT_MEMBERS]
             declared.append("s: Args")
+        if self.knob:
+            declared.append("knob: qd.template()")
         params = ", ".join(declared)
         ret = " -> RET_T" if self.returns else ""  # a reload makes it f32 (`ret_f32`)
         typed = (
@@ -341,13 +359,14 @@ class Program:
         wrapper: list[str] = []
         if self.struct:
             plain = ", ".join(a for a in INT_ARRAYS + FLOAT_ARRAYS if a not in STRUCT_MEMBERS)
+            knob = ", KNOBS[k & 1]" if self.knob else ""
             pattern = re.compile(r"\b(" + "|".join(STRUCT_MEMBERS) + r")\b")
             lines = [pattern.sub(lambda m: STRUCT_MEMBERS[m.group(1)], line) for line in lines]
             wrapper = [
                 "",
                 "",
                 f"def prog({', '.join(INT_ARRAYS + FLOAT_ARRAYS + VECTOR_ARRAYS)}, k):",
-                f"    return kernel({plain}, Args(A2, F0, k, Inner(V0)))",
+                f"    return kernel({plain}, Args(A2, F0, k, Inner(V0)){knob})",
                 "",
                 "",
                 "prog._primal = kernel",
@@ -359,6 +378,7 @@ class Program:
                     "import qdlab as qd",
                     *(STRUCT_PREAMBLE.splitlines() if self.struct else []),
                     *helper,
+                    *(KNOB_CLASS.splitlines() if self.knob else []),
                     *typed,
                     *real,
                     *pfuncs,
@@ -420,6 +440,11 @@ class Program:
                     "",
                     "def _range(n):",
                     "    return map(np.int32, range(n))",
+                    *(
+                        ["", "", "class _Knob:", "    def __init__(self, c):", "        self.c = c"]
+                        if self.knob
+                        else []
+                    ),
                     *(ACC_FUNC_REF.splitlines() if self.acc_func else []),
                     *default,
                     *(line for f in self.pfuncs for line in f.ref),
@@ -427,6 +452,11 @@ class Program:
                     "",
                     f"def prog({', '.join(INT_ARRAYS + FLOAT_ARRAYS + VECTOR_ARRAYS)}, k):",
                     "    k = np.int32(k)",
+                    *(
+                        ["    knob = _Knob(np.int32(helper() * 3 + (4 if k & 1 else -1)))"]
+                        if self.knob
+                        else []
+                    ),
                     *(body or ["    pass"]),
                 ]
             )
@@ -453,6 +483,8 @@ def int_expr(
         choices.append("ventry")
     if p.helper_value is not None:
         choices.append("helper")
+    if p.struct:
+        choices.append("knob")
     if depth < 2:
         choices += ["bin", "bin", "bin", "typed", "real", "pfunc"]
     kind = draw(st.sampled_from(choices))
@@ -491,6 +523,13 @@ def int_expr(
         return f"{draw(st.sampled_from(INT_ARRAYS))}[{idx}]"
     if kind == "read_const":
         return f"{draw(st.sampled_from(readable))}[{draw(st.integers(0, p.n - 1))}]"
+    if kind == "knob":  # a data-oriented object's primitive, baked per instance
+        if p.helper_value is None:
+            p.helper_value = draw(st.integers(-4, 4))
+            p.helper_file = draw(st.booleans())
+        p.knob = True
+        p.patterns.add("data_oriented_primitive")
+        return "knob.c"
     if kind == "helper":  # `0 + `: a bare qd.static(...) cannot be assigned to an element
         return "(0 + qd.static(helper()))"
     if kind == "vread":

@@ -51,6 +51,22 @@ def libm(em: TaskEmitter, name: str, t: DType, args: list[ll.Value]) -> ll.Value
     return em.b.call(fn, args)
 
 
+def overflows(
+    em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, out: ll.Value, t: DType
+) -> ll.Value:
+    """Whether integer `out = a op c` (add, sub, mul, shl) wrapped, as Quadrants' debug runtime
+    decides: the `__builtin_*_overflow` of the type, and for `<<` a shift back (arithmetic for a
+    signed type) that does not give `a`."""
+    b, ty = em.b, lltype(t)
+    if op == "shl":
+        amount = b.and_(c, ll.Constant(ty, t.bits - 1))
+        back = b.ashr(out, amount) if t.is_signed else b.lshr(out, amount)
+        return b.icmp_unsigned("!=", back, a)
+    name = f"llvm.{'s' if t.is_signed else 'u'}{op}.with.overflow.i{t.bits}"
+    fn = em.intrinsic(name, ll.LiteralStructType([ty, ll.IntType(1)]), [ty, ty])
+    return b.extract_value(b.call(fn, [a, c]), 1)
+
+
 def binop(em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Value:
     b = em.b
     ty = lltype(t)

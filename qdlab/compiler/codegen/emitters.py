@@ -55,7 +55,14 @@ def _binop(em: TaskEmitter, op: ir.BinOp) -> ll.Value:
     t, et = op.result.dtype, op.operands[1].dtype
     if t != et:  # a float to an integer power (`ir.BinOp`)
         return arith.pow_by_squaring(em, a, c, t, et)
-    return arith.binop(em, op.attrs["op"], a, c, t)
+    out = arith.binop(em, op.attrs["op"], a, c, t)
+    if em.debug and op.attrs.get("overflow"):
+        with em.b.if_then(arith.overflows(em, op.attrs["op"], a, c, out, t), likely=False):
+            index = em.messages.index(op)
+            tmp = em.b.ptrtoint(em.tmp, I64)
+            what = ir.OVERFLOW_CHECKED[op.attrs["op"]]
+            _call_print(em, [], [what], [], f"\x1c{index}\x1f", tmp)
+    return out
 
 
 def _cmp(em: TaskEmitter, op: ir.Cmp) -> ll.Value:

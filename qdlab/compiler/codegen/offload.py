@@ -89,7 +89,11 @@ def offload(kernel: ir.Kernel) -> Plan:
     tasks: list[Task] = []
     pending: list[ir.Op] = []
     for op in kernel.body.ops:
-        if isinstance(op, REMAT) and all(v in remat for v in op.operands):
+        if (
+            isinstance(op, REMAT)
+            and all(v in remat for v in op.operands)
+            and not op.attrs.get("overflow")  # it reports: computed once, in its task
+        ):
             remat.add(op.result)
             continue
         if isinstance(op, ir.For) and op.attrs.get("parallel"):
@@ -267,7 +271,11 @@ def message_ops(kernel_ops: list[ir.Op], debug: bool) -> list[ir.Op]:
     for top in kernel_ops:
         for op in top.walk():
             if isinstance(op, (ir.Assert, ir.Call)) or (
-                debug and isinstance(op, (ir.Load, ir.Store, ir.Atomic, ir.VolatileLoad, ir.Addr))
+                debug
+                and (
+                    isinstance(op, (ir.Load, ir.Store, ir.Atomic, ir.VolatileLoad, ir.Addr))
+                    or (isinstance(op, ir.BinOp) and op.attrs.get("overflow"))
+                )
             ):
                 out.append(op)
     return out

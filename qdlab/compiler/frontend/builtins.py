@@ -641,6 +641,31 @@ def lower_static_print(fe: Frontend, node: ast.Call) -> None:
     lang.static_print(*args, **kwargs)
 
 
+INTERNAL_ZERO = ("do_nothing", "refresh_counter")
+"""Quadrants' internal functions that do nothing and give 0."""
+
+
+@python_call(lang.call_internal, arity=NODE)
+def lower_call_internal(fe: Frontend, node: ast.Call) -> object:
+    """`impl.call_internal(name, *args)`: the runtime's internal functions qdlab has (the others,
+    self-tests of Quadrants' own runtime structures and GPU intrinsics, are refused by name)."""
+    if not node.args:
+        raise fe.error("call_internal() takes the internal function's name.", QdTypeError)
+    name = fe.resolve_static(node.args[0])
+    args = [fe.visit(a) for a in node.args[1:]]
+    if name in INTERNAL_ZERO and not args:
+        return fe.const(0, i32)
+    if name == "test_internal_func_args" and len(args) == 3:
+        i, j, k = (fe.cast(fe.value(a), t) for a, t in zip(args, (f32, f32, i32)))
+        total = fe.binop("mul", fe.binop("add", i, j), fe.cast(k, f32))
+        return fe.cast(total, i32)
+    raise fe.error(
+        f"internal function {name!r} with {len(args)} argument(s) is not one qdlab has "
+        f"(it has {', '.join(INTERNAL_ZERO)} and test_internal_func_args(f32, f32, i32)).",
+        QuadrantsCompilationError,
+    )
+
+
 @python_call(lang.rescale_index, arity=NODE)
 def lower_rescale_index(fe: Frontend, node: ast.Call) -> object:
     """`qd.rescale_index(a, b, I)`: `I` (a vector or list of indices) of field `a` rescaled to

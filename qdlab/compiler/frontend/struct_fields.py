@@ -20,6 +20,9 @@ import ast
 import copy
 from dataclasses import dataclass
 
+import numpy as np
+
+from qdlab.core.errors import QdSyntaxError
 from qdlab.core.fields import StructFieldBase
 
 from .. import ir
@@ -69,6 +72,10 @@ class StructFields:
             node = copy.copy(node)
             for name, value in changed.items():
                 setattr(node, name, value)
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
+            alias = self.unpacked_member(node.value, node.slice)
+            if alias is not None:
+                node = alias
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Subscript):
             sf = self.peek_struct_field(node.value.value)
             if sf is not None and node.attr in sf.members:
@@ -77,6 +84,48 @@ class StructFields:
                 )
                 return ast.copy_location(ast.Subscript(member, node.value.slice, node.ctx), node)
         return node
+
+    def unpacked_member(self, group: ast.Attribute, index: ast.expr) -> ast.Attribute | None:
+        """`obj.r[i]` of a struct whose member `r` is an unpacked vector, as `obj._r<i>` (`i` must
+        be known while compiling); None for any other subscript."""
+        groups = getattr(self.struct_type_of(group.value), "_unpacked_groups", None)
+        if not groups or group.attr not in groups:
+            return None
+        count, _, naming = groups[group.attr]
+        i = self.visit(index)
+        where = self.scope.source.loc(group, self.scope.name)  # (unstruct runs before visit's)
+        if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
+            raise QdSyntaxError(
+                f"unpacked vector {group.attr}[i] requires a python-int index (possibly via "
+                f"qd.static); got a runtime index ({ast.unparse(index)}).",
+                where,
+            )
+        if not 0 <= int(i) < count:
+            raise QdSyntaxError(
+                f"unpacked vector index out of bounds: {group.attr}[{int(i)}] (count={count}).",
+                where,
+            )
+        return ast.copy_location(
+            ast.Attribute(group.value, naming(group.attr, int(i)), ast.Load()), group
+        )
+
+    def struct_type_of(self, node: ast.expr) -> object:
+        """The struct type of what `node` names (a struct local or value, a struct argument, an
+        element of a struct field, a member of one of these), found without lowering; None for
+        anything else."""
+        if isinstance(node, ast.Subscript):
+            sf = self.peek_struct_field(node.value)
+            return sf.struct_type if sf is not None else None
+        if isinstance(node, ast.Attribute):
+            outer = self.struct_type_of(node.value)
+            return (getattr(outer, "__qd_struct__", None) or {}).get(node.attr)
+        if isinstance(node, ast.Name):
+            bound = self.find_local(node.id)
+            if isinstance(bound, StructRef):
+                return bound.annotation or type(bound.value)
+            t = getattr(bound, "type", None)  # a struct local or value
+            return t if isinstance(t, type) else None
+        return None
 
     def peek_struct_field(self, node: ast.expr) -> StructFieldBase | None:
         """The struct field a name or an attribute chain names, found without lowering anything;

@@ -68,6 +68,9 @@ class StructArg(Protocol):
 
     root: str
     """The kernel parameter's name."""
+    lifts: bool
+    """Whether its primitives are scalar parameters
+    (`@qd.data_oriented(template_primitives=False)`)."""
 
     def member(self, ref: StructRef, attr: str) -> Member:
         """What `ref.attr` is; AttributeError when it has no such attribute, a QdError when its
@@ -290,6 +293,14 @@ class Structs:
                 or (isinstance(x, ir.Value) and isinstance(x.type, ArrayType))
             ):
                 return x  # `qd.static(self.f)`, `qd.static(self.a)`: used later as `self.f` is
+            if isinstance(x, ir.Value) and isinstance(parent, StructRef) and parent.arg.lifts:
+                raise self.error(
+                    f"`{ast.unparse(node)}` is a primitive member of a "
+                    "@qd.data_oriented(template_primitives=False) object, so it is a runtime "
+                    "kernel argument and cannot be used inside qd.static(); remove qd.static(), or "
+                    "decorate the class @qd.data_oriented to bake it as a compile-time constant.",
+                    QdSyntaxError,
+                )
             if isinstance(x, (ir.Value, Vec, BoundMethod)):
                 raise self.error(
                     f"`{ast.unparse(node)}` is a kernel argument or a @qd.func, not a value known "

@@ -22,7 +22,6 @@ import numpy as np
 from qdlab.core import language as lang
 
 from ...core.errors import QdTypeError, QuadrantsSyntaxError
-from ...core.matrix import UnpackedVectorType
 from ...core.types import DType, LocalType, TensorType, f32, promote, u1
 from .. import ir
 from .scope import array_type, dtype_of, items_of
@@ -406,9 +405,11 @@ class Vectors:
                 raise self.error(f"qd.{callee.__name__}() needs a list of entries.", QdTypeError)
             dt = self.type_dtype(args[1] if len(args) > 1 else kwargs.get("dt"))
             return self.from_nested(args[0], dt, callee is lang.Vector)
-        if isinstance(callee, UnpackedVectorType):
-            raise self.error(callee.refuse("instantiate").message, QuadrantsSyntaxError)
         if isinstance(callee, lang.MatrixType):
+            try:
+                callee.refuse_unpacked("instantiate")
+            except QuadrantsSyntaxError as e:
+                raise self.error(str(e), QuadrantsSyntaxError) from None
             return self.from_type(callee, self.visit_args(node.args))
         for name, factory in FACTORIES.items():
             if callee is getattr(lang.Matrix, name):

@@ -169,7 +169,8 @@ class Frontend(
 
     # -- infrastructure ----------------------------------------------------------------------------
     def visit(self, node: ast.AST) -> object:
-        node = self.unstruct(node) if isinstance(node, ast.stmt) and any_struct_field() else node
+        if isinstance(node, ast.stmt) and (any_struct_field() or lang.MatrixType.unpacked_made):
+            node = self.unstruct(node)
         outer = self.loc
         if hasattr(node, "lineno"):
             self.loc = self.scope.source.loc(node, self.scope.name)
@@ -844,7 +845,23 @@ class Frontend(
             raise self.error(f"operator {type(node.op).__name__} is not supported in a kernel.")
         left, right = self.visit(node.left), self.visit(node.right)
         combined = sequence_binop(node.op, left, right)
-        return combined if combined is not None else self.binop(op, left, right)
+        return combined if combined is not None else self.checked_binop(op, left, right)
+
+    def checked_binop(self, op: str, a: object, b: object) -> object:
+        """`a op b` as the user wrote it: under `debug=True` an integer `+ - * <<` is marked
+        `overflow`, and its code prints Quadrants' "Addition overflow detected in ..." (with the
+        line) when the result wraps."""
+        out = self.binop(op, a, b)
+        if (
+            self.config.debug
+            and op in ir.OVERFLOW_CHECKED
+            and isinstance(out, ir.Value)
+            and isinstance(out.owner, ir.BinOp)
+            and out.dtype.is_int
+            and out.dtype.bits > 1
+        ):
+            out.owner.attrs["overflow"] = True
+        return out
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> object:
         x = self.visit(node.operand)

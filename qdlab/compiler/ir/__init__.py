@@ -212,10 +212,28 @@ class Shape(Op):
 class BinOp(Op):
     """Arithmetic or bitwise `op` (add sub mul truediv floordiv mod pow min max atan2 and or xor shl
     shr) of two operands of one type; but a float to an integer power (`pow`) keeps its integer
-    exponent."""
+    exponent. `overflow` (debug mode, an integer op of OVERFLOW_CHECKED the user wrote): its code
+    reports a result that wraps, and carries on with it."""
 
     name = "binop"
     result: Value
+
+    @property
+    def effects(self) -> frozenset[str]:
+        """None, but "io" for a checked op: its report must print once, so no construct
+        recomputes it."""
+        return _REPORTS if self.attrs.get("overflow") else _PURE
+
+
+_PURE, _REPORTS = frozenset(), frozenset({"io"})
+OVERFLOW_CHECKED = {
+    "add": "Addition",
+    "sub": "Subtraction",
+    "mul": "Multiplication",
+    "shl": "Shift left",
+}
+"""The integer ops whose wrapping `debug=True` reports, and the word Quadrants' report starts
+with."""
 
 
 class Cmp(Op):

@@ -62,12 +62,31 @@ ASSERT_TEXTS: dict[tuple[int, int], str] = {}
 as the task reported it before failing."""
 
 
+OVERFLOWS: list[tuple[int, int, str]] = []
+"""(temporary buffer's address, message index, what) of each integer overflow a debug-mode task
+reported (`report_overflows` prints them after the task, at their source lines)."""
+
+
+def report_overflows(tmp_ptr: int, unit: Unit) -> None:
+    """Print the overflows the unit's task just reported, as Quadrants' debug runtime does."""
+    mine = [o for o in OVERFLOWS if o[0] == tmp_ptr]
+    OVERFLOWS[:] = [o for o in OVERFLOWS if o[0] != tmp_ptr]
+    for _, index, what in mine:
+        loc = unit.messages[index].loc
+        where = loc.frame() if loc is not None else "the kernel"
+        print(f"{what} overflow detected in {where}\n", flush=True)
+
+
 def _print_callback(fmt: bytes, values: ctypes.Array, n: int) -> None:
     """What a kernel's `print` prints: each part is `s<text>` or `v<dtype>\x1e<printf conversion>`
     (the values come as one word each, floats widened to f64). A format that starts with
     `\x1d<message index>` is a failed assertion's message, its first word the task's temporary
     buffer: kept in ASSERT_TEXTS for `raise_error`, not printed."""
     text = fmt.decode()
+    if text.startswith("\x1c"):  # an integer overflow: reported once the task returns
+        head, _, what = text.partition("\x1f")
+        OVERFLOWS.append((values[0] & MASK64, int(head[1:]), what[1:]))
+        return
     if text.startswith("\x1d"):
         head, _, text = text.partition("\x1f")
         ASSERT_TEXTS[(values[0] & MASK64, int(head[1:]))] = _formatted(text, values, 1)
@@ -203,6 +222,8 @@ class Message:
     def of(cls, op: ir.Op) -> Message:
         if isinstance(op, ir.Assert):
             return cls("", op.attrs["message"], op.loc)
+        if isinstance(op, ir.BinOp):  # an integer overflow (debug)
+            return cls("", op.attrs["op"], op.loc)
         if isinstance(op, ir.Call):
             name = op.attrs["function"].name.split(".")[0]
             return cls(
@@ -338,6 +359,8 @@ class Launcher:
                     status = pool().run(fn, self.words_ptr, self.tmp_ptr, status)
                     if reduces:
                         fn(self.words_ptr, self.tmp_ptr, -1, pool().threads)
+                if OVERFLOWS:
+                    report_overflows(self.tmp_ptr, unit)
                 if status:
                     raise_error(self.name, tmp, unit)
             if times is not None:
