@@ -99,3 +99,40 @@ def test_unsupported_kernel_is_a_clear_error() -> None:
     ) as e:
         spins.grad(x, y)
     assert "while k < 3:" in str(e.value)
+
+
+@qd.kernel
+def skips(x: G1, y: G1):
+    for i in range(x.shape[0]):
+        if x[i] > 0.0:
+            continue
+        y[i] = x[i] * x[i]
+
+
+@qd.real_func
+def cube_or_self(a: qd.f32) -> qd.f32:
+    if a > 0.0:
+        return a * a * a
+    return a
+
+
+@qd.kernel
+def calls_early_return(x: G1, y: G1):
+    for i in range(x.shape[0]):
+        y[i] = cube_or_self(x[i])
+
+
+@pytest.mark.parametrize("kernel, line", [(spins, "while k < 3:"), (skips, "continue")])
+def test_control_flow_the_reverse_mode_refuses_is_a_runtime_error(kernel, line: str) -> None:
+    """Quadrants raises a RuntimeError ("Not supported.") for `while`, `break` and `continue` in a
+    gradient kernel; qdlab's refusal is one too (and still a compilation error)."""
+    x, y = qd.ndarray(qd.f32, 2, needs_grad=True), qd.ndarray(qd.f32, 2, needs_grad=True)
+    with pytest.raises(RuntimeError, match="not supported in a differentiated kernel") as e:
+        kernel.grad(x, y)
+    assert isinstance(e.value, qd.QuadrantsCompilationError) and line in str(e.value)
+
+
+def test_a_refused_real_func_is_quadrants_syntax_error() -> None:
+    x, y = qd.ndarray(qd.f32, 2, needs_grad=True), qd.ndarray(qd.f32, 2, needs_grad=True)
+    with pytest.raises(qd.QuadrantsSyntaxError, match="Real function in gradient kernels"):
+        calls_early_return.grad(x, y)
