@@ -484,7 +484,12 @@ def _binop(a: RuleBuilder, op: ir.BinOp, g: ir.Value) -> None:
     elif name == "mul":
         a.add(x, a.bin("mul", g, y))
         a.add(y, a.bin("mul", g, x))
-    elif name == "truediv":
+    elif name == "floordiv":
+        return  # piecewise constant: no gradient, as in Quadrants
+    elif name == "mod":  # Quadrants lowers a % b to a - b * (a // b)
+        a.add(x, g)
+        a.add(y, a.emit(ir.Unary, [a.bin("mul", g, a.bin("floordiv", x, y))], g.type, fn="neg"))
+    elif name in ("truediv", "rawdiv"):  # qd.raw_div of floats divides
         a.add(x, a.bin("truediv", g, y))
         a.add(
             y,

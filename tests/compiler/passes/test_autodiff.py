@@ -136,3 +136,32 @@ def test_a_refused_real_func_is_quadrants_syntax_error() -> None:
     x, y = qd.ndarray(qd.f32, 2, needs_grad=True), qd.ndarray(qd.f32, 2, needs_grad=True)
     with pytest.raises(qd.QuadrantsSyntaxError, match="Real function in gradient kernels"):
         calls_early_return.grad(x, y)
+
+
+def test_remainders_differentiate_as_in_quadrants() -> None:
+    """Quadrants lowers a % b to a - b * (a // b) and gives `//` no gradient: d(a % b) = da -
+    (a // b) db; `qd.raw_div` of floats is a division. Both modes, against those formulas (the
+    values quadrants 1.3.3 prints for them, `tests/compat/programs/autodiff.py`)."""
+    n = 6
+    xs = np.array([0.7, -1.0, 0.2, 1.1, -0.6, 0.9], np.float32)
+    ys = np.array([0.3, 0.4, -0.25, 0.5, 0.35, -0.45], np.float32)
+    x, y, z = (qd.field(qd.f32, shape=n, needs_grad=True, needs_dual=True) for _ in range(3))
+
+    @qd.kernel
+    def k():
+        for i in range(n):
+            z[i] = x[i] % y[i] + (x[i] // y[i]) * x[i] + qd.raw_div(x[i], y[i])
+
+    x.from_numpy(xs)
+    y.from_numpy(ys)
+    q = np.floor(xs / ys)
+    dx, dy = 1 + q + 1 / ys, -q - xs / (ys * ys)
+    z.grad.fill(1.0)
+    k()
+    k.grad()
+    np.testing.assert_allclose(x.grad.to_numpy(), dx, rtol=1e-6)
+    np.testing.assert_allclose(y.grad.to_numpy(), dy, rtol=1e-6)
+    for param, want in ((x, dx), (y, dy)):
+        with qd.ad.FwdMode(loss=z, param=param, seed=[1.0] * n):
+            k()
+        np.testing.assert_allclose(z.dual.to_numpy(), want, rtol=1e-6)
