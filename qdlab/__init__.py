@@ -25,6 +25,7 @@ from ._logging import (
     is_logging_effective,
     set_logging_level,
 )
+from .compiler.runtime import check_pool as _check_pool
 from .core import __version__ as __version__
 from .core.errors import (
     QdArgumentError,
@@ -148,12 +149,15 @@ float16, float32, float64 = f16, f32, f64
 globals().update(BUILTINS)
 _lib = _Namespace(
     core=_Namespace(
-        QuadrantsRuntimeError=QuadrantsRuntimeError, get_max_num_indices=lambda: MAX_NUM_INDICES
+        QuadrantsRuntimeError=QuadrantsRuntimeError,
+        get_max_num_indices=lambda: MAX_NUM_INDICES,
+        test_threading=_check_pool,
     ),
     utils=_Namespace(import_qd_python_core=lambda: _python_core),
 )
-"""Where Quadrants' tests find its runtime error class (`qd._lib.core.QuadrantsRuntimeError`) and
-its core module's version and folder (`qd._lib.utils.import_qd_python_core()`)."""
+"""Where Quadrants' tests find its runtime error class (`qd._lib.core.QuadrantsRuntimeError`), the
+thread pool's self-test (`qd._lib.core.test_threading()`) and its core module's version and folder
+(`qd._lib.utils.import_qd_python_core()`)."""
 namespace.struct = staticmethod(struct)  # `qd.types.struct`: the namespace is the language's
 del exception, impl, misc, namespace, ops, util  # reached as `qd.lang.<name>`, as in Quadrants
 

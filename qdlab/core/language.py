@@ -396,13 +396,6 @@ def static_print(*args: object, **kwargs: Any) -> None:
     print(*args, **kwargs)
 
 
-def call_internal(name: str, *args: object, with_runtime_context: bool = True) -> object:
-    """`quadrants.lang.impl.call_internal(name, *args)`, in a kernel: one of the runtime's internal
-    functions by name (`do_nothing`, `refresh_counter`: 0; `test_internal_func_args(i, j, k)`:
-    `int((i + j) * k)` with f32 `i`, `j` and i32 `k`), an i32."""
-    raise RuntimeError("call_internal() can only be used inside a @qd.kernel or @qd.func")
-
-
 def rescale_index(a: object, b: object, index: object) -> object:
     """`qd.rescale_index(a, b, I)`, in a kernel: the index `I` of field `a` scaled to field `b`'s
     shape, axis by axis (`I[k] // (a.shape[k] // b.shape[k])` to a coarser field,

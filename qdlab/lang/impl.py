@@ -10,7 +10,7 @@ state: each attribute reads or changes `qdlab.host.state`.
 from __future__ import annotations
 
 from ..core.errors import QuadrantsSyntaxError
-from ..core.language import call_internal, qd_bool, qd_float, qd_int
+from ..core.language import Builtin, qd_bool, qd_float, qd_int
 from ..host import api, pyquadrants, state
 from ..host.kernel import Kernel
 from ..host.pyquadrants import Program, PyQuadrants
@@ -55,3 +55,8 @@ def get_max_shared_memory_bytes(*, is_lowerbound_ok: bool) -> int:
     if is_lowerbound_ok:
         return 0
     raise RuntimeError(f"get_max_shared_memory_bytes not implemented for arch {api.cfg.arch.name}")
+
+
+call_internal = Builtin("call_internal")
+"""`impl.call_internal(name, *args)` in a kernel: one of Quadrants' internal runtime functions
+(`compiler/frontend/builtins.py`'s `INTERNAL_FUNCTIONS` lists those qdlab has)."""

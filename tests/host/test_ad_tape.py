@@ -192,3 +192,27 @@ def test_a_lambda_called_in_a_kernel(fn, derivative) -> None:
         apply()
     assert y[None] == pytest.approx(fn(0.234))
     assert x.grad[None] == pytest.approx(derivative(0.234))
+
+
+SHAPES = {
+    "cube": lambda v: v * v * v,
+    "clamped": lambda v: qd.math.clamp(v, -0.5, 0.8) * v,
+}
+"""A table of lambdas, one entry a line: each line parses only inside a dict literal."""
+
+
+@pytest.mark.parametrize("name, derivative", [("cube", 3 * 0.7**2), ("clamped", 2 * 0.7)])
+def test_a_lambda_from_a_dict_literal(name: str, derivative: float) -> None:
+    qd.init(arch=qd.cpu, offline_cache=False)
+    fn = SHAPES[name]
+    x = qd.field(qd.f32, shape=(), needs_grad=True)
+    y = qd.field(qd.f32, shape=(), needs_grad=True)
+
+    @qd.kernel
+    def apply():
+        y[None] = fn(x[None])
+
+    x[None] = 0.7
+    with qd.ad.Tape(loss=y):
+        apply()
+    assert x.grad[None] == pytest.approx(derivative)

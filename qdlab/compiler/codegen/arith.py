@@ -2,9 +2,10 @@
 
 Integer division and remainder never trap: a zero divisor gives 0 and `INT_MIN // -1` wraps, so no
 input can crash the process with SIGFPE. `//` floors and `%` takes the divisor's sign, as in Python;
-`qd.raw_div` and `qd.raw_mod` give the C results. No fast-math flags are set: the split and
-whole-kernel paths must agree to the bit, so the optimiser may not reassociate or contract
-floating-point arithmetic.
+a float `%` is `a - b * floor(a / b)`, rounded at each step as Quadrants computes it (Python's is
+the exact remainder); `qd.raw_div` and `qd.raw_mod` give the C results. No fast-math flags are set:
+the split and whole-kernel paths must agree to the bit, so the optimiser may not reassociate or
+contract floating-point arithmetic.
 
 The transcendental functions are calls of the C math library marked `nobuiltin`, so that LLVM's
 optimiser neither folds nor rewrites them: at its full level it turns `pow(x, 2.0)` into `x * x`,
@@ -67,6 +68,14 @@ def overflows(
     return b.extract_value(b.call(fn, [a, c]), 1)
 
 
+def _floor(em: TaskEmitter, v: ll.Value, t: DType) -> ll.Value:
+    """floor(v); a half's in f32 (exact: the floor of a half is a half)."""
+    if t.bits == 16:
+        return em.b.fptrunc(_floor(em, em.b.fpext(v, F32), f32), v.type)
+    ty = lltype(t)
+    return em.b.call(em.intrinsic(_fname("floor", t), ty, [ty]), [v])
+
+
 def binop(em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Value:
     b = em.b
     ty = lltype(t)
@@ -89,21 +98,15 @@ def binop(em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Va
                 b.fcmp_ordered("<" if op == "min" else ">", a, c), b.fcmp_unordered("uno", c, c)
             )
             return b.select(keep, a, c)
+        if op in ("floordiv", "mod"):
+            # a // b is floor(a / b) and a % b is a - b * (a // b), each step rounded to the type
+            # (a half's too), as Quadrants computes them: not Python's exact remainder (2.1 % 0.3
+            # is 0.0 there, 1.6653e-16 in Python)
+            q = _floor(em, binop(em, "truediv", a, c, t), t)
+            return q if op == "floordiv" else binop(em, "sub", a, binop(em, "mul", c, q, t), t)
         if t.bits == 16:  # f16: the rest in f32, rounded back to half
             wide = binop(em, op, b.fpext(a, F32), b.fpext(c, F32), f32)
             return wide if wide.type != F32 else b.fptrunc(wide, ty)
-        if op == "floordiv":
-            return b.call(em.intrinsic(_fname("floor", t), ty, [ty]), [b.fdiv(a, c)])
-        if op == "mod":
-            r = b.frem(a, c)
-            fix = b.and_(
-                b.fcmp_ordered("!=", r, ll.Constant(ty, 0.0)),
-                b.xor(
-                    b.fcmp_ordered("<", r, ll.Constant(ty, 0.0)),
-                    b.fcmp_ordered("<", c, ll.Constant(ty, 0.0)),
-                ),
-            )
-            return b.select(fix, b.fadd(r, c), r)
         if op in ("min", "max"):
             return b.call(
                 em.intrinsic(_fname("minnum" if op == "min" else "maxnum", t), ty, [ty, ty]), [a, c]

@@ -641,31 +641,6 @@ def lower_static_print(fe: Frontend, node: ast.Call) -> None:
     lang.static_print(*args, **kwargs)
 
 
-INTERNAL_ZERO = ("do_nothing", "refresh_counter")
-"""Quadrants' internal functions that do nothing and give 0."""
-
-
-@python_call(lang.call_internal, arity=NODE)
-def lower_call_internal(fe: Frontend, node: ast.Call) -> object:
-    """`impl.call_internal(name, *args)`: the runtime's internal functions qdlab has (the others,
-    self-tests of Quadrants' own runtime structures and GPU intrinsics, are refused by name)."""
-    if not node.args:
-        raise fe.error("call_internal() takes the internal function's name.", QdTypeError)
-    name = fe.resolve_static(node.args[0])
-    args = [fe.visit(a) for a in node.args[1:]]
-    if name in INTERNAL_ZERO and not args:
-        return fe.const(0, i32)
-    if name == "test_internal_func_args" and len(args) == 3:
-        i, j, k = (fe.cast(fe.value(a), t) for a, t in zip(args, (f32, f32, i32)))
-        total = fe.binop("mul", fe.binop("add", i, j), fe.cast(k, f32))
-        return fe.cast(total, i32)
-    raise fe.error(
-        f"internal function {name!r} with {len(args)} argument(s) is not one qdlab has "
-        f"(it has {', '.join(INTERNAL_ZERO)} and test_internal_func_args(f32, f32, i32)).",
-        QuadrantsCompilationError,
-    )
-
-
 @python_call(lang.rescale_index, arity=NODE)
 def lower_rescale_index(fe: Frontend, node: ast.Call) -> object:
     """`qd.rescale_index(a, b, I)`: `I` (a vector or list of indices) of field `a` rescaled to
@@ -809,3 +784,52 @@ def lower_len(fe: Frontend, x: object) -> object:
     if v is not None:
         return v.n
     raise fe.not_callable(len)
+
+
+# -- Quadrants' internal functions -----------------------------------------------------------------
+def _internal_func_args(fe: Frontend, i: ir.Value, j: ir.Value, k: ir.Value) -> ir.Value:
+    """`(i + j) * k` of two f32s and an i32, truncated to an i32 (C++'s `static_cast<int>`)."""
+    product = fe.binop("mul", fe.binop("add", i, j), fe.cast(k, f32))
+    return fe.cast(product, i32)
+
+
+INTERNAL_FUNCTIONS: dict[str, tuple[tuple[DType, ...], Callable[..., ir.Value]]] = {
+    "do_nothing": ((), lambda fe: fe.const(0, i32)),
+    "refresh_counter": ((), lambda fe: fe.const(0, i32)),
+    "test_internal_func_args": ((f32, f32, i32), _internal_func_args),
+}
+"""The internal functions `impl.call_internal(name, *args)` reaches: each one's parameter types and
+its lowering, giving an i32 as Quadrants' runtime functions do."""
+RUNTIME_SELF_TESTS = {
+    "test_stack": "the autodiff stack (qdlab re-runs a loop's iterations instead of keeping one)",
+    "test_list_manager": "the list manager of sparse SNodes (qdlab stores them densely)",
+    "test_node_allocator": "the node allocator of sparse SNodes (qdlab stores them densely)",
+    "test_node_allocator_gc_cpu": "the node allocator of sparse SNodes (qdlab stores them densely)",
+}
+"""Quadrants' internal functions that test a structure of its runtime that qdlab does not have."""
+
+
+@builtin("call_internal", arity=NODE)
+def lower_call_internal(fe: Frontend, node: ast.Call) -> ir.Value:
+    """`impl.call_internal(name, *args, with_runtime_context=True)`: one of Quadrants' internal
+    runtime functions, by name (`INTERNAL_FUNCTIONS`); the arguments are cast to its parameters'
+    types, and a wrong count is a QuadrantsTypeError."""
+    for kw in node.keywords:
+        if kw.arg != "with_runtime_context":
+            raise fe.error(f"impl.call_internal has no option `{kw.arg}`.", QdTypeError)
+    name = fe.resolve_static(node.args[0]) if node.args else None
+    if not isinstance(name, str):
+        raise fe.error("impl.call_internal(name, ...) needs a function's name as a string.")
+    if name not in INTERNAL_FUNCTIONS:
+        why = RUNTIME_SELF_TESTS.get(name)
+        raise fe.error(
+            f"impl.call_internal: `{name}` tests {why}, which qdlab does not have."
+            if why
+            else f"impl.call_internal: qdlab has no internal function `{name}` (it has "
+            f"{', '.join(INTERNAL_FUNCTIONS)}).",
+            QuadrantsCompilationError,
+        )
+    params, lower = INTERNAL_FUNCTIONS[name]
+    rest = ast.Call(node.func, node.args[1:], [])
+    args = [fe.cast(fe.value(a), t) for a, t in zip(fe.call_args(rest, len(params)), params)]
+    return lower(fe, *args)

@@ -119,7 +119,8 @@ def _code_span(code: types.CodeType, lines: list[str]) -> str | None:
 def lambda_source(fn: types.FunctionType) -> Source:
     """A Python `lambda` called in a kernel, as a function `def <lambda>(args): return body` (the
     reference runs it on its expressions, which inlining it does as well). Its line is parsed
-    alone (inside parentheses when it is part of a larger expression); a line with more than one
+    alone (inside parentheses when it is part of a larger expression, in braces when it is an
+    entry of a dict literal: `"name": lambda v: ...,`); a line with more than one
     lambda of the same parameters cannot tell them apart and is refused."""
     code = fn.__code__
     try:
@@ -130,7 +131,7 @@ def lambda_source(fn: types.FunctionType) -> Source:
     body = textwrap.dedent(text).strip()
     params = list(code.co_varnames[: code.co_argcount])
     found: list[ast.Lambda] = []
-    for attempt in (body, f"({body})", f"({body.rstrip(',;')})", f"f({body})"):
+    for attempt in (body, f"({body})", f"({body.rstrip(',;')})", f"f({body})", f"{{{body}}}"):
         try:
             tree = ast.parse(attempt)
         except SyntaxError:

@@ -25,7 +25,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...core.errors import QuadrantsCompilationError, QuadrantsRuntimeError, SourceLoc
+from ...core.errors import (
+    QdCompileNotImplementedError,
+    QuadrantsCompilationError,
+    QuadrantsRuntimeError,
+    QuadrantsSyntaxError,
+    SourceLoc,
+)
 from ...core.types import DType, LocalType, Type, u1
 from .. import ir
 
@@ -186,17 +192,15 @@ class Reverser:
                     op.loc,
                 )
             if isinstance(op, ir.Call):
-                raise _refuse(op, f"a call of recursive @qd.real_func `{op.function.name}`")
+                raise _refuse(
+                    op, f"a call of recursive @qd.real_func `{op.function.name}`", REAL_FUNC
+                )
+            if isinstance(op, ir.Loop) and op.attrs.get("real_func"):
+                real = op.attrs["real_func"]
+                raise _refuse(op, f"a `return` before the end of @qd.real_func `{real}`", REAL_FUNC)
             if isinstance(op, (ir.Loop, ir.Break, ir.Continue)):
-                what = f"`{op.name}`"
-                if isinstance(op, ir.Loop):
-                    real = op.attrs.get("real_func")
-                    what = (
-                        f"a `return` before the end of @qd.real_func `{real}`"
-                        if real
-                        else "`while`"
-                    )
-                raise _refuse(op, what)
+                what = "`while`" if isinstance(op, ir.Loop) else f"`{op.name}`"
+                raise _refuse(op, what, QdCompileNotImplementedError)
             if isinstance(op, ir.Load) and op.attrs.get("grad"):
                 raise QuadrantsRuntimeError(
                     "Cannot automatically differentiate through a grad tensor: the kernel reads a "
@@ -480,7 +484,12 @@ def _binop(a: RuleBuilder, op: ir.BinOp, g: ir.Value) -> None:
     elif name == "mul":
         a.add(x, a.bin("mul", g, y))
         a.add(y, a.bin("mul", g, x))
-    elif name == "truediv":
+    elif name == "floordiv":
+        return  # piecewise constant: no gradient, as in Quadrants
+    elif name == "mod":  # Quadrants lowers a % b to a - b * (a // b)
+        a.add(x, g)
+        a.add(y, a.emit(ir.Unary, [a.bin("mul", g, a.bin("floordiv", x, y))], g.type, fn="neg"))
+    elif name in ("truediv", "rawdiv"):  # qd.raw_div of floats divides
         a.add(x, a.bin("truediv", g, y))
         a.add(
             y,
@@ -567,11 +576,20 @@ RULES: dict[type[ir.Op], Rule] = {
 operands'."""
 
 
-def _refuse(op: ir.Op, what: str) -> QuadrantsCompilationError:
-    return QuadrantsCompilationError(
-        f"kernel.grad: {what} is not supported in a differentiated kernel.",
-        op.loc,
-    )
+REAL_FUNC = QuadrantsSyntaxError
+"""What a refused @qd.real_func raises: Quadrants refuses every real function in a gradient kernel
+with a QuadrantsSyntaxError ("Real function in gradient kernels unsupported")."""
+
+
+def _refuse(
+    op: ir.Op, what: str, error: type[QuadrantsCompilationError] = QuadrantsCompilationError
+) -> QuadrantsCompilationError:
+    """The error refusing `op`. Control flow the reverse mode does not take (`while`, `break`,
+    `continue`) is a QdCompileNotImplementedError, also a RuntimeError: Quadrants raises a
+    RuntimeError ("Not supported.") for it."""
+    prefix = "Real function in gradient kernels unsupported: " if error is REAL_FUNC else ""
+    message = f"{prefix}kernel.grad: {what} is not supported in a differentiated kernel."
+    return error(message, op.loc)
 
 
 def reverse(kernel: ir.Kernel, adstack: bool = False, stack_size: int = 0) -> ir.Kernel:

@@ -43,7 +43,13 @@ from ...core.abi import (
     segment_structs,
     words_struct,
 )
-from ...core.errors import QdAssertionError, QdIndexError, QdRecursionError, SourceLoc
+from ...core.errors import (
+    QdAssertionError,
+    QdIndexError,
+    QdRecursionError,
+    QuadrantsRuntimeError,
+    SourceLoc,
+)
 from ...core.types import DType
 from .. import ir
 from ..frontend import printing
@@ -192,6 +198,33 @@ class Pool:
             if not f.cancel():  # not started: nothing left for it
                 status |= f.result()
         return status
+
+
+def check_pool(threads: int = 20, jobs: int = 100) -> bool:
+    """A self-test of `Pool` (what Quadrants' `qd._lib.core.test_threading()` does for its C++
+    thread pool): `jobs` launches of a task on a pool of `threads` threads; True when each launch
+    ran every chunk once with its own arguments, else a QuadrantsRuntimeError."""
+    p = Pool(threads)
+    seen: list[tuple[int, int, int, int]] = []
+
+    def task(words: int, tmp: int, chunk: int, count: int) -> int:
+        seen.append((words, tmp, chunk, count))  # list.append is atomic
+        return 0
+
+    try:
+        for job in range(jobs):
+            seen.clear()
+            status = p.run(task, job, -job, 0)
+            expected = [(job, -job, c, p.threads) for c in range(p.threads)]
+            if status or sorted(seen) != expected:
+                raise QuadrantsRuntimeError(
+                    f"thread pool self-test: launch {job} ran {sorted(seen)} (status {status}), "
+                    f"not each of {p.threads} chunks once"
+                )
+    finally:
+        if p.executor is not None:
+            p.executor.shutdown()
+    return True
 
 
 _pool: Pool | None = None

@@ -60,3 +60,23 @@ with qd.ad.Tape(loss=y):
     mixed(x, y)
 show("y", y)
 show("x.grad", x.grad)
+
+
+@qd.kernel
+def remainders(u: qd.types.ndarray(), v: qd.types.ndarray(), w: qd.types.ndarray()):
+    for i in range(N):
+        w[i] = u[i] % v[i] + (u[i] // v[i]) * u[i] + qd.raw_div(u[i], v[i]) + 1.3 % (v[i] + 1.0)
+
+
+u = qd.ndarray(qd.f32, shape=N, needs_grad=True)
+v = qd.ndarray(qd.f32, shape=N, needs_grad=True)
+w = qd.ndarray(qd.f32, shape=N, needs_grad=True)
+for i in range(N):
+    u[i] = 0.7 * i - 2.1
+    v[i] = 0.45 if i % 3 else -0.35
+remainders(u, v, w)
+w.grad.fill(1.0)
+remainders.grad(u, v, w)
+show("w", w)
+show("u.grad", u.grad)
+show("v.grad", v.grad)

@@ -13,7 +13,7 @@ from qdlab.compiler.frontend.builtins import ANY, BUILTINS, NODE, PYTHON_CALLS
 from qdlab.compiler.frontend.vector_ops import METHODS
 from qdlab.core import language as lang
 from qdlab.core.errors import QdTypeError
-from qdlab.lang import ops
+from qdlab.lang import impl, ops
 
 NOT_CALLS = {"grouped"}
 """Built-ins that are a `for`'s iterable, never a call's callee (`qd.ndrange` is also a value a
@@ -22,7 +22,7 @@ NOT_CALLS = {"grouped"}
 
 def exported() -> set[str]:
     names = set(lang.BUILTINS)
-    for module in (qd_math, ops):
+    for module in (qd_math, ops, impl):
         names |= {v.name for v in vars(module).values() if isinstance(v, lang.Builtin)}
     return names
 

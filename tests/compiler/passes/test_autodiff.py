@@ -99,3 +99,69 @@ def test_unsupported_kernel_is_a_clear_error() -> None:
     ) as e:
         spins.grad(x, y)
     assert "while k < 3:" in str(e.value)
+
+
+@qd.kernel
+def skips(x: G1, y: G1):
+    for i in range(x.shape[0]):
+        if x[i] > 0.0:
+            continue
+        y[i] = x[i] * x[i]
+
+
+@qd.real_func
+def cube_or_self(a: qd.f32) -> qd.f32:
+    if a > 0.0:
+        return a * a * a
+    return a
+
+
+@qd.kernel
+def calls_early_return(x: G1, y: G1):
+    for i in range(x.shape[0]):
+        y[i] = cube_or_self(x[i])
+
+
+@pytest.mark.parametrize("kernel, line", [(spins, "while k < 3:"), (skips, "continue")])
+def test_control_flow_the_reverse_mode_refuses_is_a_runtime_error(kernel, line: str) -> None:
+    """Quadrants raises a RuntimeError ("Not supported.") for `while`, `break` and `continue` in a
+    gradient kernel; qdlab's refusal is one too (and still a compilation error)."""
+    x, y = qd.ndarray(qd.f32, 2, needs_grad=True), qd.ndarray(qd.f32, 2, needs_grad=True)
+    with pytest.raises(RuntimeError, match="not supported in a differentiated kernel") as e:
+        kernel.grad(x, y)
+    assert isinstance(e.value, qd.QuadrantsCompilationError) and line in str(e.value)
+
+
+def test_a_refused_real_func_is_quadrants_syntax_error() -> None:
+    x, y = qd.ndarray(qd.f32, 2, needs_grad=True), qd.ndarray(qd.f32, 2, needs_grad=True)
+    with pytest.raises(qd.QuadrantsSyntaxError, match="Real function in gradient kernels"):
+        calls_early_return.grad(x, y)
+
+
+def test_remainders_differentiate_as_in_quadrants() -> None:
+    """Quadrants lowers a % b to a - b * (a // b) and gives `//` no gradient: d(a % b) = da -
+    (a // b) db; `qd.raw_div` of floats is a division. Both modes, against those formulas (the
+    values quadrants 1.3.3 prints for them, `tests/compat/programs/autodiff.py`)."""
+    n = 6
+    xs = np.array([0.7, -1.0, 0.2, 1.1, -0.6, 0.9], np.float32)
+    ys = np.array([0.3, 0.4, -0.25, 0.5, 0.35, -0.45], np.float32)
+    x, y, z = (qd.field(qd.f32, shape=n, needs_grad=True, needs_dual=True) for _ in range(3))
+
+    @qd.kernel
+    def k():
+        for i in range(n):
+            z[i] = x[i] % y[i] + (x[i] // y[i]) * x[i] + qd.raw_div(x[i], y[i])
+
+    x.from_numpy(xs)
+    y.from_numpy(ys)
+    q = np.floor(xs / ys)
+    dx, dy = 1 + q + 1 / ys, -q - xs / (ys * ys)
+    z.grad.fill(1.0)
+    k()
+    k.grad()
+    np.testing.assert_allclose(x.grad.to_numpy(), dx, rtol=1e-6)
+    np.testing.assert_allclose(y.grad.to_numpy(), dy, rtol=1e-6)
+    for param, want in ((x, dx), (y, dy)):
+        with qd.ad.FwdMode(loss=z, param=param, seed=[1.0] * n):
+            k()
+        np.testing.assert_allclose(z.dual.to_numpy(), want, rtol=1e-6)

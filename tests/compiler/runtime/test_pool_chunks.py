@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import threading
 
-from qdlab.compiler.runtime import Pool
+import pytest
+
+import qdlab as qd
+from qdlab.compiler.runtime import Pool, check_pool
 
 
 def test_a_busy_worker_leaves_its_chunk_to_the_caller() -> None:
@@ -47,3 +50,16 @@ def test_every_chunk_runs_once() -> None:
         assert sorted(seen) == [0, 1, 2, 3]
     assert pool.executor is not None
     pool.executor.shutdown()
+
+
+def test_the_self_test_quadrants_exposes_passes_and_catches_a_lost_chunk(monkeypatch) -> None:
+    """`qd._lib.core.test_threading()`, Quadrants' spelling of its pool's self-test."""
+    assert qd._lib.core.test_threading() is True
+    real = Pool.run
+
+    def drops_the_last_chunk(self: Pool, fn, words: int, tmp: int, total: int) -> int:
+        return real(self, lambda w, t, c, n: 0 if c == n - 1 else fn(w, t, c, n), words, tmp, total)
+
+    monkeypatch.setattr(Pool, "run", drops_the_last_chunk)
+    with pytest.raises(qd.QuadrantsRuntimeError, match="thread pool self-test: launch 0"):
+        check_pool(threads=3, jobs=2)
