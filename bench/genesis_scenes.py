@@ -170,7 +170,88 @@ def state():
         "",
         10,
     ),
+    # Genesis' own examples, shortened: `examples/collision/pyramid.py` (15 boxes stacked
+    # 1 mm apart, falling onto each other), `examples/rigid/terrain_height_field.py` (its random
+    # height field, Newton solver, `n_envs=1`, with a box and a ball dropped onto it) and
+    # `examples/sensors/imu_franka.py` (the arm following a circle through inverse kinematics, an
+    # IMU with noise, bias drift, delay and jitter on its hand).
+    "pyramid": (
+        """
+scene = gs.Scene(sim_options=gs.options.SimOptions(dt=0.01), show_viewer=False)
+scene.add_entity(gs.morphs.Plane())
+size, spacing = 0.25, (1.0 - 1e-3) * 0.25
+boxes = [scene.add_entity(gs.morphs.Box(
+            size=[size] * 3, pos=(-0.5, 1, 0.0) + 0.5 * np.array([size] * 3)
+            + spacing * np.array([i + 0.5 * j, 0, j])))
+         for i in range(5) for j in range(5 - i)]
+def state():
+    return {f"box{n}.{w}": getattr(b, "get_" + w)() for n, b in enumerate(boxes)
+            for w in ("pos", "quat")}
+""",
+        "",
+        30,
+    ),
+    "terrain": (
+        """
+scene = gs.Scene(rigid_options=gs.options.RigidOptions(
+    dt=0.01, constraint_solver=gs.constraint_solver.Newton), show_viewer=False)
+field = np.zeros([40, 40])
+field[5:35, 5:35] = 200 + np.random.default_rng(0).choice(np.arange(-10, 20, 10), (30, 30))
+scene.add_entity(gs.morphs.Terrain(horizontal_scale=0.25, vertical_scale=0.005,
+                                   height_field=field, name="example"))
+a = scene.add_entity(gs.morphs.Box(size=(0.3, 0.3, 0.3), pos=(3.0, 3.0, 1.4), euler=(10, 20, 30)))
+c = scene.add_entity(gs.morphs.Sphere(radius=0.15, pos=(4.1, 3.6, 1.3)))
+def state():
+    return {f"{n}.{w}": getattr(e, "get_" + w)() for n, e in (("a", a), ("c", c))
+            for w in ("pos", "quat")}
+""",
+        "n_envs=1",
+        30,
+    ),
+    "imu": (
+        """
+scene = gs.Scene(sim_options=gs.options.SimOptions(dt=1e-2), show_viewer=False)
+scene.add_entity(gs.morphs.Plane())
+arm = scene.add_entity(gs.morphs.MJCF(file="xml/franka_emika_panda/panda.xml"))
+hand = arm.get_link("hand")
+imu = scene.add_sensor(gs.sensors.IMU(
+    entity_idx=arm.idx, link_idx_local=hand.idx_local, pos_offset=(0.0, 0.0, 0.15),
+    acc_cross_axis_coupling=(0.0, 0.01, 0.02), gyro_cross_axis_coupling=(0.03, 0.04, 0.05),
+    acc_noise=(0.01,) * 3, gyro_noise=(0.01,) * 3, acc_random_walk=(0.001,) * 3,
+    gyro_random_walk=(0.001,) * 3, delay=0.01, jitter=0.01))
+def before_steps():
+    arm.set_dofs_kp(np.array([4500, 4500, 3500, 3500, 2000, 2000, 2000, 100, 100]))
+    arm.set_dofs_kv(np.array([450, 450, 350, 350, 200, 200, 200, 10, 10]))
+    arm.set_dofs_force_range(np.array([-87] * 4 + [-12] * 3 + [-100] * 2),
+                             np.array([87] * 4 + [12] * 3 + [100] * 2))
+def after_step(i):
+    pos = np.array([0.4, 0.0, 0.5]) + 0.15 * np.array(
+        [np.cos(i * np.deg2rad(2.0)), np.sin(i * np.deg2rad(2.0)), 0])
+    q = arm.inverse_kinematics(link=hand, pos=pos, quat=np.array([0.0, 1.0, 0.0, 0.0]))
+    arm.control_dofs_position(q[:-2], (0, 1, 2, 3, 4, 5, 6))
+def state():
+    true, read = imu.read_ground_truth(), imu.read()
+    return {"qpos": arm.get_dofs_position(), "ee": hand.get_pos(),
+            "true.lin_acc": true.lin_acc, "true.ang_vel": true.ang_vel,
+            "read.lin_acc": read.lin_acc, "read.ang_vel": read.ang_vel}
+""",
+        "",
+        30,
+    ),
 }
+
+EXAMPLES = ("pyramid", "terrain", "imu")
+"""The scenes from Genesis' examples. The reference's `fast_math=True` (Genesis' default) moves
+their states by 1e-5 to 2e-3 (the IMU's accelerations) from the reference with fast-math off, which
+qdlab equals bit for bit (qdlab never uses fast-math)."""
+
+NO_FAST_MATH = """
+import quadrants
+_init = quadrants.init
+def _init_without_fast_math(*args, **kwargs):  # the reference as IEEE arithmetic (qdlab ignores it)
+    return _init(*args, **dict(kwargs, fast_math=False))
+quadrants.init = _init_without_fast_math
+"""
 
 COMPILER_REPORT = """qd = sys.modules.get("qdlab")
 if qd is not None:  # qdlab: what the compiler did with each kernel the scene called
@@ -192,8 +273,10 @@ scene.build(%(build)s)
 t2 = time.perf_counter()
 if "before_steps" in globals():
     before_steps()
-for _ in range(%(steps)d):
+for _i in range(%(steps)d):
     scene.step()
+    if "after_step" in globals():
+        after_step(_i)
 t3 = time.perf_counter()
 out = {"build_s": t2 - t1, "steps_s": t3 - t2, "import_s": t1 - t0,
        "state": {k: np.asarray(v.cpu() if hasattr(v, "cpu") else v, dtype=np.float64).tolist()
@@ -202,10 +285,13 @@ out = {"build_s": t2 - t1, "steps_s": t3 - t2, "import_s": t1 - t0,
 """
 
 
-def scene_script(name: str) -> str:
+def scene_script(name: str, fast_math: bool = True) -> str:
     setup, build, steps = SCENES[name]
+    prelude = (
+        PRELUDE if fast_math else PRELUDE.replace("import genesis", NO_FAST_MATH + "import genesis")
+    )
     return (
-        PRELUDE
+        prelude
         + setup
         + BODY % {"build": build, "steps": steps, "mark": MARK, "report": COMPILER_REPORT}
     )
@@ -220,10 +306,12 @@ def run_scene(
     checkout: Path | None = None,
     timeout: float = 1800,
     extra_env: dict[str, str] | None = None,
+    fast_math: bool = True,
 ) -> dict:
-    """One fresh process running scene `name`; its figures, or the error it ended with."""
+    """One fresh process running scene `name`; its figures, or the error it ended with.
+    `fast_math=False` runs the reference with Quadrants' `fast_math` off (Genesis turns it on)."""
     script = cache / f"{name}.py"
-    script.write_text(scene_script(name))
+    script.write_text(scene_script(name, fast_math))
     paths = [str(checkout)] if checkout is not None else []
     env = dict(
         os.environ,
@@ -293,7 +381,15 @@ def edit(tree: Path, undo: bool = False) -> None:
     path.write_text(text.replace(old, new))
 
 
-def measure(python: str, impl: str, name: str, qdlab_tree: Path, install: str, loop: bool) -> dict:
+def measure(
+    python: str,
+    impl: str,
+    name: str,
+    qdlab_tree: Path,
+    install: str,
+    loop: bool,
+    fast_math: bool = True,
+) -> dict:
     """One scene on one implementation, in fresh processes sharing one cache directory: cold,
     warm and, with `loop`, the edit and its undo (Genesis as a checkout)."""
     out: dict[str, dict] = {}
@@ -301,7 +397,7 @@ def measure(python: str, impl: str, name: str, qdlab_tree: Path, install: str, l
         cache = Path(tmp)
         tree = genesis_checkout(python, cache / "src") if install == "checkout" else None
         for step in ("cold", "warm"):
-            out[step] = run_scene(python, impl, name, cache, qdlab_tree, tree)
+            out[step] = run_scene(python, impl, name, cache, qdlab_tree, tree, fast_math=fast_math)
         if loop and tree is not None:
             edit(tree)
             out["edit"] = run_scene(python, impl, name, cache, qdlab_tree, tree)
@@ -360,13 +456,20 @@ def main() -> None:
     )
     ap.add_argument("--edit", action="store_true", help="the edit loop on the checkout scenes")
     ap.add_argument("--team", default="", help="scenes also built by a second machine from Redis")
+    ap.add_argument(
+        "--no-fast-math",
+        action="store_true",
+        help="run the reference with Quadrants' fast_math off (Genesis turns it on)",
+    )
     args = ap.parse_args()
     rows, loops = [], []
     for name in args.scenes.split(","):
         installs = ["site"] + (["checkout"] if name in args.checkout.split(",") else [])
         for install in installs:
             loop = args.edit and install == "checkout"
-            ref = measure(args.python, "quadrants", name, args.qdlab, install, loop)
+            ref = measure(
+                args.python, "quadrants", name, args.qdlab, install, loop, not args.no_fast_math
+            )
             own = measure(args.python, "qdlab", name, args.qdlab, install, loop)
             rows.append(scene_row(name, install, ref, own))
             if loop:
@@ -423,6 +526,10 @@ def main() -> None:
         (
             "The state is every body position and rotation, joint position or particle position at "
             "the end; the reference's spread is its cold run against its warm run."
+        ),
+        (
+            "The reference runs with fast_math "
+            + ("off." if args.no_fast_math else "on, as Genesis initialises it.")
         ),
     ]
     report("genesis_scenes", "Genesis scenes, one per solver (issue 37)", body, notes)
