@@ -67,8 +67,9 @@ def target_of(arch: object) -> str:
 
     `arch` is an `Arch`, its name, or a list of them (`qd.gpu`), tried in order. An arch qdlab has
     no backend for, a CPU arch that is not the host's, or a list holding nothing available, falls
-    back to the host CPU with one warning naming what was asked for. An explicit `qd.cuda` stays
-    CUDA: without a device, the first compile says so.
+    back to the host CPU with one warning naming what was asked for, as in Quadrants; so does
+    `qd.cuda` in a process without a CUDA device. (A kernel given `arch="cuda"` itself, the
+    `%%qdkernel --arch cuda` cell, stays CUDA: without a device, its first compile says so.)
     """
     if arch is None:
         return "cpu"
@@ -86,6 +87,13 @@ def target_of(arch: object) -> str:
         )
         return "cpu"
     a = _named(arch)
+    if a == cuda and not cuda_runtime.available():  # Quadrants falls back too (and warns)
+        log.warning(
+            "qd.init: arch=cuda is not available (no CUDA device in this process), falling back "
+            "to the CPU (%s)",
+            cpu.name,
+        )
+        return "cpu"
     if a in (cpu, cuda):
         return arch_target(a)
     log.warning(
