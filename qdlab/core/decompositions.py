@@ -7,10 +7,13 @@ computed in f64 whatever the input type (results are cast back to `dt`), so f32 
 accuracy in the results:
 
 - `sym_eig(A)`: eigenvalues ascending, eigenvectors as the columns of a rotation.
-- `svd(A)` = (U, S, V) with A = U S V^T: V diagonalises A^T A (singular values descending), then a
-  Givens QR of A V gives the rotation U and the diagonal S. U and V are rotations (det +1), so the
-  sign of det(A) is carried by the last singular value, as in the reference.
-- `polar_decompose(A)` = (U V^T, V S V^T): a rotation times a symmetric matrix.
+- `svd(A)` = (U, S, V) with A = U S V^T. 3x3: V diagonalises A^T A (singular values descending),
+  then a Givens QR of A V gives the rotation U and the diagonal S. U and V are rotations (det +1),
+  so the sign of det(A) is carried by the last singular value, as in the reference.
+- `polar_decompose(A)` = (U V^T, V S V^T): a rotation times a symmetric matrix (3x3).
+- 2x2 is Quadrants' own closed form, step for step in dt (`polar_decompose2`, `svd2`): U of the
+  polar decomposition is a reflection when det A < 0 and P is positive semi-definite, and the
+  singular values are never negative; a different convention from 3x3's, kept as the reference's.
 
 `qd.solve(A, b)` (2x2 and 3x3) is here too: Gaussian elimination with partial pivoting, in `dt`.
 """
@@ -20,7 +23,7 @@ from collections.abc import Callable
 from .language import BUILTINS, Func, Matrix, Template, static
 from .types import f64
 
-abs_, sqrt = BUILTINS["abs"], BUILTINS["sqrt"]
+abs_, sqrt, cast = BUILTINS["abs"], BUILTINS["sqrt"], BUILTINS["cast"]
 loop_config = BUILTINS["loop_config"]
 TINY = 1e-300
 """Below this an off-diagonal entry is zero already."""
@@ -190,24 +193,100 @@ def svd_f64(A):
 
 
 @_func
-def svd(A, dt: Template):
+def polar_decompose2(A, dt: Template):
+    """Quadrants' closed form for 2x2, step for step in dt: U = B / sqrt|det B| with B from A's
+    rotation part (its reflection part when det A < 0), P = (A^T A + |det A| I) / sqrt|det B|; so
+    U is a reflection when det A < 0 and P is positive semi-definite; a zero A gives (I, A)."""
+    U = Matrix.identity(dt, 2)
+    P = A.cast(dt)
+    zero = cast(0.0, dt)
+    if A[0, 0] == zero and A[0, 1] == zero and A[1, 0] == zero and A[1, 1] == zero:
+        pass
+    else:
+        detA = A[0, 0] * A[1, 1] - A[1, 0] * A[0, 1]
+        adetA = abs_(detA)
+        B = Matrix(
+            [[A[0, 0] + A[1, 1], A[0, 1] - A[1, 0]], [A[1, 0] - A[0, 1], A[1, 1] + A[0, 0]]]
+        ).cast(dt)
+        if detA < zero:
+            B = Matrix(
+                [[A[0, 0] - A[1, 1], A[0, 1] + A[1, 0]], [A[1, 0] + A[0, 1], A[1, 1] - A[0, 0]]]
+            ).cast(dt)
+        adetB = abs_(B[0, 0] * B[1, 1] - B[1, 0] * B[0, 1])
+        k = cast(1.0, dt) / sqrt(adetB)
+        U = B * k
+        P = (A.transpose() @ A + adetA * Matrix.identity(dt, 2)) * k
+    return U, P
+
+
+@_func
+def svd2(A, dt: Template):
+    """Quadrants' 2x2 SVD: the polar decomposition R P, then one Jacobi rotation of P, in dt;
+    singular values descending and never negative (R carries the sign of det A)."""
+    R, S = polar_decompose2(A, dt)
+    c = cast(0.0, dt)
+    s = cast(0.0, dt)
+    s1 = cast(0.0, dt)
+    s2 = cast(0.0, dt)
+    if abs_(S[0, 1]) < 1e-5:
+        c = 1
+        s = 0
+        s1 = S[0, 0]
+        s2 = S[1, 1]
+    else:
+        tao = cast(0.5, dt) * (S[0, 0] - S[1, 1])
+        w = sqrt(tao**2 + S[0, 1] ** 2)
+        t = cast(0.0, dt)
+        if tao > 0:
+            t = S[0, 1] / (tao + w)
+        else:
+            t = S[0, 1] / (tao - w)
+        c = 1 / sqrt(t**2 + 1)
+        s = -t * c
+        s1 = c**2 * S[0, 0] - 2 * c * s * S[0, 1] + s**2 * S[1, 1]
+        s2 = s**2 * S[0, 0] + 2 * c * s * S[0, 1] + c**2 * S[1, 1]
+    V = Matrix.zero(dt, 2, 2)
+    if s1 < s2:
+        tmp = s1
+        s1 = s2
+        s2 = tmp
+        V = Matrix([[-s, c], [-c, -s]]).cast(dt)
+    else:
+        V = Matrix([[c, s], [-s, c]]).cast(dt)
+    U = R @ V
+    return U, Matrix([[s1, 0.0], [0.0, s2]]).cast(dt), V
+
+
+@_func
+def svd3(A, dt: Template):
     U, sig, V = svd_f64(A)
-    S = Matrix.zero(dt, static(A.n), static(A.n))
-    for i in static(range(A.n)):
+    S = Matrix.zero(dt, 3, 3)
+    for i in static(range(3)):
         S[i, i] = sig[i]
     return U.cast(dt), S, V.cast(dt)
 
 
 @_func
-def polar_decompose(A, dt: Template):
+def polar_decompose3(A, dt: Template):
     U, sig, V = svd_f64(A)
-    n = static(A.n)
-    P = Matrix.zero(f64, n, n)
-    for i in static(range(n)):
-        for j in static(range(n)):
-            for k in static(range(n)):
+    P = Matrix.zero(f64, 3, 3)
+    for i in static(range(3)):
+        for j in static(range(3)):
+            for k in static(range(3)):
                 P[i, j] += V[i, k] * sig[k] * V[j, k]
     return (U @ V.transpose()).cast(dt), P.cast(dt)
+
+
+@_func
+def svd(A, dt: Template):
+    decompose = static(svd2 if A.n == 2 else svd3)
+    return decompose(A, dt)
+
+
+@_func
+def polar_decompose(A, dt: Template):
+    decompose = static(polar_decompose2 if A.n == 2 else polar_decompose3)
+    return decompose(A, dt)
 
 
 @_func
