@@ -19,7 +19,13 @@ import types
 from qdlab.core import language as lang
 from qdlab.core.fields import FieldBase, StructFieldBase
 
-from ...core.errors import QdError, QdRuntimeError, QdSyntaxError, QdTypeError
+from ...core.errors import (
+    QdError,
+    QdIndexError,
+    QdRuntimeError,
+    QdSyntaxError,
+    QdTypeError,
+)
 from ...core.types import ArrayType, i32
 from .. import ir
 from ..ir import field_params
@@ -28,6 +34,7 @@ from .scope import GradOf, Local, array_type
 from .source import closure_values
 from .struct_values import StructLocal
 from .structs import TEMPLATE
+from .vector_index import NEGATIVE_INDEX
 from .vectors import VecLocal
 
 
@@ -156,6 +163,29 @@ class Fields:
             (self.const(o, i32), self.const(o + s, i32) if not isinstance(s, ir.Value) else s)
             for o, s in zip(offset, self.array_shape(base))
         ]
+
+    def check_constant_indices(self, arr: ir.Value, items: list[object]) -> None:
+        """Refuses a Python-int index known to fall outside the array: a negative one into an
+        ndarray, in Quadrants' words and type; one outside a field's extent (a field takes
+        negative indices above its offset), which Quadrants writes into whatever its root buffer
+        holds there and which would write outside the field's own storage here (refused as a
+        debug launch refuses it, whatever the debug setting)."""
+        f = self.field_of(arr)
+        for axis, k in enumerate(items):
+            if not isinstance(k, int) or isinstance(k, bool):
+                continue
+            if f is None:
+                if k < 0:
+                    raise self.error(NEGATIVE_INDEX, QdSyntaxError)
+                continue
+            start = f._index_offset[axis]
+            stop = start + f.shape[axis]
+            if not start <= k < stop:
+                raise self.error(
+                    f"Out of bound access: the constant index {k} (axis {axis}) is out of range "
+                    f"for `{arr.name}`, whose indices run from {start} to {stop - 1}.",
+                    QdIndexError,  # what a debug launch raises for it (a RuntimeError)
+                )
 
     def from_offset(self, arr: object, indices: list[ir.Value]) -> list[ir.Value]:
         """Indices as the storage takes them: a field's declared with an offset counted from its

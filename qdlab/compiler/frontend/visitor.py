@@ -779,6 +779,7 @@ class Frontend(
                 QdTypeError,
             )
         nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        self.check_constant_indices(arr, flat)
         indices = []
         for k, it in enumerate(flat):
             v = self.value(it)
