@@ -242,7 +242,7 @@ def _array_words(em: TaskEmitter, arr: ir.Value, grad: bool) -> tuple[ll.Value, 
 
 
 def address(
-    em: TaskEmitter, op: ir.Load | ir.VolatileLoad | ir.Store | ir.Atomic | ir.Addr
+    em: TaskEmitter, op: ir.Load | ir.VolatileLoad | ir.Store | ir.Atomic | ir.AtomicCas | ir.Addr
 ) -> ll.Value:
     """An element's address: the outer indices against the array's extents, then (for an ndarray
     of vectors or matrices) the entry's offset within its element, whose shape is static. As in the
@@ -350,6 +350,12 @@ def _atomic(em: TaskEmitter, op: ir.Atomic) -> ll.Value:
         em.b.store(new, ptr)
         return old
     return rmw(em, op.attrs["op"], ptr, em.get(op.operands[-1]), dtype)
+
+
+def _atomic_cas(em: TaskEmitter, op: ir.AtomicCas) -> ll.Value:
+    expected, desired = (em.get(v) for v in op.operands[-2:])
+    pair = em.b.cmpxchg(address(em, op), expected, desired, "seq_cst", "seq_cst")
+    return em.b.extract_value(pair, 0, name=op.result.name)
 
 
 def _mix(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
@@ -527,6 +533,7 @@ EMITTERS: dict[type[ir.Op], Callable[[TaskEmitter, Any], ll.Value | None]] = {
     ir.VolatileLoad: _volatile_load,
     ir.Store: _store,
     ir.Atomic: _atomic,
+    ir.AtomicCas: _atomic_cas,
     ir.Random: _random,
     ir.Clock: _clock,
     ir.Print: _print,

@@ -273,7 +273,9 @@ def message_ops(kernel_ops: list[ir.Op], debug: bool) -> list[ir.Op]:
             if isinstance(op, (ir.Assert, ir.Call)) or (
                 debug
                 and (
-                    isinstance(op, (ir.Load, ir.Store, ir.Atomic, ir.VolatileLoad, ir.Addr))
+                    isinstance(
+                        op, (ir.Load, ir.Store, ir.Atomic, ir.AtomicCas, ir.VolatileLoad, ir.Addr)
+                    )
                     or (isinstance(op, ir.BinOp) and op.attrs.get("overflow"))
                 )
             ):

@@ -66,7 +66,7 @@ class Sparse:
     # -- writes ------------------------------------------------------------------------------------
     def activate_before(self, op_cls: type[ir.Op], operands: list[ir.Value]) -> None:
         """Before a store or atomic to a sparse field: activate the levels above the element."""
-        if self.activating or op_cls not in (ir.Store, ir.Atomic) or not operands:
+        if self.activating or op_cls not in (ir.Store, ir.Atomic, ir.AtomicCas) or not operands:
             return
         f = self.field_of(operands[0])
         levels = levels_of(f)

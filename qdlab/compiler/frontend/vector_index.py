@@ -250,9 +250,13 @@ class VectorIndexing:
         is); the old values."""
         accesses, shape = self.element_access(ref, items)
         dtype = dtype_of(ref.array)
-        if op in ("and", "or", "xor") and dtype.is_float:
-            raise self.error(f"atomic_{op} needs an integer array, not {dtype}.", QdTypeError)
         values = self.entries_for(shape, x, f"an element of `{ref.array.name}`", dtype)
+        if op in ("and", "or", "xor") and dtype.is_float:
+            given = dtype_of(self.value(values[0], dtype))
+            raise self.error(
+                f"'atomic_bit_{op}' requires integer operands, got '*{dtype}' and '{given}'.",
+                QdTypeError,
+            )
         olds = [
             self.emit(
                 ir.Atomic,

@@ -239,7 +239,7 @@ class Frontend(
     ) -> ir.Value | None:
         """Appends an op to the current block; its result, for an op that has one (`result` is its
         type)."""
-        if op_cls is ir.Store or op_cls is ir.Atomic:
+        if op_cls is ir.Store or op_cls is ir.Atomic or op_cls is ir.AtomicCas:
             self.activate_before(op_cls, list(operands))  # a sparse field's write activates
         elif op_cls is ir.Call:
             self.known_active = ()  # a real function might deactivate

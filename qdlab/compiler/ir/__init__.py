@@ -354,6 +354,16 @@ class Atomic(_Memory):
     effects = frozenset({"read", "write"})
 
 
+class AtomicCas(_Memory):
+    """`qd.atomic_cas`: operands (array, *indices, expected, desired); writes `desired` when the
+    element holds `expected`, in one atomic step, and gives the old value."""
+
+    name = "atomic_cas"
+    result: Value
+    pure = False
+    effects = frozenset({"read", "write"})
+
+
 class Addr(_Memory):
     """`qd.get_addr(x, [i, j])`: the address of an element (array, *indices) as a u64; reads no
     memory."""

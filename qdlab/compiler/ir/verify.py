@@ -24,7 +24,7 @@ def verify(kernel: ir.Kernel, replayed: frozenset[int] = frozenset()) -> None:
 
 _LOOP_EXITS = (ir.Break, ir.Continue)
 _ON_LOCALS = (ir.LocalLoad, ir.LocalStore, ir.LocalAtomic)
-_ON_ARRAYS = (ir.Load, ir.Store, ir.Atomic, ir.VolatileLoad)
+_ON_ARRAYS = (ir.Load, ir.Store, ir.Atomic, ir.AtomicCas, ir.VolatileLoad)
 _RESULT_TYPES = (DType, ArrayType, LocalType)
 _kinds: dict[type, tuple[bool, bool, bool, bool, bool, bool]] = {}
 """Per op class, which checks apply: (loop exit, local op, array op, binary, loop, gives a
