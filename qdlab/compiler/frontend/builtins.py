@@ -33,7 +33,7 @@ from ...core.types import DTYPES, DType, f32, i32, i64, u1, u64
 from .. import ir
 from .scope import GradOf, Local, array_type, dtype_of, is_number
 from .sparse import is_snode
-from .vectors import ElementRef, VecLocal
+from .vectors import ElementRef, Vec, VecLocal
 
 if TYPE_CHECKING:
     from .visitor import Frontend
@@ -164,7 +164,10 @@ for _name in ("floor", "ceil", "round"):
 
 def _bit_count(fn: str) -> Callable[..., object]:
     def lower(fe: Frontend, x: object) -> object:
-        """`qd.math.popcnt/clz/ffs(x)`: an i32 count of the bits of an integer."""
+        """`qd.math.popcnt/clz/ffs(x)`: an i32 count of the bits of an integer; of each entry of
+        a vector or matrix."""
+        if fe.is_vec(x):
+            return fe.vmap(lambda e: lower(fe, e), fe.vec_of(x))
         v = fe.value(x)
         if not dtype_of(v).is_int:
             raise fe.error(
@@ -416,16 +419,21 @@ def lower_volatile_load(fe: Frontend, node: ast.Call) -> object:
     local = fe.find_local(target.id) if isinstance(target, ast.Name) else None
     if isinstance(local, (Local, VecLocal)):
         raise fe.error(
-            "qd.volatile_load() requires a global lvalue (an ndarray subscript); "
+            "qd.volatile_load() requires a global lvalue (field / ndarray subscript); "
             "function-scope local arrays are not visible to other threads.",
             QdTypeError,
         )
     if len(node.args) != 1 or not isinstance(node.args[0], ast.Subscript):
         raise fe.volatile_target_error(node.args[0] if node.args else None)
-    array, indices = fe.subscript_target(node.args[0])
-    base, grad = GradOf.unpack(array)
-    dtype = array_type(base).dtype
-    return fe.emit(ir.VolatileLoad, [base, *indices], dtype, grad=grad)
+    ref, items = fe.place(node.args[0]) or (None, None)
+    if not isinstance(ref, ElementRef) or isinstance(items, str):
+        raise fe.volatile_target_error(node.args[0])
+    accesses, shape = fe.element_access(ref, items)  # a vector element: each entry, volatile
+    dtype = array_type(ref.array).dtype
+    loads = [
+        fe.emit(ir.VolatileLoad, [ref.array, *idx], dtype, grad=ref.grad) for idx in accesses
+    ]
+    return loads[0] if not shape else Vec(tuple(loads), shape)
 
 
 @builtin("get_addr", arity=NODE)

@@ -209,8 +209,8 @@ class Fields:
                 QdTypeError,
             )
         return self.error(
-            "qd.volatile_load takes an lvalue, an array element: `qd.volatile_load(a[i])` "
-            "(not a Field directly).",
+            "cannot pass a Field directly to 'qd.volatile_load'; index it first (e.g. "
+            "`field[None]`); it takes an lvalue, an array element: `qd.volatile_load(a[i])`.",
             QdSyntaxError,
         )
 
