@@ -26,17 +26,16 @@ def test_bit_counts_map_over_vectors_and_count_in_the_operand_width() -> None:
     counts(o)
     np.testing.assert_array_equal(o, [1, 2, 3, 32, 31, 30, 29, 0, 3, 3, 3, 3])
 
+    @qd.kernel
+    def widths(o: qd.types.ndarray(qd.f64, ndim=1), t: qd.template()):
+        x = qd.cast(5, t)
+        o[0] = qd.math.popcnt(x) - 100  # an i32: no wrap, as the reference gives
+        o[1] = qd.math.clz(x) - 100
+        o[2] = qd.math.ffs(x) - 100
+
     for t, clz in zip(WIDTHS, REFERENCE_CLZ_OF_5):
-
-        @qd.kernel
-        def widths(o: qd.types.ndarray(qd.f64, ndim=1)):
-            x = qd.cast(5, t)
-            o[0] = qd.math.popcnt(x) - 100  # an i32: no wrap, as the reference gives
-            o[1] = qd.math.clz(x) - 100
-            o[2] = qd.math.ffs(x) - 100
-
         out = np.zeros(3)
-        widths(out)
+        widths(out, t)
         np.testing.assert_array_equal(out, [2 - 100, clz - 100, 1 - 100])
 
 
