@@ -430,9 +430,7 @@ def lower_volatile_load(fe: Frontend, node: ast.Call) -> object:
         raise fe.volatile_target_error(node.args[0])
     accesses, shape = fe.element_access(ref, items)  # a vector element: each entry, volatile
     dtype = array_type(ref.array).dtype
-    loads = [
-        fe.emit(ir.VolatileLoad, [ref.array, *idx], dtype, grad=ref.grad) for idx in accesses
-    ]
+    loads = [fe.emit(ir.VolatileLoad, [ref.array, *idx], dtype, grad=ref.grad) for idx in accesses]
     return loads[0] if not shape else Vec(tuple(loads), shape)
 
 
