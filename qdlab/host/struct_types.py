@@ -18,10 +18,11 @@ import numpy as np
 
 from ..compiler.frontend.struct_values import members_of
 from ..core.errors import QdSyntaxError, QdTypeError
-from ..core.language import Matrix, MatrixType
+from ..core.fields import FieldBase
+from ..core.language import ArrayAnnotation, Matrix, MatrixType
 from ..core.types import DType
 from . import vector_args
-from .array_args import scalar_type
+from .array_args import NDARRAYS, annotation, scalar_type
 from .struct_field import StructField, struct_field
 
 
@@ -92,9 +93,11 @@ def dataclass(cls: type) -> type:
         hints = inspect.get_annotations(cls, eval_str=True)
     except Exception:  # noqa: BLE001 - an annotation its module cannot evaluate
         hints = dict(getattr(cls, "__annotations__", {}))
-    for name in hints:
+    for name, t in hints.items():
         if name in vars(cls):
             raise QdSyntaxError("Default value in @dataclass is not supported.")
+        if is_tensor(t):
+            raise ValueError(f"Invalid data type {t}")
     members, groups = unpack(hints)
     namespace = {k: v for k, v in vars(cls).items() if k not in ("__dict__", "__weakref__")}
     namespace.update(
@@ -140,6 +143,14 @@ def unpack(hints: dict[str, object]) -> tuple[dict[str, object], dict[str, tuple
         else:
             members[name] = t
     return members, groups
+
+
+def is_tensor(t: object) -> bool:
+    """A member type a struct cannot hold, as the reference refuses it: an array annotation, or
+    an ndarray, field or NumPy array given as a type (a struct holds its members by value)."""
+    return isinstance(annotation(t), ArrayAnnotation) or isinstance(
+        t, (*NDARRAYS, FieldBase, StructField, np.ndarray)
+    )
 
 
 def struct(**members: object) -> type:
