@@ -176,6 +176,30 @@ def test_do_while_needs_a_graph_kernel_and_a_counter_parameter() -> None:
         unknown(np.array(1, np.int32))
 
 
+def test_a_field_is_no_do_while_counter_nor_a_yield_flag() -> None:
+    """The reference refuses a 0-d field where its graph kernels take a 0-d ndarray."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+    counter = qd.field(qd.i32, shape=())
+
+    @qd.kernel(graph=True)
+    def loop(x: I1):
+        while qd.graph.do_while(counter):
+            for i in range(x.shape[0]):
+                x[i] += 1
+            counter[None] = counter[None] - 1
+
+    @qd.kernel(graph=True, checkpoints=True)
+    def stage(x: I1):
+        with qd.checkpoint(0, yield_on=counter):
+            for i in range(x.shape[0]):
+                x[i] += 1
+
+    counter[None] = 2
+    for k in (loop, stage):
+        with pytest.raises(qd.QuadrantsSyntaxError, match="got 'counter' which does not resolve"):
+            k(np.zeros(2, np.int32))
+
+
 # -- qd.checkpoint ---------------------------------------------------------------------------------
 @qd.kernel(graph=True, checkpoints=True)
 def staged(x: I1, flag: I0, s: I1):

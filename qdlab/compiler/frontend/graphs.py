@@ -483,14 +483,15 @@ class Graphs:
             value = GradOf.unpack(self.visit(self.copy(node)))[0]
         except QdError:
             value = None
-        t = array_type(value) if isinstance(value, ir.Value) and ir.is_array(value) else None
+        array = isinstance(value, ir.Value) and ir.is_array(value) and not self.field_of(value)
+        t = array_type(value) if array else None  # a field is refused, as Quadrants refuses it
         if t is None or t.ndim != 0 or t.element or not t.dtype.is_int:
             raise QdSyntaxError(
                 f"qd.checkpoint(yield_on=...) got {text!r} which does not resolve to an ndarray "
-                f"kernel parameter of {self.kernel.name!r}. The argument must reference a 0-d "
-                "integer ndarray kernel parameter (e.g. `flag: qd.types.ndarray(qd.i32, "
-                "ndim=0)`) or a @qd.data_oriented member ndarray (e.g. `self.flag`); other "
-                "expressions are not supported.",
+                f"kernel parameter of {self.kernel.name!r}. The argument must reference an "
+                "ndarray kernel parameter (e.g. `flag`) or a @qd.data_oriented member ndarray "
+                "(e.g. `self.flag`); other expressions are not supported. It is a 0-d integer "
+                "ndarray: `flag: qd.types.ndarray(qd.i32, ndim=0)`.",
                 self.loc,
             )
         return text

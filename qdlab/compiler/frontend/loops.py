@@ -17,7 +17,7 @@ import numpy as np
 
 from qdlab.core import language as lang
 
-from ...core.errors import QdCompileValueError, QdError, QdTypeError
+from ...core.errors import QdCompileValueError, QdError, QdSyntaxError, QdTypeError
 from ...core.ranges import NOT_A_PAIR, NOT_AN_INT, axes_order
 from ...core.types import i32, i64, u1
 from .. import ir
@@ -436,13 +436,15 @@ class Loops:
             c = GradOf.unpack(self.visit(arg))[0]
         except QdError:
             c = None
-        t = array_type(c) if isinstance(c, ir.Value) and ir.is_array(c) else None
+        array = isinstance(c, ir.Value) and ir.is_array(c) and self.field_of(c) is None
+        t = array_type(c) if array else None  # a field is refused, as Quadrants refuses it
         if t is None:
             raise self.error(
-                f"qd.graph.do_while() got {ast.unparse(arg)!r} which does not resolve to an "
+                f"qd.graph.do_while(...) got {ast.unparse(arg)!r} which does not resolve to an "
                 f"ndarray kernel parameter of {self.kernel.name!r}. The argument must reference "
-                "a 0-d qd.i32 ndarray kernel parameter (e.g. `counter`), a @qd.data_oriented "
-                "member ndarray (e.g. `self.counter`) or a dataclass parameter's member."
+                "an ndarray kernel parameter (e.g. `flag`) or a @qd.data_oriented member ndarray "
+                "(e.g. `self.flag`); other expressions are not supported.",
+                QdSyntaxError,
             )
         if not (t.ndim == 0 and not t.element and t.dtype.is_int):
             raise self.error(
