@@ -68,7 +68,10 @@ def array_arg(
         arr = np.asarray(a)
     elif hasattr(a, "__dlpack__"):
         try:
-            arr = np.from_dlpack(a)  # type: ignore[arg-type]
+            if getattr(a, "requires_grad", False) and type(a).__module__ == "torch":
+                arr, grad = torch_with_grad(a)
+            else:
+                arr = np.from_dlpack(a)  # type: ignore[arg-type]
         except Exception as e:  # noqa: BLE001 - the exporting library may raise anything
             raise QdTypeError(
                 f"kernel `{kernel}`: argument `{name}` cannot be read through DLPack ({e})."
@@ -185,12 +188,30 @@ def array_key(a: Any) -> tuple:
     raise TypeError("not a fast-path array")
 
 
+def torch_with_grad(t: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A CPU torch tensor that requires grad, and its `.grad` as the gradient buffer (made as
+    zeros when it has none, as Quadrants makes it), both by DLPack of their detached data."""
+    if t.grad is None:
+        t.grad = t.detach().new_zeros(t.shape)
+    return np.from_dlpack(t.detach()), np.from_dlpack(t.grad.detach())
+
+
+def host_arrays(a: object) -> tuple[np.ndarray, np.ndarray | None]:
+    """A host array argument as a NumPy array, and its gradient buffer (a torch tensor that
+    requires grad: its `.grad`; None for the others, whose launch words have none)."""
+    if getattr(a, "requires_grad", False) and type(a).__module__ == "torch":
+        return torch_with_grad(a)
+    return as_numpy(a), None
+
+
 def as_numpy(a: object) -> np.ndarray:
     """A host array argument as a NumPy array."""
     if isinstance(a, np.ndarray):
         return a
     if isinstance(a, Ndarray):
         return a.arr
+    if getattr(a, "requires_grad", False) and type(a).__module__ == "torch":
+        return np.from_dlpack(a.detach())  # type: ignore[attr-defined]
     return np.asarray(a) if hasattr(a, "__array_interface__") else np.from_dlpack(a)  # type: ignore[arg-type]
 
 

@@ -63,6 +63,7 @@ from .array_args import (
     array_arg,
     array_key,
     as_numpy,
+    host_arrays,
     not_convertible,
     scalar_arg,
     scalar_type,
@@ -564,7 +565,9 @@ class Kernel(KernelDef):
                     if extents is not None:
                         extents[k] = a._extent
                 else:
-                    arr_words, extent = array_launch(a if type(a) is np.ndarray else as_numpy(a))
+                    arr_words, extent = array_launch(
+                        *((a, None) if type(a) is np.ndarray else host_arrays(a))
+                    )
                     words.extend(arr_words)
                     if extents is not None:
                         extents[k] = extent

@@ -40,7 +40,7 @@ from .array_args import (
     annotation,
     array_arg,
     array_key,
-    as_numpy,
+    host_arrays,
     scalar_arg,
     scalar_type,
 )
@@ -769,8 +769,8 @@ class Members:
                     if extents is not None:
                         extents[self.first + i] = a._extent
                     continue
-                arr = a if type(a) is np.ndarray else as_numpy(a)
-                arr_words, extent = array_launch(arr)
+                arr, grad = (a, None) if type(a) is np.ndarray else host_arrays(a)
+                arr_words, extent = array_launch(arr, grad)
                 words.extend(arr_words)
                 if i in self.written and not arr.flags.writeable:
                     raise QdValueError(

@@ -17,8 +17,9 @@ import numpy as np
 
 from ..compiler.frontend.struct_values import members_of
 from ..core.errors import QdValueError
-from ..core.fields import StructFieldBase
+from ..core.fields import Layout, StructFieldBase
 from ..core.language import Matrix
+from . import state
 from .field import TOKEN, Field, field
 
 _uids = itertools.count()
@@ -30,12 +31,21 @@ class StructField(StructFieldBase):
     members: dict[str, Field | StructField]  # type: ignore[assignment]  # narrower than the base's
     name: str
     uid: int
+    soa: bool
     key: tuple
 
     def __init__(
-        self, struct_type: type, members: dict[str, Field | StructField], name: str = ""
+        self,
+        struct_type: type,
+        members: dict[str, Field | StructField],
+        name: str = "",
+        soa: bool = False,
     ) -> None:
         object.__setattr__(self, "struct_type", struct_type)
+        object.__setattr__(self, "soa", soa)
+        """Made with `layout=qd.Layout.SOA`: its members are zero-copy viewable one by one (an
+        AOS struct field's are not in Quadrants, whose members share a cell; qdlab keeps each
+        member apart either way, so only what `copy=False` allows differs)."""
         object.__setattr__(self, "members", members)
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "uid", next(_uids))
@@ -115,7 +125,9 @@ class StructField(StructFieldBase):
             if g is None:  # every leaf needs a gradient: none is missing
                 return None
             grads[k] = g
-        return StructField(self.struct_type, grads, f"{self.name}.grad" if self.name else "")
+        return StructField(
+            self.struct_type, grads, f"{self.name}.grad" if self.name else "", self.soa
+        )
 
     def has_grad(self) -> bool:
         """Whether its members' gradients are allocated (a method, as in Quadrants)."""
@@ -160,8 +172,20 @@ class StructField(StructFieldBase):
                 return f"{k}.{inner}"
         return None
 
-    def to_numpy(self) -> dict[str, object]:
-        return {k: m.to_numpy() for k, m in self.members.items()}
+    def to_numpy(self, *, copy: bool | None = True) -> dict[str, object]:
+        """Each member's array; `copy` as a field's, per member (`_member_copy`)."""
+        copy = self._member_copy(copy, "")
+        return {k: m.to_numpy(copy=copy) for k, m in self.members.items()}
+
+    def _member_copy(self, copy: bool | None, arch: str) -> bool | None:
+        """`copy` for each member: an AOS struct field's members are never a zero-copy view, as in
+        Quadrants (`copy=None` copies them, `copy=False` is refused in its words)."""
+        if self.soa or copy is True:
+            return copy
+        if copy is None:
+            return True
+        dtype = next(iter(self._leaves())).dtype.name
+        raise ValueError(f"Zero-copy not available for {arch}dtype={dtype}")
 
     def from_numpy(self, arrays: object) -> None:
         if not isinstance(arrays, dict):
@@ -171,8 +195,11 @@ class StructField(StructFieldBase):
         for k, m in self.members.items():
             m.from_numpy(arrays[k])  # every member, as there
 
-    def to_torch(self, device: object = None) -> dict[str, object]:
-        return {k: m.to_torch(device=device) for k, m in self.members.items()}
+    def to_torch(self, device: object = None, *, copy: bool | None = True) -> dict[str, object]:
+        """Each member's tensor; `copy` as a field's, per member (`_member_copy`)."""
+        arch = state.config().arch
+        copy = self._member_copy(copy, f"arch={'x64' if arch == 'cpu' else arch}, ")
+        return {k: m.to_torch(device=device, copy=copy) for k, m in self.members.items()}
 
     def from_torch(self, tensors: object) -> None:
         if not isinstance(tensors, dict):
@@ -312,11 +339,11 @@ def struct_field(
     for k, t in (members_of(struct_type) or {}).items():
         label = f"{name}.{k}" if name else k
         if isinstance(t, type) and members_of(t) is not None:
-            members[k] = struct_field(t, shape, label, offset, needs_grad, needs_dual)
+            members[k] = struct_field(t, shape, label, offset, needs_grad, needs_dual, layout)
         else:
             members[k] = field(
                 t, shape, name=label, offset=offset, needs_grad=needs_grad, needs_dual=needs_dual
             )
     if not members:
         raise QdValueError(f"{struct_type.__name__} has no members to make a field of.")
-    return StructField(struct_type, members, name)
+    return StructField(struct_type, members, name, layout == Layout.SOA)
