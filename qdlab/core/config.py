@@ -139,9 +139,9 @@ def make_config(**kwargs: object) -> Config:
     TypeError) naming the closest known option; Quadrants' inert options are recorded; `arch` is
     a target name ("cpu", "cuda")."""
     if "default_up" in kwargs:
-        raise QdInitOptionError(
-            "qd.init(): `default_up` is always the unsigned type of `default_ip`; set "
-            "default_ip instead."
+        raise QdInitOptionError(  # Quadrants' KeyError and words
+            "'default_up' is always the unsigned type of 'default_ip'. Please set 'default_ip' "
+            "instead."
         )
     unknown = [k for k in kwargs if k not in {*SETTINGS, *INERT, *RENAMED, "inert"}]
     if unknown:

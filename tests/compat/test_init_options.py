@@ -89,7 +89,7 @@ def _config() -> object:
 def test_an_unknown_option_names_the_closest() -> None:
     with pytest.raises(TypeError, match="fast_mth.*did you mean `fast_math`"):
         qd.init(arch=qd.cpu, fast_mth=False)
-    with pytest.raises(TypeError, match="default_up"):
+    with pytest.raises(KeyError, match="always the unsigned type of .default_ip."):
         qd.init(arch=qd.cpu, default_up=qd.u64)
 
 
