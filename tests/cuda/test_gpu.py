@@ -18,7 +18,7 @@ from cuda_oracle import assert_same, load_harness
 
 import qdlab
 from qdlab.compiler.runtime import cuda as cuda_runtime
-from qdlab.core.errors import QdError, QdRuntimeError
+from qdlab.core.errors import QdRuntimeError
 from qdlab.host.ndarray import Ndarray
 
 HARNESS = load_harness()
