@@ -211,7 +211,7 @@ def as_numpy(a: object) -> np.ndarray:
     if isinstance(a, Ndarray):
         return a.arr
     if getattr(a, "requires_grad", False) and type(a).__module__ == "torch":
-        return np.from_dlpack(a.detach())  # type: ignore[attr-defined]
+        return np.from_dlpack(typing.cast(Any, a).detach())
     return np.asarray(a) if hasattr(a, "__array_interface__") else np.from_dlpack(a)  # type: ignore[arg-type]
 
 
