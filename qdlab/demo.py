@@ -47,14 +47,19 @@ def execute(
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     with tempfile.TemporaryDirectory(prefix="qdlab-kernel-") as sockets:  # mode 0700
         ipc = {"transport": "ipc", "ip": os.path.join(sockets, "k")} if os.name == "posix" else {}
+        km = KernelManager(kernel_name=kernel_name, **ipc)
         client = nbclient.NotebookClient(
             nb,
-            km=KernelManager(kernel_name=kernel_name, **ipc),
+            km=km,
             timeout=timeout_s,
             store_widget_state=True,
             resources={"metadata": {"path": str(path.parent)}},
         )
-        client.execute(env=env)
+        try:
+            client.execute(env=env)
+        finally:  # nbclient leaves a kernel it was given running: it would outlive the demo and
+            if km.has_kernel:  # say "Parent appears to have exited" on the terminal
+                km.shutdown_kernel(now=False)
     return nb
 
 
