@@ -544,6 +544,22 @@ class Field(FieldBase):
             )
         return slack
 
+    def _in_storage(self, axis: int, k: int) -> bool:
+        """Whether a constant index `k` on `axis` past the field's shape still lands in the memory
+        it allocates with bounds checks off (`_storage`: each axis padded to a power of two, and
+        `SLACK` elements after the whole): Quadrants' layout has its own memory there too, and
+        its tests read such elements back (`a[60]` of a 55-element field)."""
+        if self._memory_layout is not None or state.config().arch == "cuda":
+            return False
+        past = k - self._index_offset[axis]
+        padded = [1 << max(0, int(n) - 1).bit_length() for n in self.shape]
+        if past < 0:
+            return False
+        if axis > 0:
+            return past < padded[axis]
+        inner = math.prod(padded[1:]) * math.prod(self.element)
+        return past < padded[0] + SLACK // max(inner, 1)
+
     def _slack_index(self, key: tuple[int, ...], arr: Storage) -> tuple | None:
         """An index past the padded storage (bounds checks off, on the CPU) that a kernel's
         address arithmetic puts in the slack after it, as the element's place in the flat

@@ -168,8 +168,9 @@ class Fields:
         """Refuses a Python-int index known to fall outside the array: a negative one into an
         ndarray, in Quadrants' words and type; one outside a field's extent (a field takes
         negative indices above its offset), which Quadrants writes into whatever its root buffer
-        holds there and which would write outside the field's own storage here (refused as a
-        debug launch refuses it, whatever the debug setting)."""
+        holds there: refused where it would fall outside the field's own storage here (before it,
+        or past its padding and slack) and, with bounds checks on, past its shape, as a debug launch
+        refuses it; past the shape into the padding or slack it runs, as there."""
         f = self.field_of(arr)
         for axis, k in enumerate(items):
             if not isinstance(k, int) or isinstance(k, bool):
@@ -180,7 +181,11 @@ class Fields:
                 continue
             start = f._index_offset[axis]
             stop = start + f.shape[axis]
-            if not start <= k < stop:
+            if not start <= k < stop and (
+                self.config.bounds_checks
+                or not getattr(f, "_in_storage", None)
+                or not f._in_storage(axis, k)
+            ):
                 raise self.error(
                     f"Out of bound access: the constant index {k} (axis {axis}) is out of range "
                     f"for `{arr.name}`, whose indices run from {start} to {stop - 1}.",
