@@ -64,8 +64,9 @@ out.from_numpy(np.array([-5.0, 5.0, 0.0], np.float16))
 atomics(out)
 print(out.to_numpy().tolist())
 print(f"{mixed(2.3):.6f}", f"{mixed(-70.1):.6f}")
-# not -0.0 against 0.0: Quadrants compiles with fast-math (no signed zeros), and which zero its min/max
-# give for them differs from machine to machine (the first operand on one, the second on another)
+# not -0.0 against 0.0: Quadrants compiles with fast-math (no signed zeros), and which
+# zero its min/max give for them differs from machine to machine (the first operand on
+# one, the second on another)
 x = np.array([-1.5, 2.0, np.nan, 1.0, np.nan], np.float16)
 y = np.array([2.0, -1.5, 1.0, np.nan, np.nan], np.float16)
 o = np.zeros(12, np.float16)
