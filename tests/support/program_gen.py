@@ -588,20 +588,23 @@ MATH_REF_TEXT = (
     *((f"({b} ** ", f"ref_pow2({b}, ") for b in ("2.0", "8.0", "0.5")),
     *((f"qd.{f}(", f"ref_{f}f(") for f in ("tanh", "sin", "cos", "exp", "log")),
     *((f"qd.{f}(", f"ref_{f}(") for f in ("pow", "sqrt", "abs")),
+    ("qd.f32(", "RefMod("),
 )
 """How the reference writes what `math_expr` writes, in this order."""
 KINDS += ["floop", "fdef"]  # more float statements, where these expressions go
 MATH_IMPORT = (
     "from program_gen import CInt, ref_abs, ref_cosf, ref_expf, ref_logf, ref_pow, ref_pow2, "
-    "ref_sinf, ref_sqrt, ref_tanhf"
+    "ref_sinf, ref_sqrt, ref_tanhf, RefMod"
 )
 
 
 def math_expr(draw, p: Program, idx: str | None, depth: int) -> str:
     """An f32 call of the math library or a power (`**`, `qd.pow`) of an expression."""
     e = float_expr(draw, p, idx, depth + 1)
-    kind = draw(st.sampled_from(["sin", "exp", "log", "sqrt", "power", "power", "base", "pow"]))
-    p.patterns.add("float_power" if kind in ("power", "base", "pow") else "float_math")
+    kinds = ["sin", "exp", "log", "sqrt", "power", "power", "base", "pow", "mod", "mod"]
+    kind = draw(st.sampled_from(kinds))
+    power = kind in ("power", "base", "pow")
+    p.patterns.add("float_mod" if kind == "mod" else "float_power" if power else "float_math")
     if kind == "sin":
         return f"qd.{draw(st.sampled_from(['sin', 'cos']))}({e})"
     if kind == "exp":
@@ -612,6 +615,8 @@ def math_expr(draw, p: Program, idx: str | None, depth: int) -> str:
         return f"qd.sqrt(qd.abs({e}))"
     if kind == "power":  # a literal or k: rewritten while compiling, or multiplied out
         return f"((qd.tanh({e}) + 1.5) ** {draw(st.sampled_from(POWER_EXPONENTS))})"
+    if kind == "mod":  # Quadrants' `a - b * floor(a / b)`, each step rounded, not Python's `%`
+        return f"(qd.f32({e}) % (qd.abs({float_expr(draw, p, idx, depth + 1)}) + 0.3))"
     if kind == "base":  # a power of two to a float: exp2
         return f"({draw(st.sampled_from(['2.0', '8.0', '0.5']))} ** qd.sin({e}))"
     return f"qd.pow(qd.tanh({e}) + 1.5, qd.cos({float_expr(draw, p, idx, depth + 1)}))"
@@ -633,6 +638,18 @@ _LIBM = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
 ref_tanhf, ref_sinf, ref_cosf, ref_expf, ref_logf, ref_exp2f, ref_powf = map(
     _libm, ("tanhf", "sinf", "cosf", "expf", "logf", "exp2f", "powf")
 )
+
+
+class RefMod:
+    """`RefMod(a) % b` as Quadrants computes an f32 `a % b`: `a - b * floor(a / b)`, each step
+    rounded to f32 (Python's `%`, which NumPy's float32 follows, is the exact remainder)."""
+
+    def __init__(self, a) -> None:
+        self.a = np.float32(a)
+
+    def __mod__(self, b):
+        b = np.float32(b)
+        return np.float32(self.a - b * np.floor(np.float32(self.a / b)))
 
 
 def ref_abs(x):

@@ -843,8 +843,8 @@ RUNTIME_SELF_TESTS = {
 @builtin("call_internal", arity=NODE)
 def lower_call_internal(fe: Frontend, node: ast.Call) -> ir.Value:
     """`impl.call_internal(name, *args, with_runtime_context=True)`: one of Quadrants' internal
-    runtime functions, by name (`INTERNAL_FUNCTIONS`); the arguments are cast to its parameters'
-    types, and a wrong count is a QuadrantsTypeError."""
+    runtime functions, by name (`INTERNAL_FUNCTIONS`); an argument not of its parameter's type, or
+    a wrong count, is a QuadrantsTypeError."""
     for kw in node.keywords:
         if kw.arg != "with_runtime_context":
             raise fe.error(f"impl.call_internal has no option `{kw.arg}`.", QdTypeError)
@@ -861,6 +861,16 @@ def lower_call_internal(fe: Frontend, node: ast.Call) -> ir.Value:
             QuadrantsCompilationError,
         )
     params, lower = INTERNAL_FUNCTIONS[name]
-    rest = ast.Call(node.func, node.args[1:], [])
-    args = [fe.cast(fe.value(a), t) for a, t in zip(fe.call_args(rest, len(params)), params)]
+    args = [fe.value(a) for a in fe.visit_args(node.args[1:])]
+    called = f"(called with argument types {', '.join(str(a.type) for a in args)})"
+    why = f"{len(args)} arguments were passed in but expected {len(params)}"
+    if len(args) == len(params):
+        wrong = [(n, t, a.type) for n, (t, a) in enumerate(zip(params, args), 1) if a.type != t]
+        why = "" if not wrong else "expected {1} for argument #{0}, but got {2}".format(*wrong[0])
+    if why:  # Quadrants' words: no argument is cast, a literal `1` is an i32
+        raise fe.error(
+            f"TypeError when calling `call_internal`: In a call to the operation `{name}`:\n"
+            f"  {why}  {called}.",
+            QdTypeError,
+        )
     return lower(fe, *args)

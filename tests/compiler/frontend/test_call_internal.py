@@ -38,10 +38,14 @@ def test_internal_functions_give_quadrants_values() -> None:
     assert nothing() == 10
 
 
-def test_a_wrong_count_and_a_missing_function_are_errors() -> None:
+def test_a_wrong_count_or_type_and_a_missing_function_are_errors() -> None:
     @qd.kernel
     def short() -> qd.i32:
         return impl.call_internal("test_internal_func_args", 1.0, 2.0)
+
+    @qd.kernel
+    def uncast(c: qd.f32) -> qd.i32:  # no argument is cast: the literal 2 is an i32
+        return impl.call_internal("test_internal_func_args", c, 2, 3)
 
     @qd.kernel
     def stack():
@@ -51,8 +55,14 @@ def test_a_wrong_count_and_a_missing_function_are_errors() -> None:
     def unknown() -> qd.i32:
         return impl.call_internal("no_such_function")
 
-    with pytest.raises(qd.QuadrantsTypeError, match=r"expected 3 argument\(s\), got 2"):
+    # quadrants 1.3.3's words
+    with pytest.raises(qd.QuadrantsTypeError, match="2 arguments were passed in but expected 3"):
         short()
+    with pytest.raises(
+        qd.QuadrantsTypeError,
+        match=r"expected f32 for argument #2, but got i32  \(called with argument types f32, i32, i32",
+    ):
+        uncast(1.0)
     with pytest.raises(qd.QuadrantsCompilationError, match="`test_stack` tests the autodiff stack"):
         stack()
     with pytest.raises(qd.QuadrantsCompilationError, match="no internal function `no_such_func"):
