@@ -60,7 +60,8 @@ def test_a_wrong_count_or_type_and_a_missing_function_are_errors() -> None:
         short()
     with pytest.raises(
         qd.QuadrantsTypeError,
-        match=r"expected f32 for argument #2, but got i32  \(called with argument types f32, i32, i32",
+        match=r"expected f32 for argument #2, but got i32  \(called with argument types f32, i32, "
+        "i32",
     ):
         uncast(1.0)
     with pytest.raises(qd.QuadrantsCompilationError, match="`test_stack` tests the autodiff stack"):
