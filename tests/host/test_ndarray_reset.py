@@ -257,3 +257,14 @@ def test_torch_exchange_of_a_released_ndarray_names_it() -> None:
             use()
     with pytest.raises(qd.QuadrantsRuntimeError, match=RELEASED):
         a.from_torch(torch.zeros(4))
+
+
+def test_an_init_refused_for_its_options_releases_nothing() -> None:
+    """Quadrants resets before it reads the options (and is left without settings); qdlab checks
+    them first, so the program and its ndarrays go on."""
+    qd.init(arch=qd.cpu)
+    a = qd.ndarray(qd.i32, (3,))
+    with pytest.raises(KeyError, match="bogus_option"):
+        qd.init(arch=qd.cpu, bogus_option=1)
+    a[0] = 4
+    assert a.to_numpy().tolist() == [4, 0, 0] and a in impl.get_runtime().ndarrays
