@@ -35,7 +35,7 @@ from ..core.language import (
 from ..core.types import ArrayType, DType, from_numpy, u1
 from . import state, vector_args
 from .launch import Storage
-from .ndarray import MatrixNdarray, Ndarray, ScalarNdarray, VectorNdarray
+from .ndarray import RELEASED, MatrixNdarray, Ndarray, ScalarNdarray, VectorNdarray
 from .tensor import Tensor
 
 NDARRAYS = (Ndarray, ScalarNdarray, VectorNdarray, MatrixNdarray)
@@ -56,6 +56,11 @@ def array_arg(
     error about an element's shape."""
     grad = None
     if isinstance(a, Ndarray):
+        if a.arr is None:
+            raise QdTypeError(
+                f"kernel `{kernel}`: argument `{name}` is {a._released}, which cannot be passed: "
+                f"{RELEASED}; pass one made after the latest qd.init()."
+            )
         arr = a.arr
         grad = a.grad.arr if a.grad is not None else None
     elif isinstance(a, np.ndarray):

@@ -1,7 +1,12 @@
 """`qd.ndarray`: an array owned by qdlab that kernels read and write in place, with an optional
 gradient buffer; in host memory, or on the GPU under `qd.init(arch=qd.cuda)`. Its elements are
 scalars, or vectors and matrices (`qd.ndarray(qd.math.vec3, n)`, `qd.Vector.ndarray(3, qd.f32, n)`):
-memory then holds the outer shape followed by the element's, as the NumPy array `to_numpy` gives."""
+memory then holds the outer shape followed by the element's, as the NumPy array `to_numpy` gives.
+
+Every ndarray is tracked, weakly, by the runtime it was made under (`get_runtime().ndarrays`), and
+`qd.reset()` / `qd.init()` release it (`Ndarray._reset`), as in Quadrants: `arr`, `grad`, `shape`,
+`dtype` and `element_type` then read None, and reading, writing or passing it to a kernel raises an
+error that names it (Quadrants fails there on None, or reads freed memory)."""
 
 from __future__ import annotations
 
@@ -47,8 +52,15 @@ class NdarrayTypeMetadata:
         self.layout = Layout.AOS
 
 
+RELEASED = "qd.reset() or a later qd.init() released it (they free every ndarray made before them)"
+"""Why a released ndarray cannot be used (`Ndarray._reset`)."""
+
+
 class Ndarray:
     """A C-contiguous host array. `.grad` is a second array of the same shape when `needs_grad`."""
+
+    _released: str | None = None
+    """What it was (its `repr`) once `qd.reset()` / `qd.init()` released it; None while it lives."""
 
     def __init__(
         self, dtype: object, shape: int | tuple[int, ...], needs_grad: bool = False
@@ -84,6 +96,26 @@ class Ndarray:
         self._sig = (self.dtype.name, self.ndim, needs_grad, self.element) + (
             (self.layout,) if self.layout is not None else ()
         )
+        pyquadrants.current.ndarrays.add(self)  # so that `qd.reset()` releases it
+
+    def _reset(self) -> None:
+        """Released by `qd.reset()` / `qd.init()` (`pyquadrants.restart`): the storage and the
+        gradient are dropped and read None, as do `shape`, `dtype` and `element_type`, as in
+        Quadrants. Its launch words and signature go too, so no launch cache can match it: a
+        kernel binds it the slow way, where `array_args` refuses it by name."""
+        if self._released is None:
+            self._released = repr(self)
+        # Quadrants' released state: None, outside these attributes' live types (every use
+        # checks `_storage()` first)
+        self.__dict__.update(arr=None, grad=None, dtype=None, element_type=None)
+        for name in ("_words", "_extent", "_sig"):
+            self.__dict__.pop(name, None)
+
+    def _storage(self) -> Storage:
+        """`arr`, or a QuadrantsRuntimeError naming the ndarray once it is released."""
+        if self.arr is None:
+            raise QuadrantsRuntimeError(f"{self._released} cannot be used: {RELEASED}.")
+        return self.arr
 
     _layout: tuple[int, ...] | None = None
 
@@ -97,6 +129,7 @@ class Ndarray:
     def _set_layout(self, layout: tuple[int, ...] | None) -> None:
         """Tag an array allocated in memory's order with its layout (its gradient too); None or the
         identity: none."""
+        self._storage()
         order = None if layout is None else tuple(layout)
         self._layout = None if order == tuple(range(len(order or ()))) else order
         if self.grad is not None:
@@ -127,9 +160,15 @@ class Ndarray:
         return a.transpose(list(self.layout) + list(range(n, a.ndim)))
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        """The outer shape (an ndarray of n vec3s has shape (n,)), canonical."""
-        outer = self.arr.shape[: self.arr.ndim - len(self.element)]
+    def shape(self) -> tuple[int, ...] | None:
+        """The outer shape (an ndarray of n vec3s has shape (n,)), canonical; None once
+        released, as in Quadrants."""
+        return None if self.arr is None else self._outer()
+
+    def _outer(self) -> tuple[int, ...]:
+        """The outer shape, canonical (`shape` of a live ndarray)."""
+        arr = self._storage()
+        outer = arr.shape[: arr.ndim - len(self.element)]
         return (
             outer
             if self.layout is None
@@ -138,6 +177,7 @@ class Ndarray:
 
     @property
     def element_shape(self) -> tuple[int, ...]:
+        self._storage()
         return self.element
 
     n: int
@@ -145,7 +185,9 @@ class Ndarray:
 
     def get_type(self) -> NdarrayTypeMetadata:
         """Its type as a kernel parameter sees it: element type, outer dimensions, whether it has
-        a gradient (Quadrants' `NdarrayTypeMetadata`)."""
+        a gradient (Quadrants' `NdarrayTypeMetadata`); all None once released, as there."""
+        if self.arr is None:
+            return NdarrayTypeMetadata(None)
         outer = tuple(self.arr.shape[: self.ndim])  # memory's order, as there
         return NdarrayTypeMetadata(self.element_type, outer, self.grad is not None)
 
@@ -159,35 +201,37 @@ class Ndarray:
 
     def _get_element_size(self) -> int:
         """Bytes per element (a vec3 of f32: 12), as Quadrants' ndarrays answer it."""
-        return self.arr.itemsize * int(np.prod(self.element, dtype=np.int64))
+        return self._storage().itemsize * int(np.prod(self.element, dtype=np.int64))
 
     def _get_nelement(self) -> int:
         """Elements in the outer shape."""
-        return int(np.prod(self.shape, dtype=np.int64))
+        return int(np.prod(self._outer(), dtype=np.int64))
 
     def fill(self, value: object) -> None:
         pyquadrants.current.materialize()  # host access: the runtime's hook first, as there
-        self.arr[...] = np.asarray(value.entries if isinstance(value, matrix.Matrix) else value)
+        entries = value.entries if isinstance(value, matrix.Matrix) else value
+        self._storage()[...] = np.asarray(entries)
 
     def _to_numpy(
         self, dtype: npt.DTypeLike | None = None, *, copy: bool | None = True
     ) -> np.ndarray:
         """The elements in canonical order: a copy, or with `copy=False` / `None` a view of the
         storage (strided when a layout permutes it), as Quadrants' zero-copy export is."""
-        return torch_bridge.to_numpy(self._canonical(self.arr), self.dtype.name, dtype, copy)
+        arr = self._storage()
+        return torch_bridge.to_numpy(self._canonical(arr), self.dtype.name, dtype, copy)
 
     def to_dlpack(self, versioned: bool = False) -> object:
         """A DLPack capsule over the storage, in canonical order (strided when a layout permutes
         it, as Quadrants exports it); `versioned`: a DLPack 1.0 one."""
         pyquadrants.current.materialize()
-        return torch_bridge.dlpack(self._canonical(self.arr), versioned)
+        return torch_bridge.dlpack(self._canonical(self._storage()), versioned)
 
     def _from_numpy(self, array: npt.ArrayLike) -> None:
         array = np.asarray(array)
-        if array.shape != self.shape + self.element:
+        if array.shape != self._outer() + self.element:
             raise ValueError(
                 f"from_numpy: shape {array.shape} does not match the ndarray's "
-                f"{self.shape + self.element}"
+                f"{self._outer() + self.element}"
             )
         self.arr[...] = self._physical(array)
 
@@ -199,7 +243,7 @@ class Ndarray:
         with `copy=False` / `None` a zero-copy view of the storage (see `torch_bridge`), strided
         into the canonical order when a layout permutes it, as Quadrants' DLPack view is."""
         return torch_bridge.to_torch(
-            self._canonical(self.arr), device, copy, "this qd.ndarray", self.dtype.name
+            self._canonical(self._storage()), device, copy, "this qd.ndarray", self.dtype.name
         )
 
     def _from_torch(self, tensor: TorchTensor) -> None:
@@ -209,11 +253,12 @@ class Ndarray:
         """Pickle by value, as Quadrants does: the dtype's name, the outer and element shapes and
         a canonical NumPy copy of the elements. The copy comes back as a fresh, layout-free array
         without a gradient (`qd.init` must have run where it is unpickled)."""
-        return _unpickle, (self.dtype.name, self.shape, self.element, self._to_numpy())
+        self._storage()
+        return _unpickle, (self.dtype.name, self._outer(), self.element, self._to_numpy())
 
     def __deepcopy__(self, memo: dict) -> Ndarray:
         out = copy.copy(self)
-        out.arr = self.arr.copy()
+        out.arr = self._storage().copy()
         out.grad = copy.deepcopy(self.grad, memo)
         out._made(self.grad is not None)
         return out
@@ -233,8 +278,9 @@ class Ndarray:
 
     def __getitem__(self, index: object) -> object:
         if isinstance(index, slice):  # `data[a:b]`: a view, as in Quadrants
+            self._storage()
             return buffer_view.of_slice(self, index)
-        view = self._canonical(self.arr)[self._index(index)]
+        view = self._canonical(self._storage())[self._index(index)]
         if not self.element:
             if view.ndim:
                 return view
@@ -245,16 +291,18 @@ class Ndarray:
     def __setitem__(self, index: object, value: object) -> None:
         if isinstance(value, matrix.Matrix):
             value = value.entries
-        self._canonical(self.arr)[self._index(index)] = value
+        self._canonical(self._storage())[self._index(index)] = value
 
     def __array__(self, dtype: npt.DTypeLike | None = None, copy: object = None) -> np.ndarray:
         out = self._to_numpy()
         return out if dtype is None else out.astype(dtype)
 
     def __repr__(self) -> str:
+        if self._released is not None:
+            return f"{self._released} (released)"
         grad = ", needs_grad=True" if self.grad is not None else ""
         what = f"{self.dtype}{list(self.element)}" if self.element else str(self.dtype)
-        return f"qd.ndarray({what}, {self.shape}{grad})"
+        return f"qd.ndarray({what}, {self._outer()}{grad})"
 
 
 class HostNdarray(Ndarray):
@@ -307,19 +355,19 @@ class DeviceNdarray(HostNdarray):
 
     def _from_numpy(self, array: npt.ArrayLike) -> None:
         array = np.asarray(array)
-        if array.shape != self.shape + self.element:
+        if array.shape != self._outer() + self.element:
             raise ValueError(
                 f"from_numpy: shape {array.shape} does not match the ndarray's "
-                f"{self.shape + self.element}"
+                f"{self._outer() + self.element}"
             )
         self.arr.set(np.ascontiguousarray(self._physical(array), self.dtype.np))
 
     def fill(self, value: object) -> None:
         pyquadrants.current.materialize()
-        self.arr[...] = self.device_value(value)
+        self._storage()[...] = self.device_value(value)
 
     def __setitem__(self, index: object, value: object) -> None:
-        self._canonical(self.arr)[self._index(index)] = self.device_value(value)
+        self._canonical(self._storage())[self._index(index)] = self.device_value(value)
 
     def device_value(self, value: object) -> object:
         """A host value (a number, a `qd.Vector`, a NumPy array) on the device: CuPy refuses to
@@ -330,8 +378,9 @@ class DeviceNdarray(HostNdarray):
 
     def __getitem__(self, index: object) -> object:
         if isinstance(index, slice):  # `data[a:b]`: a view, as in Quadrants
+            self._storage()
             return buffer_view.of_slice(self, index)
-        host = self._canonical(self.arr)[self._index(index)].get()
+        host = self._canonical(self._storage())[self._index(index)].get()
         if not self.element:
             return host.item() if host.ndim == 0 else host
         return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(host)
@@ -341,6 +390,8 @@ class DeviceNdarray(HostNdarray):
         return host if dtype is None else host.astype(dtype)
 
     def __repr__(self) -> str:
+        if self._released is not None:
+            return super().__repr__()
         return "qd.ndarray on cuda" + super().__repr__().removeprefix("qd.ndarray")
 
 

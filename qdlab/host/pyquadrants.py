@@ -10,6 +10,10 @@ reference's first-compile point, so a deferred fill is never read stale by an al
 kernel), before every host access to a field's storage and at `qd.sync()`; `clear()` at every
 `qd.init` / `qd.reset`, after which `get_runtime()` is a fresh object, as in Quadrants.
 
+The runtime also tracks the live `qd.ndarray`s made under it (`ndarrays`, a weak set: tracking keeps
+none alive, and passing one to a kernel adds nothing); `restart` releases each of them after the
+fresh runtime replaces it, as Quadrants' `reset()` does (`Ndarray._reset`).
+
 qdlab allocates a field on first use and has no tree to close, so its own `materialize()` only
 records that it ran; what a program adds around it is what matters. A call that arrives while one
 is running (the program's fill launching a kernel) runs again, as there.
@@ -17,6 +21,7 @@ is running (the program's fill launching a kernel) runs again, as there.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -25,6 +30,7 @@ from . import state
 
 if TYPE_CHECKING:
     from .api import Settings
+    from .ndarray import Ndarray
 
 CHECKS: list[Callable[[], None]] = []
 TREE_FINISHERS: list[Callable[[], None]] = []
@@ -79,6 +85,9 @@ class PyQuadrants:
         """The program's first materialize passed its checks (`field.check_declared`): as in
         Quadrants, the fields declared after it are not checked."""
         self.prog = Program()
+        self.ndarrays: weakref.WeakSet[Ndarray] = weakref.WeakSet()
+        """The `qd.ndarray`s made under this runtime and still alive (their gradients too), held
+        weakly; `restart` releases them."""
 
     def materialize_root_fb(self, is_first_call: bool) -> None:
         """Quadrants' finalization of the layout tree under `qd.root`: the levels made from here
@@ -143,7 +152,12 @@ def materialize() -> None:
 
 
 def restart() -> None:
-    """`qd.init` / `qd.reset`: the old runtime's `clear()`, then a fresh one."""
+    """`qd.init` / `qd.reset`: the old runtime's `clear()`, then a fresh one, then the release of
+    every ndarray the old one tracked (their storage is freed; using one raises). The old runtime's
+    set keeps its entries, as Quadrants' does."""
     global current
-    current.clear()
+    old = current
+    old.clear()
     current = PyQuadrants()
+    for nd in list(old.ndarrays):
+        nd._reset()

@@ -50,6 +50,8 @@ class Tensor(TensorBase):
         made = True
 
     def __repr__(self) -> str:
+        if isinstance(self._impl, Ndarray) and self._impl.arr is None:
+            return f"Tensor({self._impl!r})"  # released by `qd.reset()`
         layout = "" if self.layout is None else f", layout={self.layout!r}"
         return (
             f"Tensor(shape={self.shape!r}, dtype={self.dtype!r}, "
@@ -87,6 +89,8 @@ class Tensor(TensorBase):
 
     @property
     def shape(self) -> tuple[int, ...]:
+        if isinstance(self._impl, Ndarray):  # released by `qd.reset()`: the error that names it
+            return self._impl._outer()
         return tuple(self._impl.shape)
 
     @property
@@ -308,7 +312,7 @@ def with_layout(array: Ndarray | Tensor, layout: Sequence[int]) -> Ndarray:
     if not isinstance(impl, Ndarray):
         raise TypeError(f"_with_layout needs a qd.ndarray, not {type(impl).__name__}")
     order = tuple(layout)
-    ndim = len(impl.arr.shape) - len(impl.element)  # memory's rank
+    ndim = impl.ndim  # memory's rank
     if len(order) != ndim:
         raise ValueError(f"layout has {len(order)} entries but ndarray has {ndim} dims")
     if sorted(order) != list(range(ndim)):
