@@ -56,6 +56,23 @@ RELEASED = "qd.reset() or a later qd.init() released it (they free every ndarray
 """Why a released ndarray cannot be used (`Ndarray._reset`)."""
 
 
+class Allocation(np.ndarray):
+    """An ndarray's host memory, `a.arr`: the NumPy array its kernels read and write in place, which
+    also answers what Quadrants programs ask of `.arr` (there a C++ ndarray object). NumPy makes its
+    views and copies Allocations too; everything else about it is NumPy's, `shape` (in memory's
+    order, the element's axes included) too."""
+
+    def device_allocation_ptr(self) -> int:
+        """The address of the data that kernels read and write: the same for the ndarray's whole
+        life (its buffer never moves), another for every other live ndarray and for its gradient
+        buffer, as Quadrants' (there the address of the allocation's record)."""
+        return cuda_runtime.pointer(self)
+
+    def total_shape(self) -> list[int]:
+        """The shape in memory's order with the element's axes, a list (Quadrants' method)."""
+        return list(self.shape)
+
+
 class Ndarray:
     """A C-contiguous host array. `.grad` is a second array of the same shape when `needs_grad`."""
 
@@ -71,7 +88,7 @@ class Ndarray:
                 f"{self.dtype} is not supported for ndarray with needs_grad=True: gradients are "
                 "floats."
             )
-        self.arr = np.zeros(_shape(shape) + self.element, self.dtype.np)
+        self.arr = np.zeros(_shape(shape) + self.element, self.dtype.np).view(Allocation)
         self.grad = type(self)(dtype, _shape(shape)) if needs_grad else None
         self._made(needs_grad)
 
@@ -216,9 +233,10 @@ class Ndarray:
         self, dtype: npt.DTypeLike | None = None, *, copy: bool | None = True
     ) -> np.ndarray:
         """The elements in canonical order: a copy, or with `copy=False` / `None` a view of the
-        storage (strided when a layout permutes it), as Quadrants' zero-copy export is."""
-        arr = self._storage()
-        return torch_bridge.to_numpy(self._canonical(arr), self.dtype.name, dtype, copy)
+        storage (strided when a layout permutes it), as Quadrants' zero-copy export is: a plain
+        NumPy array, not an `Allocation`."""
+        view = torch_bridge.to_numpy(self._canonical(self._storage()), self.dtype.name, dtype, copy)
+        return np.asarray(view)
 
     def to_dlpack(self, versioned: bool = False) -> object:
         """A DLPack capsule over the storage, in canonical order (strided when a layout permutes
@@ -283,10 +301,10 @@ class Ndarray:
         view = self._canonical(self._storage())[self._index(index)]
         if not self.element:
             if view.ndim:
-                return view
+                return np.asarray(view)  # a plain NumPy view, not an `Allocation`
             v = view.item()  # a Python number, as Quadrants gives (a u1 as 0 / 1)
             return int(v) if isinstance(v, bool) else v
-        return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(view)
+        return (matrix.Vector if len(self.element) == 1 else matrix.Matrix)(np.asarray(view))
 
     def __setitem__(self, index: object, value: object) -> None:
         if isinstance(value, matrix.Matrix):
