@@ -69,6 +69,9 @@ class KernelSpec:
     signature: str = ""
     """The signature the manifest is keyed on (`struct_args.manifest_signature`): the argument
     types and the template arguments by content; the statement memo keys on it too."""
+    pure: bool = False
+    """`@qd.kernel(fastcache=True)` (or `pure=True`): reading a global number or field is refused
+    (`Frontend.check_pure`), as Quadrants' fastcache refuses it."""
     checkpoints: bool = False
     """`@qd.kernel(graph=True, checkpoints=True)`: its `qd.checkpoint` stages pause and resume
     (`frontend/graphs.py`); the last parameter is the hidden resume point, the return the pause."""
@@ -404,6 +407,7 @@ def lower_once(
     )
     fe = Frontend(kernel, source, lowering)
     fe.graph = spec.graph
+    fe.pure = spec.pure
     if spec.checkpoints:
         fe.checkpoints = Checkpoints()
     kernel.flags.def_loc = source.loc(source.tree, spec.name)

@@ -12,6 +12,7 @@ import os
 import struct
 import types
 import typing
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -84,6 +85,19 @@ class Observations:
     frontend_constructs_cache_hit: int = -1
 
 
+@dataclasses.dataclass(frozen=True)
+class FastcacheObservations:
+    """`kernel._primal.src_ll_cache_observations`, as Quadrants' fastcache reports the latest
+    compile of a `fastcache=True` kernel: keyed (fastcache on, the offline cache on, no field
+    reached), then loaded from the cache (the manifest served it) or compiled and stored. All
+    False for any other kernel."""
+
+    cache_key_generated: bool = False
+    cache_validated: bool = False
+    cache_loaded: bool = False
+    cache_stored: bool = False
+
+
 class Kernel(KernelDef):
     """`@qd.kernel`: compiled on first call for each argument signature, then launched natively."""
 
@@ -120,6 +134,10 @@ class Kernel(KernelDef):
         """Quadrants' `kernel.autodiff_mode`: VALIDATION while a `qd.ad.Tape(validation=True)`
         holds it (its launches then check the global data access rule, under debug=True)."""
         self.per_offload_cache_observations = Observations()
+        self.fastcache = False
+        """`@qd.kernel(fastcache=True)` (or the deprecated `pure=True`): Quadrants' purity rules
+        hold (`Frontend.check_pure`)."""
+        self.src_ll_cache_observations = FastcacheObservations()
         self.plans: dict[tuple, LaunchPlan] = {}
         """(signature, arch) -> the launch plan of the variant compiled for it."""
         self.generation = -1
@@ -380,6 +398,7 @@ class Kernel(KernelDef):
             Autodiff.of(self.autodiff),
             self.return_shapes if any(self.return_shapes) else [],
             graph=self.use_graph,
+            pure=self.fastcache,
             checkpoints=self.checkpoints,
         )
 
@@ -408,6 +427,14 @@ class Kernel(KernelDef):
         self.latest = compiled
         total, recompiled, hit = compiled.observations
         self.per_offload_cache_observations = Observations(total, recompiled, hit)
+        keyed = (
+            bool(self.fastcache and cfg.option("src_ll_cache") and cfg.offline_cache)
+            and not compiled.fields
+        )
+        served = compiled.observations == (-1, -1, -1)  # from the manifest, nothing lowered
+        self.src_ll_cache_observations = FastcacheObservations(
+            keyed, keyed and served, keyed and served, keyed and not served
+        )
         for hook in list(state.compile_hooks):
             hook(self, compiled)
         return compiled, field_words
@@ -669,6 +696,13 @@ def kernel(
     except QdError as e:
         raise _user_facing(e) from None
     k.use_graph = bool(options.get("graph", False))
+    if options.get("pure") is not None:
+        warnings.warn(
+            "@qd.kernel parameter `pure` is deprecated. Please use parameter `fastcache`. `pure` "
+            "parameter is intended to be removed in 4.0.0",
+            stacklevel=2,
+        )
+    k.fastcache = bool(options.get("fastcache") or options.get("pure"))
     return k
 
 

@@ -18,6 +18,7 @@ import ast
 import operator
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import overload
 
@@ -34,6 +35,7 @@ from ...core.errors import (
     QuadrantsCompilationError,
     SourceLoc,
 )
+from ...core.fields import FieldBase
 from ...core.types import DType, TensorType, Type, f16, f32, i32, promote, u1
 from .. import ir
 from .assignments import Assignments
@@ -104,6 +106,9 @@ REFUSED = {
     "Match": "`match`",
 }
 
+QDLAB_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+"""qdlab's own package folder: its functions inlined into kernels (`qd.svd`) are never impure."""
+
 
 class Frontend(
     Assignments,
@@ -144,6 +149,7 @@ class Frontend(
         self.top_level = True  # statement is directly in the kernel body
         self.graph = False  # `@qd.kernel(graph=True)`, which refuses `qd.stream_parallel()`
         self.in_stream = False  # in a `with qd.stream_parallel():` block, which cannot nest
+        self.pure = False  # `@qd.kernel(fastcache=True)`: reads no global number or field
         self.do_while_depth = 0  # `qd.graph.do_while` loops around the statement
         self.graph_region = 0  # in a `qd.graph.parallel_context()` region (1), a section (2)
         self.checkpoints: Checkpoints | None = None  # a `checkpoints=True` kernel's stages
@@ -410,8 +416,27 @@ class Frontend(
                 "qd.init(raise_on_templated_floats=True) refuses: pass it as a `qd.f32` parameter.",
                 QuadrantsCompilationError,
             )
+        if self.pure:
+            self.check_pure(name, value)
         self.record(name, value)
         return self.tensor_of(value, name, resolvable=True)
+
+    def check_pure(self, name: str, value: object) -> None:
+        """A `fastcache=True` kernel (and what it calls) reading a global or captured number,
+        string or field, which Quadrants' fastcache key would not see: refused in its words, or
+        for an UPPERCASE name warned of, as there. qdlab's own functions are exempt."""
+        if name.startswith("_qd_") or not isinstance(value, (float, int, str, FieldBase)):
+            return
+        if self.scope.source.filename.startswith(QDLAB_DIR):
+            return
+        message = (
+            f"[PURE.VIOLATION] WARNING: Accessing global variable {name} {type(value)} {name} "
+            "is in global vars, therefore violates pure"
+        )
+        if name.upper() == name:
+            warnings.warn(message, stacklevel=2)
+            return
+        raise self.error(message, QuadrantsCompilationError)
 
     def record(self, name: str, value: object) -> None:
         self.deps.add((self.scope.owner, name, dep_fingerprint(value)))
