@@ -10,6 +10,7 @@ import logging
 import math
 import os
 import struct
+import threading
 import types
 import typing
 import warnings
@@ -83,6 +84,12 @@ class Observations:
     frontend_constructs_total: int = -1
     frontend_constructs_recompiled: int = -1
     frontend_constructs_cache_hit: int = -1
+
+
+COMPILING = threading.RLock()
+"""Held while a kernel's variant compiles (`Kernel.compile_for`): one thread compiles at a time,
+as Quadrants locks its kernel materialisation; launches run concurrently. Four threads compiling
+kernels that share a `@qd.func` once raised a SystemError inside CPython's `ast` module."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -405,6 +412,10 @@ class Kernel(KernelDef):
     def compile_for(self, sig: tuple, templates: dict) -> tuple[Compiled, tuple[int, ...]]:
         """The variant for one signature, and the launch words of the fields it uses (their storage
         is allocated here)."""
+        with COMPILING:
+            return self._compile_for(sig, templates)
+
+    def _compile_for(self, sig: tuple, templates: dict) -> tuple[Compiled, tuple[int, ...]]:
         cfg = self.config()
         state.compiled_count += 1
         previous = state.history.get(self.name)
