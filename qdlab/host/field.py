@@ -848,7 +848,7 @@ def field(
     f = cls(scalar, dims, element, needs_grad, name, None, _offset(offset, dims), needs_dual)
     f._order = None if axes == tuple(range(len(axes or ()))) else axes
     f._order_given = f._order is not None
-    f._soa_given = layout == Layout.SOA
+    f._soa_given = layout == Layout.SOA and dims is not None  # a layout's place() decides there
     for g in (f.grad, f.dual):
         if g is not None and dims is not None:
             g.placed = True  # a field made with a shape has its gradient and dual placed with it

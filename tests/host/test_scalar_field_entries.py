@@ -299,3 +299,38 @@ def test_an_entry_of_a_gradient_field_is_that_gradient(per_offload: bool) -> Non
     k()
     np.testing.assert_array_equal(v.grad.to_numpy()[:, 1], np.full(4, -1.0, np.float32))
     np.testing.assert_array_equal(out.to_numpy(), np.full(4, 1.0, np.float32))
+
+
+def test_soa_is_for_fields_made_with_a_shape() -> None:
+    """quadrants 1.3.3 ignores `layout=` of a field that a layout's `place()` places: that field's
+    entries share its cells."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+    v = qd.Vector.field(2, qd.i32, layout=qd.Layout.SOA)
+    qd.root.dense(qd.ij, (4, 4)).place(v)
+
+    @qd.kernel
+    def addr(x: qd.template(), i: qd.i32, j: qd.i32) -> qd.u64:
+        return qd.get_addr(x, [i, j])
+
+    base = addr(v, 0, 0)
+    assert [(addr(v.get_scalar_field(k), 1, 2) - base) // 4 for k in range(2)] == [12, 13]
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_soa_gradients(debug: bool) -> None:
+    qd.init(arch=qd.cpu, offline_cache=False, debug=debug)
+    g = qd.Vector.field(2, qd.f32, shape=(4, 2), layout=qd.Layout.SOA, needs_grad=True)
+    loss = qd.field(qd.f32, shape=(), needs_grad=True)
+
+    @qd.kernel
+    def compute():
+        for i, j in g:
+            loss[None] += g[i, j][0] * g[i, j][1] + g.get_scalar_field(1)[i, j]
+
+    values = np.arange(16, dtype=np.float32).reshape(4, 2, 2)
+    g.from_numpy(values)
+    with qd.ad.Tape(loss=loss):
+        compute()
+    assert loss[None] == 680.0  # quadrants 1.3.3
+    want = np.stack([values[..., 1], values[..., 0] + 1], -1)
+    np.testing.assert_array_equal(g.grad.to_numpy(), want)
