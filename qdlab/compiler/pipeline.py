@@ -24,7 +24,7 @@ from .cache import BinaryCache, construct_memo, manifest, stmt_memo
 from .cache.construct_memo import Prepared
 from .codegen.offload import Plan, offload
 from .codegen.targets import Target
-from .frontend import quant
+from .frontend import members, quant
 from .frontend.fields import field_paths, field_type
 from .frontend.graphs import Checkpoints
 from .frontend.scope import CallsNeeded, Lowering
@@ -421,6 +421,7 @@ def lower_once(
     if memo is not None:
         lowered.replayed = frozenset(memo.replayed)
         memo.finish()
+    members.run(kernel)  # matrix fields' entries (`get_scalar_field`) as their fields' memory
     quant.run(kernel)  # quantised fields' bits in their words (after the memo took its IR)
     return lowered
 

@@ -24,6 +24,10 @@ class FieldBase:
     name: str
     key: tuple
     """Tells this field apart from every other (in this process and in any other)."""
+    _entry_of: tuple[FieldBase, tuple[int, ...]] | None = None
+    """`x.get_scalar_field(i, j)`: (the matrix field `x`, the entry `(i, j)`) whose memory this
+    scalar field is; a kernel reaches that memory through `x`'s hidden parameter
+    (`compiler/frontend/members.py`). None for a field with memory of its own."""
 
     @property
     def dtype(self) -> DType:

@@ -123,6 +123,9 @@ class ArrayType:
     """`qd.tensor(..., layout=(1, 0))`: the canonical axis each axis of memory holds, outermost
     first (None: the identity). A kernel indexes canonically; its indices are permuted into
     memory's order."""
+    soa: bool = False
+    """A field of vectors or matrices stored entry by entry (`layout=qd.Layout.SOA`): memory holds
+    the element's shape first, then the outer one; the indices a kernel gives are the same."""
 
     @property
     def rank(self) -> int:
@@ -135,6 +138,8 @@ class ArrayType:
         )
         if self.layout is not None:
             extra += ", layout=" + "x".join(map(str, self.layout))
+        if self.soa:
+            extra += ", soa"
         return f"ndarray<{shape_text(self.dtype, self.element)}, {self.ndim}{extra}>"
 
 

@@ -31,7 +31,7 @@ from ..core.errors import (
     QdSyntaxError,
     QdValueError,
 )
-from ..core.fields import MAX_NUM_INDICES, FieldBase, SNodeGradType
+from ..core.fields import MAX_NUM_INDICES, FieldBase, Layout, SNodeGradType
 from ..core.sparse import Level, flags, locate
 from ..core.types import DType, from_numpy, u1
 from . import pyquadrants, state, torch_bridge
@@ -80,6 +80,8 @@ class Field(FieldBase):
 
     _quant: QuantInfo | None = None
     """A quantised field's type and slots (`host/quant.py`): its elements live in words."""
+    _soa_given = False
+    """Made with `layout=qd.Layout.SOA`, or placed entry by entry (`get_scalar_field`)."""
 
     def __init__(
         self,
@@ -236,6 +238,14 @@ class Field(FieldBase):
         return f._order
 
     @property
+    def _soa(self) -> bool:
+        """A vector or matrix field stored entry by entry (`layout=qd.Layout.SOA`): all the first
+        entries, then all the second ones..., as the reference stores it; its entries are still
+        the last axes of every host view. On the GPU qdlab stores them element by element."""
+        f = self.primal or self.dual_of or self
+        return bool(f.element) and f._soa_given and state.config().arch != "cuda"
+
+    @property
     def layout(self) -> tuple[int, ...] | None:
         """The layout tag, as Quadrants reports it: the axis permutation `qd.field(...,
         order="ji")` or `qd.tensor(..., layout=...)` gave (`(1, 0)`), else None (a field placed
@@ -336,15 +346,18 @@ class Field(FieldBase):
             if state.config().arch == "cuda" and cuda_runtime.available():
                 self._arr = cuda_runtime.require().zeros(self.shape + self.element, self.dtype.np)
                 return self._arr
+            lead, trail = (self.element, ()) if self._soa else ((), self.element)
             if state.config().bounds_checks:  # an index past the shape is caught, as there
-                arr = np.zeros(dims + self.element, self.dtype.np)
+                arr = np.zeros(lead + dims + trail, self.dtype.np)
             else:  # each axis padded to a power of two, as Quadrants' dense layout does, so a
                 # small overrun lands in the field's own memory there and here alike; and a
                 # slack after it, where Quadrants' shared root buffer has the next field
                 padded = tuple(1 << max(0, int(n) - 1).bit_length() for n in dims)
                 size = int(np.prod(padded + self.element, dtype=np.int64))
                 flat = np.zeros(size + SLACK, self.dtype.np)
-                arr = flat[:size].reshape(padded + self.element)
+                arr = flat[:size].reshape(lead + padded + trail)
+            if lead:  # entry by entry in memory: a view with the entries last
+                arr = np.moveaxis(arr, range(len(lead)), range(-len(lead), 0))
             if self._memory_layout is not None:  # the host sees it in axis order: a view
                 axes = [order.index(d) for d in range(len(order))]
                 arr = arr.transpose(axes + list(range(len(order), arr.ndim)))
@@ -549,7 +562,7 @@ class Field(FieldBase):
         it allocates with bounds checks off (`_storage`: each axis padded to a power of two, and
         `SLACK` elements after the whole): Quadrants' layout has its own memory there too, and
         its tests read such elements back (`a[60]` of a 55-element field)."""
-        if self._memory_layout is not None or state.config().arch == "cuda":
+        if self._memory_layout is not None or self._soa or state.config().arch == "cuda":
             return False
         past = k - self._index_offset[axis]
         padded = [1 << max(0, int(n) - 1).bit_length() for n in self.shape]
@@ -568,7 +581,7 @@ class Field(FieldBase):
         flat = getattr(arr, "base", None)
         if not isinstance(arr, np.ndarray) or flat is None or min(key, default=0) < 0:
             return None
-        if self._memory_layout is not None:  # its memory is not in axis order: no such element
+        if self._memory_layout is not None or self._soa:  # memory not in axis order: no such
             return None
         linear = 0
         for k, n in zip(key, arr.shape):
@@ -656,30 +669,117 @@ class ScalarField(Field):
 class MatrixField(Field):
     """`qd.Vector.field(n, ...)`, `qd.Matrix.field(n, m, ...)`, `qd.field(vec3, ...)`."""
 
-    def get_scalar_field(self, *indices: int) -> MatrixMember:
-        """One entry's member, as Quadrants has one field per entry; here for placing the members
-        one by one (`qd.root.dense(qd.i, n).place(x.get_scalar_field(0, 0))`): once every member
-        is placed with one shape the field has it; members of different shapes are Quadrants'
-        error at the next launch."""
-        if len(indices) != len(self.element) or not all(
-            0 <= i < n for i, n in zip(indices, self.element)
-        ):
-            raise QdIndexError(
-                f"get_scalar_field{indices} is out of range for elements of shape {self.element}."
+    def get_scalar_field(self, *indices: int) -> MemberField:
+        """Entry `(i, j)` of every element, as a scalar field over the same memory (Quadrants keeps
+        one field per entry and hands that one out): reading or writing either name, in a kernel or
+        from Python, reads or writes the same storage. Before the field is placed it is placed
+        entry by entry (`qd.root.dense(qd.i, n).place(x.get_scalar_field(0, 0))`). As there, the
+        entry is the flat one `i * m + j` (`j` 0 when left out, `m` 1 for a vector), taken as
+        Python takes a tuple's item: a negative one counts from the end, one past either end is an
+        IndexError."""
+        if len(indices) not in (1, 2):
+            raise AssertionError(
+                f"get_scalar_field takes one or two indices, not {len(indices)} ({indices})."
             )
-        return MatrixMember(self, tuple(indices))
+        size = math.prod(self.element)
+        flat = int(indices[0]) * self.m + (int(indices[1]) if len(indices) == 2 else 0)
+        if not -size <= flat < size:
+            raise QdIndexError(
+                f"get_scalar_field{tuple(indices)}: entry {flat} (i * m + j) is out of range for "
+                f"elements of shape {self.element} (tuple index out of range)."
+            )
+        flat %= size
+        members: dict[int, MemberField] = self.__dict__.setdefault("_members", {})
+        if flat not in members:  # one per entry, so a kernel specialises on it once
+            entry = tuple(int(k) for k in np.unravel_index(flat, self.element))
+            members[flat] = MemberField(self, entry)
+        return members[flat]
 
 
-class MatrixMember:
-    """An entry's member of a matrix field (`MatrixField.get_scalar_field`), for placing."""
+class MemberField(ScalarField):
+    """`x.get_scalar_field(i, j)`: entry (i, j) of each element of matrix field `x`, a scalar
+    field whose memory is `x`'s own (`_entry_of`). On the host it is a view of `x`'s storage; a
+    kernel that reaches it indexes `x`'s hidden parameter with the entry's constant indices
+    (`compiler/frontend/members.py`), so the split and the gate see one buffer. As in the
+    reference it has no `.grad` of its own (a kernel's gradient of it is `x.grad`'s entry)."""
 
-    def __init__(self, owner: MatrixField, index: tuple[int, ...]) -> None:
-        self.owner, self.index = owner, index
+    def __init__(self, owner: Field, entry: tuple[int, ...]) -> None:
+        # not Field.__init__: it allocates nothing
+        self.owner, self.index = owner, entry
+        self._entry_of = (owner, entry)
+        self._dtype, self.element, self.name = owner.dtype, (), owner.name
+        self.primal = self.dual_of = self.grad = self.dual = None
+        self.uid = next(_uids)
+        self.key = ("field", TOKEN, self.uid)
+        self._arr, self._checkbits, self.member_shapes = None, None, {}
+
+    # everything of its place is its owner's
+    epoch = property(lambda self: self.owner.epoch)
+    _tree_id = property(lambda self: self.owner._tree_id)
+    active = property(lambda self: self.owner.active)
+    placed = property(lambda self: self.owner.placed)
+    given_offset = property(lambda self: self.owner.given_offset)
+    blocked = property(lambda self: self.owner.blocked)
+    _order_given = property(lambda self: (self.owner.primal or self.owner)._order_given)
+
+    def _dims(self) -> tuple[int, ...] | None:
+        return self.owner._dims()
+
+    def has_grad(self) -> bool:
+        return False
+
+    def has_dual(self) -> bool:
+        return False
+
+    def _unusable(self) -> str | None:
+        return self.owner._unusable()
+
+    def _through_owner(self) -> bool:
+        """Whether a host write goes through the owner's element (its storage is no NumPy view:
+        a device array, a quantised field's decoded copy)."""
+        return self.owner._quant is not None or not isinstance(self._storage(), np.ndarray)
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        placed = self.owner.member_shapes.get(self.index)
-        return placed[0] if placed is not None else self.owner.shape
+    def _memory_layout(self) -> tuple[int, ...] | None:
+        return self.owner._memory_layout
+
+    @property
+    def _soa(self) -> bool:
+        return self.owner._soa
+
+    @property
+    def snode(self) -> PlacedSNode:
+        return self.owner.snode
+
+    @property
+    def _sparse_levels(self) -> tuple[Level, ...]:
+        return self.owner._sparse_levels
+
+    def _storage(self) -> Storage:
+        return self.owner._storage()[(Ellipsis, *self.index)]
+
+    def _store(self, array: np.ndarray) -> None:
+        if not self._through_owner():
+            self._logical(self._storage())[...] = array
+            return
+        whole = self.owner.to_numpy()
+        whole[(Ellipsis, *self.index)] = array
+        self.owner._store(whole)
+
+    def __setitem__(self, index: object, value: object) -> None:
+        if self._through_owner():
+            self.owner[index] = _entry_set(self.owner[index], self.index, value)
+            return
+        super().__setitem__(index, value)
+
+    def _slack_index(self, key: tuple[int, ...], arr: Storage) -> tuple | None:
+        return None  # past its shape: not an element of its owner's either
+
+    def _in_storage(self, axis: int, k: int) -> bool:
+        return self.owner._in_storage(axis, k)
+
+    def __qd_fingerprint__(self) -> str:
+        return f"{self.owner.__qd_fingerprint__()}:entry{self.index}"
 
     def _place(
         self,
@@ -688,16 +788,25 @@ class MatrixMember:
         snode: object = None,
         blocked: bool = False,
     ) -> None:
+        """`place(x.get_scalar_field(i, j))`: once every entry is placed with one shape the field
+        has it; entries of different shapes are Quadrants' error at the next launch. Entries each
+        placed in a level of their own are laid out entry by entry (SOA), as there."""
         f = self.owner
         if self.index in f.member_shapes or f.placed:
             raise QdRuntimeError(f"member {self.index} of field {f._label()} is already placed.")
         f.member_shapes[self.index] = (shape, order, snode, blocked)
         placements = list(f.member_shapes.values())
-        if len(placements) == math.prod(f.element) and all(
-            p[0] == shape for p in placements
-        ):  # every member in one shape: the field has it
+        if len(placements) == math.prod(f.element) and all(p[0] == shape for p in placements):
             f.member_shapes.clear()
             f._place(shape, order, snode, blocked)
+            f._soa_given = len({id(p[2]) for p in placements}) == len(placements) > 1
+
+
+def _entry_set(element: object, entry: tuple[int, ...], value: object) -> object:
+    """`element` (a scalar's host value, or a vector's or matrix's) with `entry` set to `value`."""
+    entries = np.array(element.entries if isinstance(element, matrix.Matrix) else element)
+    entries[entry] = value
+    return entries
 
 
 _NOT_PLACED = (
@@ -739,6 +848,7 @@ def field(
     f = cls(scalar, dims, element, needs_grad, name, None, _offset(offset, dims), needs_dual)
     f._order = None if axes == tuple(range(len(axes or ()))) else axes
     f._order_given = f._order is not None
+    f._soa_given = layout == Layout.SOA and dims is not None  # a layout's place() decides there
     for g in (f.grad, f.dual):
         if g is not None and dims is not None:
             g.placed = True  # a field made with a shape has its gradient and dual placed with it

@@ -21,7 +21,7 @@ from ..core import matrix
 from ..core import quant as q
 from ..core.errors import QdRuntimeError, QdSyntaxError, QdValueError
 from ..core.types import DType
-from .field import Field, MatrixMember, set_quant_host
+from .field import Field, MemberField, set_quant_host
 
 _OPS = q.NpOps()
 
@@ -91,7 +91,7 @@ def physical(max_num_bits: object) -> DType:
 
 def _entries(arg: object) -> list[tuple[Field, tuple[int, ...]]]:
     """The (field, entry) scalars a placed argument stands for."""
-    if isinstance(arg, MatrixMember):
+    if isinstance(arg, MemberField):
         return [(arg.owner, arg.index)]
     if not isinstance(arg, Field):
         raise QdValueError(f"BitpackedFields.place() takes quantised fields, not {arg!r}.")

@@ -30,7 +30,7 @@ from ..core.errors import QdRuntimeError, QdValueError
 from ..core.sparse import Level, Region, count_active, mask_shape
 from ..core.types import i32, u32
 from . import quant, snode_layout, state
-from .field import Field, MatrixMember, lazy_dual, lazy_grad, set_implicit_snode, tree_id
+from .field import Field, MemberField, lazy_dual, lazy_grad, set_implicit_snode, tree_id
 from .struct_field import StructField
 
 log = logging.getLogger("qdlab")
@@ -324,7 +324,7 @@ class SNode:
                 f._place(self, dims, order, blocked)
                 self.fields.extend(g for g, _, _ in f.fields if g.placed and g not in self.fields)
                 continue
-            if isinstance(f, MatrixMember):  # one entry's member of a matrix field
+            if isinstance(f, MemberField):  # one entry's member of a matrix field
                 f._place(dims, order, self, blocked)
                 if f.owner.placed:
                     self.fields.append(f.owner)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, cast
 
 from ..core.types import DType
 from . import state
-from .field import Field, MatrixMember, close_tree, live_fields
+from .field import Field, MemberField, close_tree, live_fields
 from .quant import BitpackedFields
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def member_extent(member: object) -> tuple[int, int]:
     if isinstance(member, BitpackedFields):
         n = member.struct.physical.bits // 8
         return n, n
-    if isinstance(member, MatrixMember):
+    if isinstance(member, MemberField):
         n = _scalar_bytes(member.owner.dtype, str(member))
         return n, n
     if isinstance(member, Field):
@@ -118,7 +118,7 @@ def _check_root(node: SNode, tree: int | None) -> None:
 def _fields_under(member: object) -> list[object]:
     if isinstance(member, BitpackedFields):
         return [f for f, _, _ in member.fields]
-    if isinstance(member, MatrixMember):
+    if isinstance(member, MemberField):
         return [member.owner]
     if _is_level(member):
         return [f for m in members(cast("SNode", member)) for f in _fields_under(m)]
@@ -141,6 +141,6 @@ def offset_bytes_in_parent_cell(node: SNode | None, member: object) -> int:
     if node._parent is None:
         _check_root(node, tree)
     for m, offset in layout(node, tree):
-        if m is member or (isinstance(m, MatrixMember) and m.owner is member):
+        if m is member or (isinstance(m, MemberField) and m.owner is member):
             return offset
     raise _refuse(f"{member!r}, which qdlab did not see placed under {node!r}")

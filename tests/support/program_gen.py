@@ -21,12 +21,13 @@ a nested one: `s.inner.V0`, `s.k`), the others as plain parameters; in those, an
 V0 may instead be a global `qd.field` the kernel reads and writes by name (the test makes it,
 fills it and reads it back around each call), so every statement above also runs on fields, next
 to ndarrays; in half of those the fields are the members of one struct field `G`, reached as
-`G[i].A1` and `G.A1[j]`. A struct local's members are updated by `+=` and atomics in a parallel
-loop. A program with plain parameters may also use a sparse field `SP` (blocks of 4 under a
-`pointer` or `bitmasked` level `SP_B`, made by the test): one loop activates cells by writing
-them, a later one deactivates blocks, a snapshot reads a block's activity in between, and a
-struct-for over `SP` visits the active cells (the reference keeps the activity in a NumPy
-array). `Program.patterns` names the ones a program uses.
+`G[i].A1` and `G.A1[j]`; otherwise a global V0 may first be written through
+`V0.get_scalar_field(c)`, the field of one entry, which is V0's own memory. A struct local's
+members are updated by `+=` and atomics in a parallel loop. A program with plain parameters may
+also use a sparse field `SP` (blocks of 4 under a `pointer` or `bitmasked` level `SP_B`, made by
+the test): one loop activates cells by writing them, a later one deactivates blocks, a snapshot
+reads a block's activity in between, and a struct-for over `SP` visits the active cells (the
+reference keeps the activity in a NumPy array). `Program.patterns` names the ones a program uses.
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ PATTERNS = (
     "dataclass_parameter",
     "global_fields",
     "vector_field",
+    "vector_field_entry",
     "shared_element_reduction",
     "carried_read_before_change",
     "recomputed_branch_writes_imported_local",
@@ -792,6 +794,16 @@ def _vector_statement(draw, p: Program, s: int, kind: str) -> None:
         p.patterns.add("vector_atomic")
 
 
+def _entry_field_statement(draw, p: Program) -> None:
+    """V0, a global vector field, written through the field of one of its entries (which is V0's
+    own memory) before the program's statements read and write it."""
+    c = draw(st.integers(0, 2))
+    e = int_expr(draw, p, "i", 1)
+    p.emit(f"for i in range({p.n}):")
+    p.emit(f"V0.get_scalar_field({c})[i] += {e}", f"V0[i][{c}] += np.int32({e})", indent=2)
+    p.patterns.add("vector_field_entry")
+
+
 def _struct_local_statement(draw, p: Program, s: int) -> None:
     """A struct local (`qd.Struct(m=..., v=...)`, two locals in the reference) whose members a
     parallel loop updates (`+=`, `-=` and an atomic on members and a vector member's entry: atomic,
@@ -1347,6 +1359,8 @@ def programs(
     p.patterns |= {"struct_field"} if p.grouped else set()
     p.patterns |= {"vector_field"} if "V0" in p.fields else set()
     kinds = [k for k in kinds or KINDS if allow_random or k not in ("random", "shared_random")]
+    if "V0" in p.fields and not p.grouped and draw(st.booleans()):
+        _entry_field_statement(draw, p)
     for s in range(draw(st.integers(1, max_statements))):
         _statement(draw, p, s, draw(st.sampled_from(kinds)))
     if p.returns and not p.returned:

@@ -246,31 +246,37 @@ def address(
 ) -> ll.Value:
     """An element's address: the outer indices against the array's extents, then (for an ndarray
     of vectors or matrices) the entry's offset within its element, whose shape is static. As in the
-    reference, the entry's offset is checked (or clamped) as a whole."""
+    reference, the entry's offset is checked (or clamped) as a whole. A field stored entry by entry
+    (`at.soa`) takes the entry's offset first, then the outer indices."""
     b = em.b
     arr = op.operands[0]
     at = arr.array_type
     ptr, extents = _array_words(em, arr, bool(op.attrs.get("grad")))
-    lin: ll.Value = ll.Constant(I64, 0)
     indices = op.indices
+    lin: ll.Value | None = None
+    entry = _entry_offset(em, at, indices[at.ndim :]) if at.element else None
+    if entry is not None and at.soa:
+        lin = _bounded(em, op, at, *entry, None)
     for d, idx in enumerate(indices[: at.ndim]):
-        lin = _bounded(
-            em,
-            op,
-            at,
-            em.wide[idx] if idx in em.wide else b.sext(em.get(idx), I64),
-            extents[d],
-            lin if d else None,
-        )
-    if at.element:
-        off: ll.Value = ll.Constant(I64, 0)
-        stride = 1
-        for n, idx in reversed(list(zip(at.element, indices[at.ndim :]))):
-            i = b.mul(b.sext(em.get(idx), I64), ll.Constant(I64, stride))
-            off = b.add(off, i) if stride > 1 else i
-            stride *= n
-        lin = _bounded(em, op, at, off, ll.Constant(I64, stride), lin if at.ndim else None)
-    return b.gep(ptr, [lin])
+        i = em.wide[idx] if idx in em.wide else b.sext(em.get(idx), I64)
+        lin = _bounded(em, op, at, i, extents[d], lin)
+    if entry is not None and not at.soa:
+        lin = _bounded(em, op, at, *entry, lin)
+    return b.gep(ptr, [lin if lin is not None else ll.Constant(I64, 0)])
+
+
+def _entry_offset(
+    em: TaskEmitter, at: ArrayType, indices: list[ir.Value]
+) -> tuple[ll.Value, ll.Value]:
+    """(offset, size) of an entry within its element (row-major)."""
+    b = em.b
+    off: ll.Value = ll.Constant(I64, 0)
+    stride = 1
+    for n, idx in reversed(list(zip(at.element, indices))):
+        i = b.mul(b.sext(em.get(idx), I64), ll.Constant(I64, stride))
+        off = b.add(off, i) if stride > 1 else i
+        stride *= n
+    return off, ll.Constant(I64, stride)
 
 
 def _bounded(

@@ -22,6 +22,8 @@ from ...core.errors import (
     QdError,
     QdSyntaxError,
     QdTypeError,
+    QuadrantsCompilationError,
+    QuadrantsIndexError,
     QuadrantsTypeError,
 )
 from ...core.types import DType, promote, u1
@@ -43,6 +45,14 @@ class ArrayFill:
     """`x.fill` of a field in a kernel: called, a loop over its elements (`Calls.fill_array`)."""
 
     target: ast.expr
+
+
+@dataclass(frozen=True)
+class ScalarFieldOf:
+    """`x.get_scalar_field` of a vector or matrix field in a kernel: called, the field of one
+    entry (`Calls.scalar_field`)."""
+
+    field: FieldBase
 
 
 _LAMBDAS: weakref.WeakKeyDictionary[Callable, lang.Func] = weakref.WeakKeyDictionary()
@@ -77,6 +87,8 @@ class Calls:
         if isinstance(owner, FieldBase) and getattr(callee, "__name__", "") == "fill":
             assert isinstance(node.func, ast.Attribute)  # `s.member.fill(v)`: a field's method
             return self.fill_array(node.func.value, node)
+        if isinstance(callee, ScalarFieldOf):
+            return self.scalar_field(callee.field, node)
         if isinstance(owner, lang.Matrix):  # a method of a host vector
             method = VecMethod(self.host_vec(owner), getattr(callee, "__name__", ""), None)
             return self.call_method(method, node)
@@ -212,6 +224,30 @@ class Calls:
             if "lineno" in n._attributes and not hasattr(n, "lineno"):
                 ast.copy_location(n, node)
         self.visit(loop)
+
+    def scalar_field(self, f: FieldBase, node: ast.Call) -> object:
+        """`x.get_scalar_field(i, j)` in a kernel: the field of that entry, its indices known when
+        the kernel compiles (`compiler/frontend/members.py` makes it `x`'s memory)."""
+        if node.keywords:
+            raise self.error("get_scalar_field() takes the entry's indices.", QdTypeError)
+        runtime = "get_scalar_field() in a kernel takes indices known when it compiles (Python "
+        try:
+            indices = [self.resolve_static(a) for a in node.args]
+        except QdError as e:  # a runtime value: Quadrants' TypeError
+            raise self.error(
+                f"{runtime}integers, `qd.static` loop variables): {e.message}", QdTypeError
+            ) from None
+        if not all(isinstance(k, int) and not isinstance(k, bool) for k in indices):
+            raise self.error(f"{runtime}integers), not {indices}.", QdTypeError)
+        method = getattr(f, "get_scalar_field", None)
+        assert method is not None, f  # a vector or matrix field (`visit_Attribute`)
+        try:
+            member = method(*indices)
+        except IndexError as e:
+            raise self.error(str(e), QuadrantsIndexError) from None
+        except AssertionError as e:
+            raise self.error(str(e), QuadrantsCompilationError) from None
+        return self.tensor_of(member, f"{ast.unparse(node.func)}{tuple(indices)}")
 
     def not_callable(self, callee: object) -> QdError:
         return self.error(

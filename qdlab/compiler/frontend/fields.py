@@ -49,9 +49,26 @@ def field_paths(kernel: ir.Kernel) -> list[tuple[str, str]] | None:
 
 def field_type(f: FieldBase) -> ArrayType:
     """The type of the hidden parameter a field feeds (its memory's axis order, when its dense
-    layout is not row-major, as an ndarray's `layout`)."""
+    layout is not row-major, as an ndarray's `layout`; whether it is stored entry by entry)."""
     layout = getattr(f, "_memory_layout", None)
-    return ArrayType(f.dtype, len(f.shape), f.has_grad(), "unsafe", tuple(f.element), layout)
+    soa = bool(getattr(f, "_soa", False))
+    return ArrayType(f.dtype, len(f.shape), f.has_grad(), "unsafe", tuple(f.element), layout, soa)
+
+
+def add_field_param(kernel: ir.Kernel, f: FieldBase, name: str) -> ir.Value:
+    """A hidden parameter for `f` added after lowering (a quantised field's word, the matrix field
+    of an entry): its `arg` op at the top of the body. No manifest finds it again by name."""
+    t = field_type(f)
+    index = len(kernel.params)
+    taken = {p.name for p in kernel.params}
+    while name in taken:
+        name += "_f"
+    kernel.params.append(ir.Param(name, t))
+    arg = ir.Arg([], t, {"field": True, "index": index}, None, None, name)
+    arg.parent = kernel.body
+    kernel.body.ops.insert(0, arg)
+    kernel.flags.fields[index] = f
+    return arg.out
 
 
 def dep_fingerprint(value: object) -> str:
@@ -61,6 +78,9 @@ def dep_fingerprint(value: object) -> str:
         if value._unusable() is not None:
             return UNKNOWN  # the kernel reports why at the line that uses it
         f = value.primal or value
+        if f._entry_of is not None:  # its owner's memory, at its entry
+            owner, entry = f._entry_of
+            return f"entry:{entry}:{value.primal is not None}:{dep_fingerprint(owner)}"
         quant = getattr(f, "_quant", None)  # its words and bits, which its lowering compiles in
         packed = f":{quant.text()}" if quant is not None else ""
         return (

@@ -22,7 +22,7 @@ from ...core.errors import QdTypeError, SourceLoc
 from ...core.fields import FieldBase
 from ...core.types import DType, i32, u1
 from .. import ir
-from .fields import field_type
+from .fields import add_field_param
 
 
 class IrOps:
@@ -88,18 +88,10 @@ def run(kernel: ir.Kernel) -> None:
 
 def _word_param(kernel: ir.Kernel, word: FieldBase, words: dict[int, ir.Value]) -> ir.Value:
     got = words.get(id(word))
-    if got is not None:
-        return got
-    t = field_type(word)
-    index = len(kernel.params)
-    name = f"{getattr(word, 'name', 'word')}{index}"
-    kernel.params.append(ir.Param(name, t))
-    arg = ir.Arg([], t, {"field": True, "index": index}, None, None, name)
-    arg.parent = kernel.body
-    kernel.body.ops.insert(0, arg)
-    kernel.flags.fields[index] = word
-    words[id(word)] = arg.out
-    return arg.out
+    if got is None:
+        name = f"{getattr(word, 'name', 'word')}{len(kernel.params)}"
+        got = words[id(word)] = add_field_param(kernel, word, name)
+    return got
 
 
 def _lower(kernel: ir.Kernel, op: ir.Op, f: object, words: dict[int, ir.Value]) -> None:

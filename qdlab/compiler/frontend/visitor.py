@@ -39,7 +39,7 @@ from ...core.fields import FieldBase
 from ...core.types import DType, TensorType, Type, f16, f32, i32, promote, u1
 from .. import ir
 from .assignments import Assignments
-from .calls import ArrayFill, Calls
+from .calls import ArrayFill, Calls, ScalarFieldOf
 from .compile_time import CompileTime, sequence_binop
 from .conditionals import Conditionals
 from .fields import Fields, dep_fingerprint
@@ -745,6 +745,9 @@ class Frontend(
                 return GradOf(base)
             if node.attr == "fill":
                 return ArrayFill(node.value)
+            f = self.field_of(base)
+            if node.attr == "get_scalar_field" and f is not None and f.element:
+                return ScalarFieldOf(f)
             raise self.error(
                 f"arrays have no attribute `{node.attr}` in a kernel (use `.shape` or `.grad`)."
             )

@@ -60,6 +60,7 @@ def parse_type(text: str) -> Type:
             "clamp" if "clamp" in flags else "unsafe",
             shape,
             tuple(int(a) for a in layout.split("x")) if layout is not None else None,
+            "soa" in flags,
         )
     if text.endswith("]"):
         return TensorType(*_shaped(text))
