@@ -9,7 +9,6 @@ from __future__ import annotations
 import typing
 from typing import TYPE_CHECKING
 
-from .._test_tools.warnings_helper import warn_once
 from ..core.errors import QdSyntaxError
 
 if TYPE_CHECKING:
@@ -44,18 +43,6 @@ def lifts_primitives(obj: object) -> bool:
         if flag is not None:
             return flag is False
     return False
-
-
-def pure(fn: object) -> object:
-    """`@qd.pure` (deprecated, as in Quadrants): marks the kernel under it `fastcache=True`, whose
-    purity rule it then follows (`Frontend.check_pure`); qdlab's caches key every compile-time
-    input by content already."""
-    warn_once(
-        "Use of @qd.pure is deprecated. Please use @qd.kernel(fastcache=True). @qd.pure is "
-        "intended to be removed in v4.0.0"
-    )
-    fn.is_pure = True  # type: ignore[attr-defined]
-    return fn
 
 
 def is_method(fn: typing.Callable) -> bool:
