@@ -95,7 +95,7 @@ from .host.api import (
 )
 from .host.archs import Arch, amdgpu, arm64, cpu, cuda, gpu, metal, python, vulkan, x64
 from .host.buffer_view import BufferView
-from .host.data_oriented import data_oriented, pure
+from .host.data_oriented import data_oriented
 from .host.extensions import Extension as extension
 from .host.extensions import is_extension_enabled, is_extension_supported
 from .host.field import Field, MatrixField, ScalarField, field
@@ -137,6 +137,7 @@ from .lang import misc as misc
 from .lang import ops as ops
 from .lang import simt
 from .lang import util as util
+from .lang._fast_caching import pure
 from .lang.simt._tile import outer
 from .profile import Profile, profile
 from .types.enums import DeviceCapability, Format, Layout

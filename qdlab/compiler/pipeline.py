@@ -215,6 +215,7 @@ def compile_cached(
     filename = getattr(getattr(spec.fn, "__code__", None), "co_filename", "")
     # the return annotation's value: its text (`-> dt`) does not show which type `dt` names
     returns = f"{spec.returns!r}:{spec.return_shapes!r}:{spec.graph}"
+    returns += ":pure" if spec.pure else ""  # a variant compiled unchecked never serves it
     mkey = keys.manifest_key(
         "".join(lines),
         f"{spec.name}:{spec.autodiff}:{signature}->{returns}",

@@ -45,12 +45,6 @@ def lifts_primitives(obj: object) -> bool:
     return False
 
 
-def pure(fn: object) -> object:
-    """`@qd.pure`: Quadrants' promise that a kernel reads no global state; qdlab's caches key every
-    compile-time input by content already, so it changes nothing here."""
-    return fn
-
-
 def is_method(fn: typing.Callable) -> bool:
     """Whether `fn` was defined in a class body (its first parameter is then the instance)."""
     parts = fn.__qualname__.split(".")

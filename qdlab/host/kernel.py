@@ -409,6 +409,15 @@ class Kernel(KernelDef):
             checkpoints=self.checkpoints,
         )
 
+    @property
+    def is_pure(self) -> bool:
+        """Quadrants' name for `fastcache`, which `@qd.pure` sets."""
+        return self.fastcache
+
+    @is_pure.setter
+    def is_pure(self, value: bool) -> None:
+        self.fastcache = bool(value)
+
     def compile_for(self, sig: tuple, templates: dict) -> tuple[Compiled, tuple[int, ...]]:
         """The variant for one signature, and the launch words of the fields it uses (their storage
         is allocated here)."""

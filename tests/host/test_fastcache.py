@@ -5,12 +5,15 @@ a data-oriented `self`'s members are fine) and `kernel._primal.src_ll_cache_obse
 
 import enum
 import math
+import re
+import types
 import warnings
 
 import numpy as np
 import pytest
 
 import qdlab as qd
+from qdlab._test_tools import warnings_helper
 from qdlab.lang._fast_caching import FIELD_METADATA_CACHE_VALUE
 
 F1 = qd.types.NDArray[qd.f32, 1]
@@ -139,3 +142,238 @@ def test_observations(tmp_path: object) -> None:
     assert flags(bump) == (True, True, True, False)  # loaded
     with pytest.warns(UserWarning, match="parameter `pure` is deprecated"):
         qd.kernel(pure=True)(lambda: None)
+
+
+class Config:
+    KIND = 1
+
+    def __init__(self) -> None:
+        self.size = 3
+        self.SIZE = 32
+        self.flag = True
+        self.name = "x"
+        self.sub = Config.Sub()
+
+    class Sub:
+        val = 5
+        VAL = 6
+
+
+cfg = Config()
+store: object = None
+holder_field: object = None
+flag = True
+n = 3
+constants = types.ModuleType("constants")
+constants.k = 7  # type: ignore[attr-defined]
+
+
+@qd.data_oriented
+class Store:
+    def __init__(self) -> None:
+        self.b = qd.field(qd.i32, shape=4)
+
+
+@qd.func
+def reads_cfg() -> qd.i32:
+    return cfg.size
+
+
+@qd.func
+def reads_member(c: qd.template()) -> qd.i32:
+    return c.size
+
+
+def compile_error(k: object, *args: object) -> str:
+    with pytest.raises(qd.QuadrantsCompilationError) as info:
+        k(*args)  # type: ignore[operator]
+    return str(info.value)
+
+
+def test_attribute_chains_from_a_global() -> None:
+    """`cfg.size`, `cfg.sub.val`, `store.b[0]`: a number, string or field reached along a chain of
+    attributes from a global is refused (an UPPERCASE attribute warned of), as Quadrants 1.3.3
+    does; a parameter's chain, an enum member and `math` / numpy / qd constants are fine."""
+    global store
+    qd.init(arch=qd.cpu, offline_cache=False)
+    store = Store()  # a field lives until the next qd.init
+    word = r"\[PURE.VIOLATION\] WARNING: Accessing global var {} from outside function scope "
+    word += r"within pure kernel {} is in global vars, therefore violates pure"
+
+    @qd.kernel(fastcache=True)
+    def size() -> qd.i32:
+        return cfg.size
+
+    @qd.kernel(fastcache=True)
+    def deep() -> qd.i32:
+        return cfg.sub.val
+
+    @qd.kernel(fastcache=True)
+    def name() -> qd.i32:
+        return cfg.name == "x"
+
+    @qd.kernel(fastcache=True)
+    def writes() -> None:
+        store.b[0] = 5
+
+    @qd.kernel(fastcache=True)
+    def of_class() -> qd.i32:
+        return Config.Sub.val
+
+    @qd.kernel(fastcache=True)
+    def of_module() -> qd.i32:
+        return constants.k
+
+    @qd.kernel(fastcache=True)
+    def through_func() -> qd.i32:
+        return reads_cfg()
+
+    for k, attr, root in (
+        (size, "size", "cfg"),
+        (deep, "val", "cfg"),
+        (name, "name", "cfg"),
+        (writes, "b", "store"),
+        (of_class, "val", "Config"),
+        (of_module, "k", "constants"),
+        (through_func, "size", "cfg"),
+    ):
+        assert re.search(word.format(attr, root), compile_error(k)), k
+
+    @qd.kernel(fastcache=True)
+    def upper() -> qd.i32:
+        return cfg.SIZE + cfg.sub.VAL + Config.KIND
+
+    with pytest.warns(UserWarning) as got:
+        assert upper() == 32 + 6 + 1
+    said = " ".join(str(w.message) for w in got)
+    for attr, root in (("SIZE", "cfg"), ("VAL", "cfg"), ("KIND", "Config")):
+        assert re.search(word.format(attr, root), said)
+
+    @qd.kernel(fastcache=True)
+    def given(s: qd.template(), c: qd.template()) -> qd.i32:
+        s.b[1] = 7
+        return c.size + reads_member(cfg) + Mode.FAST
+
+    @qd.kernel(fastcache=True)
+    def constant() -> qd.f32:
+        return math.pi + np.pi + qd.math.pi + qd.min(qd.math.inf, 1.0)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert given(store, cfg) == 3 + 3 + 4
+        assert store.b[1] == 7
+        assert constant() == pytest.approx(3 * math.pi + 1)
+
+
+def test_static_scope_only_warns() -> None:
+    """Inside `qd.static(...)` (a static `if` or `for`, a static value, a comprehension's
+    iterable, `qd.static_assert`) a lowercase global only warns: Quadrants 1.3.3's transition
+    period; outside it, in the same kernel, it is still refused."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+
+    @qd.kernel(fastcache=True)
+    def static_if() -> qd.i32:
+        r = 0
+        if qd.static(flag and cfg.flag):
+            r = 1
+        return r
+
+    @qd.kernel(fastcache=True)
+    def static_for() -> qd.i32:
+        r = 0
+        for i in qd.static(range(cfg.size)):
+            r += i
+        return r
+
+    @qd.kernel(fastcache=True)
+    def static_value() -> qd.i32:
+        qd.static_assert(flag)
+        v = qd.Vector([i for i in range(n)])
+        return qd.static(n) + v[2]
+
+    for k, value, said in (
+        (static_if, 1, ("global variable flag <class 'bool'>", "global var flag from outside")),
+        (static_for, 3, ("global var size from outside",)),
+        (static_value, 5, ("global variable n <class 'int'>",)),
+    ):
+        with pytest.warns(UserWarning) as got:
+            assert k() == value
+        for words in said:
+            assert any(words in str(w.message) for w in got), words
+
+    @qd.kernel(fastcache=True)
+    def mixed() -> qd.i32:
+        return qd.static(n) + cfg.size
+
+    @qd.kernel(fastcache=True)
+    def runtime_if() -> qd.i32:
+        r = 0
+        if flag:
+            r = 1
+        return r
+
+    @qd.kernel(fastcache=True)
+    def python_call() -> qd.i32:
+        return min(n, 2)
+
+    with pytest.warns(UserWarning):  # `qd.static(n)`, before `cfg.size` is refused
+        assert "global var size" in compile_error(mixed)
+    assert "global variable flag" in compile_error(runtime_if)
+    assert "global variable n" in compile_error(python_call)
+
+
+def test_fields_of_every_kind_are_refused() -> None:
+    global holder_field
+    qd.init(arch=qd.cpu, offline_cache=False)
+    holder_field = qd.field(qd.i32, shape=4)
+    vf = qd.Vector.field(2, qd.f32, shape=3)
+    st = qd.Struct.field({"pos": qd.f32}, shape=3)
+
+    @qd.kernel(fastcache=True)
+    def vector() -> qd.f32:
+        return vf[0][1]
+
+    @qd.kernel(fastcache=True)
+    def struct() -> qd.f32:
+        return st.pos[0]
+
+    @qd.kernel(fastcache=True)
+    def scalar() -> qd.i32:
+        return holder_field[0]
+
+    assert "global variable vf <class" in compile_error(vector)
+    assert "global variable st <class" in compile_error(struct)
+    assert "global variable holder_field <class" in compile_error(scalar)
+
+
+def test_qd_pure_is_fastcache(tmp_path: object) -> None:
+    """`@qd.pure` over `@qd.kernel`: deprecated (warned once), and the kernel is `fastcache=True`
+    (`is_pure`); a variant of the same source compiled without the check never serves it."""
+    warnings_helper._seen.clear()
+    with pytest.warns(UserWarning, match=r"Use of @qd.pure is deprecated. Please use "):
+
+        @qd.pure
+        @qd.kernel
+        def given(x: qd.i32) -> qd.i32:
+            return x + n
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+
+        @qd.pure
+        @qd.kernel
+        def again() -> None:
+            pass
+
+    assert given.is_pure and given.fastcache and again.is_pure
+    qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path))
+    assert "global variable n" in compile_error(given, 1)
+
+    def body() -> qd.i32:
+        return n
+
+    plain = qd.kernel(body)
+    assert not plain.is_pure
+    assert plain() == 3  # compiled and stored unchecked
+    qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path))
+    assert "global variable n" in compile_error(qd.pure(qd.kernel(body)))

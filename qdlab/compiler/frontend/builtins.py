@@ -630,9 +630,10 @@ def lower_solve(fe: Frontend, node: ast.Call) -> object:
 # -- Python's functions, and qd.static / qd.static_assert ------------------------------------------
 @python_call(lang.static, arity=NODE)
 def lower_static(fe: Frontend, node: ast.Call) -> object:
-    if len(node.args) == 1:
-        return fe.resolve_static(node.args[0])
-    return tuple(fe.resolve_static(a) for a in node.args)
+    with fe.static_scope():
+        if len(node.args) == 1:
+            return fe.resolve_static(node.args[0])
+        return tuple(fe.resolve_static(a) for a in node.args)
 
 
 @python_call(lang.static_assert, arity=NODE)
@@ -641,7 +642,8 @@ def lower_static_assert(fe: Frontend, node: ast.Call) -> None:
     if not 1 <= len(node.args) <= 2:
         raise fe.error("qd.static_assert takes a condition and an optional message.")
     try:
-        cond = fe.resolve_static(node.args[0])
+        with fe.static_scope():  # as `qd.static(...)`, in Quadrants
+            cond = fe.resolve_static(node.args[0])
     except QdError:
         if isinstance(fe.visit(node.args[0]), ir.Value):
             raise fe.error(
@@ -652,7 +654,8 @@ def lower_static_assert(fe: Frontend, node: ast.Call) -> None:
             ) from None
         raise
     if not cond:
-        msg = fe.resolve_static(node.args[1]) if len(node.args) > 1 else None
+        with fe.static_scope():
+            msg = fe.resolve_static(node.args[1]) if len(node.args) > 1 else None
         raise fe.error(
             f"static assertion failed: {msg or ast.unparse(node.args[0])}",
             QuadrantsCompilationError,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -71,8 +72,8 @@ def held(x: object) -> object:
 
 
 class CompileTime:
-    """Mixed into `Frontend`; uses its `scope`, `record`, `deps`, `lookup`, `find_local` and
-    `error`."""
+    """Mixed into `Frontend`; uses its `scope`, `record`, `deps`, `lookup`, `find_local`,
+    `check_pure` and `error`."""
 
     def python_env(self) -> dict:
         env = dict(self.scope.globals)
@@ -86,13 +87,28 @@ class CompileTime:
             env.update({k: given[k] for k in self.scope.frames[0] if k in given and k not in env})
         return env
 
-    def resolve_static(self, node: ast.expr) -> object:
+    @contextlib.contextmanager
+    def static_scope(self) -> Iterator[None]:
+        """Evaluating the argument of `qd.static(...)` (a static `if` or `for`, a comprehension's
+        iterable and conditions), where Quadrants' purity rule only warns (`check_pure`)."""
+        self.static_depth += 1
+        try:
+            yield
+        finally:
+            self.static_depth -= 1
+
+    def resolve_static(self, node: ast.expr, *, annotation: bool = False) -> object:
+        """The value of `node`, evaluated by Python while compiling. Its reads go by the purity
+        rule, as the reference builds them, except in an `annotation` of a func's parameter,
+        which the reference evaluates as Python does."""
         self.check_identity(node)
         env = self.python_env()
         node = written = self.array_presence(node)
         node = self.static_func_calls(node, env)
         node = self.static_members(node, env)  # struct members: read (and recorded) here
         bound = {k for frame in self.scope.frames for k in frame}
+        if self.pure and not annotation:
+            self.check_pure_reads(node, env, bound)
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and n.id in bound and n.id not in env:
                 b = self.find_local(n.id)
@@ -175,6 +191,26 @@ class CompileTime:
                 # `consts.N`: the manifest names a module, no more (one that fails, the
                 with contextlib.suppress(Exception):  # evaluation reports)
                     self.record(path, eval(path, env))
+
+    def check_pure_reads(self, node: ast.expr, env: dict, bound: set[str]) -> None:
+        """Each global or closure value `node` names, and each attribute along a chain from one
+        (`cfg.size`), by `check_pure`."""
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id not in bound and n.id in env:
+                if not n.id.startswith((MEMBER_VALUE, FUNC_VALUE)):
+                    self.check_pure(n.id, env[n.id])
+            elif isinstance(n, ast.Attribute) and (path := dotted(n)):
+                head, *attrs = path.split(".")
+                if head in bound or head not in env or head.startswith((MEMBER_VALUE, FUNC_VALUE)):
+                    continue
+                try:
+                    base = env[head]
+                    for a in attrs[:-1]:
+                        base = getattr(base, a)
+                    value = getattr(base, attrs[-1])
+                except Exception:  # noqa: BLE001, S112 - the evaluation reports what it cannot read
+                    continue
+                self.check_pure(n.attr, value, base, head)
 
     def record_evaluation(self, node: ast.expr, env: dict, bound: set[str], value: object) -> None:
         """`node` and its result, for the check to evaluate it again (`evaluations.py`); UNKNOWN
@@ -265,7 +301,8 @@ class CompileTime:
 
     def static_condition(self, test: ast.expr) -> bool | None:
         if isinstance(test, ast.Call) and self.resolve_callee(test.func) is lang.static:
-            value = self.resolve_static(test.args[0])
+            with self.static_scope():
+                value = self.resolve_static(test.args[0])
             if isinstance(value, (ir.Value, Local, GradOf)):
                 raise self.error(
                     f"`{ast.unparse(test.args[0])}` is a runtime value; a qd.static condition must "

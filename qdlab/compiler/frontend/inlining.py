@@ -181,7 +181,7 @@ class Inlining:
             if node is None:
                 continue
             try:
-                out[name] = self.resolve_static(node)
+                out[name] = self.resolve_static(node, annotation=True)
             except QdError:
                 if name not in raw or isinstance(raw[name], str):
                     raise

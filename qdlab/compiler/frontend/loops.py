@@ -341,7 +341,8 @@ class Loops:
             raise self.error(
                 "a qd.static loop takes one iterable, e.g. `for k in qd.static(range(3)):`."
             )
-        given = self.resolve_static(it.args[0])
+        with self.static_scope():
+            given = self.resolve_static(it.args[0])
         try:
             items = items_of(given)
         except TypeError:

@@ -543,7 +543,9 @@ class Vectors:
                     frame[t.id] = v
                 self.scope.frames.append(frame)
                 try:
-                    if all(self.resolve_static(c) for c in gen.ifs):
+                    with self.static_scope():  # as Quadrants builds them
+                        keep = all(self.resolve_static(c) for c in gen.ifs)
+                    if keep:
                         expand(k + 1)
                 finally:
                     self.scope.frames.pop()
@@ -555,7 +557,8 @@ class Vectors:
         if isinstance(held, (VecLocal, Vec)):
             return list(self.need_vec(self.visit(node), "a comprehension").rows())
         try:
-            it = self.resolve_static(node)
+            with self.static_scope():  # as Quadrants builds it
+                it = self.resolve_static(node)
             if isinstance(it, (Vec, lang.Matrix)):
                 return list(self.need_vec(it, "a comprehension").rows())
             return items_of(it)

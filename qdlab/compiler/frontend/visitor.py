@@ -15,9 +15,12 @@ exception behind a user-facing error.
 from __future__ import annotations
 
 import ast
+import enum
+import math
 import operator
 import os
 import sys
+import types
 import warnings
 from collections.abc import Sequence
 from typing import overload
@@ -110,6 +113,18 @@ QDLAB_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 """qdlab's own package folder: its functions inlined into kernels (`qd.svd`) are never impure."""
 
 
+def is_library(x: object) -> bool:
+    """A module or class of the library itself (qdlab, or `quadrants` where that name is bound to
+    it): its attributes (`qd.math.pi`) are constants of the language, not a program's state."""
+    if isinstance(x, types.ModuleType):
+        name = x.__name__
+    elif isinstance(x, type):
+        name = x.__module__ or ""
+    else:
+        return False
+    return name.split(".")[0] in ("qdlab", "quadrants")
+
+
 class Frontend(
     Assignments,
     Calls,
@@ -150,6 +165,7 @@ class Frontend(
         self.graph = False  # `@qd.kernel(graph=True)`, which refuses `qd.stream_parallel()`
         self.in_stream = False  # in a `with qd.stream_parallel():` block, which cannot nest
         self.pure = False  # `@qd.kernel(fastcache=True)`: reads no global number or field
+        self.static_depth = 0  # inside `qd.static(...)`, where `check_pure` only warns
         self.do_while_depth = 0  # `qd.graph.do_while` loops around the statement
         self.graph_region = 0  # in a `qd.graph.parallel_context()` region (1), a section (2)
         self.checkpoints: Checkpoints | None = None  # a `checkpoints=True` kernel's stages
@@ -421,19 +437,35 @@ class Frontend(
         self.record(name, value)
         return self.tensor_of(value, name, resolvable=True)
 
-    def check_pure(self, name: str, value: object) -> None:
+    def check_pure(
+        self, name: str, value: object, base: object = MISSING, root: str | None = None
+    ) -> None:
         """A `fastcache=True` kernel (and what it calls) reading a global or captured number,
-        string or field, which Quadrants' fastcache key would not see: refused in its words, or
-        for an UPPERCASE name warned of, as there. qdlab's own functions are exempt."""
-        if name.startswith("_qd_") or not isinstance(value, (float, int, str, FieldBase)):
+        string or field, which Quadrants' fastcache key would not see: the global `name`, or the
+        attribute `name` of `base` at the end of a chain from the global `root` (`cfg.size`,
+        `my_do.b`). Refused in Quadrants' words; warned of for an UPPERCASE name or inside
+        `qd.static(...)` (Quadrants' transition period). Exempt: an Enum member, an attribute of
+        `math`, numpy or the library's own modules and classes (`qd.math.pi`), and whatever
+        qdlab's own functions read."""
+        if name.startswith("_qd_") or not isinstance(
+            value, (float, int, str, FieldBase, StructFieldBase)
+        ):
             return
         if self.scope.source.filename.startswith(QDLAB_DIR):
             return
-        message = (
-            f"[PURE.VIOLATION] WARNING: Accessing global variable {name} {type(value)} {name} "
-            "is in global vars, therefore violates pure"
-        )
-        if name.upper() == name:
+        if root is None:
+            message = (
+                f"[PURE.VIOLATION] WARNING: Accessing global variable {name} {type(value)} {name} "
+                "is in global vars, therefore violates pure"
+            )
+        else:
+            if isinstance(value, enum.Enum) or base is math or base is np or is_library(base):
+                return
+            message = (
+                f"[PURE.VIOLATION] WARNING: Accessing global var {name} from outside function "
+                f"scope within pure kernel {root} is in global vars, therefore violates pure"
+            )
+        if name.upper() == name or self.static_depth:
             warnings.warn(message, stacklevel=2)
             return
         raise self.error(message, QuadrantsCompilationError)
@@ -773,6 +805,9 @@ class Frontend(
         }
         if outside:
             self.record(path, value)  # `cfg.scale` is baked in: the manifest checks it
+            root = (path or "").split(".")[0]
+            if self.pure and not root.startswith("_qd_"):
+                self.check_pure(node.attr, value, base, root)
         member = None if outside else self.struct_field_path(base)
         if member is not None:  # `self.particles.pos`: found again from the template argument
             return self.tensor_of(value, f"{member}.{node.attr}", TEMPLATE)
