@@ -139,12 +139,22 @@ def _run_all(page, url: str) -> None:
             break
         except Exception:  # noqa: BLE001 - playwright's TimeoutError (a dialog over the menu,
             page.keyboard.press("Escape")  # a lost click): try the menu again
-    page.wait_for_function(  # every code cell has run: its prompt shows an execution count
-        """() => { const p = Array.from(document.querySelectorAll('.jp-CodeCell .jp-InputPrompt'));
-            return p.length > 0 && p.every(e => /\\[\\d+\\]/.test(e.textContent)); }""",
-        timeout=TIMEOUT_MS,
-        polling=500,
-    )
+    try:
+        page.wait_for_function(  # every code cell has run: its prompt shows an execution count
+            """() => {
+                const p = Array.from(document.querySelectorAll('.jp-CodeCell .jp-InputPrompt'));
+                return p.length > 0 && p.every(e => /\\[\\d+\\]/.test(e.textContent)); }""",
+            timeout=TIMEOUT_MS,
+            polling=500,
+        )
+    except Exception as e:  # say what the page showed, with a screenshot
+        page.screenshot(path=str(RESULTS / "lab-not-run.png"), full_page=True)
+        prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_text_contents()
+        status = page.locator(".jp-Notebook-ExecutionIndicator").get_attribute("data-status")
+        dialogs = page.locator(".jp-Dialog").all_inner_texts()
+        raise AssertionError(
+            f"not every cell ran: prompts {prompts}, kernel {status}, dialogs {dialogs}"
+        ) from e
     _kernel_ready(page)
     page.wait_for_timeout(1500)
     _dismiss_dialogs(page)
