@@ -86,6 +86,24 @@ class Observations:
     frontend_constructs_cache_hit: int = -1
 
 
+def _holds_template_field(v: object) -> bool:
+    """A dataclass with a field in a member annotated `qd.Template` (or in a dataclass member of
+    it), or a data-oriented object with a field member."""
+    if getattr(type(v), "__qd_data_oriented__", False):
+        return any(isinstance(m, FieldBase) for m in vars(v).values())
+    if not dataclasses.is_dataclass(v) or isinstance(v, type):
+        return False
+    try:
+        hints = typing.get_type_hints(type(v))
+    except Exception:  # noqa: BLE001 - an annotation that does not resolve: as written
+        hints = {f.name: f.type for f in dataclasses.fields(v)}
+    return any(
+        (hints.get(f.name) is Template and isinstance(getattr(v, f.name), FieldBase))
+        or _holds_template_field(getattr(v, f.name))
+        for f in dataclasses.fields(v)
+    )
+
+
 COMPILING = threading.RLock()
 """Held while a kernel's variant compiles (`Kernel.compile_for`): one thread compiles at a time,
 as Quadrants locks its kernel materialisation; launches run concurrently. Four threads compiling
@@ -455,9 +473,26 @@ class Kernel(KernelDef):
         self.src_ll_cache_observations = FastcacheObservations(
             keyed, keyed and served, keyed and served, keyed and not served
         )
+        if self.fastcache and self.field_through_template(templates):
+            log.warning(  # Quadrants' words; its caps part is what tools match
+                "[FASTCACHE][INVALID_FUNC] The pure function %s could not be fast cached, because "
+                "one or more parameter types were invalid",
+                self.name,
+            )
         for hook in list(state.compile_hooks):
             hook(self, compiled)
         return compiled, field_words
+
+    def field_through_template(self, templates: dict) -> bool:
+        """Whether a field reaches this compile through a `qd.Template` parameter, a dataclass
+        member annotated `qd.Template` or a data-oriented object's member: Quadrants' fastcache
+        cannot key such a call and says so once per compile (`compile_for`); a field through a
+        `qd.Tensor` annotation is its normal, silent path."""
+        for name, ann in zip(self.param_names, self.annotations):
+            v = getattr(templates.get(name), "value", templates.get(name))
+            if (ann is Template and isinstance(v, FieldBase)) or _holds_template_field(v):
+                return True
+        return False
 
     def declared_signature(self, arg_types: tuple, why: str) -> tuple:
         """The signature from the annotations, or from explicit dtypes / ArrayTypes (`why` names the

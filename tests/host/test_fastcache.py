@@ -377,3 +377,67 @@ def test_qd_pure_is_fastcache(tmp_path: object) -> None:
     assert plain() == 3  # compiled and stored unchecked
     qd.init(arch=qd.cpu, offline_cache_file_path=str(tmp_path))
     assert "global variable n" in compile_error(qd.pure(qd.kernel(body)))
+
+
+def test_a_field_through_a_template_is_reported_once_per_compile(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Quadrants' fastcache cannot key a field that reaches a pure kernel through `qd.Template`
+    (a parameter, a dataclass member so annotated, a data-oriented object's member) and says so
+    once per compile; through `qd.Tensor`, through an ndarray, or for a kernel that is not pure it
+    says nothing (quadrants 1.3.3, each case run)."""
+    import dataclasses
+
+    qd.init(arch=qd.cpu, offline_cache=False)
+    f = qd.field(qd.f32, shape=(4,))
+
+    @dataclasses.dataclass(frozen=True)
+    class ByTemplate:
+        a: qd.Template = None
+
+    @dataclasses.dataclass(frozen=True)
+    class ByTensor:
+        a: qd.Tensor = None
+
+    @qd.data_oriented
+    class Holder:
+        def __init__(self) -> None:
+            self.a = qd.field(qd.f32, shape=(4,))
+
+        @qd.kernel(fastcache=True)
+        def run(self) -> None:
+            self.a[0] = 2
+
+    @qd.kernel(fastcache=True)
+    def top(x: qd.Template) -> None:
+        x[0] = 1
+
+    @qd.kernel(fastcache=True)
+    def tensor(x: qd.Tensor) -> None:
+        x[0] = 1
+
+    @qd.kernel(fastcache=True)
+    def member(s: ByTemplate) -> None:
+        s.a[0] = 1
+
+    @qd.kernel(fastcache=True)
+    def member_tensor(s: ByTensor) -> None:
+        s.a[0] = 1
+
+    @qd.kernel
+    def impure(x: qd.Template) -> None:
+        x[0] = 1
+
+    def reported(call) -> bool:
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="qdlab"):
+            call()
+        return any("[FASTCACHE][INVALID_FUNC]" in r.getMessage() for r in caplog.records)
+
+    assert reported(lambda: top(f))
+    assert not reported(lambda: top(f))  # compiled already
+    assert reported(Holder().run)
+    assert reported(lambda: member(ByTemplate(f)))
+    assert not reported(lambda: tensor(f))
+    assert not reported(lambda: member_tensor(ByTensor(f)))
+    assert not reported(lambda: impure(f))
