@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 
+from ...compiler.frontend.scope import dotted
+
 MISSING = object()
 
 
@@ -16,14 +18,10 @@ class ASTResolver:
     def resolve_value(node: ast.AST, scope: object) -> object:
         """The object `node` (`a`, `a.b.c`) names in `scope`, else None; any other expression
         (`x[i].attr`, `(a + b).attr`) is None."""
-        chain = []
-        while isinstance(node, ast.Attribute):
-            chain.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
+        name = dotted(node) if isinstance(node, ast.expr) else None
+        if name is None:
             return None
-        chain.append(node.id)
-        for attr in reversed(chain):
+        for attr in name.split("."):
             if isinstance(scope, dict):
                 scope = scope.get(attr, MISSING)
             else:
