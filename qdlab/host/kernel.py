@@ -110,6 +110,15 @@ as Quadrants locks its kernel materialisation; launches run concurrently. Four t
 kernels that share a `@qd.func` once raised a SystemError inside CPython's `ast` module."""
 
 
+def _compiling_after_fork() -> None:
+    """A forked child has only the forking thread: a lock another thread held is new there."""
+    global COMPILING
+    COMPILING = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_compiling_after_fork)
+
+
 @dataclasses.dataclass(frozen=True)
 class FastcacheObservations:
     """`kernel._primal.src_ll_cache_observations`, as Quadrants' fastcache reports the latest
