@@ -128,8 +128,11 @@ def _run_all(page, url: str) -> None:
     page.goto(url, timeout=180_000)
     page.locator(".jp-Notebook").wait_for(timeout=180_000)
     _kernel_ready(page)
-    started = """() => Array.from(document.querySelectorAll('.jp-CodeCell .jp-InputPrompt'))
-        .some(e => /\\[(\\*|\\d+)\\]/.test(e.textContent))"""
+    # Run All marks every code cell queued ([*]) at once: a run that stopped after the first cell
+    # (seen under heavy load: [1] then [ ]s, the kernel idle, no dialog) is clicked again
+    started = """() => {
+        const p = Array.from(document.querySelectorAll('.jp-CodeCell .jp-InputPrompt'));
+        return p.length > 0 && p.every(e => /\\[(\\*|\\d+)\\]/.test(e.textContent)); }"""
     for _ in range(6):  # a click while the kernel is still starting can be lost: click again
         _kernel_ready(page)
         try:
@@ -152,8 +155,12 @@ def _run_all(page, url: str) -> None:
         prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_text_contents()
         status = page.locator(".jp-Notebook-ExecutionIndicator").get_attribute("data-status")
         dialogs = page.locator(".jp-Dialog").all_inner_texts()
+        failed = page.locator(
+            ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']"
+        ).all_inner_texts()
         raise AssertionError(
-            f"not every cell ran: prompts {prompts}, kernel {status}, dialogs {dialogs}"
+            f"not every cell ran: prompts {prompts}, kernel {status}, dialogs {dialogs}, "
+            f"errors {failed}"
         ) from e
     _kernel_ready(page)
     page.wait_for_timeout(1500)
