@@ -259,8 +259,20 @@ def baked(v: Any) -> object:
     """A compile-time member value of a data-oriented object in a launch key: a primitive as
     BAKED, since the object's instance token stands for it (`Paths.key`): Quadrants bakes it when
     the kernel first compiles for that instance and serves that code to the instance after it
-    changes; anything else as `summary`."""
-    return BAKED if type(v) in SCALARS or isinstance(v, np.generic) else summary(v)
+    changes. A func bound to another data-oriented object (Genesis' MPM keeps each material's
+    `update_stress` in a list) is that func and that object's token, its members baked the same
+    way (Quadrants keys neither: the list is the instance's); a list or tuple of them entry by
+    entry. Anything else as `summary`."""
+    t = type(v)
+    if t in SCALARS or isinstance(v, np.generic):
+        return BAKED
+    if t is BoundFunc and is_data_oriented(v.__self__):
+        token = instance_token(v.__self__)
+        if token is not None:
+            return (v.func, token)
+    elif (t is list or t is tuple) and v and all(type(x) is BoundFunc for x in v):
+        return (t, *map(baked, v))
+    return summary(v)
 
 
 def frozen(v: Any) -> object:

@@ -96,3 +96,52 @@ def test_launch_key_distinctions() -> None:
     assert key(objects) == struct_args.template_key(objects)
     big = np.zeros(struct_args.NUMBER_BYTES // 8 + 1)
     assert key(big) == struct_args.template_key(big)
+
+
+@qd.data_oriented
+class Material:
+    def __init__(self, k: float) -> None:
+        self.k = k
+        self.table = {"pad": list(range(50))}  # content the old key described at every launch
+
+    @qd.func
+    def stress(self, x):
+        return x * self.k
+
+
+@qd.data_oriented
+class Holder:
+    def __init__(self, materials: list) -> None:
+        self.fns = [m.stress for m in materials]
+        self.out = qd.field(qd.f32, shape=len(materials))
+
+    @qd.kernel
+    def run(self, x: qd.f32):
+        for i in qd.static(range(len(self.fns))):
+            self.out[i] = self.fns[i](x)
+
+
+def test_funcs_bound_to_a_data_oriented_object_are_keyed_by_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A list of funcs bound to data-oriented objects, held by the kernel's data-oriented `self`:
+    keyed by each func and its object's instance token, never by the object's content (what a
+    Genesis MPM step spent most of its time on), its primitives baked as the holder's are."""
+    qd.init(arch=qd.cpu)
+    a, b = Material(2.0), Material(3.0)
+    h = Holder([a, b])
+    h.run(1.0)
+
+    def described(v: object) -> str:
+        raise AssertionError(f"described by content at launch: {v!r}")
+
+    monkeypatch.setattr(struct_args, "content", described)
+    a.k = 10.0  # baked, as in Quadrants (tests/compat/programs/bound_funcs.py)
+    h.run(2.0)
+    assert h.out.to_numpy().tolist() == [4.0, 6.0]
+    assert len(Holder.run.specializations) == 1  # type: ignore[attr-defined]
+    monkeypatch.undo()
+    h.fns[0] = Material(5.0).stress  # another object: another variant
+    h.run(1.0)
+    assert h.out.to_numpy().tolist() == [5.0, 3.0]
+    assert len(Holder.run.specializations) == 2  # type: ignore[attr-defined]
