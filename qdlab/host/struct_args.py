@@ -209,12 +209,16 @@ def launch_key(v: object) -> object:
     """`template_key`'s distinctions in a launch key, which describes a struct's values at every
     launch: a small numeric NumPy array, or a `qd.Vector` / `qd.Matrix` of one, by what its content
     describes (dtype, shape, bytes; the vector's attributes) without the walk (a Genesis MPM step
-    spent half its time describing such members); anything else as `template_key`."""
+    spent half its time describing such members), a short list or tuple of numbers by their types
+    and values; anything else as `template_key`."""
     t = type(v)
     if t is np.ndarray:
         key = numbers(v)
         if key is not None:
             return key
+    elif t is list or t is tuple:
+        if len(v) <= SMALL_LIST and all(type(x) in PRIMITIVES for x in v):
+            return (t, *[(type(x), repr(x)) for x in v])  # `self._materials_idx = [0]`
     elif (t is Vector or t is Matrix) and vars(v).keys() == MATRIX_ATTRS:
         m = cast(Matrix, v)
         key = numbers(m.entries)
@@ -224,6 +228,7 @@ def launch_key(v: object) -> object:
     return template_key(v)
 
 
+SMALL_LIST = 64
 MATRIX_ATTRS = {"entries", "dt", "ndim", "n", "m"}
 """What a `qd.Matrix` holds (`launch_key` describes one holding anything else by content)."""
 NUMBER_KINDS, NUMBER_BYTES = frozenset("biufc"), 4096

@@ -145,3 +145,15 @@ def test_funcs_bound_to_a_data_oriented_object_are_keyed_by_it(
     h.run(1.0)
     assert h.out.to_numpy().tolist() == [5.0, 3.0]
     assert len(Holder.run.specializations) == 2  # type: ignore[attr-defined]
+
+
+def test_short_lists_of_numbers_are_keyed_by_their_values() -> None:
+    key = struct_args.launch_key
+    assert key([0, 1]) == key([0, 1]) != key([0, 2])
+    assert key([1]) != key([True]) != key([1.0])  # their types too
+    assert key([0.0]) != key([-0.0])  # as the general description tells them apart
+    assert key([1, 2]) != key((1, 2))
+    assert key(list(range(struct_args.SMALL_LIST + 1))) == struct_args.template_key(
+        list(range(struct_args.SMALL_LIST + 1))
+    )
+    assert key([1, "a"]) == struct_args.template_key([1, "a"])
