@@ -313,6 +313,8 @@ def compile_kernel(
     )
     ms = (time.perf_counter() - t0) * 1e3
 
+    name = spec.name  # the report's closure holds no template value (a struct's object lives on)
+
     def report() -> KernelReport:
         try:
             prev = previous.report if isinstance(previous, Compiled) else previous
@@ -321,7 +323,7 @@ def compile_kernel(
         if prev is not None:
             prev.previous = None  # keep one step of history, not a chain
         return make_report(
-            spec,
+            name,
             source,
             kernel,
             constructs,

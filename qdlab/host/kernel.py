@@ -14,6 +14,7 @@ import threading
 import types
 import typing
 import warnings
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,7 +24,8 @@ from ..compiler import ir
 from ..compiler.codegen import targets
 from ..compiler.frontend import graphs
 from ..compiler.frontend.source import annotation_loc, unevaluable
-from ..compiler.pipeline import Compiled, KernelSpec, compile_cached
+from ..compiler.frontend.structs import StructRef
+from ..compiler.pipeline import Compiled, KernelSpec, compile_cached, compile_kernel
 from ..core import binding
 from ..core.config import Config
 from ..core.errors import (
@@ -469,6 +471,8 @@ class Kernel(KernelDef):
                 previous,
                 self.on_construct,
             )
+        if compiled.full is not None:  # served from the manifest: the pipeline runs later, if ever
+            compiled.full = Rebuild(self, spec, templates, cfg, previous)
         state.history[self.name] = compiled
         field_words = field.launch_words(compiled.fields, self.second_buffer)
         self.latest = compiled
@@ -686,6 +690,9 @@ class Kernel(KernelDef):
             overlap = launcher.overlapping(extents)
             if overlap:
                 self.warn_alias(overlap)
+                full = plan.compiled.full
+                if isinstance(full, Rebuild) and not full.alive():
+                    full.renew(args)
                 launcher = plan.compiled.whole_launcher(state.cache())
         state.last_launcher = launcher
         try:
@@ -735,6 +742,64 @@ class Kernel(KernelDef):
             )
         if self.latest is not None:
             self.latest.report.runtime_fallbacks.append(f"aliased_arguments: {pairs}")
+
+
+class Rebuild:
+    """The whole pipeline of a variant the manifest served (`Compiled.full`: the visualizer's
+    report, the whole kernel an aliased launch needs), holding the objects of its struct
+    arguments weakly: a variant outlives them (a data-oriented object and its arrays are freed
+    when the program drops them, as in Quadrants). `renew` gives it a live launch's objects
+    when these are gone (instances with equal content share a variant)."""
+
+    def __init__(
+        self, kernel: Kernel, spec: KernelSpec, templates: dict, cfg: Config, previous: object
+    ) -> None:
+        self.kernel, self.cfg = kernel, cfg
+        self.previous = typing.cast("Compiled | None", previous)
+        self.spec = dataclasses.replace(spec, templates={})
+        self.plain = {n: v for n, v in templates.items() if not isinstance(v, StructRef)}
+        self.structs: dict[str, tuple[typing.Callable[[], object], type | None]] = {}
+        for name, ref in templates.items():
+            if isinstance(ref, StructRef):
+                typed = ref.annotation if isinstance(ref.annotation, type) else None
+                self.structs[name] = (held_weakly(ref.value), typed)
+
+    def templates(self) -> dict | None:
+        out = dict(self.plain)
+        for name, (get, typed) in self.structs.items():
+            obj = get()
+            if obj is None:
+                return None
+            out[name] = struct_args.bind(self.kernel, name, obj, typed)[1]
+        return out
+
+    def alive(self) -> bool:
+        return all(get() is not None for get, _ in self.structs.values())
+
+    def renew(self, args: tuple) -> None:
+        """Hold these arguments' struct objects instead (theirs compile to the same variant)."""
+        for name, (_, typed) in list(self.structs.items()):
+            obj = args[self.kernel.param_names.index(name)]
+            self.structs[name] = (held_weakly(obj), typed)
+
+    def __call__(self) -> Compiled:
+        templates = self.templates()
+        if templates is None:
+            raise QdError(
+                f"kernel `{self.kernel.name}`: the objects this variant was compiled for are gone; "
+                "launch it again to see its report."
+            )
+        spec = dataclasses.replace(self.spec, templates=templates)
+        cfg = self.cfg
+        return compile_kernel(spec, cfg, state.cache_for(cfg), targets.of(cfg.arch), self.previous)
+
+
+def held_weakly(obj: object) -> typing.Callable[[], object]:
+    """A weak reference to `obj`, or (for an object that takes none) `obj` held strongly."""
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return lambda: obj
 
 
 def kernel(

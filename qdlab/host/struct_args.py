@@ -21,7 +21,7 @@ import operator
 import types
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 import numpy as np
@@ -217,8 +217,9 @@ def launch_key(v: object) -> object:
         if key is not None:
             return key
     elif t is list or t is tuple:
-        if len(v) <= SMALL_LIST and all(type(x) in PRIMITIVES for x in v):
-            return (t, *[(type(x), repr(x)) for x in v])  # `self._materials_idx = [0]`
+        items = cast("list | tuple", v)
+        if len(items) <= SMALL_LIST and all(type(x) in PRIMITIVES for x in items):
+            return (t, *[(type(x), repr(x)) for x in items])  # `self._materials_idx = [0]`
     elif (t is Vector or t is Matrix) and vars(v).keys() == MATRIX_ATTRS:
         m = cast(Matrix, v)
         key = numbers(m.entries)
@@ -526,6 +527,7 @@ class Paths:
         self.used: set[str] = set()
         """A frozen dataclass type's: the flattened names of the members read (`frozen_plan`)."""
         self.last: tuple[tuple, tuple, list[int]] | None = None
+        self.roots: list = []
         """The values of the last key made, the key, and the positions of the values that are not
         numbers or qdlab ndarrays (`lasts`): a launch with the same objects reuses the key, each of
         those described again."""
@@ -598,6 +600,7 @@ class Paths:
             return tuple(parts)
         key = (self.type, *[f(v) for f, v in zip(self.summaries, values)])
         self.last = (values, key, [i for i, v in enumerate(values) if not lasts(v)])
+        self.roots = released_with(self, (a,))
         return key
 
 
@@ -666,6 +669,24 @@ def learn(kernel: Kernel, compiled: Compiled, templates: dict) -> tuple[Members 
     return None, changed
 
 
+def released_with(holder: Paths | Members, roots: Sequence[object]) -> list:
+    """Weak references to the struct arguments `holder.last` was read from: when one is
+    collected, `holder.last` is dropped, and with it the members it held (a dropped solver's
+    ndarrays are freed, as in Quadrants, instead of living until the kernel's next launch)."""
+
+    def drop(ref: weakref.ref) -> None:
+        if any(r is ref for r in holder.roots):
+            holder.last = None
+
+    refs = []
+    for root in roots:
+        try:
+            refs.append(weakref.ref(root, drop))
+        except TypeError:  # no weak references: its members stay until the next launch
+            pass
+    return refs
+
+
 def lasts(value: object) -> bool:
     """Whether a member value's launch words stay what they are as long as it is the same object:
     a number (immutable) or a qdlab ndarray, bare or in a tensor (its words are made when it is
@@ -728,6 +749,7 @@ class Members:
         """The `ndarrays` launch words of the last launch, and the member words made of them."""
         self.written = {i - self.first for i in compiled.written if i >= self.first}
         self.last: tuple[dict[int, tuple], list, list[tuple[int, Any]]] | None = None
+        self.roots: list = []
         """The member values of the last general fill, its words and extents, while every value is
         one whose words cannot change as long as it is the same object (`LASTING`)."""
         self.sizes = [p.type.size if isinstance(p.type, TensorType) else 0 for p in self.params]
@@ -805,6 +827,8 @@ class Members:
                 words.append(a)
         lasting = all(lasts(v) for vs in values.values() for v in vs)
         self.last = (values, words, found) if lasting else None
+        if lasting:
+            self.roots = released_with(self, [args[k] for k in values])
         return words
 
     def checked(self, args: tuple) -> list:

@@ -22,11 +22,11 @@ from .statements import describe_statements, statement_of_ops
 
 if TYPE_CHECKING:
     from ..codegen.targets import Target
-    from ..pipeline import Built, KernelSpec
+    from ..pipeline import Built
 
 
 def make_report(
-    spec: KernelSpec,
+    name: str,
     source: Source,
     kernel: ir.Kernel,
     constructs: list[split.Construct],
@@ -81,7 +81,7 @@ def make_report(
             r.recompile_reason, r.key_diff = _why(prev.get(c.index), b)
         reports.append(r)
     report = KernelReport(
-        spec.name,
+        name,
         source.filename,
         "".join(source.lines),
         source.first_line,

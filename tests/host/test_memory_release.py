@@ -1,0 +1,72 @@
+"""A kernel's compiled variants keep no argument alive: a data-oriented object and the ndarrays it
+holds are freed when the program drops them, after a compile and after a variant served from the
+manifest (whose pipeline runs later, if ever, from the objects held weakly), as Quadrants keys
+such objects by weak reference."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import qdlab as qd
+from qdlab.core.errors import QdError
+from qdlab.host.kernel import Rebuild
+
+
+@qd.data_oriented
+class Holder:
+    def __init__(self, n: int) -> None:
+        self.a = qd.ndarray(qd.f32, shape=(n,))
+        self.scale = 2.0
+
+    @qd.kernel
+    def run(self, x: qd.f32):
+        for i in range(self.a.shape[0]):
+            self.a[i] = x * self.scale
+
+
+def dropped(make) -> bool:
+    """Whether the object `make()` returns, and its ndarray, are freed once dropped."""
+    h = make()
+    h.run(1.5)
+    assert h.a.to_numpy().tolist() == [3.0] * 4
+    refs = weakref.ref(h), weakref.ref(h.a)
+    del h
+    gc.collect()
+    return all(r() is None for r in refs)
+
+
+@pytest.mark.parametrize("tier", ["compiled", "served"])
+def test_a_dropped_object_and_its_arrays_are_freed(tier: str, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("QDLAB_CACHE_DIR", str(tmp_path))
+    qd.init(arch=qd.cpu, offline_cache=True)
+    assert dropped(lambda: Holder(4))
+    if tier == "served":
+        qd.init(arch=qd.cpu, offline_cache=True)  # memory emptied: the manifest serves the variant
+        assert dropped(lambda: Holder(4))
+        assert isinstance(Holder.run.latest.full, Rebuild)  # type: ignore[attr-defined]
+
+
+def test_a_served_variant_reports_while_its_objects_live(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("QDLAB_CACHE_DIR", str(tmp_path))
+    qd.init(arch=qd.cpu, offline_cache=True)
+    Holder(4).run(1.0)
+    qd.init(arch=qd.cpu, offline_cache=True)
+    h = Holder(4)
+    h.run(1.0)
+    compiled = Holder.run.latest  # type: ignore[attr-defined]
+    assert compiled.observations == (-1, -1, -1)  # served: nothing lowered yet
+    assert compiled.report.kernel == "run" and compiled.report.constructs  # lowered now, from h
+    np.testing.assert_array_equal(h.a.to_numpy(), [2.0] * 4)
+
+    qd.init(arch=qd.cpu, offline_cache=True)
+    g = Holder(4)
+    g.run(1.0)
+    late = Holder.run.latest  # type: ignore[attr-defined]
+    del g
+    gc.collect()
+    with pytest.raises(QdError, match="objects this variant was compiled for are gone"):
+        late.report  # noqa: B018 - the property runs the pipeline
