@@ -689,10 +689,10 @@ class Kernel(KernelDef):
         if extents is not None:
             overlap = launcher.overlapping(extents)
             if overlap:
-                self.warn_alias(overlap)
                 full = plan.compiled.full
                 if isinstance(full, Rebuild) and not full.alive():
                     full.renew(args)
+                self.warn_alias(overlap)
                 launcher = plan.compiled.whole_launcher(state.cache())
         state.last_launcher = launcher
         try:
@@ -741,7 +741,11 @@ class Kernel(KernelDef):
                 pairs,
             )
         if self.latest is not None:
-            self.latest.report.runtime_fallbacks.append(f"aliased_arguments: {pairs}")
+            try:
+                report = self.latest.report
+            except QdError:  # a served variant whose objects are gone: no report to add to
+                return
+            report.runtime_fallbacks.append(f"aliased_arguments: {pairs}")
 
 
 class Rebuild:

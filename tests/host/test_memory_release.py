@@ -5,7 +5,9 @@ such objects by weak reference."""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
+import logging
 import weakref
 
 import numpy as np
@@ -70,3 +72,52 @@ def test_a_served_variant_reports_while_its_objects_live(tmp_path, monkeypatch) 
     gc.collect()
     with pytest.raises(QdError, match="objects this variant was compiled for are gone"):
         late.report  # noqa: B018 - the property runs the pipeline
+
+
+@dataclasses.dataclass
+class Pair:
+    x: qd.types.NDArray[qd.f32, 1]
+    y: qd.types.NDArray[qd.f32, 1]
+
+
+@qd.kernel
+def snapshot(p: Pair, out: qd.types.NDArray[qd.f32, 1]):
+    s = p.x[0]
+    for i in range(p.y.shape[0]):
+        p.y[i] = -1.0
+    for i in range(out.shape[0]):
+        out[i] = s
+
+
+def pair(x: list[float], y: list[float] | None = None) -> Pair:
+    a = qd.ndarray(qd.f32, shape=(len(x),))
+    a.from_numpy(np.array(x, np.float32))
+    if y is None:
+        return Pair(a, a)  # one array for both members: aliased
+    b = qd.ndarray(qd.f32, shape=(len(y),))
+    b.from_numpy(np.array(y, np.float32))
+    return Pair(a, b)
+
+
+def test_an_aliased_launch_of_a_served_variant_whose_objects_are_gone(
+    tmp_path, monkeypatch, caplog
+) -> None:
+    """The struct a served variant was made from is gone when another, whose members share one
+    array, needs the whole kernel: it is lowered from the launch's own struct, and the snapshot
+    is the value before the overwrite, as on every path."""
+    monkeypatch.setenv("QDLAB_CACHE_DIR", str(tmp_path))
+    out = np.zeros(3, np.float32)
+    qd.init(arch=qd.cpu, offline_cache=True)
+    snapshot(pair([3.0, 2.0], [0.0, 0.0]), out)
+    qd.init(arch=qd.cpu, offline_cache=True)
+    first = pair([4.0, 2.0], [0.0, 0.0])
+    snapshot(first, out)  # served from the manifest
+    assert out.tolist() == [4.0] * 3
+    assert isinstance(snapshot.latest.full, Rebuild)  # type: ignore[attr-defined]
+    del first
+    gc.collect()
+    shared = pair([5.0, 2.0, 1.0])
+    with caplog.at_level(logging.WARNING, logger="qdlab"):
+        snapshot(shared, out)
+    assert "aliased_arguments" in caplog.text
+    assert out.tolist() == [5.0] * 3 and shared.x.to_numpy().tolist() == [-1.0] * 3
