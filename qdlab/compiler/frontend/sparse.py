@@ -232,15 +232,18 @@ class Sparse:
         block = self.unflatten(index, count)
         if lv is not None:
             self.skip_unless(self.flag_test(lv, [block[p] for p, _ in lv.cell]))
-        if walk is None:
-            cell = ir.Value(i32, "_L")
-            inner = ir.Block([cell])
-            span = [self.const(0, i32), self.const(math.prod(size), i32)]
-            self.block.append(ir.For(span, None, {"parallel": False}, [inner], self.loc))
-            self.block = inner
+        if walk is None:  # a serial loop per axis, the last innermost (its cells adjacent)
+            local = []
+            for a, n in enumerate(size):
+                cell = ir.Value(i32, f"_L{a}")
+                inner = ir.Block([cell])
+                span = [self.const(0, i32), self.const(n, i32)]
+                self.block.append(ir.For(span, None, {"parallel": False}, [inner], self.loc))
+                self.block = inner
+                local.append(cell)
         else:
             cell, inner = self.walk_bits(walk, block, word)
-        local = self.unflatten(cell, size)
+            local = self.unflatten(cell, size)
         storage, values = [], []
         for a, (b, n) in enumerate(zip(block, size)):
             start = self.emit(ir.BinOp, [b, self.const(n, i32)], i32, op="mul")
