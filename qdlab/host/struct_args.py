@@ -14,6 +14,7 @@ is neither read nor keyed, and its words stay zero (`Members`).
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import inspect
 import itertools
@@ -599,7 +600,11 @@ class Paths:
                 parts[i + 1] = self.summaries[i](values[i])
             return tuple(parts)
         key = (self.type, *[f(v) for f, v in zip(self.summaries, values)])
-        self.last = (values, key, [i for i, v in enumerate(values) if not lasts(v)])
+        self.last = (
+            values,
+            key,
+            [i for i, (f, v) in enumerate(zip(self.summaries, values)) if not keeps(f, v)],
+        )
         self.roots = released_with(self, (a,))
         return key
 
@@ -685,6 +690,35 @@ def released_with(holder: Paths | Members, roots: Sequence[object]) -> list:
         except TypeError:  # no weak references: its members stay until the next launch
             pass
     return refs
+
+
+def keeps(summarize: Callable[[Any], object], value: object) -> bool:
+    """Whether a member's part of a launch key stays what it is as long as the member is the same
+    object: `lasts`, or a summary that reads nothing mutable (a struct's type, a method's func),
+    or a value whose summary is its identity or value (a field, an enum member, a string, a
+    NumPy scalar, a func, a class, a function or a module). A NumPy array, a vector or a list is
+    described again at each launch (it can change in place)."""
+    if summarize is type or summarize is frozen:
+        return True
+    if summarize is method:
+        return type(value) is BoundFunc
+    return lasts(value) or isinstance(value, KEEPS)
+
+
+KEEPS = (
+    str,
+    type(None),
+    enum.Enum,
+    np.generic,
+    FieldBase,
+    StructField,
+    Func,
+    KernelDef,
+    type,
+    types.FunctionType,
+    types.ModuleType,
+)
+"""Values whose summary in a launch key is their identity or their (immutable) value."""
 
 
 def lasts(value: object) -> bool:

@@ -6,6 +6,8 @@ description (the fast path turned off)."""
 
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 import pytest
 
@@ -157,3 +159,51 @@ def test_short_lists_of_numbers_are_keyed_by_their_values() -> None:
         list(range(struct_args.SMALL_LIST + 1))
     )
     assert key([1, "a"]) == struct_args.template_key([1, "a"])
+
+
+class Mode(enum.Enum):
+    ADD = 1
+    SUB = 2
+
+
+@qd.data_oriented
+class Switches:
+    def __init__(self) -> None:
+        self.mode = Mode.ADD
+        self.src = qd.field(qd.f32, shape=4)
+        self.other = qd.field(qd.f32, shape=4)
+        self.tag = "a"
+        self.out = qd.field(qd.f32, shape=4)
+
+    @qd.kernel
+    def run(self):
+        for i in range(4):
+            if qd.static(self.mode == Mode.ADD and self.tag == "a"):
+                self.out[i] += self.src[i]
+            else:
+                self.out[i] -= self.src[i]
+
+
+def test_members_that_cannot_change_are_not_described_again(monkeypatch) -> None:
+    """A field, an enum member or a string on `self` keys the launch by what it is; while the
+    member is the same object its part of the key is reused (Genesis' solvers hold hundreds), and
+    another object in its place is keyed anew (Quadrants keeps running the instance's first code
+    there: docs/known-limits.md)."""
+    qd.init(arch=qd.cpu)
+    s = Switches()
+    s.src.from_numpy(np.arange(4, dtype=np.float32))
+    s.other.fill(10.0)
+    s.run()
+    described = []
+    original = struct_args.template_key
+    monkeypatch.setattr(struct_args, "template_key", lambda v: described.append(v) or original(v))
+    for _ in range(3):
+        s.run()
+    assert described == []
+    assert s.out.to_numpy().tolist() == [0.0, 4.0, 8.0, 12.0]
+    s.src = s.other  # another field: keyed anew
+    s.run()
+    assert s.out.to_numpy().tolist() == [10.0, 14.0, 18.0, 22.0]
+    s.mode = Mode.SUB  # another enum member: a new variant
+    s.run()
+    assert s.out.to_numpy().tolist() == [0.0, 4.0, 8.0, 12.0]
