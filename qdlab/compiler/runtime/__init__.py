@@ -376,14 +376,15 @@ class Launcher:
 
     def go(self, seed: int) -> object:
         """Run the units on the packed words (the caller holds the lock)."""
-        tmp = self.tmp
+        tmp, words, tmp_ptr = self.tmp, self.words_ptr, self.tmp_ptr
         key = self.stream.next_key(seed)  # type: ignore[union-attr]
         times = self.times
+        # once per launch: a unit writes only the error words, and a launch stops at an error
+        HEADER.pack_into(tmp, 0, 0, 0, 0, 0, _PRINT_ADDR, key, self.iface_ptr)
         for unit in self.units:
             t0 = time.perf_counter() if times is not None else 0.0
-            HEADER.pack_into(tmp, 0, 0, 0, 0, 0, _PRINT_ADDR, key, self.iface_ptr)
             for task, (fn, kind, reduces) in enumerate(zip(unit.fns, unit.kinds, unit.reduces)):
-                status = fn(self.words_ptr, self.tmp_ptr, 0, 0)
+                status = fn(words, tmp_ptr, 0, 0)
                 if status > 1 and kind == "parallel_for":
                     upgrade = getattr(unit.fns, "pending", None)
                     if upgrade is not None:  # a long loop waits for the optimised code
