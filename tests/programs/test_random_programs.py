@@ -92,8 +92,12 @@ def call(
             fn.fn.__globals__["G"] = group
         if p.sparse and not again:  # `SP`: blocks of 4 under a pointer or bitmasked level
             sp = qd.field(qd.i32)
-            level = getattr(qd.root, p.sparse)(qd.i, p.blocks)
-            level.dense(qd.i, 4).place(sp)
+            if p.sparse == "pointer2d":  # rows of 4 in blocks of 2 x 2
+                level = qd.root.pointer(qd.ij, (p.rows // 2, 2))
+                level.dense(qd.ij, (2, 2)).place(sp)
+            else:
+                level = getattr(qd.root, p.sparse)(qd.i, p.blocks)
+                level.dense(qd.i, 4).place(sp)
             known["SP"], known["SP_B"] = sp, level
     passed = [a for name, a in zip(NAMES, args) if name not in fields]
     with np.errstate(all="ignore"):

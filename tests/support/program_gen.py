@@ -24,10 +24,11 @@ to ndarrays; in half of those the fields are the members of one struct field `G`
 `G[i].A1` and `G.A1[j]`; otherwise a global V0 may first be written through
 `V0.get_scalar_field(c)`, the field of one entry, which is V0's own memory. A struct local's
 members are updated by `+=` and atomics in a parallel loop. A program with plain parameters may
-also use a sparse field `SP` (blocks of 4 under a `pointer` or `bitmasked` level `SP_B`, made by
-the test): one loop activates cells by writing them, a later one deactivates blocks, a snapshot
-reads a block's activity in between, and a struct-for over `SP` visits the active cells (the
-reference keeps the activity in a NumPy array). `Program.patterns` names the ones a program uses.
+also use a sparse field `SP` (blocks of 4 under a `pointer` or `bitmasked` level `SP_B`, or a
+2-D one of 2 x 2 blocks under a `pointer` level, made by the test): one loop activates cells by
+writing them, a later one deactivates blocks, a snapshot reads a block's activity in between, and a
+struct-for over `SP` visits the active cells (the reference keeps the activity in a NumPy array).
+`Program.patterns` names the ones a program uses.
 """
 
 from __future__ import annotations
@@ -126,6 +127,7 @@ PATTERNS = (
     "quant_field",
     "sparse_pointer",
     "sparse_bitmasked",
+    "sparse_pointer2d",
     "kernel_body_in_func",
     "const_floordiv",
     "data_oriented_primitive",
@@ -282,12 +284,18 @@ class Program:
     knob: bool = False
     """The kernel takes `knob: qd.template()`, a `Knob` (`KNOB_CLASS`), and reads `knob.c`."""
     sparse: str | None = None
-    """The level above the sparse field `SP`'s blocks of 4 (`pointer` or `bitmasked`), made by
-    the test as `SP_B`, or None when the program uses none."""
+    """The level above the sparse field `SP`'s blocks of 4 (`pointer` or `bitmasked`), or of a
+    2-D `SP`'s blocks of 2 x 2 (`pointer2d`), made by the test as `SP_B`, or None when the
+    program uses none."""
 
     @property
     def blocks(self) -> int:
         return (self.n + 3) // 4
+
+    @property
+    def rows(self) -> int:
+        """A 2-D `SP`'s rows of 4 (`pointer2d`): an even number, holding `n` cells."""
+        return 2 * ((self.blocks + 1) // 2)
 
     def emit(self, kernel: str, ref: str | None = None, indent: int = 1) -> None:
         self.kernel_lines.append("    " * indent + kernel)
@@ -1308,7 +1316,10 @@ def _sparse_statement(draw, p: Program, s: int) -> None:
     if p.struct:
         return  # the test makes `SP` for a kernel called with plain parameters
     if p.sparse is None:
-        p.sparse = draw(st.sampled_from(["pointer", "bitmasked"]))
+        p.sparse = draw(st.sampled_from(["pointer", "bitmasked", "pointer2d"]))
+    if p.sparse == "pointer2d":
+        _sparse_2d_statement(draw, p, s)
+        return
     n, nb = p.n, p.blocks
     src, dst = draw(st.sampled_from(INT_ARRAYS)), draw(st.sampled_from(INT_ARRAYS))
     c, d, m = draw(st.integers(-40, 40)), draw(st.integers(0, 2)), draw(st.integers(2, 4))
@@ -1336,6 +1347,47 @@ def _sparse_statement(draw, p: Program, s: int) -> None:
     p.emit(f"if i < {n}:", indent=2)
     p.emit(f"{dst}[i] = {dst}[i] + SP[i] + {name}", indent=3)
     p.patterns.add(f"sparse_{p.sparse}")
+    p.scalars.append(name)
+
+
+def _sparse_2d_statement(draw, p: Program, s: int) -> None:
+    """`_sparse_statement` on a 2-D `SP` of `p.rows` rows of 4: blocks of 2 x 2 under a pointer
+    level of (rows / 2, 2) blocks, so a struct-for walks each active block's cells by row and
+    column. Flat index `i` is cell (i // 4, i % 4), of block (i // 8) * 2 + (i % 4) // 2 (the
+    reference keeps `SP` flat and its block flags `SM` by that number)."""
+    n, rows = p.n, p.rows
+    src, dst = draw(st.sampled_from(INT_ARRAYS)), draw(st.sampled_from(INT_ARRAYS))
+    c, d, m = draw(st.integers(-40, 40)), draw(st.integers(0, 2)), draw(st.integers(2, 4))
+    blk = draw(st.integers(0, rows - 1))
+    block_of = "(i // 8) * 2 + (i % 4) // 2"
+    name = f"sp{s}"
+    p.emit(f"for i in range({4 * rows}):", "if True:")  # zeroed (activating every block)...
+    p.emit(
+        "SP[i // 4, i % 4] = 0",
+        f"SP = np.zeros({4 * rows}, np.int32); SM = np.zeros({rows}, np.int32)",
+        indent=2,
+    )
+    p.emit(f"for b in range({rows}):", "if True:")  # ... then deactivated
+    p.emit("qd.deactivate(SP_B, [b // 2, b % 2])", "pass", indent=2)
+    p.emit(f"for i in range({n}):")
+    p.emit(f"if {src}[i] > {c}:", indent=2)
+    p.emit(f"SP[i // 4, i % 4] = {src}[i] * 2 + 1", f"SP[i] = {src}[i] * 2 + 1", indent=3)
+    p.emit("pass", f"SM[{block_of}] = 1", indent=3)
+    _int_def(p, name, f"qd.is_active(SP_B, [{blk // 2}, {blk % 2}]) * 5")
+    p.ref_lines[-1] = f"    {name} = np.int32(SM[{blk}] * 5)"
+    p.emit(f"for b in range({rows}):")
+    p.emit(f"if b % {m} == {d}:", indent=2)
+    cells = "[(b // 2 * 2 + q // 2) * 4 + b % 2 * 2 + q % 2 for q in range(4)]"
+    p.emit("qd.deactivate(SP_B, [b // 2, b % 2])", f"SP[{cells}] = 0; SM[b] = 0", indent=3)
+    p.emit("for sr, sc in SP:", f"for i in range({4 * rows}):")
+    p.emit("i = sr * 4 + sc", f"if SM[{block_of}] == 0: continue", indent=2)
+    p.emit(f"if i < {n}:", indent=2)
+    p.emit(
+        f"{dst}[i] = {dst}[i] + SP[sr, sc] + {name}",
+        f"{dst}[i] = {dst}[i] + SP[i] + {name}",
+        indent=3,
+    )
+    p.patterns.add("sparse_pointer2d")
     p.scalars.append(name)
 
 
