@@ -592,7 +592,9 @@ class Paths:
         if len(self.summaries) == 1:
             return (self.type, self.summaries[0](values))
         last = self.last
-        if last is not None and all(map(operator.is_, values, last[0])):
+        if last is not None and (
+            all(map(operator.is_, values, last[0])) or all(map(same, values, last[0]))
+        ):
             if not last[2]:
                 return last[1]
             parts = list(last[1])
@@ -690,6 +692,17 @@ def released_with(holder: Paths | Members, roots: Sequence[object]) -> list:
         except TypeError:  # no weak references: its members stay until the next launch
             pass
     return refs
+
+
+def same(v: object, w: object) -> bool:
+    """`v is w`, or both the same func bound to the same object: `self.f` of a `@qd.func` method
+    is a new `BoundFunc` at each attribute read (Genesis' solvers read several at each launch)."""
+    return v is w or (
+        type(v) is BoundFunc
+        and type(w) is BoundFunc
+        and v.func is w.func  # type: ignore[attr-defined]
+        and v.__self__ is w.__self__  # type: ignore[attr-defined]
+    )
 
 
 def keeps(summarize: Callable[[Any], object], value: object) -> bool:

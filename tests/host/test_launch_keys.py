@@ -207,3 +207,12 @@ def test_members_that_cannot_change_are_not_described_again(monkeypatch) -> None
     s.mode = Mode.SUB  # another enum member: a new variant
     s.run()
     assert s.out.to_numpy().tolist() == [0.0, 4.0, 8.0, 12.0]
+
+
+def test_a_bound_func_read_again_is_the_same_member() -> None:
+    """`self.f` is a new BoundFunc at each read: the launch-key memo takes one bound to the same
+    object as the same member, and one of another object or func as another."""
+    a, b = Material(1.0), Material(1.0)
+    assert a.stress is not a.stress and struct_args.same(a.stress, a.stress)
+    assert not struct_args.same(a.stress, b.stress)
+    assert struct_args.same(3, 3) and not struct_args.same(a.stress, Material.stress)
