@@ -697,11 +697,13 @@ def released_with(holder: Paths | Members, roots: Sequence[object]) -> list:
 def same(v: object, w: object) -> bool:
     """`v is w`, or both the same func bound to the same object: `self.f` of a `@qd.func` method
     is a new `BoundFunc` at each attribute read (Genesis' solvers read several at each launch)."""
-    return v is w or (
-        type(v) is BoundFunc
-        and type(w) is BoundFunc
-        and v.func is w.func  # type: ignore[attr-defined]
-        and v.__self__ is w.__self__  # type: ignore[attr-defined]
+    if v is w:
+        return True
+    return (
+        isinstance(v, BoundFunc)
+        and isinstance(w, BoundFunc)
+        and v.func is w.func
+        and v.__self__ is w.__self__
     )
 
 
