@@ -11,7 +11,8 @@ the gate see an activation or a deactivation as a write and an activity test as 
   level's word); reads need no test, since an inactive cell's elements are zero.
 - A struct-for over a sparse field or SNode skips an index whose levels are not all active (`if
   not active: continue` at the top of the body). A parallel one walks the blocks of its outermost
-  sparse level, skipping an inactive block; where the level below is the last one and bitmasked,
+  sparse level, skipping an inactive block, and a block's cells in a loop per axis, the last
+  innermost (adjacent in memory); where the level below is the last one and bitmasked,
   with one cell per index and a block per parent cell, it walks that level's words, skipping a
   zero word and visiting the set bits of the others (a bitmasked level alone: its words, in
   parallel).
