@@ -128,6 +128,7 @@ PATTERNS = (
     "sparse_bitmasked",
     "kernel_body_in_func",
     "const_floordiv",
+    "const_raw_div_mod",
     "data_oriented_primitive",
     *program_funcs.PATTERNS,
 )
@@ -596,7 +597,7 @@ MATH_REF_TEXT = (
 KINDS += ["floop", "fdef"]  # more float statements, where these expressions go
 MATH_IMPORT = (
     "from program_gen import CInt, ref_abs, ref_cosf, ref_expf, ref_logf, ref_pow, ref_pow2, "
-    "ref_sinf, ref_sqrt, ref_tanhf, RefMod"
+    "ref_rawdiv, ref_rawmod, ref_sinf, ref_sqrt, ref_tanhf, RefMod"
 )
 
 
@@ -1189,7 +1190,8 @@ def _const_divide_statement(draw, p: Program, s: int) -> None:
     """A local assigned a literal (and maybe again, `//=` a literal or a term), and `//` and `%` of
     it, `qd.i32(literal)`s, literals and `k`: Quadrants folds the integer `//` and `%` of two
     constants toward zero, as C divides, a local's last constant store forwarded to its loads, and
-    floors where an operand is known only at run time (`CInt` is the reference's constant)."""
+    floors where an operand is known only at run time (`CInt` is the reference's constant); and
+    `qd.raw_div` / `qd.raw_mod` of such terms (C's division, but `//` where both are literals)."""
     name = f"cd{s}"
     a = draw(st.integers(-20, 20))
     p.emit(f"{name} = {a}", f"{name} = CInt({a})")
@@ -1206,11 +1208,13 @@ def _const_divide_statement(draw, p: Program, s: int) -> None:
     at = draw(st.integers(0, p.n - 1))
     p.emit(f"{arr}[{at}] = {kernel}", f"{arr}[{at}] = np.int32(int({ref}))")
     p.patterns.add("const_floordiv")
+    if any("qd.raw_" in line for line in p.kernel_lines):
+        p.patterns.add("const_raw_div_mod")
 
 
 def _const_term(draw, local: str, depth: int) -> tuple[str, str]:
     """(kernel text, reference text) of an i32 term of `_const_divide_statement`."""
-    kinds = ["local", "cast", "literal", "k"] + (["bin"] * 3 if depth < 2 else [])
+    kinds = ["local", "cast", "literal", "k"] + (["bin"] * 3 + ["raw"] if depth < 2 else [])
     kind = draw(st.sampled_from(kinds))
     if kind == "local":
         return local, local
@@ -1221,6 +1225,15 @@ def _const_term(draw, local: str, depth: int) -> tuple[str, str]:
         return f"qd.i32({v})", f"CInt({v})"
     if kind == "literal":
         return str(v), str(v)
+    if kind == "raw":  # `qd.raw_div` / `qd.raw_mod`: two literals fold as Quadrants folds them
+        f = draw(st.sampled_from(["div", "mod"]))
+        ka, ra = _const_term(draw, local, depth + 1)
+        if draw(st.booleans()):
+            kb, rb = (v | 1,) * 2
+        else:
+            kb, rb = _const_term(draw, local, depth + 1)
+            kb, rb = f"({kb} | 1)", f"({rb} | 1)"
+        return f"qd.raw_{f}({ka}, {kb})", f"ref_raw{f}({ra}, {rb})"
     op = draw(st.sampled_from(["//", "%", "//", "%", "+", "-", "*"]))
     (ka, ra), (kb, rb) = _const_term(draw, local, depth + 1), _const_term(draw, local, depth + 1)
     if op in ("//", "%") and "k" not in kb:  # a constant zero divisor is refused by Quadrants
@@ -1288,6 +1301,26 @@ class CInt:
 
     def __ror__(self, o: object) -> object:
         return self._op(o, "|", True)
+
+
+def ref_rawdiv(a: object, b: object) -> object:
+    """`qd.raw_div(a, b)` on i32 terms: two Python ints fold while compiling with Python's `//`
+    (a floor); otherwise C's division, toward zero (a `CInt` where both are constants)."""
+    if type(a) is int and type(b) is int:
+        return a // b
+    x, y = int(a), int(b)  # type: ignore[call-overload]
+    q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+    return CInt(q) if isinstance(a, (CInt, int)) and isinstance(b, (CInt, int)) else np.int32(q)
+
+
+def ref_rawmod(a: object, b: object) -> object:
+    """`qd.raw_mod(a, b)` on i32 terms: C's remainder (the dividend's sign), folded
+    (`a - b * int(float(a) / b)`, the same for these small ints) or at run time."""
+    if type(a) is int and type(b) is int:
+        return a - b * int(float(a) / b)
+    x, y = int(a), int(b)  # type: ignore[call-overload]
+    r = x - abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1) * y
+    return CInt(r) if isinstance(a, (CInt, int)) and isinstance(b, (CInt, int)) else np.int32(r)
 
 
 CINT_OPS = {
