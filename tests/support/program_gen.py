@@ -36,6 +36,7 @@ import ctypes
 import ctypes.util
 import importlib.util
 import itertools
+import math
 import re
 import sys
 from dataclasses import dataclass, field
@@ -129,6 +130,7 @@ PATTERNS = (
     "kernel_body_in_func",
     "const_floordiv",
     "const_raw_div_mod",
+    "float_constant_power",
     "data_oriented_primitive",
     *program_funcs.PATTERNS,
 )
@@ -585,7 +587,11 @@ def float_expr(draw, p: Program, idx: str | None, depth: int = 0) -> str:
 POWER_EXPONENTS = ("2", "3", "-1", "-2", "4", "2.0", "-1.0", "0.5", "3.0", "1.5", "k")
 """Of `(tanh(e) + 1.5) ** c`, a base in (0.5, 2.5): literal ints and floats (multiplied out, a
 square root, the library's `powf`) and the kernel's i32 `k` (multiplied out at run time)."""
+CONST_EXPONENTS = ("3", "-2", "4", "5", "7", "-3", "2.5", "-1.5")
+"""Of `qd.cast(c, qd.f32) ** e`: folded while compiling as Quadrants folds it."""
 MATH_REF_TEXT = (
+    ("(qd.cast(", "ref_cpow(("),
+    (", qd.f32) ** ", "), "),
     ("((qd.tanh(", "ref_pow((ref_tanhf("),
     (" + 1.5) ** ", " + 1.5), "),
     *((f"({b} ** ", f"ref_pow2({b}, ") for b in ("2.0", "8.0", "0.5")),
@@ -597,15 +603,19 @@ MATH_REF_TEXT = (
 KINDS += ["floop", "fdef"]  # more float statements, where these expressions go
 MATH_IMPORT = (
     "from program_gen import CInt, ref_abs, ref_cosf, ref_expf, ref_logf, ref_pow, ref_pow2, "
-    "ref_rawdiv, ref_rawmod, ref_sinf, ref_sqrt, ref_tanhf, RefMod"
+    "ref_cpow, ref_rawdiv, ref_rawmod, ref_sinf, ref_sqrt, ref_tanhf, RefMod"
 )
 
 
 def math_expr(draw, p: Program, idx: str | None, depth: int) -> str:
     """An f32 call of the math library or a power (`**`, `qd.pow`) of an expression."""
     e = float_expr(draw, p, idx, depth + 1)
-    kinds = ["sin", "exp", "log", "sqrt", "power", "power", "base", "pow", "mod", "mod"]
+    kinds = ["sin", "exp", "log", "sqrt", "power", "power", "base", "pow", "mod", "mod", "cpow"]
     kind = draw(st.sampled_from(kinds))
+    if kind == "cpow":  # a power of two constants: folded, C's pow in double (`ref_cpow`)
+        p.patterns.add("float_constant_power")
+        base = draw(st.sampled_from(["0.08", "1.37", "0.3", "1.7", "0.13"]))
+        return f"(qd.cast({base}, qd.f32) ** {draw(st.sampled_from(CONST_EXPONENTS))})"
     power = kind in ("power", "base", "pow")
     p.patterns.add("float_mod" if kind == "mod" else "float_power" if power else "float_math")
     if kind == "sin":
@@ -678,6 +688,12 @@ def ref_pow(x, c):
     while b:
         r, a, b = (r * a if b & 1 else r), a * a, b >> 1
     return np.float32(1) / r if c < 0 else r
+
+
+def ref_cpow(c: float, e: float) -> np.float32:
+    """`qd.cast(c, qd.f32) ** e` as Quadrants folds two constants: C's `pow` of the f32 `c` and `e`
+    as doubles, rounded once to f32 (run time would multiply in f32, an ulp away)."""
+    return np.float32(math.pow(float(np.float32(c)), float(e)))
 
 
 def ref_pow2(b: float, y):
