@@ -37,6 +37,7 @@ import ctypes
 import ctypes.util
 import importlib.util
 import itertools
+import math
 import re
 import sys
 from dataclasses import dataclass, field
@@ -130,6 +131,8 @@ PATTERNS = (
     "sparse_pointer2d",
     "kernel_body_in_func",
     "const_floordiv",
+    "const_raw_div_mod",
+    "float_constant_power",
     "data_oriented_primitive",
     *program_funcs.PATTERNS,
 )
@@ -592,7 +595,11 @@ def float_expr(draw, p: Program, idx: str | None, depth: int = 0) -> str:
 POWER_EXPONENTS = ("2", "3", "-1", "-2", "4", "2.0", "-1.0", "0.5", "3.0", "1.5", "k")
 """Of `(tanh(e) + 1.5) ** c`, a base in (0.5, 2.5): literal ints and floats (multiplied out, a
 square root, the library's `powf`) and the kernel's i32 `k` (multiplied out at run time)."""
+CONST_EXPONENTS = ("3", "-2", "4", "5", "7", "-3", "2.5", "-1.5")
+"""Of `qd.cast(c, qd.f32) ** e`: folded while compiling as Quadrants folds it."""
 MATH_REF_TEXT = (
+    ("(qd.cast(", "ref_cpow(("),
+    (", qd.f32) ** ", "), "),
     ("((qd.tanh(", "ref_pow((ref_tanhf("),
     (" + 1.5) ** ", " + 1.5), "),
     *((f"({b} ** ", f"ref_pow2({b}, ") for b in ("2.0", "8.0", "0.5")),
@@ -604,15 +611,19 @@ MATH_REF_TEXT = (
 KINDS += ["floop", "fdef"]  # more float statements, where these expressions go
 MATH_IMPORT = (
     "from program_gen import CInt, ref_abs, ref_cosf, ref_expf, ref_logf, ref_pow, ref_pow2, "
-    "ref_sinf, ref_sqrt, ref_tanhf, RefMod"
+    "ref_cpow, ref_rawdiv, ref_rawmod, ref_sinf, ref_sqrt, ref_tanhf, RefMod"
 )
 
 
 def math_expr(draw, p: Program, idx: str | None, depth: int) -> str:
     """An f32 call of the math library or a power (`**`, `qd.pow`) of an expression."""
     e = float_expr(draw, p, idx, depth + 1)
-    kinds = ["sin", "exp", "log", "sqrt", "power", "power", "base", "pow", "mod", "mod"]
+    kinds = ["sin", "exp", "log", "sqrt", "power", "power", "base", "pow", "mod", "mod", "cpow"]
     kind = draw(st.sampled_from(kinds))
+    if kind == "cpow":  # a power of two constants: folded, C's pow in double (`ref_cpow`)
+        p.patterns.add("float_constant_power")
+        base = draw(st.sampled_from(["0.08", "1.37", "0.3", "1.7", "0.13"]))
+        return f"(qd.cast({base}, qd.f32) ** {draw(st.sampled_from(CONST_EXPONENTS))})"
     power = kind in ("power", "base", "pow")
     p.patterns.add("float_mod" if kind == "mod" else "float_power" if power else "float_math")
     if kind == "sin":
@@ -685,6 +696,12 @@ def ref_pow(x, c):
     while b:
         r, a, b = (r * a if b & 1 else r), a * a, b >> 1
     return np.float32(1) / r if c < 0 else r
+
+
+def ref_cpow(c: float, e: float) -> np.float32:
+    """`qd.cast(c, qd.f32) ** e` as Quadrants folds two constants: C's `pow` of the f32 `c` and `e`
+    as doubles, rounded once to f32 (run time would multiply in f32, an ulp away)."""
+    return np.float32(math.pow(float(np.float32(c)), float(e)))
 
 
 def ref_pow2(b: float, y):
@@ -1197,7 +1214,8 @@ def _const_divide_statement(draw, p: Program, s: int) -> None:
     """A local assigned a literal (and maybe again, `//=` a literal or a term), and `//` and `%` of
     it, `qd.i32(literal)`s, literals and `k`: Quadrants folds the integer `//` and `%` of two
     constants toward zero, as C divides, a local's last constant store forwarded to its loads, and
-    floors where an operand is known only at run time (`CInt` is the reference's constant)."""
+    floors where an operand is known only at run time (`CInt` is the reference's constant); and
+    `qd.raw_div` / `qd.raw_mod` of such terms (C's division, but `//` where both are literals)."""
     name = f"cd{s}"
     a = draw(st.integers(-20, 20))
     p.emit(f"{name} = {a}", f"{name} = CInt({a})")
@@ -1214,11 +1232,13 @@ def _const_divide_statement(draw, p: Program, s: int) -> None:
     at = draw(st.integers(0, p.n - 1))
     p.emit(f"{arr}[{at}] = {kernel}", f"{arr}[{at}] = np.int32(int({ref}))")
     p.patterns.add("const_floordiv")
+    if any("qd.raw_" in line for line in p.kernel_lines):
+        p.patterns.add("const_raw_div_mod")
 
 
 def _const_term(draw, local: str, depth: int) -> tuple[str, str]:
     """(kernel text, reference text) of an i32 term of `_const_divide_statement`."""
-    kinds = ["local", "cast", "literal", "k"] + (["bin"] * 3 if depth < 2 else [])
+    kinds = ["local", "cast", "literal", "k"] + (["bin"] * 3 + ["raw"] if depth < 2 else [])
     kind = draw(st.sampled_from(kinds))
     if kind == "local":
         return local, local
@@ -1229,6 +1249,15 @@ def _const_term(draw, local: str, depth: int) -> tuple[str, str]:
         return f"qd.i32({v})", f"CInt({v})"
     if kind == "literal":
         return str(v), str(v)
+    if kind == "raw":  # `qd.raw_div` / `qd.raw_mod`: two literals fold as Quadrants folds them
+        f = draw(st.sampled_from(["div", "mod"]))
+        ka, ra = _const_term(draw, local, depth + 1)
+        if draw(st.booleans()):
+            kb, rb = (v | 1,) * 2
+        else:
+            kb, rb = _const_term(draw, local, depth + 1)
+            kb, rb = f"({kb} | 1)", f"({rb} | 1)"
+        return f"qd.raw_{f}({ka}, {kb})", f"ref_raw{f}({ra}, {rb})"
     op = draw(st.sampled_from(["//", "%", "//", "%", "+", "-", "*"]))
     (ka, ra), (kb, rb) = _const_term(draw, local, depth + 1), _const_term(draw, local, depth + 1)
     if op in ("//", "%") and "k" not in kb:  # a constant zero divisor is refused by Quadrants
@@ -1296,6 +1325,26 @@ class CInt:
 
     def __ror__(self, o: object) -> object:
         return self._op(o, "|", True)
+
+
+def ref_rawdiv(a: object, b: object) -> object:
+    """`qd.raw_div(a, b)` on i32 terms: two Python ints fold while compiling with Python's `//`
+    (a floor); otherwise C's division, toward zero (a `CInt` where both are constants)."""
+    if type(a) is int and type(b) is int:
+        return a // b
+    x, y = int(a), int(b)  # type: ignore[call-overload]
+    q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+    return CInt(q) if isinstance(a, (CInt, int)) and isinstance(b, (CInt, int)) else np.int32(q)
+
+
+def ref_rawmod(a: object, b: object) -> object:
+    """`qd.raw_mod(a, b)` on i32 terms: C's remainder (the dividend's sign), folded
+    (`a - b * int(float(a) / b)`, the same for these small ints) or at run time."""
+    if type(a) is int and type(b) is int:
+        return a - b * int(float(a) / b)
+    x, y = int(a), int(b)  # type: ignore[call-overload]
+    r = x - abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1) * y
+    return CInt(r) if isinstance(a, (CInt, int)) and isinstance(b, (CInt, int)) else np.int32(r)
 
 
 CINT_OPS = {

@@ -199,8 +199,14 @@ PY_FOLDS = {
     "min": min,
     "max": max,
     "atan2": math.atan2,
+    # `qd.raw_div` and `qd.raw_mod` on two Python numbers fold as Quadrants folds them: `a // b`
+    # for two integers (Python's floor, so -7 // 2 is -4, unlike the C division a value gets),
+    # else `a / b`; and `a - b * int(float(a) / b)` (C's truncated remainder, -7 -> -1)
+    "rawdiv": lambda a, b: a // b if isinstance(a, int) and isinstance(b, int) else a / b,
+    "rawmod": lambda a, b: a - b * int(float(a) / b),
 }
-"""Operators on two Python numbers, evaluated at compile time with Python's own semantics."""
+"""Operators on two Python numbers, evaluated at compile time with Python's own semantics (the
+`raw_` ones with Quadrants')."""
 
 
 def fold_python(op: str, a: object, b: object) -> object:
