@@ -231,6 +231,7 @@ def launch_key(v: object) -> object:
 
 
 SMALL_LIST = 64
+"""The longest list or tuple of numbers `launch_key` describes by its values."""
 MATRIX_ATTRS = {"entries", "dt", "ndim", "n", "m"}
 """What a `qd.Matrix` holds (`launch_key` describes one holding anything else by content)."""
 NUMBER_KINDS, NUMBER_BYTES = frozenset("biufc"), 4096
@@ -528,10 +529,11 @@ class Paths:
         self.used: set[str] = set()
         """A frozen dataclass type's: the flattened names of the members read (`frozen_plan`)."""
         self.last: tuple[tuple, tuple, list[int]] | None = None
+        """The values of the last key made, the key, and the positions of the values whose part
+        of the key can change while they are the same object (`keeps`): a launch with the same
+        objects reuses the key, each of those described again."""
         self.roots: list = []
-        """The values of the last key made, the key, and the positions of the values that are not
-        numbers or qdlab ndarrays (`lasts`): a launch with the same objects reuses the key, each of
-        those described again."""
+        """Weak references to the struct `last` was read from (`released_with`)."""
 
     def frozen_plan(self, name: str, members: dict) -> None:
         """Record, for a frozen dataclass type, the plan of the members the kernel's compiles
@@ -798,9 +800,10 @@ class Members:
         """The `ndarrays` launch words of the last launch, and the member words made of them."""
         self.written = {i - self.first for i in compiled.written if i >= self.first}
         self.last: tuple[dict[int, tuple], list, list[tuple[int, Any]]] | None = None
-        self.roots: list = []
         """The member values of the last general fill, its words and extents, while every value is
         one whose words cannot change as long as it is the same object (`LASTING`)."""
+        self.roots: list = []
+        """Weak references to the structs `last` was read from (`released_with`)."""
         self.sizes = [p.type.size if isinstance(p.type, TensorType) else 0 for p in self.params]
         """Entries of each vector or matrix member parameter (0 for the others)."""
 
