@@ -91,7 +91,7 @@ class Observations:
 def _holds_template_field(v: object) -> bool:
     """A dataclass with a field in a member annotated `qd.Template` (or in a dataclass member of
     it), or a data-oriented object with a field member."""
-    if getattr(type(v), "__qd_data_oriented__", False):
+    if struct_args.is_data_oriented(v):
         return any(isinstance(m, FieldBase) for m in vars(v).values())
     if not dataclasses.is_dataclass(v) or isinstance(v, type):
         return False
