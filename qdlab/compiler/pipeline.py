@@ -191,7 +191,7 @@ class Compiled:
             built = build_all([k], self.config, cache, self.target)
             stream = self.launcher.stream  # type: ignore[attr-defined]  # a Launcher's
             self.whole = self.target.launcher(
-                k.name, k.params, k.returns, [built[0].unit], stream=stream
+                k.name, k.params, k.returns, [built[0].unit], stream=stream, cache=cache
             )
         return self.whole
 
@@ -234,7 +234,7 @@ def compile_cached(
         params = spec.params + [
             ir.Param(f"field{k}", field_type(f)) for k, f in enumerate(found)
         ]  # the fields' hidden parameters, fed from the fields found again by name
-        launcher = target.launcher(spec.name, params, spec.returns, units, pairs)
+        launcher = target.launcher(spec.name, params, spec.returns, units, pairs, cache=cache)
         return Compiled(
             launcher,
             target,
@@ -309,7 +309,7 @@ def compile_kernel(
     dump(spec.name, kernel, built, config)
     alias = sorted(gate.disjoint_pairs(facts)) if split_ran else []
     launcher = target.launcher(
-        spec.name, kernel.params, kernel.returns, [b.unit for b in built], alias
+        spec.name, kernel.params, kernel.returns, [b.unit for b in built], alias, cache=cache
     )
     ms = (time.perf_counter() - t0) * 1e3
 

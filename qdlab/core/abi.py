@@ -28,11 +28,14 @@ from .types import ArrayType, DType, TensorType
 
 HEADER_BYTES = 128
 RET_OFFSET = 64
-HDR_CODE, HDR_MSG, HDR_INDEX, HDR_EXTENT, HDR_PRINT, HDR_RNG, HDR_IFACE = 0, 8, 16, 24, 32, 40, 48
+HDR_CODE, HDR_MSG, HDR_INDEX, HDR_EXTENT, HDR_PRINT, HDR_RNG, HDR_IFACE, HDR_STOP = (
+    *range(0, 64, 8),
+)
 """Header words: error code, failing op's message number, index and extent of a failed bounds check,
-print callback, random key of the launch, interface buffer pointer."""
-HEADER = struct.Struct("<7q")
-"""The header as a launcher writes it before each unit (offsets HDR_CODE ... HDR_IFACE)."""
+print callback, random key of the launch, interface buffer pointer, and the word the host sets when
+a task reported an integer overflow (debug), so that the CPU's task driver stops after that task."""
+HEADER = struct.Struct("<8q")
+"""The header as a launcher writes it once per launch (offsets HDR_CODE ... HDR_STOP)."""
 RET_WORDS = (HEADER_BYTES - RET_OFFSET) // 8
 """Return words that fit in the header."""
 IFACE_SLOTS = 64

@@ -80,6 +80,11 @@ def construct_key(text: str, config: Config, target_parts: tuple[str, ...]) -> s
     return _digest((compiler_version(), *target_parts, config.codegen_key(), text))
 
 
+def runtime_key(text: str, target_parts: tuple[str, ...]) -> str:
+    """The key of a piece of the runtime built as LLVM IR (`codegen/driver.py`)."""
+    return _digest(("runtime-1", compiler_version(), *target_parts, text))
+
+
 def manifest_key(source: str, signature: str, config: Config, target_parts: tuple[str, ...]) -> str:
     return _digest(
         (

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core import keys
 from ...core.config import sm_number
@@ -23,8 +23,11 @@ from ...core.errors import QdError
 from .. import ir, runtime
 from ..runtime import cuda as cuda_runtime
 from ..runtime import tiers
-from . import elf, host, preload, server
+from . import driver, elf, host, preload, server
 from .offload import Plan
+
+if TYPE_CHECKING:
+    from ..cache import BinaryCache
 
 POOLED = 4
 """Fewer units than this compile in the calling process (`codegen/pool.py` uses no worker for
@@ -80,7 +83,7 @@ class CpuTarget:
         if count < POOLED:
             out = []
             for k, text in enumerate(texts):
-                out.append(_compile_one(text, opt))
+                out.append(compile_one(text, opt))
                 if on_done is not None:
                     on_done(k)
             return out
@@ -113,7 +116,7 @@ class CpuTarget:
         for k, text in enumerate(texts):
             future = pool.submit(text, opt) if pooled else None  # the worker starts on it now
             later.append((future, text))
-            out.append(_compile_one(text, tiers.QUICK))
+            out.append(compile_one(text, tiers.QUICK))
             if on_done is not None:
                 on_done(k)
         return out, later  # a None future: `tiers.watch` hands the text to a thread of this process
@@ -128,20 +131,13 @@ class CpuTarget:
         takes them all (`codegen/elf.py`: no llvmlite), else with MCJIT."""
         if not items:  # an edit's other constructs all loaded already: nothing to link
             return
-        objects = [(obj, symbols) for _, obj, symbols in items]
-        addresses = elf.load(objects)
-        if addresses is None:
-            from . import jit  # lazy: llvmlite's binding
-
-            addresses = jit.load_many(objects, quick)
-            if not all(map(all, addresses)):  # MCJIT's address of a symbol it did not find
-                raise elf.Malformed("an object does not define a task it was loaded for")
+        addresses = link([(obj, symbols) for _, obj, symbols in items], quick)
         for (name, _, _), found in zip(items, addresses):
             tasks = _TASKS.get(name)
             if tasks is None:
-                _TASKS[name] = runtime.Tasks(map(runtime.task_function, found))
+                _TASKS[name] = runtime.Tasks(found)
             else:  # an optimised object after the quick one (`tiers.Upgrade`)
-                tasks[:] = map(runtime.task_function, found)
+                tasks.replace(found)
 
     def stages(self, llvm_ir: Callable[[], str], opt: int) -> dict:
         """The views `qd.explain` shows of a unit, each made when first asked for."""
@@ -156,8 +152,8 @@ class CpuTarget:
             "asm": lambda: jit.emit_assembly(optimized(), opt),
         }
 
-    def launcher(self, *args: Any, **kwargs: Any) -> object:
-        return runtime.Launcher(*args, **kwargs)
+    def launcher(self, *args: Any, cache: BinaryCache | None = None, **kwargs: Any) -> object:
+        return runtime.Launcher(*args, driver=driver.get(cache, self.parts()), **kwargs)
 
 
 class CudaTarget:
@@ -230,7 +226,7 @@ class CudaTarget:
             "asm": lambda: nvptx_jit.to_ptx(llvm_ir(), self.sm, opt),
         }
 
-    def launcher(self, *args: Any, **kwargs: Any) -> object:
+    def launcher(self, *args: Any, cache: BinaryCache | None = None, **kwargs: Any) -> object:
         if not self.device:
             return None
         return cuda_runtime.Launcher(*args, **kwargs)
@@ -247,7 +243,21 @@ def _host_layout() -> tuple[str, str]:
     return jit.host()[0], jit.data_layout()
 
 
-def _compile_one(text: str, opt: int) -> tuple[bytes, float]:
+def link(objects: list[tuple[bytes, list[str]]], quick: bool = False) -> list[list[int]]:
+    """Link (object, symbols) items into the process at once: by qdlab's loader when it takes
+    them all (`codegen/elf.py`: no llvmlite), else with MCJIT; the addresses of each one's
+    symbols."""
+    addresses = elf.load(objects)
+    if addresses is None:
+        from . import jit  # lazy: llvmlite's binding
+
+        addresses = jit.load_many(objects, quick)
+        if not all(map(all, addresses)):  # MCJIT's address of a symbol it did not find
+            raise elf.Malformed("an object does not define a task it was loaded for")
+    return addresses
+
+
+def compile_one(text: str, opt: int) -> tuple[bytes, float]:
     """One text's object and LLVM's seconds: from the compile server when it answers, else here."""
     got = server.compile_texts([text], opt)
     if got is not None:

@@ -2,8 +2,10 @@
 check.
 
 A launch fills one word per scalar and, per array, its data pointer, gradient pointer and extents;
-then it runs every task of every compiled unit in source order. ctypes releases the GIL during each
-call, so the chunks of a parallel task run on all cores from a small pool of Python threads. A split
+then it runs every task of every compiled unit in source order: in one native call of the task
+driver (`codegen/driver.py`) that hands back to the host only a task that needs it (a long loop,
+an error, an overflow report). ctypes releases the GIL during each call, so the chunks of a
+parallel task run on all cores from a small pool of Python threads. A split
 kernel checks, per launch, that the array parameters its split assumed disjoint really are; if not,
 that call runs the whole-kernel variant.
 """
@@ -33,6 +35,7 @@ from ...core.abi import (
     HDR_EXTENT,
     HDR_INDEX,
     HDR_MSG,
+    HDR_STOP,
     HEADER,
     HEADER_BYTES,
     IFACE_SLOTS,
@@ -60,6 +63,17 @@ TASK_FN = ctypes.CFUNCTYPE(
     ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64
 )
 PRINT_FN = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_int64)
+DRIVE_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int64,
+    ctypes.c_void_p,
+    ctypes.c_int64,
+    ctypes.c_int64,
+    ctypes.c_void_p,
+    ctypes.c_void_p,
+    ctypes.c_void_p,
+)
+"""The task driver (`codegen/driver.py`): (task addresses, first, end, words, temporary buffer,
+where it writes the index it stopped at) -> the status of that task."""
 MASK64 = (1 << 64) - 1
 
 
@@ -77,6 +91,7 @@ def report_overflows(tmp_ptr: int, unit: Unit) -> None:
     """Print the overflows the unit's task just reported, as Quadrants' debug runtime does."""
     mine = [o for o in OVERFLOWS if o[0] == tmp_ptr]
     OVERFLOWS[:] = [o for o in OVERFLOWS if o[0] != tmp_ptr]
+    ctypes.c_int64.from_address(tmp_ptr + HDR_STOP).value = 0
     for _, index, what in mine:
         loc = unit.messages[index].loc
         where = loc.frame() if loc is not None else "the kernel"
@@ -92,6 +107,7 @@ def _print_callback(fmt: bytes, values: ctypes.Array, n: int) -> None:
     if text.startswith("\x1c"):  # an integer overflow: reported once the task returns
         head, _, what = text.partition("\x1f")
         OVERFLOWS.append((values[0] & MASK64, int(head[1:]), what[1:]))
+        ctypes.c_int64.from_address((values[0] & MASK64) + HDR_STOP).value = 1  # driver: stop
         return
     if text.startswith("\x1d"):
         head, _, text = text.partition("\x1f")
@@ -267,10 +283,22 @@ class Message:
 
 class Tasks(list):
     """A loaded unit's task functions, shared by every launcher that runs the unit: loading its
-    optimised object later (`tiers.py`) replaces them in place."""
+    optimised object later (`tiers.py`) replaces them in place (`replace`)."""
 
     pending: tiers.Upgrade | None = None
     """While the functions come from the unit's quick object: the upgrade that replaces them."""
+    generation = 0
+    """Bumped by every `replace` of any unit's tasks: a launcher's table of task addresses is
+    made again when it has moved."""
+
+    def __init__(self, addresses: Sequence[int] = ()) -> None:
+        super().__init__(map(task_function, addresses))
+        self.addresses = list(addresses)
+
+    def replace(self, addresses: Sequence[int]) -> None:
+        self[:] = map(task_function, addresses)
+        self.addresses = list(addresses)
+        Tasks.generation += 1
 
 
 @dataclass
@@ -323,6 +351,9 @@ class Launcher:
     times: list[tuple[str, float]] | None = None
     """While profiling (`qd.profile`): (unit key, seconds) of each unit run by each launch. None
     otherwise, and then a launch reads no clock."""
+    driver: Callable | None = None
+    """The task driver (`DRIVE_FN`): runs the tasks in one native call until one needs the host
+    (a loop for the thread pool, an error, an overflow report); None: one call per task."""
 
     def __post_init__(self) -> None:
         self.layout = arg_words(self.params)
@@ -342,6 +373,14 @@ class Launcher:
         a `run`, or a pack that failed)."""
         if self.stream is None:
             self.stream = RandomStream(self.name)
+        self.flat = [(u, t) for u in self.units for t in range(len(u.kinds))]
+        """Every task of every unit, in launch order: what the driver runs."""
+        self.table = (ctypes.c_int64 * max(1, len(self.flat)))()
+        self.table_ptr = ctypes.addressof(self.table)
+        self.table_gen = -1
+        """`Tasks.generation` when `table` was filled with the tasks' addresses."""
+        self.stop = ctypes.c_int64(0)
+        self.stop_ptr = ctypes.addressof(self.stop)
 
     def overlapping(self, extents: list) -> list[tuple[str, str]]:
         return overlapping(self.params, self.alias_pairs, extents)
@@ -376,30 +415,48 @@ class Launcher:
 
     def go(self, seed: int) -> object:
         """Run the units on the packed words (the caller holds the lock)."""
-        tmp, words, tmp_ptr = self.tmp, self.words_ptr, self.tmp_ptr
         key = self.stream.next_key(seed)  # type: ignore[union-attr]
-        times = self.times
         # once per launch: a unit writes only the error words, and a launch stops at an error
-        HEADER.pack_into(tmp, 0, 0, 0, 0, 0, _PRINT_ADDR, key, self.iface_ptr)
-        for unit in self.units:
-            t0 = time.perf_counter() if times is not None else 0.0
-            for task, (fn, kind, reduces) in enumerate(zip(unit.fns, unit.kinds, unit.reduces)):
-                status = fn(words, tmp_ptr, 0, 0)
-                if status > 1 and kind == "parallel_for":
-                    upgrade = getattr(unit.fns, "pending", None)
-                    if upgrade is not None:  # a long loop waits for the optimised code
-                        upgrade.settle()
-                        fn = unit.fns[task]
-                    status = pool().run(fn, self.words_ptr, self.tmp_ptr, status)
-                    if reduces:
-                        fn(self.words_ptr, self.tmp_ptr, -1, pool().threads)
-                if OVERFLOWS:
-                    report_overflows(self.tmp_ptr, unit)
-                if status:
-                    raise_error(self.name, tmp, unit)
-            if times is not None:
-                times.append((unit.key, time.perf_counter() - t0))
-        return read_returns(self.returns, tmp) if self.returns else None
+        HEADER.pack_into(self.tmp, 0, 0, 0, 0, 0, _PRINT_ADDR, key, self.iface_ptr, 0)
+        if self.driver is None or self.times is not None:
+            for unit in self.units:
+                t0 = time.perf_counter() if self.times is not None else 0.0
+                for task in range(len(unit.kinds)):
+                    self.after(unit, task, unit.fns[task](self.words_ptr, self.tmp_ptr, 0, 0))
+                if self.times is not None:
+                    self.times.append((unit.key, time.perf_counter() - t0))
+        else:
+            if self.table_gen != Tasks.generation:
+                self.table_gen = Tasks.generation
+                self.table[: len(self.flat)] = [u.fns.addresses[t] for u, t in self.flat]
+            start, end = 0, len(self.flat)
+            while start < end:
+                status = self.driver(
+                    self.table_ptr, start, end, self.words_ptr, self.tmp_ptr, self.stop_ptr
+                )
+                stopped = self.stop.value
+                if stopped >= end:
+                    break
+                self.after(*self.flat[stopped], status)
+                start = stopped + 1
+        return read_returns(self.returns, self.tmp) if self.returns else None
+
+    def after(self, unit: Unit, task: int, status: int) -> None:
+        """What the host does once task `task` of `unit` returned `status` to a call of it
+        alone: run the loop on the thread pool (status > 1: its iterations), report the integer
+        overflows it found (debug), raise the error it recorded."""
+        if status > 1 and unit.kinds[task] == "parallel_for":
+            upgrade = getattr(unit.fns, "pending", None)
+            if upgrade is not None:  # a long loop waits for the optimised code
+                upgrade.settle()
+            fn = unit.fns[task]
+            status = pool().run(fn, self.words_ptr, self.tmp_ptr, status)
+            if unit.reduces[task]:
+                fn(self.words_ptr, self.tmp_ptr, -1, pool().threads)
+        if OVERFLOWS:
+            report_overflows(self.tmp_ptr, unit)
+        if status:
+            raise_error(self.name, self.tmp, unit)
 
 
 def overlapping(

@@ -204,7 +204,9 @@ class Launcher:
             args = (self.words_dev, self.tmp_dev)
             for unit in self.units:
                 self.tmp[:] = 0
-                abi.HEADER.pack_into(self.tmp, 0, 0, 0, 0, 0, 0, key, int(self.iface_dev.data.ptr))
+                abi.HEADER.pack_into(
+                    self.tmp, 0, 0, 0, 0, 0, 0, key, int(self.iface_dev.data.ptr), 0
+                )
                 self.tmp_dev.set(self.tmp)
                 for fn, kind, bd in zip(unit.fns, unit.kinds, unit.block_dims):
                     if kind == "parallel_for":
