@@ -204,8 +204,12 @@ def compile_cached(
     target: Target,
     previous: Compiled | None = None,
     on_construct: OnConstruct | None = None,
+    rebuild: Callable[[], Compiled] | None = None,
 ) -> Compiled:
-    """Serve the kernel from its manifest when every construct is cached; otherwise compile it."""
+    """Serve the kernel from its manifest when every construct is cached; otherwise compile it.
+    `rebuild` runs the whole pipeline of a served variant when its IR or report is asked for
+    (`Compiled.full`): the host's holds the struct objects weakly; by default it compiles `spec`
+    again."""
     if config.fresh or spec.checkpoints:  # the host needs the stages' labels, which lowering finds
         return compile_kernel(spec, config, cache, target, previous, on_construct)
     try:
@@ -243,7 +247,7 @@ def compile_cached(
             set(doc["written"]),
             pairs,
             whole=launcher if not pairs and len(units) == 1 else None,
-            full=lambda: compile_kernel(spec, config, cache, target, previous),
+            full=rebuild or (lambda: compile_kernel(spec, config, cache, target, previous)),
             members=manifest.members(doc),
             fields=list(found),
         )

@@ -470,9 +470,8 @@ class Kernel(KernelDef):
                 targets.of(cfg.arch),
                 previous,
                 self.on_construct,
+                Rebuild(self, spec, templates, cfg, previous),  # if served: the pipeline runs later
             )
-        if compiled.full is not None:  # served from the manifest: the pipeline runs later, if ever
-            compiled.full = Rebuild(self, spec, templates, cfg, previous)
         state.history[self.name] = compiled
         field_words = field.launch_words(compiled.fields, self.second_buffer)
         self.latest = compiled
