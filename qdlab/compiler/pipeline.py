@@ -147,11 +147,16 @@ class Compiled:
     whole: object | None = None
     readonly_check: bool = True
     """Check written array arguments for read-only NumPy arrays at launch."""
-    full: Callable[[], Compiled] | None = None
+    full: Callable[[Compiled | KernelReport | None], Compiled] | None = None
     """For a manifest hit: runs the whole pipeline (all constructs cache hits) when the IR or report
-    is needed."""
-    make: Callable[[], KernelReport] | None = None
-    """Builds the report on first use: a script that never looks does not pay for it."""
+    is needed, given `previous`."""
+    make: Callable[[Compiled | KernelReport | None], KernelReport] | None = None
+    """Builds the report on first use, given `previous`: a script that never looks does not pay
+    for it."""
+    previous: Compiled | KernelReport | None = None
+    """The variant compiled before this one (or its report), which the report compares with;
+    dropped when the next variant is compiled (`compile_cached`), so that a kernel recompiled
+    many times holds one step of history, not a chain of every variant's code."""
     members: dict[tuple[str, tuple[str, ...]], str] = field(default_factory=dict)
     """Members of struct arguments the kernel read: (parameter, attribute path) -> what it is
     (`structs.PARAM`, `STRUCT`, ...), in the order they were first read."""
@@ -165,10 +170,11 @@ class Compiled:
 
     def _complete(self) -> None:
         if self._report is None and self.make is not None:
-            self._report = self.make()
+            self._report = self.make(self.previous)
         elif self._report is None and self.full is not None:
-            done = self.full()
+            done = self.full(self.previous)
             self._report, self._kernel = done.report, done._kernel
+        self.previous = None  # compared with: no longer needed
 
     @property
     def report(self) -> KernelReport:
@@ -204,12 +210,14 @@ def compile_cached(
     target: Target,
     previous: Compiled | None = None,
     on_construct: OnConstruct | None = None,
-    rebuild: Callable[[], Compiled] | None = None,
+    rebuild: Callable[[Compiled | KernelReport | None], Compiled] | None = None,
 ) -> Compiled:
     """Serve the kernel from its manifest when every construct is cached; otherwise compile it.
     `rebuild` runs the whole pipeline of a served variant when its IR or report is asked for
     (`Compiled.full`): the host's holds the struct objects weakly; by default it compiles `spec`
-    again."""
+    again. The variant before (`previous`) keeps no history of its own once this one exists."""
+    if isinstance(previous, Compiled):
+        previous.previous = None
     if config.fresh or spec.checkpoints:  # the host needs the stages' labels, which lowering finds
         return compile_kernel(spec, config, cache, target, previous, on_construct)
     try:
@@ -247,7 +255,8 @@ def compile_cached(
             set(doc["written"]),
             pairs,
             whole=launcher if not pairs and len(units) == 1 else None,
-            full=rebuild or (lambda: compile_kernel(spec, config, cache, target, previous)),
+            full=rebuild or (lambda prev: compile_kernel(spec, config, cache, target, prev)),
+            previous=previous,
             members=manifest.members(doc),
             fields=list(found),
         )
@@ -319,7 +328,7 @@ def compile_kernel(
 
     name = spec.name  # the report's closure holds no template value (a struct's object lives on)
 
-    def report() -> KernelReport:
+    def report(previous: Compiled | KernelReport | None) -> KernelReport:
         try:
             prev = previous.report if isinstance(previous, Compiled) else previous
         except QdError:  # a manifest hit whose fields were dropped since: nothing to compare with
@@ -358,6 +367,7 @@ def compile_kernel(
         built,
         whole=None if split_ran else launcher,
         make=report,
+        previous=previous,
         members=kernel.flags.members,
         fields=[f for _, f in sorted(field_params(kernel).items())],
         deps=lowered.deps,

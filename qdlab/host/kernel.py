@@ -26,6 +26,7 @@ from ..compiler.frontend import graphs
 from ..compiler.frontend.source import annotation_loc, unevaluable
 from ..compiler.frontend.structs import StructRef
 from ..compiler.pipeline import Compiled, KernelSpec, compile_cached, compile_kernel
+from ..compiler.report import KernelReport
 from ..core import binding
 from ..core.config import Config
 from ..core.errors import (
@@ -470,7 +471,7 @@ class Kernel(KernelDef):
                 targets.of(cfg.arch),
                 previous,
                 self.on_construct,
-                Rebuild(self, spec, templates, cfg, previous),  # if served: the pipeline runs later
+                Rebuild(self, spec, templates, cfg),  # if served: the pipeline runs later, if ever
             )
         state.history[self.name] = compiled
         field_words = field.launch_words(compiled.fields, self.second_buffer)
@@ -754,11 +755,8 @@ class Rebuild:
     when the program drops them, as in Quadrants). `renew` gives it a live launch's objects
     when these are gone (instances with equal content share a variant)."""
 
-    def __init__(
-        self, kernel: Kernel, spec: KernelSpec, templates: dict, cfg: Config, previous: object
-    ) -> None:
+    def __init__(self, kernel: Kernel, spec: KernelSpec, templates: dict, cfg: Config) -> None:
         self.kernel, self.cfg = kernel, cfg
-        self.previous = typing.cast("Compiled | None", previous)
         self.spec = dataclasses.replace(spec, templates={})
         self.plain = {n: v for n, v in templates.items() if not isinstance(v, StructRef)}
         self.structs: dict[str, tuple[typing.Callable[[], object], type | None]] = {}
@@ -785,7 +783,7 @@ class Rebuild:
             obj = args[self.kernel.param_names.index(name)]
             self.structs[name] = (held_weakly(obj), typed)
 
-    def __call__(self) -> Compiled:
+    def __call__(self, previous: Compiled | KernelReport | None) -> Compiled:
         templates = self.templates()
         if templates is None:
             raise QdError(
@@ -794,7 +792,7 @@ class Rebuild:
             )
         spec = dataclasses.replace(self.spec, templates=templates)
         cfg = self.cfg
-        return compile_kernel(spec, cfg, state.cache_for(cfg), targets.of(cfg.arch), self.previous)
+        return compile_kernel(spec, cfg, state.cache_for(cfg), targets.of(cfg.arch), previous)
 
 
 def held_weakly(obj: object) -> typing.Callable[[], object]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import importlib.util
 import logging
 import weakref
 
@@ -121,3 +122,42 @@ def test_an_aliased_launch_of_a_served_variant_whose_objects_are_gone(
         snapshot(shared, out)
     assert "aliased_arguments" in caplog.text
     assert out.tolist() == [5.0] * 3 and shared.x.to_numpy().tolist() == [-1.0] * 3
+
+
+@pytest.mark.parametrize("tier", ["compiled", "served"])
+def test_a_redefined_kernel_keeps_one_step_of_history(tier: str, tmp_path, monkeypatch) -> None:
+    """A kernel defined again and again (a notebook cell run after each edit) holds the variant
+    before it, which its report compares with, and no older one: the first variant's code is
+    freed after the third definition, whether or not any report was made."""
+    monkeypatch.setenv("QDLAB_CACHE_DIR", str(tmp_path))
+    qd.init(arch=qd.cpu, offline_cache=True)
+
+    def define(scale: float):
+        """A new kernel object of the same name, from a file as a re-run cell makes it."""
+        path = tmp_path / f"edit{scale:g}.py"
+        path.write_text(
+            "import qdlab as qd\n\n\n@qd.kernel\ndef edited(a: qd.types.NDArray[qd.f32, 1]):\n"
+            f"    for i in a:\n        a[i] = i * {scale}\n"
+        )
+        spec = importlib.util.spec_from_file_location(f"edit{id(path)}_{scale:g}", path)
+        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(mod)  # type: ignore[union-attr]
+        return mod.edited
+
+    if tier == "served":
+        a = qd.ndarray(qd.f32, 4)
+        for s in (1.0, 2.0, 3.0, 4.0):
+            define(s)(a)
+        qd.init(arch=qd.cpu, offline_cache=True)  # memory emptied: the manifest serves each
+    a = qd.ndarray(qd.f32, 4)
+    kernels = [define(s) for s in (1.0, 2.0, 3.0, 4.0)]
+    kernels[0](a)
+    first = weakref.ref(kernels[0].latest)  # type: ignore[attr-defined]
+    del kernels[0]
+    for k in kernels:
+        k(a)
+    assert a.to_numpy().tolist() == [0.0, 4.0, 8.0, 12.0]
+    gc.collect()
+    assert first() is None
+    report = kernels[-1].latest.report  # type: ignore[attr-defined]
+    assert report.previous is not None  # compared with the variant before it
