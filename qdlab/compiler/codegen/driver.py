@@ -6,25 +6,15 @@ its iterations (> 1) for the host to cut into chunks on the thread pool, or 1 af
 error. The driver calls the tasks of a table from `first` until one returns non-zero or reported an
 integer overflow (the host sets the header's HDR_STOP word from the print callback, debug only);
 it writes the index it stopped at (or `end`) and returns that task's status, and the host takes
-over for that task (`runtime.Launcher.after`) and calls the driver again from the next. Built once
-per target and cached like a construct's object (`nounwind`: no unwind tables, which qdlab's
-loader does not take); a process that compiles nothing and finds no
-object in the cache keeps calling each task itself rather than start LLVM for it.
+over for that task (`runtime.Launcher.after`) and calls the driver again from the next.
+`CpuTarget.driver` builds it once per target and caches it like a construct's object
+(`nounwind`: no unwind tables, which qdlab's loader does not take); a process that compiles
+nothing and finds no object in the cache calls each task itself rather than start LLVM for it.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-from ...core import keys
 from ...core.abi import HDR_STOP
-from .. import runtime
-from . import server
-
-if TYPE_CHECKING:
-    from ..cache import BinaryCache
 
 SYMBOL = "qdlab_drive"
 TEXT = f"""
@@ -58,27 +48,3 @@ done:
 
 attributes #0 = {{ nounwind }}
 """
-_loaded: list = []
-"""The driver of this process, once loaded (a `runtime.DRIVE_FN`)."""
-
-
-def get(cache: BinaryCache | None, target_parts: tuple[str, ...]) -> Callable[..., int] | None:
-    """The task driver: loaded once per process, from the cache or built (and cached); None when
-    it is in neither and this process has not started LLVM nor has a compile server to ask."""
-    if _loaded:
-        return _loaded[0]
-    key = keys.runtime_key(TEXT, target_parts)
-    obj = cache.get(key) if cache is not None else None
-    if obj is None:
-        if "llvmlite.binding" not in sys.modules and not server.listening():
-            return None
-        from . import targets  # lazy: targets imports this module
-
-        obj = targets.compile_one(TEXT, 2)[0]
-        if cache is not None:
-            cache.put(key, obj)
-    from . import targets  # lazy: targets imports this module
-
-    ((address,),) = targets.link([(obj, [SYMBOL])])
-    _loaded.append(runtime.DRIVE_FN(address))
-    return _loaded[0]

@@ -36,6 +36,8 @@ Objects = list[tuple[bytes, float]]
 """What `build` gives: per unit, its object (or PTX) and the seconds LLVM took."""
 _TASKS: dict[str, runtime.Tasks] = {}
 """The task functions of each unit loaded on the CPU, by name (`CpuTarget.functions`)."""
+_DRIVER: list[Callable[..., int]] = []
+"""The task driver of this process, once loaded (`CpuTarget.driver`)."""
 
 
 class CpuTarget:
@@ -153,7 +155,25 @@ class CpuTarget:
         }
 
     def launcher(self, *args: Any, cache: BinaryCache | None = None, **kwargs: Any) -> object:
-        return runtime.Launcher(*args, driver=driver.get(cache, self.parts()), **kwargs)
+        return runtime.Launcher(*args, driver=self.driver(cache), **kwargs)
+
+    def driver(self, cache: BinaryCache | None) -> Callable[..., int] | None:
+        """The task driver (`codegen/driver.py`): loaded once per process, from the cache or
+        built (and cached); None when it is in neither and this process has not started LLVM
+        nor has a compile server to ask (it then calls each task itself)."""
+        if _DRIVER:
+            return _DRIVER[0]
+        key = keys.runtime_key(driver.TEXT, self.parts())
+        obj = cache.get(key) if cache is not None else None
+        if obj is None:
+            if "llvmlite.binding" not in sys.modules and not server.listening():
+                return None
+            obj = compile_one(driver.TEXT, 2)[0]
+            if cache is not None:
+                cache.put(key, obj)
+        ((address,),) = link([(obj, [driver.SYMBOL])])
+        _DRIVER.append(runtime.DRIVE_FN(address))
+        return _DRIVER[0]
 
 
 class CudaTarget:
