@@ -951,7 +951,7 @@ def describe(kernel: Kernel, compiled: Compiled, templates: dict) -> str:
             continue
         ref = templates[name]
         if not isinstance(ref, StructRef):
-            out.append(f"{name}={ref!r}")
+            out.append(f"{name}={brief(ref)}")
             continue
         parts = []
         for (root, path), kind in compiled.members.items():
@@ -962,9 +962,37 @@ def describe(kernel: Kernel, compiled: Compiled, templates: dict) -> str:
                 parts.append(f"{dotted}: {params.get(f'{name}.{dotted}')}")
             else:
                 value = operator.attrgetter(dotted)(ref.value) if path else ref.value
-                text = repr(value)
+                text = brief(value)
                 parts.append(
                     f"{dotted or '(whole)'}={text if len(text) < 40 else text[:37] + '...'}"
                 )
         out.append(f"{name}: {type(ref.value).__name__} {{{', '.join(parts)}}}")
     return ", ".join(out) or "(no template arguments)"
+
+
+PLAIN_REPRS = frozenset({"builtins", "numpy", "qdlab"})
+"""Packages whose objects' `repr` is cheap and says what they hold (`brief` writes it)."""
+
+
+def brief(v: object, depth: int = 0) -> str:
+    """A value as `describe` lists it: its `repr` when its type's is cheap data (a number, a
+    string, an enum member, a NumPy value, one of qdlab's objects, a list or tuple of such), else
+    `<TypeName>`. A program's own `repr` can cost a lot and is run for every variant compiled,
+    whether or not anyone looks (Genesis' inspects the call stack: 1.5 s of an MPM scene's
+    build)."""
+    t = type(v)
+    if (t is list or t is tuple) and depth < 2:
+        items = cast("list | tuple", v)
+        text = ", ".join(brief(x, depth + 1) for x in items[:6]) + (
+            ", ..." if len(items) > 6 else ""
+        )
+        return f"[{text}]" if t is list else f"({text}{',' if len(items) == 1 else ''})"
+    if t is dict:
+        return f"<dict of {len(cast(dict, v))}>"
+    if (
+        t.__repr__ is object.__repr__
+        or t.__module__.partition(".")[0] in PLAIN_REPRS
+        or isinstance(v, enum.Enum)
+    ):
+        return repr(v)
+    return f"<{t.__name__}>"

@@ -346,6 +346,44 @@ def test_template_object_read_through_attributes_and_static() -> None:
     assert qd.explain(configured).specializations[-1].startswith("c: Config")
 
 
+class Costly:
+    """An object whose `repr` is expensive (Genesis' walks the call stack) or fails."""
+
+    calls = 0
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __repr__(self) -> str:
+        Costly.calls += 1
+        raise AssertionError("repr of a template member value was called")
+
+
+@qd.data_oriented
+class Holding:
+    def __init__(self) -> None:
+        self.part = Costly(3)
+        self.sizes = [Costly(1), 2]
+        self.out = qd.ndarray(qd.i32, 4)
+
+    @qd.kernel
+    def run(self, extra: qd.template()):
+        for i in range(qd.static(self.part.n)):
+            self.out[i] = self.sizes[1] + extra.n
+
+
+def test_a_specialisation_never_runs_a_programs_repr() -> None:
+    """`qd.explain(k).specializations` names a program's object by its type: its `repr` can be
+    costly, and a specialisation is listed at each compile, whether or not anyone looks."""
+    h = Holding()
+    h.run(Costly(5))
+    assert h.out.to_numpy().tolist() == [7, 7, 7, 0]
+    assert Costly.calls == 0
+    text = Holding.run.specializations[-1]  # type: ignore[attr-defined]
+    want = "self: Holding {part.n=3, sizes=[<Costly>, 2], out: ndarray<i32, 1>}, "
+    assert text == want + "extra: Costly {n=5}"
+
+
 def test_a_dataclass_passed_to_a_template_warns() -> None:
     @dataclasses.dataclass(frozen=True)
     class Foo:
