@@ -989,6 +989,8 @@ def brief(v: object, depth: int = 0) -> str:
         return f"[{text}]" if t is list else f"({text}{',' if len(items) == 1 else ''})"
     if t is dict:
         return f"<dict of {len(cast(dict, v))}>"
+    if t is BoundFunc:  # its repr is its object's
+        return f"<bound qd.func {cast(BoundFunc, v).__name__} of {brief(v.__self__, 2)}>"
     if (
         t.__repr__ is object.__repr__
         or t.__module__.partition(".")[0] in PLAIN_REPRS

@@ -346,6 +346,7 @@ def test_template_object_read_through_attributes_and_static() -> None:
     assert qd.explain(configured).specializations[-1].startswith("c: Config")
 
 
+@qd.data_oriented
 class Costly:
     """An object whose `repr` is expensive (Genesis' walks the call stack) or fails."""
 
@@ -353,6 +354,10 @@ class Costly:
 
     def __init__(self, n: int) -> None:
         self.n = n
+
+    @qd.func
+    def f(self) -> qd.i32:
+        return self.n
 
     def __repr__(self) -> str:
         Costly.calls += 1
@@ -364,12 +369,13 @@ class Holding:
     def __init__(self) -> None:
         self.part = Costly(3)
         self.sizes = [Costly(1), 2]
+        self.use = [Costly(2).f]
         self.out = qd.ndarray(qd.i32, 4)
 
     @qd.kernel
     def run(self, extra: qd.template()):
         for i in range(qd.static(self.part.n)):
-            self.out[i] = self.sizes[1] + extra.n
+            self.out[i] = self.sizes[1] + extra.n + self.use[0]()
 
 
 def test_a_specialisation_never_runs_a_programs_repr() -> None:
@@ -377,10 +383,11 @@ def test_a_specialisation_never_runs_a_programs_repr() -> None:
     costly, and a specialisation is listed at each compile, whether or not anyone looks."""
     h = Holding()
     h.run(Costly(5))
-    assert h.out.to_numpy().tolist() == [7, 7, 7, 0]
+    assert h.out.to_numpy().tolist() == [9, 9, 9, 0]
     assert Costly.calls == 0
     text = Holding.run.specializations[-1]  # type: ignore[attr-defined]
-    want = "self: Holding {part.n=3, sizes=[<Costly>, 2], out: ndarray<i32, 1>}, "
+    want = "self: Holding {part.n=3, sizes=[<Costly>, 2], use=[<bound qd.func f of <Costly>>], "
+    want += "out: ndarray<i32, 1>}, "
     assert text == want + "extra: Costly {n=5}"
 
 
