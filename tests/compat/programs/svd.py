@@ -37,58 +37,68 @@ def show(name: str, outs: list[np.ndarray]) -> None:
     print(name, digest.hexdigest()[:24], [float(x) for x in np.diag(outs[1][0])])
 
 
-for fp in ("f32", "f64"):
-    dt = getattr(qd, fp)
-    qd.init(arch=qd.cpu, offline_cache=False, fast_math=False, default_fp=dt, **WHOLE)
-    npdt = np.float32 if fp == "f32" else np.float64
-    for n in (2, 3):
-        a = battery(n).astype(npdt)
-        M = qd.types.NDArray[qd.types.matrix(n, n, dt), 1]
-
-        @qd.kernel
-        def on_arrays(a: M, u: M, s: M, v: M, r: M, p: M):
-            for i in a:
-                u[i], s[i], v[i] = qd.svd(a[i])
-                r[i], p[i] = qd.polar_decompose(a[i])
-
-        outs = [np.zeros_like(a) for _ in range(5)]
-        on_arrays(a, *outs)
-        show(f"{fp} {n}x{n} ndarray", outs)
-
-        fa = qd.Matrix.field(n, n, dt, shape=len(a))
-        fo = [qd.Matrix.field(n, n, dt, shape=len(a)) for _ in range(5)]
-        fa.from_numpy(a)
-
-        @qd.func
-        def both(m):
-            U, S, V = qd.svd(m, dt)
-            R, P = qd.polar_decompose(m, dt)
-            return U, S, V, R, P
-
-        @qd.kernel
-        def on_fields():
-            for i in fa:
-                fo[0][i], fo[1][i], fo[2][i], fo[3][i], fo[4][i] = both(fa[i])
-
-        on_fields()
-        show(f"{fp} {n}x{n} field, func", [f.to_numpy() for f in fo])
-
-        @qd.kernel
-        def top_level(i: qd.i32):
-            fo[0][i], fo[1][i], fo[2][i] = qd.svd(fa[i])
-
-        for i in range(3):
-            top_level(i)
-        show(f"{fp} {n}x{n} top level", [f.to_numpy()[:3] for f in fo[:3]])
-
-    other = qd.f64 if fp == "f32" else qd.f32  # dt unlike the input's type
+def decompose(dt: object, n: int) -> None:
+    name = "f32" if dt == qd.f32 else "f64"
+    a = battery(n).astype(np.float32 if dt == qd.f32 else np.float64)
+    M = qd.types.NDArray[qd.types.matrix(n, n, dt), 1]
 
     @qd.kernel
-    def other_dt(a: M, u: M, s: M, v: M):
+    def on_arrays(a: M, u: M, s: M, v: M, r: M, p: M):
+        for i in a:
+            u[i], s[i], v[i] = qd.svd(a[i])
+            r[i], p[i] = qd.polar_decompose(a[i])
+
+    outs = [np.zeros_like(a) for _ in range(5)]
+    on_arrays(a, *outs)
+    show(f"{name} {n}x{n} ndarray", outs)
+
+    fa = qd.Matrix.field(n, n, dt, shape=len(a))
+    fo = [qd.Matrix.field(n, n, dt, shape=len(a)) for _ in range(5)]
+    fa.from_numpy(a)
+
+    @qd.func
+    def both(m):
+        U, S, V = qd.svd(m, dt)
+        R, P = qd.polar_decompose(m, dt)
+        return U, S, V, R, P
+
+    @qd.kernel
+    def on_fields():
+        for i in fa:
+            fo[0][i], fo[1][i], fo[2][i], fo[3][i], fo[4][i] = both(fa[i])
+
+    on_fields()
+    show(f"{name} {n}x{n} field, func", [f.to_numpy() for f in fo])
+
+    @qd.kernel
+    def top_level(i: qd.i32):
+        fo[0][i], fo[1][i], fo[2][i] = qd.svd(fa[i])
+
+    for i in range(3):
+        top_level(i)
+    show(f"{name} {n}x{n} top level", [f.to_numpy()[:3] for f in fo[:3]])
+
+
+def in_the_other_dt(dt: object) -> None:
+    """3x3 decompositions in the dt unlike the input's."""
+    name = "f32" if dt == qd.f32 else "f64"
+    other = qd.f64 if dt == qd.f32 else qd.f32
+    a = battery(3).astype(np.float32 if dt == qd.f32 else np.float64)
+    M = qd.types.NDArray[qd.types.matrix(3, 3, dt), 1]
+
+    @qd.kernel
+    def run(a: M, u: M, s: M, v: M):
         for i in a:
             U, S, V = qd.svd(a[i], other)
             u[i], s[i], v[i] = U, S, V
 
     outs = [np.zeros_like(a) for _ in range(3)]
-    other_dt(a, *outs)
-    show(f"{fp} 3x3 in the other dt", outs)
+    run(a, *outs)
+    show(f"{name} 3x3 in the other dt", outs)
+
+
+for dt in (qd.f32, qd.f64):
+    qd.init(arch=qd.cpu, offline_cache=False, fast_math=False, default_fp=dt, **WHOLE)
+    decompose(dt, 2)
+    decompose(dt, 3)
+    in_the_other_dt(dt)

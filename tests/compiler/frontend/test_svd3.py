@@ -183,7 +183,7 @@ def test_3x3_svd_in_a_type_the_method_does_not_take_is_refused() -> None:
 
     @qd.kernel
     def half() -> qd.f32:
-        U, S, V = qd.svd(qd.Matrix([[1.0, 2, 3], [4, 5, 6], [7, 8, 10]]), qd.f16)
+        _U, S, _V = qd.svd(qd.Matrix([[1.0, 2, 3], [4, 5, 6], [7, 8, 10]]), qd.f16)
         return S[0, 0]
 
     with pytest.raises(qd.QuadrantsCompilationError, match="computes in f32 or f64, not f16"):
