@@ -2,18 +2,20 @@
 `qd.sym_eig` and `qd.make_spd` (up to 6x6), `qd.eig` (2x2), `qd.svd` and `qd.polar_decompose` (2x2
 and 3x3). The frontend inlines them where a kernel calls them, like any `@qd.func`.
 
-All three rest on cyclic Jacobi rotations of a symmetric matrix, unrolled at compile time and
-computed in f64 whatever the input type (results are cast back to `dt`), so f32 inputs keep f32
-accuracy in the results:
+`sym_eig` and `make_spd` rest on cyclic Jacobi rotations of a symmetric matrix, unrolled at
+compile time and computed in f64 whatever the input type (results are cast back to `dt`), so f32
+inputs keep f32 accuracy in the results: eigenvalues ascending, eigenvectors as the columns of a
+rotation.
 
-- `sym_eig(A)`: eigenvalues ascending, eigenvectors as the columns of a rotation.
-- `svd(A)` = (U, S, V) with A = U S V^T. 3x3: V diagonalises A^T A (singular values descending),
-  then a Givens QR of A V gives the rotation U and the diagonal S. U and V are rotations (det +1),
-  so the sign of det(A) is carried by the last singular value, as in the reference.
-- `polar_decompose(A)` = (U V^T, V S V^T): a rotation times a symmetric matrix (3x3).
-- 2x2 is Quadrants' own closed form, step for step in dt (`polar_decompose2`, `svd2`): U of the
-  polar decomposition is a reflection when det A < 0 and P is positive semi-definite, and the
-  singular values are never negative; a different convention from 3x3's, kept as the reference's.
+`svd` and `polar_decompose` are Quadrants' own algorithms, step for step in `dt`, so their results
+are the reference's bits; this module is the one place that picks them by size:
+
+- 3x3: McAdams/Sifakis' SVD (`sifakis_svd.py`, 5 sweeps in f32, 8 in f64), then (`svd3`) the
+  singular values sorted descending. U and V are rotations (det +1), so the sign of det(A) is
+  carried by the last singular value; `polar_decompose` = (U V^T, V S V^T).
+- 2x2: the closed form (`polar_decompose2`, `svd2`): U of the polar decomposition is a reflection
+  when det A < 0 and P is positive semi-definite, and the singular values are never negative; a
+  different convention from 3x3's, kept as the reference's.
 
 `qd.solve(A, b)` (2x2 and 3x3) is here too: Gaussian elimination with partial pivoting, in `dt`.
 """
@@ -21,6 +23,7 @@ accuracy in the results:
 from collections.abc import Callable
 
 from .language import BUILTINS, Func, Matrix, Template, static
+from .sifakis_svd import sifakis_svd
 from .types import f64
 
 abs_, sqrt, cast = BUILTINS["abs"], BUILTINS["sqrt"], BUILTINS["cast"]
@@ -159,40 +162,6 @@ def sym_eig(A, dt: Template):
 
 
 @_func
-def svd_f64(A):
-    """(U, singular values, V) in f64."""
-    n = static(A.n)
-    A64 = A.cast(f64)
-    w, V = jacobi(A64.transpose() @ A64)
-    w, V = sorted_columns(w, V, True)
-    B = A64 @ V
-    U = Matrix.identity(f64, n)
-    for i in static(range(n)):
-        for j in static(range(i + 1, n)):
-            a = B[i, i]
-            b = B[j, i]
-            r = sqrt(a * a + b * b)
-            c = 1.0
-            s = 0.0
-            if r > TINY:
-                c = a / r
-                s = b / r
-            for k in static(range(n)):
-                bik = B[i, k]
-                bjk = B[j, k]
-                B[i, k] = c * bik + s * bjk
-                B[j, k] = c * bjk - s * bik
-                uki = U[k, i]
-                ukj = U[k, j]
-                U[k, i] = c * uki + s * ukj
-                U[k, j] = c * ukj - s * uki
-    sig = Matrix.zero(f64, n)
-    for i in static(range(n)):
-        sig[i] = B[i, i]
-    return U, sig, V
-
-
-@_func
 def polar_decompose2(A, dt: Template):
     """Quadrants' closed form for 2x2, step for step in dt: U = B / sqrt|det B| with B from A's
     rotation part (its reflection part when det A < 0), P = (A^T A + |det A| I) / sqrt|det B|; so
@@ -259,22 +228,44 @@ def svd2(A, dt: Template):
 
 @_func
 def svd3(A, dt: Template):
-    U, sig, V = svd_f64(A)
+    """`sifakis_svd` with the singular values sorted descending (a selection sort, U's and V's
+    columns swapped alike, column 0 of both negated after an odd number of swaps so that both stay
+    rotations), as Quadrants' `_svd3d` finishes it."""
+    U, sig, V = sifakis_svd(A, dt)
+    swaps = 0
+    for i in static(range(3)):
+        best = i
+        top = sig[i]
+        for j in static(range(i + 1, 3)):
+            if sig[j] > top:
+                top = sig[j]
+                best = j
+        for j in static(range(i + 1, 3)):
+            if best == j:
+                sig[j] = sig[i]
+                sig[i] = top
+                for k in static(range(3)):
+                    uki = U[k, i]
+                    U[k, i] = U[k, j]
+                    U[k, j] = uki
+                    vki = V[k, i]
+                    V[k, i] = V[k, j]
+                    V[k, j] = vki
+                swaps = 1 - swaps
+    if swaps == 1:
+        for k in static(range(3)):
+            U[k, 0] = -U[k, 0]
+            V[k, 0] = -V[k, 0]
     S = Matrix.zero(dt, 3, 3)
     for i in static(range(3)):
         S[i, i] = sig[i]
-    return U.cast(dt), S, V.cast(dt)
+    return U, S, V
 
 
 @_func
 def polar_decompose3(A, dt: Template):
-    U, sig, V = svd_f64(A)
-    P = Matrix.zero(f64, 3, 3)
-    for i in static(range(3)):
-        for j in static(range(3)):
-            for k in static(range(3)):
-                P[i, j] += V[i, k] * sig[k] * V[j, k]
-    return (U @ V.transpose()).cast(dt), P.cast(dt)
+    U, S, V = svd3(A, dt)
+    return U @ V.transpose(), V @ S @ V.transpose()
 
 
 @_func

@@ -346,6 +346,23 @@ def test_sparse_programs_equal_numpy(p: Program, tmp_path_factory) -> None:
     run_program(p, tmp_path_factory.mktemp("gen", numbered=True))
 
 
+@settings(
+    max_examples=max(2, int(os.environ.get("QDLAB_PROGRAMS", "300")) // 50),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.data_too_large,
+    ],
+)
+@given(p=programs(max_statements=4, kinds=("svd", "svd", "floop", "fdef", "store", "if")))
+def test_svd_programs_equal_numpy(p: Program, tmp_path_factory) -> None:
+    """Programs that decompose per-element 3x3 matrices (`qd.svd`, `qd.polar_decompose`) among
+    other float statements: every path gives the bits of `sifakis_ref`, Quadrants' algorithm."""
+    run_program(p, tmp_path_factory.mktemp("gen", numbered=True))
+
+
 @pytest.mark.slow
 @settings(max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(p=programs(max_statements=9))

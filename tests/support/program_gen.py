@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 import program_funcs
+import sifakis_ref
 from hypothesis import strategies as st
 
 INT_ARRAYS = ["A0", "A1", "A2"]
@@ -82,6 +83,7 @@ KINDS = [
     "template_ref",
     "sparse",
     "const_divide",
+    "svd",
 ]
 PATTERNS = (
     "if_else",
@@ -134,6 +136,8 @@ PATTERNS = (
     "const_raw_div_mod",
     "float_constant_power",
     "data_oriented_primitive",
+    "matrix_svd",
+    "matrix_polar_decompose",
     *program_funcs.PATTERNS,
 )
 STRUCT_MEMBERS = {"A2": "s.A2", "F0": "s.F0", "V0": "s.inner.V0", "k": "s.k"}
@@ -606,12 +610,14 @@ MATH_REF_TEXT = (
     *((f"qd.{f}(", f"ref_{f}f(") for f in ("tanh", "sin", "cos", "exp", "log")),
     *((f"qd.{f}(", f"ref_{f}(") for f in ("pow", "sqrt", "abs")),
     ("qd.f32(", "RefMod("),
+    ("qd.polar_decompose(", "ref_polar3("),
+    ("qd.svd(", "ref_svd3("),
 )
 """How the reference writes what `math_expr` writes, in this order."""
 KINDS += ["floop", "fdef"]  # more float statements, where these expressions go
 MATH_IMPORT = (
     "from program_gen import CInt, ref_abs, ref_cosf, ref_expf, ref_logf, ref_pow, ref_pow2, "
-    "ref_cpow, ref_rawdiv, ref_rawmod, ref_sinf, ref_sqrt, ref_tanhf, RefMod"
+    "ref_cpow, ref_rawdiv, ref_rawmod, ref_sinf, ref_sqrt, ref_tanhf, RefMod, ref_svd3, ref_polar3"
 )
 
 
@@ -696,6 +702,10 @@ def ref_pow(x, c):
     while b:
         r, a, b = (r * a if b & 1 else r), a * a, b >> 1
     return np.float32(1) / r if c < 0 else r
+
+
+ref_svd3, ref_polar3 = sifakis_ref.svd3, sifakis_ref.polar3
+"""Quadrants' 3x3 `qd.svd` and `qd.polar_decompose`, bit for bit, in NumPy scalars."""
 
 
 def ref_cpow(c: float, e: float) -> np.float32:
@@ -1188,6 +1198,8 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         p.scalars.append(name)
     elif kind == "const_divide":
         _const_divide_statement(draw, p, s)
+    elif kind == "svd":
+        _svd_statement(draw, p, s)
     elif kind == "return":
         if p.returned:
             return
@@ -1208,6 +1220,27 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         )
     if p.returned and kind != "return":
         p.patterns.add("after_return")
+
+
+def _svd_statement(draw, p: Program, s: int) -> None:
+    """Per element, a 3x3 matrix of float expressions decomposed by `qd.svd` or
+    `qd.polar_decompose` (McAdams/Sifakis' SVD in f32, its sweeps a serial loop inside the parallel
+    one), and one entry of one factor written to F1; the reference: `sifakis_ref`'s bits."""
+    entries = [float_expr(draw, p, "i", 1) for _ in range(9)]
+    rows = ", ".join(f"[{', '.join(entries[3 * r : 3 * r + 3])}]" for r in range(3))
+    m = f"svd_m{s}"  # names of their own: `V0` is an array, `u{s}` a vector local
+    p.emit(f"for i in range({p.n}):")
+    p.emit(f"{m} = qd.Matrix([{rows}])", f"{m} = np.array([{rows}], np.float32)", indent=2)
+    if draw(st.booleans()):
+        factors = [f"svd_r{s}", f"svd_p{s}"]
+        p.emit(f"{', '.join(factors)} = qd.polar_decompose({m})", indent=2)
+        p.patterns.add("matrix_polar_decompose")
+    else:
+        factors = [f"svd_u{s}", f"svd_s{s}", f"svd_v{s}"]
+        p.emit(f"{', '.join(factors)} = qd.svd({m})", indent=2)
+        p.patterns.add("matrix_svd")
+    pick, r, c = draw(st.sampled_from(factors)), draw(st.integers(0, 2)), draw(st.integers(0, 2))
+    p.emit(f"F1[i] = {pick}[{r}, {c}]", indent=2)
 
 
 def _const_divide_statement(draw, p: Program, s: int) -> None:

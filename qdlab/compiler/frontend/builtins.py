@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Final, TypeVar, cast
 
 import numpy as np
 
-from qdlab.core import decompositions, float_parts
+from qdlab.core import decompositions, float_parts, sifakis_svd
 from qdlab.core import language as lang
 
 from ...core.errors import QdError, QdTypeError, QuadrantsCompilationError
@@ -566,6 +566,8 @@ SIZES_MESSAGE = {
     "make_spd": SYM_EIG_SIZES,
 }
 """A decomposition's error for a matrix of a size it does not take, in Quadrants' words."""
+SIFAKIS = ("svd", "polar_decompose")
+"""The decompositions whose 3x3 case is McAdams/Sifakis' SVD, which Quadrants runs in f32 or f64."""
 
 
 def _decomposition(name: str, sizes: tuple[int, ...]) -> Callable[..., object]:
@@ -587,6 +589,10 @@ def _decomposition(name: str, sizes: tuple[int, ...]) -> Callable[..., object]:
                 f"qd.{name} takes a square matrix of size {' or '.join(map(str, sizes))}, not "
                 f"{a or args[0]!r}.",
                 QdTypeError,
+            )
+        if name in SIFAKIS and a.n == 3 and dt not in sifakis_svd.SIFAKIS_SWEEPS:
+            raise fe.error(
+                f"qd.{name} of a 3x3 matrix computes in f32 or f64, not {dt}.", QdTypeError
             )
         return fe.inline_call(getattr(decompositions, name), [a, dt], {}, f"qd.{name}")
 
