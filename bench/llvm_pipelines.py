@@ -31,10 +31,11 @@ import qdlab as qd
 from qdlab.compiler.codegen import jit
 
 CANDIDATES = {
-    "O3 (qdlab's)": {},
+    "O3 (qdlab's: no SLP)": {},
     "O3, no loop unrolling": {"loop_unrolling": False},
     "O3, no loop interleaving": {"loop_interleaving": False},
     "O2": {"speed_level": 2},
+    "O3 with SLP vectorizer": {"slp_vectorization": True},
 }
 """name -> pipeline tuning options over O3's (`jit.TUNING`)."""
 WORK = ("stream 10M", "compute 10M", "vec3 1M")

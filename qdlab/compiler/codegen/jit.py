@@ -81,7 +81,11 @@ def optimize(llvm_ir: str, opt: int) -> llvm.ModuleRef:
     mod.verify()
     if opt > 0:
         pto = llvm.create_pipeline_tuning_options(speed_level=opt)
-        pto.slp_vectorization = opt >= 2
+        # no SLP vectorizer: llvmlite's LLVM 22 asserts in it on some straight-line code (a 3x3
+        # svd's column swaps written as selects), which aborts the process (a notebook's kernel);
+        # and it gave nothing measurable (bench/llvm_pipelines.py: 0.98-1.02x the run time, for
+        # 0.66x the LLVM time)
+        pto.slp_vectorization = False
         for name, value in TUNING.items():
             setattr(pto, name, value)
         pb = llvm.create_pass_builder(_tm(opt), pto)
