@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeGuard
 
+from ...core import QDLAB_DIR
 from ...core import language as lang
 from ...core.errors import QdError, SourceLoc
 from . import reparse
@@ -68,6 +69,15 @@ class Source:
             )
         return cls(fn, tree, filename, first, indent, lines)
 
+    @property
+    def library(self) -> bool:
+        """Whether this is a func of qdlab's own library that a kernel calls as it calls a builtin
+        (`qd.svd`, `qd.math.*`): what it lowers is placed at the user's call, whose line errors,
+        the views and the runtime name, never at qdlab's own lines."""
+        return os.path.abspath(self.filename) in LIBRARY or os.path.dirname(
+            os.path.abspath(self.filename)
+        ) == os.path.join(QDLAB_DIR, "core")
+
     def loc(self, node: ast.AST, name: str) -> SourceLoc:
         rel = getattr(node, "lineno", 1)
         line = self.lines[rel - 1] if 0 < rel <= len(self.lines) else ""
@@ -84,6 +94,8 @@ class Source:
         )
 
 
+LIBRARY = frozenset({os.path.join(QDLAB_DIR, "math.py")})
+"""Files of qdlab's library funcs outside `qdlab/core` (`Source.library`)."""
 _func_sources: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 

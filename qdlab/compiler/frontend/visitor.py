@@ -194,7 +194,7 @@ class Frontend(
         if isinstance(node, ast.stmt) and (any_struct_field() or lang.MatrixType.unpacked_made):
             node = self.unstruct(node)
         outer = self.loc
-        if hasattr(node, "lineno"):
+        if hasattr(node, "lineno") and not self.scope.source.library:
             self.loc = self.scope.source.loc(node, self.scope.name)
         try:
             return super().visit(node)
