@@ -25,15 +25,14 @@ def test_differentiating_a_3x3_svd_names_the_users_line() -> None:
     @qd.kernel
     def largest():
         for i in x:
-            U, S, V = qd.svd(x[i])  # the line the error names
+            _, S, _ = qd.svd(x[i])  # the line the error names
             y[None] += S[0, 0]
 
     largest()
-    with pytest.raises(QdError) as e:
-        with qd.ad.Tape(y):
-            largest()
+    with pytest.raises(QdError) as e, qd.ad.Tape(y):
+        largest()
     text = str(e.value)
-    assert "U, S, V = qd.svd(x[i])" in text and __file__ in text, text
+    assert "_, S, _ = qd.svd(x[i])" in text and __file__ in text, text
     assert QDLAB_DIR not in text, text
 
 
