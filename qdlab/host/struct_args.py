@@ -990,7 +990,8 @@ def brief(v: object, depth: int = 0) -> str:
     if t is dict:
         return f"<dict of {len(cast(dict, v))}>"
     if t is BoundFunc:  # its repr is its object's
-        return f"<bound qd.func {cast(BoundFunc, v).__name__} of {brief(v.__self__, 2)}>"
+        bound = cast(BoundFunc, v)
+        return f"<bound qd.func {bound.__name__} of {brief(bound.__self__, 2)}>"
     if (
         t.__repr__ is object.__repr__
         or t.__module__.partition(".")[0] in PLAIN_REPRS

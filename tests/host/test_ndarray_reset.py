@@ -268,3 +268,40 @@ def test_an_init_refused_for_its_options_releases_nothing() -> None:
         qd.init(arch=qd.cpu, bogus_option=1)
     a[0] = 4
     assert a.to_numpy().tolist() == [4, 0, 0] and a in impl.get_runtime().ndarrays
+
+
+@qd.data_oriented
+class Tensors:
+    """Genesis' way: a solver's state held as `qd.tensor`s (ndarray backend), read as struct
+    members by its kernels."""
+
+    def __init__(self) -> None:
+        self.a = qd.tensor(qd.i32, (4,), backend=qd.Backend.NDARRAY)
+        self.b = qd.tensor(qd.i32, (4,), backend=qd.Backend.NDARRAY)
+        self.f = qd.tensor(qd.i32, (4,), backend=qd.Backend.FIELD)
+
+    @qd.kernel
+    def step(self) -> None:
+        for i in range(4):
+            self.a[i] += self.b[i] + self.f[i]
+
+
+def test_tensor_members_launch_and_are_refused_once_released() -> None:
+    """A tensor member's launch words are the ndarray's, copied into the tensor (a launch reads
+    them as plain attributes); `qd.reset()` drops them with the ndarray's, so a launch after it
+    refuses the member by name instead of writing freed memory."""
+    qd.init(arch=qd.cpu)
+    s = Tensors()
+    s.b.from_numpy(np.arange(4, dtype=np.int32))
+    s.f.from_numpy(np.full(4, 10, np.int32))
+    for _ in range(3):  # the launch caches too
+        s.step()
+    assert s.a.to_numpy().tolist() == [30, 33, 36, 39]
+    assert s.a._words == s.a._impl._words  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):
+        _ = s.f._words  # a field tensor has none: its launches bind the slow way
+    qd.reset()
+    qd.init(arch=qd.cpu)
+    assert not hasattr(s.a, "_words")
+    with pytest.raises(TypeError, match=r"step`: argument `self\.a` is qd\.ndarray\(i32, \(4,\)\)"):
+        s.step()
