@@ -60,7 +60,11 @@ def expr(draw, names: tuple[str, ...], depth: int = 0) -> str:
     if op in ("max", "min"):
         return f"{op}({a}, {b})"
     if op in ("//", "%"):
-        b = f"({b} | 1)"  # never zero
+        # never zero, and both operands >= 0: Quadrants computes a run-time `//` / `%` as Python
+        # does (floored), but folds one whose operands became constants (a func called with
+        # literals, `x = -3; 1 % x`) as C does (truncated), and qdlab matches it on both (the
+        # parity tests in tests/compiler/frontend); the NumPy model is Python's alone
+        return f"(({a} & 1023) {op} (({b} & 7) | 1))"
     return f"({a} {op} {b})"
 
 
