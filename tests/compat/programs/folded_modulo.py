@@ -7,6 +7,8 @@ its own `//` and `%` to non-negative operands, where the two agree."""
 import importlib
 import os
 
+import numpy as np
+
 qd = importlib.import_module(os.environ.get("QD_IMPL", "quadrants"))
 kw = {"per_offload": False} if os.environ.get("QD_WHOLE") else {}
 qd.init(arch=qd.cpu, offline_cache=False, **kw)
@@ -50,8 +52,6 @@ def mixed(a: qd.types.ndarray(), out: qd.types.ndarray()):
         z = -5
         out[13 + i] = z % 3 + (a[1] % 3) * 10 + i
 
-
-import numpy as np  # noqa: E402 - after the kernels, as a program may
 
 a = np.array([-3, -7, 7], np.int32)
 out = np.zeros(15, np.int32)
