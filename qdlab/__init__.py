@@ -150,13 +150,15 @@ float16, float32, float64 = f16, f32, f64
 globals().update(BUILTINS)
 _lib = _Namespace(
     core=_Namespace(
+        Arch=Arch,
         QuadrantsRuntimeError=QuadrantsRuntimeError,
         get_max_num_indices=lambda: MAX_NUM_INDICES,
         test_threading=_check_pool,
     ),
     utils=_Namespace(import_qd_python_core=lambda: _python_core),
 )
-"""Where Quadrants' tests find its runtime error class (`qd._lib.core.QuadrantsRuntimeError`), the
+"""Where Quadrants' tests find its runtime error class (`qd._lib.core.QuadrantsRuntimeError`), its
+arch enum (`qd._lib.core.Arch(int(qd.cfg.arch))`, how Genesis restarts the runtime), the
 thread pool's self-test (`qd._lib.core.test_threading()`) and its core module's version and folder
 (`qd._lib.utils.import_qd_python_core()`)."""
 namespace.struct = staticmethod(struct)  # `qd.types.struct`: the namespace is the language's

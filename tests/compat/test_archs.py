@@ -42,6 +42,15 @@ def test_cfg_arch_is_the_host_arch_and_init_takes_it_back() -> None:
     assert qd.cfg.arch == qd.cpu
 
 
+def test_the_core_arch_enum_rebuilds_cfg_arch_from_its_number() -> None:
+    qd.init(arch=qd.cpu, offline_cache=False)
+    arch = qd._lib.core.Arch(int(qd.cfg.arch))  # how Genesis restarts the runtime (qd_to_torch)
+    assert arch is qd.cpu and qd._lib.core.Arch(4) is qd.cuda
+    qd.reset()
+    qd.init(arch=arch, debug=qd.cfg.debug, offline_cache=False)
+    assert qd.cfg.arch == qd.cpu
+
+
 @pytest.mark.parametrize("arch", ["vulkan", "metal", "amdgpu"])
 def test_an_arch_without_a_backend_runs_on_the_cpu_with_one_warning(
     arch: str, caplog: pytest.LogCaptureFixture
