@@ -68,6 +68,23 @@ def test_a_module_runs_with_dash_m(tmp_path: Path) -> None:
     assert out.stdout.splitlines()[0] == "['a'] [2.0, 3.0, 4.0] __main__"
 
 
+def test_a_quadrants_test_suite_runs_under_pytest(tmp_path: Path) -> None:
+    """`python -m qdlab.run -m pytest`: the real quadrants registers a pytest plugin, so pytest
+    marks its package for assertion rewriting and its import hook, put first as pytest starts,
+    imported the real package ahead of the alias (Genesis' test suite stopped in its conftest)."""
+    (tmp_path / "conftest.py").write_text("import quadrants as qd\n")
+    (tmp_path / "test_prog.py").write_text(
+        "import sys\nimport quadrants as qd\nimport quadrants.lang.impl\n\n\n"
+        "def test_prog():\n"
+        "    assert qd is sys.modules['qdlab']\n"
+        "    assert not any('site-packages/quadrants/' in (getattr(m, '__file__', '') or '')\n"
+        "                   for m in list(sys.modules.values()))\n"
+    )
+    out = _run("-m", "qdlab.run", "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "1 passed" in out.stdout
+
+
 def test_a_submodule_qdlab_lacks_is_named_not_taken_from_the_real_package(tmp_path: Path) -> None:
     (tmp_path / "prog.py").write_text("import quadrants._lib.core\n")
     out = _run("-m", "qdlab.run", "prog.py", cwd=tmp_path)
