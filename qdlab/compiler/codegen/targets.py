@@ -171,7 +171,10 @@ class CpuTarget:
             obj = compile_one(driver.TEXT, 2)[0]
             if cache is not None:
                 cache.put(key, obj)
-        ((address,),) = link([(obj, [driver.SYMBOL])])
+        try:
+            ((address,),) = link([(obj, [driver.SYMBOL])])
+        except (elf.Malformed, RuntimeError):  # a damaged object (MCJIT's error): no driver
+            return None
         _DRIVER.append(runtime.DRIVE_FN(address))
         return _DRIVER[0]
 

@@ -130,3 +130,16 @@ def test_the_table_follows_an_upgrade_of_the_tasks(cpu) -> None:
         u.fns.addresses[t]  # type: ignore[attr-defined]
         for u, t in launcher.flat
     ]
+
+
+def test_a_damaged_driver_object_leaves_one_call_per_task(tmp_path, monkeypatch) -> None:
+    """A cache entry under the driver's key that is no sound object (a damaged disk or team
+    cache): launches call each task themselves, with the same results."""
+    from qdlab.compiler.cache import BinaryCache
+    from qdlab.compiler.codegen import driver, targets
+    from qdlab.core import keys
+
+    cache = BinaryCache(tmp_path / "cache")
+    cache.put(keys.runtime_key(driver.TEXT, targets.CPU.parts()), b"\x7fELF" + b"\0" * 60)
+    monkeypatch.setattr(targets, "_DRIVER", [])
+    assert targets.CPU.driver(cache) is None
