@@ -298,16 +298,22 @@ def check_reloaded(
     # kernel again, which reads its @qd.funcs' source and its helper's file as they are then
 
 
-@settings(
-    max_examples=int(os.environ.get("QDLAB_PROGRAMS", "300")),
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.function_scoped_fixture,
-        HealthCheck.data_too_large,
-    ],
-)
+def generated(share: int = 1, least: int = 1) -> settings:
+    """Hypothesis' settings for a test of generated programs: `QDLAB_PROGRAMS` (300) / `share` of
+    them, at least `least`, drawn the same way on every run."""
+    return settings(
+        max_examples=max(least, int(os.environ.get("QDLAB_PROGRAMS", "300")) // share),
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.data_too_large,
+        ],
+    )
+
+
+@generated()
 @given(p=programs())
 def test_every_path_equals_numpy(p: Program, tmp_path_factory) -> None:
     run_program(p, tmp_path_factory.mktemp("gen", numbered=True))
@@ -328,16 +334,7 @@ SPARSE_KINDS = (
 )
 
 
-@settings(
-    max_examples=max(4, int(os.environ.get("QDLAB_PROGRAMS", "300")) // 4),
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.function_scoped_fixture,
-        HealthCheck.data_too_large,
-    ],
-)
+@generated(4, 4)
 @given(p=programs(kinds=SPARSE_KINDS))
 def test_sparse_programs_equal_numpy(p: Program, tmp_path_factory) -> None:
     """Programs that activate a sparse field's cells in one loop, snapshot a block's activity,
@@ -346,16 +343,7 @@ def test_sparse_programs_equal_numpy(p: Program, tmp_path_factory) -> None:
     run_program(p, tmp_path_factory.mktemp("gen", numbered=True))
 
 
-@settings(
-    max_examples=max(2, int(os.environ.get("QDLAB_PROGRAMS", "300")) // 50),
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.function_scoped_fixture,
-        HealthCheck.data_too_large,
-    ],
-)
+@generated(50, 2)
 @given(p=programs(max_statements=4, kinds=("svd", "svd", "floop", "fdef", "store", "if")))
 def test_svd_programs_equal_numpy(p: Program, tmp_path_factory) -> None:
     """Programs that decompose per-element 3x3 matrices (`qd.svd`, `qd.polar_decompose`) among
