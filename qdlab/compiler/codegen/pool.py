@@ -41,6 +41,10 @@ def _warm_one(opt: int) -> int:
     return os.getpid()
 
 
+WORKER_NICE = 10
+"""How much lower than the program's the workers' scheduling priority is."""
+
+
 def _leave_with_parent(parent: int) -> None:
     """A worker's initializer: the worker exits within a second of its parent's death (a notebook
     kernel killed or restarted never leaves compile workers behind; a killed parent cannot shut its
@@ -52,6 +56,7 @@ def _leave_with_parent(parent: int) -> None:
         os._exit(0)
 
     threading.Thread(target=watch, name="qdlab-parent-watch", daemon=True).start()
+    os.nice(WORKER_NICE)
 
 
 def _get_pool() -> ProcessPoolExecutor | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import linecache
 import os
@@ -69,7 +70,7 @@ class Source:
             )
         return cls(fn, tree, filename, first, indent, lines)
 
-    @property
+    @functools.cached_property
     def library(self) -> bool:
         """Whether this is a func of qdlab's own library that a kernel calls as it calls a builtin
         (`qd.svd`, `qd.math.*`): what it lowers is placed at the user's call, whose line errors,
