@@ -528,10 +528,11 @@ class Paths:
         primitives, baked or frozen per instance)."""
         self.used: set[str] = set()
         """A frozen dataclass type's: the flattened names of the members read (`frozen_plan`)."""
-        self.last: tuple[tuple, tuple, list[int]] | None = None
+        self.last: tuple[tuple, tuple, list[tuple[int, Callable[[Any], bool] | None]]] | None = None
         """The values of the last key made, the key, and the positions of the values whose part
-        of the key can change while they are the same object (`keeps`): a launch with the same
-        objects reuses the key, each of those described again."""
+        of the key can change while they are the same object (`keeps`), each with its test that
+        it has not (`unchanged_check`): a launch with the same objects reuses the key, each of
+        those tested or described again."""
         self.roots: list = []
         """Weak references to the struct `last` was read from (`released_with`)."""
 
@@ -597,17 +598,23 @@ class Paths:
         if last is not None and (
             all(map(operator.is_, values, last[0])) or all(map(same, values, last[0]))
         ):
-            if not last[2]:
-                return last[1]
-            parts = list(last[1])
-            for i in last[2]:  # the values a key describes by content: described again
-                parts[i + 1] = self.summaries[i](values[i])
-            return tuple(parts)
+            parts = None
+            for i, unchanged in last[2]:  # the values a key describes by content
+                if unchanged is not None and unchanged(values[i]):
+                    continue
+                if parts is None:
+                    parts = list(last[1])
+                parts[i + 1] = self.summaries[i](values[i])  # described again
+            return last[1] if parts is None else tuple(parts)
         key = (self.type, *[f(v) for f, v in zip(self.summaries, values)])
         self.last = (
             values,
             key,
-            [i for i, (f, v) in enumerate(zip(self.summaries, values)) if not keeps(f, v)],
+            [
+                (i, unchanged_check(v, key[i + 1]))
+                for i, (f, v) in enumerate(zip(self.summaries, values))
+                if not keeps(f, v)
+            ],
         )
         self.roots = released_with(self, (a,))
         return key
@@ -707,6 +714,51 @@ def same(v: object, w: object) -> bool:
         and v.func is w.func
         and v.__self__ is w.__self__
     )
+
+
+def unchanged_check(value: object, part: object) -> Callable[[Any], bool] | None:
+    """For a member described by content in a launch key (`keeps` is False), a test that the same
+    object still has the part `part` it had, cheaper than describing it again: a NumPy array of
+    numbers by its shape, dtype and bytes; a `qd.Vector` / `qd.Matrix` of one by its attributes and
+    its array's; a `qd.Tensor` of a field by the field (whose key is its identity); a list or tuple
+    by the identity of its items, when each is a primitive or a func bound to a data-oriented
+    object that the part keys by identity. None: described again."""
+    t = type(value)
+    if type(part) is not tuple:
+        return None
+    if t is np.ndarray and part[:1] == (np.ndarray,):
+        _, dtype, shape, data = part
+        return lambda v: v.shape == shape and v.dtype == dtype and v.tobytes() == data
+    if (t is Vector or t is Matrix) and part[:1] == (t,):
+        attrs = vars(value)
+        keys, held, entries = set(attrs), tuple(attrs.values()), attrs.get("entries")
+        inner = unchanged_check(entries, part[-1]) if type(entries) is np.ndarray else None
+        if inner is None:
+            return None
+        return lambda v: (
+            all(map(operator.is_, vars(v).values(), held))
+            and vars(v).keys() == keys
+            and inner(entries)
+        )
+    if t in TENSORS and part[:1] == ("tensor",):
+        impl = cast(Tensor, value)._impl
+        if not isinstance(impl, (FieldBase, StructField)):  # an ndarray's key is its signature
+            return None
+        return lambda v: vars(v).keys() == {"_impl"} and v._impl is impl
+    if t is list or t is tuple:
+        items = tuple(cast("list | tuple", value))
+        if not items or not all(
+            type(x) in PRIMITIVES
+            or (
+                type(x) is BoundFunc
+                and is_data_oriented(x.__self__)
+                and (x.func, instance_token(x.__self__)) in part[1:]
+            )
+            for x in items
+        ):
+            return None
+        return lambda v: len(v) == len(items) and all(map(operator.is_, v, items))
+    return None
 
 
 def keeps(summarize: Callable[[Any], object], value: object) -> bool:

@@ -216,3 +216,106 @@ def test_a_bound_func_read_again_is_the_same_member() -> None:
     assert a.stress is not a.stress and struct_args.same(a.stress, a.stress)
     assert not struct_args.same(a.stress, b.stress)
     assert struct_args.same(3, 3) and not struct_args.same(a.stress, Material.stress)
+
+
+def _check_cases() -> list[tuple[str, object, object, list]]:
+    """(name, summary function, value, mutations): each mutation changes the value in place."""
+    a, b = Material(1.0), Material(2.0)
+    f1, f2 = qd.field(qd.f32, shape=2), qd.field(qd.f32, shape=2)
+    return [
+        (
+            "array",
+            struct_args.launch_key,
+            np.array([1, 2, 3], np.int32),
+            [
+                lambda v: v.__setitem__(1, 20),
+                lambda v: setattr(v, "shape", (3, 1)),
+                lambda v: setattr(v, "dtype", np.uint32),
+            ],
+        ),
+        (
+            "vector",
+            struct_args.launch_key,
+            qd.Vector([1.0, 2.0]),
+            [
+                lambda v: v.entries.__setitem__(0, 5.0),
+                lambda v: setattr(v, "entries", np.array([7.0, 2.0])),
+                lambda v: setattr(v, "dt", qd.f32),
+                lambda v: setattr(v, "extra", 1),
+            ],
+        ),
+        (
+            "matrix",
+            struct_args.launch_key,
+            qd.Matrix([[1.0, 0.0], [0.0, 1.0]]),
+            [
+                lambda v: v.entries.__setitem__((1, 1), 3.0),
+            ],
+        ),
+        (
+            "numbers",
+            struct_args.launch_key,
+            [1, 2.5, True],
+            [
+                lambda v: v.__setitem__(2, False),
+                lambda v: v.append(4),
+                lambda v: v.__setitem__(0, 1.0),
+            ],
+        ),
+        (
+            "bound funcs",
+            struct_args.baked,
+            [a.stress, b.stress],
+            [
+                lambda v: v.__setitem__(0, b.stress),
+                lambda v: v.pop(),
+            ],
+        ),
+        (
+            "field tensor",
+            struct_args.launch_key,
+            qd.Tensor(f1),
+            [
+                lambda v: setattr(v, "_impl", f2),
+            ],
+        ),
+    ]
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_a_member_tested_unchanged_has_the_part_it_had(case: int) -> None:
+    """`Paths.by_path` tests a member described by content (`struct_args.unchanged_check`) instead
+    of describing it again: the test passes only while the description is still the same, and
+    fails after each change in place (the tests above and below run kernels)."""
+    qd.init(arch=qd.cpu)
+    name, summarize, value, mutations = _check_cases()[case]
+    part = summarize(value)
+    unchanged = struct_args.unchanged_check(value, part)
+    assert unchanged is not None, name
+    assert unchanged(value)
+    for k, mutate in enumerate(mutations):
+        name, summarize, value, mutations = _check_cases()[case]  # each change to a fresh value
+        part = summarize(value)
+        unchanged = struct_args.unchanged_check(value, part)
+        assert unchanged is not None
+        mutations[k](value)
+        assert summarize(value) != part, (name, k)  # a change the launch key sees
+        assert not unchanged(value), (name, k)
+
+
+def test_list_members_changed_in_place_recompile() -> None:
+    """A data-oriented object's list of numbers and list of bound funcs, changed in place between
+    launches of the same objects: each change compiles anew (the launch key's memo tests them)."""
+    qd.init(arch=qd.cpu)
+    a, b = Material(2.0), Material(3.0)
+    h = Holder([a, b])
+    h.run(1.0)
+    h.run(1.0)
+    h.fns[1] = a.stress  # in place
+    h.run(1.0)
+    assert h.out.to_numpy().tolist() == [2.0, 2.0]
+    h.fns.append(b.stress)  # longer than the field: the third write is out of its range
+    h.fns.pop()
+    h.fns[0] = b.stress
+    h.run(1.0)
+    assert h.out.to_numpy().tolist() == [3.0, 2.0]
