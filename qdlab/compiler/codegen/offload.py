@@ -11,6 +11,8 @@ slot, so every thread sees the same storage.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ...core.abi import HEADER_BYTES, MAX_CHUNKS, ret_bytes
@@ -146,32 +148,96 @@ def offload(kernel: ir.Kernel) -> Plan:
 
 
 def owned_atomics(loop: ir.Op) -> set[ir.Op]:
-    """Atomics of a 1-D parallel loop that need no atomicity: the element is indexed by the loop
-    index itself (so no two iterations share it), every other access to that array in the loop uses
-    the same index, the old value is unused, and no other array the loop updates atomically could be
-    the same memory (one of its dtype)."""
-    index = loop.regions[0].args[0]
+    """Atomics of a parallel loop that need no atomicity, as Quadrants demotes its loop-unique ones:
+    the element's outer indices include every index the iterations are told apart by (the loop
+    index; or each axis a `qd.ndrange`, `qd.grouped` or struct-for decomposes it into with `%` and
+    `//`; each possibly offset by a value the loop does not change), so no two iterations share it;
+    every other access to that array in the loop uses the same outer indices; the old value is
+    unused; the loop calls no function (whose accesses it cannot see) and takes no element's
+    address; and no other array the loop updates atomically could be the same memory (a field
+    shares memory with no other buffer; an ndarray may with another of its dtype)."""
+    ops = list(loop.walk())
+    if any(isinstance(op, ir.Call) for op in ops):
+        return set()
+    inside = {id(op) for op in ops}
     accesses: dict[tuple[ir.Value, bool], list[ir.Op]] = {}
-    for op in loop.walk():
-        if "read" in op.effects or "write" in op.effects:
+    for op in ops:
+        if op.array_operand is not None:
             accesses.setdefault(_buffer(op), []).append(op)
     atomic_dtypes: dict[object, int] = {}
-    for (arr, _), ops in accesses.items():
-        if any(isinstance(op, ir.Atomic) for op in ops):
+    for (arr, _), ops_of in accesses.items():
+        if any(isinstance(op, ir.Atomic) for op in ops_of):
             dtype = arr.array_type.dtype
             atomic_dtypes[dtype] = atomic_dtypes.get(dtype, 0) + 1
+    unique = _LoopUnique(loop.regions[0].args[0], ops, inside)
     owned = set()
-    for (arr, _), ops in accesses.items():
+    for (arr, _), ops_of in accesses.items():
         at = arr.array_type
-        if at.ndim != 1 or atomic_dtypes.get(at.dtype, 0) != 1:
+        is_field = bool(ir.arg_op(arr).attrs.get("field"))
+        if at.ndim == 0 or (not is_field and atomic_dtypes.get(at.dtype, 0) != 1):
             continue
-        if all(op.operands[1] is index for op in ops):
+        if any(isinstance(op, ir.Addr) for op in ops_of):
+            continue
+        outer = ops_of[0].operands[1 : 1 + at.ndim]
+        if all(
+            all(map(operator.is_, op.operands[1 : 1 + at.ndim], outer)) for op in ops_of
+        ) and unique.covers(outer):
             owned |= {
                 op
-                for op in ops
+                for op in ops_of
                 if isinstance(op, ir.Atomic) and not (op.result and op.result.users)
             }
     return owned
+
+
+class _LoopUnique:
+    """Which sets of index values tell a parallel loop's iterations apart (`owned_atomics`)."""
+
+    def __init__(self, index: ir.Value, ops: list[ir.Op], inside: set[int]) -> None:
+        self.index, self.inside = index, inside
+        self.divisions: dict[tuple[str, int, int], ir.Value] = {}
+        """(`mod` or `floordiv`, id of the dividend, id of the divisor) -> the result, for a
+        divisor the loop does not change."""
+        for op in ops:
+            if isinstance(op, ir.BinOp) and op.attrs["op"] in ("mod", "floordiv"):
+                a, e = op.operands
+                if self.invariant(e):
+                    self.divisions[(op.attrs["op"], id(a), id(e))] = op.out
+
+    def invariant(self, v: ir.Value) -> bool:
+        owner = v.owner
+        return isinstance(owner, ir.Const) or id(owner) not in self.inside
+
+    def base(self, v: ir.Value) -> ir.Value:
+        """`v` without the loop-invariant offsets added to it or subtracted (a one-to-one map)."""
+        while isinstance(v.owner, ir.BinOp) and v.owner.attrs["op"] in ("add", "sub", "xor"):
+            a, b = v.owner.operands
+            if self.invariant(b) and not self.invariant(a):
+                v = a
+            elif self.invariant(a) and not self.invariant(b):
+                v = b
+            else:
+                break
+        return v
+
+    def covers(self, indices: Sequence[ir.Value]) -> bool:
+        """Whether these values together determine the loop index: it is one of them, or `i % e`
+        is and what determines `i // e` is too (`i = e * (i // e) + i % e` for any e != 0)."""
+        have = {id(self.base(v)) for v in indices}
+
+        def determined(r: ir.Value, depth: int) -> bool:
+            if id(r) in have:
+                return True
+            if depth > 8:
+                return False
+            for (name, a, e), m in self.divisions.items():
+                if name == "mod" and a == id(r) and id(m) in have:
+                    q = self.divisions.get(("floordiv", a, e))
+                    if q is not None and determined(q, depth + 1):
+                        return True
+            return False
+
+        return determined(self.index, 0)
 
 
 def _buffer(op: ir.Op) -> tuple[ir.Value, bool]:
