@@ -448,7 +448,7 @@ class Launcher:
         if status > 1 and unit.kinds[task] == "parallel_for":
             upgrade = getattr(unit.fns, "pending", None)
             if upgrade is not None:  # a long loop waits for the optimised code
-                upgrade.settle()
+                upgrade.settle(now=True)
             fn = unit.fns[task]
             status = pool().run(fn, self.words_ptr, self.tmp_ptr, status)
             if unit.reduces[task]:

@@ -129,11 +129,16 @@ class Upgrade:
     """The unit's `runtime.Tasks` (set by `watch`)."""
     done: bool = False
 
-    def optimised(self) -> bytes | None:
+    def optimised(self, now: bool = False) -> bytes | None:
         """The optimised object, waited for at most WAIT_S (None after that: the quick code
-        stays, rather than a launch that never returns)."""
+        stays, rather than a launch that never returns); `now`: made here if its job has not
+        started yet (a launch that waits for it would wait for every job queued before it). The
+        job stays queued: a cancelled future makes CPython 3.11's pool fail when a worker dies,
+        and the worker's copy, when it comes, finds the upgrade done."""
         try:
             if self.future is not None:
+                if now and not (self.future.running() or self.future.done()):
+                    return self.build_here()[0]
                 return self.future.result(timeout=WAIT_S)[0]
         except TimeoutError:
             log.warning(
@@ -158,12 +163,12 @@ class Upgrade:
         except Exception:  # noqa: BLE001 - no exception may escape into the pool's thread
             log.warning("[TIERS] %s: the optimised object was not installed", self.name)
 
-    def settle(self) -> None:
-        """Install the optimised object (waiting for it): the unit's tasks switch to it in
-        place, and the cache gets it."""
+    def settle(self, now: bool = False) -> None:
+        """Install the optimised object (waiting for it; `now`, see `optimised`): the unit's
+        tasks switch to it in place, and the cache gets it."""
         if self.done or hold:
             return
-        obj = self.optimised()  # waited for without the lock: the pool's result thread takes it
+        obj = self.optimised(now)  # waited for without the lock: the pool's result thread takes it
         with _lock:
             if self.done:
                 return

@@ -125,6 +125,27 @@ def test_a_loop_long_enough_to_run_in_parallel_waits_for_the_optimised_code(tmp_
     np.testing.assert_allclose(big[2], np.sqrt(np.abs(x)) / np.float32(C[k]), rtol=1e-6)
 
 
+def test_a_waiting_loop_takes_its_job_out_of_the_queue_and_optimises_here(tmp_path) -> None:
+    """The workers busy with other jobs (a cold build's other kernels): a long loop that waits for
+    its optimised code does not wait for them: a job still queued is made here."""
+    qd.init(arch=qd.cpu, offline_cache=False)
+    busy_workers(6.0)
+    executor = pool._get_pool()
+    assert executor is not None
+    for _ in range(pool.workers() + 1):  # the jobs the pool has already taken off its queue
+        executor.submit(time.sleep, 0.01)
+    k = fresh_kernel(tmp_path)
+    run(k, 100)
+    ups = [b.unit.fns.pending for b in k.latest.built]
+    if any(u is None or u.future is None for u in ups):
+        pytest.skip("no worker pool on this platform")
+    big = run(k, 50_000)
+    assert all(b.unit.fns.pending is None for b in k.latest.built)
+    assert not any(u.future.done() for u in ups)  # the workers still sleep
+    x = np.linspace(-2.0, 2.0, 50_000, dtype=np.float32)
+    np.testing.assert_allclose(big[3], np.maximum(x, 0) - np.minimum(x * np.float32(C[k]), 0.25))
+
+
 def test_a_dead_worker_leaves_the_quick_code_running_until_it_is_optimised_here(tmp_path) -> None:
     qd.init(arch=qd.cpu, offline_cache=False)
     busy_workers(3.0)
