@@ -197,7 +197,26 @@ def template_key(v: object) -> object:
     if isinstance(v, Tensor) and type(v) in TENSORS and vars(v).keys() == {"_impl"}:
         return ("tensor", template_key(v._impl))  # what it holds, not its data
     fp = content(v)
-    return (type(v).__name__, fp if fp != UNKNOWN else f"{UNKNOWN}#{next(_unique)}")
+    if fp != UNKNOWN:
+        return (type(v).__name__, fp)
+    key = by_identity(v)
+    return key if key is not None else (type(v).__name__, f"{UNKNOWN}#{next(_unique)}")
+
+
+def by_identity(v: object) -> tuple | None:
+    """A data-oriented object whose content cannot be described (Genesis' SAP coupler keeps its
+    contact handlers, each holding solvers, in a list) by its instance token, as Quadrants keys a
+    data-oriented object; a list or tuple of them item by item. None for anything else."""
+    if is_data_oriented(v) and not isinstance(v, type):
+        token = instance_token(v)
+        return None if token is None else (IDENTITY, type(v), token)
+    if (type(v) is list or type(v) is tuple) and v:
+        items = [by_identity(x) for x in cast("list | tuple", v)]
+        return None if None in items else (type(v), *items)
+    return None
+
+
+IDENTITY = "instance"
 
 
 _unique = itertools.count()
@@ -754,6 +773,7 @@ def unchanged_check(value: object, part: object) -> Callable[[Any], bool] | None
                 and is_data_oriented(x.__self__)
                 and (x.func, instance_token(x.__self__)) in part[1:]
             )
+            or (is_data_oriented(x) and (IDENTITY, type(x), instance_token(x)) in part[1:])
             for x in items
         ):
             return None

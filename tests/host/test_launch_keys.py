@@ -7,6 +7,7 @@ description (the fast path turned off)."""
 from __future__ import annotations
 
 import enum
+import threading
 
 import numpy as np
 import pytest
@@ -319,3 +320,47 @@ def test_list_members_changed_in_place_recompile() -> None:
     h.fns[0] = b.stress
     h.run(1.0)
     assert h.out.to_numpy().tolist() == [3.0, 2.0]
+
+
+@qd.data_oriented
+class Handler:
+    def __init__(self, k: float) -> None:
+        self.k = k
+        self.lock = threading.Lock()  # content no fingerprint describes (a solver, an image)
+
+    @qd.func
+    def apply(self, x):
+        return x * self.k
+
+
+@qd.data_oriented
+class Coupler:
+    def __init__(self, handlers: list) -> None:
+        self.handlers = handlers
+        self.out = qd.field(qd.f32, shape=len(handlers))
+
+    @qd.kernel
+    def run(self, x: qd.f32):
+        for i in qd.static(range(len(self.handlers))):
+            self.out[i] = self.handlers[i].apply(x)
+
+
+def test_data_oriented_objects_beyond_description_are_keyed_by_identity() -> None:
+    """A list of data-oriented objects whose content no fingerprint describes (Genesis' SAP
+    coupler iterates its contact handlers, each holding a solver): keyed by each object's identity,
+    as Quadrants keys a data-oriented object, instead of a key never equal to another (each launch
+    compiled the kernel again: a SAP step compiled its PCG kernel at each of its iterations); a
+    handler swapped in place is another variant."""
+    qd.init(arch=qd.cpu)
+    a, b = Handler(2.0), Handler(3.0)
+    c = Coupler([a, b])
+    for x in (1.0, 2.0, 3.0):
+        c.run(x)
+        assert c.out.to_numpy().tolist() == [2.0 * x, 3.0 * x]
+    assert len(Coupler.run.specializations) == 1  # type: ignore[attr-defined]
+    c.handlers[1] = Handler(5.0)
+    c.run(1.0)
+    assert c.out.to_numpy().tolist() == [2.0, 5.0]
+    assert len(Coupler.run.specializations) == 2  # type: ignore[attr-defined]
+    c.run(2.0)
+    assert len(Coupler.run.specializations) == 2  # type: ignore[attr-defined]
