@@ -26,7 +26,7 @@ from qdlab.core.errors import QdSyntaxError
 from qdlab.core.fields import StructFieldBase
 
 from .. import ir
-from .scope import array_type, dotted, dtype_of
+from .scope import GradOf, array_type, dotted, dtype_of
 from .source import MISSING, resolve_name
 from .structs import TEMPLATE, StructRef
 from .vectors import ElementRef
@@ -34,10 +34,12 @@ from .vectors import ElementRef
 
 @dataclass(frozen=True, eq=False)
 class FieldSlot:
-    """A scalar member of a struct field's element: `array[indices]`."""
+    """A scalar member of a struct field's element: `array[indices]` (of its gradient buffer with
+    `grad`: an element of `s.grad`)."""
 
     array: ir.Value
     indices: tuple[ir.Value, ...]
+    grad: bool = False
 
 
 def any_struct_field() -> bool:
@@ -77,11 +79,17 @@ class StructFields:
             if alias is not None:
                 node = alias
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Subscript):
-            sf = self.peek_struct_field(node.value.value)
+            owner = base = node.value.value
+            grad = isinstance(base, ast.Attribute) and base.attr == "grad"  # `s.grad[i].m`
+            if isinstance(base, ast.Attribute) and grad:
+                owner = base.value
+            sf = self.peek_struct_field(owner)
             if sf is not None and node.attr in sf.members:
-                member = ast.copy_location(
-                    ast.Attribute(node.value.value, node.attr, ast.Load()), node
+                member: ast.expr = ast.copy_location(
+                    ast.Attribute(owner, node.attr, ast.Load()), node
                 )
+                if grad:  # as `s.m.grad[i]`
+                    member = ast.copy_location(ast.Attribute(member, "grad", ast.Load()), node)
                 return ast.copy_location(ast.Subscript(member, node.value.slice, node.ctx), node)
         return node
 
@@ -194,11 +202,12 @@ class StructFields:
                 if isinstance(a, dict):
                     slots[k] = build(t.__qd_struct__[k], a)  # type: ignore[attr-defined]
                 else:
-                    assert isinstance(a, ir.Value), a  # a member's array
-                    if array_type(a).element:
-                        slots[k] = ElementRef(a, False, tuple(indices))
+                    array, grad = GradOf.unpack(a)  # `s.grad[i]`: each member's gradient buffer
+                    assert isinstance(array, ir.Value), a  # a member's array
+                    if array_type(array).element:
+                        slots[k] = ElementRef(array, grad, tuple(indices))
                     else:
-                        slots[k] = FieldSlot(a, tuple(indices))
+                        slots[k] = FieldSlot(array, tuple(indices), grad)
             return self.slot_struct(t, slots)
 
         return build(sf.struct_type, arrays)
@@ -224,12 +233,13 @@ class StructFields:
     # -- struct members that are field elements ----------------------------------------------------
     def slot_load(self, m: FieldSlot | ElementRef) -> object:
         if isinstance(m, FieldSlot):
-            return self.emit(ir.Load, [m.array, *m.indices], dtype_of(m.array))
+            return self.emit(ir.Load, [m.array, *m.indices], dtype_of(m.array), grad=m.grad)
         return self.element_load(m)
 
     def slot_store(self, m: FieldSlot | ElementRef, x: object) -> None:
         if isinstance(m, FieldSlot):
             dtype = dtype_of(m.array)
-            self.emit(ir.Store, [m.array, *m.indices, self.cast(self.value(x, dtype), dtype)])
+            value = self.cast(self.value(x, dtype), dtype)
+            self.emit(ir.Store, [m.array, *m.indices, value], grad=m.grad)
         else:
             self.element_store(m, None, x)

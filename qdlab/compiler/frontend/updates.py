@@ -51,7 +51,7 @@ class Updates:
                 if member is None:
                     raise self.error(f"{struct!r} has no member `{node.attr}`.", QdTypeError)
                 if isinstance(member, FieldSlot):
-                    return ElementRef(member.array, False, member.indices), None
+                    return ElementRef(member.array, member.grad, member.indices), None
                 if isinstance(member, (Local, VecLocal, ElementRef)):
                     return member, None
                 raise self.error(
