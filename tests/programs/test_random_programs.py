@@ -77,10 +77,15 @@ def call(
             types[name] = qd.types.vector(3, qd.i32) if a.ndim == 2 else _QD[a.dtype.name]
         known, group = fn.fn.__globals__, None
         if p.grouped:
-            group = known["G"] if again else qd.types.struct(**types).field(shape=p.n)
+            group = (
+                known["G"]
+                if again
+                else qd.types.struct(**types).field(shape=p.n, needs_grad=p.grad)
+            )
         for name, dtype in types.items():
             if p.grouped:
                 f = getattr(group, name)
+                f = f.grad if p.grad and name == "F1" else f  # `G.grad[i].F1`
             elif p.quant and name == "A1":
                 f = known[name] if again else quant_field(p.n, known)
             else:

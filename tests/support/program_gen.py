@@ -21,7 +21,8 @@ a nested one: `s.inner.V0`, `s.k`), the others as plain parameters; in those, an
 V0 may instead be a global `qd.field` the kernel reads and writes by name (the test makes it,
 fills it and reads it back around each call), so every statement above also runs on fields, next
 to ndarrays; in half of those the fields are the members of one struct field `G`, reached as
-`G[i].A1` and `G.A1[j]`; otherwise a global V0 may first be written through
+`G[i].A1` and `G.A1[j]` (or F1 alone, as the gradient buffer of a `G` with gradients: `G.grad[i].F1`
+and `G.F1.grad[j]`); otherwise a global V0 may first be written through
 `V0.get_scalar_field(c)`, the field of one entry, which is V0's own memory. A struct local's
 members are updated by `+=` and atomics in a parallel loop. A program with plain parameters may
 also use a sparse field `SP` (blocks of 4 under a `pointer` or `bitmasked` level `SP_B`, or a
@@ -283,6 +284,9 @@ class Program:
     """A1's field is quantised: a 32-bit signed integer packed with a neighbour (whose bits the
     kernel must not change) in one 64-bit word of a `qd.BitpackedFields`."""
     """The fields are the members of one global struct field `G` (`G[i].A1`, `G.A1[j]`)."""
+    grad: bool = False
+    """`G` (F1 alone) has gradients, and F1 is its gradient buffer (`G.grad[i].F1`, `G.F1.grad[j]`),
+    as Genesis' differentiable MPM zeroes and reads its grid's gradients."""
     pfuncs: list = field(default_factory=list)
     """`@qd.func`s that assign their parameters (`program_funcs.py`), in definition order."""
     body_func: bool = False
@@ -312,8 +316,9 @@ class Program:
         """A kernel line with each field as a member of the struct field `G`: `A1[i]` (an index
         without brackets) as `G[i].A1`, any other use as `G.A1`."""
         for a in self.fields:
-            line = re.sub(rf"\b{a}\[([^\[\]]+)\]", rf"G[\1].{a}", line)
-            line = re.sub(rf"(?<![.\w]){a}\b", f"G.{a}", line)
+            grad = self.grad and a == "F1"
+            line = re.sub(rf"\b{a}\[([^\[\]]+)\]", rf"G{'.grad' if grad else ''}[\1].{a}", line)
+            line = re.sub(rf"(?<![.\w]){a}\b", f"G.{a}{'.grad' if grad else ''}", line)
         return line
 
     def same(self, arr: str) -> set[str]:
@@ -1488,6 +1493,9 @@ def programs(
         p.fields = tuple(a for a in FIELD_CANDIDATES if draw(st.integers(0, 2)) == 0)
     p.grouped = bool(p.fields) and draw(st.integers(0, 1)) == 0
     p.quant = "A1" in p.fields and not p.grouped and draw(st.integers(0, 1)) == 0
+    p.grad = p.grouped and "F1" in p.fields and draw(st.integers(0, 1)) == 0
+    p.fields = ("F1",) if p.grad else p.fields  # integer members have no gradients (as there)
+    p.patterns |= {"struct_field_grad"} if p.grad else set()
     p.patterns |= {"quant_field"} if p.quant else set()
     p.patterns |= {"global_fields"} if p.fields else set()
     p.patterns |= {"struct_field"} if p.grouped else set()

@@ -12,7 +12,8 @@ WHOLE = {"per_offload": False} if os.environ.get("QD_WHOLE") == "1" else {}
 qd.init(arch=qd.cpu, offline_cache=False, **WHOLE)
 S = qd.types.struct(v=qd.types.vector(3, qd.f32), m=qd.f32)
 
-for layout in (qd.Layout.SOA, qd.Layout.AOS):
+
+def run(layout) -> None:
     s = S.field(shape=(2, 4), needs_grad=True, layout=layout)
     out = qd.field(qd.f32, shape=4)
     loss = qd.field(qd.f32, shape=(), needs_grad=True)
@@ -47,3 +48,7 @@ for layout in (qd.Layout.SOA, qd.Layout.AOS):
     with qd.ad.Tape(loss=loss):
         energy()
     print(loss[None], s.grad.m.to_numpy().tolist(), s.grad.v.to_numpy()[1].tolist())
+
+
+for layout in (qd.Layout.SOA, qd.Layout.AOS):
+    run(layout)
