@@ -216,7 +216,9 @@ def by_identity(v: object) -> tuple | None:
     return None
 
 
-IDENTITY = "instance"
+IDENTITY = f"{UNKNOWN}:instance"
+"""Names UNKNOWN: a signature holding such a key is of this process only (the statement memo
+stays out of its kernel, as for any argument known only by identity)."""
 
 
 _unique = itertools.count()

@@ -364,3 +364,67 @@ def test_data_oriented_objects_beyond_description_are_keyed_by_identity() -> Non
     assert len(Coupler.run.specializations) == 2  # type: ignore[attr-defined]
     c.run(2.0)
     assert len(Coupler.run.specializations) == 2  # type: ignore[attr-defined]
+
+
+HANDLERS_PROGRAM = """
+import sys, threading
+import qdlab as qd
+qd.init(arch=qd.cpu, offline_cache=True, offline_cache_file_path=sys.argv[2])
+
+@qd.data_oriented
+class Handler:
+    def __init__(self, k):
+        self.k = k
+        self.lock = threading.Lock()
+
+    @qd.func
+    def apply(self, x):
+        return x * self.k
+
+@qd.data_oriented
+class Coupler:
+    def __init__(self, handlers):
+        self.handlers = handlers
+        self.out = qd.field(qd.f32, shape=2)
+
+    @qd.kernel
+    def run(self, x: qd.f32):
+        for h in qd.static(self.handlers):
+            self.out[0] += h.apply(x)
+
+out = qd.field(qd.f32, shape=2)
+
+@qd.kernel
+def each(hs: qd.template(), x: qd.f32):
+    for i in qd.static(range(len(hs))):
+        out[i] = hs[i].apply(x)
+
+k = float(sys.argv[1])
+hs = [Handler(k), Handler(k + 1)]
+c = Coupler(hs)
+c.run(1.0)
+each(hs, 1.0)
+print(c.out.to_numpy()[0], out.to_numpy().tolist())
+"""
+
+
+@pytest.mark.process
+def test_objects_keyed_by_identity_are_not_served_to_another_process(tmp_path) -> None:
+    """Instance tokens are numbered alike in every process: a kernel keyed by one (a member list
+    of handlers, a template list of them) is compiled again in a new process whose handlers hold
+    other values, never served from the disk cache."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "handlers.py"
+    script.write_text(HANDLERS_PROGRAM)
+    outs = []
+    for k in (2, 5, 5):
+        run = subprocess.run(
+            [sys.executable, str(script), str(k), str(tmp_path / "cache")],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        outs.append(run.stdout.strip())
+    assert outs == ["5.0 [2.0, 3.0]", "11.0 [5.0, 6.0]", "11.0 [5.0, 6.0]"]
