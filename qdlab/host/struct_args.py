@@ -291,7 +291,9 @@ def baked(v: Any) -> object:
     changes. A func bound to another data-oriented object (Genesis' MPM keeps each material's
     `update_stress` in a list) is that func and that object's token, its members baked the same
     way (Quadrants keys neither: the list is the instance's); a list or tuple of them entry by
-    entry. Anything else as `summary`."""
+    entry, and so a list or tuple of data-oriented objects (FEM's materials, the SAP coupler's
+    contact handlers), each by its token (`by_identity`), not described at every launch.
+    Anything else as `summary`."""
     t = type(v)
     if t in SCALARS or isinstance(v, np.generic):
         return BAKED
@@ -301,6 +303,10 @@ def baked(v: Any) -> object:
             return (v.func, token)
     elif (t is list or t is tuple) and v and all(type(x) is BoundFunc for x in v):
         return (t, *map(baked, v))
+    elif (t is list or t is tuple) and v and all(map(is_data_oriented, v)):
+        key = by_identity(v)  # Genesis' FEM keeps its materials so: each by its token
+        if key is not None:
+            return key
     return summary(v)
 
 

@@ -428,3 +428,40 @@ def test_objects_keyed_by_identity_are_not_served_to_another_process(tmp_path) -
         )
         outs.append(run.stdout.strip())
     assert outs == ["5.0 [2.0, 3.0]", "11.0 [5.0, 6.0]", "11.0 [5.0, 6.0]"]
+
+
+@qd.data_oriented
+class Materials:
+    def __init__(self, materials: list) -> None:
+        self.mats = materials
+        self.out = qd.field(qd.f32, shape=len(materials))
+
+    @qd.kernel
+    def run(self, x: qd.f32):
+        for i in qd.static(range(len(self.mats))):
+            self.out[i] = self.mats[i].stress(x)
+
+
+def test_a_list_of_data_oriented_objects_is_keyed_by_identity(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A data-oriented object's list of other data-oriented objects (Genesis' FEM materials):
+    keyed by each object's token, never described by content at a launch (the FEM and SAP
+    kernels described their materials at each of thousands of launches a step); their primitives
+    baked as the holder's are (`tests/compat/programs/bound_funcs.py`), an item replaced in place
+    another variant."""
+    qd.init(arch=qd.cpu)
+    h = Materials([Material(2.0), Material(3.0)])
+    h.run(1.0)
+
+    def described(v: object) -> str:
+        raise AssertionError(f"described by content at launch: {v!r}")
+
+    monkeypatch.setattr(struct_args, "content", described)
+    h.run(2.0)
+    assert h.out.to_numpy().tolist() == [4.0, 6.0]
+    monkeypatch.undo()
+    h.mats[0] = Material(5.0)
+    h.run(1.0)
+    assert h.out.to_numpy().tolist() == [5.0, 3.0]
+    assert len(Materials.run.specializations) == 2  # type: ignore[attr-defined]

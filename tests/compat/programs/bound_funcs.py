@@ -2,7 +2,8 @@
 keeps each material's `update_stress` in a list and calls `self.fns[i](...)` in `p2g`): the
 kernel of the holder inlines each func with its object; the primitives the funcs read are baked
 per instance of the holder, as its own are (a later change of one is not seen by that instance);
-a second holder compiles with the values of its time. Each printed line must be Quadrants';
+a second holder compiles with the values of its time. So for a list of data-oriented objects the
+holder iterates (Genesis' FEM materials). Each printed line must be Quadrants';
 QD_WHOLE=1 runs qdlab's whole-kernel path."""
 
 import importlib
@@ -56,3 +57,26 @@ t.run(1.0)
 print("new solver", t.out.to_numpy().round(4).tolist())
 s.run(2.0)
 print("first solver again", s.out.to_numpy().round(4).tolist())
+
+
+@qd.data_oriented
+class Materials:
+    def __init__(self, materials: list) -> None:
+        self._mats = materials
+        self.out = qd.field(qd.f32, shape=())
+
+    @qd.kernel
+    def run(self, x: qd.f32):
+        for _ in range(1):
+            for m in qd.static(self._mats):
+                self.out[None] += m.stress(x)
+
+
+c, d = Material(2.0), Material(3.0)
+m = Materials([c, d])
+m.run(1.0)
+c.k = 10.0  # baked in this holder's code too
+m.run(1.0)
+n = Materials([c, d])  # a new holder compiles with c.k as it is now
+n.run(1.0)
+print("materials", m.out[None], n.out[None])
