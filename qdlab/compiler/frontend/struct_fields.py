@@ -79,11 +79,11 @@ class StructFields:
             if alias is not None:
                 node = alias
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Subscript):
-            owner = base = node.value.value
-            grad = isinstance(base, ast.Attribute) and base.attr == "grad"  # `s.grad[i].m`
-            if isinstance(base, ast.Attribute) and grad:
-                owner = base.value
+            owner, grad = node.value.value, False
             sf = self.peek_struct_field(owner)
+            if sf is None and isinstance(owner, ast.Attribute) and owner.attr == "grad":
+                owner, grad = owner.value, True  # `s.grad[i].m`, unless `s.grad` names a member
+                sf = self.peek_struct_field(owner)
             if sf is not None and node.attr in sf.members:
                 member: ast.expr = ast.copy_location(
                     ast.Attribute(owner, node.attr, ast.Load()), node
