@@ -35,7 +35,7 @@ from ..core.fields import MAX_NUM_INDICES, FieldBase, Layout, SNodeGradType
 from ..core.sparse import Level, flags, locate
 from ..core.types import DType, from_numpy, u1
 from . import pyquadrants, state, torch_bridge
-from .launch import Storage, TorchTensor, array_launch
+from .launch import Storage, TorchTensor, array_launch, zeros
 from .ndarray import shape_items
 
 if TYPE_CHECKING:
@@ -348,13 +348,13 @@ class Field(FieldBase):
                 return self._arr
             lead, trail = (self.element, ()) if self._soa else ((), self.element)
             if state.config().bounds_checks:  # an index past the shape is caught, as there
-                arr = np.zeros(lead + dims + trail, self.dtype.np)
+                arr = zeros(lead + dims + trail, self.dtype.np)
             else:  # each axis padded to a power of two, as Quadrants' dense layout does, so a
                 # small overrun lands in the field's own memory there and here alike; and a
                 # slack after it, where Quadrants' shared root buffer has the next field
                 padded = tuple(1 << max(0, int(n) - 1).bit_length() for n in dims)
                 size = int(np.prod(padded + self.element, dtype=np.int64))
-                flat = np.zeros(size + SLACK, self.dtype.np)
+                flat = zeros((size + SLACK,), self.dtype.np)
                 arr = flat[:size].reshape(lead + padded + trail)
             if lead:  # entry by entry in memory: a view with the entries last
                 arr = np.moveaxis(arr, range(len(lead)), range(-len(lead), 0))

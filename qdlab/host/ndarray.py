@@ -21,7 +21,7 @@ from ..core.errors import QuadrantsIndexError, QuadrantsRuntimeError
 from ..core.fields import Layout
 from ..core.types import DTYPES, DType, from_numpy
 from . import buffer_view, pyquadrants, state, torch_bridge
-from .launch import HostArray, Storage, TorchTensor, array_launch
+from .launch import HostArray, Storage, TorchTensor, array_launch, zeros
 
 
 class ElementType:
@@ -88,7 +88,7 @@ class Ndarray:
                 f"{self.dtype} is not supported for ndarray with needs_grad=True: gradients are "
                 "floats."
             )
-        self.arr = np.zeros(_shape(shape) + self.element, self.dtype.np).view(Allocation)
+        self.arr = zeros(_shape(shape) + self.element, self.dtype.np).view(Allocation)
         self.grad = type(self)(dtype, _shape(shape)) if needs_grad else None
         self._made(needs_grad)
 

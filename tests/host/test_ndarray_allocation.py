@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import copy
 import ctypes
+import gc
+import os
 import pickle
 
 import numpy as np
+import pytest
 
 import qdlab as qd
 
@@ -95,3 +98,49 @@ def test_arr_stays_the_numpy_array_and_exports_stay_plain() -> None:
     assert a.to_numpy(copy=False).ctypes.data == a.arr.device_allocation_ptr()
     v = qd.Vector.ndarray(3, qd.f32, shape=(2,))
     assert type(v[1].entries) is np.ndarray
+
+
+def _huge_page_flags(lo: int, hi: int) -> list[bool]:
+    """Per mapping of this process overlapping [lo, hi): whether it asks for huge pages ('hg')."""
+    out, inside = [], False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()[0]
+            if "-" in head and not head.endswith(":"):
+                start, end = (int(x, 16) for x in head.split("-"))
+                inside = start < hi and lo < end
+            elif inside and line.startswith("VmFlags"):
+                out.append("hg" in line.split()[1:])
+    return out
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="reads Linux's /proc/self/smaps")
+def test_large_host_memory_asks_for_no_huge_pages() -> None:
+    """A large field or ndarray lives in plain pages: NumPy asks huge pages for its arrays of 4 MiB
+    and more, and the first touch of one then waited for the system to compact memory (Genesis'
+    differentiable MPM grid, 0.3 s a frame). The memory is zeroed, written by kernels, read by the
+    host, and given back when its object goes."""
+    qd.init(arch=qd.cpu)
+    plain = np.zeros(1 << 22)  # 32 MiB of NumPy's own: this test's premise
+    assert any(_huge_page_flags(plain.ctypes.data, plain.ctypes.data + plain.nbytes))
+    n = 1 << 21
+    a = qd.ndarray(qd.f64, shape=(n,), needs_grad=True)
+    f = qd.field(qd.f64, shape=(n,))
+
+    @qd.kernel
+    def fill(x: qd.types.ndarray(), g: qd.template()):
+        for i in x:
+            x[i] = i * 0.5
+            g[i] = i * 2.0
+
+    fill(a, f)
+    for arr in (a.arr, a.grad.arr, f._storage()):
+        lo = arr.ctypes.data
+        flags = _huge_page_flags(lo, lo + arr.nbytes)
+        assert flags and not any(flags)
+    assert a.to_numpy()[n - 1] == (n - 1) * 0.5 and f.to_numpy()[n - 1] == (n - 1) * 2.0
+    assert not a.grad.to_numpy().any()
+    lo = a.arr.ctypes.data
+    del a
+    gc.collect()
+    assert not _huge_page_flags(lo, lo + 8 * n)  # unmapped
