@@ -47,6 +47,7 @@ class ForwardStores:
                         stored_in.setdefault(block.parent, set()).add(ref)
                         block = block.parent.parent
         self.changed = False
+        self.settled: set[ir.Value] = set()
         self.walk(kernel.body, {}, plain, stored_in)
         return self.changed
 
@@ -78,14 +79,18 @@ class ForwardStores:
 
     def settle(self, v: ir.Value) -> ir.Value:
         """`v`, or the constant it folds to (`qd.i32(-7)`, a sum of constants): what a store of it
-        gives the local, as FoldConstants, which runs after this pass, would leave it."""
+        gives the local, as FoldConstants, which runs after this pass, would leave it. A value once
+        settled is not walked again (an autodiff kernel's shared subexpressions made the walk
+        exponential): it stays settled, since `forward` folds the users of each constant it
+        makes."""
         op = v.owner
-        if not isinstance(op, FOLDABLE) or op.parent is None:
+        if v in self.settled or not isinstance(op, FOLDABLE) or op.parent is None:
             return v
         for operand in list(op.operands):
             self.settle(operand)
         const = self.fold.replace(op) if all_constant(op) else None
         if const is None:
+            self.settled.add(v)
             return v
         self.changed = True
         return const.result

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from qdlab.compiler import ir
 from qdlab.compiler.ir.parser import parse
 from qdlab.compiler.ir.printer import print_kernel
 from qdlab.compiler.ir.verify import verify
@@ -616,3 +617,35 @@ kernel k(x: ndarray<f32, 1>, s: f32) {
   }
 }
 """
+
+
+def test_forward_stores_walks_shared_subexpressions_once() -> None:
+    """A stored value whose operands share subexpressions (an adjoint of Genesis' convex-convex
+    narrow phase: 64 s in this pass) is settled once per value, not once per path to it."""
+    depth = 16
+    chain = "\n".join(f"  %v{i + 1} = binop %v{i}, %v{i} {{op='mul'}} : f32" for i in range(depth))
+    kernel = parse(f"""\
+kernel k(out: ndarray<f32, 1>, a: f32, n: i32) {{
+  %out = arg {{index=0}} : ndarray<f32, 1>
+  %v0 = arg {{index=1}} : f32
+  %n = arg {{index=2}} : i32
+{chain}
+  %x = alloca : local<f32>
+  %z = const {{value=0}} : i32
+  for %z, %n {{parallel=False}} (%i: i32) {{
+    local_store %x, %v{depth}
+    %l = local_load %x : f32
+    store %out, %i, %l {{grad=False}}
+  }}
+}}
+""")
+    visits = []
+
+    class Counting(ForwardStores):
+        def settle(self, v: ir.Value) -> ir.Value:
+            visits.append(v)
+            return super().settle(v)
+
+    Counting().run(kernel)
+    verify(kernel)
+    assert len(visits) <= 2 * depth + 2  # each value, reached by two paths; not 2**depth
