@@ -46,8 +46,8 @@ TOKEN = uuid.uuid4().hex[:12]
 """Names this process in field fingerprints: a field is never taken for one of another process."""
 _uids = itertools.count()
 SLACK = 4096
-"""Elements allocated past a field's padded storage (bounds checks off): a kernel that writes a
-little past its field corrupts nothing but that slack."""
+"""Elements allocated past a field's storage (bounds checks off): a kernel that writes a little
+past its field corrupts nothing but that slack."""
 _live: weakref.WeakSet = weakref.WeakSet()
 """Every field made since the latest `qd.init` (a Tape clears their gradients)."""
 _tree = {"epoch": -1, "id": 0, "open": False}
@@ -349,13 +349,12 @@ class Field(FieldBase):
             lead, trail = (self.element, ()) if self._soa else ((), self.element)
             if state.config().bounds_checks:  # an index past the shape is caught, as there
                 arr = zeros(lead + dims + trail, self.dtype.np)
-            else:  # each axis padded to a power of two, as Quadrants' dense layout does, so a
-                # small overrun lands in the field's own memory there and here alike; and a
-                # slack after it, where Quadrants' shared root buffer has the next field
-                padded = tuple(1 << max(0, int(n) - 1).bit_length() for n in dims)
-                size = int(np.prod(padded + self.element, dtype=np.int64))
+            else:  # packed row-major, as Quadrants' dense layout is (an index past one axis
+                # lands in the next row there and here alike), and a slack after it, where
+                # Quadrants' shared root buffer has the next field
+                size = int(np.prod(dims + self.element, dtype=np.int64))
                 flat = zeros((size + SLACK,), self.dtype.np)
-                arr = flat[:size].reshape(lead + padded + trail)
+                arr = flat[:size].reshape(lead + dims + trail)
             if lead:  # entry by entry in memory: a view with the entries last
                 arr = np.moveaxis(arr, range(len(lead)), range(-len(lead), 0))
             if self._memory_layout is not None:  # the host sees it in axis order: a view
@@ -547,7 +546,7 @@ class Field(FieldBase):
                 )
             ints.append(int(k))
         out = tuple(k - o for k, o in zip(ints, self._index_offset))
-        if all(0 <= k < n for k, n in zip(out, arr.shape)):  # padded
+        if all(0 <= k < n for k, n in zip(out, arr.shape)):
             return out
         slack = self._slack_index(out, arr)
         if slack is None:
@@ -559,19 +558,17 @@ class Field(FieldBase):
 
     def _in_storage(self, axis: int, k: int) -> bool:
         """Whether a constant index `k` on `axis` past the field's shape still lands in the memory
-        it allocates with bounds checks off (`_storage`: each axis padded to a power of two, and
-        `SLACK` elements after the whole): Quadrants' layout has its own memory there too, and
-        its tests read such elements back (`a[60]` of a 55-element field)."""
+        it allocates with bounds checks off (`_storage`: packed row-major, and `SLACK` elements
+        after the whole) whatever the other indices within their extents: Quadrants' layout has
+        memory there too (the next row, or its root buffer's next field), and its tests read such
+        elements back (`a[60]` of a 55-element field)."""
         if self._memory_layout is not None or self._soa or state.config().arch == "cuda":
             return False
         past = k - self._index_offset[axis]
-        padded = [1 << max(0, int(n) - 1).bit_length() for n in self.shape]
         if past < 0:
             return False
-        if axis > 0:
-            return past < padded[axis]
-        inner = math.prod(padded[1:]) * math.prod(self.element)
-        return past < padded[0] + SLACK // max(inner, 1)
+        inner = math.prod(self.shape[axis + 1 :]) * math.prod(self.element)
+        return (past - self.shape[axis] + 1) * max(inner, 1) <= SLACK
 
     def _slack_index(self, key: tuple[int, ...], arr: Storage) -> tuple | None:
         """An index past the padded storage (bounds checks off, on the CPU) that a kernel's

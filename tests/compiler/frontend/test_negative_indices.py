@@ -30,10 +30,10 @@ def test_a_negative_literal_into_an_ndarray_is_refused() -> None:
 
 
 def test_a_constant_outside_a_field_is_refused_and_an_offset_field_takes_negatives() -> None:
-    """Below a field (its storage starts there) or past its padding and slack, a constant index is
-    refused; past its shape into its power-of-two padding or the slack after it, it runs and reads
-    back, as in Quadrants (whose tests write `a[60]` of a 55-element field and read it back), and
-    with debug=True it is refused as a debug launch refuses it."""
+    """Below a field (its storage starts there) or past its storage and slack, a constant index is
+    refused; past its shape into the next row of its packed storage or the slack after it, it runs
+    and reads back, as in Quadrants (whose tests write `a[60]` of a 55-element field and read it
+    back), and with debug=True it is refused as a debug launch refuses it."""
     qd.init(arch=qd.cpu, offline_cache=False)
     f = qd.field(qd.f32, shape=(4, 4))
     h = qd.field(qd.f32, shape=4, offset=-2)
