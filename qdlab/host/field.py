@@ -571,7 +571,7 @@ class Field(FieldBase):
         return (past - self.shape[axis] + 1) * max(inner, 1) <= SLACK
 
     def _slack_index(self, key: tuple[int, ...], arr: Storage) -> tuple | None:
-        """An index past the padded storage (bounds checks off, on the CPU) that a kernel's
+        """An index past the field's storage (bounds checks off, on the CPU) that a kernel's
         address arithmetic puts in the slack after it, as the element's place in the flat
         buffer (what Quadrants' host accessor reads there: its root buffer holds the next
         field); None when it is outside both."""
@@ -652,7 +652,7 @@ class Field(FieldBase):
 
 
 class Slack(NamedTuple):
-    """An element past a field's padded storage, in its slack: entries `part` of `flat`."""
+    """An element past a field's storage, in its slack: entries `part` of `flat`."""
 
     part: slice
     element: tuple[int, ...]

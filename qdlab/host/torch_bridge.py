@@ -3,7 +3,7 @@ ndarrays, with Quadrants' meaning of `copy`:
 True an independent tensor; False a zero-copy view of the storage (it sees later writes, and
 writes through it reach kernels), a ValueError where none can be had (GPU storage, a transfer to
 another device); None the view where possible, else a copy. On the CPU the storage is a NumPy
-array, so the view is `torch.from_numpy` of it (a field's logical part of its padded storage).
+array, so the view is `torch.from_numpy` of it (a field's storage, or its logical part).
 Programs keep such views (Genesis caches `value._np = value.to_torch(copy=False).numpy()`)."""
 
 from __future__ import annotations

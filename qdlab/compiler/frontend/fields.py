@@ -189,8 +189,8 @@ class Fields:
         ndarray, in Quadrants' words and type; one outside a field's extent (a field takes
         negative indices above its offset), which Quadrants writes into whatever its root buffer
         holds there: refused where it would fall outside the field's own storage here (before it,
-        or past its padding and slack) and, with bounds checks on, past its shape, as a debug launch
-        refuses it; past the shape into the padding or slack it runs, as there."""
+        or past its storage and slack) and, with bounds checks on, past its shape, as a debug launch
+        refuses it; past the shape into the next row or the slack it runs, as there."""
         f = self.field_of(arr)
         for axis, k in enumerate(items):
             if not isinstance(k, int) or isinstance(k, bool):
