@@ -126,6 +126,9 @@ class ArrayType:
     soa: bool = False
     """A field of vectors or matrices stored entry by entry (`layout=qd.Layout.SOA`): memory holds
     the element's shape first, then the outer one; the indices a kernel gives are the same."""
+    extents: tuple[int, ...] | None = None
+    """A field's outer extents in memory's order, which are static: its address arithmetic takes
+    them as constants (None: an ndarray's, read from the launch words)."""
 
     @property
     def rank(self) -> int:
@@ -140,6 +143,8 @@ class ArrayType:
             extra += ", layout=" + "x".join(map(str, self.layout))
         if self.soa:
             extra += ", soa"
+        if self.extents is not None:
+            extra += ", extents=" + "x".join(map(str, self.extents))
         return f"ndarray<{shape_text(self.dtype, self.element)}, {self.ndim}{extra}>"
 
 

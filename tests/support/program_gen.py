@@ -85,6 +85,7 @@ KINDS = [
     "sparse",
     "const_divide",
     "svd",
+    "ndrange",
 ]
 PATTERNS = (
     "if_else",
@@ -138,6 +139,7 @@ PATTERNS = (
     "float_constant_power",
     "data_oriented_primitive",
     "matrix_svd",
+    "ndrange_offset_axes",
     "matrix_polar_decompose",
     *program_funcs.PATTERNS,
 )
@@ -1205,6 +1207,8 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         _const_divide_statement(draw, p, s)
     elif kind == "svd":
         _svd_statement(draw, p, s)
+    elif kind == "ndrange":
+        _ndrange_statement(draw, p, s)
     elif kind == "return":
         if p.returned:
             return
@@ -1225,6 +1229,23 @@ def _statement(draw, p: Program, s: int, kind: str) -> None:
         )
     if p.returned and kind != "return":
         p.patterns.add("after_return")
+
+
+def _ndrange_statement(draw, p: Program, s: int) -> None:
+    """A loop over a `qd.ndrange` of two axes, each maybe starting below zero or above it, writing
+    each element its pair of indices reaches: the flat loop index split into the axes' (unsigned
+    division by the extents, `frontend/loops.py`), the axes' offsets added back."""
+    e1 = draw(st.integers(1, min(3, p.n)))
+    e2 = draw(st.integers(1, p.n // e1))  # e1 * e2 <= n elements
+    lo1, lo2 = draw(st.integers(-3, 3)), draw(st.integers(-3, 3))
+    a, b = f"a{s}", f"b{s}"
+    axes = f"({lo1}, {lo1 + e1}), ({lo2}, {lo2 + e2})"
+    ref_axes = f"range({lo1}, {lo1 + e1}) for y in range({lo2}, {lo2 + e2})"
+    p.emit(f"for {a}, {b} in qd.ndrange({axes}):", f"for {a}, {b} in [(x, y) for x in {ref_axes}]:")
+    p.emit(f"i = ({a} - {lo1}) * {e2} + ({b} - {lo2})", indent=2)
+    arr = draw(st.sampled_from(INT_ARRAYS))
+    p.emit(f"{arr}[i] = {int_expr(draw, p, 'i', 1, p.others(arr))} + {a} * 7 - {b}", indent=2)
+    p.patterns.add("ndrange_offset_axes")
 
 
 def _svd_statement(draw, p: Program, s: int) -> None:

@@ -76,7 +76,9 @@ def _floor(em: TaskEmitter, v: ll.Value, t: DType) -> ll.Value:
     return em.b.call(em.intrinsic(_fname("floor", t), ty, [ty]), [v])
 
 
-def binop(em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Value:
+def binop(
+    em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, t: DType, nonneg: bool = False
+) -> ll.Value:
     b = em.b
     ty = lltype(t)
     if t.is_float:
@@ -128,6 +130,8 @@ def binop(em: TaskEmitter, op: str, a: ll.Value, c: ll.Value, t: DType) -> ll.Va
         cmp = b.icmp_signed(pred, a, c) if signed else b.icmp_unsigned(pred, a, c)
         return b.select(cmp, a, c)
     zero, one = ll.Constant(ty, 0), ll.Constant(ty, 1)
+    if nonneg and op in ("floordiv", "mod"):  # a loop index by an extent it runs under (`nonneg`)
+        return b.udiv(a, c) if op == "floordiv" else b.urem(a, c)
     if op in ("floordiv", "mod", "rawdiv", "rawmod"):
         is_zero = b.icmp_unsigned("==", c, zero)
         if signed:

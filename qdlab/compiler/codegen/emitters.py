@@ -55,7 +55,7 @@ def _binop(em: TaskEmitter, op: ir.BinOp) -> ll.Value:
     t, et = op.result.dtype, op.operands[1].dtype
     if t != et:  # a float to an integer power (`ir.BinOp`)
         return arith.pow_by_squaring(em, a, c, t, et)
-    out = arith.binop(em, op.attrs["op"], a, c, t)
+    out = arith.binop(em, op.attrs["op"], a, c, t, op.attrs.get("nonneg", False))
     if em.debug and op.attrs.get("overflow"):
         with em.b.if_then(arith.overflows(em, op.attrs["op"], a, c, out, t), likely=False):
             index = em.messages.index(op)
@@ -233,6 +233,8 @@ def _array_words(em: TaskEmitter, arr: ir.Value, grad: bool) -> tuple[ll.Value, 
                 em, base + (1 if grad else 0), f"{arr.name}{'.grad' if grad else ''}.data"
             )
             ptr = em.array_pointer(data, lltype(at.dtype))
+            if at.extents is not None:  # a field's, static
+                return ptr, [ll.Constant(I64, e) for e in at.extents]
             return ptr, [
                 _args_word(em, base + 2 + d, f"{arr.name}.shape{d}") for d in range(at.ndim)
             ]

@@ -52,7 +52,12 @@ def field_type(f: FieldBase) -> ArrayType:
     layout is not row-major, as an ndarray's `layout`; whether it is stored entry by entry)."""
     layout = getattr(f, "_memory_layout", None)
     soa = bool(getattr(f, "_soa", False))
-    return ArrayType(f.dtype, len(f.shape), f.has_grad(), "unsafe", tuple(f.element), layout, soa)
+    extents = tuple(f.shape[a] for a in layout) if layout else tuple(f.shape)
+    if getattr(f, "_quant", None) is not None:  # its words are a field of their own
+        extents = None
+    return ArrayType(
+        f.dtype, len(f.shape), f.has_grad(), "unsafe", tuple(f.element), layout, soa, extents
+    )
 
 
 def add_field_param(kernel: ir.Kernel, f: FieldBase, name: str) -> ir.Value:

@@ -289,12 +289,18 @@ class Loops:
                 for p in range(len(dims) - 1, -1, -1):
                     d = order[p]
                     lo = dims[d][0]
-                    part = rem if p == 0 else self.emit(ir.BinOp, [rem, extents[d]], i32, op="mod")
+                    part = (
+                        rem
+                        if p == 0
+                        else self.emit(ir.BinOp, [rem, extents[d]], i32, op="mod", nonneg=True)
+                    )
                     idx[d] = self.emit(
                         ir.BinOp, [part, lo], i32, names[d] if not grouped else f"_I{d}", op="add"
                     )
                     if p:
-                        rem = self.emit(ir.BinOp, [rem, extents[d]], i32, op="floordiv")
+                        rem = self.emit(
+                            ir.BinOp, [rem, extents[d]], i32, op="floordiv", nonneg=True
+                        )
                 values: list[object] = [idx[d] for d in range(len(dims))]
             else:
                 values = [index]

@@ -213,7 +213,9 @@ class BinOp(Op):
     """Arithmetic or bitwise `op` (add sub mul truediv floordiv mod pow min max atan2 and or xor shl
     shr) of two operands of one type; but a float to an integer power (`pow`) keeps its integer
     exponent. `overflow` (debug mode, an integer op of OVERFLOW_CHECKED the user wrote): its code
-    reports a result that wraps, and carries on with it."""
+    reports a result that wraps, and carries on with it. `nonneg` (a `floordiv` or `mod` splitting
+    a loop's flat index by an extent it runs under): neither operand is negative nor the divisor 0
+    where it runs, so it is an unsigned division."""
 
     name = "binop"
     result: Value
