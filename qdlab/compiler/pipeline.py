@@ -220,6 +220,8 @@ def compile_cached(
         previous.previous = None
     if config.fresh or spec.checkpoints:  # the host needs the stages' labels, which lowering finds
         return compile_kernel(spec, config, cache, target, previous, on_construct)
+    if manifest.UNKNOWN in signature:  # an argument known by its identity in this process only
+        return compile_kernel(spec, config, cache, target, previous, on_construct)
     try:
         lines, first = spec.span = source_lines(spec.fn)
     except (OSError, TypeError):

@@ -28,7 +28,18 @@ from typing import TYPE_CHECKING, Any, TypeGuard, cast
 import numpy as np
 
 from ..compiler.frontend.fingerprint import UNKNOWN, fingerprint
-from ..compiler.frontend.structs import METHOD, OPAQUE, PARAM, STRUCT, VALUE, Member, StructRef
+from ..compiler.frontend.structs import (
+    ITEMS,
+    METHOD,
+    OPAQUE,
+    PARAM,
+    STRUCT,
+    VALUE,
+    Member,
+    StructRef,
+    path_steps,
+    path_text,
+)
 from ..core import abi
 from ..core.errors import QdArgumentError, QdArgumentTypeError, QdTypeError, QdValueError
 from ..core.fields import FieldBase
@@ -350,6 +361,35 @@ def method(v: Any) -> object:
     return v.func if isinstance(v, BoundFunc) else summary(v)
 
 
+def items(v: Any) -> object:
+    """A list of structs a `qd.static` loop read item by item (`ITEMS`) in a launch key: its type
+    and length; each item's own paths are keyed."""
+    return (type(v), len(v)) if type(v) in (list, tuple) else summary(v)
+
+
+def getter(*paths: str) -> Callable[[Any], Any]:
+    """`operator.attrgetter(*paths)`, where a path may also step into a list (`handlers[0].x`,
+    `ITEMS`): an item no longer there is an AttributeError, as a missing attribute is."""
+    if not any("[" in p for p in paths):
+        return operator.attrgetter(*paths)
+    walks = [path_steps(p) for p in paths]
+
+    def one(a: Any, steps: list[str | int]) -> Any:
+        for step in steps:
+            if isinstance(step, int):
+                if type(a) not in (list, tuple) or step >= len(a):
+                    raise AttributeError(f"no item {step}")
+                a = a[step]
+            else:
+                a = getattr(a, step)
+        return a
+
+    if len(walks) == 1:
+        (steps,) = walks
+        return lambda a: one(a, steps)
+    return lambda a: tuple([one(a, steps) for steps in walks])
+
+
 class StructArg:
     """One struct argument while its kernel compiles: what each of its members is
     (`compiler.structs.StructArg`), and the parameters of those that are kernel arguments."""
@@ -376,6 +416,11 @@ class StructArg:
                 name = f"{ref.name}.{attr}"
                 if m.kind == PARAM:
                     self.params[name] = m.type
+                elif m.kind == ITEMS:  # each item's members, by its index
+                    for k, item in enumerate(cast("list", m.value)):
+                        if id(item) not in seen:
+                            seen.add(id(item))
+                            todo.append(StructRef(self, (*ref.path, attr, f"[{k}]"), item))
                 elif m.kind == STRUCT and id(m.value) not in seen:
                     seen.add(id(m.value))
                     todo.append(StructRef(self, (*ref.path, attr), m.value, m.annotation))
@@ -453,6 +498,8 @@ class StructArg:
             return Member(VALUE, kernel)
         if is_struct(v):
             return Member(STRUCT, v)
+        if type(v) in (list, tuple) and v and all(map(is_struct, cast("list", v))):
+            return Member(ITEMS, v)
         if isinstance(v, BoundFunc) and v.__self__ is owner:  # `self.f`, `self.g = self.f`
             return Member(METHOD, v.func)
         if self.lifts and owner is not None and type(v) in PRIMITIVES:
@@ -546,9 +593,9 @@ class Paths:
     def __init__(self, t: type) -> None:
         self.type = t
         self.kinds: dict[tuple[str, ...], Callable[[Any], object]] = {}
-        self.get: operator.attrgetter | None = None
+        self.get: Callable[[Any], Any] | None = None
         self.summaries: tuple = ()
-        self.sigs: operator.attrgetter | None = None
+        self.sigs: Callable[[Any], Any] | None = None
         """When every path read is an array: one getter of their `qd.ndarray` signatures."""
         self.per_instance = False
         """Whether keys start with the argument's `instance_token` (a data-oriented object's
@@ -583,12 +630,12 @@ class Paths:
             return False
         self.kinds.update(new)
         self.last = None
-        self.get = operator.attrgetter(*(".".join(p) for p in self.kinds))
+        self.get = getter(*(path_text("", p)[1:] for p in self.kinds))
         self.summaries = tuple(self.kinds.values())
         self.per_instance = any(f is baked or f is frozen for f in self.summaries)
         arrays = all(f is array_key for f in self.summaries)
         self.sigs = (
-            operator.attrgetter(*(".".join((*p, "_sig")) for p in self.kinds)) if arrays else None
+            getter(*(path_text("", (*p, "_sig"))[1:] for p in self.kinds)) if arrays else None
         )
         return True
 
@@ -669,6 +716,7 @@ ZERO, ARRAY_WORDS, VECTOR_WORDS, SCALAR_WORD = "zero", "array", "vector", "scala
 """How a member parameter fills its launch words."""
 SUMMARY: dict[str, Callable[[Any], object]] = {
     STRUCT: type,
+    ITEMS: items,
     VALUE: summary,
     OPAQUE: launch_key,
     METHOD: method,
@@ -691,9 +739,9 @@ def learn(kernel: Kernel, compiled: Compiled, templates: dict) -> tuple[Members 
         paths = {
             path: (
                 array_key
-                if isinstance(params.get(".".join((name, *path))), ArrayType)
+                if isinstance(params.get(path_text(name, path)), ArrayType)
                 else frozen
-                if lifted and isinstance(params.get(".".join((name, *path))), DType)
+                if lifted and isinstance(params.get(path_text(name, path)), DType)
                 else type
             )
             if kind == PARAM
@@ -835,7 +883,7 @@ class Members:
         self.first = len(names)
         self.params = [p for p in launch_params(compiled)[self.first :] if is_member(p)]
         used = {
-            ".".join((root, *path))
+            path_text(root, path)
             for (root, path), kind in compiled.members.items()
             if kind == PARAM
         }
@@ -862,9 +910,7 @@ class Members:
             k = names.index(root)
             by_root.setdefault(k, []).append(path)
             self.slots.append((k, len(by_root[k]) - 1))
-        self.getters = [
-            (k, operator.attrgetter(*paths), len(paths) == 1) for k, paths in by_root.items()
-        ]
+        self.getters = [(k, getter(*paths), len(paths) == 1) for k, paths in by_root.items()]
         self.ndarrays: tuple | None = None
         """When every member parameter is an array read from one struct: (struct, a getter of their
         `qd.ndarray` launch words, one of their extents), which fill them in two C calls."""
@@ -872,8 +918,8 @@ class Members:
             ((k, paths),) = by_root.items()
             self.ndarrays = (
                 k,
-                operator.attrgetter(*(f"{p}._words" for p in paths)),
-                operator.attrgetter(*(f"{p}._extent" for p in paths)),
+                getter(*(f"{p}._words" for p in paths)),
+                getter(*(f"{p}._extent" for p in paths)),
                 len(paths) == 1,
             )
         self.last_nd: tuple[tuple, list] | None = None
@@ -1035,13 +1081,13 @@ def describe(kernel: Kernel, compiled: Compiled, templates: dict) -> str:
             continue
         parts = []
         for (root, path), kind in compiled.members.items():
-            dotted = ".".join(path)
+            dotted = path_text("", path)[1:]
             if root != name or kind in (STRUCT, METHOD):
                 continue
             if kind == PARAM:
                 parts.append(f"{dotted}: {params.get(f'{name}.{dotted}')}")
             else:
-                value = operator.attrgetter(dotted)(ref.value) if path else ref.value
+                value = getter(dotted)(ref.value) if path else ref.value
                 text = brief(value)
                 parts.append(
                     f"{dotted or '(whole)'}={text if len(text) < 40 else text[:37] + '...'}"

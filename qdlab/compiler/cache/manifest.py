@@ -36,8 +36,20 @@ from .. import runtime
 from ..frontend import evaluations
 from ..frontend.fields import dep_fingerprint
 from ..frontend.fingerprint import UNKNOWN, fingerprint, func_fingerprint
+from ..frontend.inlining import resolve_module_step
 from ..frontend.source import MISSING, resolve_dotted
-from ..frontend.structs import FROM_TEMPLATE, METHOD, PARAM, STRUCT, TEMPLATE, StructRef
+from ..frontend.structs import (
+    FROM_TEMPLATE,
+    ITEMS,
+    METHOD,
+    PARAM,
+    STRUCT,
+    TEMPLATE,
+    StructRef,
+    follow,
+    path_steps,
+    path_text,
+)
 from . import BinaryCache, persist
 
 __all__ = ["UNKNOWN", "UnitRecord", "deps_hold", "fields", "fingerprint", "load", "save", "units"]
@@ -146,7 +158,7 @@ def member_deps(
             out.append((TEMPLATE, root, dep_fingerprint(templates.get(root))))
     for (root, path), kind in sorted(members.items()):
         if root in by_members:
-            name = f"{MEMBER}{kind}:{'.'.join((root, *path))}"
+            name = f"{MEMBER}{kind}:{path_text(root, path)}"
             out.append((TEMPLATE, name, _member_fingerprint(name, templates)))
     return out
 
@@ -154,12 +166,16 @@ def member_deps(
 def _member_fingerprint(name: str, templates: dict | None) -> str:
     """The fingerprint of the struct member a `<member>` dependency names, as it is now."""
     kind, dotted = name[len(MEMBER) :].split(":", 1)
-    root, *path = dotted.split(".")
-    owner, value = None, _template(templates, root)
-    for attr in path:
-        owner, value = value, _held(getattr(value, attr, MISSING))
+    root, *path = path_steps(dotted)
+    owner, value = None, _template(templates, str(root))
+    for step in path:
+        owner, value = value, _held(follow(value, [step], MISSING))
     if value is MISSING:
         return "missing"
+    if kind == ITEMS:  # each item's members are dependencies of their own
+        if not isinstance(value, (list, tuple)):
+            return "not-items"
+        return f"items:{type(value).__name__}:{len(value)}"
     if kind == PARAM:  # its type is in the key's signature; that it is still a parameter here
         return f"param:{type(value).__module__}.{type(value).__qualname__}"
     if kind == STRUCT:  # what it holds is read member by member
@@ -274,18 +290,23 @@ def function(kernel_fn: object, owner_path: str, templates: dict | None = None) 
     `owner_path` (its first step may start at a template argument: `self.f`)."""
     fn = kernel_fn
     for k, step in enumerate(owner_path.split("/") if owner_path else ()):
-        dotted, _, index = step.partition("[")  # `self.update[2]`: a func held in a list
-        head, _, rest = dotted.removeprefix(FROM_TEMPLATE).partition(".")
+        text = step.removeprefix(FROM_TEMPLATE)  # `self.update[2]`: a func held in a list
+        if ":" in text:  # `module:qualname`, wherever it is called
+            value = resolve_module_step(text)
+            if isinstance(value, Func):
+                fn = value.fn
+                continue
+            return None
+        try:
+            head, *steps = path_steps(text)
+        except ValueError:
+            return None
         if (k == 0 or step.startswith(FROM_TEMPLATE)) and templates and head in templates:
-            value = _template(templates, head)
-            for attr in rest.split(".") if rest else ():
-                value = getattr(value, attr, MISSING)
-        else:
-            value = resolve_dotted(fn, dotted)
-        if index:
-            if not index[:-1].isdigit() or not isinstance(value, (list, tuple)):
-                return None
-            value = value[int(index[:-1])] if int(index[:-1]) < len(value) else MISSING
+            value = follow(_template(templates, str(head)), steps, MISSING)
+        else:  # a global or closure name, maybe dotted (`mod.f`), then the items it indexes
+            dotted, _, _ = text.partition("[")
+            n = dotted.count(".") + 1
+            value = follow(resolve_dotted(fn, dotted), steps[n - 1 :], MISSING)
         if isinstance(value, Builtin):  # `qd.svd`: a builtin the frontend inlines as a func
             value = getattr(decompositions, value.name, MISSING)
         if isinstance(value, BoundFunc):  # `obj.f`: the func, whose globals its reads name
@@ -302,11 +323,11 @@ def fields(doc: dict, kernel_fn: object, templates: dict | None = None) -> list[
     out = []
     for owner_path, name in doc.get("fields", []):
         if owner_path == TEMPLATE:  # a template argument, or a member of one (`self.x`)
-            root, *path = name.split(".")
-            value = _template(templates, root)
-            for attr in path:  # a struct field's member by its name in the struct
+            root, *path = path_steps(name)
+            value = _template(templates, str(root))
+            for step in path:  # a struct field's member by its name in the struct
                 held = value.members if isinstance(value, StructFieldBase) else {}
-                value = held[attr] if attr in held else _held(getattr(value, attr, MISSING))
+                value = held[step] if step in held else _held(follow(value, [step], MISSING))
             if not isinstance(value, FieldBase):
                 return None
             f = value.primal or value

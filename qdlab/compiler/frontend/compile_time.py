@@ -19,12 +19,15 @@ from .. import ir
 from . import evaluations
 from .scope import GradOf, Local, dotted, is_number
 from .source import closure_values
-from .structs import MEMBER_VALUE, StructRef
+from .structs import ITEM_VALUE, MEMBER_VALUE, StructRef
 from .vectors import Vec
 from .views import View, is_view_type
 
 FUNC_VALUE = "__qd_func_value"
 """The name a `@qd.func`'s result goes under in a `qd.static` expression (`static_func_calls`)."""
+SUBSTITUTED = (MEMBER_VALUE, FUNC_VALUE, ITEM_VALUE)
+"""The prefixes of the names a `qd.static` expression's substituted values go under: not globals,
+and recorded where they are read."""
 
 
 class RuntimeRef:
@@ -181,7 +184,7 @@ class CompileTime:
         """Each global, closure value and attribute chain from one that `node` reads."""
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and n.id not in bound and n.id in env:
-                if not n.id.startswith((MEMBER_VALUE, FUNC_VALUE)):  # recorded where they are read
+                if not n.id.startswith(SUBSTITUTED):  # recorded where they are read
                     self.record(n.id, env[n.id])
             elif (
                 isinstance(n, ast.Attribute)
@@ -197,11 +200,11 @@ class CompileTime:
         (`cfg.size`), by `check_pure`."""
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and n.id not in bound and n.id in env:
-                if not n.id.startswith((MEMBER_VALUE, FUNC_VALUE)):
+                if not n.id.startswith(SUBSTITUTED):
                     self.check_pure(n.id, env[n.id])
             elif isinstance(n, ast.Attribute) and (path := dotted(n)):
                 head, *attrs = path.split(".")
-                if head in bound or head not in env or head.startswith((MEMBER_VALUE, FUNC_VALUE)):
+                if head in bound or head not in env or head.startswith(SUBSTITUTED):
                     continue
                 try:
                     base = env[head]

@@ -97,7 +97,8 @@ def dep_fingerprint(value: object) -> str:
 
 
 class Fields:
-    """Mixed into `Frontend`; uses its `kernel`, `emit`, `const`, `error`, `deps` and `loc`."""
+    """Mixed into `Frontend`; uses its `kernel`, `emit`, `const`, `error`, `deps`, `loc` and
+    `struct_field_path`."""
 
     def tensor_of(self, value: object, name: str, resolvable: bool | str = False) -> object:
         """`value` as a kernel sees it: a field becomes its hidden parameter (`x.grad`, reached as
@@ -137,9 +138,12 @@ class Fields:
         label = name.removesuffix(".grad")
         if pname != label:  # messages name it as the kernel reached it (`s.a`)
             self.kernel.flags.field_labels[pname] = label
+        reached = None if resolvable else self.struct_field_path(f)
         if resolvable:  # the manifest finds it again by this name (its dependency says its type)
             owner = TEMPLATE if resolvable == TEMPLATE else self.scope.owner
             self.kernel.flags.field_paths[index] = (owner, name)
+        elif reached is not None:  # a struct field's member, reached from a template argument
+            self.kernel.flags.field_paths[index] = (TEMPLATE, reached)
         else:  # no manifest: it could not find the field again
             self.deps.add(("", "<field>", UNKNOWN))
         return op.result  # type: ignore[return-value]

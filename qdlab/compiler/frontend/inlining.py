@@ -5,6 +5,7 @@ body lowered in place, in a scope of its own. A part of the frontend's visitor."
 from __future__ import annotations
 
 import ast
+import sys
 
 from qdlab.core import language as lang
 
@@ -14,7 +15,7 @@ from ...core.types import ArrayType, DType
 from .. import ir
 from .fingerprint import UNKNOWN
 from .scope import FuncReturn, GradOf, Scope
-from .source import func_source, resolve_dotted
+from .source import MISSING, func_source, resolve_dotted
 from .struct_values import StructLocal, StructValue
 from .vectors import Vec
 
@@ -229,7 +230,30 @@ def owner_step(caller: object, via: str, func: object) -> str:
     name = getattr(getattr(func, "fn", None), "__name__", None)
     if name and resolve_dotted(caller, name) is func:
         return name
-    return via
+    absolute = module_step(func)
+    return absolute if absolute is not None else via
+
+
+def module_step(func: object) -> str | None:
+    """`module:name`, an owner step that finds a func defined at the top of a module in whatever
+    function calls it: a func passed in as a template argument (Genesis' BVH query calls the
+    `filter` its caller names). None for a method (its object is the caller's business) or a func
+    defined inside a function."""
+    fn = getattr(func, "fn", None)
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    if not module or not qualname.isidentifier():
+        return None
+    step = f"{module}:{qualname}"
+    return step if resolve_module_step(step) is func else None
+
+
+def resolve_module_step(step: str) -> object:
+    """What a `module_step` names now: looked up in the modules already imported (never imports)."""
+    module, _, qualname = step.partition(":")
+    value: object = sys.modules.get(module, MISSING)
+    for attr in qualname.split("."):
+        value = getattr(value, attr, MISSING)
+    return value
 
 
 def assigned_names(tree: ast.FunctionDef) -> set[str]:

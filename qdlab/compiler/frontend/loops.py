@@ -347,8 +347,10 @@ class Loops:
             raise self.error(
                 "a qd.static loop takes one iterable, e.g. `for k in qd.static(range(3)):`."
             )
-        with self.static_scope():
-            given = self.resolve_static(it.args[0])
+        given = self.struct_items(it.args[0])  # `qd.static(self.handlers)`: structs by index
+        if given is None:
+            with self.static_scope():
+                given = self.resolve_static(it.args[0])
         try:
             items = items_of(given)
         except TypeError:

@@ -21,7 +21,7 @@ import ast
 import copy
 import types
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from ...core.errors import QdError, QdSyntaxError, QdValueError, QuadrantsCompilationError
 from ...core.fields import StructFieldBase
@@ -37,11 +37,55 @@ PARAM, STRUCT, METHOD, VALUE, OPAQUE = "param", "struct", "method", "value", "op
 """What a member is: a kernel parameter; a nested struct; a `@qd.func` of its class, bound to it; a
 compile-time Python value; OPAQUE (never answered by the host) records a struct used whole at
 compile time (`qd.static(helper(s))`), which the launch key then describes by content."""
+ITEMS = "items"
+"""A list or tuple of structs (Genesis' SAP coupler's contact handlers). A `qd.static` loop over it
+reads each item as a struct of its own, reached by its index (`self.handlers[0]`), so the launch
+key and the manifest describe what the loop read through the items, each by its path, and the list
+by its length; read any other way it is a VALUE, described by content."""
+
+
+def path_text(root: str, path: tuple[str, ...]) -> str:
+    """A member's name: `root.a.b`, an item's step glued on (`self.handlers[0].x`)."""
+    text = ".".join((root, *path))
+    return text.replace(".[", "[") if ".[" in text else text
+
+
+def path_steps(text: str) -> list[str | int]:
+    """The steps of a name `path_text` made (the root first): attribute names, and each item's
+    index as an int. ValueError for a step that is neither."""
+    steps: list[str | int] = []
+    for part in text.split("."):
+        name, *items = part.split("[")
+        if name:
+            steps.append(name)
+        for item in items:
+            if not (item.endswith("]") and item[:-1].isdigit()):
+                raise ValueError(f"not a member path: {text!r}")
+            steps.append(int(item[:-1]))
+    return steps
+
+
+def follow(value: object, steps: list[str | int], missing: object) -> object:
+    """What `steps` (`path_steps`, without the root) reach from `value`, or `missing`."""
+    for step in steps:
+        if isinstance(step, int):
+            if not isinstance(value, (list, tuple)) or step >= len(value):
+                return missing
+            value = value[step]
+        else:
+            value = getattr(value, step, missing)
+        if value is missing:
+            return missing
+    return value
+
+
 TEMPLATE = "<template>"
 """The owner of a field's path (and of a manifest dependency) reached from a template argument:
 the path (`self.sim.x`) is looked up in the kernel's template arguments, not in a function."""
 FROM_TEMPLATE = "@"
 """An owner step that starts at a template argument (`@self.sim.f`), wherever the call is."""
+ITEM_VALUE = "__qd_item"
+"""The names `qd.static(...)` binds the items of a list of structs under (`ITEMS`)."""
 MEMBER_VALUE = "__qd_member"
 """The names `qd.static(...)` binds struct members' values under while it evaluates. A
 member's value is part of its argument's content, which the kernel's signature holds
@@ -91,7 +135,7 @@ class StructRef:
 
     @property
     def name(self) -> str:
-        return ".".join((self.arg.root, *self.path))
+        return path_text(self.arg.root, self.path)
 
     def __repr__(self) -> str:
         return f"struct argument `{self.name}`"
@@ -128,9 +172,9 @@ class Structs:
         except QdError as e:
             raise type(e)(e.message, e.loc or self.loc) from None
         path = (*ref.path, attr)
-        self.note_member(ref.arg.root, path, m.kind)
+        self.note_member(ref.arg.root, path, VALUE if m.kind == ITEMS else m.kind)
         if m.kind == PARAM:
-            return self.member_param(".".join((ref.arg.root, *path)), m.type)
+            return self.member_param(path_text(ref.arg.root, path), m.type)
         if m.kind == STRUCT:
             member = StructRef(ref.arg, path, m.value, m.annotation)
             return self.view_of(member) if is_view_type(m.value) else member
@@ -143,21 +187,81 @@ class Structs:
                 QdValueError,
             )
         if isinstance(m.value, StructFieldBase):  # its members' fields are found by this path
-            found = self.__dict__.setdefault("struct_field_members", {})
-            found.setdefault(id(m.value), (m.value, f"{ref.name}.{attr}"))
+            self.note_struct_field(m.value, f"{ref.name}.{attr}")
         return self.tensor_of(m.value, f"{ref.name}.{attr}", TEMPLATE)  # a field: its parameter
 
+    def note_struct_field(self, sf: object, path: str) -> None:
+        """Struct field `sf` (or a field among its members) was reached from a template argument
+        by `path` (`self.pairs.info`): wherever the kernel uses it later, bound to a local name
+        (`info = qd.static(self.pairs.info)`) or passed to a func, the manifest finds it again by
+        that path."""
+        self.__dict__.setdefault("struct_field_members", {}).setdefault(id(sf), (sf, path))
+
     def struct_field_path(self, sf: object) -> str | None:
-        """The path from a template argument by which struct field `sf` was reached
-        (`self.particles`), for the manifest to find its members' fields again; None if it was
-        not reached so."""
+        """The path from a template argument by which struct field `sf` (or a field among a
+        struct field's members) was reached (`self.particles`), for the manifest to find its
+        members' fields again; None if it was not reached so."""
         found = self.__dict__.get("struct_field_members", {}).get(id(sf))
         return found[1] if found is not None and found[0] is sf else None
 
     def note_member(self, root: str, path: tuple[str, ...], kind: str) -> None:
         members = self.kernel.flags.members
-        if members.get((root, path)) != OPAQUE:
+        was = members.get((root, path))
+        if was != OPAQUE and (kind != ITEMS or was is None):  # read whole: described whole
             members[(root, path)] = kind
+
+    def struct_item(self, node: ast.Subscript) -> StructRef | None:
+        """`s.list[k]` at a compile-time index `k` of a list of structs (`ITEMS`): that item as a
+        struct reached by its index; None otherwise (the subscript is lowered as any other)."""
+        if not isinstance(node.value, ast.Attribute):
+            return None
+        items = self.struct_items(node.value)
+        if items is None:
+            return None
+        key = self.visit(node.slice)
+        if isinstance(key, ir.Value) and isinstance(key.owner, ir.Const) and key.dtype.is_int:
+            key = key.owner.attrs["value"]  # `objs[offset[d]]`, an entry of a static vector
+        if isinstance(key, int) and not isinstance(key, bool) and -len(items) <= key < len(items):
+            return items[key]
+        return None
+
+    def struct_items(self, node: ast.expr) -> list[StructRef] | None:
+        """The items of `qd.static(s.a.list)` in a `qd.static` loop, each a struct reached by its
+        index (`ITEMS`), when `s` is a struct argument and the list's items are structs; None
+        otherwise (the loop evaluates it as any compile-time value)."""
+        chain: list[str] = []
+        base = node
+        while isinstance(base, ast.Attribute):
+            chain.insert(0, base.attr)
+            base = base.value
+        if not (chain and isinstance(base, ast.Name)):
+            return None
+        ref = next((f[base.id] for f in reversed(self.scope.frames) if base.id in f), None)
+        if not isinstance(ref, StructRef):
+            return None
+        raw = ref.value
+        for attr in chain:
+            raw = getattr(raw, attr, None)
+        if type(raw) not in (list, tuple):
+            return None  # (cheaply) not a list
+        for attr in chain[:-1]:
+            ref = self.member(ref, attr)
+            if not isinstance(ref, StructRef):
+                return None
+        if ref.annotation is not None:
+            return None
+        try:
+            m = ref.arg.member(ref, chain[-1])
+        except (AttributeError, QdError):  # reported where the loop evaluates it
+            return None
+        if m.kind != ITEMS:
+            return None
+        path = (*ref.path, chain[-1])
+        self.note_member(ref.arg.root, path, ITEMS)
+        return [
+            StructRef(ref.arg, (*path, f"[{k}]"), item)
+            for k, item in enumerate(cast("list", m.value))
+        ]
 
     def member_param(self, name: str, t: object) -> object:
         """The value of the parameter of member `name`: declared by the host before lowering, or
@@ -259,9 +363,35 @@ class Structs:
             def visit_Attribute(self, n: ast.Attribute) -> ast.AST:
                 value = fe.static_chain(n, env)
                 if value is None:
-                    return self.generic_visit(n)
+                    n = cast(ast.Attribute, self.generic_visit(n))
+                    item = n.value  # `s.items[k].flag`: the item substituted, then its member
+                    if not (isinstance(item, ast.Name) and item.id.startswith(ITEM_VALUE)):
+                        return n
+                    value = fe.static_chain(n, env)
+                    if value is None:
+                        return n
                 name = f"{MEMBER_VALUE}{len(env)}"
                 env[name] = value
+                return ast.copy_location(ast.Name(name, ast.Load()), n)
+
+            def visit_Subscript(self, n: ast.Subscript) -> ast.AST:
+                key = n.slice
+                k = (
+                    key.value
+                    if isinstance(key, ast.Constant)
+                    else env.get(key.id)
+                    if isinstance(key, ast.Name)
+                    else None
+                )
+                items = (
+                    fe.struct_items(n.value)
+                    if isinstance(n.value, ast.Attribute) and type(k) is int
+                    else None
+                )
+                if items is None or not -len(items) <= cast(int, k) < len(items):
+                    return self.generic_visit(n)
+                name = f"{ITEM_VALUE}{len(env)}"  # an item of a list of structs (`ITEMS`)
+                env[name] = items[cast(int, k)]
                 return ast.copy_location(ast.Name(name, ast.Load()), n)
 
             def visit_Name(self, n: ast.Name) -> ast.AST:
@@ -273,7 +403,14 @@ class Structs:
                     return ast.copy_location(ast.Name(name, ast.Load()), n)
                 return n
 
-        return Substitute().visit(copy.deepcopy(node))
+        out = Substitute().visit(copy.deepcopy(node))
+        for n in ast.walk(out):  # an item used whole: its content decides what compiles
+            if isinstance(n, ast.Name) and n.id.startswith(ITEM_VALUE):
+                item = env[n.id]
+                if isinstance(item, StructRef):
+                    fe.note_member(item.arg.root, item.path, OPAQUE)
+                    env[n.id] = item.value
+        return out
 
     def static_chain(self, node: ast.Attribute, env: dict) -> object:
         """The compile-time value of `s.a.b` (None when the chain does not start at a struct)."""
@@ -288,6 +425,10 @@ class Structs:
         for attr in reversed(chain):
             parent = x
             x = self.member(x, attr) if isinstance(x, StructRef) else getattr(x, attr)
+            if isinstance(parent, StructFieldBase):  # `self.pairs.info`: a member of a struct field
+                outer = self.struct_field_path(parent)
+                if outer is not None:
+                    self.note_struct_field(x, f"{outer}.{attr}")
             if attr is chain[0] and (
                 isinstance(x, BoundMethod)
                 or (isinstance(x, ir.Value) and isinstance(x.type, ArrayType))

@@ -28,7 +28,7 @@ SLICE_ERROR = "Quadrants does not support variables in slice now; slice bounds m
 
 class VectorIndexing:
     """Mixed into `Frontend`; uses its `visit`, `value`, `cast`, `const`, `binop`, `emit`, `error`,
-    `subscript_target`, `vec_of`, `filled`, `scope`, `loc` and `config`."""
+    `subscript_target`, `struct_item`, `vec_of`, `filled`, `scope`, `loc` and `config`."""
 
     # -- indexing ----------------------------------------------------------------------------------
     def index_items(self, node: ast.expr) -> list:
@@ -273,6 +273,9 @@ class VectorIndexing:
         """The value of the base of a subscript or attribute, leaving `a[i]` of a vector ndarray
         unread (an `ElementRef`), so `a[i][0]` reads one entry."""
         if isinstance(node, ast.Subscript):
+            item = self.struct_item(node)  # `self.mats[k].f`: an item of a list of structs
+            if item is not None:
+                return item
             outer = self.loc
             self.loc = self.scope.source.loc(node, self.scope.name)
             try:

@@ -810,6 +810,7 @@ class Frontend(
                 self.check_pure(node.attr, value, base, root)
         member = None if outside else self.struct_field_path(base)
         if member is not None:  # `self.particles.pos`: found again from the template argument
+            self.note_struct_field(value, f"{member}.{node.attr}")  # `self.pairs.info`
             return self.tensor_of(value, f"{member}.{node.attr}", TEMPLATE)
         return self.tensor_of(value, path or node.attr, outside)
 
@@ -857,6 +858,9 @@ class Frontend(
         return (base if isinstance(base, GradOf) else arr), self.from_offset(arr, indices)
 
     def visit_Subscript(self, node: ast.Subscript) -> object:
+        item = self.struct_item(node)  # `self.mats[k]`: an item of a list of structs
+        if item is not None:
+            return item
         base = self.subscript_base(node.value)
         if isinstance(base, View):
             sub = self.view_subscript(base, node)

@@ -4,9 +4,11 @@ field passed as a template. The manifest keys such an argument by its type and c
 path the compile read (a field by its type and shape, a number by its value, a method by its
 source, a nested object by its type), and finds again the funcs the kernel inlined (a method
 calling a method, a func a member holds, bound funcs in a list at a `qd.static` index, a method
-passed as a template, a builtin such as `qd.svd`) and the fields it reached (one inside a
-`qd.Tensor`, a struct field assigned whole): a new process serves the kernel while each holds,
-and compiles it again as soon as one changed, with the right values every time."""
+passed as a template, a builtin such as `qd.svd`, the methods of the items of a list a `qd.static`
+loop reads, as Genesis' SAP coupler reads its contact handlers) and the fields it reached (one
+inside a `qd.Tensor`, a struct field assigned whole, an item's): a new process serves the kernel
+while each holds, and compiles it again as soon as one changed, with the right values every
+time."""
 
 from __future__ import annotations
 
@@ -54,6 +56,17 @@ class Material:
 
 
 @qd.data_oriented
+class Handler:
+    def __init__(self, w, n):
+        self.w = w
+        self.acc = qd.field(qd.f32, shape=n)
+
+    @qd.func
+    def apply(self, i):
+        self.acc[i] += self.w * {hw}
+
+
+@qd.data_oriented
 class Solver:
     def __init__(self, n, scale, dt):
         self.lock = threading.Lock()  # no fingerprint describes it: the solver has no content key
@@ -64,6 +77,7 @@ class Solver:
         self.g.from_numpy(np.full(n, 3.0, np.float32))
         self.stresses = [Material(1.0).stress, Material({k}).stress]  # bound funcs in a list
         self.ps, self.qs = P.field(shape=n), P.field(shape=n)
+        self.handlers = [Handler(1.0, n), Handler({w2}, n)][:{nh}]  # read item by item
 
     @qd.func
     def each(self, i, task: qd.template()):  # a method passed in as a template and called
@@ -93,6 +107,8 @@ class Solver:
             self.qs[i] = self.ps[i]  # a whole struct element, through the solver
             self.each(i, self.bump)
             self.g[i] = s + qd.svd(qd.Matrix([[2.0, 0.0], [0.0, 1.0]]), qd.f32)[1][0, 0]
+            for h in qd.static(self.handlers):
+                h.apply(i)
 
 
 @qd.kernel
@@ -112,19 +128,21 @@ print(json.dumps([
     y.to_numpy().tolist(),
     Solver.run._primal.per_offload_cache_observations.frontend_constructs_total,
     fill._primal.per_offload_cache_observations.frontend_constructs_total,
+    [h.acc.to_numpy().tolist() for h in s.handlers],
 ]))
 """
 
-DEFAULT = {"n": 4, "scale": 2.0, "dt": 0.5, "push": 1.0, "k": 2.0}
+DEFAULT = {"n": 4, "scale": 2.0, "dt": 0.5, "push": 1.0, "k": 2.0, "hw": 1.0, "w2": 2.0, "nh": 2}
 
 
 def run(folder: Path, **changes: float) -> tuple[list, list, int, int]:
     v = {**DEFAULT, **changes}
     (folder / "main.py").write_text(textwrap.dedent(PROGRAM).format(**v))
-    x, y, run_total, fill_total = run_main(folder)
+    x, y, run_total, fill_total, handlers = run_main(folder)
     n = int(v["n"])
     assert x == [i * v["scale"] + v["push"] * v["dt"] for i in range(n)]
     assert y == [1.5 + i for i in range(n)]
+    assert handlers == [[w * v["hw"]] * n for w in [1.0, v["w2"]][: int(v["nh"])]]
     return x, y, run_total, fill_total
 
 
@@ -133,12 +151,21 @@ def test_the_solver_is_unfingerprintable() -> None:
     assert fingerprint(threading.Lock()) == UNKNOWN
 
 
-def test_a_solver_and_a_field_template_are_served_and_never_stale(tmp_path: Path) -> None:
+CHANGES = {
+    "members": [{"scale": 3.0}, {"dt": 0.25}, {"push": 2.0}, {"k": 4.0}, {"n": 6}],
+    "items": [{"hw": 3.0}, {"w2": 5.0}, {"nh": 1}],  # a handler's method, number, the list's length
+}
+
+
+@pytest.mark.parametrize("what", list(CHANGES))
+def test_a_solver_and_a_field_template_are_served_and_never_stale(
+    tmp_path: Path, what: str
+) -> None:
     *_, run_total, fill_total = run(tmp_path)
     assert run_total != -1 and fill_total != -1  # compiled
     *_, run_total, fill_total = run(tmp_path)
     assert (run_total, fill_total) == (-1, -1)  # a new process: both served, nothing lowered
-    for change in ({"scale": 3.0}, {"dt": 0.25}, {"push": 2.0}, {"k": 4.0}, {"n": 6}):
+    for change in CHANGES[what]:
         *_, run_total, fill_total = run(tmp_path, **change)
         assert run_total != -1, change  # a member the compile read changed: compiled again
         assert (fill_total != -1) == ("n" in change), change  # the field template's shape
