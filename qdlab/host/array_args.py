@@ -141,6 +141,21 @@ def array_arg(
     return arr, grad if needs_grad else None, t
 
 
+def default_array_type(a: Any, kernel: str, name: str) -> ArrayType:
+    """The type a qdlab ndarray takes where nothing annotates it (a struct's member): one per
+    signature, which is made with the ndarray (a released one has none: `array_arg` refuses it)."""
+    sig = a.__dict__.get("_sig")
+    if sig is None or max(a.arr.shape, default=0) > INDEX_MAX:
+        return array_arg(a, ArrayAnnotation(), kernel, name)[2]
+    t = _DEFAULT_TYPES.get(sig)
+    if t is None:
+        t = _DEFAULT_TYPES[sig] = array_arg(a, ArrayAnnotation(), kernel, name)[2]
+    return t
+
+
+_DEFAULT_TYPES: dict[tuple, ArrayType] = {}
+
+
 def annotation(ann: object) -> object:
     """A parameter's annotation as the kernel reads it (None: not one a plain parameter takes).
     `X | None` (`qd.Tensor`, `qd.types.Template`, `NDArray[...]`) takes None as Quadrants does:

@@ -52,6 +52,7 @@ from .array_args import (
     annotation,
     array_arg,
     array_key,
+    default_array_type,
     host_arrays,
     scalar_arg,
     scalar_type,
@@ -492,7 +493,7 @@ class StructArg:
     def untyped(self, owner: object, attr: str, v: object, name: str) -> Member:
         """A member of an object (or a dataclass member annotated `qd.Template`), by its value."""
         if type(v) in NDARRAYS:
-            return Member(PARAM, v, array_arg(v, ArrayAnnotation(), self.kernel, name)[2])
+            return Member(PARAM, v, default_array_type(v, self.kernel, name))
         kernel = getattr(v, "kernel", None)
         if isinstance(kernel, KernelDef):  # a bound @qd.kernel method: kernels call no kernels
             return Member(VALUE, kernel)
@@ -543,10 +544,33 @@ def bind(kernel: Kernel, name: str, a: object, typed: type | None) -> tuple[tupl
         )
     arg = StructArg(kernel.name, name, a, typed)
     arg.declare()
-    what = content(type(a)) + "|" + "|".join(arg.values) if typed is not None else content(a)
-    if UNKNOWN in what:
-        what = learned_key(kernel, name, a)
+    if typed is None and _undescribable.get(id(a), _dead)() is a:
+        what = learned_key(kernel, name, a)  # its content was found undescribable before
+    else:
+        what = content(type(a)) + "|" + "|".join(arg.values) if typed is not None else content(a)
+        if UNKNOWN in what:
+            _remember_undescribable(a)
+            what = learned_key(kernel, name, a)
     return ("template", "struct", what, tuple(arg.params.items())), arg.ref
+
+
+_undescribable: dict[int, weakref.ref] = {}
+"""Struct objects whose whole content a fingerprint could not describe (Genesis' solvers reach a C
+object): keyed by the paths their kernels read from then on (`learned_key`, which is exact
+whatever the object holds) instead of walking their content again at each bind, some 3 ms a
+Genesis solver."""
+
+
+def _dead() -> None:
+    return None
+
+
+def _remember_undescribable(a: object) -> None:
+    key = id(a)
+    try:
+        _undescribable[key] = weakref.ref(a, lambda _: _undescribable.pop(key, None))
+    except TypeError:  # no weak reference to it: described at each bind
+        pass
 
 
 def learned_key(kernel: Kernel, name: str, a: object) -> str:

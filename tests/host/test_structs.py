@@ -632,3 +632,48 @@ def test_a_launch_with_the_same_member_objects_reuses_their_words_never_stale_va
     s.x.from_numpy(np.float32([7, 8, 9, 10]))
     run_and_check()
     assert len(Solver.run.variants) == 2
+
+
+def test_an_undescribable_object_is_not_walked_again_at_each_bind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A data-oriented object whose content no fingerprint describes (it holds a lock; Genesis'
+    solvers reach a C object) is keyed by the member paths its kernels read: its content is walked
+    at its first bind only (a Genesis solver: ~3 ms a bind, at every kernel's first launch), and
+    the keys stay exact: a member changed to another dtype compiles a variant."""
+    import threading
+
+    from qdlab.host import struct_args
+
+    walked = []
+    content = struct_args.content
+    monkeypatch.setattr(struct_args, "content", lambda v: walked.append(type(v)) or content(v))
+
+    @qd.data_oriented
+    class Solver:
+        def __init__(self) -> None:
+            self.lock = threading.Lock()
+            self.x = qd.ndarray(qd.f32, 4)
+
+        @qd.kernel
+        def first(self):
+            for i in self.x:
+                self.x[i] += 1.0
+
+        @qd.kernel
+        def second(self):
+            for i in self.x:
+                self.x[i] *= 3.0
+
+    s = Solver()
+    s.first()
+    s.second()
+    s.first()
+    assert walked.count(Solver) == 1  # the first bind's walk found it undescribable
+    np.testing.assert_array_equal(s.x.to_numpy(), [4.0, 4.0, 4.0, 4.0])
+    s.x = qd.ndarray(qd.f64, 4)  # keyed by its members: another dtype, another variant
+    s.x.fill(1.0)
+    s.second()
+    np.testing.assert_array_equal(s.x.to_numpy(), [3.0, 3.0, 3.0, 3.0])
+    assert s.x.to_numpy().dtype == np.float64
+    assert walked.count(Solver) == 1

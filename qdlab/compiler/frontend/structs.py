@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, cast
@@ -133,7 +134,7 @@ class StructRef:
     annotation: object = None
     """The dataclass that types its members, or None."""
 
-    @property
+    @functools.cached_property
     def name(self) -> str:
         return path_text(self.arg.root, self.path)
 
