@@ -365,7 +365,7 @@ def method(v: Any) -> object:
 def items(v: Any) -> object:
     """A list of structs a `qd.static` loop read item by item (`ITEMS`) in a launch key: its type
     and length; each item's own paths are keyed."""
-    return (type(v), len(v)) if type(v) in (list, tuple) else summary(v)
+    return (type(v), len(v)) if isinstance(v, (list, tuple)) else summary(v)
 
 
 def getter(*paths: str) -> Callable[[Any], Any]:
@@ -378,7 +378,7 @@ def getter(*paths: str) -> Callable[[Any], Any]:
     def one(a: Any, steps: list[str | int]) -> Any:
         for step in steps:
             if isinstance(step, int):
-                if type(a) not in (list, tuple) or step >= len(a):
+                if not isinstance(a, (list, tuple)) or step >= len(a):
                     raise AttributeError(f"no item {step}")
                 a = a[step]
             else:
@@ -499,7 +499,7 @@ class StructArg:
             return Member(VALUE, kernel)
         if is_struct(v):
             return Member(STRUCT, v)
-        if type(v) in (list, tuple) and v and all(map(is_struct, cast("list", v))):
+        if isinstance(v, (list, tuple)) and v and all(map(is_struct, v)):  # Genesis' gs.List too
             return Member(ITEMS, v)
         if isinstance(v, BoundFunc) and v.__self__ is owner:  # `self.f`, `self.g = self.f`
             return Member(METHOD, v.func)

@@ -243,7 +243,7 @@ class Structs:
         raw = ref.value
         for attr in chain:
             raw = getattr(raw, attr, None)
-        if type(raw) not in (list, tuple):
+        if not isinstance(raw, (list, tuple)):
             return None  # (cheaply) not a list
         for attr in chain[:-1]:
             ref = self.member(ref, attr)

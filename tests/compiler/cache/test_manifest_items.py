@@ -57,13 +57,21 @@ class Handler:
         self.acc[i] += self.w * {hw}
 
 
+class Handlers(list):  # Genesis' gs.List
+    pass
+
+
 @qd.data_oriented
 class Solver:
     def __init__(self, n):
         self.lock = threading.Lock()  # no fingerprint describes it: keyed by its members
-        self.handlers = [Handler(1.0, n), Handler({w2}, n)][:{nh}]
+        self._handlers = Handlers([Handler(1.0, n), Handler({w2}, n)][:{nh}])
         self.index = list(range({nh}))
         self.pairs = Pair.field(shape=n)
+
+    @property
+    def handlers(self):  # as Genesis' solvers give their entities
+        return self._handlers
 
     @qd.kernel
     def run(self):
