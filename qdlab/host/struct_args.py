@@ -13,6 +13,7 @@ is neither read nor keyed, and its words stay zero (`Members`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import functools
@@ -46,7 +47,7 @@ from ..core.fields import FieldBase
 from ..core.language import ArrayAnnotation, BoundFunc, Func, KernelDef, MatrixType
 from ..core.matrix import Matrix, Vector
 from ..core.types import ArrayType, DType, TensorType
-from . import struct_types, vector_args
+from . import state, struct_types, vector_args
 from .array_args import (
     NDARRAYS,
     annotation,
@@ -408,15 +409,35 @@ class StructArg:
         on the structs it holds, are scalar parameters."""
 
     def declare(self) -> None:
-        """Walk the struct once: each member that is a kernel argument becomes a parameter."""
+        """Walk the struct once: each member that is a kernel argument becomes a parameter. A
+        frozen dataclass whose walk met only frozen dataclasses, qdlab ndarrays and members typed
+        by their annotations declares the same parameters for as long as it lives (its members
+        cannot be rebound, an ndarray's type is fixed when it is made): the walk is kept for it,
+        until `qd.reset()` / `qd.init()` (Genesis passes ~10 such structs to each of
+        its kernels, walked at each kernel's first launch)."""
+        root, annotation = self.ref.value, self.ref.annotation
+        memo = _declared.get(id(root)) if annotation is not None else None
+        if (
+            memo is not None
+            and memo[0]() is root
+            and memo[1] == state.generation
+            and memo[2] is annotation
+        ):
+            self.params = dict(memo[3])
+            return
         todo, seen = [self.ref], {id(self.ref.value)}
+        fixed = annotation is not None
         while todo and len(seen) < MAX_MEMBERS:
             ref = todo.pop(0)
+            fixed = fixed and ref.annotation is not None and is_frozen(type(ref.value))
             for attr in self.attributes(ref):
                 m = self.member(ref, attr)
                 name = f"{ref.name}.{attr}"
                 if m.kind == PARAM:
                     self.params[name] = m.type
+                    fixed = fixed and (
+                        type(m.value) in NDARRAYS or not isinstance(m.type, ArrayType)
+                    )
                 elif m.kind == ITEMS:  # each item's members, by its index
                     for k, item in enumerate(cast("list", m.value)):
                         if id(item) not in seen:
@@ -429,6 +450,12 @@ class StructArg:
                         self.values.append(f"{name}={content(m.value)}")  # held by what it holds
                 elif m.kind == VALUE and ref.annotation is not None:
                     self.values.append(f"{name}={content(m.value)}")
+                fixed = fixed and m.kind in (PARAM, STRUCT, METHOD)
+        if fixed and not todo and not self.values:
+            key = id(root)
+            with contextlib.suppress(TypeError):  # no weak reference to it: walked each time
+                weak = weakref.ref(root, lambda _: _declared.pop(key, None))
+                _declared[key] = (weak, state.generation, annotation, dict(self.params))
 
     def attributes(self, ref: StructRef) -> list[str]:
         if ref.annotation is not None:
@@ -506,6 +533,11 @@ class StructArg:
         if self.lifts and owner is not None and type(v) in PRIMITIVES:
             return Member(PARAM, v, scalar_type(float if type(v) is float else int))
         return Member(VALUE, v)
+
+
+_declared: dict[int, tuple[weakref.ref, int, object, dict[str, object]]] = {}
+"""A frozen dataclass's `StructArg.declare` walk, by its id: (a weak reference to it, the runtime's
+generation, the annotation it was walked under, the parameters)."""
 
 
 def described(t: type) -> str:

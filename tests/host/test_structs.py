@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import qdlab as qd
+from qdlab.core.errors import QdTypeError
 from qdlab.viz import construct_graph
 
 N = 64
@@ -677,3 +678,49 @@ def test_an_undescribable_object_is_not_walked_again_at_each_bind(
     np.testing.assert_array_equal(s.x.to_numpy(), [3.0, 3.0, 3.0, 3.0])
     assert s.x.to_numpy().dtype == np.float64
     assert walked.count(Solver) == 1
+
+
+def test_a_frozen_struct_of_ndarrays_is_walked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Genesis passes ~10 frozen dataclasses of ndarrays to each kernel; the members a walk
+    declares cannot change while the instance lives (its members cannot be rebound, an ndarray's
+    type is fixed), so a second kernel's first launch does not walk it again; a new instance or a
+    `qd.init()` does, and an ndarray released by it is refused by name, not by an internal error."""
+    from qdlab.host import struct_args
+
+    walked = []  # the structs a walk visits
+    attributes = struct_args.StructArg.attributes
+    monkeypatch.setattr(
+        struct_args.StructArg,
+        "attributes",
+        lambda self, ref: walked.append(type(ref.value)) or attributes(self, ref),
+    )
+
+    @qd.kernel
+    def first(p: Pair):
+        for i in p.src:
+            p.dst[i] = p.src[i] + 1.0
+
+    @qd.kernel
+    def second(p: Pair):
+        for i in p.src:
+            p.dst[i] *= 2.0
+
+    src, dst = qd.ndarray(qd.f32, 3), qd.ndarray(qd.f32, 3)
+    src.from_numpy(np.float32([1, 2, 3]))
+    p = Pair(src, dst)
+    first(p)
+    second(p)
+    np.testing.assert_array_equal(dst.to_numpy(), [4.0, 6.0, 8.0])
+    assert walked == [Pair]  # the second kernel's first launch did not walk it again
+
+    @qd.kernel
+    def third(p: Pair):
+        for i in p.src:
+            p.dst[i] = p.src[i]
+
+    third(Pair(dst, src))  # another instance: walked
+    assert walked == [Pair, Pair]
+    np.testing.assert_array_equal(src.to_numpy(), [4.0, 6.0, 8.0])
+    qd.init(arch=qd.cpu)
+    with pytest.raises(QdTypeError, match="argument `p.src` .* released it"):
+        second(p)
