@@ -38,6 +38,7 @@ from ..compiler.frontend.structs import (
     VALUE,
     Member,
     StructRef,
+    follow,
     path_steps,
     path_text,
 )
@@ -369,6 +370,10 @@ def items(v: Any) -> object:
     return (type(v), len(v)) if isinstance(v, (list, tuple)) else summary(v)
 
 
+_gone = object()
+"""What `follow` gives for a member path an object no longer has."""
+
+
 def getter(*paths: str) -> Callable[[Any], Any]:
     """`operator.attrgetter(*paths)`, where a path may also step into a list (`handlers[0].x`,
     `ITEMS`): an item no longer there is an AttributeError, as a missing attribute is."""
@@ -377,14 +382,10 @@ def getter(*paths: str) -> Callable[[Any], Any]:
     walks = [path_steps(p) for p in paths]
 
     def one(a: Any, steps: list[str | int]) -> Any:
-        for step in steps:
-            if isinstance(step, int):
-                if not isinstance(a, (list, tuple)) or step >= len(a):
-                    raise AttributeError(f"no item {step}")
-                a = a[step]
-            else:
-                a = getattr(a, step)
-        return a
+        value = follow(a, steps, _gone)
+        if value is _gone:
+            raise AttributeError(f"no member {steps}")
+        return value
 
     if len(walks) == 1:
         (steps,) = walks

@@ -227,9 +227,9 @@ class Structs:
         return None
 
     def struct_items(self, node: ast.expr) -> list[StructRef] | None:
-        """The items of `qd.static(s.a.list)` in a `qd.static` loop, each a struct reached by its
-        index (`ITEMS`), when `s` is a struct argument and the list's items are structs; None
-        otherwise (the loop evaluates it as any compile-time value)."""
+        """The items of `s.a.list` (a `qd.static` loop's iterable, or the base of a compile-time
+        index), each a struct reached by its index (`ITEMS`), when `s` is a struct argument and the
+        list's items are structs; None otherwise (it is evaluated as any compile-time value)."""
         chain: list[str] = []
         base = node
         while isinstance(base, ast.Attribute):
