@@ -417,14 +417,9 @@ class StructArg:
         until `qd.reset()` / `qd.init()` (Genesis passes ~10 such structs to each of
         its kernels, walked at each kernel's first launch)."""
         root, annotation = self.ref.value, self.ref.annotation
-        memo = _declared.get(id(root)) if annotation is not None else None
-        if (
-            memo is not None
-            and memo[0]() is root
-            and memo[1] == state.generation
-            and memo[2] is annotation
-        ):
-            self.params = dict(memo[3])
+        memo = _declared.get(root) if annotation is not None else None
+        if memo is not None and memo[0] == state.generation and memo[1] is annotation:
+            self.params = dict(memo[2])
             return
         todo, seen = [self.ref], {id(self.ref.value)}
         fixed = annotation is not None
@@ -453,10 +448,7 @@ class StructArg:
                     self.values.append(f"{name}={content(m.value)}")
                 fixed = fixed and m.kind in (PARAM, STRUCT, METHOD)
         if fixed and not todo and not self.values:
-            key = id(root)
-            with contextlib.suppress(TypeError):  # no weak reference to it: walked each time
-                weak = weakref.ref(root, lambda _: _declared.pop(key, None))
-                _declared[key] = (weak, state.generation, annotation, dict(self.params))
+            _declared.put(root, (state.generation, annotation, dict(self.params)))
 
     def attributes(self, ref: StructRef) -> list[str]:
         if ref.annotation is not None:
@@ -536,9 +528,26 @@ class StructArg:
         return Member(VALUE, v)
 
 
-_declared: dict[int, tuple[weakref.ref, int, object, dict[str, object]]] = {}
-"""A frozen dataclass's `StructArg.declare` walk, by its id: (a weak reference to it, the runtime's
-generation, the annotation it was walked under, the parameters)."""
+class ByIdentity:
+    """Values kept for objects by their identity while they live (held weakly: dropped with the
+    object; an object with no weak reference keeps nothing)."""
+
+    def __init__(self) -> None:
+        self.held: dict[int, tuple[weakref.ref, object]] = {}
+
+    def get(self, obj: object) -> Any:
+        got = self.held.get(id(obj))
+        return got[1] if got is not None and got[0]() is obj else None
+
+    def put(self, obj: object, value: object) -> None:
+        key = id(obj)
+        with contextlib.suppress(TypeError):
+            self.held[key] = (weakref.ref(obj, lambda _: self.held.pop(key, None)), value)
+
+
+_declared = ByIdentity()
+"""A frozen dataclass's `StructArg.declare` walk: (the runtime's generation, the annotation it was
+walked under, the parameters)."""
 
 
 def described(t: type) -> str:
@@ -577,33 +586,21 @@ def bind(kernel: Kernel, name: str, a: object, typed: type | None) -> tuple[tupl
         )
     arg = StructArg(kernel.name, name, a, typed)
     arg.declare()
-    if typed is None and _undescribable.get(id(a), _dead)() is a:
+    if typed is None and _undescribable.get(a) is not None:
         what = learned_key(kernel, name, a)  # its content was found undescribable before
     else:
         what = content(type(a)) + "|" + "|".join(arg.values) if typed is not None else content(a)
         if UNKNOWN in what:
-            _remember_undescribable(a)
+            _undescribable.put(a, True)
             what = learned_key(kernel, name, a)
     return ("template", "struct", what, tuple(arg.params.items())), arg.ref
 
 
-_undescribable: dict[int, weakref.ref] = {}
+_undescribable = ByIdentity()
 """Struct objects whose whole content a fingerprint could not describe (Genesis' solvers reach a C
 object): keyed by the paths their kernels read from then on (`learned_key`, which is exact
 whatever the object holds) instead of walking their content again at each bind, some 3 ms a
 Genesis solver."""
-
-
-def _dead() -> None:
-    return None
-
-
-def _remember_undescribable(a: object) -> None:
-    key = id(a)
-    try:
-        _undescribable[key] = weakref.ref(a, lambda _: _undescribable.pop(key, None))
-    except TypeError:  # no weak reference to it: described at each bind
-        pass
 
 
 def learned_key(kernel: Kernel, name: str, a: object) -> str:
@@ -687,13 +684,11 @@ class Paths:
             return False
         self.kinds.update(new)
         self.last = None
-        self.get = getter(*(path_text("", p)[1:] for p in self.kinds))
+        self.get = getter(*(path_text("", p) for p in self.kinds))
         self.summaries = tuple(self.kinds.values())
         self.per_instance = any(f is baked or f is frozen for f in self.summaries)
         arrays = all(f is array_key for f in self.summaries)
-        self.sigs = (
-            getter(*(path_text("", (*p, "_sig"))[1:] for p in self.kinds)) if arrays else None
-        )
+        self.sigs = getter(*(path_text("", (*p, "_sig")) for p in self.kinds)) if arrays else None
         return True
 
     def key(self, a: object) -> tuple:
@@ -1138,7 +1133,7 @@ def describe(kernel: Kernel, compiled: Compiled, templates: dict) -> str:
             continue
         parts = []
         for (root, path), kind in compiled.members.items():
-            dotted = path_text("", path)[1:]
+            dotted = path_text("", path)
             if root != name or kind in (STRUCT, METHOD):
                 continue
             if kind == PARAM:

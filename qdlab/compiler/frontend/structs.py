@@ -46,8 +46,9 @@ by its length; read any other way it is a VALUE, described by content."""
 
 
 def path_text(root: str, path: tuple[str, ...]) -> str:
-    """A member's name: `root.a.b`, an item's step glued on (`self.handlers[0].x`)."""
-    text = ".".join((root, *path))
+    """A member's name: `root.a.b`, an item's step glued on (`self.handlers[0].x`); with no root,
+    the path from it (`a.b`)."""
+    text = ".".join((root, *path) if root else path)
     return text.replace(".[", "[") if ".[" in text else text
 
 
