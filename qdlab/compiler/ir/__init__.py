@@ -637,13 +637,41 @@ def replace_all_uses(old: Value, new: Value) -> None:
 
 def erase(op: Op) -> None:
     """Remove an op (and everything nested in it) from its block, unlinking its operands."""
+    _unlink(op)
+    if op.parent is not None:
+        op.parent.ops.remove(op)
+        op.parent = None
+
+
+def _unlink(op: Op) -> None:
     for inner in list(op.walk()):
         for v in inner.operands:
             if inner in v.users:
                 v.users.remove(inner)
-    if op.parent is not None:
-        op.parent.ops.remove(op)
-        op.parent = None
+
+
+class Eraser:
+    """`erase` for a pass that erases many ops: each is unlinked from its operands and its block
+    at once (`parent` None, as `erase` leaves it), but stays in its block's list until `done`
+    takes every erased op out in one pass per block. One by one, each removal searched its
+    block's list: promoting a big kernel's locals erases thousands of ops of one block."""
+
+    def __init__(self) -> None:
+        self.erased: set[Op] = set()
+        self.blocks: dict[int, Block] = {}
+
+    def erase(self, op: Op) -> None:
+        _unlink(op)
+        if op.parent is not None:
+            self.blocks[id(op.parent)] = op.parent
+            self.erased.add(op)
+            op.parent = None
+
+    def done(self) -> None:
+        erased = self.erased
+        for block in self.blocks.values():
+            block.ops[:] = [op for op in block.ops if op not in erased]
+        self.erased, self.blocks = set(), {}
 
 
 def clone_op(op: Op, mapping: dict[Value, Value]) -> Op:

@@ -18,12 +18,14 @@ class EliminateCommonSubexpressions:
     value it reuses); a reused value is as constant as the one it replaces."""
 
     def run(self, kernel: ir.Kernel) -> bool:
-        changed = self.block(kernel.body, {})
+        eraser = ir.Eraser()
+        changed = self.block(kernel.body, {}, eraser)
         for fn in ir.functions_of(kernel):  # a function's body: in a scope of its own
-            changed |= self.block(fn.body, {})
+            changed |= self.block(fn.body, {}, eraser)
+        eraser.done()
         return changed
 
-    def block(self, block: ir.Block, seen: dict) -> bool:
+    def block(self, block: ir.Block, seen: dict, eraser: ir.Eraser) -> bool:
         changed = False
         scope = dict(seen)
         for op in list(block.ops):
@@ -36,10 +38,10 @@ class EliminateCommonSubexpressions:
                 )
                 if key in scope:
                     ir.replace_all_uses(op.result, scope[key])
-                    ir.erase(op)
+                    eraser.erase(op)
                     changed = True
                     continue
                 scope[key] = op.result
             for r in op.regions:
-                changed |= self.block(r, scope)
+                changed |= self.block(r, scope, eraser)
         return changed

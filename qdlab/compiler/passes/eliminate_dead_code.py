@@ -23,6 +23,7 @@ class EliminateDeadCode:
         again = True
         while again:
             again = False
+            eraser = ir.Eraser()
             for op in reversed(list(kernel.walk())):
                 if op.parent is None:
                     continue
@@ -30,16 +31,17 @@ class EliminateDeadCode:
                     users = op.result.users
                     if not any(_reads(u) for u in users):
                         for u in list(users):
-                            ir.erase(u)
-                        ir.erase(op)
+                            eraser.erase(u)
+                        eraser.erase(op)
                         again = changed = True
                 elif (
                     (op.pure or isinstance(op, ir.LocalLoad))
                     and op.result is not None
                     and not (op.result.users)
                 ):
-                    ir.erase(op)
+                    eraser.erase(op)
                     again = changed = True
+            eraser.done()
         return changed
 
 

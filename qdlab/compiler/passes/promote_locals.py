@@ -18,6 +18,7 @@ class PromoteLocals:
 
     def run(self, kernel: ir.Kernel) -> bool:
         changed = False
+        eraser = ir.Eraser()
         for alloca in [op for op in kernel.walk() if isinstance(op, ir.Alloca)]:
             ref = alloca.result
             users = list(ref.users)
@@ -35,8 +36,9 @@ class PromoteLocals:
             for load in users:
                 if isinstance(load, ir.LocalLoad):
                     ir.replace_all_uses(load.result, value)
-                    ir.erase(load)
-            ir.erase(store)
-            ir.erase(alloca)
+                    eraser.erase(load)
+            eraser.erase(store)
+            eraser.erase(alloca)
             changed = True
+        eraser.done()
         return changed
