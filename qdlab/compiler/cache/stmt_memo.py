@@ -55,7 +55,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ...core.errors import SourceLoc
-from ...core.types import i32
 from .. import ir
 from ..frontend.fingerprint import func_fingerprint
 from . import manifest, persist
@@ -505,8 +504,7 @@ class Memo:
             entry = self.load(key)
         if entry is not None and entry.setup == self.setup and self.holds(entry.deps):
             placed = self.placed(entry.anchors)
-            if placed is not None:
-                self.replay(fe, key, entry, placed)
+            if placed is not None and self.replay(fe, key, entry, placed):
                 return
         self.held.clear()
         n, prefix = len(body.ops), list(body.ops)
@@ -545,15 +543,30 @@ class Memo:
             self.save(key, entry)
             self.used.append((key, entry.value))
 
-    def replay(self, fe: Lowering, key: tuple, entry: Entry, placed: Placed) -> None:
+    def replay(self, fe: Lowering, key: tuple, entry: Entry, placed: Placed) -> bool:
+        """The entry's ops appended to the kernel's body; False, with the body and its values as
+        they were, when its rows do not build (an entry from disk is built here for the first time:
+        damaged, or of an older layout, it is forgotten and the statement lowered)."""
         body = fe.kernel.body
         where = (self._kernel(fe).filename, self._kernel(fe).first_line)
         moved = entry.moved  # one read: another thread may replace it meanwhile
         if moved[0] != (where, placed):
             moved = entry.moved = ((where, placed), {})
         inputs = [body.ops[pos].out for pos in entry.inputs]
+        users = [len(v.users) for v in inputs]
+        ops = ir.Block()
+        try:
+            persist.unflatten(entry.rows, inputs, ops, _mover(where, placed, moved[1]))
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError):
+            for v, k in zip(inputs, users):  # the ops built so far are no value's users
+                del v.users[k:]
+            with _lock:
+                _memo.pop(key, None)
+            return False
         n = len(body.ops)
-        persist.unflatten(entry.rows, inputs, body, _mover(where, placed, moved[1]))
+        for op in ops.ops:
+            op.parent = body
+        body.ops.extend(ops.ops)
         self.replayed.update(id(op) for op in body.ops[n:])
         self.used.append((key, entry.value))
         fe.deps |= entry.deps
@@ -573,6 +586,7 @@ class Memo:
             if key in _memo:
                 _memo.move_to_end(key)
         stats["replayed"] += 1
+        return True
 
     def _kernel(self, fe: Lowering) -> Source:
         return self.source if self.source is not None else fe.scope.source
@@ -613,8 +627,6 @@ class Memo:
             if not isinstance(got, (tuple, list)):
                 return None
             rows, inputs, setup, deps, (members, entries, nested, sets), anchors = got
-            outside = [ir.Value(i32, "outside") for _ in inputs]  # stand-ins: rows never type them
-            persist.unflatten(rows, outside, ir.Block())  # rows that build, once, or none at all
             entry = Entry(
                 rows,
                 [int(i) for i in inputs],
