@@ -282,7 +282,7 @@ class Session:
         @functools.cache  # once: each bundle that holds it writes it again
         def value() -> tuple:
             k = p.kernel
-            rows = persist.flatten(k.body.ops, [])
+            rows = persist.dumps(persist.flatten(k.body.ops, []))  # unpickled when the IR is asked
             return (
                 k.name,
                 k.params,
@@ -325,14 +325,17 @@ class Session:
             if not isinstance(got, (tuple, list)):
                 return None
             name, params, returns, flags, rows, text, key_, prefix, facts, base = got
-            if not isinstance(flags, ir.KernelFlags):
+            if not isinstance(flags, ir.KernelFlags) or not isinstance(rows, bytes):
                 return None
         except (TypeError, ValueError):  # damaged, or of an older layout: prepared anew
             return None
 
         def make() -> tuple[ir.Kernel, Plan]:  # its IR, when something asks for it
             k = ir.Kernel(name, params, returns, ir.Block(), flags)
-            persist.unflatten(rows, [], k.body)
+            ops = persist.loads(rows)
+            if not isinstance(ops, list):
+                raise TypeError(f"construct {key_}: its IR in the cache cannot be read")
+            persist.unflatten(ops, [], k.body)
             return k, offload(k)
 
         got = (Prepared(None, text, key_, None, prefix, make, facts), base, lambda: entry)
