@@ -25,6 +25,7 @@ import os
 import pickle
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -208,7 +209,47 @@ def load(store: Store | None, kind: str, key: object) -> object | None:
     wrote it), or None: no store, no such entry, or bytes that are not one."""
     where = keys.memo_key(kind, key) if store is not None else None
     data = store.get_own(where) if store is not None and where is not None else None
-    return loads(data) if data is not None else None
+    return _read_entry(kind, key, data) if data is not None else None
+
+
+PICKLED_BYTES = 64 << 20
+"""How many bytes of pickled entries a process keeps (`_pickled`)."""
+_pickled: OrderedDict[tuple[str, object], bytes] = OrderedDict()
+"""Entries as their bytes on disk, by (memo, key): each read or written lately. A kernel's bundle
+is written again after each compile of it that used another set of entries (an edit); it is made
+of these bytes, not of its entries pickled again (~45 ms of a Genesis solver kernel's edit, in the
+writer thread, which shares the interpreter with the compile)."""
+_pickled_lock = threading.Lock()
+_pickled_size = [0]
+
+
+def _remember_bytes(kind: str, key: object, data: bytes) -> None:
+    with _pickled_lock:
+        old = _pickled.pop((kind, key), None)
+        _pickled[(kind, key)] = data
+        _pickled_size[0] += len(data) - (len(old) if old is not None else 0)
+        while _pickled_size[0] > PICKLED_BYTES and _pickled:
+            _pickled_size[0] -= len(_pickled.popitem(last=False)[1])
+
+
+def _bytes_of(kind: str, key: object, value: Callable[[], object]) -> bytes | None:
+    """The entry as its bytes on disk: those read or written lately, else `value()` pickled. A
+    memo that makes an entry again under the same key (what it read no longer holds) writes it
+    with `save_later`, queued before the bundle that holds it, so these are its bytes then."""
+    with _pickled_lock:
+        data = _pickled.get((kind, key))
+    if data is None:
+        data = dumps(value())
+        if data is not None:
+            _remember_bytes(kind, key, data)
+    return data
+
+
+def _read_entry(kind: str, key: object, data: bytes) -> object | None:
+    got = loads(data)
+    if got is not None:
+        _remember_bytes(kind, key, data)
+    return got
 
 
 def save_later(store: Store | None, kind: str, key: object, value: Callable[[], object]) -> None:
@@ -227,20 +268,23 @@ class Bundle:
     alone, checked as one read by itself; a key it lacks is looked for in its own file."""
 
     def __init__(self, kind: str) -> None:
-        self.kind = f"{kind}-bundle"
+        self.entries, self.kind = kind, f"{kind}-bundle"
         self._lock = threading.Lock()
-        self._waiting: dict[object, object] = {}
-        """Entries read with a bundle and not asked for yet, by key."""
-        self._keys: dict[object, frozenset] = {}
-        """The keys each bundle read or written in this process holds, by the bundle's key."""
+        self._waiting: dict[object, bytes] = {}
+        """Entries read with a bundle and not asked for yet, by key, as their bytes: a bundle is
+        (key, pickled entry) pairs, unpickled entry by entry as they are asked for."""
+        self._read: set[object] = set()
+        """The bundles this process has read (or looked for)."""
+        self._held: dict[object, frozenset] = {}
+        """(key, hash of its bytes) of each entry of the bundle last read or written, by the
+        bundle's key."""
 
     def take(self, store: Store | None, bundle: object, key: object, stats: dict) -> object | None:
         """What `bundle`'s bundle holds for `key`; the bundle is read from `store` the first time
         this process asks it for anything (`stats["reads"]` counts it)."""
         with self._lock:
-            known = bundle in self._keys
-            if not known:
-                self._keys[bundle] = frozenset()
+            known = bundle in self._read
+            self._read.add(bundle)
         if not known and store is not None:
             got = load(store, self.kind, bundle)
             stats["reads"] += 1
@@ -248,32 +292,38 @@ class Bundle:
                 items = dict(got) if isinstance(got, list) else {}
             except (TypeError, ValueError):  # not (hashable key, entry) pairs: read one by one
                 items = {}
+            items = {k: v for k, v in items.items() if isinstance(v, bytes)}
             with self._lock:
                 if len(self._waiting) > 4096:  # bundles of kernels never compiled again
                     self._waiting.clear()
                 self._waiting.update(items)
-                self._keys[bundle] = frozenset(items)
+                self._held[bundle] = frozenset((k, hash(v)) for k, v in items.items())
         with self._lock:
-            return self._waiting.pop(key, None)
+            data = self._waiting.pop(key, None)
+        return _read_entry(self.entries, key, data) if data is not None else None
 
     def keep(
         self, store: Store | None, bundle: object, used: Sequence[tuple[object, Callable]]
     ) -> None:
         """Write `used` ((key, what its own entry holds) pairs) as `bundle`'s bundle, later,
-        unless the last one read or written holds the same keys."""
-        names = frozenset(k for k, _ in used)
-        with self._lock:
-            if store is None or not used or self._keys.get(bundle) == names:
-                return
-            self._keys[bundle] = names
+        unless the last one read or written holds the same entries (an entry made again under
+        its key, what it read having changed, is another entry)."""
+        if store is None or not used:
+            return
 
         def write() -> None:  # in the writer thread, key and all, as `_write`
             where = keys.memo_key(self.kind, bundle)
             if where is None:
                 return
-            items = [(k, value()) for k, value in used]
+            items = [(k, _bytes_of(self.entries, k, value)) for k, value in used]
+            items = [(k, entry) for k, entry in items if entry is not None]  # this process's alone
+            held = frozenset((k, hash(entry)) for k, entry in items)
+            with self._lock:
+                if self._held.get(bundle) == held:
+                    return
+                self._held[bundle] = held
             data = dumps(items)
-            if data is None:  # an entry that is this process's alone: the others without it
+            if data is None:  # a key that is this process's alone: the others without it
                 data = dumps([item for item in items if dumps(item) is not None])
             if data is not None and store is not None:
                 store.put_own(where, data)
@@ -326,8 +376,9 @@ def _write(store: Store, kind: str, key: object, value: Callable[[], object]) ->
     where = keys.memo_key(kind, key)
     if where is None:
         return
-    data = dumps(value())
+    data = dumps(value())  # pickled anew: an entry made again under its key replaces the old
     if data is not None:  # else it holds what only this process has: kept there alone
+        _remember_bytes(kind, key, data)
         store.put_own(where, data)
 
 

@@ -100,6 +100,9 @@ def test_a_global_changed_between_processes_is_lowered_again(tmp_path) -> None:
     assert changed[0] == want(1.25, 3.0)
     assert changed[2]["lowered"] == 1 and changed[2]["replayed"] == 3
     assert changed[3]["prepared"] == 1
+    edit = run(tmp_path, c=1.25, k2=7.0)  # loop 1's entry made again is the one its bundle has
+    assert edit[0] == want(1.25, 7.0)
+    assert edit[2]["lowered"] == 1 and edit[2]["replayed"] == 3 and edit[2]["reads"] == 2
 
 
 MOVED = (
@@ -207,12 +210,13 @@ def test_statements_whose_rows_do_not_build_are_lowered_instead(tmp_path) -> Non
         if not (isinstance(got, list) and got and all(len(item) == 2 for item in got)):
             continue
         items = []
-        for key, value in got:
+        for key, data in got:
+            value = persist.loads(data)
             if isinstance(value, tuple) and len(value) == 6:  # a statement's (rows, inputs, ...)
                 rows = list(value[0])
                 rows[0] = (rows[0][0], (10**6,), *rows[0][2:])
-                value, tampered = (rows, *value[1:]), tampered + 1
-            items.append((key, value))
+                data, tampered = persist.dumps((rows, *value[1:])), tampered + 1
+            items.append((key, data))
         cache.put_own(path.stem, persist.dumps(items))  # type: ignore[arg-type]
     assert tampered == 4
     again = run(tmp_path, k2=7.0)
