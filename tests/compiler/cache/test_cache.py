@@ -241,6 +241,23 @@ def test_disk_lru_eviction_by_access_time(cache_dir: Path) -> None:
     assert (s.evictions, s.entries, s.bytes) == (1, 3, 3 * entry_size)
 
 
+def test_a_new_process_lists_its_disk_tier_without_holding_the_lock(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tier's size is listed at a process's first write, which its memos' writer thread makes
+    while a compile reads the tier: the listing must not keep those reads waiting."""
+    keys = [key_of(n) for n in "abc"]
+    BinaryCache(cache_dir).put(keys[0], payload_of(keys[0]))
+    c = BinaryCache(cache_dir)
+    held: list[bool] = []
+    listed = c._scan
+    monkeypatch.setattr(c, "_scan", lambda: held.append(c._lock.locked()) or listed())
+    for k in keys[1:]:
+        c.put(k, payload_of(k))
+    assert held == [False]  # listed once, before the first write, the lock free
+    assert c._disk_bytes == sum(len(encode_entry(k, payload_of(k))) for k in keys)
+
+
 def test_memory_tier_is_bounded(tmp_path: Path) -> None:
     keys = [key_of(str(i)) for i in range(4)]
     c = BinaryCache(tmp_path, disk=False, max_size_mb=2.5 * 1000 / 2**20)
