@@ -552,10 +552,14 @@ class Memo:
         moved = entry.moved  # one read: another thread may replace it meanwhile
         if moved[0] != (where, placed):
             moved = entry.moved = ((where, placed), {})
-        inputs = [body.ops[pos].out for pos in entry.inputs]
-        users = [len(v.users) for v in inputs]
-        ops = ir.Block()
+        ops, inputs, users = ir.Block(), list[ir.Value](), list[int]()
         try:
+            for pos in entry.inputs:  # the setup ops whose values it uses
+                v = body.ops[pos].result
+                if v is None:
+                    raise ValueError(pos)
+                inputs.append(v)
+                users.append(len(v.users))
             persist.unflatten(entry.rows, inputs, ops, _mover(where, placed, moved[1]))
         except (TypeError, ValueError, IndexError, KeyError, AttributeError):
             for v, k in zip(inputs, users):  # the ops built so far are no value's users

@@ -200,8 +200,8 @@ def test_damaged_entries_are_made_anew(tmp_path) -> None:
 @pytest.mark.process
 def test_statements_whose_rows_do_not_build_are_lowered_instead(tmp_path) -> None:
     """A statement read from disk is built once, where it is replayed: rows that read but do not
-    build (an operand past the values they number) leave the kernel's body as it was, and the
-    statement is lowered."""
+    build (an operand past the values they number, a setup op that is not there) leave the
+    kernel's body as it was, and the statement is lowered."""
     run(tmp_path)
     cache = BinaryCache(tmp_path / "cache")
     tampered = 0
@@ -213,9 +213,12 @@ def test_statements_whose_rows_do_not_build_are_lowered_instead(tmp_path) -> Non
         for key, data in got:
             value = persist.loads(data)
             if isinstance(value, tuple) and len(value) == 6:  # a statement's (rows, inputs, ...)
-                rows = list(value[0])
-                rows[0] = (rows[0][0], (10**6,), *rows[0][2:])
-                data, tampered = persist.dumps((rows, *value[1:])), tampered + 1
+                rows, inputs = list(value[0]), value[1]
+                if tampered % 2:  # a setup op that is not there
+                    inputs = [10**6]
+                else:  # an operand past the values the rows number
+                    rows[0] = (rows[0][0], (10**6,), *rows[0][2:])
+                data, tampered = persist.dumps((rows, inputs, *value[2:])), tampered + 1
             items.append((key, data))
         cache.put_own(path.stem, persist.dumps(items))  # type: ignore[arg-type]
     assert tampered == 4
