@@ -6,7 +6,7 @@ import dataclasses
 import logging
 import warnings
 
-from ..compiler.cache import CacheStats
+from ..compiler.cache import CacheStats, persist
 from ..compiler.codegen.targets import CudaTarget
 from ..compiler.pipeline import compile_kernel
 from ..compiler.report.explain import KernelReport
@@ -166,16 +166,22 @@ def explain(kernel: Kernel) -> KernelReport:
 
 def clear_cache() -> None:
     """Empty the construct cache (memory and disk), after the objects still being optimised in
-    the background (`compiler/runtime/tiers.py`) are in: none of them is stored after."""
-    tiers.settle_all()
+    the background (`compiler/runtime/tiers.py`) are in and the memos' queued writes are written
+    (`persist.later`): none of them is stored after."""
+    _settle()
     state.cache().clear()
 
 
 def cache_stats() -> CacheStats:
     """The construct cache's figures, counting the objects still being optimised in the
-    background (they are waited for)."""
-    tiers.settle_all()
+    background and the memos' queued writes (they are waited for)."""
+    _settle()
     return state.cache().stats()
+
+
+def _settle() -> None:
+    tiers.settle_all()  # an optimised object lands in the cache through the memos' writer too
+    persist.flush()
 
 
 def compile_ptx(kernel: Kernel, *arg_types: object, sm: str = "sm_80") -> str:

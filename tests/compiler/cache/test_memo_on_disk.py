@@ -22,6 +22,7 @@ from qdlab.compiler.cache import BinaryCache, persist
 from qdlab.core import keys
 from qdlab.core.errors import SourceLoc
 from qdlab.core.types import f32
+from qdlab.host import state
 
 MAIN = """
 import json
@@ -225,6 +226,26 @@ def test_statements_whose_rows_do_not_build_are_lowered_instead(tmp_path) -> Non
     again = run(tmp_path, k2=7.0)
     assert again[0] == want(0.5, 7.0)
     assert again[2]["replayed"] == 0 and again[2]["lowered"] == 4
+
+
+def test_clearing_the_cache_waits_for_the_memos_queued_writes(tmp_path) -> None:
+    """`qd.clear_cache()` (and `%qdlab cache clear`) empties the disk tier after the memos' writer
+    has written what the last compile queued: a write that landed after the clear left an entry
+    in a cache just reported empty."""
+    import qdlab as qd
+
+    qd.init(arch=qd.cpu, offline_cache=True, offline_cache_file_path=str(tmp_path))
+    store = state.cache()
+
+    def slow() -> list:
+        time.sleep(0.3)
+        return [1]
+
+    persist.save_later(store, "construct", ("queued",), slow)
+    qd.clear_cache()
+    persist.flush()
+    assert persist.load(store, "construct", ("queued",)) is None
+    assert qd.cache_stats().entries == 0
 
 
 def test_a_long_chain_of_values_is_written_at_the_default_recursion_limit() -> None:
