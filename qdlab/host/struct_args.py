@@ -24,7 +24,7 @@ import types
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard, cast
 
 import numpy as np
 
@@ -415,20 +415,34 @@ class StructArg:
         by their annotations declares the same parameters for as long as it lives (its members
         cannot be rebound, an ndarray's type is fixed when it is made): the walk is kept for it,
         until `qd.reset()` / `qd.init()` (Genesis passes ~10 such structs to each of
-        its kernels, walked at each kernel's first launch)."""
+        its kernels, walked at each kernel's first launch). Any other object's walk is kept with
+        what it read (`Walk`), and served while a check of it finds the same (a Genesis solver
+        reaches some 3,000 members, walked again at each of its kernels' first launch)."""
         root, annotation = self.ref.value, self.ref.annotation
         memo = _declared.get(root) if annotation is not None else None
         if memo is not None and memo[0] == state.generation and memo[1] is annotation:
             self.params = dict(memo[2])
             return
+        walk = _walks.get(root) if annotation is None else None
+        if walk is not None and walk.holds():
+            self.params = dict(walk.params)
+            return
+        walk = Walk() if annotation is None else None
         todo, seen = [self.ref], {id(self.ref.value)}
         fixed = annotation is not None
         while todo and len(seen) < MAX_MEMBERS:
             ref = todo.pop(0)
             fixed = fixed and ref.annotation is not None and is_frozen(type(ref.value))
-            for attr in self.attributes(ref):
-                m = self.member(ref, attr)
+            names, kinds = self.attributes(ref), []
+            values = None if ref.annotation else _values(attrgetter(names), ref.value, len(names))
+            for k, attr in enumerate(names):
                 name = f"{ref.name}.{attr}"
+                m = (  # an object's member by its value: read with the others
+                    self.member(ref, attr)
+                    if values is None
+                    else self.untyped(ref.value, attr, unwrap(values[k]), name)
+                )
+                kinds.append(m.kind)
                 if m.kind == PARAM:
                     self.params[name] = m.type
                     fixed = fixed and (
@@ -447,15 +461,20 @@ class StructArg:
                 elif m.kind == VALUE and ref.annotation is not None:
                     self.values.append(f"{name}={content(m.value)}")
                 fixed = fixed and m.kind in (PARAM, STRUCT, METHOD)
-        if fixed and not todo and not self.values:
+            if walk is not None and not walk.look(ref.value, tuple(names), kinds, values or ()):
+                walk = None
+        if todo or self.values:
+            return
+        if fixed:
             _declared.put(root, (state.generation, annotation, dict(self.params)))
+        elif walk is not None:
+            walk.params = dict(self.params)
+            _walks.put(root, walk)
 
     def attributes(self, ref: StructRef) -> list[str]:
         if ref.annotation is not None:
             return list(member_annotations(ref.annotation))
-        v = ref.value
-        names = [f.name for f in dataclasses.fields(v)] if dataclasses.is_dataclass(v) else []
-        return names + [k for k in getattr(v, "__dict__", {}) if k not in names]
+        return member_names(ref.value)
 
     def member(self, ref: StructRef, attr: str) -> Member:
         held = ref.value
@@ -512,7 +531,10 @@ class StructArg:
 
     def untyped(self, owner: object, attr: str, v: object, name: str) -> Member:
         """A member of an object (or a dataclass member annotated `qd.Template`), by its value."""
-        if type(v) in NDARRAYS:
+        t = type(v)
+        if t in SCALARS and not (self.lifts and owner is not None and t in PRIMITIVES):
+            return Member(VALUE, v)
+        if t in NDARRAYS:
             return Member(PARAM, v, default_array_type(v, self.kernel, name))
         kernel = getattr(v, "kernel", None)
         if isinstance(kernel, KernelDef):  # a bound @qd.kernel method: kernels call no kernels
@@ -543,6 +565,171 @@ class ByIdentity:
         key = id(obj)
         with contextlib.suppress(TypeError):
             self.held[key] = (weakref.ref(obj, lambda _: self.held.pop(key, None)), value)
+
+
+def member_names(v: object) -> list[str]:
+    """The members of an object a kernel reads by what it holds: a dataclass's fields, then
+    what else its `__dict__` holds."""
+    names = [f.name for f in dataclasses.fields(v)] if dataclasses.is_dataclass(v) else []
+    held = getattr(v, "__dict__", {})
+    return names + [k for k in held if k not in names] if names else list(held)
+
+
+class Look(NamedTuple):
+    """What a `Walk` read of one struct it visited."""
+
+    obj: weakref.ref
+    names: tuple[str, ...]
+    """Its members' names; `plain`: they are its `__dict__`'s keys."""
+    plain: bool
+    read: Callable
+    """Their getter (an `operator.attrgetter`)."""
+    classes: tuple[type, ...]
+    """Their values' types."""
+    same: list[int]
+    """The positions of the ndarrays and structs it holds,"""
+    wrapped: list[int]
+    """and of those it holds in a `qd.Tensor`,"""
+    ids: tuple[int, ...]
+    """and their ids (`_ids`)."""
+    lists: list[int]
+    """The positions of its lists and tuples of other values,"""
+    items: tuple[tuple[type, ...], ...]
+    """and their items' types."""
+    checks: list[tuple[int, str, object]]
+    """(position, kind, `shape`) of each list of structs and each other wrapped value."""
+
+
+class Walk:
+    """One `StructArg.declare` walk of an object a kernel reads by what it holds (a data-oriented
+    solver, a template argument), kept with what it read, so that the next bind knows cheaply and
+    exactly whether walking again would declare the same parameters. A member's parameter (or
+    none) follows from its value's type but for these: an ndarray's type is its signature (made
+    with it; it is released only by `qd.reset()` / `qd.init()`, which start a new generation), a
+    struct's parameters are its own members', and a list's or tuple's kind follows from its items
+    (a list of structs is walked item by item). So the walk is served while every struct it
+    visited lives and holds the same member names, each member value is of the same type, each
+    ndarray, struct and list of structs holds the same objects, and each other list or tuple
+    holds items of the same types. What it visited is held weakly, so a dropped scene is freed;
+    an ndarray or struct that dies drops the walk (its id may be reused). Other values (numbers,
+    fields, dicts, functions) are compile-time values whatever they hold: the launch key and the
+    manifest check those."""
+
+    def __init__(self) -> None:
+        self.generation = state.generation
+        self.params: dict[str, object] = {}
+        self.looks: list[Look] = []
+        self.refs: list[weakref.ref] = []
+        self.live = True
+
+    def _dead(self, _ref: weakref.ref) -> None:
+        self.live = False
+
+    def _hold(self, obj: object) -> weakref.ref | None:
+        try:
+            ref = weakref.ref(obj, self._dead)
+        except TypeError:
+            return None
+        self.refs.append(ref)
+        return ref
+
+    def look(self, obj: object, names: tuple[str, ...], kinds: list[str], values: tuple) -> bool:
+        """Keep what the walk read of one struct (its members' `values` and `kinds`); False when
+        it cannot be checked later (it, or a struct or ndarray it holds, takes no weak
+        reference)."""
+        ref = self._hold(obj)
+        if ref is None:
+            return False
+        read = attrgetter(names)
+        same, wrapped, lists, checks = [], [], [], []
+        for k, (v, kind) in enumerate(zip(values, kinds)):
+            if kind == VALUE and not isinstance(v, (list, tuple, Tensor)):
+                continue  # its type decides
+            u = unwrap(v)
+            if kind == STRUCT or (kind == PARAM and type(u) in NDARRAYS):
+                if self._hold(u) is None:
+                    return False
+                (same if u is v else wrapped).append(k)
+            elif kind != ITEMS and u is v and isinstance(u, (list, tuple)):
+                lists.append(k)
+            elif kind == ITEMS or u is not v:
+                checks.append((k, kind, shape(u, kind)))
+        plain = tuple(getattr(obj, "__dict__", ())) == names
+        ids, items = _ids(values, same, wrapped), _items(values, lists)
+        classes = tuple(map(type, values))
+        self.looks.append(
+            Look(ref, names, plain, read, classes, same, wrapped, ids, lists, items, checks)
+        )
+        return True
+
+    def holds(self) -> bool:
+        """Whether walking again would find what this walk found."""
+        if not self.live or self.generation != state.generation:
+            return False
+        for (
+            ref,
+            names,
+            plain,
+            read,
+            classes,
+            same,
+            wrapped,
+            ids,
+            lists,
+            items,
+            checks,
+        ) in self.looks:
+            obj = ref()
+            if obj is None:
+                return False
+            if (tuple(obj.__dict__) if plain else tuple(member_names(obj))) != names:
+                return False
+            try:
+                values = _values(read, obj, len(names))
+            except Exception:  # noqa: BLE001 - a member gone, or raising: walked again, to say so
+                return False
+            if tuple(map(type, values)) != classes or _ids(values, same, wrapped) != ids:
+                return False
+            if _items(values, lists) != items:
+                return False
+            for k, kind, expected in checks:
+                if shape(unwrap(values[k]), kind) != expected:
+                    return False
+        return True
+
+
+def attrgetter(names: Sequence[str]) -> Callable:
+    """`operator.attrgetter(*names)`, or `tuple` for no names (`_values`)."""
+    return operator.attrgetter(*names) if names else tuple
+
+
+def _values(read: Callable, obj: object, n: int) -> tuple:
+    """What `read` (an `attrgetter` of `n` names) gives, as a tuple."""
+    got = read(obj) if n else ()
+    return (got,) if n == 1 else got
+
+
+def _ids(values: tuple, same: list[int], wrapped: list[int]) -> tuple:
+    """The ids of the values at `same`, then of what the `qd.Tensor`s at `wrapped` hold."""
+    return (*[id(values[k]) for k in same], *[id(values[k]._impl) for k in wrapped])
+
+
+def _items(values: tuple, at: list[int]) -> tuple:
+    """The types of the items of the lists and tuples at `at`."""
+    return tuple([tuple(map(type, values[k])) for k in at])
+
+
+def shape(u: object, kind: str) -> object:
+    """What decides the parameters of a member holding `u` (of kind `kind`) beyond its type."""
+    if kind == ITEMS:
+        return (type(u), tuple(map(id, cast("list", u))))
+    if isinstance(u, (list, tuple)):
+        return (type(u), tuple(map(type, u)))
+    return type(u)
+
+
+_walks = ByIdentity()
+"""`Walk`s of struct objects, by identity (dropped with the object)."""
 
 
 _declared = ByIdentity()
