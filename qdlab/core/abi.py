@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import struct
+from typing import Any
 
 from .types import ArrayType, DType, TensorType
 
@@ -78,9 +79,7 @@ def ret_bytes(returns: int) -> int:
 
 def param_words(t: object) -> int:
     """How many argument words a parameter of type `t` fills."""
-    if isinstance(t, ArrayType):
-        return 2 + t.rank
-    return t.size if isinstance(t, TensorType) else 1
+    return _layout(t)[1]
 
 
 def arg_words(params: list) -> list[int]:
@@ -88,31 +87,48 @@ def arg_words(params: list) -> list[int]:
     words, out = 0, []
     for p in params:
         out.append(words)
-        words += param_words(p.type)
+        words += _layout(p.type)[1]
     return out
 
 
 def words_struct(params: list) -> struct.Struct:
     """Packs a launch's argument words (per array: data, gradient, extents; per scalar: its
     value)."""
-    fmt = "<"
-    for p in params:
-        t = p.type
-        if isinstance(t, ArrayType):
-            fmt += "qq" + "i4x" * t.rank  # an extent must fit the i32 index
-        elif isinstance(t, TensorType):
-            fmt += _scalar_format(t.dtype) * t.size
-        else:
-            fmt += _scalar_format(t)
-    return struct.Struct(fmt)
+    return struct.Struct("<" + "".join([_layout(p.type)[2] for p in params]))
+
+
+def _layout(t: Any) -> tuple[object, int, str]:
+    """(`t`, the words a parameter of type `t` fills, their `struct` format), kept per type object
+    (a Genesis kernel has ~1,000 member parameters of a few dozen types, laid out at each
+    compile)."""
+    got = _LAYOUTS.get(id(t))
+    if got is not None and got[0] is t:
+        return got
+    if isinstance(t, ArrayType):
+        got = (t, 2 + t.rank, "qq" + "i4x" * t.rank)  # an extent must fit the i32 index
+    elif isinstance(t, TensorType):
+        got = (t, t.size, _scalar_format(t.dtype) * t.size)
+    else:
+        got = (t, 1, _scalar_format(t))
+    if len(_LAYOUTS) >= 4096:
+        _LAYOUTS.clear()
+    _LAYOUTS[id(t)] = got
+    return got
+
+
+_LAYOUTS: dict[int, tuple[object, int, str]] = {}
+"""`_layout`'s, by the type's id (the entry holds the type, so the id is its own)."""
 
 
 def segment_structs(params: list, cuts: tuple[int, ...]) -> list[tuple[struct.Struct, int]]:
     """`words_struct` of each run of `params` the parameter indices `cuts` divide them into, with
     the byte offset it packs at (every parameter fills whole words)."""
-    bounds = [0, *cuts, len(params)]
-    starts = [*arg_words(params), sum(param_words(p.type) for p in params)]
-    return [(words_struct(params[a:b]), 8 * starts[a]) for a, b in itertools.pairwise(bounds)]
+    layouts = [_layout(p.type) for p in params]
+    starts = [0, *itertools.accumulate(words for _, words, _ in layouts)]
+    return [
+        (struct.Struct("<" + "".join([fmt for _, _, fmt in layouts[a:b]])), 8 * starts[a])
+        for a, b in itertools.pairwise([0, *cuts, len(params)])
+    ]
 
 
 def array_words(data: int, grad: int, shape: tuple[int, ...]) -> tuple[int, ...]:

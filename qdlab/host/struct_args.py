@@ -401,6 +401,8 @@ class StructArg:
         self.kernel, self.root = kernel, root
         self.params: dict[str, object] = {}
         """Member parameters found by `declare`, name -> type, in order."""
+        self.items = MemberParams()
+        """The same, as they enter the kernel's signature."""
         self.ref = StructRef(self, (), value, typed)
         """The struct as the frontend sees it."""
         self.values: list[str] = []
@@ -421,11 +423,11 @@ class StructArg:
         root, annotation = self.ref.value, self.ref.annotation
         memo = _declared.get(root) if annotation is not None else None
         if memo is not None and memo[0] == state.generation and memo[1] is annotation:
-            self.params = dict(memo[2])
+            self.params, self.items = dict(memo[2]), memo[2]
             return
         walk = _walks.get(root) if annotation is None else None
         if walk is not None and walk.holds():
-            self.params = dict(walk.params)
+            self.params, self.items = dict(walk.items), walk.items
             return
         walk = Walk() if annotation is None else None
         todo, seen = [self.ref], {id(self.ref.value)}
@@ -463,12 +465,13 @@ class StructArg:
                 fixed = fixed and m.kind in (PARAM, STRUCT, METHOD)
             if walk is not None and not walk.look(ref.value, tuple(names), kinds, values or ()):
                 walk = None
+        self.items = MemberParams(self.params.items())
         if todo or self.values:
             return
         if fixed:
-            _declared.put(root, (state.generation, annotation, dict(self.params)))
+            _declared.put(root, (state.generation, annotation, self.items))
         elif walk is not None:
-            walk.params = dict(self.params)
+            walk.items = self.items
             _walks.put(root, walk)
 
     def attributes(self, ref: StructRef) -> list[str]:
@@ -550,6 +553,27 @@ class StructArg:
         return Member(VALUE, v)
 
 
+class MemberParams(tuple):
+    """A struct argument's member parameters, (name, type) pairs, in a kernel's signature: its
+    hash and repr are made once (a Genesis solver's kernels each hold ~1,000 of them, and a
+    signature is hashed at each lookup); a kept walk serves the same object to every kernel."""
+
+    def __hash__(self) -> int:
+        got = self.__dict__.get("hash")
+        if got is None:
+            got = self.__dict__["hash"] = tuple.__hash__(self)
+        return got
+
+    def __repr__(self) -> str:
+        got = self.__dict__.get("repr")
+        if got is None:
+            got = self.__dict__["repr"] = tuple.__repr__(self)
+        return got
+
+    def __reduce__(self) -> tuple:
+        return (MemberParams, (tuple(self),))  # a hash is of its process (string hashes)
+
+
 class ByIdentity:
     """Values kept for objects by their identity while they live (held weakly: dropped with the
     object; an object with no weak reference keeps nothing)."""
@@ -617,7 +641,8 @@ class Walk:
 
     def __init__(self) -> None:
         self.generation = state.generation
-        self.params: dict[str, object] = {}
+        self.items = MemberParams()
+        """The parameters it declared (`StructArg.items`)."""
         self.looks: list[Look] = []
         self.refs: list[weakref.ref] = []
         self.live = True
@@ -780,7 +805,7 @@ def bind(kernel: Kernel, name: str, a: object, typed: type | None) -> tuple[tupl
         if UNKNOWN in what:
             _undescribable.put(a, True)
             what = learned_key(kernel, name, a)
-    return ("template", "struct", what, tuple(arg.params.items())), arg.ref
+    return ("template", "struct", what, arg.items), arg.ref
 
 
 _undescribable = ByIdentity()
