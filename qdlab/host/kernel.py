@@ -89,6 +89,16 @@ class Observations:
     frontend_constructs_cache_hit: int = -1
 
 
+@functools.cache
+def _type_hints(cls: type) -> dict[str, object]:
+    """A dataclass's annotations, evaluated once per class (Genesis passes each of its kernels ~10
+    dataclasses, looked through at each compile)."""
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:  # noqa: BLE001 - an annotation that does not resolve: as written
+        return {f.name: f.type for f in dataclasses.fields(cls)}
+
+
 def _holds_template_field(v: object) -> bool:
     """A dataclass with a field in a member annotated `qd.Template` (or in a dataclass member of
     it), or a data-oriented object with a field member."""
@@ -96,10 +106,7 @@ def _holds_template_field(v: object) -> bool:
         return any(isinstance(m, FieldBase) for m in vars(v).values())
     if not dataclasses.is_dataclass(v) or isinstance(v, type):
         return False
-    try:
-        hints = typing.get_type_hints(type(v))
-    except Exception:  # noqa: BLE001 - an annotation that does not resolve: as written
-        hints = {f.name: f.type for f in dataclasses.fields(v)}
+    hints = _type_hints(type(v))
     return any(
         (hints.get(f.name) is Template and isinstance(getattr(v, f.name), FieldBase))
         or _holds_template_field(getattr(v, f.name))

@@ -435,16 +435,20 @@ class StructArg:
         while todo and len(seen) < MAX_MEMBERS:
             ref = todo.pop(0)
             fixed = fixed and ref.annotation is not None and is_frozen(type(ref.value))
-            names, kinds = self.attributes(ref), []
-            values = None if ref.annotation else _values(attrgetter(names), ref.value, len(names))
-            for k, attr in enumerate(names):
+            if ref.annotation is None:  # an object, by what it holds: each member as last found
+                known, values = self.known(ref)
+                if walk is not None:
+                    walk.known.append(known)
+                    walk = walk if known.look is not None else None
+                found = [
+                    (attr, Member(kind, unwrap(values[k]), t))
+                    for k, (attr, kind, t) in enumerate(zip(known.names, known.kinds, known.types))
+                    if kind in (PARAM, STRUCT, ITEMS)
+                ]
+            else:
+                found = [(attr, self.member(ref, attr)) for attr in self.attributes(ref)]
+            for attr, m in found:
                 name = f"{ref.name}.{attr}"
-                m = (  # an object's member by its value: read with the others
-                    self.member(ref, attr)
-                    if values is None
-                    else self.untyped(ref.value, attr, unwrap(values[k]), name)
-                )
-                kinds.append(m.kind)
                 if m.kind == PARAM:
                     self.params[name] = m.type
                     fixed = fixed and (
@@ -463,8 +467,6 @@ class StructArg:
                 elif m.kind == VALUE and ref.annotation is not None:
                     self.values.append(f"{name}={content(m.value)}")
                 fixed = fixed and m.kind in (PARAM, STRUCT, METHOD)
-            if walk is not None and not walk.look(ref.value, tuple(names), kinds, values or ()):
-                walk = None
         self.items = MemberParams(self.params.items())
         if todo or self.values:
             return
@@ -473,6 +475,26 @@ class StructArg:
         elif walk is not None:
             walk.items = self.items
             _walks.put(root, walk)
+
+    def known(self, ref: StructRef) -> tuple[Known, tuple]:
+        """The members of an object read by what it holds, classified (`untyped`) or as they were
+        when last classified, and their values now."""
+        obj = ref.value
+        known = _known.get(obj)
+        if known is not None and known.lifts == self.lifts:
+            values = known.check()
+            if values is not None:
+                return known, values
+        names = member_names(obj)
+        values = _values(attrgetter(names), obj, len(names))
+        members = [
+            self.untyped(obj, attr, unwrap(v), f"{ref.name}.{attr}")
+            for attr, v in zip(names, values)
+        ]
+        known = Known(self.lifts, names, [m.kind for m in members], [m.type for m in members])
+        if known.keep(obj, values):
+            _known.put(obj, known)
+        return known, values
 
     def attributes(self, ref: StructRef) -> list[str]:
         if ref.annotation is not None:
@@ -600,7 +622,7 @@ def member_names(v: object) -> list[str]:
 
 
 class Look(NamedTuple):
-    """What a `Walk` read of one struct it visited."""
+    """What a walk read of one struct object (`Known`)."""
 
     obj: weakref.ref
     names: tuple[str, ...]
@@ -624,26 +646,28 @@ class Look(NamedTuple):
     """(position, kind, `shape`) of each list of structs and each other wrapped value."""
 
 
-class Walk:
-    """One `StructArg.declare` walk of an object a kernel reads by what it holds (a data-oriented
-    solver, a template argument), kept with what it read, so that the next bind knows cheaply and
-    exactly whether walking again would declare the same parameters. A member's parameter (or
-    none) follows from its value's type but for these: an ndarray's type is its signature (made
-    with it; it is released only by `qd.reset()` / `qd.init()`, which start a new generation), a
-    struct's parameters are its own members', and a list's or tuple's kind follows from its items
-    (a list of structs is walked item by item). So the walk is served while every struct it
-    visited lives and holds the same member names, each member value is of the same type, each
-    ndarray, struct and list of structs holds the same objects, and each other list or tuple
-    holds items of the same types. What it visited is held weakly, so a dropped scene is freed;
-    an ndarray or struct that dies drops the walk (its id may be reused). Other values (numbers,
-    fields, dicts, functions) are compile-time values whatever they hold: the launch key and the
-    manifest check those."""
+class Known:
+    """What `StructArg.declare` found in one object it reads by what it holds (a data-oriented
+    solver, an object a template argument passes, a struct either holds): each member's kind and
+    parameter type, kept with what it read (`Look`), so that the next walk that reaches the object
+    knows cheaply and exactly whether classifying its members again would find the same.
 
-    def __init__(self) -> None:
-        self.generation = state.generation
-        self.items = MemberParams()
-        """The parameters it declared (`StructArg.items`)."""
-        self.looks: list[Look] = []
+    A member's kind and parameter type follow from its value's type but for these: an ndarray's
+    type is its signature (made with it; it is released only by `qd.reset()` / `qd.init()`, which
+    start a new generation), a struct's parameters are its own members' (it is `Known` on its
+    own), and a list's or tuple's kind follows from its items (a list of structs is walked item
+    by item). So the record holds while the object lives and holds the same member names, each
+    member value is of the same type, each ndarray, struct and list of structs holds the same
+    objects, and each other list or tuple holds items of the same types. What it read is held
+    weakly, so a dropped scene is freed; an ndarray or struct that dies drops the record (its id
+    may be reused). Other values (numbers, fields, dicts, functions) are compile-time values
+    whatever they hold: the launch key and the manifest check those."""
+
+    def __init__(self, lifts: bool, names: list[str], kinds: list[str], types: list) -> None:
+        self.generation, self.lifts = state.generation, lifts
+        self.names, self.kinds, self.types = names, kinds, types
+        """Each member's name, kind and parameter type (None for a member that is none)."""
+        self.look: Look | None = None
         self.refs: list[weakref.ref] = []
         self.live = True
 
@@ -658,16 +682,14 @@ class Walk:
         self.refs.append(ref)
         return ref
 
-    def look(self, obj: object, names: tuple[str, ...], kinds: list[str], values: tuple) -> bool:
-        """Keep what the walk read of one struct (its members' `values` and `kinds`); False when
-        it cannot be checked later (it, or a struct or ndarray it holds, takes no weak
-        reference)."""
+    def keep(self, obj: object, values: tuple) -> bool:
+        """Keep what was read of `obj` (its members' `values`); False when it cannot be checked
+        later (it, or a struct or ndarray it holds, takes no weak reference)."""
         ref = self._hold(obj)
         if ref is None:
             return False
-        read = attrgetter(names)
         same, wrapped, lists, checks = [], [], [], []
-        for k, (v, kind) in enumerate(zip(values, kinds)):
+        for k, (v, kind) in enumerate(zip(values, self.kinds)):
             if kind == VALUE and not isinstance(v, (list, tuple, Tensor)):
                 continue  # its type decides
             u = unwrap(v)
@@ -679,48 +701,55 @@ class Walk:
                 lists.append(k)
             elif kind == ITEMS or u is not v:
                 checks.append((k, kind, shape(u, kind)))
+        names = tuple(self.names)
         plain = tuple(getattr(obj, "__dict__", ())) == names
         ids, items = _ids(values, same, wrapped), _items(values, lists)
         classes = tuple(map(type, values))
-        self.looks.append(
-            Look(ref, names, plain, read, classes, same, wrapped, ids, lists, items, checks)
-        )
+        read = attrgetter(names)
+        self.look = Look(ref, names, plain, read, classes, same, wrapped, ids, lists, items, checks)
         return True
+
+    def check(self) -> tuple | None:
+        """The object's member values when classifying them again would find what this record
+        holds, else None."""
+        look = self.look
+        if look is None or not self.live or self.generation != state.generation:
+            return None
+        ref, names, plain, read, classes, same, wrapped, ids, lists, items, checks = look
+        obj = ref()
+        if obj is None or (tuple(obj.__dict__) if plain else tuple(member_names(obj))) != names:
+            return None
+        try:
+            values = _values(read, obj, len(names))
+        except Exception:  # noqa: BLE001 - a member gone, or raising: classified again, to say so
+            return None
+        if tuple(map(type, values)) != classes or _ids(values, same, wrapped) != ids:
+            return None
+        if _items(values, lists) != items:
+            return None
+        for k, kind, expected in checks:
+            if shape(unwrap(values[k]), kind) != expected:
+                return None
+        return values
+
+
+class Walk:
+    """One `StructArg.declare` walk of an object a kernel reads by what it holds: the parameters it
+    declared and the `Known` records of the objects it visited, in order; served to the next bind
+    of the object while every record holds (a Genesis solver reaches some 300 objects and 3,000
+    members, walked at each of its kernels' first launch)."""
+
+    def __init__(self) -> None:
+        self.generation = state.generation
+        self.items = MemberParams()
+        """The parameters it declared (`StructArg.items`)."""
+        self.known: list[Known] = []
 
     def holds(self) -> bool:
         """Whether walking again would find what this walk found."""
-        if not self.live or self.generation != state.generation:
+        if self.generation != state.generation:
             return False
-        for (
-            ref,
-            names,
-            plain,
-            read,
-            classes,
-            same,
-            wrapped,
-            ids,
-            lists,
-            items,
-            checks,
-        ) in self.looks:
-            obj = ref()
-            if obj is None:
-                return False
-            if (tuple(obj.__dict__) if plain else tuple(member_names(obj))) != names:
-                return False
-            try:
-                values = _values(read, obj, len(names))
-            except Exception:  # noqa: BLE001 - a member gone, or raising: walked again, to say so
-                return False
-            if tuple(map(type, values)) != classes or _ids(values, same, wrapped) != ids:
-                return False
-            if _items(values, lists) != items:
-                return False
-            for k, kind, expected in checks:
-                if shape(unwrap(values[k]), kind) != expected:
-                    return False
-        return True
+        return all(known.check() is not None for known in self.known)
 
 
 def attrgetter(names: Sequence[str]) -> Callable:
@@ -755,6 +784,8 @@ def shape(u: object, kind: str) -> object:
 
 _walks = ByIdentity()
 """`Walk`s of struct objects, by identity (dropped with the object)."""
+_known = ByIdentity()
+"""`Known` records of the objects walks visited, by identity (dropped with the object)."""
 
 
 _declared = ByIdentity()

@@ -69,22 +69,24 @@ def _runtime() -> None:
 
 def test_a_walk_is_served_to_the_next_kernel_while_nothing_changed(monkeypatch) -> None:
     h = Holder()
-    walked = []
-    attributes = struct_args.StructArg.attributes
+    classified = []
+    untyped = struct_args.StructArg.untyped
     monkeypatch.setattr(
         struct_args.StructArg,
-        "attributes",
-        lambda self, ref: walked.append(ref.value) or attributes(self, ref),
+        "untyped",
+        lambda self, owner, *a: classified.append(owner) or untyped(self, owner, *a),
     )
     h.read_a()
-    assert h in walked
-    walked.clear()
+    assert h in classified and h.parts[0] in classified
+    classified.clear()
     h.read_inner()  # another kernel of the same object: its walk is served
-    assert walked == []
+    assert classified == []
     np.testing.assert_array_equal(out(h), np.full(4, 3.0))
     h.later.append(Part(qd.f32, 0.0))
-    h.sum_later()
-    assert h in walked  # walked again: a list it holds changed
+    h.sum_later()  # walked again: `h` changed (a list it holds), its parts did not
+    assert h in classified and h.later[0] in classified
+    assert h.parts[0] not in classified and h.inner not in classified
+    assert "self.later[0].x" in dict(struct_args._walks.get(h).items)
 
 
 def test_an_ndarray_rebound_to_another_dtype_is_declared_anew() -> None:
@@ -155,16 +157,16 @@ def test_a_kept_walk_holds_nothing_it_visited() -> None:
 def test_a_walk_whose_ndarray_died_is_not_served() -> None:
     h = Holder()
     h.read_a()
-    walk = struct_args._walks.get(h)
-    assert walk is not None and walk.holds()
+    walk, known = struct_args._walks.get(h), struct_args._known.get(h)
+    assert walk is not None and walk.holds() and known.check() is not None
     h.a = qd.ndarray(qd.f32, shape=4)  # the old one is freed: its id may be reused
     h.read_a()  # the same launch key: not bound again
     gc.collect()
-    assert not walk.live and not walk.holds()
+    assert not known.live and known.check() is None and not walk.holds()
     h.read_inner()  # bound: walked again
     kept = struct_args._walks.get(h)
     assert kept is not walk and kept.holds()
-    kept._dead(weakref.ref(h))  # as when one of the objects it visited dies
+    struct_args._known.get(h)._dead(weakref.ref(h))  # as when what it read dies
     assert not kept.holds()
 
 
