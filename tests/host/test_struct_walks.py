@@ -7,6 +7,7 @@ against NumPy; each would read stale parameter types if that change went unseen.
 from __future__ import annotations
 
 import gc
+import pickle
 import weakref
 
 import numpy as np
@@ -196,3 +197,12 @@ def test_a_member_added_after_the_walk_is_declared_with_its_type() -> None:
     g.q.fill(5)  # type: ignore[attr-defined]
     g.second()  # a new variant, for an i32 member
     np.testing.assert_array_equal(g.out.to_numpy(), [2.0, 15.0])
+
+
+def test_member_parameters_hash_once_and_pickle_without_their_hash() -> None:
+    params = struct_args.MemberParams((("self.x", qd.f32), ("self.y", qd.i32)))
+    assert hash(params) == hash(tuple(params)) and repr(params) == repr(tuple(params))
+    assert params.__dict__.keys() == {"hash", "repr"}  # made once, kept
+    back = pickle.loads(pickle.dumps(params))
+    assert type(back) is struct_args.MemberParams and back == params
+    assert "hash" not in back.__dict__  # a string's hash is of its process
