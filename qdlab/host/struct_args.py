@@ -485,7 +485,7 @@ class StructArg:
             values = known.check()
             if values is not None:
                 return known, values
-        names = member_names(obj)
+        names = tuple(member_names(obj))
         values = _values(attrgetter(names), obj, len(names))
         members = [
             self.untyped(obj, attr, unwrap(v), f"{ref.name}.{attr}")
@@ -497,9 +497,8 @@ class StructArg:
         return known, values
 
     def attributes(self, ref: StructRef) -> list[str]:
-        if ref.annotation is not None:
-            return list(member_annotations(ref.annotation))
-        return member_names(ref.value)
+        """The members of a struct typed by its annotations (an object's are `known`)."""
+        return list(member_annotations(ref.annotation))
 
     def member(self, ref: StructRef, attr: str) -> Member:
         held = ref.value
@@ -663,7 +662,7 @@ class Known:
     may be reused). Other values (numbers, fields, dicts, functions) are compile-time values
     whatever they hold: the launch key and the manifest check those."""
 
-    def __init__(self, lifts: bool, names: list[str], kinds: list[str], types: list) -> None:
+    def __init__(self, lifts: bool, names: tuple[str, ...], kinds: list[str], types: list) -> None:
         self.generation, self.lifts = state.generation, lifts
         self.names, self.kinds, self.types = names, kinds, types
         """Each member's name, kind and parameter type (None for a member that is none)."""
@@ -701,7 +700,7 @@ class Known:
                 lists.append(k)
             elif kind == ITEMS or u is not v:
                 checks.append((k, kind, shape(u, kind)))
-        names = tuple(self.names)
+        names = self.names
         plain = tuple(getattr(obj, "__dict__", ())) == names
         ids, items = _ids(values, same, wrapped), _items(values, lists)
         classes = tuple(map(type, values))
